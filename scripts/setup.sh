@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Idempotent set-up on Debian 12 + Node 20: system packages (Chromium, fonts, PDF tools), npm ci, build.
+# Nothing downloads a browser: Pressroom drives Debian's /usr/bin/chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  chromium
+  fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
+  ghostscript qpdf poppler-utils
+)
+
+SUDO=""
+[ "$(id -u)" = "0" ] || SUDO="sudo"
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "[setup] apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
+    $SUDO apt-get update -qq
+  fi
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+export PUPPETEER_SKIP_DOWNLOAD=1 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+stamp=node_modules/.pressroom-lock-hash
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "[setup] npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi
+
+echo "[setup] build"
+npm run --silent build

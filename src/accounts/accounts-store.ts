@@ -1,0 +1,37 @@
+/** SQL for accounts and API keys. */
+import type { DbOrTx } from '../db/database.js';
+import type { AccountRow } from '../db/schema.js';
+
+export async function insertAccount(db: DbOrTx, row: AccountRow): Promise<void> {
+  await db.insertInto('accounts').values(row).execute();
+}
+
+export async function findAccount(db: DbOrTx, accountId: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+}
+
+export async function insertApiKey(db: DbOrTx, row: { prefix: string; account_id: string; key_hash: string; created_at: number }): Promise<void> {
+  await db.insertInto('api_keys').values({ ...row, revoked_at: null }).execute();
+}
+
+/** The live (not revoked) key with this prefix, joined to its account. */
+export async function findLiveApiKey(db: DbOrTx, prefix: string) {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['api_keys.key_hash', 'api_keys.account_id', 'accounts.plan', 'accounts.rate_limit_per_minute', 'accounts.rate_limit_per_day'])
+    .where('api_keys.prefix', '=', prefix)
+    .where('api_keys.revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Marks a key revoked; returns false when no live key has this prefix. */
+export async function revokeApiKey(db: DbOrTx, prefix: string, revokedAt: number): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: revokedAt })
+    .where('prefix', '=', prefix)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

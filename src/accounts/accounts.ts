@@ -1,0 +1,129 @@
+/**
+ * Accounts and their credentials: creation (with the initial credits as one BONUS transaction),
+ * API keys (shown once, stored hashed), access tokens, and resolving a credential to an account.
+ */
+import type { Plan } from '../config.js';
+import type { Db } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
+import { AppError } from '../shared/errors.js';
+import { newAccountId } from '../shared/ids.js';
+import { safeEqual, sha256Hex } from '../shared/crypto.js';
+import type { CreditLedger } from '../credits/ledger.js';
+import * as store from './accounts-store.js';
+import { apiKeyPrefix, generateApiKey, isApiKeyShaped, type AccessTokenSigner } from './credentials.js';
+
+/** Who is calling, as resolved from a credential. */
+export interface Caller {
+  accountId: string;
+  plan: Plan;
+  rateLimitPerMinute: number | null;
+  rateLimitPerDay: number | null;
+  credential: 'api_key' | 'access_token';
+}
+
+export interface CreateAccountInput {
+  email?: string | null;
+  credits?: number;
+  plan?: Plan;
+  rateLimit?: { perMinute?: number | null; perDay?: number | null };
+}
+
+export interface AccountService {
+  create(input: CreateAccountInput): Promise<{ account_id: string; api_key: string; plan: Plan; credits: number }>;
+  get(accountId: string): Promise<{ id: string; email: string | null; plan: Plan; credits: number }>;
+  createApiKey(accountId: string): Promise<string>;
+  revokeApiKey(prefix: string): Promise<void>;
+  issueAccessToken(accountId: string, ttlSeconds: number): Promise<string>;
+  /** Resolves an API key; null when unknown, revoked or malformed. */
+  authenticateApiKey(apiKey: string): Promise<Caller | null>;
+  /** Resolves a JWT access token; null when invalid or expired, or its account no longer exists. */
+  authenticateAccessToken(token: string): Promise<Caller | null>;
+}
+
+export function createAccountService(db: Db, ledger: CreditLedger, tokens: AccessTokenSigner): AccountService {
+  async function insertNewKey(accountId: string, executor: Parameters<typeof store.insertApiKey>[0]): Promise<string> {
+    const apiKey = generateApiKey();
+    await store.insertApiKey(executor, {
+      prefix: apiKeyPrefix(apiKey),
+      account_id: accountId,
+      key_hash: sha256Hex(apiKey),
+      created_at: Date.now(),
+    });
+    return apiKey;
+  }
+
+  async function requireAccount(accountId: string) {
+    const account = await store.findAccount(db, accountId);
+    if (!account) throw new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+    return account;
+  }
+
+  return {
+    async create(input) {
+      const accountId = newAccountId();
+      const plan = input.plan ?? 'free';
+      const credits = input.credits ?? 0;
+      return withTransaction(db, async (trx) => {
+        await store.insertAccount(trx, {
+          id: accountId,
+          email: input.email ?? null,
+          plan,
+          credits: 0,
+          rate_limit_per_minute: input.rateLimit?.perMinute ?? null,
+          rate_limit_per_day: input.rateLimit?.perDay ?? null,
+          created_at: Date.now(),
+        });
+        const balance = credits > 0 ? await ledger.grant(accountId, credits, 'BONUS', trx) : 0;
+        const apiKey = await insertNewKey(accountId, trx);
+        return { account_id: accountId, api_key: apiKey, plan, credits: balance };
+      });
+    },
+
+    async get(accountId) {
+      const account = await requireAccount(accountId);
+      return { id: account.id, email: account.email, plan: account.plan, credits: account.credits };
+    },
+
+    async createApiKey(accountId) {
+      await requireAccount(accountId);
+      return insertNewKey(accountId, db);
+    },
+
+    async revokeApiKey(prefix) {
+      const revoked = await store.revokeApiKey(db, prefix, Date.now());
+      if (!revoked) throw new AppError('API_KEY_NOT_FOUND', `No active API key starts with ${prefix}.`);
+    },
+
+    async issueAccessToken(accountId, ttlSeconds) {
+      await requireAccount(accountId);
+      return tokens.issue(accountId, ttlSeconds);
+    },
+
+    async authenticateApiKey(apiKey) {
+      if (!isApiKeyShaped(apiKey)) return null;
+      const row = await store.findLiveApiKey(db, apiKeyPrefix(apiKey));
+      if (!row || !safeEqual(row.key_hash, sha256Hex(apiKey))) return null;
+      return {
+        accountId: row.account_id,
+        plan: row.plan,
+        rateLimitPerMinute: row.rate_limit_per_minute,
+        rateLimitPerDay: row.rate_limit_per_day,
+        credential: 'api_key',
+      };
+    },
+
+    async authenticateAccessToken(token) {
+      const accountId = await tokens.verify(token);
+      if (!accountId) return null;
+      const account = await store.findAccount(db, accountId);
+      if (!account) return null;
+      return {
+        accountId,
+        plan: account.plan,
+        rateLimitPerMinute: account.rate_limit_per_minute,
+        rateLimitPerDay: account.rate_limit_per_day,
+        credential: 'access_token',
+      };
+    },
+  };
+}

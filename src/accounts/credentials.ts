@@ -1,0 +1,64 @@
+/**
+ * Credential formats.
+ * - API key: `pr_` + 48 characters of [A-Za-z0-9] (~285 bits). Its first 12 characters are the public
+ *   lookup prefix; the database keeps only the prefix and the SHA-256 of the whole key.
+ * - Access token: a JWT (HS256 only, `exp` required) signed with a key derived from the master secret.
+ */
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { randomId } from '../shared/ids.js';
+import { deriveKey } from '../shared/crypto.js';
+
+export const API_KEY_PREFIX_LENGTH = 12;
+const API_KEY_PATTERN = /^pr_[A-Za-z0-9]{48}$/;
+const TOKEN_ISSUER = 'pressroom';
+const TOKEN_AUDIENCE = 'pressroom-api';
+const TOKEN_ALGORITHM = 'HS256';
+
+export function generateApiKey(): string {
+  return `pr_${randomId(48)}`;
+}
+
+export function isApiKeyShaped(value: string): boolean {
+  return API_KEY_PATTERN.test(value);
+}
+
+export function apiKeyPrefix(apiKey: string): string {
+  return apiKey.slice(0, API_KEY_PREFIX_LENGTH);
+}
+
+export interface AccessTokenSigner {
+  issue(accountId: string, ttlSeconds: number): Promise<string>;
+  /** The account id the token was issued to, or null when the token is invalid or expired. */
+  verify(token: string): Promise<string | null>;
+}
+
+export function createAccessTokenSigner(secretKey: string): AccessTokenSigner {
+  const key = deriveKey(secretKey, 'access-tokens');
+  return {
+    async issue(accountId, ttlSeconds) {
+      return new SignJWT({})
+        .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: 'JWT' })
+        .setSubject(accountId)
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience(TOKEN_AUDIENCE)
+        .setIssuedAt()
+        .setJti(randomId(16))
+        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+        .sign(key);
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: [TOKEN_ALGORITHM],
+          issuer: TOKEN_ISSUER,
+          audience: TOKEN_AUDIENCE,
+          requiredClaims: ['exp', 'sub'],
+        });
+        return typeof payload.sub === 'string' ? payload.sub : null;
+      } catch (error) {
+        if (error instanceof joseErrors.JOSEError) return null;
+        throw error;
+      }
+    },
+  };
+}

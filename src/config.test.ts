@@ -1,0 +1,52 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+const base = () => ({ PRESSROOM_DATA_DIR: mkdtempSync(join(tmpdir(), 'pressroom-config-')) });
+
+describe('config', () => {
+  it('has the documented defaults and an embedded SQLite database', () => {
+    const env = base();
+    const config = loadConfig(env);
+    expect(config.http.port).toBe(8080);
+    expect(config.database.dialect).toBe('sqlite');
+    expect(config.database.sqlitePath).toBe(join(env.PRESSROOM_DATA_DIR, 'pressroom.db'));
+    expect(config.storage.url).toBe(`file://${join(env.PRESSROOM_DATA_DIR, 'files')}`);
+    expect(config.http.adminToken).toBeUndefined();
+    expect(config.allowPrivateNetworks).toBe(false);
+    expect(config.plans.free).toEqual({ perMinute: 60, perDay: 1000 });
+    expect(config.plans.enterprise).toEqual({ perMinute: null, perDay: null });
+    expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it('generates the master key once and keeps it in the data dir', () => {
+    const env = base();
+    const first = loadConfig(env).secretKey;
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    expect(readFileSync(join(env.PRESSROOM_DATA_DIR, 'secret.key'), 'utf8').trim()).toBe(first);
+    expect(loadConfig(env).secretKey).toBe(first);
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT/],
+    ['PORT', '70000', /PORT/],
+    ['PRESSROOM_DATABASE_URL', 'mysql://x', /PRESSROOM_DATABASE_URL/],
+    ['PRESSROOM_REDIS_URL', 'not a url', /PRESSROOM_REDIS_URL/],
+    ['PRESSROOM_ALLOW_PRIVATE_NETWORKS', 'maybe', /PRESSROOM_ALLOW_PRIVATE_NETWORKS/],
+    ['PRESSROOM_SECRET_KEY', 'short', /PRESSROOM_SECRET_KEY/],
+    ['PRESSROOM_ADMIN_TOKEN', 'short', /PRESSROOM_ADMIN_TOKEN/],
+    ['PRESSROOM_RENDER_CONCURRENCY', '0', /PRESSROOM_RENDER_CONCURRENCY/],
+    ['PRESSROOM_STORAGE_URL', 'ftp://x', /PRESSROOM_STORAGE_URL/],
+  ])('stops on a bad %s with a message naming it', (name, value, message) => {
+    expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
+  });
+
+  it('reads plan limits, with "unlimited"', () => {
+    const config = loadConfig({ ...base(), PRESSROOM_PLAN_FREE_PER_MINUTE: '10', PRESSROOM_PLAN_PRO_PER_DAY: 'unlimited' });
+    expect(config.plans.free.perMinute).toBe(10);
+    expect(config.plans.pro.perDay).toBeNull();
+  });
+});

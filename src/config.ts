@@ -1,0 +1,241 @@
+/**
+ * The one typed configuration, and the only module that reads `process.env`.
+ * Every default is written here; a bad value stops start-up with a message naming the variable.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export type Plan = 'free' | 'pro' | 'enterprise';
+export const PLANS: readonly Plan[] = ['free', 'pro', 'enterprise'];
+
+/** Requests allowed per window; `null` means unlimited. */
+export interface RateLimitPolicy {
+  perMinute: number | null;
+  perDay: number | null;
+}
+
+export interface Config {
+  readonly http: {
+    /** @defaultValue 8080 (`PORT`) */
+    readonly port: number;
+    /** @defaultValue '0.0.0.0' (`PRESSROOM_HOST`) */
+    readonly host: string;
+    /** Base of download links. @defaultValue `http://localhost:<port>` (`PRESSROOM_PUBLIC_URL`) */
+    readonly publicUrl: string;
+    /** Largest accepted request body. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`) */
+    readonly bodyLimitBytes: number;
+    /** Enables the admin API; absent → admin routes answer 404. (`PRESSROOM_ADMIN_TOKEN`) */
+    readonly adminToken: string | undefined;
+  };
+  readonly dataDir: string;
+  readonly database: {
+    /** `postgres://…` selects PostgreSQL; absent → SQLite at `<dataDir>/pressroom.db`. (`PRESSROOM_DATABASE_URL`) */
+    readonly url: string | undefined;
+    readonly dialect: 'sqlite' | 'postgres';
+    readonly sqlitePath: string;
+    /** @defaultValue 10 (`PRESSROOM_DATABASE_POOL_SIZE`) */
+    readonly poolSize: number;
+  };
+  /** Shared rate-limit store for several processes; absent → in memory. (`PRESSROOM_REDIS_URL`) */
+  readonly redisUrl: string | undefined;
+  /** Master key for signing and secrets at rest. (`PRESSROOM_SECRET_KEY`, else generated into `<dataDir>/secret.key`) */
+  readonly secretKey: string;
+  /** Lets customer URLs (webhooks, S3 endpoints) reach private addresses. Development and tests only. */
+  readonly allowPrivateNetworks: boolean;
+  readonly logLevel: string;
+  readonly storage: {
+    /** `file:///abs/path` (default `<dataDir>/files`) or `s3://bucket/prefix?endpoint=…&region=…&force_path_style=true`. */
+    readonly url: string;
+    /** How often expired files are swept. @defaultValue 60 s (`PRESSROOM_SWEEP_INTERVAL_SECONDS`) */
+    readonly sweepIntervalSeconds: number;
+  };
+  readonly rendering: {
+    /** @defaultValue `/usr/bin/chromium` (`PRESSROOM_CHROMIUM_PATH`) */
+    readonly chromiumPath: string;
+    /** Documents rendered at once. @defaultValue number of cores (`PRESSROOM_RENDER_CONCURRENCY`) */
+    readonly concurrency: number;
+    /** Documents that may wait for a free page before new ones get 503. @defaultValue 100 (`PRESSROOM_RENDER_QUEUE_LIMIT`) */
+    readonly queueLimit: number;
+    /** Whole render (template + print) deadline. @defaultValue 30000 (`PRESSROOM_RENDER_TIMEOUT_MS`) */
+    readonly timeoutMs: number;
+    /** Template evaluation deadline (inside the render deadline). @defaultValue 5000 (`PRESSROOM_TEMPLATE_TIMEOUT_MS`) */
+    readonly templateTimeoutMs: number;
+    /** Largest HTML a template may produce. @defaultValue 20 MiB (`PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES`) */
+    readonly templateOutputLimitBytes: number;
+    /** A browser is replaced after this many documents, to bound leaks. @defaultValue 2000 (`PRESSROOM_BROWSER_RECYCLE_AFTER`) */
+    readonly recycleAfterRenders: number;
+  };
+  readonly plans: Readonly<Record<Plan, RateLimitPolicy>>;
+  readonly jobs: {
+    /** Jobs one process renders at once. @defaultValue rendering concurrency (`PRESSROOM_WORKER_CONCURRENCY`) */
+    readonly workerConcurrency: number;
+    /** A claimed job returns to the queue when its lease runs out. @defaultValue 60000 (`PRESSROOM_JOB_LEASE_MS`) */
+    readonly leaseMs: number;
+    /** Attempts before a transient failure becomes permanent. @defaultValue 5 (`PRESSROOM_JOB_MAX_ATTEMPTS`) */
+    readonly maxAttempts: number;
+    /** Polling fallback when no wake-up arrives. @defaultValue 1000 (`PRESSROOM_JOB_POLL_MS`) */
+    readonly pollIntervalMs: number;
+    /** SIGTERM: in-flight jobs may finish within this deadline. @defaultValue 30000 (`PRESSROOM_SHUTDOWN_GRACE_MS`) */
+    readonly shutdownGraceMs: number;
+  };
+  readonly webhooks: {
+    /** @defaultValue 10000 (`PRESSROOM_WEBHOOK_TIMEOUT_MS`) */
+    readonly timeoutMs: number;
+    /** @defaultValue 8 (`PRESSROOM_WEBHOOK_MAX_ATTEMPTS`) */
+    readonly maxAttempts: number;
+    /** First retry delay; doubles per attempt with jitter. @defaultValue 30000 (`PRESSROOM_WEBHOOK_BASE_DELAY_MS`) */
+    readonly baseDelayMs: number;
+  };
+  readonly preview: {
+    /** Free previews per account and minute (studio). @defaultValue 30 (`PRESSROOM_PREVIEW_PER_MINUTE`) */
+    readonly perMinute: number;
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number between ${min} and ${max}; got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}; got ${value}`);
+  return value;
+}
+
+function readLimit(env: Env, name: string, fallback: number | null): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw.trim().toLowerCase() === 'unlimited') return null;
+  return readInt(env, name, 0, 1);
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false; got "${raw}"`);
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL (${protocols.join(', ')}); got an unparsable value`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}; got ${url.protocol}//…`);
+  }
+  return raw;
+}
+
+/** Reads the master key, or creates one in the data dir on first start (embedded default). */
+function readSecretKey(env: Env, dataDir: string): string {
+  const given = env.PRESSROOM_SECRET_KEY;
+  if (given !== undefined && given !== '') {
+    if (given.length < 32) throw new ConfigError('PRESSROOM_SECRET_KEY must be at least 32 characters (for example `openssl rand -hex 32`)');
+    return given;
+  }
+  const file = join(dataDir, 'secret.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32).toString('hex');
+  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  return key;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = readInt(env, 'PORT', 8080, 0, 65535);
+  const dataDir = resolve(env.PRESSROOM_DATA_DIR || './data');
+  const databaseUrl = readUrl(env, 'PRESSROOM_DATABASE_URL', ['postgres:', 'postgresql:']);
+  const cores = Math.max(1, availableParallelism());
+  const concurrency = readInt(env, 'PRESSROOM_RENDER_CONCURRENCY', cores, 1, 64);
+  const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const storageUrl = readUrl(env, 'PRESSROOM_STORAGE_URL', ['file:', 's3:']) ?? `file://${join(dataDir, 'files')}`;
+  const adminToken = env.PRESSROOM_ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('PRESSROOM_ADMIN_TOKEN must be at least 16 characters');
+  }
+  const config: Config = {
+    http: {
+      port,
+      host: env.PRESSROOM_HOST || '0.0.0.0',
+      publicUrl,
+      bodyLimitBytes: readInt(env, 'PRESSROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+      adminToken,
+    },
+    dataDir,
+    database: {
+      url: databaseUrl,
+      dialect: databaseUrl ? 'postgres' : 'sqlite',
+      sqlitePath: join(dataDir, 'pressroom.db'),
+      poolSize: readInt(env, 'PRESSROOM_DATABASE_POOL_SIZE', 10, 1, 200),
+    },
+    redisUrl: readUrl(env, 'PRESSROOM_REDIS_URL', ['redis:', 'rediss:']),
+    secretKey: readSecretKey(env, dataDir),
+    allowPrivateNetworks: readBool(env, 'PRESSROOM_ALLOW_PRIVATE_NETWORKS', false),
+    logLevel: env.PRESSROOM_LOG_LEVEL || 'info',
+    storage: {
+      url: storageUrl,
+      sweepIntervalSeconds: readInt(env, 'PRESSROOM_SWEEP_INTERVAL_SECONDS', 60, 1),
+    },
+    rendering: {
+      chromiumPath: env.PRESSROOM_CHROMIUM_PATH || '/usr/bin/chromium',
+      concurrency,
+      queueLimit: readInt(env, 'PRESSROOM_RENDER_QUEUE_LIMIT', 100, 0),
+      timeoutMs: readInt(env, 'PRESSROOM_RENDER_TIMEOUT_MS', 30_000, 100),
+      templateTimeoutMs: readInt(env, 'PRESSROOM_TEMPLATE_TIMEOUT_MS', 5_000, 50),
+      templateOutputLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES', 20 * 1024 * 1024, 1024),
+      recycleAfterRenders: readInt(env, 'PRESSROOM_BROWSER_RECYCLE_AFTER', 2000, 1),
+    },
+    plans: {
+      free: {
+        perMinute: readLimit(env, 'PRESSROOM_PLAN_FREE_PER_MINUTE', 60),
+        perDay: readLimit(env, 'PRESSROOM_PLAN_FREE_PER_DAY', 1000),
+      },
+      pro: {
+        perMinute: readLimit(env, 'PRESSROOM_PLAN_PRO_PER_MINUTE', 120),
+        perDay: readLimit(env, 'PRESSROOM_PLAN_PRO_PER_DAY', 10_000),
+      },
+      enterprise: {
+        perMinute: readLimit(env, 'PRESSROOM_PLAN_ENTERPRISE_PER_MINUTE', null),
+        perDay: readLimit(env, 'PRESSROOM_PLAN_ENTERPRISE_PER_DAY', null),
+      },
+    },
+    jobs: {
+      workerConcurrency: readInt(env, 'PRESSROOM_WORKER_CONCURRENCY', concurrency, 1, 64),
+      leaseMs: readInt(env, 'PRESSROOM_JOB_LEASE_MS', 60_000, 1000),
+      maxAttempts: readInt(env, 'PRESSROOM_JOB_MAX_ATTEMPTS', 5, 1, 100),
+      pollIntervalMs: readInt(env, 'PRESSROOM_JOB_POLL_MS', 1000, 10),
+      shutdownGraceMs: readInt(env, 'PRESSROOM_SHUTDOWN_GRACE_MS', 30_000, 0),
+    },
+    webhooks: {
+      timeoutMs: readInt(env, 'PRESSROOM_WEBHOOK_TIMEOUT_MS', 10_000, 100),
+      maxAttempts: readInt(env, 'PRESSROOM_WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),
+      baseDelayMs: readInt(env, 'PRESSROOM_WEBHOOK_BASE_DELAY_MS', 30_000, 1),
+    },
+    preview: {
+      perMinute: readInt(env, 'PRESSROOM_PREVIEW_PER_MINUTE', 30, 1),
+    },
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

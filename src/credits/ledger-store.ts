@@ -1,0 +1,87 @@
+/** SQL for the credits ledger. Every balance change goes with a transaction row, in one database transaction. */
+import type { DbOrTx } from '../db/database.js';
+import type { NewTransaction, TransactionRow } from '../db/schema.js';
+
+/**
+ * Takes `amount` credits if the balance covers them. The conditional UPDATE is the lock: on PostgreSQL
+ * concurrent debits queue on the row and re-check `credits >= amount`; on SQLite the write lock serialises them.
+ * Returns the new balance, or undefined when the balance was too low.
+ */
+export async function takeCredits(db: DbOrTx, accountId: string, amount: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('accounts')
+    .set((eb) => ({ credits: eb('credits', '-', amount) }))
+    .where('id', '=', accountId)
+    .where('credits', '>=', amount)
+    .returning('credits')
+    .executeTakeFirst();
+  return row?.credits;
+}
+
+/** Adds credits and returns the new balance (undefined when the account does not exist). */
+export async function addCredits(db: DbOrTx, accountId: string, amount: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('accounts')
+    .set((eb) => ({ credits: eb('credits', '+', amount) }))
+    .where('id', '=', accountId)
+    .returning('credits')
+    .executeTakeFirst();
+  return row?.credits;
+}
+
+export async function insertTransaction(db: DbOrTx, row: NewTransaction): Promise<void> {
+  await db.insertInto('credit_transactions').values(row).execute();
+}
+
+/** Inserts a REFUND unless one already reverses `row.refund_of`; returns whether it was inserted. */
+export async function insertRefundOnce(db: DbOrTx, row: NewTransaction): Promise<boolean> {
+  const result = await db
+    .insertInto('credit_transactions')
+    .values(row)
+    .onConflict((oc) => oc.column('refund_of').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export async function findTransaction(db: DbOrTx, transactionRef: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom('credit_transactions').selectAll().where('transaction_ref', '=', transactionRef).executeTakeFirst();
+}
+
+export async function setExecTime(db: DbOrTx, transactionRef: string, execTm: number): Promise<void> {
+  await db.updateTable('credit_transactions').set({ exec_tm: execTm }).where('transaction_ref', '=', transactionRef).execute();
+}
+
+export async function listTransactions(db: DbOrTx, accountId: string, limit: number, offset: number): Promise<TransactionRow[]> {
+  return db
+    .selectFrom('credit_transactions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countTransactions(db: DbOrTx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('credit_transactions')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+/** Σ credits of the account's transactions: the invariant is balance = −Σ. */
+export async function sumTransactionCredits(db: DbOrTx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('credit_transactions')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('credits'), eb.lit(0)).as('total'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function readBalance(db: DbOrTx, accountId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirst();
+  return row?.credits;
+}

@@ -1,0 +1,118 @@
+/**
+ * The credits ledger. Invariants, on both databases and under concurrency:
+ * - the balance never goes below zero (a CHECK constraint backs the conditional update);
+ * - every change of the balance is one transaction row written in the same database transaction;
+ * - balance = −(sum of transaction credits): PDFGEN +1 consumes, REFUND/PURCHASE/BONUS are negative;
+ * - a PDFGEN is refunded at most once (unique `refund_of`).
+ */
+import type { Db, DbOrTx, Tx } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
+import { AppError } from '../shared/errors.js';
+import { newTransactionRef } from '../shared/ids.js';
+import type { TransactionRow } from '../db/schema.js';
+import * as store from './ledger-store.js';
+
+export type GrantType = 'PURCHASE' | 'BONUS';
+
+export interface Debit {
+  transactionRef: string;
+  /** Balance after the debit. */
+  balance: number;
+}
+
+export interface CreditLedger {
+  /** Takes one credit for a generation (PDFGEN +1). Throws INSUFFICIENT_CREDITS at zero. Pass `trx` to join a caller's transaction. */
+  debit(accountId: string, templateId: string, trx?: Tx): Promise<Debit>;
+  /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
+  refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
+  /** Adds credits (PURCHASE or BONUS, negative in the ledger) and returns the new balance. */
+  grant(accountId: string, credits: number, type: GrantType, trx?: Tx): Promise<number>;
+  /** Records how long the generation behind a PDFGEN took. */
+  recordExecTime(transactionRef: string, execMs: number): Promise<void>;
+  balance(accountId: string): Promise<number>;
+  list(accountId: string, limit: number, offset: number): Promise<{ transactions: TransactionRow[]; total: number }>;
+}
+
+export function createCreditLedger(db: Db): CreditLedger {
+  const inTx = <T>(trx: Tx | undefined, work: (t: DbOrTx) => Promise<T>): Promise<T> =>
+    trx ? work(trx) : withTransaction(db, work);
+
+  return {
+    debit(accountId, templateId, trx) {
+      return inTx(trx, async (t) => {
+        const balance = await store.takeCredits(t, accountId, 1);
+        if (balance === undefined) {
+          throw new AppError('INSUFFICIENT_CREDITS', 'No credits remaining. Add credits to the account to generate documents.');
+        }
+        const transactionRef = newTransactionRef();
+        await store.insertTransaction(t, {
+          transaction_ref: transactionRef,
+          account_id: accountId,
+          transaction_type: 'PDFGEN',
+          template_id: templateId,
+          exec_tm: null,
+          credits: 1,
+          refund_of: null,
+          created_at: Date.now(),
+        });
+        return { transactionRef, balance };
+      });
+    },
+
+    refund(accountId, pdfgenRef, trx) {
+      return inTx(trx, async (t) => {
+        const inserted = await store.insertRefundOnce(t, {
+          transaction_ref: newTransactionRef(),
+          account_id: accountId,
+          transaction_type: 'REFUND',
+          template_id: null,
+          exec_tm: null,
+          credits: -1,
+          refund_of: pdfgenRef,
+          created_at: Date.now(),
+        });
+        if (inserted) await store.addCredits(t, accountId, 1);
+        return inserted;
+      });
+    },
+
+    grant(accountId, credits, type, trx) {
+      if (!Number.isInteger(credits) || credits <= 0) {
+        return Promise.reject(new AppError('INVALID_REQUEST', 'credits must be a whole number greater than 0'));
+      }
+      return inTx(trx, async (t) => {
+        const balance = await store.addCredits(t, accountId, credits);
+        if (balance === undefined) throw new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+        await store.insertTransaction(t, {
+          transaction_ref: newTransactionRef(),
+          account_id: accountId,
+          transaction_type: type,
+          template_id: null,
+          exec_tm: null,
+          credits: -credits,
+          refund_of: null,
+          created_at: Date.now(),
+        });
+        return balance;
+      });
+    },
+
+    recordExecTime(transactionRef, execMs) {
+      return store.setExecTime(db, transactionRef, Math.max(0, Math.round(execMs)));
+    },
+
+    async balance(accountId) {
+      const balance = await store.readBalance(db, accountId);
+      if (balance === undefined) throw new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+      return balance;
+    },
+
+    async list(accountId, limit, offset) {
+      const [transactions, total] = await Promise.all([
+        store.listTransactions(db, accountId, limit, offset),
+        store.countTransactions(db, accountId),
+      ]);
+      return { transactions, total };
+    },
+  };
+}

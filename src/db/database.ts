@@ -1,0 +1,123 @@
+/**
+ * One data layer for both dialects: Kysely over better-sqlite3 (the embedded default) or pg.
+ * Stores write their queries once; they branch on `dialect` only where the databases really differ.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type Transaction,
+} from 'kysely';
+import type { Database } from './schema.js';
+import { migrateToLatest } from './migrate.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** Either the database or an open transaction: store functions accept both. */
+export type DbOrTx = Kysely<Database> | Transaction<Database>;
+
+export interface DatabaseHandle {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** The pg pool (PostgreSQL only), for LISTEN/NOTIFY. */
+  readonly pgPool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  dialect: Dialect;
+  /** PostgreSQL connection string. */
+  url?: string;
+  /** SQLite file (`:memory:` allowed). */
+  sqlitePath?: string;
+  poolSize?: number;
+  /** PostgreSQL schema to use (tests give each file its own). */
+  pgSchema?: string;
+  /** Apply pending migrations before returning. @defaultValue true */
+  migrate?: boolean;
+}
+
+/**
+ * SQLite's default BEGIN is DEFERRED: two writers that both read first can dead-end with SQLITE_BUSY on
+ * the upgrade, which busy_timeout does not retry. BEGIN IMMEDIATE takes the write lock up front.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly sqlite: BetterSqlite3.Database) {
+    super({ database: sqlite });
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.sqlite });
+  }
+}
+
+function openSqlite(path: string): BetterSqlite3.Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new BetterSqlite3(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return sqlite;
+}
+
+const PG_INT8 = 20;
+const PG_NUMERIC = 1700;
+
+function openPostgres(url: string, poolSize: number, schema?: string): pg.Pool {
+  return new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // Times and counts are int8; they fit in a double (epoch ms < 2^53), so read them as numbers.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8 || oid === PG_NUMERIC ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+    options: schema ? `-c search_path=${schema}` : undefined,
+    connectionTimeoutMillis: 5000,
+  });
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  let handle: DatabaseHandle;
+  if (options.dialect === 'postgres') {
+    if (!options.url) throw new Error('a PostgreSQL URL is required');
+    const pool = openPostgres(options.url, options.poolSize ?? 10, options.pgSchema);
+    // An idle client that loses its server (restart) emits 'error'; without a listener Node would crash.
+    pool.on('error', () => undefined);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    handle = { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+  } else {
+    const sqlite = openSqlite(options.sqlitePath ?? ':memory:');
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite) });
+    handle = { db, dialect: 'sqlite', close: () => db.destroy() };
+  }
+  if (options.migrate !== false) {
+    try {
+      await migrateToLatest(handle.db, handle.dialect);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+  return handle;
+}
+
+/** Runs `work` in one database transaction. */
+export function withTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(work);
+}

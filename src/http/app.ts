@@ -1,0 +1,122 @@
+/**
+ * The HTTP layer: Fastify with TypeBox schemas (validation, types and the OpenAPI 3.1 document from one
+ * source), the credential → rate limit → schema order, one error handler, and the routes.
+ * This folder is the only one that imports Fastify; handlers call one service each.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Services } from '../services.js';
+import { registerAuth, type AuthMode } from './auth.js';
+import { errorHandler, sendCodedError } from './errors.js';
+import { CodedError, DetailError, ValidationErrorBody } from './schemas.js';
+import { checkJsonSafety, checkTextParts, validatorCompiler } from './validation.js';
+import { templateRoutes } from './routes/templates.js';
+import { accountRoutes } from './routes/account.js';
+import { adminRoutes } from './routes/admin.js';
+import { healthRoutes } from './routes/health.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const SECURITY_BY_AUTH: Record<AuthMode, Record<string, string[]>[] | undefined> = {
+  api_key: [{ APIKeyHeader: [] }, { HTTPBearer: [] }],
+  read: [{ APIKeyHeader: [] }, { HTTPBearer: [] }],
+  admin: [{ AdminBearer: [] }],
+  public: [],
+};
+
+async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Pressroom',
+        version,
+        description: 'Render PDFs from saved HTML/CSS templates with Jinja2-style variables and JSON data.',
+      },
+      components: {
+        securitySchemes: {
+          APIKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          HTTPBearer: { type: 'http', scheme: 'bearer', description: 'An API key, or a JWT access token on the read-only endpoints' },
+          AdminBearer: { type: 'http', scheme: 'bearer', description: 'PRESSROOM_ADMIN_TOKEN' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => {
+      const auth = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'public';
+      const hidden = url.startsWith('/docs') || url === '/openapi.json';
+      return { schema: { ...schema, hide: hidden, security: SECURITY_BY_AUTH[auth] } as typeof schema, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } as object }, async () => app.swagger());
+}
+
+export interface BuildAppOptions {
+  version?: string;
+}
+
+export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { config, logger } = services;
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: config.http.bodyLimitBytes,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    trustProxy: false,
+    routerOptions: { maxParamLength: 200 },
+  }) as unknown as FastifyInstance;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`));
+
+  // JSON bodies: parsed as text so depth, NUL characters and prototype keys can be checked with their place.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      const e = error as Error;
+      return done(Object.assign(new SyntaxError(e.message), { statusCode: 400 }), undefined);
+    }
+    try {
+      checkJsonSafety(parsed, ['body']);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
+    done(null, parsed);
+  });
+
+  app.addSchema(CodedError);
+  app.addSchema(ValidationErrorBody);
+  app.addSchema(DetailError);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerAuth(app, { accounts: services.accounts, rateLimiter: services.rateLimiter, adminToken: config.http.adminToken });
+  app.addHook('preValidation', async (request) => {
+    if (request.query && typeof request.query === 'object') checkTextParts(request.query as Record<string, unknown>, 'query');
+    if (request.params && typeof request.params === 'object') checkTextParts(request.params as Record<string, unknown>, 'path');
+  });
+  app.addHook('onSend', async (request, reply) => {
+    if (request.url.startsWith('/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  });
+
+  await registerOpenApi(app, options.version ?? '0.1.0');
+
+  templateRoutes(app, services.templates);
+  accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
+  if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
+  healthRoutes(app, services);
+
+  await app.ready();
+  return app;
+}

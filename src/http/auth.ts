@@ -1,0 +1,97 @@
+/**
+ * Credentials and rate limits, in the fixed order every request goes through:
+ * credential (401) → rate limit (429) → body and schema (413/422) → the route's own checks.
+ * A route says what it accepts with `config.auth`:
+ * - `api_key`: the `x-api-key` header (or `Authorization: Bearer <api key>`, for clients generated from the
+ *   OpenAPI bearer scheme);
+ * - `read`: the same, or a JWT access token as `Authorization: Bearer <token>` (the four read-only endpoints);
+ * - `admin`: `Authorization: Bearer $PRESSROOM_ADMIN_TOKEN`;
+ * - `public`: nothing (health, docs, signed download links).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AccountService, Caller } from '../accounts/accounts.js';
+import { isApiKeyShaped } from '../accounts/credentials.js';
+import type { RateLimiter, RateLimitDecision } from '../rate-limits/rate-limiter.js';
+import { safeEqual } from '../shared/crypto.js';
+import { AppError } from '../shared/errors.js';
+
+export type AuthMode = 'api_key' | 'read' | 'admin' | 'public';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    /** The authenticated account (routes with `api_key` or `read` auth). */
+    caller: Caller;
+  }
+}
+
+export interface AuthOptions {
+  accounts: AccountService;
+  rateLimiter: RateLimiter;
+  adminToken: string | undefined;
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+async function resolveCaller(request: FastifyRequest, mode: 'api_key' | 'read', accounts: AccountService): Promise<Caller> {
+  const apiKeyHeader = request.headers['x-api-key'];
+  const apiKey = typeof apiKeyHeader === 'string' ? apiKeyHeader.trim() : undefined;
+  if (apiKey) {
+    const caller = await accounts.authenticateApiKey(apiKey);
+    if (caller) return caller;
+    throw new AppError('UNAUTHORIZED', 'The API key is invalid or revoked.');
+  }
+  const bearer = bearerToken(request);
+  if (bearer) {
+    if (isApiKeyShaped(bearer)) {
+      const caller = await accounts.authenticateApiKey(bearer);
+      if (caller) return caller;
+      throw new AppError('UNAUTHORIZED', 'The API key is invalid or revoked.');
+    }
+    if (mode !== 'read') {
+      throw new AppError('UNAUTHORIZED', 'This endpoint needs an API key in the x-api-key header; access tokens are accepted on read-only endpoints only.');
+    }
+    const caller = await accounts.authenticateAccessToken(bearer);
+    if (caller) return caller;
+    throw new AppError('UNAUTHORIZED', 'The access token is invalid or expired.');
+  }
+  throw new AppError('UNAUTHORIZED', 'Missing credentials: send your API key in the x-api-key header.');
+}
+
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDecision): void {
+  reply.header('x-ratelimit-limit', String(decision.limit));
+  reply.header('x-ratelimit-remaining', String(decision.remaining));
+  reply.header('x-ratelimit-reset', String(decision.resetAt));
+}
+
+/** Registers the credential and rate-limit hook (runs at onRequest, before the body is read). */
+export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+  app.decorateRequest('caller', undefined as unknown as Caller);
+  app.addHook('onRequest', async (request, reply) => {
+    const mode = request.routeOptions.config?.auth ?? 'public';
+    if (mode === 'public') return;
+    if (mode === 'admin') {
+      const token = bearerToken(request);
+      if (!options.adminToken || !token || !safeEqual(token, options.adminToken)) {
+        throw new AppError('UNAUTHORIZED', 'Admin endpoints need Authorization: Bearer <PRESSROOM_ADMIN_TOKEN>.');
+      }
+      return;
+    }
+    request.caller = await resolveCaller(request, mode, options.accounts);
+    const decision = await options.rateLimiter.consume(request.caller);
+    if (!decision) return;
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) {
+      throw new AppError('RATE_LIMITED', `Rate limit exceeded: at most ${decision.limit} requests in this window. Retry after ${decision.retryAfterSeconds} s.`, {
+        details: { retryAfterSeconds: decision.retryAfterSeconds },
+      });
+    }
+  });
+}

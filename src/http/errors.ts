@@ -1,0 +1,105 @@
+/**
+ * The only code → HTTP status table, and the error handler that writes every error envelope:
+ * coded `{error, message}`, or FastAPI's 422 `{detail: [{loc, msg, type}]}` for validation.
+ * Causes are logged; clients get the safe message (never a stack trace).
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ValidationError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
+import { AjvValidationError, ajvIssues } from './validation.js';
+
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  INVALID_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  INSUFFICIENT_CREDITS: 402,
+  FORBIDDEN: 403,
+  LINK_EXPIRED: 403,
+  LINK_INVALID: 403,
+  NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  JOB_NOT_FOUND: 404,
+  ACCOUNT_NOT_FOUND: 404,
+  API_KEY_NOT_FOUND: 404,
+  FILE_NOT_FOUND: 404,
+  S3_NOT_CONFIGURED: 404,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  TEMPLATE_SYNTAX_ERROR: 422,
+  TEMPLATE_RENDER_ERROR: 422,
+  TEMPLATE_TIMEOUT: 422,
+  TEMPLATE_OUTPUT_TOO_LARGE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  RENDER_FAILED: 500,
+  PDFA_CONVERSION_FAILED: 500,
+  STORAGE_ERROR: 502,
+  S3_UPLOAD_FAILED: 502,
+  SERVICE_UNAVAILABLE: 503,
+  RENDERER_BUSY: 503,
+  RENDER_TIMEOUT: 504,
+};
+
+export function sendValidationError(reply: FastifyReply, issues: ValidationIssue[]): FastifyReply {
+  return reply.code(422).send({ detail: issues });
+}
+
+export function sendCodedError(reply: FastifyReply, code: ErrorCode, message: string, extra?: Record<string, unknown>): FastifyReply {
+  return reply.code(STATUS_BY_CODE[code]).send({ error: code, message, ...extra });
+}
+
+/** Client-safe extras from AppError details (template line numbers, retry hints). */
+function publicDetails(error: AppError): Record<string, unknown> | undefined {
+  const details = error.details;
+  if (!details) return undefined;
+  const out: Record<string, unknown> = {};
+  if (details.line !== undefined) out.line = details.line;
+  if (details.column !== undefined) out.column = details.column;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function isPostgresUnavailable(error: unknown): boolean {
+  const code = (error as { code?: string })?.code;
+  // Connection refused/reset, admin shutdown, cannot connect now, too many connections.
+  return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003'].includes(code ?? '') ||
+    /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message ?? ''));
+}
+
+export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AjvValidationError) return sendValidationError(reply, ajvIssues(error.errors, error.httpPart));
+  if (error instanceof ValidationError) return sendValidationError(reply, error.issues);
+  if (error instanceof AppError) {
+    const status = STATUS_BY_CODE[error.code];
+    if (status >= 500) request.log.error({ err: error, cause: error.cause }, error.message);
+    else request.log.info({ code: error.code }, error.message);
+    const retryAfter = error.details?.retryAfterSeconds;
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
+    return sendCodedError(reply, error.code, error.message, publicDetails(error));
+  }
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return sendCodedError(reply, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${request.routeOptions.bodyLimit ?? ''} bytes.`.replace(' of  bytes', ''));
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return sendCodedError(reply, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return sendValidationError(reply, [{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return sendValidationError(reply, [{ loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' }]);
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError && (fastifyError.statusCode === 400 || /JSON/.test(error.message))) {
+    return sendValidationError(reply, [{ loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' }]);
+  }
+  if (isPostgresUnavailable(error)) {
+    request.log.error({ err: error }, 'database unavailable');
+    reply.header('retry-after', '5');
+    return sendCodedError(reply, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry in a few seconds.');
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return sendCodedError(reply, 'INVALID_REQUEST', error.message);
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return sendCodedError(reply, 'INTERNAL_ERROR', `An internal error occurred. Quote request id ${request.id} when reporting it.`);
+}

@@ -1,0 +1,75 @@
+/** The account and its transaction history (read-only, no credits). */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AccountService } from '../../accounts/accounts.js';
+import type { CreditLedger } from '../../credits/ledger.js';
+import { Nullable, StringEnum, errorResponses, isoTime } from '../schemas.js';
+
+const Transaction = Type.Object({
+  transaction_ref: Type.String({ format: 'uuid' }),
+  transaction_type: StringEnum(['PDFGEN', 'REFUND', 'PURCHASE', 'BONUS'] as const),
+  template_id: Nullable(Type.String()),
+  exec_tm: Nullable(Type.Integer({ description: 'Execution time in milliseconds' })),
+  credits: Type.Integer({ description: 'Positive = consumed; negative = added' }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountService; ledger: CreditLedger }): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get('/v1/account', {
+    config: { auth: 'read' },
+    schema: {
+      tags: ['account'],
+      summary: 'Account information',
+      response: {
+        200: Type.Object({
+          credits: Type.Integer({ description: 'Remaining credits' }),
+          email: Nullable(Type.String()),
+          account_id: Type.String(),
+          plan: StringEnum(['free', 'pro', 'enterprise'] as const),
+        }),
+        ...errorResponses(401, 422, 429),
+      },
+    },
+    handler: async (request) => {
+      const account = await deps.accounts.get(request.caller.accountId);
+      return { credits: account.credits, email: account.email, account_id: account.id, plan: account.plan };
+    },
+  });
+
+  r.get('/v1/account/transactions', {
+    config: { auth: 'read' },
+    schema: {
+      tags: ['account'],
+      summary: 'Transaction history, newest first',
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 300 })),
+        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+      }),
+      response: {
+        200: Type.Object({ transactions: Type.Array(Transaction), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }),
+        ...errorResponses(401, 422, 429),
+      },
+    },
+    handler: async (request) => {
+      const limit = request.query.limit ?? 300;
+      const offset = request.query.offset ?? 0;
+      const { transactions, total } = await deps.ledger.list(request.caller.accountId, limit, offset);
+      return {
+        transactions: transactions.map((t) => ({
+          transaction_ref: t.transaction_ref,
+          transaction_type: t.transaction_type,
+          template_id: t.template_id,
+          exec_tm: t.exec_tm,
+          credits: t.credits,
+          created_at: isoTime(Number(t.created_at)),
+        })),
+        total,
+        limit,
+        offset,
+      };
+    },
+  });
+}

@@ -1,0 +1,139 @@
+/** Templates: the spec's read-only list and fields endpoints, plus management (create, read, update, delete). */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Template } from '../../templates/templates.js';
+import type { TemplateService } from '../../templates/templates.js';
+import { FieldSchema, JsonObject, Nullable, PageSetupSchema, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
+
+const TemplateListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+const TemplateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  html: Type.String({ minLength: 1, maxLength: 2_000_000, description: 'HTML with Jinja2-style variables' }),
+  css: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+  fields: Type.Optional(Nullable(Type.Array(FieldSchema, { maxItems: 500, description: 'Field definitions; inferred from the template when omitted' }))),
+  sample_data: Type.Optional(Nullable(JsonObject())),
+  page: Type.Optional(Nullable(PageSetupSchema)),
+});
+type TemplateBody = Static<typeof TemplateBody>;
+
+const TemplateUpdateBody = Type.Partial(TemplateBody);
+
+const TemplateView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  html: Type.String(),
+  css: Nullable(Type.String()),
+  fields: Type.Array(FieldSchema),
+  fields_inferred: Type.Boolean({ description: 'true when the fields were inferred from the template' }),
+  sample_data: Nullable(JsonObject()),
+  page: Nullable(PageSetupSchema),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+const Params = Type.Object({ template_id: TEMPLATE_ID });
+
+function view(t: Template): Static<typeof TemplateView> {
+  return {
+    id: t.id,
+    name: t.name,
+    html: t.html,
+    css: t.css,
+    fields: t.fields,
+    fields_inferred: t.fieldsInferred,
+    sample_data: t.sampleData,
+    page: t.page,
+    created_at: isoTime(t.createdAt),
+    updated_at: isoTime(t.updatedAt),
+  };
+}
+
+export function templateRoutes(app: FastifyInstance, templates: TemplateService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get('/v1/templates', {
+    config: { auth: 'read' },
+    schema: {
+      tags: ['templates'],
+      summary: 'List templates',
+      description: 'All templates of the authenticated account, newest first. No credits.',
+      response: { 200: Type.Object({ templates: Type.Array(TemplateListItem) }), ...errorResponses(401, 422, 429) },
+    },
+    handler: async (request) => {
+      const list = await templates.list(request.caller.accountId);
+      return { templates: list.map((t) => ({ id: t.id, name: t.name, created_at: isoTime(t.createdAt), updated_at: isoTime(t.updatedAt) })) };
+    },
+  });
+
+  r.get('/v1/templates/:template_id/fields', {
+    config: { auth: 'read' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Template field definitions',
+      description: 'The input fields no-code tools build forms from. No credits.',
+      params: Params,
+      response: { 200: Type.Array(FieldSchema), ...errorResponses(401, 403, 404, 422, 429) },
+    },
+    handler: async (request) => (await templates.get(request.caller.accountId, request.params.template_id)).fields,
+  });
+
+  r.post('/v1/templates', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Create a template',
+      body: TemplateBody,
+      response: { 201: TemplateView, ...errorResponses(401, 413, 422, 429) },
+    },
+    handler: async (request, reply) => {
+      const template = await templates.create(request.caller.accountId, request.body as TemplateBody);
+      return reply.code(201).send(view(template));
+    },
+  });
+
+  r.get('/v1/templates/:template_id', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Read a template',
+      params: Params,
+      response: { 200: TemplateView, ...errorResponses(401, 403, 404, 422, 429) },
+    },
+    handler: async (request) => view(await templates.get(request.caller.accountId, request.params.template_id)),
+  });
+
+  r.put('/v1/templates/:template_id', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Update a template',
+      description: 'Any subset of the create fields; omitted ones keep their values. Inferred fields follow the new template text.',
+      params: Params,
+      body: TemplateUpdateBody,
+      response: { 200: TemplateView, ...errorResponses(401, 403, 404, 413, 422, 429) },
+    },
+    handler: async (request) =>
+      view(await templates.update(request.caller.accountId, request.params.template_id, request.body as Partial<TemplateBody>)),
+  });
+
+  r.delete('/v1/templates/:template_id', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Delete a template',
+      params: Params,
+      response: { 200: SuccessBody, ...errorResponses(401, 403, 404, 422, 429) },
+    },
+    handler: async (request) => {
+      await templates.remove(request.caller.accountId, request.params.template_id);
+      return { success: true };
+    },
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * Schemas shared by several routes. One source gives validation, TypeScript types and the OpenAPI document.
+ */
+import { Type, type TSchema, type Static } from 'typebox';
+
+/** `T | null` as JSON Schema `type: [T, "null"]`, so errors speak of the real type, not of anyOf branches. */
+export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
+  const inner = schema as unknown as { type?: string };
+  return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [inner.type ?? 'string', 'null'] });
+}
+
+/** A string enum as `{type: "string", enum: [...]}`. */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+export const CodedError = Type.Object(
+  {
+    error: Type.String({ description: 'Stable error code, e.g. TEMPLATE_NOT_FOUND' }),
+    message: Type.String({ description: 'What failed and how to fix it' }),
+    line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
+    column: Type.Optional(Type.Integer()),
+  },
+  { $id: 'CodedError', description: 'Coded error' },
+);
+
+export const ValidationErrorBody = Type.Object(
+  {
+    detail: Type.Array(
+      Type.Object({
+        loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+        msg: Type.String(),
+        type: Type.String(),
+        ctx: Type.Optional(Type.Object({}, { additionalProperties: true })),
+      }),
+    ),
+  },
+  { $id: 'HTTPValidationError', description: 'Validation error' },
+);
+
+export const DetailError = Type.Object({ detail: Type.String() }, { $id: 'DetailError', description: 'Detail error' });
+
+export const ref = (id: 'CodedError' | 'HTTPValidationError' | 'DetailError') => Type.Unsafe({ $ref: `${id}#` });
+
+/** Error responses every authenticated route can give. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of statuses) out[status] = status === 422 ? ref('HTTPValidationError') : ref('CodedError');
+  return out;
+}
+
+/** Any JSON object (data, sample data). */
+export const JsonObject = (options: Record<string, unknown> = {}) =>
+  Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
+
+export const SuccessBody = Type.Object({ success: Type.Boolean() });
+
+export const TEMPLATE_ID = Type.String({ minLength: 12, maxLength: 12, description: 'Template short ID, exactly 12 characters' });
+
+export const FieldSpecSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  label: Type.String({ maxLength: 200 }),
+  type: Type.Optional(Type.String({ default: 'text', maxLength: 20, description: 'text, number, boolean or array' })),
+});
+
+export const FieldSchema = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 200 }),
+  label: Type.String({ maxLength: 200 }),
+  type: Type.Optional(StringEnum(['string', 'integer', 'number', 'boolean', 'array'] as const, { default: 'string' })),
+  required: Type.Optional(Type.Boolean({ default: false })),
+  helpText: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
+  spec: Type.Optional(Nullable(Type.Array(FieldSpecSchema, { maxItems: 200 }))),
+});
+
+const CSS_LENGTH = '^(0|\\d+(\\.\\d+)?(px|in|cm|mm|pt|pc))$';
+
+export const PageSetupSchema = Type.Object({
+  format: Type.Optional(StringEnum(['A4', 'Letter', 'Legal', 'A3', 'A5'] as const)),
+  orientation: Type.Optional(StringEnum(['portrait', 'landscape'] as const)),
+  margin: Type.Optional(
+    Type.Object({
+      top: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
+      right: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
+      bottom: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
+      left: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
+    }),
+  ),
+  header_html: Type.Optional(Type.String({ maxLength: 100_000 })),
+  footer_html: Type.Optional(Type.String({ maxLength: 100_000 })),
+});
+
+export const isoTime = (ms: number): string => new Date(ms).toISOString();

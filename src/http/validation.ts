@@ -1,0 +1,176 @@
+/**
+ * Request validation in FastAPI's shape. Ajv checks every schema (all errors, not only the first); its
+ * errors become `{detail: [{loc, msg, type}]}` with `loc` naming the place (`["body","template_id"]`).
+ * Bodies are not type-coerced (a number is not a string, as in pydantic's strict types for JSON);
+ * query strings are, since everything in a URL is text.
+ * JSON bodies are also checked for what the schemas cannot express and both databases must agree on:
+ * nesting deeper than 64 levels, `\u0000` in any string or key (PostgreSQL cannot store it), and
+ * `__proto__`/`constructor.prototype` keys (prototype pollution).
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ValidationError, type ValidationIssue } from '../shared/errors.js';
+
+export const MAX_JSON_DEPTH = 64;
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
+  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv('array');
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+  const validate = ajv.compile(schema as object) as ValidateFunction;
+  return (data: unknown) => (validate(data) ? { value: data } : { error: new AjvValidationError(validate.errors ?? [], httpPart ?? 'body') });
+};
+
+/** Carries Ajv's errors to the error handler, which turns them into the 422 envelope. */
+export class AjvValidationError extends Error {
+  override readonly name = 'AjvValidationError';
+  constructor(
+    readonly errors: ErrorObject[],
+    readonly httpPart: string,
+  ) {
+    super('request validation failed');
+  }
+}
+
+const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+function pathOf(instancePath: string): (string | number)[] {
+  if (!instancePath) return [];
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'string_type',
+  integer: 'int_type',
+  number: 'float_type',
+  boolean: 'bool_type',
+  object: 'dict_type',
+  array: 'list_type',
+  null: 'none_required',
+};
+
+function issueFor(error: ErrorObject, part: string): ValidationIssue | null {
+  const loc: (string | number)[] = [PART_NAMES[part] ?? part, ...pathOf(error.instancePath)];
+  const p = error.params as Record<string, any>;
+  switch (error.keyword) {
+    case 'required':
+      return { loc: [...loc, p.missingProperty], msg: 'Field required', type: 'missing' };
+    case 'type': {
+      const expected = String(Array.isArray(p.type) ? p.type.find((t: string) => t !== 'null') ?? p.type[0] : p.type);
+      const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
+      return { loc, msg: `Input should be ${article} valid ${expected}`, type: TYPE_NAMES[expected] ?? 'type_error' };
+    }
+    case 'minLength':
+      return { loc, msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}`, type: 'string_too_short', ctx: { min_length: p.limit } };
+    case 'maxLength':
+      return { loc, msg: `String should have at most ${p.limit} character${p.limit === 1 ? '' : 's'}`, type: 'string_too_long', ctx: { max_length: p.limit } };
+    case 'pattern':
+      return { loc, msg: `String should match pattern '${p.pattern}'`, type: 'string_pattern_mismatch', ctx: { pattern: p.pattern } };
+    case 'minimum':
+      return { loc, msg: `Input should be greater than or equal to ${p.limit}`, type: 'greater_than_equal', ctx: { ge: p.limit } };
+    case 'exclusiveMinimum':
+      return { loc, msg: `Input should be greater than ${p.limit}`, type: 'greater_than', ctx: { gt: p.limit } };
+    case 'maximum':
+      return { loc, msg: `Input should be less than or equal to ${p.limit}`, type: 'less_than_equal', ctx: { le: p.limit } };
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]).filter((v) => v !== null).map((v) => `'${String(v)}'`);
+      const text = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}` : allowed[0];
+      return { loc, msg: `Input should be ${text}`, type: 'enum', ctx: { expected: text } };
+    }
+    case 'const':
+      return { loc, msg: `Input should be '${String(p.allowedValue)}'`, type: 'literal_error' };
+    case 'minItems':
+      return { loc, msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`, type: 'too_short' };
+    case 'maxItems':
+      return { loc, msg: `List should have at most ${p.limit} item${p.limit === 1 ? '' : 's'}`, type: 'too_long' };
+    case 'maxProperties':
+      return { loc, msg: `Object should have at most ${p.limit} properties`, type: 'too_long' };
+    case 'additionalProperties':
+      return { loc: [...loc, p.additionalProperty], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
+    case 'format':
+      return { loc, msg: `Input should be a valid ${p.format}`, type: 'value_error' };
+    case 'anyOf':
+    case 'oneOf':
+    case 'if':
+      // The branch errors that led here say more; this summary adds nothing.
+      return null;
+    default:
+      return { loc, msg: error.message ?? 'Invalid value', type: 'value_error' };
+  }
+}
+
+/** Ajv errors → FastAPI `detail` items, without duplicates. */
+export function ajvIssues(errors: ErrorObject[], part: string): ValidationIssue[] {
+  const seen = new Set<string>();
+  const issues: ValidationIssue[] = [];
+  // A nullable field reports both "not a string" and "not null": keep the first per place.
+  for (const error of errors) {
+    const issue = issueFor(error, part);
+    if (!issue) continue;
+    const key = `${JSON.stringify(issue.loc)}|${error.keyword === 'type' ? 'type' : issue.type}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+/**
+ * Walks parsed JSON for what schemas cannot express. Throws ValidationError listing each problem place.
+ */
+export function checkJsonSafety(value: unknown, root: (string | number)[]): void {
+  const issues: ValidationIssue[] = [];
+  const visit = (node: unknown, loc: (string | number)[], depth: number): void => {
+    if (issues.length >= 20) return;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) issues.push({ loc, msg: 'String should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    if (depth > MAX_JSON_DEPTH) {
+      issues.push({ loc, msg: `JSON should not be nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep', ctx: { max_depth: MAX_JSON_DEPTH } });
+      return;
+    }
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => visit(item, [...loc, index], depth + 1));
+      return;
+    }
+    for (const key of Object.keys(node)) {
+      const here = [...loc, key];
+      if (key.includes('\u0000')) issues.push({ loc: here, msg: 'Key should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
+      else if (key === '__proto__') issues.push({ loc: here, msg: 'Keys named __proto__ are not allowed', type: 'forbidden_key' });
+      else if (key === 'constructor' && isObject((node as Record<string, unknown>)[key]) && 'prototype' in ((node as Record<string, object>)[key] as object)) {
+        issues.push({ loc: here, msg: 'A constructor.prototype key is not allowed', type: 'forbidden_key' });
+      }
+      visit((node as Record<string, unknown>)[key], here, depth + 1);
+    }
+  };
+  visit(value, root, 1);
+  if (issues.length > 0) throw new ValidationError(issues);
+}
+
+const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
+
+/** Query strings and path parameters with NUL bytes are refused like bodies. */
+export function checkTextParts(parts: Record<string, unknown>, partName: string): void {
+  const issues: ValidationIssue[] = [];
+  for (const [key, value] of Object.entries(parts)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+      issues.push({ loc: [partName, key], msg: 'String should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
+    }
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+}

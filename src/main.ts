@@ -1,0 +1,84 @@
+/** The `pressroom` command line: `serve` and the admin commands. Wiring only. */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig, PLANS } from './config.js';
+import { runServer } from './server.js';
+import { runAdminCommand } from './admin-cli.js';
+import { VERSION } from './version.js';
+
+const positiveInt = (value: string): number => {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number greater than 0');
+  return Number(value);
+};
+const nonNegativeInt = (value: string): number => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return Number(value);
+};
+
+function config() {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`pressroom: configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+const program = new Command('pressroom').version(VERSION).description('Pressroom: HTML templates + JSON data → PDF');
+
+program
+  .command('serve')
+  .description('start the service (API and workers by default)')
+  .addOption(new Option('--role <role>', 'api, worker, or all').choices(['all', 'api', 'worker']).default('all'))
+  .action(async (opts: { role: 'all' | 'api' | 'worker' }) => runServer(config(), opts.role));
+
+program
+  .command('migrate')
+  .description('apply database migrations and exit')
+  .action(async () => runAdminCommand(config(), { kind: 'migrate' }));
+
+const accounts = program.command('accounts').description('manage accounts');
+accounts
+  .command('create')
+  .description('create an account; prints {account_id, api_key, plan, credits} (the key is shown once)')
+  .option('--email <email>', 'contact e-mail')
+  .option('--credits <n>', 'initial credits (a BONUS transaction)', nonNegativeInt, 0)
+  .addOption(new Option('--plan <plan>', 'rate-limit plan').choices([...PLANS]).default('free'))
+  .option('--per-minute <n>', 'override the plan: requests per minute', positiveInt)
+  .option('--per-day <n>', 'override the plan: requests per day', positiveInt)
+  .action(async (o) => runAdminCommand(config(), { kind: 'accounts.create', email: o.email, credits: o.credits, plan: o.plan, perMinute: o.perMinute, perDay: o.perDay }));
+
+program
+  .command('credits')
+  .description('manage credits')
+  .command('add')
+  .description('add credits; prints {credits} (the new balance)')
+  .requiredOption('--account <id>', 'account id')
+  .requiredOption('--credits <n>', 'credits to add', positiveInt)
+  .addOption(new Option('--type <type>', 'transaction type').choices(['PURCHASE', 'BONUS']).default('PURCHASE'))
+  .action(async (o) => runAdminCommand(config(), { kind: 'credits.add', accountId: o.account, credits: o.credits, type: o.type }));
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .description('create an API key; prints {api_key} (shown once)')
+  .requiredOption('--account <id>', 'account id')
+  .action(async (o) => runAdminCommand(config(), { kind: 'keys.create', accountId: o.account }));
+keys
+  .command('revoke')
+  .description('revoke an API key by its prefix (first 12 characters)')
+  .requiredOption('--prefix <prefix>', 'key prefix')
+  .action(async (o) => runAdminCommand(config(), { kind: 'keys.revoke', prefix: o.prefix }));
+
+program
+  .command('tokens')
+  .description('manage access tokens')
+  .command('create')
+  .description('issue a JWT access token for the read-only endpoints; prints {access_token, expires_in}')
+  .requiredOption('--account <id>', 'account id')
+  .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
+  .action(async (o) => runAdminCommand(config(), { kind: 'tokens.create', accountId: o.account, ttlSeconds: o.ttl }));
+
+await program.parseAsync(process.argv);

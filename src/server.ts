@@ -1,0 +1,41 @@
+/**
+ * `pressroom serve`: builds the services and the HTTP app, listens, and shuts down in order on
+ * SIGTERM/SIGINT: stop accepting → let in-flight work finish (bounded) → release resources in reverse.
+ */
+import type { Config } from './config.js';
+import { buildApp } from './http/app.js';
+import { createServices, type Role } from './services.js';
+import { createLogger } from './shared/log.js';
+import { VERSION } from './version.js';
+
+export async function runServer(config: Config, role: Role): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const services = await createServices(config, { logger, role });
+  const app = role === 'worker' ? undefined : await buildApp(services, { version: VERSION });
+  if (app) {
+    await app.listen({ port: config.http.port, host: config.http.host });
+  }
+  logger.info({ role, port: config.http.port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
+
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string) => {
+    stopping ??= (async () => {
+      logger.info({ signal }, 'shutting down');
+      const deadline = setTimeout(() => {
+        logger.error('shutdown deadline passed; exiting');
+        process.exit(1);
+      }, config.jobs.shutdownGraceMs + 10_000);
+      deadline.unref();
+      try {
+        await app?.close();
+        await services.close();
+      } finally {
+        clearTimeout(deadline);
+      }
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM').then(() => process.exit(0)));
+  process.once('SIGINT', () => void stop('SIGINT').then(() => process.exit(0)));
+}

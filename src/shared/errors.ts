@@ -1,0 +1,82 @@
+/**
+ * Application errors carry a stable code; `http/errors.ts` is the only place that maps a code to an
+ * HTTP status and envelope. Domain code throws `AppError`, never HTTP-shaped objects.
+ */
+export type ErrorCode =
+  | 'INVALID_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'INSUFFICIENT_CREDITS'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'TEMPLATE_NOT_FOUND'
+  | 'JOB_NOT_FOUND'
+  | 'ACCOUNT_NOT_FOUND'
+  | 'API_KEY_NOT_FOUND'
+  | 'FILE_NOT_FOUND'
+  | 'LINK_EXPIRED'
+  | 'LINK_INVALID'
+  | 'S3_NOT_CONFIGURED'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_IN_USE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'TEMPLATE_SYNTAX_ERROR'
+  | 'TEMPLATE_RENDER_ERROR'
+  | 'TEMPLATE_TIMEOUT'
+  | 'TEMPLATE_OUTPUT_TOO_LARGE'
+  | 'RENDER_TIMEOUT'
+  | 'RENDER_FAILED'
+  | 'RENDERER_BUSY'
+  | 'PDFA_CONVERSION_FAILED'
+  | 'STORAGE_ERROR'
+  | 'S3_UPLOAD_FAILED'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+/** Extra, client-safe facts about an error (never secrets). */
+export interface ErrorDetails {
+  /** Template line (1-based) where a template error happened, when the engine knows it. */
+  line?: number;
+  column?: number;
+  /** Seconds until a retry may succeed (rate limits, busy renderer). */
+  retryAfterSeconds?: number;
+  [key: string]: unknown;
+}
+
+export class AppError extends Error {
+  override readonly name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: { cause?: unknown; details?: ErrorDetails } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  }
+  get details(): ErrorDetails | undefined {
+    return this.options.details;
+  }
+}
+
+/**
+ * A schema-style validation failure raised outside the HTTP schema (for example a data object nested
+ * too deep). Rendered as the 422 `{detail:[{loc,msg,type}]}` envelope.
+ */
+export class ValidationError extends Error {
+  override readonly name = 'ValidationError';
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+  }
+}
+
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  /** Machine-readable facts about the failure (as in FastAPI), e.g. the template line. */
+  ctx?: Record<string, unknown>;
+}
+
+export function isAppError(error: unknown, code?: ErrorCode): error is AppError {
+  return error instanceof AppError && (code === undefined || error.code === code);
+}

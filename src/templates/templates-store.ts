@@ -1,0 +1,29 @@
+/** SQL for templates. */
+import type { DbOrTx } from '../db/database.js';
+import type { TemplateRow } from '../db/schema.js';
+
+export async function insertTemplate(db: DbOrTx, row: TemplateRow): Promise<void> {
+  await db.insertInto('templates').values(row).execute();
+}
+
+export async function findTemplate(db: DbOrTx, templateId: string): Promise<TemplateRow | undefined> {
+  return db.selectFrom('templates').selectAll().where('id', '=', templateId).executeTakeFirst();
+}
+
+export async function listTemplates(db: DbOrTx, accountId: string) {
+  return db
+    .selectFrom('templates')
+    .select(['id', 'name', 'created_at', 'updated_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+}
+
+export async function updateTemplate(db: DbOrTx, templateId: string, changes: Partial<TemplateRow>): Promise<void> {
+  await db.updateTable('templates').set(changes).where('id', '=', templateId).execute();
+}
+
+export async function deleteTemplate(db: DbOrTx, templateId: string): Promise<void> {
+  await db.deleteFrom('templates').where('id', '=', templateId).execute();
+}

@@ -1,0 +1,167 @@
+/**
+ * Template management: create, read, update, delete, and the field definitions no-code tools read.
+ * Ownership: an id that exists but belongs to another account answers FORBIDDEN; an unknown id
+ * answers TEMPLATE_NOT_FOUND (the order the spec gives).
+ */
+import type { Db } from '../db/database.js';
+import type { TemplateRow } from '../db/schema.js';
+import { AppError, ValidationError } from '../shared/errors.js';
+import { newTemplateId } from '../shared/ids.js';
+import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
+import { syntaxIssues } from './template-syntax.js';
+import * as store from './templates-store.js';
+
+export interface PageSetup {
+  format?: 'A4' | 'Letter' | 'Legal' | 'A3' | 'A5';
+  orientation?: 'portrait' | 'landscape';
+  margin?: { top?: string; right?: string; bottom?: string; left?: string };
+  header_html?: string;
+  footer_html?: string;
+}
+
+export interface TemplateInput {
+  name: string;
+  html: string;
+  css?: string | null;
+  fields?: FieldInput[] | null;
+  sample_data?: Record<string, unknown> | null;
+  page?: PageSetup | null;
+}
+
+/** A template as the owner sees it. */
+export interface Template {
+  id: string;
+  accountId: string;
+  name: string;
+  html: string;
+  css: string | null;
+  fields: FieldDefinition[];
+  fieldsInferred: boolean;
+  sampleData: Record<string, unknown> | null;
+  page: PageSetup | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TemplateSummary {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TemplateService {
+  create(accountId: string, input: TemplateInput): Promise<Template>;
+  /** The caller's template; TEMPLATE_NOT_FOUND or FORBIDDEN otherwise. */
+  get(accountId: string, templateId: string): Promise<Template>;
+  list(accountId: string): Promise<TemplateSummary[]>;
+  update(accountId: string, templateId: string, changes: Partial<TemplateInput>): Promise<Template>;
+  remove(accountId: string, templateId: string): Promise<void>;
+}
+
+function toTemplate(row: TemplateRow): Template {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    html: row.html,
+    css: row.css,
+    fields: JSON.parse(row.fields) as FieldDefinition[],
+    fieldsInferred: row.fields_inferred === 1,
+    sampleData: row.sample_data === null ? null : (JSON.parse(row.sample_data) as Record<string, unknown>),
+    page: row.page === null ? null : (JSON.parse(row.page) as PageSetup),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+/** Refuses (422) template parts that do not parse, naming the part and the line. */
+function assertParses(input: { html: string; css?: string | null; page?: PageSetup | null }): void {
+  const issues = syntaxIssues([
+    { loc: ['body', 'html'], source: input.html },
+    { loc: ['body', 'css'], source: input.css },
+    { loc: ['body', 'page', 'header_html'], source: input.page?.header_html },
+    { loc: ['body', 'page', 'footer_html'], source: input.page?.footer_html },
+  ]);
+  if (issues.length > 0) throw new ValidationError(issues);
+}
+
+function inferFor(input: { html: string; css?: string | null; page?: PageSetup | null; sample_data?: unknown }): FieldDefinition[] {
+  return inferFields([input.html, input.css ?? '', input.page?.header_html ?? '', input.page?.footer_html ?? ''], input.sample_data ?? undefined);
+}
+
+const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+
+export function createTemplateService(db: Db): TemplateService {
+  async function owned(accountId: string, templateId: string): Promise<TemplateRow> {
+    const row = await store.findTemplate(db, templateId);
+    if (!row) throw new AppError('TEMPLATE_NOT_FOUND', `Template ${templateId} was not found.`);
+    if (row.account_id !== accountId) throw new AppError('FORBIDDEN', `Template ${templateId} belongs to another account.`);
+    return row;
+  }
+
+  return {
+    async create(accountId, input) {
+      assertParses(input);
+      const now = Date.now();
+      const fields = input.fields ? normalizeFields(input.fields) : inferFor(input);
+      const row: TemplateRow = {
+        id: newTemplateId(),
+        account_id: accountId,
+        name: input.name,
+        html: input.html,
+        css: input.css ?? null,
+        fields: JSON.stringify(fields),
+        fields_inferred: input.fields ? 0 : 1,
+        sample_data: json(input.sample_data),
+        page: json(input.page),
+        created_at: now,
+        updated_at: now,
+      };
+      await store.insertTemplate(db, row);
+      return toTemplate(row);
+    },
+
+    async get(accountId, templateId) {
+      return toTemplate(await owned(accountId, templateId));
+    },
+
+    async list(accountId) {
+      const rows = await store.listTemplates(db, accountId);
+      return rows.map((r) => ({ id: r.id, name: r.name, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+    },
+
+    async update(accountId, templateId, changes) {
+      const current = toTemplate(await owned(accountId, templateId));
+      const next = {
+        name: changes.name ?? current.name,
+        html: changes.html ?? current.html,
+        css: changes.css === undefined ? current.css : changes.css,
+        page: changes.page === undefined ? current.page : changes.page,
+        sample_data: changes.sample_data === undefined ? current.sampleData : changes.sample_data,
+      };
+      assertParses(next);
+      // Given fields replace the stored ones; otherwise inferred fields follow the new template text.
+      const fieldsGiven = changes.fields !== undefined && changes.fields !== null;
+      const keepUserFields = !fieldsGiven && !current.fieldsInferred && changes.fields !== null;
+      const fields = fieldsGiven ? normalizeFields(changes.fields!) : keepUserFields ? current.fields : inferFor(next);
+      const row: Partial<TemplateRow> = {
+        name: next.name,
+        html: next.html,
+        css: next.css,
+        page: json(next.page),
+        sample_data: json(next.sample_data),
+        fields: JSON.stringify(fields),
+        fields_inferred: fieldsGiven || keepUserFields ? 0 : 1,
+        updated_at: Math.max(Date.now(), current.updatedAt + 1),
+      };
+      await store.updateTemplate(db, templateId, row);
+      return toTemplate({ ...(await owned(accountId, templateId)) });
+    },
+
+    async remove(accountId, templateId) {
+      await owned(accountId, templateId);
+      await store.deleteTemplate(db, templateId);
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * Real databases for tests: every data-layer and API test runs once on SQLite and once on PostgreSQL.
+ * Each test context gets a fresh database: a temporary SQLite file, or a PostgreSQL schema of its own
+ * in the `test` database (dropped afterwards).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { randomId } from '../../src/shared/ids.js';
+import { TEST_PG_URL } from './global-setup.js';
+
+export const DIALECTS = ['sqlite', 'postgres'] as const;
+export type TestDialect = (typeof DIALECTS)[number];
+
+export interface TestDatabase {
+  dialect: TestDialect;
+  /** Environment for loadConfig(). */
+  env: Record<string, string>;
+  /** PostgreSQL schema (pass to createServices / openDatabase). */
+  pgSchema?: string;
+  dataDir: string;
+  dispose(): Promise<void>;
+}
+
+export async function createTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-test-'));
+  if (dialect === 'sqlite') {
+    return {
+      dialect,
+      env: { PRESSROOM_DATA_DIR: dataDir },
+      dataDir,
+      async dispose() {
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${Date.now()}_${randomId(8).toLowerCase()}`;
+  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  await client.connect();
+  await client.query(`create schema "${schema}"`);
+  await client.end();
+  return {
+    dialect,
+    env: { PRESSROOM_DATA_DIR: dataDir, PRESSROOM_DATABASE_URL: TEST_PG_URL },
+    pgSchema: schema,
+    dataDir,
+    async dispose() {
+      const c = new pg.Client({ connectionString: TEST_PG_URL });
+      await c.connect();
+      await c.query(`drop schema if exists "${schema}" cascade`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * The whole service on a loopback port, on a real database, for API tests over real HTTP.
+ */
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { createServices, type Services } from '../../src/services.js';
+import { createLogger } from '../../src/shared/log.js';
+import { createTestDatabase, type TestDatabase, type TestDialect } from './databases.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789abcdef';
+
+export interface TestApp {
+  dialect: TestDialect;
+  baseUrl: string;
+  config: Config;
+  services: Services;
+  app: FastifyInstance;
+  database: TestDatabase;
+  /** fetch against the app with JSON helpers. */
+  request(method: string, path: string, options?: { apiKey?: string; bearer?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
+  createAccount(input?: { credits?: number; plan?: string; email?: string; rate_limit?: { per_minute?: number; per_day?: number } }): Promise<{ accountId: string; apiKey: string }>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  bytes: Buffer;
+}
+
+export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase(dialect);
+  const config = loadConfig({
+    PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
+    PRESSROOM_SECRET_KEY: SECRET_KEY,
+    PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true',
+    PRESSROOM_LOG_LEVEL: process.env.PRESSROOM_TEST_LOG_LEVEL ?? 'silent',
+    PRESSROOM_HOST: '127.0.0.1',
+    PORT: '0',
+    ...database.env,
+    ...env,
+  });
+  const services = await createServices(config, { logger: createLogger(config.logLevel), pgSchema: database.pgSchema });
+  const app = await buildApp(services);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  const request: TestApp['request'] = async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.apiKey) headers['x-api-key'] = options.apiKey;
+    if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const type = response.headers.get('content-type') ?? '';
+    const parsed = type.includes('application/json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : bytes.toString('utf8');
+    return { status: response.status, headers: response.headers, body: parsed, bytes };
+  };
+
+  return {
+    dialect,
+    baseUrl,
+    config,
+    services,
+    app,
+    database,
+    request,
+    async createAccount(input = {}) {
+      const res = await request('POST', '/v1/admin/accounts', { bearer: ADMIN_TOKEN, body: input });
+      if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return { accountId: res.body.account_id, apiKey: res.body.api_key };
+    },
+    async close() {
+      await app.close();
+      await services.close();
+      await database.dispose();
+    },
+  };
+}
