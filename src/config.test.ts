@@ -14,6 +14,7 @@ describe('config', () => {
     expect(config.database.dialect).toBe('sqlite');
     expect(config.database.sqlitePath).toBe(join(env.PRESSROOM_DATA_DIR, 'pressroom.db'));
     expect(config.storage.url).toBe(`file://${join(env.PRESSROOM_DATA_DIR, 'files')}`);
+    expect(loadConfig({ PRESSROOM_DATA_DIR: join(env.PRESSROOM_DATA_DIR, 'a#b') }).storage.url).toMatch(/a%23b\/files$/);
     expect(config.http.adminToken).toBeUndefined();
     expect(config.allowPrivateNetworks).toBe(false);
     expect(config.plans.free).toEqual({ perMinute: 60, perDay: 1000 });

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 
 export type Plan = 'free' | 'pro' | 'enterprise';
@@ -75,6 +76,8 @@ export interface Config {
     readonly leaseMs: number;
     /** Attempts before a transient failure becomes permanent. @defaultValue 5 (`PRESSROOM_JOB_MAX_ATTEMPTS`) */
     readonly maxAttempts: number;
+    /** First retry delay after a transient failure; doubles per attempt, with jitter. @defaultValue 2000 (`PRESSROOM_JOB_RETRY_BASE_DELAY_MS`) */
+    readonly retryBaseDelayMs: number;
     /** Polling fallback when no wake-up arrives. @defaultValue 1000 (`PRESSROOM_JOB_POLL_MS`) */
     readonly pollIntervalMs: number;
     /** SIGTERM: in-flight jobs may finish within this deadline. @defaultValue 30000 (`PRESSROOM_SHUTDOWN_GRACE_MS`) */
@@ -162,7 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
   const cores = Math.max(1, availableParallelism());
   const concurrency = readInt(env, 'PRESSROOM_RENDER_CONCURRENCY', cores, 1, 64);
   const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
-  const storageUrl = readUrl(env, 'PRESSROOM_STORAGE_URL', ['file:', 's3:']) ?? `file://${join(dataDir, 'files')}`;
+  const storageUrl = readUrl(env, 'PRESSROOM_STORAGE_URL', ['file:', 's3:']) ?? pathToFileURL(join(dataDir, 'files')).href;
   const adminToken = env.PRESSROOM_ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('PRESSROOM_ADMIN_TOKEN must be at least 16 characters');
@@ -217,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
       workerConcurrency: readInt(env, 'PRESSROOM_WORKER_CONCURRENCY', concurrency, 1, 64),
       leaseMs: readInt(env, 'PRESSROOM_JOB_LEASE_MS', 60_000, 1000),
       maxAttempts: readInt(env, 'PRESSROOM_JOB_MAX_ATTEMPTS', 5, 1, 100),
+      retryBaseDelayMs: readInt(env, 'PRESSROOM_JOB_RETRY_BASE_DELAY_MS', 2000, 1),
       pollIntervalMs: readInt(env, 'PRESSROOM_JOB_POLL_MS', 1000, 10),
       shutdownGraceMs: readInt(env, 'PRESSROOM_SHUTDOWN_GRACE_MS', 30_000, 0),
     },
