@@ -1,0 +1,140 @@
+/** Test helpers for the rendering tests: renderer options, poppler-based PDF reading, a tripwire listener. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Config } from '../../config.js';
+import { createLogger } from '../../shared/log.js';
+import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../pdf-renderer.js';
+
+/** Renderer options for tests: small limits so failures come quickly. */
+export function testOptions(overrides: Partial<Config['rendering']> = {}): Config['rendering'] {
+  return {
+    chromiumPath: process.env.PRESSROOM_CHROMIUM_PATH ?? '/usr/bin/chromium',
+    concurrency: 2,
+    queueLimit: 20,
+    timeoutMs: 20_000,
+    templateTimeoutMs: 1_500,
+    templateOutputLimitBytes: 2 * 1024 * 1024,
+    recycleAfterRenders: 10_000,
+    ...overrides,
+  };
+}
+
+/** A renderer with test options and a silent logger (set TEST_LOG=debug to see it). */
+export function testRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: RendererDependencies = {}): PdfRenderer {
+  return createPdfRenderer(testOptions(overrides), createLogger(process.env.TEST_LOG ?? 'silent'), dependencies);
+}
+
+function withFile<T>(pdf: Buffer, work: (path: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'pressroom-test-pdf-'));
+  const path = join(dir, 'doc.pdf');
+  writeFileSync(path, pdf);
+  try {
+    return work(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Text of the PDF (or of one page) as pdftotext extracts it; `raw` keeps content-stream order. */
+export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean } = {}): string {
+  const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : [])];
+  if (options.page !== undefined) flags.push('-f', String(options.page), '-l', String(options.page));
+  return withFile(pdf, (path) => execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8' }));
+}
+
+/** Output of a poppler tool (`pdffonts`, `pdfimages -list`, …) run on the PDF. */
+export function pdfTool(tool: string, pdf: Buffer, args: string[] = []): string {
+  return withFile(pdf, (path) => execFileSync(tool, [...args, path], { encoding: 'utf8' }));
+}
+
+/** `pdfinfo` fields (Pages, Page size, Tagged, …). */
+export function pdfInfo(pdf: Buffer): Record<string, string> {
+  const out = withFile(pdf, (path) => execFileSync('pdfinfo', [path], { encoding: 'utf8' }));
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter((line) => line.includes(':'))
+      .map((line) => [line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
+}
+
+/** The document outline (bookmarks) titles, via qpdf's JSON view. */
+export function pdfOutlineTitles(pdf: Buffer): string[] {
+  const json = withFile(pdf, (path) => execFileSync('qpdf', ['--json', '--json-key=outlines', path], { encoding: 'utf8' }));
+  const titles: string[] = [];
+  const walk = (items: { title: string; kids?: unknown[] }[]) => {
+    for (const item of items) {
+      titles.push(item.title);
+      walk((item.kids ?? []) as { title: string; kids?: unknown[] }[]);
+    }
+  };
+  walk((JSON.parse(json) as { outlines: { title: string }[] }).outlines);
+  return titles;
+}
+
+/** A TCP listener on every local address that records each connection attempt (it must see none). */
+export async function openTripwire(): Promise<{ port: number; hits: () => number; close: () => Promise<void> }> {
+  let hits = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    hits += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 8\r\n\r\nTRIPWIRE');
+  });
+  // '::' is dual-stack: catches 127.0.0.1, [::1], [::ffff:127.0.0.1] and localhost alike.
+  await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits: () => hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** PIDs of live processes whose command line mentions `needle` (e.g. a profile directory). */
+export function processesMentioning(needle: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) found.push(Number(pid));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+/** Child PIDs (any depth) of `root` whose command line contains `needle`. */
+export function descendants(root: number, needle = ''): number[] {
+  const parents = new Map<number, number>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // exited
+    }
+  }
+  const result: number[] = [];
+  for (const pid of parents.keys()) {
+    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) {
+      if (p !== root) continue;
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) result.push(pid);
+      } catch {
+        // exited
+      }
+      break;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,75 @@
+/** Small helpers for driving CDP sessions under deadlines. */
+import type { CDPSession } from 'puppeteer-core';
+
+/** Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** An AbortSignal that aborts with `reason()` after `ms`; call `clear()` when done. */
+export function timeoutSignal(ms: number, reason: () => unknown): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(reason()), Math.max(0, ms));
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/** Resolves with the first `event` for which `accept` returns true. */
+export function waitForEvent<T>(session: CDPSession, event: string, accept: (payload: T) => boolean, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const handler = (payload: unknown) => {
+      if (!accept(payload as T)) return;
+      cleanup();
+      resolve(payload as T);
+    };
+    const onAbort = () => {
+      cleanup();
+      reject(signal.reason);
+    };
+    const cleanup = () => {
+      session.off(event as never, handler as never);
+      signal.removeEventListener('abort', onAbort);
+    };
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    session.on(event as never, handler as never);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+// Large chunks keep a 5 MB report to one or two round trips; the pipe transport has no size limit.
+const STREAM_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/** Reads a CDP IO stream (e.g. `Page.printToPDF` with `ReturnAsStream`) into one Buffer. */
+export async function readProtocolStream(session: CDPSession, handle: string, signal: AbortSignal): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  try {
+    for (;;) {
+      const { data, base64Encoded, eof } = await raceSignal(session.send('IO.read', { handle, size: STREAM_CHUNK_BYTES }), signal);
+      chunks.push(Buffer.from(data, base64Encoded ? 'base64' : 'utf8'));
+      if (eof) break;
+    }
+  } finally {
+    // Fire and forget: nobody waits on the close, and it fails harmlessly if the page is gone.
+    session.send('IO.close', { handle }).catch(() => {});
+  }
+  return Buffer.concat(chunks);
+}

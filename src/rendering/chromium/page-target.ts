@@ -1,0 +1,77 @@
+/**
+ * One Chromium page driven through a raw CDP session (no puppeteer Page object: that would enable
+ * domains and round trips we do not need). Tracks whether the page is still usable: a renderer crash
+ * or a closed target aborts `lost`.
+ */
+import type { CDPSession } from 'puppeteer-core';
+import { CDPSessionEvent } from 'puppeteer-core';
+import { AppError } from '../../shared/errors.js';
+
+/** A page target with its session; `lost` aborts when the page crashes or disappears. */
+export class PageTarget {
+  readonly #lost = new AbortController();
+  #closing: Promise<void> | undefined;
+
+  readonly #onDetached = (detached: CDPSession) => {
+    if (detached === this.session) this.markLost('closed');
+  };
+
+  private constructor(
+    private readonly root: CDPSession,
+    readonly targetId: string,
+    readonly session: CDPSession,
+  ) {
+    session.once('Inspector.targetCrashed', () => this.markLost('crashed'));
+    root.connection()?.on(CDPSessionEvent.SessionDetached, this.#onDetached);
+  }
+
+  /**
+   * Creates a blank page and attaches to it. `background` pages stay hidden behind the window's
+   * visible tab, so Chromium does not composite and paint them for the screen (printing and
+   * workers are unaffected); a page in its own `browserContextId` gets its own, visible window
+   * (scripted documents may need requestAnimationFrame).
+   */
+  static async open(root: CDPSession, options: { browserContextId?: string; background?: boolean } = {}): Promise<PageTarget> {
+    const { targetId } = await root.send('Target.createTarget', {
+      url: 'about:blank',
+      ...(options.background ? { background: true } : {}),
+      ...(options.browserContextId === undefined ? {} : { browserContextId: options.browserContextId }),
+    });
+    try {
+      const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
+      const session = root.connection()?.session(sessionId);
+      if (!session) throw new Error('CDP session vanished right after attaching');
+      return new PageTarget(root, targetId, session);
+    } catch (error) {
+      await root.send('Target.closeTarget', { targetId }).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Aborts with RENDER_FAILED when the renderer crashes or the target is closed. */
+  get lost(): AbortSignal {
+    return this.#lost.signal;
+  }
+
+  get isLost(): boolean {
+    return this.#lost.signal.aborted;
+  }
+
+  /** Marks the page unusable (a timed-out or crashed page is never reused). */
+  markLost(why: 'crashed' | 'closed' | 'abandoned'): void {
+    if (this.#lost.signal.aborted) return;
+    this.root.connection()?.off(CDPSessionEvent.SessionDetached, this.#onDetached);
+    const message = why === 'crashed' ? 'The page renderer crashed' : 'The page was closed during the render';
+    this.#lost.abort(new AppError('RENDER_FAILED', message, { details: { reason: why } }));
+  }
+
+  /** Closes the target; the browser ends its renderer process. Never throws. */
+  close(): Promise<void> {
+    this.markLost('abandoned');
+    this.#closing ??= this.root
+      .send('Target.closeTarget', { targetId: this.targetId })
+      .then(() => undefined)
+      .catch(() => undefined);
+    return this.#closing;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The page is a closed room: no network (a real loopback listener must see nothing), no file://,
+ * only data:/blob: and the internal asset origin when a resolver is configured.
+ */
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTripwire, pdfText, testRenderer } from './__fixtures__/test-kit.js';
+import { launchChromium } from './chromium/launch-chromium.js';
+import { openNetworkSinkhole } from './chromium/network-sinkhole.js';
+import { PageTarget } from './chromium/page-target.js';
+import type { PdfRenderer } from './pdf-renderer.js';
+
+const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
+
+let renderer: PdfRenderer;
+let tripwire: Awaited<ReturnType<typeof openTripwire>>;
+let udp: UdpSocket;
+let udpPackets = 0;
+
+beforeAll(async () => {
+  tripwire = await openTripwire();
+  udp = createSocket({ type: 'udp6', ipv6Only: false });
+  udp.on('message', () => (udpPackets += 1));
+  await new Promise<void>((resolve) => udp.bind(tripwire.port, '::', resolve));
+  const assets = new Map([
+    ['https://assets.pressroom.internal/logo.png', PNG_1X1],
+    ['https://assets.pressroom.internal/brand.css', Buffer.from('.brand::after { content: "FROM-ASSET-CSS"; }')],
+  ]);
+  renderer = testRenderer({ concurrency: 2 }, { assetResolver: (url) => assets.get(url) });
+  await renderer.warmUp();
+});
+
+afterAll(async () => {
+  await renderer.close();
+  await tripwire.close();
+  udp.close();
+});
+
+describe('no network from templates', () => {
+  const target = () => `127.0.0.1:${tripwire.port}`;
+
+  it('blocks every way a script-less document can reach out', async () => {
+    const t = target();
+    const p = tripwire.port;
+    const html = `<!doctype html><html><head>
+      <base href="http://${t}/base/">
+      <link rel="stylesheet" href="http://${t}/link.css"><link rel="preload" as="image" href="http://${t}/preload">
+      <link rel="prefetch" href="http://${t}/prefetch"><link rel="preconnect" href="http://${t}"><link rel="icon" href="http://${t}/icon">
+      <meta http-equiv="refresh" content="0;url=http://${t}/refresh">
+      <style>@import url("http://${t}/import.css"); @font-face { font-family: Remote; src: url(http://${t}/font.woff2); }
+        p { font-family: Remote; } .bg { background: url(http://${t}/bg.png); } </style></head><body>
+      <p class="bg">STILL-HERE</p><img src="http://${t}/img"><img src="HTTP://${t}/upper"><img src="http://[::ffff:127.0.0.1]:${p}/mapped">
+      <img src="http://localhost:${p}/localhost"><img src="http://[::1]:${p}/v6"><img src="http://2130706433:${p}/decimal">
+      <img src="relative.png"><img srcset="http://${t}/srcset 1x"><iframe src="http://${t}/frame"></iframe>
+      <object data="http://${t}/object"></object><embed src="http://${t}/embed"><video src="http://${t}/video" autoplay></video>
+      <svg><image href="http://${t}/svg-image" width="10" height="10"/></svg><audio src="http://${t}/audio" autoplay></audio>
+      </body></html>`;
+    const { pdf } = await renderer.render({ template: { html }, data: {} });
+    expect(pdfText(pdf)).toContain('STILL-HERE');
+    expect(pdfText(pdf)).not.toContain('TRIPWIRE');
+  });
+
+  it('blocks scripts: fetch, XHR, WebSocket, workers, beacons, EventSource, navigation, WebRTC', async () => {
+    const t = target();
+    const html = `<p id="r">SCRIPTED</p><script>
+      const t = ${JSON.stringify(t)};
+      fetch('http://' + t + '/fetch').catch(() => {});
+      fetch('http://localhost:${tripwire.port}/fetch-localhost', { mode: 'no-cors' }).catch(() => {});
+      const x = new XMLHttpRequest(); x.open('GET', 'http://' + t + '/xhr'); x.send();
+      try { new WebSocket('ws://' + t + '/ws'); } catch (e) {}
+      try { navigator.sendBeacon('http://' + t + '/beacon', 'x'); } catch (e) {}
+      try { new EventSource('http://' + t + '/sse'); } catch (e) {}
+      try { import('http://' + t + '/module.js').catch(() => {}); } catch (e) {}
+      try { new Image().src = 'http://' + t + '/image'; } catch (e) {}
+      try { navigator.serviceWorker.register('http://' + t + '/sw.js').catch(() => {}); } catch (e) {}
+      try { const w = new Worker(URL.createObjectURL(new Blob(["fetch('http://" + t + "/worker').catch(() => {}); new WebSocket('ws://" + t + "/worker-ws');"]))); } catch (e) {}
+      try { const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:${tripwire.port}' }, { urls: 'turn:127.0.0.1:${tripwire.port}', username: 'u', credential: 'c' }] });
+        pc.createDataChannel('x'); pc.createOffer().then((o) => pc.setLocalDescription(o)); } catch (e) {}
+      window.pressroomReady = new Promise((resolve) => setTimeout(resolve, 400));
+      setTimeout(() => { try { location.href = 'http://' + t + '/navigate'; } catch (e) {} }, 300);
+    </script>`;
+    const { pdf } = await renderer.render({ template: { html }, data: {} });
+    expect(pdfText(pdf)).toContain('SCRIPTED');
+  });
+
+  it('blocks template code in the evaluator sandbox', async () => {
+    const t = target();
+    const code = `var u = 'http://${t}/'; try { fetch(u + 'f') } catch (e) {} try { var x = new XMLHttpRequest(); x.open('GET', u + 'x'); x.send() } catch (e) {}
+      try { new WebSocket('ws://${t}/w') } catch (e) {} try { importScripts(u + 'i') } catch (e) {}
+      try { var F = Object.getPrototypeOf(async function () {}).constructor; F('await fetch("' + u + 'af")')().catch(function () {}) } catch (e) {}
+      return 'EVALUATED'`;
+    const { pdf } = await renderer.render({ template: { html: `{{ "".constructor.constructor(${JSON.stringify(code.replace(/\n/g, ' '))})() }}` }, data: {} });
+    expect(pdfText(pdf)).toContain('EVALUATED');
+  });
+
+  it('the listener saw nothing (TCP or UDP)', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(tripwire.hits()).toBe(0);
+    expect(udpPackets).toBe(0);
+    // Most requests never get that far: the page's Content-Security-Policy refuses them first.
+    expect(renderer.stats().blockedRequests).toBeGreaterThan(0);
+  });
+
+  it('the network layer alone holds: a page without interception reaches only the sinkhole', async () => {
+    const sinkhole = await openNetworkSinkhole();
+    const chromium = await launchChromium({ executablePath: '/usr/bin/chromium', sinkholePort: sinkhole.port, protocolTimeoutMs: 30_000 });
+    try {
+      const page = await PageTarget.open(chromium.root);
+      for (const url of [`http://127.0.0.1:${tripwire.port}/direct`, `http://localhost:${tripwire.port}/direct`, `http://[::1]:${tripwire.port}/direct`]) {
+        const { errorText } = await page.session.send('Page.navigate', { url });
+        expect(errorText).toMatch(/^net::ERR_/);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(tripwire.hits()).toBe(0);
+    } finally {
+      await chromium.shutdown();
+      await sinkhole.close();
+    }
+  });
+});
+
+describe('no local files', () => {
+  it.each([
+    ['img', '<img src="file:///etc/passwd">'],
+    ['iframe', '<iframe src="file:///etc/passwd" width="600" height="400"></iframe>'],
+    ['upper-case scheme', '<iframe src="FILE:///etc/passwd" width="600" height="400"></iframe>'],
+    ['object and embed', '<object data="file:///etc/passwd" width="600" height="400"></object><embed src="file:///etc/passwd">'],
+    ['stylesheet and directory', '<link rel="stylesheet" href="file:///etc/passwd"><iframe src="file:///etc/"></iframe>'],
+    ['view-source', '<iframe src="view-source:file:///etc/passwd"></iframe>'],
+    ['script fetch', '<pre id="o">x</pre><script>fetch("file:///etc/passwd").then((r) => r.text()).then((t) => { document.getElementById("o").textContent = t; }).catch(() => {}); const x = new XMLHttpRequest(); try { x.open("GET", "file:///etc/passwd", false); x.send(); document.body.append(x.responseText); } catch (e) {}</script>'],
+  ])('%s', async (_name, html) => {
+    const { pdf } = await renderer.render({ template: { html: `<p>FILE-TEST</p>${html}` }, data: {} });
+    const text = pdfText(pdf);
+    expect(text).toContain('FILE-TEST');
+    expect(text).not.toContain('root:x:0:0');
+  });
+});
+
+describe('the internal asset origin', () => {
+  const html = '<p class="brand">ASSET:</p><link rel="stylesheet" href="https://assets.pressroom.internal/brand.css">' +
+    '<img src="https://assets.pressroom.internal/logo.png" width="40" height="40"><link rel="stylesheet" href="https://assets.pressroom.internal/missing.css">';
+
+  it('serves known assets through the resolver and answers 404 for the rest', async () => {
+    const { pdf } = await renderer.render({ template: { html }, data: {} });
+    expect(pdfText(pdf)).toContain('ASSET:FROM-ASSET-CSS');
+  });
+
+  it('is blocked when no resolver is configured', async () => {
+    const plain = testRenderer({ concurrency: 1 });
+    try {
+      const { pdf } = await plain.render({ template: { html }, data: {} });
+      expect(pdfText(pdf)).toContain('ASSET:');
+      expect(pdfText(pdf)).not.toContain('FROM-ASSET-CSS');
+    } finally {
+      await plain.close();
+    }
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Maps a template's page setup to Chromium's printToPDF parameters. CSS `@page` size and margins
+ * in the document win over these (`preferCSSPageSize`), as print authors expect.
+ */
+import { AppError } from '../shared/errors.js';
+import type { PrintParams } from './chromium/print-page.js';
+import type { PageSetup } from './pdf-renderer.js';
+
+/** Paper sizes in inches (the values puppeteer uses). */
+const FORMATS: Record<NonNullable<PageSetup['format']>, { width: number; height: number }> = {
+  A3: { width: 11.7, height: 16.54 },
+  A4: { width: 8.27, height: 11.7 },
+  A5: { width: 5.83, height: 8.27 },
+  Legal: { width: 8.5, height: 14 },
+  Letter: { width: 8.5, height: 11 },
+};
+
+const UNITS_PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25.4, pt: 72 };
+
+/** Room left for a header or footer when the template gives no margin on that side. */
+const HEADER_FOOTER_DEFAULT_MARGIN = '15mm';
+
+/**
+ * The preview stamp. It lives in Chromium's header template, a separate document printed over
+ * every page, so the template's own CSS cannot hide or cover it.
+ */
+const PREVIEW_WATERMARK =
+  '<div style="position:fixed !important;left:0 !important;top:0 !important;width:100% !important;height:100vh !important;' +
+  'display:flex !important;align-items:center !important;justify-content:center !important;z-index:2147483647 !important;' +
+  'visibility:visible !important;opacity:1 !important;margin:0 !important;pointer-events:none">' +
+  '<div style="transform:rotate(-45deg) !important;font:bold 96px \'Liberation Sans\',\'DejaVu Sans\',sans-serif !important;' +
+  'letter-spacing:8px !important;color:rgba(200,30,30,0.22) !important;white-space:nowrap !important">PREVIEW</div></div>';
+
+// Chromium prints its own date/title/URL header when a template is empty; an empty span prints nothing.
+const EMPTY_TEMPLATE = '<span></span>';
+
+export interface PrintInputs {
+  page: PageSetup | null | undefined;
+  headerHtml: string | undefined;
+  footerHtml: string | undefined;
+  preview: boolean;
+}
+
+/** printToPDF parameters: paper, margins, header/footer, tagged PDF with outline. */
+export function buildPrintParams({ page, headerHtml, footerHtml, preview }: PrintInputs): PrintParams {
+  const format = FORMATS[page?.format ?? 'A4'];
+  if (!format) throw new AppError('INVALID_REQUEST', `page.format must be one of ${Object.keys(FORMATS).join(', ')}`);
+  const hasHeader = headerHtml !== undefined && headerHtml.trim() !== '';
+  const hasFooter = footerHtml !== undefined && footerHtml.trim() !== '';
+  const margin = page?.margin ?? {};
+  const params: PrintParams = {
+    printBackground: true,
+    preferCSSPageSize: true,
+    generateTaggedPDF: true,
+    generateDocumentOutline: true,
+    landscape: page?.orientation === 'landscape',
+    paperWidth: format.width,
+    paperHeight: format.height,
+    marginTop: toInches('top', margin.top ?? (hasHeader ? HEADER_FOOTER_DEFAULT_MARGIN : undefined)),
+    marginRight: toInches('right', margin.right),
+    marginBottom: toInches('bottom', margin.bottom ?? (hasFooter ? HEADER_FOOTER_DEFAULT_MARGIN : undefined)),
+    marginLeft: toInches('left', margin.left),
+  };
+  if (hasHeader || hasFooter || preview) {
+    params.displayHeaderFooter = true;
+    params.headerTemplate = `${hasHeader ? headerHtml : ''}${preview ? PREVIEW_WATERMARK : ''}` || EMPTY_TEMPLATE;
+    params.footerTemplate = hasFooter ? footerHtml : EMPTY_TEMPLATE;
+  }
+  return params;
+}
+
+function toInches(side: string, value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return 0;
+  const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm|pt)?\s*$/i.exec(value);
+  if (!match) {
+    throw new AppError('INVALID_REQUEST', `page.margin.${side} must be a length such as "12mm", "1cm", "0.5in", "10pt" or "20px"; got "${value.slice(0, 40)}"`);
+  }
+  const unit = (match[2] ?? 'px').toLowerCase();
+  return Number(match[1]) / UNITS_PER_INCH[unit]!;
+}
