@@ -25,13 +25,14 @@ export async function findLiveApiKey(db: DbOrTx, prefix: string) {
     .executeTakeFirst();
 }
 
-/** Marks a key revoked; returns false when no live key has this prefix. */
-export async function revokeApiKey(db: DbOrTx, prefix: string, revokedAt: number): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: revokedAt })
-    .where('prefix', '=', prefix)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+export async function listApiKeys(db: DbOrTx, accountId: string) {
+  return db.selectFrom('api_keys').select(['prefix', 'created_at', 'revoked_at']).where('account_id', '=', accountId).orderBy('created_at', 'desc').execute();
+}
+
+/** Marks a key revoked (only the given account's, when one is given); false when no live key has this prefix. */
+export async function revokeApiKey(db: DbOrTx, prefix: string, revokedAt: number, accountId?: string): Promise<boolean> {
+  let query = db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('prefix', '=', prefix).where('revoked_at', 'is', null);
+  if (accountId) query = query.where('account_id', '=', accountId);
+  const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -32,7 +32,9 @@ export interface AccountService {
   create(input: CreateAccountInput): Promise<{ account_id: string; api_key: string; plan: Plan; credits: number }>;
   get(accountId: string): Promise<{ id: string; email: string | null; plan: Plan; credits: number }>;
   createApiKey(accountId: string): Promise<string>;
-  revokeApiKey(prefix: string): Promise<void>;
+  listApiKeys(accountId: string): Promise<{ prefix: string; createdAt: number; revokedAt: number | null }[]>;
+  /** Revokes a key; with `accountId`, only one of that account's keys. */
+  revokeApiKey(prefix: string, accountId?: string): Promise<void>;
   issueAccessToken(accountId: string, ttlSeconds: number): Promise<string>;
   /** Resolves an API key; null when unknown, revoked or malformed. */
   authenticateApiKey(apiKey: string): Promise<Caller | null>;
@@ -89,8 +91,13 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
       return insertNewKey(accountId, db);
     },
 
-    async revokeApiKey(prefix) {
-      const revoked = await store.revokeApiKey(db, prefix, Date.now());
+    async listApiKeys(accountId) {
+      const rows = await store.listApiKeys(db, accountId);
+      return rows.map((r) => ({ prefix: r.prefix, createdAt: Number(r.created_at), revokedAt: r.revoked_at === null ? null : Number(r.revoked_at) }));
+    },
+
+    async revokeApiKey(prefix, accountId) {
+      const revoked = await store.revokeApiKey(db, prefix, Date.now(), accountId);
       if (!revoked) throw new AppError('API_KEY_NOT_FOUND', `No active API key starts with ${prefix}.`);
     },
 

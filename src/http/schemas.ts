@@ -45,7 +45,8 @@ export const ref = (id: 'CodedError' | 'HTTPValidationError' | 'DetailError') =>
 /** Error responses every authenticated route can give. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const status of statuses) out[status] = status === 422 ? ref('HTTPValidationError') : ref('CodedError');
+  // 422 is the validation shape, or a coded template error (TEMPLATE_RENDER_ERROR…) on generation routes.
+  for (const status of statuses) out[status] = status === 422 ? Type.Union([ref('HTTPValidationError'), ref('CodedError')]) : ref('CodedError');
   return out;
 }
 

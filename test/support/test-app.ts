@@ -1,6 +1,7 @@
 /**
  * The whole service on a loopback port, on a real database, for API tests over real HTTP.
  */
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
@@ -18,6 +19,8 @@ export interface TestApp {
   services: Services;
   app: FastifyInstance;
   database: TestDatabase;
+  /** Every log line written (JSON text), when started with `captureLogs`. */
+  logs: string[];
   /** fetch against the app with JSON helpers. */
   request(method: string, path: string, options?: { apiKey?: string; bearer?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
   createAccount(input?: { credits?: number; plan?: string; email?: string; rate_limit?: { per_minute?: number; per_day?: number } }): Promise<{ accountId: string; apiKey: string }>;
@@ -31,23 +34,43 @@ export interface TestResponse {
   bytes: Buffer;
 }
 
-export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}): Promise<TestApp> {
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}, options: { captureLogs?: boolean } = {}): Promise<TestApp> {
   const database = await createTestDatabase(dialect);
+  const port = await freePort();
   const config = loadConfig({
     PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
     PRESSROOM_SECRET_KEY: SECRET_KEY,
     PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true',
     PRESSROOM_LOG_LEVEL: process.env.PRESSROOM_TEST_LOG_LEVEL ?? 'silent',
     PRESSROOM_HOST: '127.0.0.1',
-    PORT: '0',
+    PORT: String(port),
+    PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`,
     ...database.env,
     ...env,
   });
-  const services = await createServices(config, { logger: createLogger(config.logLevel), pgSchema: database.pgSchema });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = options.captureLogs ? createLogger('debug', sink) : createLogger(config.logLevel);
+  const services = await createServices(config, { logger, pgSchema: database.pgSchema });
   const app = await buildApp(services);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  await app.listen({ host: '127.0.0.1', port });
   const baseUrl = `http://127.0.0.1:${port}`;
 
   const request: TestApp['request'] = async (method, path, options = {}) => {
@@ -72,6 +95,7 @@ export async function startTestApp(dialect: TestDialect, env: Record<string, str
     services,
     app,
     database,
+    logs,
     request,
     async createAccount(input = {}) {
       const res = await request('POST', '/v1/admin/accounts', { bearer: ADMIN_TOKEN, body: input });

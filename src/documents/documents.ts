@@ -1,0 +1,157 @@
+/**
+ * Document generation: the one use case behind both doors. `POST /v1/pdf/create` calls `generate`;
+ * the job worker calls `produce` for a job accepted by `create-async`.
+ *
+ * A synchronous generation, in order: the template (404/403) → the S3 target when `store_s3` (400 when
+ * not configured) → the credit (402) → render → PDF/A → deliver (signed link, bytes, or the customer's
+ * bucket). Any failure after the debit gives exactly one REFUND, then the error.
+ */
+import type { CreditLedger } from '../credits/ledger.js';
+import type { FileService } from '../files/files.js';
+import type { PdfRenderer } from '../rendering/pdf-renderer.js';
+import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
+import type { Template, TemplateService } from '../templates/templates.js';
+import { AppError, ValidationError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import { expandDottedKeys } from './data-binding.js';
+
+export type ExportType = 'url' | 'binary';
+
+export interface GenerationOptions {
+  exportType: ExportType;
+  /** Link lifetime for `url` (60..604800 s). */
+  expirationSeconds: number;
+  /** Download name without `.pdf`. */
+  filename: string;
+  storeS3: boolean;
+  s3Filepath?: string | null;
+  s3Bucket?: string | null;
+  pdfVariant?: PdfAVariant | null;
+}
+
+/** Where a document went. */
+export type Delivery =
+  | { kind: 'url'; url: string; filename: string; expiresAt: number; fileId: string }
+  | { kind: 'binary'; pdf: Buffer; filename: string }
+  | { kind: 's3'; bucket: string; key: string; filename: string };
+
+export interface GenerationResult {
+  delivery: Delivery;
+  creditsRemaining: number;
+  /** The PDFGEN transaction behind it. */
+  transactionRef: string;
+  renderMs: number;
+}
+
+/** Uploads to the customer's own bucket (the S3 integration). */
+export interface CustomerStorage {
+  /** The bucket and key a document would go to; throws INVALID_REQUEST when S3 is not configured. */
+  resolveTarget(accountId: string, target: { filepath?: string | null; bucket?: string | null; filename: string }): Promise<{ bucket: string; key: string }>;
+  upload(accountId: string, target: { bucket: string; key: string }, pdf: Buffer): Promise<void>;
+}
+
+export interface DocumentService {
+  /** Checks what can be checked before any charge: the template and the delivery target. */
+  prepare(accountId: string, templateId: string, options: GenerationOptions): Promise<Template>;
+  /** Synchronous generation: prepare, debit, produce; refunds once on failure. */
+  generate(accountId: string, templateId: string, data: Record<string, unknown>, options: GenerationOptions): Promise<GenerationResult>;
+  /** Renders and delivers an already-paid document (the worker's entry). */
+  produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<{ delivery: Delivery; renderMs: number }>;
+  /** A free, stamped preview of unsaved template text (the studio). */
+  preview(input: { html: string; css?: string | null; page?: Template['page']; data?: Record<string, unknown> | null }): Promise<Buffer>;
+}
+
+export interface DocumentDeps {
+  templates: TemplateService;
+  ledger: CreditLedger;
+  renderer: PdfRenderer;
+  files: FileService;
+  customerStorage?: CustomerStorage;
+  logger: Logger;
+}
+
+/** `invoice` → `invoice.pdf`; a trailing `.pdf` given by the caller is not doubled. */
+export function pdfFilename(name: string | null | undefined): string {
+  const base = (name ?? '').replace(/\.pdf$/i, '') || 'document';
+  return `${base}.pdf`;
+}
+
+/** `s3_filepath` may not climb out of its prefix. */
+export function checkS3Filepath(filepath: string | null | undefined): void {
+  if (!filepath) return;
+  const segments = filepath.split('/');
+  if (filepath.startsWith('/') || filepath.includes('\\') || segments.some((s) => s === '..' || s === '.')) {
+    throw new ValidationError([
+      { loc: ['body', 's3_filepath'], msg: 'Path should be relative, without "..", "." segments, a leading "/" or backslashes', type: 'value_error' },
+    ]);
+  }
+}
+
+export function createDocumentService(deps: DocumentDeps): DocumentService {
+  const { templates, ledger, renderer, files, customerStorage, logger } = deps;
+
+  async function deliver(accountId: string, pdf: Buffer, options: GenerationOptions): Promise<Delivery> {
+    const filename = pdfFilename(options.filename);
+    if (options.storeS3) {
+      if (!customerStorage) throw new AppError('INVALID_REQUEST', 'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.');
+      const target = await customerStorage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename });
+      await customerStorage.upload(accountId, target, pdf);
+      return { kind: 's3', bucket: target.bucket, key: target.key, filename };
+    }
+    if (options.exportType === 'binary') return { kind: 'binary', pdf, filename };
+    const stored = await files.store(accountId, pdf, filename, options.expirationSeconds);
+    return { kind: 'url', url: stored.url, filename, expiresAt: stored.expiresAt, fileId: stored.fileId };
+  }
+
+  const service: DocumentService = {
+    async prepare(accountId, templateId, options) {
+      checkS3Filepath(options.s3Filepath);
+      const template = await templates.get(accountId, templateId);
+      if (options.storeS3) {
+        if (!customerStorage) throw new AppError('INVALID_REQUEST', 'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.');
+        await customerStorage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: pdfFilename(options.filename) });
+      }
+      return template;
+    },
+
+    async produce(accountId, template, data, options, signal) {
+      const started = performance.now();
+      const rendered = await renderer.render({
+        template: { html: template.html, css: template.css, page: template.page },
+        data: expandDottedKeys(data),
+        signal,
+      });
+      const pdf = options.pdfVariant ? await toPdfA(rendered.pdf, options.pdfVariant, { title: template.name }) : rendered.pdf;
+      const renderMs = Math.round(performance.now() - started);
+      return { delivery: await deliver(accountId, pdf, options), renderMs };
+    },
+
+    async generate(accountId, templateId, data, options) {
+      const template = await service.prepare(accountId, templateId, options);
+      const debit = await ledger.debit(accountId, templateId);
+      try {
+        const { delivery, renderMs } = await service.produce(accountId, template, data, options);
+        await ledger.recordExecTime(debit.transactionRef, renderMs).catch((error) => logger.warn({ err: error }, 'could not record exec time'));
+        return { delivery, creditsRemaining: debit.balance, transactionRef: debit.transactionRef, renderMs };
+      } catch (error) {
+        const refunded = await ledger.refund(accountId, debit.transactionRef).catch((refundError) => {
+          // The generation failed and so did its refund: loud, because the ledger now owes a credit.
+          logger.error({ err: refundError, transactionRef: debit.transactionRef }, 'refund failed after a failed generation');
+          return false;
+        });
+        logger.info({ templateId, refunded, code: (error as AppError).code }, 'generation failed; credit refunded');
+        throw error;
+      }
+    },
+
+    async preview(input) {
+      const rendered = await renderer.render({
+        template: { html: input.html, css: input.css ?? null, page: input.page ?? null },
+        data: expandDottedKeys(input.data ?? {}),
+        preview: true,
+      });
+      return rendered.pdf;
+    },
+  };
+  return service;
+}
