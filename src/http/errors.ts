@@ -4,7 +4,7 @@
  * Causes are logged; clients get the safe message (never a stack trace).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ValidationError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
+import { AppError, DetailError, ValidationError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
 import { AjvValidationError, ajvIssues } from './validation.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -31,6 +31,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TEMPLATE_OUTPUT_TOO_LARGE: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
+  JOB_INTERRUPTED: 500,
   RENDER_FAILED: 500,
   PDFA_CONVERSION_FAILED: 500,
   STORAGE_ERROR: 502,
@@ -68,6 +69,7 @@ function isPostgresUnavailable(error: unknown): boolean {
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AjvValidationError) return sendValidationError(reply, ajvIssues(error.errors, error.httpPart));
   if (error instanceof ValidationError) return sendValidationError(reply, error.issues);
+  if (error instanceof DetailError) return reply.code(error.status).send({ detail: error.message });
   if (error instanceof AppError) {
     const status = STATUS_BY_CODE[error.code];
     if (status >= 500) request.log.error({ err: error, cause: error.cause }, error.message);

@@ -32,6 +32,8 @@ export type ErrorCode =
   | 'STORAGE_ERROR'
   | 'S3_UPLOAD_FAILED'
   | 'SERVICE_UNAVAILABLE'
+  /** An async job whose worker stopped (crash, kill) on every attempt; see docs/jobs.md. */
+  | 'JOB_INTERRUPTED'
   | 'INTERNAL_ERROR';
 
 /** Extra, client-safe facts about an error (never secrets). */
@@ -66,6 +68,17 @@ export class ValidationError extends Error {
   override readonly name = 'ValidationError';
   constructor(readonly issues: ValidationIssue[]) {
     super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+  }
+}
+
+/**
+ * A failure answered in the spec's `{detail: "<text>"}` shape (400): S3 save and S3 test failures.
+ * The message is shown to the customer, so it must never hold a secret.
+ */
+export class DetailError extends Error {
+  override readonly name = 'DetailError';
+  constructor(message: string, readonly status = 400) {
+    super(message);
   }
 }
 
