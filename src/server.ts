@@ -1,6 +1,8 @@
 /**
  * `pressroom serve`: builds the services and the HTTP app, listens, and shuts down in order on
- * SIGTERM/SIGINT: stop accepting → let in-flight work finish (bounded) → release resources in reverse.
+ * SIGTERM/SIGINT: stop accepting and claiming → let in-flight jobs finish within
+ * `PRESSROOM_SHUTDOWN_GRACE_MS`, hand the rest back to the queue → release resources in reverse.
+ * Workers run here for roles `all` (default) and `worker`; `--role api` runs none.
  */
 import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
@@ -15,6 +17,7 @@ export async function runServer(config: Config, role: Role): Promise<void> {
   if (app) {
     await app.listen({ port: config.http.port, host: config.http.host });
   }
+  if (role !== 'api') services.startWorkers();
   logger.info({ role, port: config.http.port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
 
   let stopping: Promise<void> | undefined;
@@ -27,7 +30,8 @@ export async function runServer(config: Config, role: Role): Promise<void> {
       }, config.jobs.shutdownGraceMs + 10_000);
       deadline.unref();
       try {
-        await app?.close();
+        // Stop accepting and stop claiming together; in-flight jobs get shutdownGraceMs, then are released.
+        await Promise.all([app?.close(), services.stopWorkers()]);
         await services.close();
       } finally {
         clearTimeout(deadline);

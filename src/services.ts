@@ -11,6 +11,17 @@ import { createAccessTokenSigner } from './accounts/credentials.js';
 import { createCreditLedger, type CreditLedger } from './credits/ledger.js';
 import { createTemplateService, type TemplateService } from './templates/templates.js';
 import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.js';
+import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
+import { createBlobStore, type BlobStore } from './storage/blob-store.js';
+import { createFileService, type FileService } from './files/files.js';
+import { createIdempotencyService, type IdempotencyService } from './idempotency/idempotency.js';
+import { createDocumentService, type DocumentService } from './documents/documents.js';
+import { createJobWakeups } from './jobs/job-wakeups.js';
+import { createJobService, type JobService } from './jobs/jobs.js';
+import { createWorkers } from './jobs/workers.js';
+import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
+import { createGuardedAgents } from './net/guarded-agents.js';
+import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
 import type { Logger } from './shared/log.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -23,6 +34,18 @@ export interface Services {
   readonly ledger: CreditLedger;
   readonly templates: TemplateService;
   readonly rateLimiter: RateLimiter;
+  readonly renderer: PdfRenderer;
+  readonly blobs: BlobStore;
+  readonly files: FileService;
+  readonly idempotency: IdempotencyService;
+  readonly documents: DocumentService;
+  readonly s3: S3IntegrationService;
+  readonly jobs: JobService;
+  readonly webhooks: WebhookQueue;
+  /** Starts the job worker and the webhook delivery loop in this process (roles `all` and `worker`). */
+  startWorkers(): void;
+  /** Stops claiming; in-flight jobs may finish within `config.jobs.shutdownGraceMs`, the rest are released. */
+  stopWorkers(): Promise<void>;
   /** Each dependency's state, for /readyz. */
   readiness(): Promise<Record<string, 'ok' | string>>;
   close(): Promise<void>;
@@ -72,6 +95,37 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const templates = createTemplateService(database.db);
     const rateLimiter = createRateLimiter(config.plans, redis);
 
+    // The browser starts on first use (admin commands never launch it); `serve` warms it up.
+    const renderer = createPdfRenderer(config.rendering, logger.child({ component: 'renderer' }));
+    releasers.push(() => renderer.close());
+    const blobs = createBlobStore(config.storage.url);
+    releasers.push(() => blobs.close());
+    const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
+    const idempotency = createIdempotencyService(database.db);
+    // One pair of guarded agents for every customer endpoint: keep-alive sockets are shared, and
+    // every connection is resolved, checked and pinned.
+    const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
+    releasers.push(() => guardedAgents.destroy());
+    const s3 = createS3IntegrationService({ db: database.db, secretKey: config.secretKey, allowPrivateNetworks: config.allowPrivateNetworks, agents: guardedAgents, logger });
+    const documents = createDocumentService({ templates, ledger, renderer, files, customerStorage: s3, logger });
+    const wakeups = await createJobWakeups(database, logger);
+    releasers.push(() => wakeups.close());
+    const webhooks = createWebhookQueue(config.secretKey);
+    const jobs = createJobService({ database, documents, ledger, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks });
+    // Registered after the renderer and the database, so close() stops the workers before either goes.
+    const workers = createWorkers({ config, database, documents, templates, ledger, webhooks, wakeups, logger });
+    releasers.push(() => workers.stop(config.jobs.shutdownGraceMs));
+
+    const sweep = setInterval(() => {
+      Promise.all([files.sweep(), idempotency.sweep()])
+        .then(([filesRemoved, keysRemoved]) => {
+          if (filesRemoved + keysRemoved > 0) logger.info({ filesRemoved, keysRemoved }, 'swept expired files and idempotency keys');
+        })
+        .catch((error) => logger.warn({ err: error }, 'sweep failed; will retry'));
+    }, config.storage.sweepIntervalSeconds * 1000);
+    sweep.unref();
+    releasers.push(() => clearInterval(sweep));
+
     return {
       config,
       logger,
@@ -80,6 +134,16 @@ export async function createServices(config: Config, options: ServiceOptions): P
       ledger,
       templates,
       rateLimiter,
+      renderer,
+      blobs,
+      files,
+      idempotency,
+      documents,
+      s3,
+      jobs,
+      webhooks,
+      startWorkers: () => workers.start(),
+      stopWorkers: () => workers.stop(config.jobs.shutdownGraceMs),
       async readiness() {
         const checks: Record<string, string> = {};
         try {
@@ -88,6 +152,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
         } catch (error) {
           checks.database = `unavailable: ${(error as Error).message}`;
         }
+        checks.renderer = renderer.isReady() ? 'ok' : 'starting';
         if (redis) checks.redis = redis.status === 'ready' ? 'ok' : `degraded: ${redis.status} (rate limits fall back to memory)`;
         return checks;
       },

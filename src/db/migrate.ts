@@ -1,6 +1,9 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Dialect } from './database.js';
 import { migration0001Foundation } from './migrations/0001-foundation.js';
+import { migration0002Documents } from './migrations/0002-documents.js';
+import { migration0003Jobs } from './migrations/0003-jobs.js';
+import { migration0004S3Integrations } from './migrations/0004-s3-integrations.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -10,6 +13,9 @@ export interface VersionedMigration {
 /** Numbered, append-only. Never edit one that has shipped; add the next. */
 const MIGRATIONS: Record<string, VersionedMigration> = {
   '0001-foundation': migration0001Foundation,
+  '0002-documents': migration0002Documents,
+  '0003-jobs': migration0003Jobs,
+  '0004-s3-integrations': migration0004S3Integrations,
 };
 
 class InCodeProvider implements MigrationProvider {
@@ -25,7 +31,13 @@ class InCodeProvider implements MigrationProvider {
 
 /** Applies pending migrations; Kysely's migration lock keeps concurrent starters from racing. */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const migrator = new Migrator({ db, provider: new InCodeProvider(dialect) });
+  // Kysely looks for its own tables in every schema unless told which one: with several schemas in
+  // one PostgreSQL database (tests, shared servers) it would find another schema's lock table and then
+  // fail to read its own. Pin it to the connection's current schema.
+  const migrationTableSchema = dialect === 'postgres'
+    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    : undefined;
+  const migrator = new Migrator({ db, provider: new InCodeProvider(dialect), migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

@@ -58,7 +58,110 @@ export interface TemplatesTable {
   updated_at: number;
 }
 
+export interface FilesTable {
+  id: string;
+  account_id: string;
+  storage_key: string;
+  /** Download name, with `.pdf`. */
+  filename: string;
+  size: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  idem_key: string;
+  /** SHA-256 of the endpoint and the canonical request body. */
+  request_hash: string;
+  state: 'pending' | 'done';
+  /** The first answer, replayed to repeats (JSON). */
+  response: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** An asynchronous PDF job; the row is the queue (see src/jobs/jobs-store.ts). */
+export interface JobsTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  template_id: string;
+  status: 'pending' | 'processing' | 'completed' | 'failed';
+  /** JSON: the request's `data`. */
+  data: string;
+  /** JSON: GenerationOptions. */
+  options: string;
+  /** The custom filename as given (null when none). */
+  filename: string | null;
+  store_s3: number;
+  webhook_url: string | null;
+  /** AES-256-GCM sealed (shared/crypto.ts), never returned. */
+  webhook_secret: string | null;
+  /** The PDFGEN that paid for the job; a permanent failure refunds exactly it. */
+  transaction_ref: string;
+  /** Claims so far (a claim whose worker died counts). */
+  attempts: number;
+  /** Not claimable before this time (retry backoff). */
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  last_error: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  result_url: string | null;
+  result_filename: string | null;
+  result_expires_at: number | null;
+  result_s3_bucket: string | null;
+  result_s3_key: string | null;
+  created_at: number;
+  updated_at: number;
+  /** First claim (queue latency = started_at − created_at). */
+  started_at: number | null;
+  completed_at: number | null;
+}
+
+/** One webhook notification; the row is its retry queue (see src/webhooks/deliveries-store.ts). */
+export interface WebhookDeliveriesTable {
+  /** The Standard Webhooks `webhook-id`, constant across retries. */
+  id: string;
+  job_id: string;
+  event: 'pdf.completed' | 'pdf.failed';
+  url: string;
+  /** Sealed copy of the job's secret, or null (unsigned). */
+  secret: string | null;
+  /** The exact body bytes sent on every attempt. */
+  payload: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
+export interface S3IntegrationsTable {
+  account_id: string;
+  endpoint_url: string;
+  access_key_id: string;
+  /** AES-256-GCM, key derived from the master secret for this purpose only. */
+  secret_access_key_sealed: string;
+  bucket_name: string;
+  default_prefix: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
+  s3_integrations: S3IntegrationsTable;
+  jobs: JobsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  files: FilesTable;
+  idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   credit_transactions: CreditTransactionsTable;
@@ -69,3 +172,6 @@ export type AccountRow = Selectable<AccountsTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
 export type TransactionRow = Selectable<CreditTransactionsTable>;
 export type NewTransaction = Insertable<CreditTransactionsTable>;
+export type JobRow = Selectable<JobsTable>;
+export type NewJob = Insertable<JobsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

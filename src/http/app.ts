@@ -16,6 +16,12 @@ import { templateRoutes } from './routes/templates.js';
 import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
 import { healthRoutes } from './routes/health.js';
+import { pdfRoutes } from './routes/pdf.js';
+import { fileRoutes } from './routes/files.js';
+import { previewRoutes } from './routes/preview.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
+import { s3Routes } from './routes/s3.js';
+import { jobRoutes } from './routes/jobs.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -113,7 +119,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await registerOpenApi(app, options.version ?? '0.1.0');
 
   templateRoutes(app, services.templates);
+  previewRoutes(app, { documents: services.documents, rateLimiter: services.rateLimiter, perMinute: config.preview.perMinute });
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
+  apiKeyRoutes(app, services.accounts);
+  pdfRoutes(app, { documents: services.documents, idempotency: services.idempotency, files: services.files });
+  jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
+  fileRoutes(app, services.files);
+  s3Routes(app, services.s3);
   if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   healthRoutes(app, services);
 

@@ -1,0 +1,129 @@
+/**
+ * `npm run bench`: Pressroom through its full HTTP API (auth, credits, template, render) side by side,
+ * in the same run, with the peer harness (`../shared/peers`: floor, jsreport, naive).
+ *
+ * 1. copies the read-only harness to bench/out/peers and installs its pinned npm packages there;
+ * 2. starts the built service (`dist/`) on a fresh data dir and loopback port, with an account that has
+ *    no rate limit and enough credits, and the two fixture templates;
+ * 3. runs `node bench.mjs --engines floor,jsreport,naive,service …` with SERVICE_PID so the memory
+ *    columns cover Pressroom and its Chromium;
+ * 4. prints the harness's tables (they also land in bench/out/peers/out/results-*.json).
+ *
+ * Options are passed through to bench.mjs (defaults: --n 40 --n-report 5 --concurrency 1,2,4).
+ * `--engines` defaults to floor,jsreport,naive,service.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SHARED_PEERS = resolve(ROOT, '..', 'shared', 'peers');
+const PEERS = join(ROOT, 'bench', 'out', 'peers');
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+function preparePeers(): void {
+  if (!existsSync(SHARED_PEERS)) throw new Error(`the peer harness is not at ${SHARED_PEERS}`);
+  mkdirSync(PEERS, { recursive: true });
+  // Copy the harness (not its outputs or modules) so its npm install has somewhere writable.
+  cpSync(SHARED_PEERS, PEERS, { recursive: true, filter: (src) => !/\/(node_modules|out)(\/|$)/.test(src.slice(SHARED_PEERS.length)) });
+  if (!existsSync(join(PEERS, 'node_modules', 'jsreport'))) {
+    log('installing the peer harness packages (puppeteer-core, jsreport, nunjucks)');
+    const result = spawnSync('bash', ['setup.sh'], { cwd: PEERS, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, SKIP_APT: '1' } });
+    if (result.status !== 0) throw new Error('peer harness setup failed');
+  }
+}
+
+async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${baseUrl}/readyz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('the service did not become ready');
+}
+
+async function api(baseUrl: string, path: string, init: { method?: string; token?: string; apiKey?: string; body?: unknown }): Promise<any> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  if (init.apiKey) headers['x-api-key'] = init.apiKey;
+  const res = await fetch(`${baseUrl}${path}`, { method: init.method ?? 'POST', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+export async function startBenchService(env: Record<string, string> = {}): Promise<{ baseUrl: string; child: ChildProcess; dataDir: string; stop(): Promise<void> }> {
+  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('build first: npm run build');
+  const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-bench-'));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'pressroom.js'), 'serve'], {
+    env: { ...process.env, PORT: String(port), PRESSROOM_HOST: '127.0.0.1', PRESSROOM_DATA_DIR: dataDir, PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN, PRESSROOM_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitForHealth(baseUrl, child);
+  return {
+    baseUrl,
+    child,
+    dataDir,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: string; invoiceId: string; reportId: string }> {
+  const account = await api(baseUrl, '/v1/admin/accounts', { token: ADMIN_TOKEN, body: { credits: 1_000_000, plan: 'enterprise' } });
+  const fixture = (name: string) => readFileSync(join(SHARED_PEERS, 'fixtures', name), 'utf8');
+  const invoice = await api(baseUrl, '/v1/templates', { apiKey: account.api_key, body: { name: 'Invoice (peer fixture)', html: fixture('invoice.html') } });
+  const report = await api(baseUrl, '/v1/templates', { apiKey: account.api_key, body: { name: 'Report (peer fixture)', html: fixture('report.html') } });
+  return { apiKey: account.api_key, invoiceId: invoice.id, reportId: report.id };
+}
+
+async function main(): Promise<void> {
+  const passThrough = process.argv.slice(2);
+  const args = passThrough.includes('--engines') ? passThrough : ['--engines', 'floor,jsreport,naive,service', ...passThrough];
+  preparePeers();
+  log('starting Pressroom (embedded default: SQLite, local files)');
+  const service = await startBenchService();
+  try {
+    const { apiKey, invoiceId, reportId } = await createBenchAccount(service.baseUrl);
+    log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness`);
+    const result = spawnSync(process.execPath, ['bench.mjs', ...args], {
+      cwd: PEERS,
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        BASE_URL: service.baseUrl,
+        API_KEY: apiKey,
+        TEMPLATE_ID: invoiceId,
+        TEMPLATE_ID_REPORT: reportId,
+        SERVICE_PID: String(service.child.pid),
+        SERVICE_VERSION: 'pressroom',
+      },
+    });
+    if (result.status !== 0) process.exitCode = result.status ?? 1;
+  } finally {
+    await service.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((error) => {
+    process.stderr.write(`${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  });
+}

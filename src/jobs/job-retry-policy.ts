@@ -1,0 +1,50 @@
+/**
+ * What a failed job attempt means. Transient failures (the browser crashed or was busy, storage or the
+ * database timed out) are retried with backoff; everything else is permanent: the same request would
+ * fail the same way, so the job ends `failed` at once and its credit is refunded (docs/jobs.md).
+ */
+import { AppError, ValidationError, type ErrorCode } from '../shared/errors.js';
+
+/** Codes that say "try again later", not "this request is wrong". */
+export const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'RENDERER_BUSY',
+  'RENDER_FAILED',
+  'RENDER_TIMEOUT',
+  'STORAGE_ERROR',
+  'S3_UPLOAD_FAILED',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL_ERROR',
+]);
+
+/** A failed attempt as the job row records it; `message` is safe to show the customer. */
+export interface AttemptFailure {
+  transient: boolean;
+  code: string;
+  message: string;
+  /** Operator detail for `last_error` and the log (may name internals, never secrets). */
+  detail: string;
+}
+
+/** Sorts an error thrown by an attempt into transient or permanent. */
+export function classifyFailure(error: unknown): AttemptFailure {
+  if (error instanceof ValidationError) {
+    return { transient: false, code: 'INVALID_REQUEST', message: error.message, detail: error.message };
+  }
+  if (error instanceof AppError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return { transient: TRANSIENT_CODES.has(error.code), code: error.code, message: error.message, detail: `${error.code}: ${error.message}${cause}` };
+  }
+  // Not one of ours: a lost database connection, a bug. Retrying is safe (the job is idempotent) and
+  // the attempt limit bounds it; the customer sees a generic message, the operator the real one.
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { transient: true, code: 'INTERNAL_ERROR', message: 'An internal error occurred while generating the document.', detail };
+}
+
+/**
+ * Delay before the retry that follows attempt `attempt` (1-based): `base · 2^(attempt−1)`, then "equal
+ * jitter" (half fixed, half random) so retries of jobs that failed together spread out, capped at 10 min.
+ */
+export function jobRetryDelayMs(attempt: number, baseDelayMs: number, random: () => number = Math.random): number {
+  const exponential = Math.min(baseDelayMs * 2 ** Math.max(0, attempt - 1), 10 * 60_000);
+  return Math.round(exponential / 2 + random() * (exponential / 2));
+}

@@ -1,0 +1,225 @@
+/**
+ * The job worker: claims jobs with a lease and runs them, `concurrency` at a time.
+ *
+ * Loop: claim as many jobs as there are free slots → run each → when a slot frees, a wake-up arrives or
+ * the poll interval passes, claim again. While jobs run, a heartbeat renews their leases (every third of
+ * the lease), so a lease only runs out when its worker is gone: then another worker re-claims the job.
+ *
+ * One attempt: template → `documents.produce` (render + deliver; already paid for) → in ONE transaction:
+ * mark completed (only if the lease is still ours) and enqueue the `pdf.completed` webhook. A failure is
+ * retried with backoff when transient, else in ONE transaction: mark failed, REFUND the job's PDFGEN
+ * (unique per PDFGEN, so at most once) and enqueue `pdf.failed`.
+ *
+ * Stop (SIGTERM): claim nothing more, let running jobs finish within the grace period, then hand the
+ * rest back to the queue and abort their renders.
+ */
+import { hostname } from 'node:os';
+import type { CreditLedger } from '../credits/ledger.js';
+import type { DatabaseHandle } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
+import type { JobRow } from '../db/schema.js';
+import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
+import type { TemplateService } from '../templates/templates.js';
+import { randomId } from '../shared/ids.js';
+import type { Logger } from '../shared/log.js';
+import { completedPayload, failedPayload } from '../webhooks/webhook-payloads.js';
+import type { WebhookQueue } from '../webhooks/webhook-queue.js';
+import { classifyFailure, jobRetryDelayMs, type AttemptFailure } from './job-retry-policy.js';
+import type { JobWakeups } from './job-wakeups.js';
+import * as store from './jobs-store.js';
+
+/** What a job worker needs; `jobs` is the `config.jobs` slice. */
+export interface JobWorkerOptions {
+  database: DatabaseHandle;
+  documents: DocumentService;
+  templates: TemplateService;
+  ledger: CreditLedger;
+  webhooks: WebhookQueue;
+  wakeups: JobWakeups;
+  jobs: { workerConcurrency: number; leaseMs: number; maxAttempts: number; pollIntervalMs: number; retryBaseDelayMs: number };
+  logger: Logger;
+  workerId?: string;
+}
+
+/** One process's job worker. */
+export interface JobWorker {
+  readonly workerId: string;
+  start(): void;
+  stop(graceMs: number): Promise<void>;
+}
+
+/** `host:pid:random`, so an operator can tell from a row which process holds it. */
+export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomId(6)}`;
+
+/** Creates a job worker; nothing is claimed before `start()`. */
+export function createJobWorker(o: JobWorkerOptions): JobWorker {
+  const { database, documents, templates, ledger, webhooks, wakeups, jobs: cfg } = o;
+  const workerId = o.workerId ?? newWorkerId();
+  const logger = o.logger.child({ component: 'job-worker', workerId });
+  const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  let active = false;
+  let releasing = false;
+  let wanted = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let unsubscribe: (() => void) | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+
+  async function claim(limit: number): Promise<JobRow[]> {
+    const request = { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs };
+    return database.dialect === 'sqlite'
+      ? withTransaction(database.db, (trx) => store.claimJobs(trx, 'sqlite', request))
+      : store.claimJobs(database.db, 'postgres', request);
+  }
+
+  function resultOf(delivery: Delivery): store.JobResult {
+    if (delivery.kind === 's3') return { url: null, filename: delivery.filename, expiresAt: null, s3Bucket: delivery.bucket, s3Key: delivery.key };
+    if (delivery.kind === 'url') return { url: delivery.url, filename: delivery.filename, expiresAt: delivery.expiresAt, s3Bucket: null, s3Key: null };
+    throw new Error('async jobs deliver by url or s3 only');
+  }
+
+  async function complete(job: JobRow, delivery: Delivery, renderMs: number): Promise<void> {
+    const result = resultOf(delivery);
+    const done = await withTransaction(database.db, async (trx) => {
+      if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
+      if (job.webhook_url) {
+        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result) });
+      }
+      return true;
+    });
+    if (!done) {
+      // Another worker re-claimed the job after our lease ran out; it will complete it. Our file
+      // expires unused.
+      logger.warn({ jobId: job.id }, 'job lease lost before completion; the other claimer completes it');
+      return;
+    }
+    if (job.webhook_url) webhooks.announce();
+    await ledger.recordExecTime(job.transaction_ref, renderMs).catch((error) => logger.warn({ err: error }, 'could not record exec time'));
+    logger.info({ jobId: job.id, attempt: job.attempts, renderMs }, 'job completed');
+  }
+
+  async function fail(job: JobRow, failure: AttemptFailure): Promise<void> {
+    const done = await withTransaction(database.db, async (trx) => {
+      if (!(await store.failJob(trx, job.id, workerId, failure, Date.now()))) return false;
+      await ledger.refund(job.account_id, job.transaction_ref, trx);
+      if (job.webhook_url) {
+        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure) });
+      }
+      return true;
+    });
+    if (!done) return void logger.warn({ jobId: job.id }, 'job lease lost before the failure was recorded');
+    if (job.webhook_url) webhooks.announce();
+    logger.info({ jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail }, 'job failed; credit refunded');
+  }
+
+  async function retryOrFail(job: JobRow, failure: AttemptFailure): Promise<void> {
+    if (!failure.transient) return fail(job, failure);
+    if (job.attempts >= cfg.maxAttempts) {
+      return fail(job, { ...failure, message: `Gave up after ${job.attempts} attempts: ${failure.message}` });
+    }
+    const delay = jobRetryDelayMs(job.attempts, cfg.retryBaseDelayMs);
+    const now = Date.now();
+    const kept = await store.retryJob(database.db, job.id, workerId, { runAt: now + delay, lastError: failure.detail }, now);
+    logger.info({ jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail, retryInMs: delay, kept }, 'job attempt failed; will retry');
+    if (kept) setTimeout(kick, delay + 5).unref();
+  }
+
+  async function run(job: JobRow, signal: AbortSignal): Promise<void> {
+    // Every earlier claim ended with its worker gone (attempts counts claims): stop re-running a job
+    // that keeps taking its worker down.
+    if (job.attempts > cfg.maxAttempts) {
+      const message = `The job was interrupted ${job.attempts - 1} times (its worker stopped); giving up.`;
+      return fail(job, { transient: false, code: 'JOB_INTERRUPTED', message, detail: message });
+    }
+    try {
+      const template = await templates.get(job.account_id, job.template_id);
+      const options = JSON.parse(job.options) as GenerationOptions;
+      const data = JSON.parse(job.data) as Record<string, unknown>;
+      const { delivery, renderMs } = await documents.produce(job.account_id, template, data, options, signal);
+      await complete(job, delivery, renderMs);
+    } catch (error) {
+      if (releasing && signal.aborted) return; // handed back to the queue by stop()
+      await retryOrFail(job, classifyFailure(error));
+    }
+  }
+
+  function startJob(job: JobRow): void {
+    const controller = new AbortController();
+    const done = run(job, controller.signal)
+      .catch((error) => logger.error({ err: error, jobId: job.id }, 'could not record a job outcome; its lease will run out and it is retried'))
+      .finally(() => {
+        running.delete(job.id);
+        kick();
+      });
+    running.set(job.id, { controller, done });
+  }
+
+  function kick(): void {
+    wanted = true;
+    wake?.();
+  }
+
+  async function claimLoop(): Promise<void> {
+    while (active) {
+      wanted = false;
+      const free = cfg.workerConcurrency - running.size;
+      if (free > 0) {
+        try {
+          const claimed = await claim(free);
+          for (const job of claimed) startJob(job);
+          if (claimed.length === free) continue; // there may be more
+        } catch (error) {
+          logger.warn({ err: error }, 'could not claim jobs; will retry');
+        }
+      }
+      if (wanted || !active) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, cfg.pollIntervalMs);
+        function done() {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+      });
+    }
+  }
+
+  return {
+    workerId,
+    start() {
+      if (active) return;
+      active = true;
+      unsubscribe = wakeups.subscribe(kick);
+      heartbeat = setInterval(() => {
+        if (running.size === 0) return;
+        store.renewLeases(database.db, workerId, Date.now() + cfg.leaseMs).catch((error) => logger.warn({ err: error }, 'could not renew job leases'));
+      }, Math.max(100, Math.floor(cfg.leaseMs / 3)));
+      heartbeat.unref();
+      loop = claimLoop();
+      logger.info({ concurrency: cfg.workerConcurrency, dialect: database.dialect }, 'job worker started');
+    },
+    async stop(graceMs) {
+      if (!active) return;
+      active = false;
+      unsubscribe?.();
+      wake?.();
+      await loop;
+      let timer: NodeJS.Timeout | undefined;
+      const finished = Promise.allSettled([...running.values()].map((r) => r.done));
+      await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      if (running.size > 0) {
+        releasing = true;
+        const released = await store.releaseJobs(database.db, workerId, Date.now()).catch((error) => {
+          logger.error({ err: error }, 'could not release unfinished jobs; their leases will run out');
+          return 0;
+        });
+        for (const r of running.values()) r.controller.abort(new Error('worker stopping'));
+        await Promise.race([Promise.allSettled([...running.values()].map((r) => r.done)), new Promise((r) => setTimeout(r, 5000).unref())]);
+        logger.info({ released }, 'released unfinished jobs to the queue');
+      }
+      clearInterval(heartbeat);
+    },
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * SQL for the job queue. The row is the queue:
+ *
+ *   pending ──claim──▶ processing ──complete──▶ completed
+ *      ▲                   │  │
+ *      └──retry / release──┘  └──fail──▶ failed
+ *
+ * A claim takes a lease (`locked_by`, `locked_until`); a live worker renews it, a dead one lets it run
+ * out and the row becomes claimable again. Every write after the claim checks that the worker still
+ * holds the lease, so a job completes (or fails, or refunds) at most once even when two workers both
+ * believed they had it.
+ */
+import { sql } from 'kysely';
+import type { Dialect, DbOrTx } from '../db/database.js';
+import type { JobRow, JobsTable, NewJob } from '../db/schema.js';
+
+/** The four states of a job. */
+export type JobStatus = JobsTable['status'];
+
+/** Inserts a new job (the caller's transaction also holds its PDFGEN). */
+export async function insertJob(db: DbOrTx, row: NewJob): Promise<void> {
+  await db.insertInto('jobs').values(row).execute();
+}
+
+/** Claim input: who claims, how many, until when. */
+export interface ClaimRequest {
+  workerId: string;
+  limit: number;
+  now: number;
+  leaseMs: number;
+}
+
+/**
+ * Claims up to `limit` due jobs: pending ones whose `run_at` has come, and processing ones whose lease
+ * ran out (their worker died). Oldest first. The dialects differ in how two claimers are kept apart:
+ * - PostgreSQL: `FOR UPDATE SKIP LOCKED` in a CTE, so concurrent claimers take different rows without
+ *   waiting on each other; the CTE (not `IN (subquery)`) makes the planner run the pick exactly once.
+ * - SQLite: the caller runs this inside a BEGIN IMMEDIATE transaction, which holds the one write lock
+ *   for the whole pick-and-update, across processes too.
+ */
+export async function claimJobs(db: DbOrTx, dialect: Dialect, c: ClaimRequest): Promise<JobRow[]> {
+  const until = c.now + c.leaseMs;
+  if (dialect === 'postgres') {
+    const result = await sql<JobRow>`
+      with next as (
+        select seq from jobs
+        where (status = 'pending' and run_at <= ${c.now})
+           or (status = 'processing' and locked_until < ${c.now})
+        order by run_at, seq
+        limit ${c.limit}
+        for update skip locked
+      )
+      update jobs
+         set status = 'processing', locked_by = ${c.workerId}, locked_until = ${until}, attempts = attempts + 1,
+             started_at = coalesce(started_at, ${c.now}), updated_at = ${c.now}
+        from next
+       where jobs.seq = next.seq
+      returning jobs.*`.execute(db);
+    return result.rows;
+  }
+  const result = await sql<JobRow>`
+    update jobs
+       set status = 'processing', locked_by = ${c.workerId}, locked_until = ${until}, attempts = attempts + 1,
+           started_at = coalesce(started_at, ${c.now}), updated_at = ${c.now}
+     where seq in (
+        select seq from jobs
+        where (status = 'pending' and run_at <= ${c.now})
+           or (status = 'processing' and locked_until < ${c.now})
+        order by run_at, seq
+        limit ${c.limit})
+    returning *`.execute(db);
+  return result.rows;
+}
+
+/** Extends the leases of every job this worker is processing (the heartbeat). */
+export async function renewLeases(db: DbOrTx, workerId: string, until: number): Promise<number> {
+  const result = await db
+    .updateTable('jobs')
+    .set({ locked_until: until })
+    .where('locked_by', '=', workerId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** What a completed job produced. */
+export interface JobResult {
+  url: string | null;
+  filename: string;
+  expiresAt: number | null;
+  s3Bucket: string | null;
+  s3Key: string | null;
+}
+
+/** Marks the job completed if this worker still holds it; false when the lease was lost. */
+export async function completeJob(db: DbOrTx, id: string, workerId: string, result: JobResult, now: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('jobs')
+    .set({
+      status: 'completed',
+      result_url: result.url,
+      result_filename: result.filename,
+      result_expires_at: result.expiresAt,
+      result_s3_bucket: result.s3Bucket,
+      result_s3_key: result.s3Key,
+      locked_by: null,
+      locked_until: null,
+      completed_at: now,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Marks the job failed for good if this worker still holds it; false when the lease was lost. */
+export async function failJob(db: DbOrTx, id: string, workerId: string, error: { code: string; message: string; detail: string }, now: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('jobs')
+    .set({
+      status: 'failed',
+      error_code: error.code,
+      error_message: error.message,
+      last_error: error.detail,
+      locked_by: null,
+      locked_until: null,
+      completed_at: now,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Puts the job back in the queue for a later attempt, if this worker still holds it. */
+export async function retryJob(db: DbOrTx, id: string, workerId: string, retry: { runAt: number; lastError: string }, now: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('jobs')
+    .set({ status: 'pending', run_at: retry.runAt, last_error: retry.lastError, locked_by: null, locked_until: null, updated_at: now })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/**
+ * Shutdown: hands this worker's unfinished jobs back to the queue at once. The interrupted attempt
+ * is not counted (attempts − 1): it did not fail, we stopped it.
+ */
+export async function releaseJobs(db: DbOrTx, workerId: string, now: number): Promise<number> {
+  const updated = await db
+    .updateTable('jobs')
+    .set((eb) => ({ status: 'pending', run_at: now, attempts: eb('attempts', '-', 1), locked_by: null, locked_until: null, updated_at: now }))
+    .where('locked_by', '=', workerId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows);
+}
+
+/** The job, if it belongs to the account (ownership is part of the key, so others' jobs are "not found"). */
+export async function findJob(db: DbOrTx, accountId: string, id: string): Promise<JobRow | undefined> {
+  return db.selectFrom('jobs').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/** The account's jobs, newest first, optionally of one status. */
+export async function listJobs(db: DbOrTx, accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<JobRow[]> {
+  let query = db.selectFrom('jobs').selectAll().where('account_id', '=', accountId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  return query.orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();
+}
+
+/** How many jobs the account has, optionally of one status. */
+export async function countJobs(db: DbOrTx, accountId: string, status?: JobStatus): Promise<number> {
+  let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('total')).where('account_id', '=', accountId);
+  if (status) query = query.where('status', '=', status);
+  return Number((await query.executeTakeFirstOrThrow()).total);
+}

@@ -1,0 +1,165 @@
+/**
+ * Asynchronous PDF jobs: accept (`POST /v1/pdf/create-async`), read and list. Accepting runs the same
+ * checks as a synchronous request in the same order (webhook URL 422 → template 404/403 → S3 target
+ * 400 → credit 402), then debits the credit and inserts the job in ONE transaction: either both
+ * happen or neither (a 402 writes no job). Workers (job-worker.ts) take it from there.
+ */
+import type { CreditLedger } from '../credits/ledger.js';
+import type { DatabaseHandle } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
+import type { JobRow } from '../db/schema.js';
+import type { DocumentService, GenerationOptions } from '../documents/documents.js';
+import { checkUrl } from '../net/check-url.js';
+import { AppError, ValidationError } from '../shared/errors.js';
+import { newJobId } from '../shared/ids.js';
+import type { WebhookQueue } from '../webhooks/webhook-queue.js';
+import type { JobWakeups } from './job-wakeups.js';
+import * as store from './jobs-store.js';
+
+/** The four states of a job. */
+export type JobStatus = store.JobStatus;
+/** Every status, in lifecycle order (the listing filter's enum). */
+export const JOB_STATUSES: readonly JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
+
+/** What create-async asks for. */
+export interface AsyncJobRequest {
+  templateId: string;
+  data: Record<string, unknown>;
+  options: GenerationOptions;
+  /** The custom filename as given, shown on the job (null when none was given). */
+  filename: string | null;
+  webhookUrl: string | null;
+  webhookSecret: string | null;
+}
+
+/** A job as its owner sees it (times in epoch ms). */
+export interface Job {
+  id: string;
+  status: JobStatus;
+  templateId: string;
+  filename: string | null;
+  storeS3: boolean;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number | null;
+  resultUrl: string | null;
+  resultFilename: string | null;
+  resultExpiresAt: number | null;
+  resultS3Bucket: string | null;
+  resultS3Key: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+/** Jobs as the API sees them. */
+export interface JobService {
+  /** Checks, charges and queues; answers at once. */
+  accept(accountId: string, request: AsyncJobRequest): Promise<{ jobId: string; creditsRemaining: number }>;
+  /** The caller's job; JOB_NOT_FOUND for unknown ids and other accounts' jobs alike. */
+  get(accountId: string, jobId: string): Promise<Job>;
+  list(accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<{ jobs: Job[]; total: number }>;
+}
+
+/** What the job service needs. */
+export interface JobServiceDeps {
+  database: DatabaseHandle;
+  documents: DocumentService;
+  ledger: CreditLedger;
+  webhooks: WebhookQueue;
+  wakeups: JobWakeups;
+  allowPrivateNetworks: boolean;
+}
+
+function toJob(row: JobRow): Job {
+  return {
+    id: row.id,
+    status: row.status,
+    templateId: row.template_id,
+    filename: row.filename,
+    storeS3: row.store_s3 === 1,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    completedAt: row.completed_at === null ? null : Number(row.completed_at),
+    resultUrl: row.result_url,
+    resultFilename: row.result_filename,
+    resultExpiresAt: row.result_expires_at === null ? null : Number(row.result_expires_at),
+    resultS3Bucket: row.result_s3_bucket,
+    resultS3Key: row.result_s3_key,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+  };
+}
+
+/**
+ * `webhook_url` must be https and not a private address on its face (the delivery re-checks the
+ * resolved address). With PRESSROOM_ALLOW_PRIVATE_NETWORKS=true, http and loopback are accepted too.
+ */
+export function checkWebhookUrl(url: string | null, allowPrivateNetworks: boolean): void {
+  if (url === null) return;
+  const verdict = checkUrl(url, { allowPrivateNetworks, requireHttps: true });
+  if (!verdict.ok) {
+    const type = verdict.reason === 'invalid-url' ? 'url_parsing' : verdict.reason === 'private-address' ? 'url_not_public' : 'url_scheme';
+    throw new ValidationError([{ loc: ['body', 'webhook_url'], msg: `webhook_url ${verdict.message}`, type }]);
+  }
+}
+
+/** Creates the job service. */
+export function createJobService(deps: JobServiceDeps): JobService {
+  const { database, documents, ledger, webhooks, wakeups } = deps;
+  return {
+    async accept(accountId, request) {
+      checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
+      await documents.prepare(accountId, request.templateId, request.options);
+      const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
+      const jobId = newJobId();
+      const now = Date.now();
+      const debit = await withTransaction(database.db, async (trx) => {
+        const paid = await ledger.debit(accountId, request.templateId, trx);
+        await store.insertJob(trx, {
+          id: jobId,
+          account_id: accountId,
+          template_id: request.templateId,
+          status: 'pending',
+          data: JSON.stringify(request.data),
+          options: JSON.stringify(request.options),
+          filename: request.filename,
+          store_s3: request.options.storeS3 ? 1 : 0,
+          webhook_url: request.webhookUrl,
+          webhook_secret: sealedSecret,
+          transaction_ref: paid.transactionRef,
+          attempts: 0,
+          run_at: now,
+          locked_by: null,
+          locked_until: null,
+          last_error: null,
+          error_code: null,
+          error_message: null,
+          result_url: null,
+          result_filename: null,
+          result_expires_at: null,
+          result_s3_bucket: null,
+          result_s3_key: null,
+          created_at: now,
+          updated_at: now,
+          started_at: null,
+          completed_at: null,
+        });
+        await wakeups.notifyInTransaction(trx);
+        return paid;
+      });
+      wakeups.announce();
+      return { jobId, creditsRemaining: debit.balance };
+    },
+
+    async get(accountId, jobId) {
+      const row = await store.findJob(database.db, accountId, jobId);
+      if (!row) throw new AppError('JOB_NOT_FOUND', 'No job with this id exists for this account; list your jobs with GET /v1/pdf/jobs.');
+      return toJob(row);
+    },
+
+    async list(accountId, filter) {
+      const [rows, total] = await Promise.all([store.listJobs(database.db, accountId, filter), store.countJobs(database.db, accountId, filter.status)]);
+      return { jobs: rows.map(toJob), total };
+    },
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The delivery loop: runs wherever workers run, claims due deliveries (several processes may run it
+ * against one database), makes one attempt each and records the outcome on the row. Restarting a
+ * process resumes whatever is still pending.
+ */
+import type { Dispatcher } from 'undici';
+import type { DatabaseHandle } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
+import type { WebhookDeliveryRow } from '../db/schema.js';
+import { checkUrl } from '../net/check-url.js';
+import { createGuardedDispatcher } from '../net/guarded-dispatcher.js';
+import type { Logger } from '../shared/log.js';
+import * as store from './deliveries-store.js';
+import { deliveryRetryDelayMs } from './webhook-schedule.js';
+import { sendWebhook, type SendOutcome } from './webhook-sender.js';
+import { webhookHeaders } from './webhook-signature.js';
+import type { WebhookQueue } from './webhook-queue.js';
+
+/** What a delivery loop needs; timeouts and schedule come from `config.webhooks`. */
+export interface DeliveryLoopOptions {
+  database: DatabaseHandle;
+  queue: WebhookQueue;
+  workerId: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  baseDelayMs: number;
+  pollIntervalMs: number;
+  allowPrivateNetworks: boolean;
+  logger: Logger;
+  /** Tests inject a dispatcher; by default the outbound guard's. */
+  dispatcher?: Dispatcher;
+}
+
+/** One process's webhook delivery loop. */
+export interface DeliveryLoop {
+  start(): void;
+  /** Stops claiming, lets attempts in flight end (each is bounded by the timeout), frees the rest. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** Attempts one process makes at once. */
+const CONCURRENCY = 16;
+
+/** Creates a delivery loop; nothing is claimed before `start()`. */
+export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
+  const { database, queue, workerId, logger } = o;
+  const dispatcher = o.dispatcher ?? createGuardedDispatcher(
+    { allowPrivateNetworks: o.allowPrivateNetworks },
+    { connectTimeoutMs: o.timeoutMs, headersTimeoutMs: o.timeoutMs, bodyTimeoutMs: o.timeoutMs },
+  );
+  // The lease outlives the attempt's own deadline, so a live sender never loses it mid-attempt.
+  const leaseMs = o.timeoutMs + 30_000;
+  const inFlight = new Set<Promise<void>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let running = false;
+  let ticking: Promise<void> | undefined;
+  let again = false;
+  let unsubscribe: (() => void) | undefined;
+
+  async function attempt(row: WebhookDeliveryRow): Promise<SendOutcome> {
+    // Checked again at send time: the URL was saved under the policy of its day.
+    const verdict = checkUrl(row.url, { allowPrivateNetworks: o.allowPrivateNetworks, requireHttps: true });
+    if (!verdict.ok) return { ok: false, status: null, error: `refused: ${verdict.detail}` };
+    let secret: string | null = null;
+    if (row.secret !== null) {
+      try {
+        secret = queue.openSecret(row.secret);
+      } catch {
+        return { ok: false, status: null, error: 'the signing secret cannot be decrypted (was PRESSROOM_SECRET_KEY changed?)' };
+      }
+    }
+    const headers = webhookHeaders({ id: row.id, timestampSeconds: Math.floor(Date.now() / 1000), body: row.payload, secret });
+    return sendWebhook(dispatcher, { url: row.url, headers, body: row.payload, timeoutMs: o.timeoutMs });
+  }
+
+  async function deliver(row: WebhookDeliveryRow): Promise<void> {
+    const outcome = await attempt(row);
+    const now = Date.now();
+    const last = row.attempts >= o.maxAttempts;
+    const delay = outcome.ok || last ? 0 : deliveryRetryDelayMs(row.attempts, o.baseDelayMs);
+    const recorded = await store.recordAttempt(database.db, row.id, workerId, {
+      state: outcome.ok ? 'delivered' : last ? 'failed' : 'pending',
+      status: outcome.status,
+      error: outcome.ok ? null : outcome.error,
+      nextAttemptAt: now + delay,
+    }, now);
+    const log = { webhookId: row.id, jobId: row.job_id, event: row.event, attempt: row.attempts, status: outcome.status };
+    if (outcome.ok) logger.info(log, 'webhook delivered');
+    else if (last) logger.warn({ ...log, error: outcome.error }, 'webhook delivery failed for good');
+    else logger.info({ ...log, error: outcome.error, retryInMs: delay }, 'webhook attempt failed; will retry');
+    if (!recorded) logger.warn(log, 'webhook delivery lease was lost before its outcome was recorded');
+    if (!outcome.ok && !last && running) wakeAfter(delay);
+  }
+
+  function wakeAfter(ms: number): void {
+    const timer = setTimeout(() => (timers.delete(timer), kick()), ms);
+    timer.unref();
+    timers.add(timer);
+  }
+
+  async function claim(limit: number): Promise<WebhookDeliveryRow[]> {
+    const request = { workerId, limit, now: Date.now(), leaseMs };
+    return database.dialect === 'sqlite'
+      ? withTransaction(database.db, (trx) => store.claimDeliveries(trx, 'sqlite', request))
+      : store.claimDeliveries(database.db, 'postgres', request);
+  }
+
+  async function tick(): Promise<void> {
+    do {
+      again = false;
+      if (!running || inFlight.size >= CONCURRENCY) return;
+      let rows: WebhookDeliveryRow[];
+      try {
+        rows = await claim(CONCURRENCY - inFlight.size);
+      } catch (error) {
+        logger.warn({ err: error }, 'could not claim webhook deliveries; will retry');
+        return;
+      }
+      for (const row of rows) {
+        const task = deliver(row)
+          .catch((error) => logger.error({ err: error, webhookId: row.id }, 'webhook delivery crashed; its lease will run out and it is retried'))
+          .finally(() => (inFlight.delete(task), kick()));
+        inFlight.add(task);
+      }
+      if (rows.length > 0) again = true;
+    } while (again && running);
+  }
+
+  function kick(): void {
+    if (!running) return;
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = tick().finally(() => {
+      ticking = undefined;
+      if (again && running) kick();
+    });
+  }
+
+  let poll: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      unsubscribe = queue.subscribe(kick);
+      poll = setInterval(kick, o.pollIntervalMs);
+      poll.unref();
+      kick();
+    },
+    async stop(graceMs) {
+      running = false;
+      unsubscribe?.();
+      clearInterval(poll);
+      for (const timer of timers) clearTimeout(timer);
+      await ticking;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      if (inFlight.size > 0) {
+        const released = await store.releaseDeliveries(database.db, workerId, Date.now()).catch(() => 0);
+        logger.info({ released }, 'released unfinished webhook attempts');
+      }
+      if (!o.dispatcher) await (dispatcher as Dispatcher & { close(): Promise<void> }).close().catch(() => undefined);
+    },
+  };
+}

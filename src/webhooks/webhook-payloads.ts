@@ -1,0 +1,30 @@
+/**
+ * The two webhook events. The payload is serialised once, when the job finishes, and stored: every
+ * attempt sends exactly those bytes, so signatures and receiver-side de-duplication stay stable.
+ */
+
+/** Event names. */
+export type WebhookEvent = 'pdf.completed' | 'pdf.failed';
+
+/** Where a completed job's document is. `url` is null when it went to the customer's S3 bucket. */
+export interface CompletedResult {
+  url: string | null;
+  filename: string;
+  s3Bucket?: string | null;
+  s3Key?: string | null;
+}
+
+/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}}` */
+export function completedPayload(jobId: string, result: CompletedResult): string {
+  const body: Record<string, unknown> = { url: result.url, filename: result.filename };
+  if (result.s3Bucket && result.s3Key) {
+    body.s3_bucket = result.s3Bucket;
+    body.s3_key = result.s3Key;
+  }
+  return JSON.stringify({ event: 'pdf.completed', job_id: jobId, status: 'completed', result: body });
+}
+
+/** `{event:"pdf.failed", job_id, status:"failed", error:{code, message}}` */
+export function failedPayload(jobId: string, error: { code: string; message: string }): string {
+  return JSON.stringify({ event: 'pdf.failed', job_id: jobId, status: 'failed', error: { code: error.code, message: error.message } });
+}
