@@ -57,8 +57,8 @@ export function createFileService(deps: { db: Db; blobs: BlobStore; publicUrl: s
     async store(accountId, pdf, filename, expiresInSeconds) {
       const fileId = newFileId();
       const storageKey = `${accountId}/${fileId}.pdf`;
-      // Whole seconds: the signed link carries Unix seconds, so the row must agree with it.
-      const expiresAt = (Math.floor(Date.now() / 1000) + expiresInSeconds) * 1000;
+      // Whole seconds (the signed link carries Unix seconds), rounded up so the link lasts at least as asked.
+      const expiresAt = (Math.ceil(Date.now() / 1000) + expiresInSeconds) * 1000;
       try {
         await blobs.put(storageKey, pdf, { contentType: 'application/pdf' });
       } catch (error) {

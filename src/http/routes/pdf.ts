@@ -49,9 +49,9 @@ type UrlAnswer = { url: string; filename: string; credits_remaining: number; exp
 type S3Answer = { s3_bucket: string; s3_key: string; filename: string; credits_remaining: number };
 type StoredAnswer = { json: UrlAnswer | S3Answer; expiresAt?: number } | { fileId: string; filename: string; creditsRemaining: number };
 
-function jsonAnswer(result: GenerationResult): UrlAnswer | S3Answer | null {
+function jsonAnswer(result: GenerationResult, expiresInSeconds: number): UrlAnswer | S3Answer | null {
   const d = result.delivery;
-  if (d.kind === 'url') return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: Math.max(0, Math.ceil((d.expiresAt - Date.now()) / 1000)) };
+  if (d.kind === 'url') return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresInSeconds };
   if (d.kind === 's3') return { s3_bucket: d.bucket, s3_key: d.key, filename: d.filename, credits_remaining: result.creditsRemaining };
   return null;
 }
@@ -93,7 +93,7 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
 
       if (!key) {
         const result = await run();
-        const json = jsonAnswer(result);
+        const json = jsonAnswer(result, options.expirationSeconds);
         if (json) return reply.send(json);
         const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
         return sendPdf(reply, d.pdf, d.filename, result.creditsRemaining);
@@ -102,7 +102,7 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
       // Binary answers are kept as a file for 24 h so a replay can send the same bytes.
       const answer = await deps.idempotency.run<StoredAnswer>(accountId, key, requestFingerprint('pdf.create', body), async () => {
         const result = await run();
-        const json = jsonAnswer(result);
+        const json = jsonAnswer(result, options.expirationSeconds);
         if (json) return { json, expiresAt: result.delivery.kind === 'url' ? result.delivery.expiresAt : undefined };
         const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
         const stored = await deps.files.store(accountId, d.pdf, d.filename, 86_400);
