@@ -21,6 +21,7 @@ import { fileRoutes } from './routes/files.js';
 import { previewRoutes } from './routes/preview.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { s3Routes } from './routes/s3.js';
+import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/studio.js';
 import { jobRoutes } from './routes/jobs.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -128,6 +129,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   s3Routes(app, services.s3);
   if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   healthRoutes(app, services);
+  // The studio has its own scope: swagger-ui registers @fastify/static too.
+  const studioDir = defaultStudioDir();
+  if (hasStudioBuild(studioDir)) await app.register(studioRoutes, { distDir: studioDir });
 
   await app.ready();
   return app;

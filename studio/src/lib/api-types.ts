@@ -1,0 +1,160 @@
+/** Shapes of the Pressroom API as the studio uses them (see shared/SPEC.md and the README). */
+
+export type Plan = 'free' | 'pro' | 'enterprise';
+
+/** `GET /v1/account`. */
+export interface Account {
+  credits: number;
+  email: string | null;
+  account_id: string;
+  plan: Plan;
+}
+
+/** Item of `GET /v1/templates`. */
+export interface TemplateSummary {
+  id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'array';
+export const FIELD_TYPES: readonly FieldType[] = ['string', 'integer', 'number', 'boolean', 'array'];
+
+/** Item of an array field's `spec`: one attribute of each row. */
+export interface FieldSpec {
+  name: string;
+  label: string;
+  type?: string;
+}
+export const SPEC_TYPES: readonly string[] = ['text', 'number', 'boolean', 'array'];
+
+/** Template field definition (`GET /v1/templates/{id}/fields`). */
+export interface Field {
+  key: string;
+  label: string;
+  type?: FieldType;
+  required?: boolean;
+  helpText?: string | null;
+  spec?: FieldSpec[] | null;
+}
+
+export type PageFormat = 'A4' | 'Letter' | 'Legal' | 'A3' | 'A5';
+export const PAGE_FORMATS: readonly PageFormat[] = ['A4', 'Letter', 'Legal', 'A3', 'A5'];
+export type Orientation = 'portrait' | 'landscape';
+export type MarginSide = 'top' | 'right' | 'bottom' | 'left';
+export const MARGIN_SIDES: readonly MarginSide[] = ['top', 'right', 'bottom', 'left'];
+
+export interface PageSetup {
+  format?: PageFormat;
+  orientation?: Orientation;
+  margin?: Partial<Record<MarginSide, string>>;
+  header_html?: string;
+  footer_html?: string;
+}
+
+/** A full template (`GET /v1/templates/{id}`). */
+export interface Template {
+  id: string;
+  name: string;
+  html: string;
+  css: string | null;
+  fields: Field[];
+  fields_inferred: boolean;
+  sample_data: Record<string, unknown> | null;
+  page: PageSetup | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
+export const JOB_STATUSES: readonly JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
+
+export interface Job {
+  id: string;
+  status: JobStatus;
+  template_id: string;
+  export_type: string;
+  filename?: string | null;
+  store_s3: boolean;
+  created_at: string;
+  updated_at: string;
+  completed_at?: string | null;
+  result_url?: string | null;
+  result_filename?: string | null;
+  result_expires_at?: string | null;
+  result_s3_bucket?: string | null;
+  result_s3_key?: string | null;
+  error_message?: string | null;
+  error_code?: string | null;
+}
+
+export interface JobList {
+  jobs: Job[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface Transaction {
+  transaction_ref: string;
+  transaction_type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS';
+  template_id: string | null;
+  exec_tm: number | null;
+  credits: number;
+  created_at: string;
+}
+
+export interface TransactionList {
+  transactions: Transaction[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+/** `GET /v1/integrations/s3` (answers 404 S3_NOT_CONFIGURED when unset). */
+export interface S3Config {
+  configured: boolean;
+  endpoint_url?: string;
+  access_key_id?: string;
+  secret_access_key_masked?: string;
+  bucket_name?: string;
+  default_prefix?: string;
+}
+
+export interface ApiKeyInfo {
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** `POST /v1/pdf/create` with export_type url. */
+export interface CreateUrlResult {
+  url: string;
+  filename: string;
+  credits_remaining: number;
+  expires_in: number;
+}
+
+/** `POST /v1/pdf/create-async`. */
+export interface CreateAsyncResult {
+  job_id: string;
+  status: JobStatus;
+  credits_remaining: number;
+}
+
+/** From the X-RateLimit-* headers of the last authenticated response. */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the binding window resets. */
+  resetAt: number;
+}
+
+/** One item of a 422 validation body. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  ctx?: Record<string, unknown>;
+}

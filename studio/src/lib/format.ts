@@ -1,0 +1,61 @@
+/** Small formatting and parsing helpers shared by the screens. Pure, no DOM. */
+import type { RateLimitState, ValidationIssue } from './api-types.js';
+
+/** The rate-limit state of a response, or null when it carries no X-RateLimit-* headers. */
+export function readRateLimit(header: (name: string) => string | null): RateLimitState | null {
+  const limit = Number(header('x-ratelimit-limit'));
+  const remaining = Number(header('x-ratelimit-remaining'));
+  const resetAt = Number(header('x-ratelimit-reset'));
+  if (!header('x-ratelimit-limit') || !Number.isFinite(limit) || !Number.isFinite(remaining)) return null;
+  return { limit, remaining, resetAt: Number.isFinite(resetAt) ? resetAt : 0 };
+}
+
+/** A readable message for any error body the API sends (coded, detail string, or validation list). */
+export function describeErrorBody(status: number, body: unknown): string {
+  if (typeof body === 'object' && body !== null) {
+    const b = body as { message?: unknown; detail?: unknown; error?: unknown };
+    if (typeof b.message === 'string') return b.message;
+    if (typeof b.detail === 'string') return b.detail;
+    if (Array.isArray(b.detail)) {
+      return (b.detail as ValidationIssue[])
+        .map((issue) => {
+          const where = issue.loc.filter((part) => part !== 'body').join('.');
+          return where ? `${where}: ${issue.msg}` : issue.msg;
+        })
+        .join('; ');
+    }
+    if (typeof b.error === 'string') return b.error;
+  }
+  if (typeof body === 'string' && body.trim() !== '') return body.trim().slice(0, 300);
+  return `The server answered ${status}.`;
+}
+
+/** "3 s", "2 min 5 s", "1 h 4 min". */
+export function formatDuration(totalSeconds: number): string {
+  const s = Math.max(0, Math.round(totalSeconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return `${h} h${m ? ` ${m} min` : ''}`;
+}
+
+/** An ISO timestamp in the reader's locale, short. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** The change a transaction made to the balance, as the ledger signs it the other way round. */
+export function formatBalanceChange(credits: number): string {
+  if (credits === 0) return '0';
+  return credits > 0 ? `−${credits}` : `+${-credits}`;
+}
+
+/** Mirrors the server's CSS length rule for page margins (`0`, or a number with px/in/cm/mm/pt/pc). */
+export const CSS_LENGTH = /^(0|\d+(\.\d+)?(px|in|cm|mm|pt|pc))$/;
+
+/** Mirrors the server's filename rule (letters, digits, underscore, hyphen, dot; at most 100). */
+export const FILENAME = /^[A-Za-z0-9_.-]{1,100}$/;

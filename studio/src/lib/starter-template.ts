@@ -1,0 +1,38 @@
+/** What a new template starts with: a small invoice that shows variables, a loop and a condition. */
+import type { PageSetup } from './api-types.js';
+
+export const STARTER_HTML = `<h1>Invoice {{ invoice.number }}</h1>
+<p>Billed to <strong>{{ customer.name }}</strong></p>
+<table>
+  <thead><tr><th>Item</th><th>Qty</th><th>Price</th></tr></thead>
+  <tbody>
+  {% for item in items %}
+    <tr><td>{{ item.description }}</td><td>{{ item.qty }}</td><td>{{ item.price | round(2) }}</td></tr>
+  {% endfor %}
+  </tbody>
+</table>
+{% if paid %}<p class="paid">Paid — thank you!</p>{% endif %}
+`;
+
+export const STARTER_CSS = `body { font-family: sans-serif; color: #222; }
+h1 { color: #1f4fd1; }
+table { width: 100%; border-collapse: collapse; }
+th, td { border-bottom: 1px solid #ddd; padding: 6px; text-align: left; }
+.paid { color: #107a3e; font-weight: bold; }
+`;
+
+export const STARTER_DATA: Record<string, unknown> = {
+  invoice: { number: 'INV-001' },
+  customer: { name: 'Ada Lovelace' },
+  items: [
+    { description: 'Analytical engine tuning', qty: 2, price: 120 },
+    { description: 'Punch cards', qty: 100, price: 0.5 },
+  ],
+  paid: true,
+};
+
+export const STARTER_PAGE: PageSetup = {
+  format: 'A4',
+  orientation: 'portrait',
+  margin: { top: '20mm', right: '15mm', bottom: '20mm', left: '15mm' },
+};

@@ -1,0 +1,151 @@
+/**
+ * The input form generated from the template's fields — the one a no-code tool builds from
+ * GET /v1/templates/{id}/fields: text, number and checkbox inputs, and repeatable rows for array fields.
+ * It edits the sample data in place (dotted keys become nested objects).
+ */
+import { useLayoutEffect, useState } from 'preact/hooks';
+import type { Field, FieldSpec } from '../../lib/api-types.js';
+import { emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
+
+interface Props {
+  fields: readonly Field[];
+  data: DataObject;
+  onChange(data: DataObject): void;
+}
+
+const fieldId = (key: string) => `data-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+
+/** A number input that keeps what is being typed ("1.", "-") while the data holds the parsed number. */
+function NumberInput({ id, value, integer, onValue, ...rest }: { id: string; value: unknown; integer: boolean; onValue(v: number | undefined): void; required?: boolean; 'aria-describedby'?: string; 'aria-label'?: string }) {
+  const [text, setText] = useState(inputText(value));
+  // A layout effect, so a late run with an older value cannot overwrite what is being typed.
+  useLayoutEffect(() => {
+    if (parseNumberInput(text, integer) !== (typeof value === 'number' ? value : undefined)) setText(inputText(value));
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [value]);
+  return (
+    <input
+      {...rest}
+      id={id}
+      type="text"
+      inputMode={integer ? 'numeric' : 'decimal'}
+      value={text}
+      onInput={(e) => {
+        setText(e.currentTarget.value);
+        onValue(parseNumberInput(e.currentTarget.value, integer));
+      }}
+    />
+  );
+}
+
+function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject; onChange(d: DataObject): void }) {
+  const id = fieldId(field.key);
+  const value = readField(data, field.key);
+  const helpId = field.helpText ? `${id}-help` : undefined;
+  const set = (v: unknown) => onChange(writeField(data, field.key, v));
+  if (field.type === 'boolean') {
+    return (
+      <div class="field field-check">
+        <label class="check">
+          <input type="checkbox" id={id} checked={value === true} onChange={(e) => set(e.currentTarget.checked)} aria-describedby={helpId} />
+          {field.label}
+        </label>
+        {field.helpText && <span class="help" id={helpId}>{field.helpText}</span>}
+      </div>
+    );
+  }
+  return (
+    <div class="field">
+      <label class="field-label" for={id}>
+        {field.label}
+        {field.required && <span aria-hidden="true" class="required-mark"> *</span>}
+      </label>
+      {field.type === 'number' || field.type === 'integer' ? (
+        <NumberInput id={id} value={value} integer={field.type === 'integer'} onValue={set} required={field.required} aria-describedby={helpId} />
+      ) : (
+        <input id={id} type="text" value={inputText(value)} onInput={(e) => set(e.currentTarget.value)} required={field.required} aria-describedby={helpId} />
+      )}
+      {field.helpText && <span class="help" id={helpId}>{field.helpText}</span>}
+      <span class="field-key">
+        <code>{field.key}</code>
+      </span>
+    </div>
+  );
+}
+
+function ItemInput({ item, value, rowLabel, id, onValue }: { item: FieldSpec; value: unknown; rowLabel: string; id: string; onValue(v: unknown): void }) {
+  const label = `${item.label || item.name}`;
+  if (item.type === 'boolean') {
+    return (
+      <label class="check">
+        <input type="checkbox" id={id} checked={value === true} onChange={(e) => onValue(e.currentTarget.checked)} aria-label={`${label} (${rowLabel})`} />
+        {label}
+      </label>
+    );
+  }
+  return (
+    <div class="field">
+      <label class="field-label" for={id}>
+        {label}
+        <span class="visually-hidden"> ({rowLabel})</span>
+      </label>
+      {item.type === 'number' ? (
+        <NumberInput id={id} value={value} integer={false} onValue={onValue} />
+      ) : (
+        <input id={id} type="text" value={itemInputText(item, value)} onInput={(e) => onValue(parseItemInput(item, e.currentTarget.value))} placeholder={item.type === 'array' ? 'comma, separated' : undefined} />
+      )}
+    </div>
+  );
+}
+
+function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject; onChange(d: DataObject): void }) {
+  const rows = readRows(data, field);
+  const id = fieldId(field.key);
+  const setRows = (next: unknown[]) => onChange(writeField(data, field.key, next));
+  const setRow = (index: number, row: unknown) => setRows(rows.map((r, i) => (i === index ? row : r)));
+  const spec = field.spec ?? [];
+  return (
+    <fieldset class="array-field" aria-describedby={field.helpText ? `${id}-help` : undefined}>
+      <legend class="field-label">
+        {field.label}
+        {field.required && <span aria-hidden="true" class="required-mark"> *</span>} <span class="muted">({rows.length} {rows.length === 1 ? 'row' : 'rows'})</span>
+      </legend>
+      {field.helpText && <span class="help" id={`${id}-help`}>{field.helpText}</span>}
+      {rows.map((row, index) => {
+        const rowLabel = `${field.label} row ${index + 1}`;
+        return (
+          <div class="array-row" key={index} role="group" aria-label={rowLabel}>
+            <span class="array-row-index" aria-hidden="true">
+              {index + 1}
+            </span>
+            <div class="array-row-fields">
+              {spec.length === 0 ? (
+                <ItemInput item={{ name: 'value', label: 'Value' }} value={row} rowLabel={rowLabel} id={`${id}-${index}`} onValue={(v) => setRow(index, v)} />
+              ) : (
+                spec.map((item) => {
+                  const current = typeof row === 'object' && row !== null ? (row as DataObject) : {};
+                  return <ItemInput key={item.name} item={item} value={current[item.name]} rowLabel={rowLabel} id={`${id}-${index}-${item.name}`} onValue={(v) => setRow(index, { ...current, [item.name]: v })} />;
+                })
+              )}
+            </div>
+            <button type="button" class="button button-small button-danger-quiet" onClick={() => setRows(rows.filter((_, i) => i !== index))} aria-label={`Remove ${rowLabel}`}>
+              Remove
+            </button>
+          </div>
+        );
+      })}
+      <button type="button" class="button button-small" onClick={() => setRows([...rows, emptyRow(field)])} aria-label={`Add a row to ${field.label}`}>
+        Add row
+      </button>
+    </fieldset>
+  );
+}
+
+export function DataForm({ fields, data, onChange }: Props) {
+  if (fields.length === 0) return <p class="empty">This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the template.</p>;
+  return (
+    <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
+      {fields.map((field) => (field.type === 'array' ? <ArrayInput key={field.key} field={field} data={data} onChange={onChange} /> : <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />))}
+    </form>
+  );
+}

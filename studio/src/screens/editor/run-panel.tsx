@@ -1,0 +1,157 @@
+/**
+ * Run: generate the real PDF (1 credit) with the form's data — sync as a download link or as bytes, or
+ * async as a job polled until it finishes — and the same call as curl / JavaScript / Python snippets.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, refreshAccount, setCredits } from '../../api/session.js';
+import type { CreateAsyncResult, CreateUrlResult, Field, Job } from '../../lib/api-types.js';
+import { FILENAME, formatDuration } from '../../lib/format.js';
+import { missingRequired, type DataObject } from '../../lib/form-data.js';
+import type { RunMode } from '../../lib/snippets.js';
+import { ErrorNotice } from '../../components/notice.js';
+import { Link, paths } from '../../router.js';
+import { SnippetsView } from './snippets-view.js';
+
+type Result =
+  | { kind: 'url'; url: string; filename: string; expiresIn: number }
+  | { kind: 'binary'; url: string; filename: string; bytes: number }
+  | { kind: 'job'; job: Job | { id: string; status: Job['status'] } };
+
+const MODES: { id: RunMode; label: string; help: string }[] = [
+  { id: 'url', label: 'Download link', help: 'Sync; answers with a signed, expiring URL.' },
+  { id: 'binary', label: 'PDF file', help: 'Sync; answers with the PDF bytes.' },
+  { id: 'async', label: 'Background job', help: 'Async; queued, then polled until done.' },
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function RunPanel({ templateId, data, fields, templateDirty }: { templateId: string; data: DataObject; fields: Field[]; templateDirty: boolean }) {
+  const [mode, setMode] = useState<RunMode>('url');
+  const [filename, setFilename] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [result, setResult] = useState<Result | null>(null);
+  const alive = useRef(true);
+  const blobUrl = useRef<string | null>(null);
+  useEffect(
+    () => () => {
+      alive.current = false;
+      if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
+    },
+    [],
+  );
+
+  const filenameInvalid = filename !== '' && !FILENAME.test(filename);
+  const missing = missingRequired(fields, data);
+
+  const pollJob = async (id: string) => {
+    for (let i = 0; i < 300 && alive.current; i++) {
+      const job = await api().json<Job>('GET', `/v1/pdf/jobs/${encodeURIComponent(id)}`);
+      if (!alive.current) return;
+      setResult({ kind: 'job', job });
+      if (job.status === 'completed' || job.status === 'failed') return;
+      await sleep(i < 10 ? 1000 : 2000);
+    }
+  };
+
+  const generate = async (event: Event) => {
+    event.preventDefault();
+    if (filenameInvalid) return;
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    const base = { template_id: templateId, data, ...(filename && mode !== 'binary' ? { filename } : {}) };
+    try {
+      if (mode === 'url') {
+        const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
+        setCredits(r.credits_remaining);
+        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in });
+      } else if (mode === 'binary') {
+        const response = await api().raw('POST', '/v1/pdf/create', { body: { ...base, export_type: 'binary' } });
+        const blob = new Blob([await response.blob()], { type: 'application/pdf' });
+        if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
+        blobUrl.current = URL.createObjectURL(blob);
+        const name = `${filename || 'document'}.pdf`;
+        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size });
+        const a = document.createElement('a');
+        a.href = blobUrl.current;
+        a.download = name;
+        a.click();
+        void refreshAccount().catch(() => undefined);
+      } else {
+        const r = await api().json<CreateAsyncResult>('POST', '/v1/pdf/create-async', { body: base });
+        setCredits(r.credits_remaining);
+        setResult({ kind: 'job', job: { id: r.job_id, status: r.status } });
+        await pollJob(r.job_id);
+      }
+    } catch (e) {
+      if (alive.current) setError((e as Error).message);
+    } finally {
+      if (alive.current) setBusy(false);
+    }
+  };
+
+  return (
+    <section class="panel run" aria-labelledby="run-title">
+      <h2 id="run-title">Run</h2>
+      <form onSubmit={generate} class="run-form">
+        <fieldset class="radio-group">
+          <legend class="field-label">Output</legend>
+          {MODES.map((m) => (
+            <label key={m.id} class="radio" title={m.help}>
+              <input type="radio" name="run-mode" value={m.id} checked={mode === m.id} onChange={() => setMode(m.id)} />
+              {m.label}
+            </label>
+          ))}
+        </fieldset>
+        <p class="help">{MODES.find((m) => m.id === mode)?.help} Costs 1 credit. Uses the data in the form{templateDirty ? ' and the saved template: save first to run your latest edits' : ''}.</p>
+        {mode !== 'binary' && (
+          <label class="field">
+            <span class="field-label">File name (optional, without .pdf)</span>
+            <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder="document" maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+            {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
+          </label>
+        )}
+        {missing.length > 0 && <p class="notice notice-warning">Required fields without a value: {missing.map((f) => f.label).join(', ')}.</p>}
+        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid}>
+          {busy ? 'Generating…' : 'Generate PDF'}
+        </button>
+      </form>
+      <ErrorNotice>{error}</ErrorNotice>
+      <div aria-live="polite" class="run-result" data-testid="run-result">
+        {result?.kind === 'url' && (
+          <p class="notice notice-success">
+            Ready: <a href={result.url} target="_blank" rel="noopener" data-testid="result-link">{result.filename}</a> (link expires in {formatDuration(result.expiresIn)}).
+          </p>
+        )}
+        {result?.kind === 'binary' && (
+          <p class="notice notice-success">
+            Downloaded{' '}
+            <a href={result.url} download={result.filename} data-testid="result-link">
+              {result.filename}
+            </a>{' '}
+            ({Math.round(result.bytes / 1024)} KB).
+          </p>
+        )}
+        {result?.kind === 'job' && <JobResult job={result.job} />}
+      </div>
+      <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} />
+    </section>
+  );
+}
+
+function JobResult({ job }: { job: Job | { id: string; status: Job['status'] } }) {
+  const full = job as Job;
+  return (
+    <p class={`notice ${job.status === 'failed' ? 'notice-error' : job.status === 'completed' ? 'notice-success' : 'notice-info'}`}>
+      Job <code>{job.id}</code>: <span class={`badge badge-${job.status}`}>{job.status}</span>
+      {full.result_url && (
+        <>
+          {' '}
+          — <a href={full.result_url} target="_blank" rel="noopener" data-testid="result-link">{full.result_filename ?? 'download'}</a>
+        </>
+      )}
+      {full.error_message && <> — {full.error_message}</>} <Link href={paths.jobs}>All jobs</Link>
+    </p>
+  );
+}

@@ -1,0 +1,36 @@
+/** Copy-paste snippets for the current template, data and output mode. */
+import { useMemo, useState } from 'preact/hooks';
+import { CopyButton } from '../../components/copy-button.js';
+import { TabPanel, Tabs } from '../../components/tabs.js';
+import { buildSnippets, type RunMode, type Snippets } from '../../lib/snippets.js';
+import type { DataObject } from '../../lib/form-data.js';
+
+const LANGS: { id: keyof Snippets; label: string }[] = [
+  { id: 'curl', label: 'curl' },
+  { id: 'javascript', label: 'JavaScript' },
+  { id: 'python', label: 'Python' },
+];
+
+export function SnippetsView({ templateId, data, mode, filename }: { templateId: string; data: DataObject; mode: RunMode; filename?: string }) {
+  const [lang, setLang] = useState<keyof Snippets>('curl');
+  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename }), [templateId, data, mode, filename]);
+  return (
+    <div class="snippets">
+      <h3>Call it from code</h3>
+      <p class="help">
+        Set <code>PRESSROOM_API_KEY</code> in your environment; the snippets never contain your key.
+      </p>
+      <Tabs<keyof Snippets> idPrefix="snippet" label="Snippet language" tabs={LANGS} selected={lang} onSelect={setLang} />
+      {LANGS.map((l) => (
+        <TabPanel key={l.id} idPrefix="snippet" id={l.id} selected={lang === l.id}>
+          <div class="snippet">
+            <CopyButton text={snippets[l.id]} label={`Copy ${l.label}`} class="snippet-copy" />
+            <pre tabIndex={0} aria-label={`${l.label} snippet`}>
+              <code>{snippets[l.id]}</code>
+            </pre>
+          </div>
+        </TabPanel>
+      ))}
+    </div>
+  );
+}

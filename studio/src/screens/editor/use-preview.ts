@@ -1,0 +1,93 @@
+/**
+ * Live preview: after the input stops changing for `delayMs`, POST /v1/templates/preview and show the
+ * PDF from a blob: URL. A newer input aborts the request in flight; a 429 waits for Retry-After and tries
+ * again; a 422 keeps the last good PDF and reports the template's problem with its line.
+ *
+ * States: idle → waiting (debounce) → rendering → ready | error | rate_limited (→ waiting on retry).
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../../api/client.js';
+import { api } from '../../api/session.js';
+import type { PageSetup } from '../../lib/api-types.js';
+import { problemsFromBody, withSources, type Problem } from '../../lib/problems.js';
+
+export interface PreviewInput {
+  html: string;
+  css: string;
+  page: PageSetup;
+  data: Record<string, unknown>;
+}
+
+export type PreviewStatus = 'idle' | 'waiting' | 'rendering' | 'ready' | 'error' | 'rate_limited' | 'paused';
+
+export interface PreviewState {
+  status: PreviewStatus;
+  /** blob: URL of the latest good PDF. */
+  url: string | null;
+  /** How many PDFs were shown so far (tests and screen readers can tell a new one arrived). */
+  version: number;
+  message: string | null;
+  problems: Problem[];
+  renderedAt: Date | null;
+}
+
+const INITIAL: PreviewState = { status: 'idle', url: null, version: 0, message: null, problems: [], renderedAt: null };
+
+/** `pausedReason` set (e.g. invalid JSON) holds the preview without sending anything. */
+export function usePreview(input: PreviewInput, options: { delayMs?: number; pausedReason?: string | null } = {}): PreviewState {
+  const { delayMs = 800, pausedReason = null } = options;
+  const [state, setState] = useState<PreviewState>(INITIAL);
+  const [retryNonce, setRetryNonce] = useState(0);
+  const urlRef = useRef<string | null>(null);
+  const key = JSON.stringify(input);
+
+  useEffect(() => {
+    if (pausedReason) {
+      setState((s) => ({ ...s, status: 'paused', message: pausedReason }));
+      return;
+    }
+    const controller = new AbortController();
+    let retryTimer: ReturnType<typeof setTimeout> | undefined;
+    setState((s) => ({ ...s, status: 'waiting', message: null }));
+    const timer = setTimeout(async () => {
+      setState((s) => ({ ...s, status: 'rendering' }));
+      try {
+        const body = { html: input.html, css: input.css || undefined, page: input.page, data: input.data };
+        const response = await api().raw('POST', '/v1/templates/preview', { body, signal: controller.signal });
+        const blob = await response.blob();
+        if (controller.signal.aborted) return;
+        const url = URL.createObjectURL(new Blob([blob], { type: 'application/pdf' }));
+        if (urlRef.current) URL.revokeObjectURL(urlRef.current);
+        urlRef.current = url;
+        setState((s) => ({ status: 'ready', url, version: s.version + 1, message: null, problems: [], renderedAt: new Date() }));
+      } catch (error) {
+        if (controller.signal.aborted || (error as Error).name === 'AbortError') return;
+        if (error instanceof ApiError && error.status === 429) {
+          const wait = error.retryAfterSeconds ?? 10;
+          setState((s) => ({ ...s, status: 'rate_limited', message: `Preview limit reached; trying again in ${wait} s.` }));
+          retryTimer = setTimeout(() => setRetryNonce((n) => n + 1), wait * 1000);
+          return;
+        }
+        const found = error instanceof ApiError && error.status === 422 ? problemsFromBody(error.body) : [];
+        const problems = withSources(found, { html: input.html, css: input.css, header_html: input.page.header_html ?? '', footer_html: input.page.footer_html ?? '' });
+        setState((s) => ({ ...s, status: 'error', message: (error as Error).message, problems }));
+      }
+    }, delayMs);
+    return () => {
+      clearTimeout(timer);
+      clearTimeout(retryTimer);
+      controller.abort();
+    };
+    // `key` stands for `input`.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key, delayMs, pausedReason, retryNonce]);
+
+  useEffect(
+    () => () => {
+      if (urlRef.current) URL.revokeObjectURL(urlRef.current);
+    },
+    [],
+  );
+
+  return state;
+}

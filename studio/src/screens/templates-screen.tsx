@@ -1,0 +1,156 @@
+/** Templates: list with search; create, open, duplicate, rename and delete. */
+import { useMemo, useRef, useState } from 'preact/hooks';
+import { api } from '../api/session.js';
+import type { Template, TemplateSummary } from '../lib/api-types.js';
+import { formatTime } from '../lib/format.js';
+import { STARTER_CSS, STARTER_DATA, STARTER_HTML, STARTER_PAGE } from '../lib/starter-template.js';
+import { confirmAction } from '../components/confirm-dialog.js';
+import { ErrorNotice, StatusNotice } from '../components/notice.js';
+import { useLoad } from '../components/use-load.js';
+import { Link, navigate, paths } from '../router.js';
+import { CreateTemplateDialog } from './create-template-dialog.js';
+
+const listTemplates = async () => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates')).templates;
+
+export function TemplatesScreen() {
+  const templates = useLoad(listTemplates, []);
+  const [query, setQuery] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const shown = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    const list = templates.data ?? [];
+    return q ? list.filter((t) => t.name.toLowerCase().includes(q) || t.id.toLowerCase().includes(q)) : list;
+  }, [templates.data, query]);
+
+  const run = async (action: () => Promise<string | void>) => {
+    setError(null);
+    setMessage(null);
+    try {
+      const done = await action();
+      if (done) setMessage(done);
+      await templates.reload();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+
+  const create = (name: string) =>
+    run(async () => {
+      const created = await api().json<Template>('POST', '/v1/templates', {
+        body: { name, html: STARTER_HTML, css: STARTER_CSS, sample_data: STARTER_DATA, page: STARTER_PAGE },
+      });
+      setCreating(false);
+      navigate(paths.editor(created.id));
+    });
+
+  const duplicate = (summary: TemplateSummary) =>
+    run(async () => {
+      const t = await api().json<Template>('GET', `/v1/templates/${summary.id}`);
+      const copy = await api().json<Template>('POST', '/v1/templates', {
+        body: { name: `${t.name} (copy)`.slice(0, 200), html: t.html, css: t.css, sample_data: t.sample_data, page: t.page, ...(t.fields_inferred ? {} : { fields: t.fields }) },
+      });
+      return `Duplicated as “${copy.name}”.`;
+    });
+
+  const rename = (summary: TemplateSummary, name: string) =>
+    run(async () => {
+      setRenaming(null);
+      if (!name.trim() || name === summary.name) return;
+      await api().json('PUT', `/v1/templates/${summary.id}`, { body: { name: name.trim() } });
+      return `Renamed to “${name.trim()}”.`;
+    });
+
+  const remove = (summary: TemplateSummary) =>
+    run(async () => {
+      const ok = await confirmAction({ title: 'Delete template?', message: `“${summary.name}” (${summary.id}) will be deleted. Generations that use its id will fail.`, confirmLabel: 'Delete', danger: true });
+      if (!ok) return;
+      await api().json('DELETE', `/v1/templates/${summary.id}`);
+      return `Deleted “${summary.name}”.`;
+    });
+
+  return (
+    <main class="screen" id="main">
+      <div class="screen-head">
+        <h1 tabIndex={-1}>Templates</h1>
+        <button type="button" class="button button-primary" onClick={() => setCreating(true)}>
+          New template
+        </button>
+      </div>
+      <div class="toolbar">
+        <label class="field field-inline">
+          <span class="field-label">Search</span>
+          <input type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Name or id" />
+        </label>
+        <span class="muted" aria-live="polite">
+          {templates.data ? `${shown.length} of ${templates.data.length}` : ''}
+        </span>
+      </div>
+      <ErrorNotice>{error ?? templates.error?.message}</ErrorNotice>
+      {message && <StatusNotice tone="success">{message}</StatusNotice>}
+      {templates.loading && !templates.data && <p class="muted">Loading templates…</p>}
+      {templates.data && templates.data.length === 0 && <p class="empty">No templates yet. Create one to start: it opens with a small invoice example.</p>}
+      {shown.length > 0 && (
+        <table class="table responsive-table">
+          <caption class="visually-hidden">Your templates</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Id</th>
+              <th scope="col">Updated</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((t) => (
+              <tr key={t.id}>
+                <td data-label="Name">
+                  {renaming === t.id ? <RenameInput summary={t} onDone={(name) => rename(t, name)} onCancel={() => setRenaming(null)} /> : <Link href={paths.editor(t.id)}>{t.name}</Link>}
+                </td>
+                <td data-label="Id">
+                  <code>{t.id}</code>
+                </td>
+                <td data-label="Updated">{formatTime(t.updated_at)}</td>
+                <td class="row-actions">
+                  <button type="button" class="button button-small" onClick={() => setRenaming(t.id)} aria-label={`Rename ${t.name}`}>
+                    Rename
+                  </button>
+                  <button type="button" class="button button-small" onClick={() => duplicate(t)} aria-label={`Duplicate ${t.name}`}>
+                    Duplicate
+                  </button>
+                  <button type="button" class="button button-small button-danger-quiet" onClick={() => remove(t)} aria-label={`Delete ${t.name}`}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <CreateTemplateDialog open={creating} onCreate={create} onClose={() => setCreating(false)} />
+    </main>
+  );
+}
+
+function RenameInput({ summary, onDone, onCancel }: { summary: TemplateSummary; onDone(name: string): void; onCancel(): void }) {
+  const input = useRef<HTMLInputElement>(null);
+  return (
+    <form class="inline-form" onSubmit={(e) => (e.preventDefault(), onDone(input.current?.value ?? ''))}>
+      <label class="visually-hidden" for={`rename-${summary.id}`}>
+        New name for {summary.name}
+      </label>
+      <input id={`rename-${summary.id}`} ref={input} defaultValue={summary.name} maxLength={200} autoFocus onKeyDown={(e) => e.key === 'Escape' && onCancel()} />
+      <button type="submit" class="button button-small button-primary">
+        Save
+      </button>
+      <button type="button" class="button button-small" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * The studio's pure logic, without a browser: the generated form's data model, where server errors
+ * land in the editor, and the copy-paste snippets.
+ */
+import { describe, expect, it } from 'vitest';
+import { emptyRow, missingRequired, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
+import { describeProblem, problemsFromBody } from '../../../studio/src/lib/problems.js';
+import { buildSnippets, pythonLiteral, shellQuote } from '../../../studio/src/lib/snippets.js';
+import { formatBalanceChange, readRateLimit } from '../../../studio/src/lib/format.js';
+
+describe('form data', () => {
+  it('reads nested paths first, then literal dotted keys', () => {
+    expect(readField({ customer: { name: 'Ada' } }, 'customer.name')).toBe('Ada');
+    expect(readField({ 'customer.name': 'Flat' }, 'customer.name')).toBe('Flat');
+    expect(readField({ customer: { name: 'Nested' }, 'customer.name': 'Flat' }, 'customer.name')).toBe('Nested');
+    expect(readField({ customer: 'not an object' }, 'customer.name')).toBeUndefined();
+  });
+
+  it('writes nested objects without mutating, drops the flat spelling, and removes on undefined', () => {
+    const data = { 'customer.name': 'Flat', customer: { id: 7 }, other: 1 };
+    const next = writeField(data, 'customer.name', 'Ada');
+    expect(next).toEqual({ customer: { id: 7, name: 'Ada' }, other: 1 });
+    expect(data).toEqual({ 'customer.name': 'Flat', customer: { id: 7 }, other: 1 });
+    expect(writeField(next, 'customer.name', undefined)).toEqual({ customer: { id: 7 }, other: 1 });
+    expect(writeField({}, 'a.b.c', true)).toEqual({ a: { b: { c: true } } });
+  });
+
+  it('converts inputs to the field types', () => {
+    expect(parseNumberInput(' 12.5 ', false)).toBe(12.5);
+    expect(parseNumberInput('12.9', true)).toBe(12);
+    expect(parseNumberInput('', false)).toBeUndefined();
+    expect(parseNumberInput('abc', false)).toBeUndefined();
+    expect(parseItemInput({ name: 'tags', label: 'Tags', type: 'array' }, 'a, b,,c ')).toEqual(['a', 'b', 'c']);
+    expect(parseItemInput({ name: 'qty', label: 'Qty', type: 'number' }, '3')).toBe(3);
+    expect(emptyRow({ key: 'items', label: 'Items', type: 'array', spec: [{ name: 'd', label: 'D' }, { name: 'n', label: 'N', type: 'number' }] })).toEqual({ d: '', n: 0 });
+    expect(emptyRow({ key: 'tags', label: 'Tags', type: 'array' })).toBe('');
+  });
+
+  it('lists required fields without a value, and parses the JSON pane', () => {
+    const fields = [
+      { key: 'a', label: 'A', required: true },
+      { key: 'b.c', label: 'C', required: true },
+      { key: 'items', label: 'Items', type: 'array' as const, required: true },
+      { key: 'flag', label: 'Flag', type: 'boolean' as const, required: true },
+    ];
+    expect(missingRequired(fields, { a: 'x', b: { c: '' }, items: [] }).map((f) => f.key)).toEqual(['b.c', 'items']);
+    expect(parseDataJson('{"a": 1}')).toEqual({ data: { a: 1 } });
+    expect(parseDataJson('')).toEqual({ data: {} });
+    expect(parseDataJson('[1]')).toHaveProperty('error');
+    expect(parseDataJson('{nope')).toHaveProperty('error');
+  });
+});
+
+describe('problems from server errors', () => {
+  it('places save-time syntax errors in the pane named by loc, at ctx.line', () => {
+    const problems = problemsFromBody({
+      detail: [
+        { loc: ['body', 'html'], type: 'template_syntax', msg: 'Template syntax error: unexpected token (line 3, column 10)', ctx: { line: 3, column: 10 } },
+        { loc: ['body', 'page', 'footer_html'], type: 'template_syntax', msg: 'Template syntax error: x (line 2)' },
+        { loc: ['body', 'page', 'margin', 'top'], type: 'string_pattern_mismatch', msg: 'String should match pattern' },
+      ],
+    });
+    expect(problems).toEqual([
+      { pane: 'html', line: 3, column: 10, message: 'Template syntax error: unexpected token (line 3, column 10)' },
+      { pane: 'footer_html', line: 2, column: undefined, message: 'Template syntax error: x (line 2)' },
+      { pane: 'page', message: 'margin.top: String should match pattern' },
+    ]);
+    expect(describeProblem(problems[0]!)).toBe('HTML, line 3: Template syntax error: unexpected token (line 3, column 10)');
+  });
+
+  it('places preview errors in the HTML unless the message names another part', () => {
+    expect(problemsFromBody({ error: 'TEMPLATE_SYNTAX_ERROR', message: 'unexpected end', line: 4, column: 2 })).toEqual([{ pane: 'html', line: 4, column: 2, message: 'unexpected end' }]);
+    expect(problemsFromBody({ error: 'TEMPLATE_RENDER_ERROR', message: 'In the footer: x is undefined', line: 1 })[0]!.pane).toBe('footer_html');
+    expect(problemsFromBody({ error: 'TEMPLATE_TIMEOUT', message: 'Rendering took too long' })).toEqual([{ pane: 'html', message: 'Rendering took too long' }]);
+    expect(problemsFromBody('text')).toEqual([]);
+  });
+});
+
+describe('snippets', () => {
+  const input = { baseUrl: 'https://pdf.example.com/', templateId: 'abcdefghijkl', data: { name: "O'Brien", paid: true, n: null, items: [{ q: 1 }] } };
+
+  it('quotes data safely for the shell and never includes a key', () => {
+    const { curl } = buildSnippets({ ...input, mode: 'url' });
+    expect(curl).toContain("curl -sS -X POST 'https://pdf.example.com/v1/pdf/create'");
+    expect(curl).toContain('"name": "O\'\\\'\'Brien"');
+    expect(curl).toContain('$PRESSROOM_API_KEY');
+    expect(shellQuote("a'b")).toBe("'a'\\''b'");
+  });
+
+  it('writes Python literals and picks the endpoint per mode', () => {
+    expect(pythonLiteral({ a: true, b: null, c: [1, 'x'] })).toBe('{\n    "a": True,\n    "b": None,\n    "c": [\n        1,\n        "x",\n    ],\n}');
+    const asyncSnippets = buildSnippets({ ...input, mode: 'async' });
+    expect(asyncSnippets.python).toContain('/v1/pdf/create-async');
+    expect(asyncSnippets.javascript).toContain('create-async');
+    const binary = buildSnippets({ ...input, mode: 'binary', filename: 'out' });
+    expect(binary.curl).toContain("-o 'out.pdf'");
+    expect(binary.javascript).toContain('"export_type": "binary"');
+    expect(binary.python).toContain('f.write(response.content)');
+  });
+});
+
+describe('formatting', () => {
+  it('reads the rate-limit headers and signs ledger changes for people', () => {
+    const headers: Record<string, string> = { 'x-ratelimit-limit': '120', 'x-ratelimit-remaining': '7', 'x-ratelimit-reset': '1700000000' };
+    expect(readRateLimit((n) => headers[n] ?? null)).toEqual({ limit: 120, remaining: 7, resetAt: 1700000000 });
+    expect(readRateLimit(() => null)).toBeNull();
+    expect(formatBalanceChange(1)).toBe('−1');
+    expect(formatBalanceChange(-100)).toBe('+100');
+  });
+});
