@@ -31,7 +31,7 @@ const { values: args } = parseArgs({
     fixtures: { type: 'string', default: 'invoice,report' },
     memory: { type: 'string', default: '0' },
     peers: { type: 'string', default: '/work/shared/peers' },
-    chromium: { type: 'string', default: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
   },
 });
 

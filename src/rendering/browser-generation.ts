@@ -6,9 +6,11 @@
  *         → closed. A crash (`disconnected`) jumps straight to closed.
  */
 import type { Logger } from '../shared/log.js';
+import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
-import { printScriptedDocument, type PrintParams } from './chromium/print-page.js';
+import type { PrintParams } from './chromium/print-page.js';
+import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
 
 export interface GenerationOptions {
@@ -29,6 +31,7 @@ export class BrowserGeneration {
   readonly #idle: PageSlot[] = [];
   readonly #slots = new Set<PageSlot>();
   #busy = 0;
+  #scriptedSpare: Promise<ScriptedPage> | undefined;
   #retiring = false;
   #closed: Promise<void> | undefined;
   #markClosed!: () => void;
@@ -72,10 +75,6 @@ export class BrowserGeneration {
     return this.chromium.pid;
   }
 
-  get profileDir(): string {
-    return this.chromium.profileDir;
-  }
-
   /** Usable for new renders. */
   get isLive(): boolean {
     return !this.#closed && !this.#retiring && this.chromium.browser.connected;
@@ -109,9 +108,20 @@ export class BrowserGeneration {
     this.#idle.push(slot);
   }
 
-  /** Prints a scripted document in a throwaway browser context of this browser. */
-  printScripted(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
-    return printScriptedDocument(this.chromium.root, this.options.room, html, params, signal);
+  /** Prints a scripted document in a single-use browser context, keeping one spare ready. */
+  async printScripted(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
+    const spare = this.#scriptedSpare;
+    this.#scriptedSpare = undefined;
+    let page = spare ? await raceSignal(spare, signal).catch(() => undefined) : undefined;
+    if (!this.#closed) {
+      this.#scriptedSpare = ScriptedPage.open(this.chromium.root, this.options.room);
+      this.#scriptedSpare.catch(() => {});
+    }
+    if (!page?.isUsable) {
+      page?.dispose();
+      page = await raceSignal(ScriptedPage.open(this.chromium.root, this.options.room), signal);
+    }
+    return page.print(html, params, signal);
   }
 
   /** Stops taking renders; closes once the in-flight ones are done. */

@@ -4,7 +4,7 @@
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTripwire, pdfText, testRenderer } from './__fixtures__/test-kit.js';
+import { openTripwire, pdfText, testOptions, testRenderer } from './__fixtures__/test-kit.js';
 import { launchChromium } from './chromium/launch-chromium.js';
 import { openNetworkSinkhole } from './chromium/network-sinkhole.js';
 import { PageTarget } from './chromium/page-target.js';
@@ -103,7 +103,7 @@ describe('no network from templates', () => {
 
   it('the network layer alone holds: a page without interception reaches only the sinkhole', async () => {
     const sinkhole = await openNetworkSinkhole();
-    const chromium = await launchChromium({ executablePath: '/usr/bin/chromium', sinkholePort: sinkhole.port, protocolTimeoutMs: 30_000 });
+    const chromium = await launchChromium({ executablePath: testOptions().chromiumPath, sinkholePort: sinkhole.port, protocolTimeoutMs: 30_000 });
     try {
       const page = await PageTarget.open(chromium.root);
       for (const url of [`http://127.0.0.1:${tripwire.port}/direct`, `http://localhost:${tripwire.port}/direct`, `http://[::1]:${tripwire.port}/direct`]) {

@@ -101,7 +101,7 @@ export interface RendererDependencies {
 
 /** Creates the renderer; Chromium starts lazily (or on `warmUp()`). */
 export function createPdfRenderer(options: Config['rendering'], logger: Logger, dependencies: RendererDependencies = {}): PdfRenderer {
-  return new ChromiumPdfRenderer(options, logger.child({ component: 'rendering' }), dependencies);
+  return new ChromiumPdfRenderer(options, logger, dependencies);
 }
 
 class ChromiumPdfRenderer implements PdfRenderer {
@@ -181,6 +181,9 @@ class ChromiumPdfRenderer implements PdfRenderer {
     this.#renders.total += 1;
     try {
       generation = await raceSignal(this.#browsers.generation(), signal);
+      // A recycle may have retired it between the promise settling and now; take a slot only from a
+      // live browser (checked and taken without an await in between).
+      while (!generation.isLive) generation = await raceSignal(this.#browsers.generation(), signal);
       generation.renders += 1;
       const slot = generation.takeSlot();
       try {

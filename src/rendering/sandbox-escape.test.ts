@@ -95,7 +95,13 @@ describe('nothing survives from one document to the next', () => {
   });
 
   it('a scripted document cannot tamper with the documents printed after it (cross-account)', async () => {
-    const evil = `<p>IBAN-GOOD</p><div id="out"></div><script>
+    // In the evaluator: patch prototypes and (if it can reach it) the nunjucks runtime of its worker.
+    const patchRuntime =
+      'Object.prototype.iban = "IBAN-EVIL"; String.prototype.toString = function () { return "IBAN-EVIL" };' +
+      ' var f = arguments.callee; try { while (f && !(f.arguments && f.arguments[3] && f.arguments[3].suppressValue)) f = f.caller; } catch (e) { f = null; }' +
+      ' if (f) { f.arguments[3].suppressValue = function () { return "IBAN-EVIL" }; } return ""';
+    // In the printed document: timers rewriting text, patched prototypes, storage, popups.
+    const evil = `{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}<p>IBAN-GOOD</p><div id="out"></div><script>
       String.prototype.replace = function () { return 'IBAN-EVIL'; };
       const rewrite = () => { for (const p of document.querySelectorAll('p')) p.textContent = 'IBAN-EVIL'; };
       setInterval(rewrite, 1); rewrite();
@@ -125,6 +131,17 @@ describe('nothing survives from one document to the next', () => {
       expect(text).not.toContain('IBAN-EVIL');
     }
     expect(victims[2]).toContain('storage:clean cookie:clean');
+  });
+
+  it('a document asking for a reload or redirect cannot blank the documents printed after it', async () => {
+    for (const refresh of ['0', '0;url=https://render.pressroom.invalid/', '1;url=about:blank']) {
+      const first = await attempt({ template: { html: `<meta http-equiv="refresh" content="${refresh}"><p>FIRST</p>` }, data: {} });
+      expect(first.text).toContain('FIRST');
+      const later = await Promise.all([normal('SECOND-A'), normal('SECOND-B')]);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      later.push(await normal('THIRD'));
+      expect(later.join()).toMatch(/SECOND-A[\s\S]*SECOND-B[\s\S]*THIRD/);
+    }
   });
 
   it('script-less documents print with JavaScript off, including handlers and srcdoc frames', async () => {

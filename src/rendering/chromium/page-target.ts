@@ -6,6 +6,7 @@
 import type { CDPSession } from 'puppeteer-core';
 import { CDPSessionEvent } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
+import { raceSignal } from './cdp-helpers.js';
 
 /** A page target with its session; `lost` aborts when the page crashes or disappears. */
 export class PageTarget {
@@ -63,6 +64,39 @@ export class PageTarget {
     this.root.connection()?.off(CDPSessionEvent.SessionDetached, this.#onDetached);
     const message = why === 'crashed' ? 'The page renderer crashed' : 'The page was closed during the render';
     this.#lost.abort(new AppError('RENDER_FAILED', message, { details: { reason: why } }));
+  }
+
+  /**
+   * Navigates to `url` and waits for that document's load event (matched by loader, so a late
+   * event of the initial about:blank cannot be mistaken for it). Returns the main frame id.
+   * Afterwards `Page.loadEventFired` is on and lifecycle events are off (fewer events per document).
+   */
+  async navigate(url: string, signal: AbortSignal): Promise<string> {
+    const { session } = this;
+    await session.send('Page.enable');
+    await session.send('Page.setLifecycleEventsEnabled', { enabled: true });
+    // The load event may arrive before Page.navigate answers, so remember loads until we know ours.
+    let loaderId: string | undefined;
+    const loadedLoaders = new Set<string>();
+    let markLoaded!: () => void;
+    const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
+    const onLifecycle = (e: { name: string; loaderId: string }) => {
+      if (e.name !== 'load') return;
+      loadedLoaders.add(e.loaderId);
+      if (e.loaderId === loaderId) markLoaded();
+    };
+    session.on('Page.lifecycleEvent', onLifecycle);
+    try {
+      const navigation = await raceSignal(session.send('Page.navigate', { url }), signal);
+      if (navigation.errorText) throw new AppError('RENDER_FAILED', `A renderer page did not load: ${navigation.errorText}`);
+      loaderId = navigation.loaderId ?? '';
+      if (!loadedLoaders.has(loaderId)) await raceSignal(loaded, signal);
+      return navigation.frameId;
+    } finally {
+      session.off('Page.lifecycleEvent', onLifecycle);
+      // Not awaited: a page stuck in a script would never answer.
+      session.send('Page.setLifecycleEventsEnabled', { enabled: false }).catch(() => {});
+    }
   }
 
   /** Closes the target; the browser ends its renderer process. Never throws. */

@@ -5,9 +5,8 @@
  *    (`Emulation.setScriptExecutionDisabled`), so a document can install nothing — no timer, no
  *    prototype patch, no listener — that could touch the next one. Each document replaces the
  *    previous one with `Page.setDocumentContent`; we wait for its load event and print.
- *  - `printScriptedDocument`, for documents that contain a `<script>` (charts): a fresh browser
- *    context (own storage, own renderer process) and page, navigated to the document, printed,
- *    then disposed, so its scripts cannot outlive it. Slower (a new renderer), but only for them.
+ *  - `ScriptedPage` (`scripted-page.ts`), for documents that contain a `<script>` (charts): a page
+ *    in a fresh browser context, used for one document and then disposed.
  *
  * Both pages sit at RENDER_ORIGIN behind the closed room, so `file://` is off limits by Chromium's
  * own rules, and a Content-Security-Policy refuses connections before interception even sees them.
@@ -40,12 +39,7 @@ const PRINT_CSP = [
   "base-uri 'none'",
 ].join('; ');
 const PRINT_HEADERS = { 'Content-Security-Policy': PRINT_CSP };
-
-interface LifecycleEvent {
-  frameId: string;
-  loaderId: string;
-  name: string;
-}
+const BLANK = '<!doctype html><title></title>';
 
 /** A reused print page with JavaScript disabled. One document at a time. */
 export class PrintPage {
@@ -58,18 +52,8 @@ export class PrintPage {
   static async open(root: CDPSession, room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
     const target = await PageTarget.open(root, { background: true });
     try {
-      const { session } = target;
-      const closedRoom = new ClosedRoom(session, room);
-      closedRoom.serve(RENDER_URL, { html: '<!doctype html><title></title>', headers: PRINT_HEADERS });
-      await closedRoom.enable();
-      await Promise.all([
-        session.send('Page.enable'),
-        session.send('Page.setLifecycleEventsEnabled', { enabled: true }),
-        session.send('Emulation.setScriptExecutionDisabled', { value: true }),
-      ]);
-      const frameId = await navigate(target, signal);
-      // From here on only Page.loadEventFired is needed: fewer events per document.
-      await session.send('Page.setLifecycleEventsEnabled', { enabled: false });
+      await target.session.send('Emulation.setScriptExecutionDisabled', { value: true });
+      const frameId = await openBlankDocument(target, room, signal);
       return new PrintPage(target, frameId);
     } catch (error) {
       await target.close();
@@ -88,16 +72,8 @@ export class PrintPage {
 
   /** Replaces the document with `html`, waits for its load event and prints it. */
   async print(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
-    const { session } = this.target;
-    const all = AbortSignal.any([signal, this.target.lost]);
     try {
-      // setDocumentContent runs document.open/write/close; the load event follows once subresources
-      // (data: images, fonts) are in. The previous document's load fired before it was printed.
-      const loaded = waitForEvent(session, 'Page.loadEventFired', () => true, all);
-      loaded.catch(() => {});
-      await raceSignal(session.send('Page.setDocumentContent', { frameId: this.frameId, html }), all);
-      await loaded;
-      return await printToPdf(session, params, all);
+      return await loadAndPrint(this.target, this.frameId, html, params, signal, false);
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
@@ -106,64 +82,37 @@ export class PrintPage {
   }
 }
 
-/** Prints a document that needs JavaScript in a throwaway browser context. */
-export async function printScriptedDocument(
-  root: CDPSession,
-  room: ClosedRoomOptions,
-  html: string,
-  params: PrintParams,
-  signal: AbortSignal,
-): Promise<Buffer> {
-  const { browserContextId } = await raceSignal(root.send('Target.createBrowserContext', { disposeOnDetach: true }), signal);
-  try {
-    const target = await raceSignal(PageTarget.open(root, { browserContextId }), signal);
-    const { session } = target;
-    const closedRoom = new ClosedRoom(session, room);
-    closedRoom.serve(RENDER_URL, { html, headers: PRINT_HEADERS }, true);
-    await closedRoom.enable();
-    await Promise.all([session.send('Page.enable'), session.send('Page.setLifecycleEventsEnabled', { enabled: true })]);
-    const all = AbortSignal.any([signal, target.lost]);
-    await navigate(target, all);
-    // Optional hook for asynchronous drawing (charts with animation): a document may set
-    // `window.pressroomReady` to a promise; printing waits for it (within the render deadline).
-    await raceSignal(
-      session.send('Runtime.evaluate', { expression: 'Promise.resolve(window.pressroomReady).then(() => true, () => true)', awaitPromise: true }),
-      all,
-    );
-    return await printToPdf(session, params, all);
-  } finally {
-    // Closes its page and kills its renderer; storage of the context is discarded with it.
-    root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => {});
-  }
+/**
+ * Serves a blank document at RENDER_URL behind the closed room and navigates there. Served once: a
+ * document asking for a reload (`<meta http-equiv="refresh">`) must not be able to navigate the
+ * page back to a blank document while it, or the next one, is being printed.
+ */
+export async function openBlankDocument(target: PageTarget, room: ClosedRoomOptions, signal: AbortSignal): Promise<string> {
+  const closedRoom = new ClosedRoom(target.session, room);
+  closedRoom.serve(RENDER_URL, { html: BLANK, headers: PRINT_HEADERS }, true);
+  await closedRoom.enable();
+  return target.navigate(RENDER_URL, signal);
 }
 
-/** Navigates the page to RENDER_URL (served by the closed room) and waits for its load event. */
-async function navigate(target: PageTarget, signal: AbortSignal): Promise<string> {
+/**
+ * Writes `html` into the page (document.open/write/close via setDocumentContent), waits for its
+ * load event — subresources such as data: images and fonts are in by then — and prints. With
+ * `awaitReady`, a scripted document may first set `window.pressroomReady` to a promise (charts that
+ * draw asynchronously); printing waits for it, within the render deadline.
+ */
+export async function loadAndPrint(target: PageTarget, frameId: string, html: string, params: PrintParams, signal: AbortSignal, awaitReady: boolean): Promise<Buffer> {
   const { session } = target;
-  // The load event may arrive before Page.navigate answers, so remember loads until we know ours.
-  let loaderId: string | undefined;
-  const loadedLoaders = new Set<string>();
-  let markLoaded!: () => void;
-  const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
-  const onLifecycle = (e: LifecycleEvent) => {
-    if (e.name !== 'load') return;
-    loadedLoaders.add(e.loaderId);
-    if (e.loaderId === loaderId) markLoaded();
-  };
-  session.on('Page.lifecycleEvent', onLifecycle);
-  try {
-    const navigation = await raceSignal(session.send('Page.navigate', { url: RENDER_URL }), signal);
-    if (navigation.errorText) throw new AppError('RENDER_FAILED', `The print page did not load: ${navigation.errorText}`);
-    loaderId = navigation.loaderId ?? '';
-    if (!loadedLoaders.has(loaderId)) await raceSignal(loaded, signal);
-    return navigation.frameId;
-  } finally {
-    session.off('Page.lifecycleEvent', onLifecycle);
+  const all = AbortSignal.any([signal, target.lost]);
+  // The previous document's load fired before it was printed, so the next load event is this one's.
+  const loaded = waitForEvent(session, 'Page.loadEventFired', () => true, all);
+  loaded.catch(() => {});
+  await raceSignal(session.send('Page.setDocumentContent', { frameId, html }), all);
+  await loaded;
+  if (awaitReady) {
+    const expression = 'Promise.resolve(window.pressroomReady).then(() => true, () => true)';
+    await raceSignal(session.send('Runtime.evaluate', { expression, awaitPromise: true }), all);
   }
-}
-
-async function printToPdf(session: CDPSession, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
-  const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), signal);
+  const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
   if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
-  return readProtocolStream(session, stream, signal);
+  return readProtocolStream(session, stream, all);
 }
