@@ -11,13 +11,10 @@ import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } f
 import { syntaxIssues } from './template-syntax.js';
 import * as store from './templates-store.js';
 
-export interface PageSetup {
-  format?: 'A4' | 'Letter' | 'Legal' | 'A3' | 'A5';
-  orientation?: 'portrait' | 'landscape';
-  margin?: { top?: string; right?: string; bottom?: string; left?: string };
-  header_html?: string;
-  footer_html?: string;
-}
+import type { PageSetup } from '../rendering/pdf-renderer.js';
+
+/** Page setup is the renderer's: a template stores exactly what the engine prints with. */
+export type { PageSetup };
 
 export interface TemplateInput {
   name: string;
