@@ -29,6 +29,11 @@ export interface Config {
     readonly bodyLimitBytes: number;
     /** Enables the admin API; absent → admin routes answer 404. (`PRESSROOM_ADMIN_TOKEN`) */
     readonly adminToken: string | undefined;
+    /**
+     * Bearer token `GET /metrics` requires, ≥ 16 characters; absent → /metrics is public on the same
+     * port as the API (block it at the proxy, or set this). @defaultValue unset (`PRESSROOM_METRICS_TOKEN`)
+     */
+    readonly metricsToken: string | undefined;
   };
   readonly dataDir: string;
   readonly database: {
@@ -67,6 +72,11 @@ export interface Config {
     readonly templateOutputLimitBytes: number;
     /** A browser is replaced after this many documents, to bound leaks. @defaultValue 2000 (`PRESSROOM_BROWSER_RECYCLE_AFTER`) */
     readonly recycleAfterRenders: number;
+    /**
+     * Where each document's template runs: a fresh Web Worker (`worker`) or, experimental, a fresh
+     * ShadowRealm (`shadow-realm`; docs/rendering.md). @defaultValue 'worker' (`PRESSROOM_TEMPLATE_EVALUATOR`)
+     */
+    readonly evaluator: 'worker' | 'shadow-realm';
   };
   readonly plans: Readonly<Record<Plan, RateLimitPolicy>>;
   readonly jobs: {
@@ -82,6 +92,11 @@ export interface Config {
     readonly pollIntervalMs: number;
     /** SIGTERM: in-flight jobs may finish within this deadline. @defaultValue 30000 (`PRESSROOM_SHUTDOWN_GRACE_MS`) */
     readonly shutdownGraceMs: number;
+    /**
+     * Finished jobs (with their data and webhook records) are deleted this many days after they
+     * finished; 0 keeps them forever. @defaultValue 30 (`PRESSROOM_JOB_RETENTION_DAYS`)
+     */
+    readonly retentionDays: number;
   };
   readonly webhooks: {
     /** @defaultValue 10000 (`PRESSROOM_WEBHOOK_TIMEOUT_MS`) */
@@ -128,6 +143,14 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false; got "${raw}"`);
 }
 
+function readEvaluator(env: Env): Config['rendering']['evaluator'] {
+  const raw = env.PRESSROOM_TEMPLATE_EVALUATOR?.trim() || 'worker';
+  if (raw !== 'worker' && raw !== 'shadow-realm') {
+    throw new ConfigError(`PRESSROOM_TEMPLATE_EVALUATOR must be worker or shadow-realm; got "${raw}"`);
+  }
+  return raw;
+}
+
 function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -170,6 +193,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('PRESSROOM_ADMIN_TOKEN must be at least 16 characters');
   }
+  const metricsToken = env.PRESSROOM_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError('PRESSROOM_METRICS_TOKEN must be at least 16 characters (for example `openssl rand -hex 24`)');
+  }
   const config: Config = {
     http: {
       port,
@@ -177,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
       publicUrl,
       bodyLimitBytes: readInt(env, 'PRESSROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
       adminToken,
+      metricsToken,
     },
     dataDir,
     database: {
@@ -201,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
       templateTimeoutMs: readInt(env, 'PRESSROOM_TEMPLATE_TIMEOUT_MS', 5_000, 50),
       templateOutputLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES', 20 * 1024 * 1024, 1024),
       recycleAfterRenders: readInt(env, 'PRESSROOM_BROWSER_RECYCLE_AFTER', 2000, 1),
+      evaluator: readEvaluator(env),
     },
     plans: {
       free: {
@@ -223,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseDelayMs: readInt(env, 'PRESSROOM_JOB_RETRY_BASE_DELAY_MS', 2000, 1),
       pollIntervalMs: readInt(env, 'PRESSROOM_JOB_POLL_MS', 1000, 10),
       shutdownGraceMs: readInt(env, 'PRESSROOM_SHUTDOWN_GRACE_MS', 30_000, 0),
+      retentionDays: readInt(env, 'PRESSROOM_JOB_RETENTION_DAYS', 30, 0, 3650),
     },
     webhooks: {
       timeoutMs: readInt(env, 'PRESSROOM_WEBHOOK_TIMEOUT_MS', 10_000, 100),

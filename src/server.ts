@@ -2,10 +2,12 @@
  * `pressroom serve`: builds the services and the HTTP app, listens, and shuts down in order on
  * SIGTERM/SIGINT: stop accepting and claiming → let in-flight jobs finish within
  * `PRESSROOM_SHUTDOWN_GRACE_MS`, hand the rest back to the queue → release resources in reverse.
- * Workers run here for roles `all` (default) and `worker`; `--role api` runs none.
+ * Workers run here for roles `all` (default) and `worker`; `--role api` runs none. A worker listens on
+ * PORT too, for /healthz, /readyz and /metrics only. Every role warms the browser up at start, so
+ * /readyz turns ready once Chromium is up, not at the first render.
  */
 import type { Config } from './config.js';
-import { buildApp } from './http/app.js';
+import { buildApp, buildOpsApp } from './http/app.js';
 import { createServices, type Role } from './services.js';
 import { createLogger } from './shared/log.js';
 import { VERSION } from './version.js';
@@ -13,12 +15,13 @@ import { VERSION } from './version.js';
 export async function runServer(config: Config, role: Role): Promise<void> {
   const logger = createLogger(config.logLevel);
   const services = await createServices(config, { logger, role });
-  const app = role === 'worker' ? undefined : await buildApp(services, { version: VERSION });
-  if (app) {
-    await app.listen({ port: config.http.port, host: config.http.host });
-  }
+  const app = role === 'worker' ? await buildOpsApp(services) : await buildApp(services, { version: VERSION });
+  await app.listen({ port: config.http.port, host: config.http.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.http.port;
+  services.renderer.warmUp().catch((error) => logger.error({ err: error }, 'could not start the browser; /readyz stays not ready until a render starts it'));
   if (role !== 'api') services.startWorkers();
-  logger.info({ role, port: config.http.port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
+  logger.info({ role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
 
   let stopping: Promise<void> | undefined;
   const stop = (signal: string) => {
@@ -31,7 +34,7 @@ export async function runServer(config: Config, role: Role): Promise<void> {
       deadline.unref();
       try {
         // Stop accepting and stop claiming together; in-flight jobs get shutdownGraceMs, then are released.
-        await Promise.all([app?.close(), services.stopWorkers()]);
+        await Promise.all([app.close(), services.stopWorkers()]);
         await services.close();
       } finally {
         clearTimeout(deadline);

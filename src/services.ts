@@ -2,7 +2,6 @@
  * The composition root: opens every long-lived resource once (database, Redis, browser, storage) and
  * returns the services with one `close()` that releases them in reverse order.
  */
-import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
@@ -23,6 +22,9 @@ import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.
 import { createGuardedAgents } from './net/guarded-agents.js';
 import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
 import type { Logger } from './shared/log.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
+import { instrumentLedger, instrumentRenderer } from './ops/instrument.js';
+import { createReadinessCheck } from './ops/readiness.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -42,11 +44,13 @@ export interface Services {
   readonly s3: S3IntegrationService;
   readonly jobs: JobService;
   readonly webhooks: WebhookQueue;
+  /** This process's Prometheus registry and counters (/metrics). */
+  readonly metrics: Metrics;
   /** Starts the job worker and the webhook delivery loop in this process (roles `all` and `worker`). */
   startWorkers(): void;
   /** Stops claiming; in-flight jobs may finish within `config.jobs.shutdownGraceMs`, the rest are released. */
   stopWorkers(): Promise<void>;
-  /** Each dependency's state, for /readyz. */
+  /** Each dependency's state, for /readyz (see ops/readiness.ts). */
   readiness(): Promise<Record<string, 'ok' | string>>;
   close(): Promise<void>;
 }
@@ -90,13 +94,14 @@ export async function createServices(config: Config, options: ServiceOptions): P
       releasers.push(() => void client.disconnect());
     }
 
-    const ledger = createCreditLedger(database.db);
+    const metrics = createMetrics();
+    const ledger = instrumentLedger(createCreditLedger(database.db), metrics);
     const accounts = createAccountService(database.db, ledger, createAccessTokenSigner(config.secretKey));
     const templates = createTemplateService(database.db);
     const rateLimiter = createRateLimiter(config.plans, redis);
 
     // The browser starts on first use (admin commands never launch it); `serve` warms it up.
-    const renderer = createPdfRenderer(config.rendering, logger.child({ component: 'renderer' }));
+    const renderer = instrumentRenderer(createPdfRenderer(config.rendering, logger.child({ component: 'renderer' })), metrics);
     releasers.push(() => renderer.close());
     const blobs = createBlobStore(config.storage.url);
     releasers.push(() => blobs.close());
@@ -111,20 +116,28 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
-    const jobs = createJobService({ database, documents, ledger, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks });
+    const jobs = createJobService({ database, documents, ledger, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
     // Registered after the renderer and the database, so close() stops the workers before either goes.
-    const workers = createWorkers({ config, database, documents, templates, ledger, webhooks, wakeups, logger });
+    const workers = createWorkers({ config, database, documents, templates, ledger, webhooks, wakeups, logger, metrics });
     releasers.push(() => workers.stop(config.jobs.shutdownGraceMs));
 
     const sweep = setInterval(() => {
-      Promise.all([files.sweep(), idempotency.sweep()])
-        .then(([filesRemoved, keysRemoved]) => {
-          if (filesRemoved + keysRemoved > 0) logger.info({ filesRemoved, keysRemoved }, 'swept expired files and idempotency keys');
+      Promise.all([files.sweep(), idempotency.sweep(), jobs.sweep()])
+        .then(([filesRemoved, keysRemoved, jobsRemoved]) => {
+          if (filesRemoved + keysRemoved + jobsRemoved > 0) logger.info({ filesRemoved, keysRemoved, jobsRemoved }, 'swept expired files, idempotency keys and finished jobs past retention');
         })
         .catch((error) => logger.warn({ err: error }, 'sweep failed; will retry'));
     }, config.storage.sweepIntervalSeconds * 1000);
     sweep.unref();
     releasers.push(() => clearInterval(sweep));
+
+    const readiness = createReadinessCheck({ database, blobs, renderer, redis, logger: logger.child({ component: 'readiness' }) });
+    const redisClient = redis;
+    metrics.collectFrom({
+      queueStats: () => jobs.queueStats(),
+      rendererStats: () => renderer.stats(),
+      redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
+    });
 
     return {
       config,
@@ -142,20 +155,10 @@ export async function createServices(config: Config, options: ServiceOptions): P
       s3,
       jobs,
       webhooks,
+      metrics,
       startWorkers: () => workers.start(),
       stopWorkers: () => workers.stop(config.jobs.shutdownGraceMs),
-      async readiness() {
-        const checks: Record<string, string> = {};
-        try {
-          await sql`select 1`.execute(database.db);
-          checks.database = 'ok';
-        } catch (error) {
-          checks.database = `unavailable: ${(error as Error).message}`;
-        }
-        checks.renderer = renderer.isReady() ? 'ok' : 'starting';
-        if (redis) checks.redis = redis.status === 'ready' ? 'ok' : `degraded: ${redis.status} (rate limits fall back to memory)`;
-        return checks;
-      },
+      readiness,
       close,
     };
   } catch (error) {

@@ -99,6 +99,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const pool = openPostgres(options.url, options.poolSize ?? 10, options.pgSchema);
     // An idle client that loses its server (restart) emits 'error'; without a listener Node would crash.
     pool.on('error', () => undefined);
+    // So does a checked-out client between two queries (inside a transaction, before its release): the
+    // pool only listens to idle ones. Its next query fails instead ("not queryable", a 503) and the
+    // pool drops it on release (issue 7's PostgreSQL-restart drill crashed API and worker processes).
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     handle = { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
   } else {

@@ -4,6 +4,8 @@ import { migration0001Foundation } from './migrations/0001-foundation.js';
 import { migration0002Documents } from './migrations/0002-documents.js';
 import { migration0003Jobs } from './migrations/0003-jobs.js';
 import { migration0004S3Integrations } from './migrations/0004-s3-integrations.js';
+import { migration0005RequestIds } from './migrations/0005-request-ids.js';
+import { migration0006Retention } from './migrations/0006-retention.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -16,6 +18,8 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0002-documents': migration0002Documents,
   '0003-jobs': migration0003Jobs,
   '0004-s3-integrations': migration0004S3Integrations,
+  '0005-request-ids': migration0005RequestIds,
+  '0006-retention': migration0006Retention,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -119,6 +119,8 @@ export interface JobsTable {
   /** First claim (queue latency = started_at − created_at). */
   started_at: number | null;
   completed_at: number | null;
+  /** The `create-async` request's id; the worker's logs and the webhook carry it (null for older jobs). */
+  request_id: string | null;
 }
 
 /** One webhook notification; the row is its retry queue (see src/webhooks/deliveries-store.ts). */
@@ -142,6 +144,8 @@ export interface WebhookDeliveriesTable {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+  /** Copied from the job: sent as `x-request-id` and logged with every attempt (null for older rows). */
+  request_id: string | null;
 }
 
 export interface S3IntegrationsTable {

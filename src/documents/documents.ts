@@ -11,7 +11,7 @@ import type { FileService } from '../files/files.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
-import { AppError, ValidationError } from '../shared/errors.js';
+import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { expandDottedKeys } from './data-binding.js';
 
@@ -87,15 +87,42 @@ export function checkS3Filepath(filepath: string | null | undefined): void {
   }
 }
 
+/**
+ * Waits between refund attempts. A generation that fails because the database went away (a restart,
+ * a failover) cannot refund at once either; the refund is idempotent (one per PDFGEN), so it is
+ * retried for ~8 s before the ledger is left owing the credit (issue 7's PostgreSQL drill).
+ */
+const REFUND_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+
 export function createDocumentService(deps: DocumentDeps): DocumentService {
   const { templates, ledger, renderer, files, customerStorage, logger } = deps;
+
+  async function refundWithRetries(accountId: string, transactionRef: string): Promise<boolean> {
+    for (const delayMs of [...REFUND_RETRY_DELAYS_MS, undefined]) {
+      try {
+        return await ledger.refund(accountId, transactionRef);
+      } catch (error) {
+        // A coded error (unknown account…) will not change on retry; only infrastructure failures do.
+        if (delayMs === undefined || isAppError(error)) throw error;
+        logger.warn({ err: error, transactionRef, retryInMs: delayMs }, 'refund failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+    return false;
+  }
+
+  /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
+  function s3Storage(): CustomerStorage {
+    if (!customerStorage) throw new AppError('INVALID_REQUEST', 'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.');
+    return customerStorage;
+  }
 
   async function deliver(accountId: string, pdf: Buffer, options: GenerationOptions): Promise<Delivery> {
     const filename = pdfFilename(options.filename);
     if (options.storeS3) {
-      if (!customerStorage) throw new AppError('INVALID_REQUEST', 'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.');
-      const target = await customerStorage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename });
-      await customerStorage.upload(accountId, target, pdf);
+      const storage = s3Storage();
+      const target = await storage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename });
+      await storage.upload(accountId, target, pdf);
       return { kind: 's3', bucket: target.bucket, key: target.key, filename };
     }
     if (options.exportType === 'binary') return { kind: 'binary', pdf, filename };
@@ -108,8 +135,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       checkS3Filepath(options.s3Filepath);
       const template = await templates.get(accountId, templateId);
       if (options.storeS3) {
-        if (!customerStorage) throw new AppError('INVALID_REQUEST', 'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.');
-        await customerStorage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: pdfFilename(options.filename) });
+        await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: pdfFilename(options.filename) });
       }
       return template;
     },
@@ -134,7 +160,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         await ledger.recordExecTime(debit.transactionRef, renderMs).catch((error) => logger.warn({ err: error }, 'could not record exec time'));
         return { delivery, creditsRemaining: debit.balance, transactionRef: debit.transactionRef, renderMs };
       } catch (error) {
-        const refunded = await ledger.refund(accountId, debit.transactionRef).catch((refundError) => {
+        const refunded = await refundWithRetries(accountId, debit.transactionRef).catch((refundError) => {
           // The generation failed and so did its refund: loud, because the ledger now owes a credit.
           logger.error({ err: refundError, transactionRef: debit.transactionRef }, 'refund failed after a failed generation');
           return false;

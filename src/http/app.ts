@@ -4,7 +4,7 @@
  * This folder is the only one that imports Fastify; handlers call one service each.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
@@ -16,6 +16,8 @@ import { templateRoutes } from './routes/templates.js';
 import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { withRequestId } from '../shared/log.js';
 import { pdfRoutes } from './routes/pdf.js';
 import { fileRoutes } from './routes/files.js';
 import { previewRoutes } from './routes/preview.js';
@@ -65,16 +67,64 @@ export interface BuildAppOptions {
   version?: string;
 }
 
-export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const { config, logger } = services;
-  const app = Fastify({
-    loggerInstance: logger,
-    bodyLimit: config.http.bodyLimitBytes,
-    genReqId: (req) => {
+/**
+ * Request ids, logs and metrics, shared by the API app and the worker's ops app:
+ * - the request id (a valid `x-request-id` from the client, else a UUID) is logged as `req_id` and
+ *   becomes the current request id of everything the request runs (shared/log.ts), so domain log
+ *   lines carry it too and an async job stores it;
+ * - every answer is counted by route pattern (`/v1/templates/:template_id`, never the raw URL).
+ */
+function registerRequestTracking(app: FastifyInstance, services: Services): void {
+  // onRequest runs in the request's own async context; the body is parsed in another one (the
+  // socket's), so preValidation enters it again for the handler (as @fastify/request-context does).
+  app.addHook('onRequest', (request, _reply, done) => withRequestId(request.id, done));
+  app.addHook('preValidation', (request, _reply, done) => withRequestId(request.id, done));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    services.metrics.httpRequest({
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
+  });
+}
+
+function fastifyOptions(services: Services) {
+  return {
+    loggerInstance: services.logger,
+    logController: new LogController({ requestIdLogLabel: 'req_id' }),
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     trustProxy: false,
+  };
+}
+
+/**
+ * The worker's HTTP port (`serve --role worker`): /healthz, /readyz and /metrics only, so worker
+ * processes can be probed and scraped like API processes.
+ */
+export async function buildOpsApp(services: Services): Promise<FastifyInstance> {
+  const app = Fastify(fastifyOptions(services)) as unknown as FastifyInstance;
+  app.addSchema(CodedError);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; a worker serves /healthz, /readyz and /metrics only.`));
+  registerRequestTracking(app, services);
+  healthRoutes(app, services);
+  metricsRoutes(app, { metrics: services.metrics, token: services.config.http.metricsToken });
+  await app.ready();
+  return app;
+}
+
+export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    ...fastifyOptions(services),
+    bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { maxParamLength: 200 },
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);
@@ -105,9 +155,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.addSchema(ValidationErrorBody);
   app.addSchema(DetailError);
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
+  registerRequestTracking(app, services);
   registerAuth(app, { accounts: services.accounts, rateLimiter: services.rateLimiter, adminToken: config.http.adminToken });
   app.addHook('preValidation', async (request) => {
     if (request.query && typeof request.query === 'object') checkTextParts(request.query as Record<string, unknown>, 'query');
@@ -129,6 +177,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   s3Routes(app, services.s3);
   if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   healthRoutes(app, services);
+  metricsRoutes(app, { metrics: services.metrics, token: config.http.metricsToken });
   // The studio has its own scope: swagger-ui registers @fastify/static too.
   const studioDir = defaultStudioDir();
   if (hasStudioBuild(studioDir)) await app.register(studioRoutes, { distDir: studioDir });

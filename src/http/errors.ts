@@ -63,7 +63,7 @@ function isPostgresUnavailable(error: unknown): boolean {
   const code = (error as { code?: string })?.code;
   // Connection refused/reset, admin shutdown, cannot connect now, too many connections.
   return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003'].includes(code ?? '') ||
-    /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message ?? ''));
+    /Connection terminated|timeout exceeded when trying to connect|is not queryable|terminating connection|the database system is (starting up|shutting down)/i.test(String((error as Error)?.message ?? ''));
 }
 
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -16,9 +16,20 @@ export const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INTERNAL_ERROR',
 ]);
 
+/**
+ * Transient codes that the document itself may be causing (a page that never finishes, a script that
+ * takes its renderer down): one retry covers a crash or an overload that happened to hit the job; a
+ * second such failure fails it, so one bad document cannot hold a render slot for `maxAttempts` full
+ * render timeouts (its credit is refunded either way).
+ */
+export const DOCUMENT_SUSPECT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['RENDER_TIMEOUT', 'RENDER_FAILED']);
+export const DOCUMENT_SUSPECT_MAX_ATTEMPTS = 2;
+
 /** A failed attempt as the job row records it; `message` is safe to show the customer. */
 export interface AttemptFailure {
   transient: boolean;
+  /** A lower attempt limit than the configured one for this kind of failure. */
+  maxAttempts?: number;
   code: string;
   message: string;
   /** Operator detail for `last_error` and the log (may name internals, never secrets). */
@@ -32,7 +43,9 @@ export function classifyFailure(error: unknown): AttemptFailure {
   }
   if (error instanceof AppError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    return { transient: TRANSIENT_CODES.has(error.code), code: error.code, message: error.message, detail: `${error.code}: ${error.message}${cause}` };
+    const failure: AttemptFailure = { transient: TRANSIENT_CODES.has(error.code), code: error.code, message: error.message, detail: `${error.code}: ${error.message}${cause}` };
+    if (DOCUMENT_SUSPECT_CODES.has(error.code)) failure.maxAttempts = DOCUMENT_SUSPECT_MAX_ATTEMPTS;
+    return failure;
   }
   // Not one of ours: a lost database connection, a bug. Retrying is safe (the job is idempotent) and
   // the attempt limit bounds it; the customer sees a generic message, the operator the real one.

@@ -22,7 +22,7 @@ import * as store from './jobs-store.js';
 const logger = createLogger('silent');
 const OPTIONS = { exportType: 'url' as const, expirationSeconds: 3600, filename: 'doc', storeS3: false };
 
-/** Scripted by `data.behavior`: ok, busy-once, always-busy, template-error, hang (until aborted). */
+/** Scripted by `data.behavior`: ok, busy-once, always-busy, always-timeout, template-error, hang (until aborted). */
 function scriptedDocuments(templates: TemplateService): DocumentService & { calls: Map<string, number> } {
   const calls = new Map<string, number>();
   return {
@@ -37,6 +37,7 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
       const behavior = data.behavior;
       if (behavior === 'busy-once' && n === 1) throw new AppError('RENDERER_BUSY', 'busy');
       if (behavior === 'always-busy') throw new AppError('RENDERER_BUSY', 'busy');
+      if (behavior === 'always-timeout') throw new AppError('RENDER_TIMEOUT', 'The document did not finish rendering within 30 s');
       if (behavior === 'template-error') throw new AppError('TEMPLATE_RENDER_ERROR', 'items is undefined (line 3)');
       if (behavior === 'hang') {
         await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new AppError('RENDER_FAILED', 'aborted'))));
@@ -91,7 +92,7 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     wakeups = await createJobWakeups(database, logger);
     const templates = createTemplateService(database.db);
     documents = scriptedDocuments(templates);
-    jobs = createJobService({ database, documents, ledger: ledger(), webhooks, wakeups, allowPrivateNetworks: true });
+    jobs = createJobService({ database, documents, ledger: ledger(), webhooks, wakeups, allowPrivateNetworks: true, retentionDays: 30 });
     accountId = 'acc_test';
     await database.db.insertInto('accounts').values({ id: accountId, email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
     await ledger().grant(accountId, 1000, 'BONUS');
@@ -174,6 +175,18 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     expect(await row(jobId)).toMatchObject({ attempts: 3, error_code: 'RENDERER_BUSY', error_message: 'Gave up after 3 attempts: busy' });
     expect(documents.calls.get('always-busy')).toBe(3);
     const job = await row(jobId);
+    expect((await transactions()).filter((t) => t.refund_of === job.transaction_ref)).toHaveLength(1);
+  });
+
+  it('gives a document that keeps timing out one retry only, not maxAttempts, refunding once', async () => {
+    const w = worker({ maxAttempts: 5 });
+    w.start();
+    const { jobId } = await submit({ key: 'always-timeout', behavior: 'always-timeout' });
+    await until(async () => (await row(jobId)).status === 'failed');
+    await w.stop(1000);
+    const job = await row(jobId);
+    expect(job).toMatchObject({ attempts: 2, error_code: 'RENDER_TIMEOUT', error_message: 'Gave up after 2 attempts: The document did not finish rendering within 30 s' });
+    expect(documents.calls.get('always-timeout')).toBe(2);
     expect((await transactions()).filter((t) => t.refund_of === job.transaction_ref)).toHaveLength(1);
   });
 

@@ -21,7 +21,7 @@ import type { JobRow } from '../db/schema.js';
 import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
 import type { TemplateService } from '../templates/templates.js';
 import { randomId } from '../shared/ids.js';
-import type { Logger } from '../shared/log.js';
+import { withRequestId, type Logger } from '../shared/log.js';
 import { completedPayload, failedPayload } from '../webhooks/webhook-payloads.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import { classifyFailure, jobRetryDelayMs, type AttemptFailure } from './job-retry-policy.js';
@@ -39,6 +39,8 @@ export interface JobWorkerOptions {
   jobs: { workerConcurrency: number; leaseMs: number; maxAttempts: number; pollIntervalMs: number; retryBaseDelayMs: number };
   logger: Logger;
   workerId?: string;
+  /** Counts attempt outcomes (/metrics); optional so tests can leave it out. */
+  metrics?: { jobAttempt(outcome: 'completed' | 'failed' | 'retry'): void };
 }
 
 /** One process's job worker. */
@@ -83,7 +85,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     const done = await withTransaction(database.db, async (trx) => {
       if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
       if (job.webhook_url) {
-        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result) });
+        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result), requestId: job.request_id });
       }
       return true;
     });
@@ -94,6 +96,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       return;
     }
     if (job.webhook_url) webhooks.announce();
+    o.metrics?.jobAttempt('completed');
     await ledger.recordExecTime(job.transaction_ref, renderMs).catch((error) => logger.warn({ err: error }, 'could not record exec time'));
     logger.info({ jobId: job.id, attempt: job.attempts, renderMs }, 'job completed');
   }
@@ -103,23 +106,25 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (!(await store.failJob(trx, job.id, workerId, failure, Date.now()))) return false;
       await ledger.refund(job.account_id, job.transaction_ref, trx);
       if (job.webhook_url) {
-        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure) });
+        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure), requestId: job.request_id });
       }
       return true;
     });
     if (!done) return void logger.warn({ jobId: job.id }, 'job lease lost before the failure was recorded');
     if (job.webhook_url) webhooks.announce();
+    o.metrics?.jobAttempt('failed');
     logger.info({ jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail }, 'job failed; credit refunded');
   }
 
   async function retryOrFail(job: JobRow, failure: AttemptFailure): Promise<void> {
     if (!failure.transient) return fail(job, failure);
-    if (job.attempts >= cfg.maxAttempts) {
+    if (job.attempts >= Math.min(cfg.maxAttempts, failure.maxAttempts ?? Infinity)) {
       return fail(job, { ...failure, message: `Gave up after ${job.attempts} attempts: ${failure.message}` });
     }
     const delay = jobRetryDelayMs(job.attempts, cfg.retryBaseDelayMs);
     const now = Date.now();
     const kept = await store.retryJob(database.db, job.id, workerId, { runAt: now + delay, lastError: failure.detail }, now);
+    if (kept) o.metrics?.jobAttempt('retry');
     logger.info({ jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail, retryInMs: delay, kept }, 'job attempt failed; will retry');
     if (kept) setTimeout(kick, delay + 5).unref();
   }
@@ -145,12 +150,13 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
 
   function startJob(job: JobRow): void {
     const controller = new AbortController();
-    const done = run(job, controller.signal)
+    // Every log line of this job (renderer and ledger included) carries the request that created it.
+    const done = withRequestId(job.request_id, () => run(job, controller.signal)
       .catch((error) => logger.error({ err: error, jobId: job.id }, 'could not record a job outcome; its lease will run out and it is retried'))
       .finally(() => {
         running.delete(job.id);
         kick();
-      });
+      }));
     running.set(job.id, { controller, done });
   }
 

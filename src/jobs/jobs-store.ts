@@ -10,7 +10,7 @@
  * holds the lease, so a job completes (or fails, or refunds) at most once even when two workers both
  * believed they had it.
  */
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Dialect, DbOrTx } from '../db/database.js';
 import type { JobRow, JobsTable, NewJob } from '../db/schema.js';
 
@@ -92,60 +92,50 @@ export interface JobResult {
   s3Key: string | null;
 }
 
-/** Marks the job completed if this worker still holds it; false when the lease was lost. */
-export async function completeJob(db: DbOrTx, id: string, workerId: string, result: JobResult, now: number): Promise<boolean> {
+/**
+ * Ends this worker's claim on a processing job with `values` and frees the lease; false when the
+ * lease was lost (another worker has the job now, or it already ended).
+ */
+async function updateHeldJob(db: DbOrTx, id: string, workerId: string, values: Updateable<JobsTable>): Promise<boolean> {
   const updated = await db
     .updateTable('jobs')
-    .set({
-      status: 'completed',
-      result_url: result.url,
-      result_filename: result.filename,
-      result_expires_at: result.expiresAt,
-      result_s3_bucket: result.s3Bucket,
-      result_s3_key: result.s3Key,
-      locked_by: null,
-      locked_until: null,
-      completed_at: now,
-      updated_at: now,
-    })
+    .set({ ...values, locked_by: null, locked_until: null })
     .where('id', '=', id)
     .where('locked_by', '=', workerId)
     .where('status', '=', 'processing')
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Marks the job completed if this worker still holds it; false when the lease was lost. */
+export function completeJob(db: DbOrTx, id: string, workerId: string, result: JobResult, now: number): Promise<boolean> {
+  return updateHeldJob(db, id, workerId, {
+    status: 'completed',
+    result_url: result.url,
+    result_filename: result.filename,
+    result_expires_at: result.expiresAt,
+    result_s3_bucket: result.s3Bucket,
+    result_s3_key: result.s3Key,
+    completed_at: now,
+    updated_at: now,
+  });
 }
 
 /** Marks the job failed for good if this worker still holds it; false when the lease was lost. */
-export async function failJob(db: DbOrTx, id: string, workerId: string, error: { code: string; message: string; detail: string }, now: number): Promise<boolean> {
-  const updated = await db
-    .updateTable('jobs')
-    .set({
-      status: 'failed',
-      error_code: error.code,
-      error_message: error.message,
-      last_error: error.detail,
-      locked_by: null,
-      locked_until: null,
-      completed_at: now,
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .where('locked_by', '=', workerId)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
+export function failJob(db: DbOrTx, id: string, workerId: string, error: { code: string; message: string; detail: string }, now: number): Promise<boolean> {
+  return updateHeldJob(db, id, workerId, {
+    status: 'failed',
+    error_code: error.code,
+    error_message: error.message,
+    last_error: error.detail,
+    completed_at: now,
+    updated_at: now,
+  });
 }
 
 /** Puts the job back in the queue for a later attempt, if this worker still holds it. */
-export async function retryJob(db: DbOrTx, id: string, workerId: string, retry: { runAt: number; lastError: string }, now: number): Promise<boolean> {
-  const updated = await db
-    .updateTable('jobs')
-    .set({ status: 'pending', run_at: retry.runAt, last_error: retry.lastError, locked_by: null, locked_until: null, updated_at: now })
-    .where('id', '=', id)
-    .where('locked_by', '=', workerId)
-    .where('status', '=', 'processing')
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
+export function retryJob(db: DbOrTx, id: string, workerId: string, retry: { runAt: number; lastError: string }, now: number): Promise<boolean> {
+  return updateHeldJob(db, id, workerId, { status: 'pending', run_at: retry.runAt, last_error: retry.lastError, updated_at: now });
 }
 
 /**
@@ -179,4 +169,51 @@ export async function countJobs(db: DbOrTx, accountId: string, status?: JobStatu
   let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('total')).where('account_id', '=', accountId);
   if (status) query = query.where('status', '=', status);
   return Number((await query.executeTakeFirstOrThrow()).total);
+}
+
+/** Pending and processing jobs (the queue), for /metrics: counted on the (status, run_at) index. */
+export async function countQueuedJobs(db: DbOrTx): Promise<{ pending: number; processing: number }> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('total')])
+    .where('status', 'in', ['pending', 'processing'])
+    .groupBy('status')
+    .execute();
+  const count = (status: JobStatus) => Number(rows.find((r) => r.status === status)?.total ?? 0);
+  return { pending: count('pending'), processing: count('processing') };
+}
+
+/** The earliest `run_at` of a pending job that is due (retries waiting for their backoff are not), or null. */
+export async function oldestDueRunAt(db: DbOrTx, now: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.min('run_at').as('oldest'))
+    .where('status', '=', 'pending')
+    .where('run_at', '<=', now)
+    .executeTakeFirst();
+  return row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest);
+}
+
+/**
+ * Deletes up to `limit` finished jobs last updated before `before` whose webhook deliveries are all
+ * settled (a delivery still retrying keeps its job), with those deliveries; returns how many jobs.
+ * Batched so a large backlog never holds one long transaction.
+ */
+export async function deleteFinishedJobs(db: DbOrTx, before: number, limit: number): Promise<number> {
+  const ids = (
+    await db
+      .selectFrom('jobs')
+      .select('id')
+      .where('status', 'in', ['completed', 'failed'])
+      .where('updated_at', '<', before)
+      .where((eb) => eb.not(eb.exists(
+        eb.selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.job_id', '=', 'jobs.id').where('webhook_deliveries.state', '=', 'pending'),
+      )))
+      .limit(limit)
+      .execute()
+  ).map((row) => row.id);
+  if (ids.length === 0) return 0;
+  await db.deleteFrom('webhook_deliveries').where('job_id', 'in', ids).execute();
+  const deleted = await db.deleteFrom('jobs').where('id', 'in', ids).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
 }

@@ -12,6 +12,8 @@ import type { DocumentService, GenerationOptions } from '../documents/documents.
 import { checkUrl } from '../net/check-url.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newJobId } from '../shared/ids.js';
+import { currentRequestId } from '../shared/log.js';
+import { countPendingDeliveries } from '../webhooks/deliveries-store.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import type { JobWakeups } from './job-wakeups.js';
 import * as store from './jobs-store.js';
@@ -30,6 +32,8 @@ export interface AsyncJobRequest {
   filename: string | null;
   webhookUrl: string | null;
   webhookSecret: string | null;
+  /** The accepting request's id, kept on the job for the worker's logs and the webhook; defaults to the current one. */
+  requestId?: string | null;
 }
 
 /** A job as its owner sees it (times in epoch ms). */
@@ -58,6 +62,23 @@ export interface JobService {
   /** The caller's job; JOB_NOT_FOUND for unknown ids and other accounts' jobs alike. */
   get(accountId: string, jobId: string): Promise<Job>;
   list(accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<{ jobs: Job[]; total: number }>;
+  /** Queue depth and the oldest due job's wait, for /metrics (all accounts). */
+  queueStats(): Promise<QueueStats>;
+  /**
+   * Retention: deletes jobs that finished more than `retentionDays` ago (their data, result links and
+   * webhook records with them); returns how many. Their credit transactions stay: the ledger is
+   * permanent. No-op when `retentionDays` is 0.
+   */
+  sweep(now?: number): Promise<number>;
+}
+
+/** The state of the job and webhook queues at one moment. */
+export interface QueueStats {
+  pending: number;
+  processing: number;
+  /** now − run_at of the longest-waiting due pending job; 0 when none is due. */
+  oldestDueAgeMs: number;
+  webhooksPending: number;
 }
 
 /** What the job service needs. */
@@ -68,7 +89,12 @@ export interface JobServiceDeps {
   webhooks: WebhookQueue;
   wakeups: JobWakeups;
   allowPrivateNetworks: boolean;
+  /** Days a finished job is kept (0: forever). */
+  retentionDays: number;
 }
+
+const SWEEP_BATCH = 500;
+const DAY_MS = 86_400_000;
 
 function toJob(row: JobRow): Job {
   return {
@@ -143,6 +169,7 @@ export function createJobService(deps: JobServiceDeps): JobService {
           updated_at: now,
           started_at: null,
           completed_at: null,
+          request_id: request.requestId ?? currentRequestId() ?? null,
         });
         await wakeups.notifyInTransaction(trx);
         return paid;
@@ -160,6 +187,27 @@ export function createJobService(deps: JobServiceDeps): JobService {
     async list(accountId, filter) {
       const [rows, total] = await Promise.all([store.listJobs(database.db, accountId, filter), store.countJobs(database.db, accountId, filter.status)]);
       return { jobs: rows.map(toJob), total };
+    },
+
+    async queueStats() {
+      const now = Date.now();
+      const [queued, oldest, webhooksPending] = await Promise.all([
+        store.countQueuedJobs(database.db),
+        store.oldestDueRunAt(database.db, now),
+        countPendingDeliveries(database.db),
+      ]);
+      return { ...queued, oldestDueAgeMs: oldest === null ? 0 : Math.max(0, now - oldest), webhooksPending };
+    },
+
+    async sweep(now = Date.now()) {
+      if (deps.retentionDays === 0) return 0;
+      const before = now - deps.retentionDays * DAY_MS;
+      let total = 0;
+      for (;;) {
+        const deleted = await withTransaction(database.db, (trx) => store.deleteFinishedJobs(trx, before, SWEEP_BATCH));
+        total += deleted;
+        if (deleted < SWEEP_BATCH) return total;
+      }
     },
   };
 }

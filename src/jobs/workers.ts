@@ -3,15 +3,8 @@
  * `pressroom serve` starts them (roles `all` and `worker`); `--role api` never does.
  */
 import type { Config } from '../config.js';
-import type { CreditLedger } from '../credits/ledger.js';
-import type { DatabaseHandle } from '../db/database.js';
-import type { DocumentService } from '../documents/documents.js';
-import type { TemplateService } from '../templates/templates.js';
-import type { Logger } from '../shared/log.js';
 import { createDeliveryLoop } from '../webhooks/delivery-loop.js';
-import type { WebhookQueue } from '../webhooks/webhook-queue.js';
-import { createJobWorker, newWorkerId } from './job-worker.js';
-import type { JobWakeups } from './job-wakeups.js';
+import { createJobWorker, newWorkerId, type JobWorkerOptions } from './job-worker.js';
 
 /** The job worker and the delivery loop of one process. */
 export interface Workers {
@@ -21,16 +14,11 @@ export interface Workers {
   stop(graceMs: number): Promise<void>;
 }
 
-/** What the workers need (built once in services.ts). */
-export interface WorkersDeps {
+/** What the workers need (built once in services.ts): the job worker's dependencies plus the config. */
+export interface WorkersDeps extends Omit<JobWorkerOptions, 'jobs' | 'workerId' | 'metrics'> {
   config: Config;
-  database: DatabaseHandle;
-  documents: DocumentService;
-  templates: TemplateService;
-  ledger: CreditLedger;
-  webhooks: WebhookQueue;
-  wakeups: JobWakeups;
-  logger: Logger;
+  /** Counts job and webhook attempt outcomes (/metrics). */
+  metrics?: NonNullable<JobWorkerOptions['metrics']> & { webhookAttempt(outcome: 'delivered' | 'failed' | 'retry'): void };
 }
 
 /** Creates the workers; nothing runs before `start()`. */
@@ -51,6 +39,7 @@ export function createWorkers(deps: WorkersDeps): Workers {
         pollIntervalMs: config.jobs.pollIntervalMs,
         allowPrivateNetworks: config.allowPrivateNetworks,
         logger: logger.child({ component: 'webhooks', workerId }),
+        metrics: deps.metrics,
       });
       jobWorker.start();
       deliveries.start();

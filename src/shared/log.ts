@@ -1,6 +1,32 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type Logger } from 'pino';
 
 export type { Logger };
+
+/**
+ * The request id of the work in progress: an HTTP request, or the job or webhook delivery that a
+ * request started (issue 7). Every log line written inside `withRequestId` carries it as `req_id`,
+ * including lines from code that never sees the request (the renderer, the ledger).
+ */
+const requestContext = new AsyncLocalStorage<{ requestId: string }>();
+
+/** Runs `work` with `requestId` as the current request id (a null id runs it without one). */
+export function withRequestId<T>(requestId: string | null | undefined, work: () => T): T {
+  return requestId ? requestContext.run({ requestId }, work) : work();
+}
+
+/** The current request id, if any. */
+export function currentRequestId(): string | undefined {
+  return requestContext.getStore()?.requestId;
+}
+
+/** Adds `req_id` unless the logger already binds one (Fastify's request logger does). */
+function requestIdMixin(_merge: object, _level: number, logger: Logger): object {
+  const requestId = requestContext.getStore()?.requestId;
+  if (!requestId) return {};
+  const bindings = (logger as unknown as Record<symbol, string | undefined>)[pino.symbols.chindingsSym] ?? '';
+  return bindings.includes('"req_id":') ? {} : { req_id: requestId };
+}
 
 /** Structured JSON logs for operators. Secrets never reach a log line: known secret paths are redacted. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
@@ -9,6 +35,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { service: 'pressroom' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: requestIdMixin,
       redact: {
         paths: [
           'req.headers["x-api-key"]',

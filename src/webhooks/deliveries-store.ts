@@ -96,3 +96,13 @@ export async function releaseDeliveries(db: DbOrTx, workerId: string, now: numbe
     .executeTakeFirst();
   return Number(updated.numUpdatedRows);
 }
+
+/** Deliveries still to be made (pending, due or waiting for a retry), for /metrics. */
+export async function countPendingDeliveries(db: DbOrTx): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('state', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}

@@ -9,7 +9,7 @@ import { withTransaction } from '../db/database.js';
 import type { WebhookDeliveryRow } from '../db/schema.js';
 import { checkUrl } from '../net/check-url.js';
 import { createGuardedDispatcher } from '../net/guarded-dispatcher.js';
-import type { Logger } from '../shared/log.js';
+import { withRequestId, type Logger } from '../shared/log.js';
 import * as store from './deliveries-store.js';
 import { deliveryRetryDelayMs } from './webhook-schedule.js';
 import { sendWebhook, type SendOutcome } from './webhook-sender.js';
@@ -29,6 +29,8 @@ export interface DeliveryLoopOptions {
   logger: Logger;
   /** Tests inject a dispatcher; by default the outbound guard's. */
   dispatcher?: Dispatcher;
+  /** Counts attempt outcomes (/metrics). */
+  metrics?: { webhookAttempt(outcome: 'delivered' | 'failed' | 'retry'): void };
 }
 
 /** One process's webhook delivery loop. */
@@ -70,6 +72,8 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
       }
     }
     const headers = webhookHeaders({ id: row.id, timestampSeconds: Math.floor(Date.now() / 1000), body: row.payload, secret });
+    // The request that created the job, so the customer can match the webhook to its create-async call.
+    if (row.request_id) headers['x-request-id'] = row.request_id;
     return sendWebhook(dispatcher, { url: row.url, headers, body: row.payload, timeoutMs: o.timeoutMs });
   }
 
@@ -89,6 +93,7 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     else if (last) logger.warn({ ...log, error: outcome.error }, 'webhook delivery failed for good');
     else logger.info({ ...log, error: outcome.error, retryInMs: delay }, 'webhook attempt failed; will retry');
     if (!recorded) logger.warn(log, 'webhook delivery lease was lost before its outcome was recorded');
+    o.metrics?.webhookAttempt(outcome.ok ? 'delivered' : last ? 'failed' : 'retry');
     if (!outcome.ok && !last && running) wakeAfter(delay);
   }
 
@@ -117,9 +122,9 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
         return;
       }
       for (const row of rows) {
-        const task = deliver(row)
+        const task: Promise<void> = withRequestId(row.request_id, () => deliver(row)
           .catch((error) => logger.error({ err: error, webhookId: row.id }, 'webhook delivery crashed; its lease will run out and it is retried'))
-          .finally(() => (inFlight.delete(task), kick()));
+          .finally(() => (inFlight.delete(task), kick())));
         inFlight.add(task);
       }
       if (rows.length > 0) again = true;

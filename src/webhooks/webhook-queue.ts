@@ -18,6 +18,8 @@ export interface NewDelivery {
   sealedSecret: string | null;
   /** The exact body. */
   payload: string;
+  /** The job's request id, sent as `x-request-id` (null when the job has none). */
+  requestId?: string | null;
 }
 
 /** The writing side of webhook deliveries. */
@@ -64,6 +66,7 @@ export function createWebhookQueue(secretKey: string): WebhookQueue {
         created_at: now,
         updated_at: now,
         delivered_at: null,
+        request_id: delivery.requestId ?? null,
       });
     },
     announce: () => void local.emit('enqueued'),

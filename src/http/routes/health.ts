@@ -1,13 +1,33 @@
-/** Liveness and readiness for orchestrators. */
+/**
+ * Liveness and readiness for orchestrators and load balancers (docs/operations.md):
+ * - `GET /healthz`: the process answers HTTP (no dependency is checked, so a database outage never
+ *   makes an orchestrator restart every process);
+ * - `GET /readyz`: database, storage and browser ready → 200, else 503 with every check's state.
+ */
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
+import { Type } from 'typebox';
+import { isReady, type CheckResults } from '../../ops/readiness.js';
 
-export function healthRoutes(app: FastifyInstance, services: Services): void {
-  app.get('/healthz', { config: { auth: 'public' }, schema: { tags: ['operations'], summary: 'Alive' } }, async () => ({ status: 'ok' }));
+const Readiness = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+  checks: Type.Record(Type.String(), Type.String(), {
+    description: '`ok`; `degraded: …` (still ready: Redis); `starting`; or `unavailable: <code>`',
+  }),
+});
 
-  app.get('/readyz', { config: { auth: 'public' }, schema: { tags: ['operations'], summary: 'Ready: database, storage and renderer' } }, async (_request, reply) => {
-    const checks = await services.readiness();
-    const ready = Object.values(checks).every((c) => c === 'ok');
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+/** Registers /healthz and /readyz (public). */
+export function healthRoutes(app: FastifyInstance, deps: { readiness(): Promise<CheckResults> }): void {
+  app.get('/healthz', {
+    config: { auth: 'public' },
+    schema: { tags: ['operations'], summary: 'Alive', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+  }, async () => ({ status: 'ok' as const }));
+
+  app.get('/readyz', {
+    config: { auth: 'public' },
+    schema: { tags: ['operations'], summary: 'Ready: database, storage and browser', response: { 200: Readiness, 503: Readiness } },
+  }, async (_request, reply) => {
+    const checks = await deps.readiness();
+    const ready = isReady(checks);
+    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store').send({ status: ready ? 'ready' : 'not_ready', checks });
   });
 }

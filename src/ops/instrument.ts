@@ -1,0 +1,65 @@
+/**
+ * Decorators that count what the renderer and the ledger do, without either knowing about metrics.
+ * services.ts wraps each once, right after creating it, so every user (sync route, previews, job
+ * worker, admin grants) goes through the counted object.
+ */
+import type { CreditLedger } from '../credits/ledger.js';
+import type { PdfRenderer } from '../rendering/pdf-renderer.js';
+import { isAppError } from '../shared/errors.js';
+import type { Metrics } from './metrics.js';
+
+/** `RENDER_TIMEOUT` → `render_timeout`; anything without a code is `error`. */
+function outcomeOf(error: unknown): string {
+  return isAppError(error) ? error.code.toLowerCase() : 'error';
+}
+
+/** The renderer, counting renders by kind and outcome and timing the successful ones. */
+export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render'>): PdfRenderer {
+  return {
+    async render(request) {
+      const kind = request.preview ? 'preview' : 'document';
+      const startedAt = performance.now();
+      try {
+        const result = await renderer.render(request);
+        metrics.render({ kind, outcome: 'ok', seconds: (performance.now() - startedAt) / 1000 });
+        return result;
+      } catch (error) {
+        metrics.render({ kind, outcome: outcomeOf(error), seconds: (performance.now() - startedAt) / 1000 });
+        throw error;
+      }
+    },
+    renderHtml: (request) => renderer.renderHtml(request),
+    warmUp: () => renderer.warmUp(),
+    isReady: () => renderer.isReady(),
+    stats: () => renderer.stats(),
+    close: () => renderer.close(),
+  };
+}
+
+/**
+ * The ledger, counting credits as they are written. A debit or refund made inside a caller's
+ * transaction is counted when the ledger writes it; if that transaction then rolls back (the database
+ * failed mid-way), the counter is one ahead of the ledger. The ledger table stays the truth.
+ */
+export function instrumentLedger(ledger: CreditLedger, metrics: Pick<Metrics, 'credits'>): CreditLedger {
+  return {
+    async debit(accountId, templateId, trx) {
+      const debit = await ledger.debit(accountId, templateId, trx);
+      metrics.credits('PDFGEN', 1);
+      return debit;
+    },
+    async refund(accountId, pdfgenRef, trx) {
+      const refunded = await ledger.refund(accountId, pdfgenRef, trx);
+      if (refunded) metrics.credits('REFUND', 1);
+      return refunded;
+    },
+    async grant(accountId, credits, type, trx) {
+      const balance = await ledger.grant(accountId, credits, type, trx);
+      metrics.credits(type, credits);
+      return balance;
+    },
+    recordExecTime: (transactionRef, execMs) => ledger.recordExecTime(transactionRef, execMs),
+    balance: (accountId) => ledger.balance(accountId),
+    list: (accountId, limit, offset) => ledger.list(accountId, limit, offset),
+  };
+}

@@ -1,0 +1,242 @@
+/**
+ * Prometheus metrics of one process (prom-client, text format at `GET /metrics`).
+ *
+ * Three kinds of source:
+ * - events counted where they happen: HTTP requests (an onResponse hook), renders and credits (the
+ *   decorators in `instrument.ts`), job attempts and webhook attempts (the workers' `metrics` port);
+ * - state read at scrape time: queue depth and the oldest due job (two indexed queries on the job
+ *   table, bounded by `SCRAPE_QUERY_TIMEOUT_MS`), the browser's launch and crash counters
+ *   (`renderer.stats()`), Redis' connection state;
+ * - prom-client's default process metrics (CPU, memory, event loop lag, GC, handles).
+ *
+ * Each process has its own registry: scrape every API and worker process. The queue gauges come from
+ * the shared database, so every process reports the same value; aggregate them with `max`, not `sum`.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** A snapshot of the job and webhook queues (see `JobService.queueStats`). */
+export interface QueueSnapshot {
+  pending: number;
+  processing: number;
+  /** How long the longest-waiting due job has waited (now − run_at), 0 when none is due. */
+  oldestDueAgeMs: number;
+  webhooksPending: number;
+}
+
+/** What the scrape-time collectors read. */
+export interface MetricSources {
+  queueStats(): Promise<QueueSnapshot>;
+  rendererStats(): { launches: number; crashes: number; active: number; queued: number; ready: boolean };
+  /** Redis connection state; undefined when no Redis is configured. */
+  redisReady?(): boolean;
+}
+
+/** How a job attempt ended, as the worker counts it. */
+export type JobAttemptOutcome = 'completed' | 'failed' | 'retry';
+/** How a webhook attempt ended: delivered, failed for good, or failed with a retry scheduled. */
+export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'retry';
+
+/** The counting side, passed to the HTTP layer, the decorators and the workers. */
+export interface Metrics {
+  readonly registry: Registry;
+  httpRequest(input: { method: string; route: string; status: number; seconds: number }): void;
+  render(input: { kind: 'document' | 'preview'; outcome: string; seconds: number }): void;
+  credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
+  jobAttempt(outcome: JobAttemptOutcome): void;
+  webhookAttempt(outcome: WebhookAttemptOutcome): void;
+  /** Starts the scrape-time collectors (services.ts calls it once its sources exist). */
+  collectFrom(sources: MetricSources): void;
+  /** The text exposition, and its content type. */
+  scrape(): Promise<{ contentType: string; body: string }>;
+}
+
+/** A scrape never waits longer than this for the database. */
+const SCRAPE_QUERY_TIMEOUT_MS = 2000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Creates the registry and every metric; default process metrics are on. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const httpRequests = new Counter({
+    name: 'pressroom_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const httpDuration = new Histogram({
+    name: 'pressroom_http_request_duration_seconds',
+    help: 'HTTP request duration (first byte in to last byte out), by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const renders = new Counter({
+    name: 'pressroom_renders_total',
+    help: 'Renders by kind (document or preview) and outcome (ok, or the error code in lower case)',
+    labelNames: ['kind', 'outcome'] as const,
+    registers,
+  });
+  const renderDuration = new Histogram({
+    name: 'pressroom_render_duration_seconds',
+    help: 'Duration of successful renders, queueing for a page slot included',
+    labelNames: ['kind'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers,
+  });
+  const creditsConsumed = new Counter({ name: 'pressroom_credits_consumed_total', help: 'Credits taken by generations (PDFGEN)', registers });
+  const creditsRefunded = new Counter({ name: 'pressroom_credits_refunded_total', help: 'Credits given back after failed generations (REFUND)', registers });
+  const creditsGranted = new Counter({ name: 'pressroom_credits_granted_total', help: 'Credits added (PURCHASE and BONUS)', labelNames: ['type'] as const, registers });
+  const jobAttempts = new Counter({
+    name: 'pressroom_job_attempts_total',
+    help: 'Job attempts finished by this process: completed, failed (for good, refunded) or retry (transient failure)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const webhookAttempts = new Counter({
+    name: 'pressroom_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, will retry) or failed (gave up)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+
+  let sources: MetricSources | undefined;
+  let lastSnapshot: QueueSnapshot | undefined;
+  let databaseUp = 0;
+  // The registry reads its metrics concurrently: the four queue gauges share one query per scrape.
+  let reading: Promise<void> | undefined;
+  const readQueue = (): Promise<void> => {
+    reading ??= (async () => {
+      if (!sources) return;
+      try {
+        lastSnapshot = await withTimeout(sources.queueStats(), SCRAPE_QUERY_TIMEOUT_MS);
+        databaseUp = 1;
+      } catch {
+        databaseUp = 0;
+      }
+    })().finally(() => (reading = undefined));
+    return reading;
+  };
+  new Gauge({
+    name: 'pressroom_database_up',
+    help: '1 when the scrape-time queue query answered, 0 when it failed (the queue gauges then keep their last value)',
+    registers,
+    async collect() {
+      await readQueue();
+      this.set(databaseUp);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_jobs_queued',
+    help: 'Jobs in the queue by status (pending or processing), read from the database at scrape time',
+    labelNames: ['status'] as const,
+    registers,
+    async collect() {
+      await readQueue();
+      if (!lastSnapshot) return;
+      this.set({ status: 'pending' }, lastSnapshot.pending);
+      this.set({ status: 'processing' }, lastSnapshot.processing);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_jobs_oldest_pending_age_seconds',
+    help: 'How long the longest-waiting due pending job has waited (now - run_at; 0 when none is due)',
+    registers,
+    async collect() {
+      await readQueue();
+      if (lastSnapshot) this.set(lastSnapshot.oldestDueAgeMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet delivered or given up',
+    registers,
+    async collect() {
+      await readQueue();
+      if (lastSnapshot) this.set(lastSnapshot.webhooksPending);
+    },
+  });
+
+  // Counters the renderer keeps itself: exported as counters by adding what changed since the last
+  // look (each of the three looks, since the registry reads them in no fixed order).
+  const seen = { launches: 0, crashes: 0 };
+  const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
+  const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
+  const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
+  function syncBrowserCounters(): void {
+    if (!sources) return;
+    const stats = sources.rendererStats();
+    if (stats.crashes > seen.crashes) crashes.inc(stats.crashes - seen.crashes);
+    if (stats.launches > seen.launches) {
+      launches.inc(stats.launches - seen.launches);
+      const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);
+      if (more > 0) restarts.inc(more);
+    }
+    seen.crashes = stats.crashes;
+    seen.launches = stats.launches;
+  }
+  new Gauge({
+    name: 'pressroom_render_slots',
+    help: 'Renders in progress (state="active") and waiting for a page slot (state="waiting")',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      if (!sources) return;
+      const stats = sources.rendererStats();
+      this.set({ state: 'active' }, stats.active);
+      this.set({ state: 'waiting' }, stats.queued);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_browser_ready',
+    help: '1 when a browser is up and taking renders',
+    registers,
+    collect() {
+      if (sources) this.set(sources.rendererStats().ready ? 1 : 0);
+    },
+  });
+
+  return {
+    registry,
+    httpRequest({ method, route, status, seconds }) {
+      httpRequests.inc({ method, route, status: String(status) });
+      httpDuration.observe({ method, route }, seconds);
+    },
+    render({ kind, outcome, seconds }) {
+      renders.inc({ kind, outcome });
+      if (outcome === 'ok') renderDuration.observe({ kind }, seconds);
+    },
+    credits(type, credits) {
+      if (type === 'PDFGEN') creditsConsumed.inc(credits);
+      else if (type === 'REFUND') creditsRefunded.inc(credits);
+      else creditsGranted.inc({ type }, credits);
+    },
+    jobAttempt: (outcome) => jobAttempts.inc({ outcome }),
+    webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    collectFrom(given) {
+      sources = given;
+      const redisReady = given.redisReady;
+      if (!redisReady) return;
+      new Gauge({
+        name: 'pressroom_redis_up',
+        help: '1 when the shared rate-limit store answers; 0 means each process limits on its own (docs/rate-limits.md)',
+        registers,
+        collect() {
+          this.set(redisReady() ? 1 : 0);
+        },
+      });
+    },
+    async scrape() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
