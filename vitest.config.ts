@@ -2,13 +2,32 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: ['node_modules', 'dist', 'studio/**'],
     pool: 'forks',
     // Two cores: more parallel files than that only makes Chromium tests slower and flakier.
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     globalSetup: ['test/support/global-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['node_modules', 'dist', 'studio/**', 'test/e2e/drills*.test.ts'],
+        },
+      },
+      {
+        // The drills kill workers, stop Redis and restart the machine's PostgreSQL: they run after
+        // everything else (a later group order), one file at a time, so no other test sees the outage.
+        extends: true,
+        test: {
+          name: 'drills',
+          include: ['test/e2e/drills*.test.ts'],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -11,6 +11,7 @@
  *
  * Options are passed through to bench.mjs (defaults: --n 40 --n-report 5 --concurrency 1,2,4).
  * `--engines` defaults to floor,jsreport,naive,service.
+ * `BENCH_NODE_ARGS` adds Node flags to the service process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -67,7 +68,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('build first: npm run build');
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-bench-'));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'pressroom.js'), 'serve'], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), join(ROOT, 'bin', 'pressroom.js'), 'serve'], {
     env: { ...process.env, PORT: String(port), PRESSROOM_HOST: '127.0.0.1', PRESSROOM_DATA_DIR: dataDir, PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN, PRESSROOM_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfText } from '../support/pdf-tools.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startTestApp, until, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { spawnWorker, type WorkerProcess } from '../support/worker-process.js';
 
@@ -19,16 +19,6 @@ const spawned: WorkerProcess[] = [];
 afterEach(async () => {
   await Promise.all(spawned.splice(0).map((w) => w.stop()));
 });
-
-async function until<T>(what: () => Promise<T | undefined | false>, timeoutMs: number, label: string): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await what();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.each(DIALECTS)('a worker process killed mid-render on %s', (dialect) => {
   let t: TestApp;

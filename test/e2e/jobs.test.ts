@@ -251,4 +251,43 @@ describe.each(DIALECTS)('async jobs on %s', (dialect) => {
     expect((await t.request('POST', '/v1/pdf/create-async', { bearer: token, body: { template_id: templateId, data: {} } })).status).toBe(401);
     expect((await t.request('GET', '/v1/pdf/jobs')).status).toBe(401);
   });
+
+  it('deletes jobs that finished past the retention period with their webhook records, keeps recent ones, pending deliveries and the ledger', async () => {
+    const carol = await t.createAccount({ credits: 3, plan: 'enterprise' });
+    const carolTemplate = (await t.request('POST', '/v1/templates', { apiKey: carol.apiKey, body: { name: 'Invoice', html: INVOICE } })).body.id;
+    const ids: string[] = [];
+    for (const label of ['old', 'recent', 'old-undelivered']) {
+      const res = await createAsync({ template_id: carolTemplate, data: { ...DATA, invoice: { number: label } }, webhook_url: receiver.url }, carol.apiKey);
+      expect(res.status).toBe(200);
+      ids.push(res.body.job_id);
+    }
+    for (const id of ids) expect((await waitForJob(id, carol.apiKey)).status).toBe('completed');
+    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
+    const [oldId, recentId, undeliveredId] = ids as [string, string, string];
+    const db = t.services.database.db;
+    const now = Date.now();
+    const aged = now - 31 * 86_400_000;
+    await db.updateTable('jobs').set({ updated_at: aged, completed_at: aged }).where('id', 'in', [oldId, undeliveredId]).execute();
+    // A delivery still retrying keeps its job until it settles.
+    await db.updateTable('webhook_deliveries').set({ state: 'pending', next_attempt_at: now + 3_600_000 }).where('job_id', '=', undeliveredId).execute();
+    const ledgerBefore = await transactions(carol.apiKey);
+
+    expect(await t.services.jobs.sweep()).toBe(1);
+
+    expect((await job(oldId, carol.apiKey)).status).toBe(404);
+    expect((await job(recentId, carol.apiKey)).body.status).toBe('completed');
+    expect((await job(undeliveredId, carol.apiKey)).body.status).toBe('completed');
+    const deliveries = await db.selectFrom('webhook_deliveries').select('job_id').where('job_id', 'in', ids).execute();
+    expect(deliveries.map((d) => d.job_id).sort()).toEqual([recentId, undeliveredId].sort());
+    const listed = await t.request('GET', '/v1/pdf/jobs?limit=100', { apiKey: carol.apiKey });
+    expect(listed.body.jobs.map((j: { id: string }) => j.id).sort()).toEqual([recentId, undeliveredId].sort());
+    // The ledger is permanent: the three charges stay, and the balance still matches them.
+    expect(await transactions(carol.apiKey)).toEqual(ledgerBefore);
+    expect(ledgerBefore.filter((x) => x.transaction_type === 'PDFGEN')).toHaveLength(3);
+    expect(await balance(carol.apiKey)).toBe(0);
+
+    await db.updateTable('webhook_deliveries').set({ state: 'delivered' }).where('job_id', '=', undeliveredId).execute();
+    expect(await t.services.jobs.sweep()).toBe(1);
+    expect((await job(undeliveredId, carol.apiKey)).status).toBe(404);
+  });
 });

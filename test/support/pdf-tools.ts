@@ -15,9 +15,30 @@ function withFile<T>(pdf: Buffer, work: (path: string) => T): T {
   }
 }
 
-/** The document's text, in reading order (pdftotext -layout off). */
-export function pdfText(pdf: Buffer): string {
-  return withFile(pdf, (path) => execFileSync('pdftotext', ['-enc', 'UTF-8', path, '-'], { encoding: 'utf8' }));
+/** The document's text (or one page's) as pdftotext extracts it; `raw` keeps content-stream order. */
+export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean } = {}): string {
+  const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : [])];
+  if (options.page !== undefined) flags.push('-f', String(options.page), '-l', String(options.page));
+  return withFile(pdf, (path) => execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8' }));
+}
+
+/** Output of a poppler tool (`pdffonts`, `pdfimages -list`, …) run on the PDF. */
+export function pdfTool(tool: string, pdf: Buffer, args: string[] = []): string {
+  return withFile(pdf, (path) => execFileSync(tool, [...args, path], { encoding: 'utf8' }));
+}
+
+/** The document outline (bookmarks) titles, via qpdf's JSON view. */
+export function pdfOutlineTitles(pdf: Buffer): string[] {
+  const json = withFile(pdf, (path) => execFileSync('qpdf', ['--json', '--json-key=outlines', path], { encoding: 'utf8' }));
+  const titles: string[] = [];
+  const walk = (items: { title: string; kids?: unknown[] }[]) => {
+    for (const item of items) {
+      titles.push(item.title);
+      walk((item.kids ?? []) as { title: string; kids?: unknown[] }[]);
+    }
+  };
+  walk((JSON.parse(json) as { outlines: { title: string }[] }).outlines);
+  return titles;
 }
 
 /** `pdfinfo` fields as a map (Pages, Page size, Tagged, PDF version…). */
@@ -32,7 +53,7 @@ export function pdfPages(pdf: Buffer): number {
 
 /** The text of one page (1-based). */
 export function pdfPageText(pdf: Buffer, page: number): string {
-  return withFile(pdf, (path) => execFileSync('pdftotext', ['-enc', 'UTF-8', '-f', String(page), '-l', String(page), path, '-'], { encoding: 'utf8' }));
+  return pdfText(pdf, { page });
 }
 
 /** The XMP metadata packet (pdfinfo -meta). */

@@ -34,7 +34,8 @@ export interface TestResponse {
   bytes: Buffer;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on loopback right now. */
+export async function freePort(): Promise<number> {
   const { createServer } = await import('node:net');
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -44,6 +45,17 @@ async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Polls `what` every 50 ms until it returns something truthy; throws after `timeoutMs`. */
+export async function until<T>(what: () => Promise<T | undefined | false | null>, timeoutMs: number, label: string): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await what();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}, options: { captureLogs?: boolean } = {}): Promise<TestApp> {
