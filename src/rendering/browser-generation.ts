@@ -12,12 +12,15 @@ import { launchChromium, type LaunchedChromium } from './chromium/launch-chromiu
 import type { PrintParams } from './chromium/print-page.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
+import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 export interface GenerationOptions {
   id: number;
   executablePath: string;
   sinkholePort: number;
   protocolTimeoutMs: number;
+  /** How templates are evaluated (`shadow-realm` also launches Chromium with ShadowRealm enabled). */
+  evaluator: EvaluatorKind;
   room: ClosedRoomOptions;
   logger: Logger;
   onPageReplaced: () => void;
@@ -55,6 +58,7 @@ export class BrowserGeneration {
       executablePath: options.executablePath,
       sinkholePort: options.sinkholePort,
       protocolTimeoutMs: options.protocolTimeoutMs,
+      shadowRealm: options.evaluator === 'shadow-realm',
     });
     const generation = new BrowserGeneration(chromium, options);
     try {
@@ -151,7 +155,10 @@ export class BrowserGeneration {
   }
 
   #newSlot(): PageSlot {
-    const slot = new PageSlot(this.chromium.root, this.options.room, this.options.onPageReplaced);
+    const slot = new PageSlot(this.chromium.root, this.options.room, this.options.onPageReplaced, {
+      preferred: this.options.evaluator,
+      logger: this.options.logger,
+    });
     this.#slots.add(slot);
     return slot;
   }

@@ -13,6 +13,7 @@ import type { Logger } from '../shared/log.js';
 import { BrowserGeneration } from './browser-generation.js';
 import type { AssetResolver } from './chromium/closed-room.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from './chromium/network-sinkhole.js';
+import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 export interface SupervisorOptions {
   chromiumPath: string;
@@ -20,6 +21,7 @@ export interface SupervisorOptions {
   timeoutMs: number;
   recycleAfterRenders: number;
   assetResolver: AssetResolver | undefined;
+  evaluator: EvaluatorKind;
 }
 
 /** Browser counters for `stats()`. */
@@ -119,6 +121,7 @@ export class BrowserSupervisor {
           sinkholePort: sinkhole.port,
           // Our own deadlines are tighter; this only stops a command waiting forever.
           protocolTimeoutMs: this.options.timeoutMs * 2 + 30_000,
+          evaluator: this.options.evaluator,
           room: {
             assetResolver: this.options.assetResolver,
             logger: this.logger,

@@ -89,8 +89,20 @@ describe('no network from templates', () => {
       try { new WebSocket('ws://${t}/w') } catch (e) {} try { importScripts(u + 'i') } catch (e) {}
       try { var F = Object.getPrototypeOf(async function () {}).constructor; F('await fetch("' + u + 'af")')().catch(function () {}) } catch (e) {}
       return 'EVALUATED'`;
-    const { pdf } = await renderer.render({ template: { html: `{{ "".constructor.constructor(${JSON.stringify(code.replace(/\n/g, ' '))})() }}` }, data: {} });
+    const html = `{{ "".constructor.constructor(${JSON.stringify(code.replace(/\n/g, ' '))})() }}`;
+    // In a worker (the default) it runs, and every attempt is refused (the listener test below).
+    const { pdf } = await renderer.render({ template: { html }, data: {} });
     expect(pdfText(pdf)).toContain('EVALUATED');
+    // In a realm (experimental) the payload cannot even be built: no code from strings.
+    const realm = testRenderer({ concurrency: 1, evaluator: 'shadow-realm' });
+    try {
+      await expect(realm.render({ template: { html }, data: {} })).rejects.toMatchObject({
+        code: 'TEMPLATE_RENDER_ERROR',
+        message: expect.stringMatching(/cannot create code from strings/) as unknown,
+      });
+    } finally {
+      await realm.close();
+    }
   });
 
   it('the listener saw nothing (TCP or UDP)', async () => {

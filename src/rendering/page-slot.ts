@@ -7,7 +7,7 @@ import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { PrintPage } from './chromium/print-page.js';
-import { EvaluatorPage } from './sandbox/evaluator-page.js';
+import { EvaluatorPage, type EvaluatorOpenOptions } from './sandbox/evaluator-page.js';
 
 const OPEN_TIMEOUT_MS = 20_000;
 
@@ -21,6 +21,7 @@ export class PageSlot {
     private readonly root: CDPSession,
     private readonly room: ClosedRoomOptions,
     private readonly onReplaced: () => void,
+    private readonly evaluatorOptions: EvaluatorOpenOptions,
   ) {}
 
   /** Resolves when both pages are usable, opening whatever is missing (or rejects with `signal`). */
@@ -64,7 +65,7 @@ export class PageSlot {
     const signal = AbortSignal.timeout(OPEN_TIMEOUT_MS);
     // allSettled: the opening ends only when both attempts have, so no late page is orphaned.
     this.#opening = Promise.allSettled([
-      this.#evaluator ? undefined : EvaluatorPage.open(this.root, this.room).then((page) => (this.#evaluator = page)),
+      this.#evaluator ? undefined : EvaluatorPage.open(this.root, this.room, this.evaluatorOptions).then((page) => (this.#evaluator = page)),
       this.#printer ? undefined : PrintPage.open(this.root, this.room, signal).then((page) => (this.#printer = page)),
     ])
       .then((results) => {

@@ -3,7 +3,7 @@
  *
  * A render: compile the templates in Node (cached; code is generated, never run here) → wait for a
  * slot (bounded queue) → evaluate them in the slot's sandboxed evaluator page, in a fresh Web
- * Worker → inject CSS → print on the slot's reused, script-less print page (or, for a document with
+ * Worker (or, experimental, a fresh ShadowRealm) → inject CSS → print on the slot's reused, script-less print page (or, for a document with
  * a `<script>`, in a throwaway browser context) → PDF.
  *
  * Supervision: Chromium starts on first use (or `warmUp()`); a crash is noticed through
@@ -116,7 +116,10 @@ class ChromiumPdfRenderer implements PdfRenderer {
     dependencies: RendererDependencies,
   ) {
     this.#queue = new RenderQueue(options.concurrency, options.queueLimit);
-    this.#browsers = new BrowserSupervisor({ ...options, assetResolver: dependencies.assetResolver }, logger);
+    this.#browsers = new BrowserSupervisor(
+      { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator },
+      logger,
+    );
   }
 
   async render(req: RenderRequest): Promise<RenderResult> {
@@ -199,7 +202,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
         const evaluatedAt = performance.now();
         const result = await finish(html, evaluated.html, generation, printer, signal);
         this.logger.debug(
-          { evalMs: round(evaluatedAt - startedAt), workerMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
+          { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
           'document rendered',
         );
         return result;

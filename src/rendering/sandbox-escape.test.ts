@@ -1,29 +1,36 @@
 /**
  * Template code must never reach the server, and nothing may survive from one document into the
  * next: escape payloads, prototype pollution, cross-document tampering, runaway templates.
+ *
+ * Run against both evaluators: the default (a fresh Web Worker per document, where a payload that
+ * reaches `Function` does run, with nothing to reach) and the experimental one (a fresh ShadowRealm
+ * per document, where template code cannot create code from strings at all). `sandbox/evaluator-realm.test.ts` goes further for
+ * the realm with arbitrary code, as if the compiler let any through.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { pdfText, testRenderer } from './__fixtures__/test-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
+import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 const SECRET = `sekrit-${randomUUID()}`;
-let renderer: PdfRenderer;
+const renderers = {} as Record<EvaluatorKind, PdfRenderer>;
 
 beforeAll(async () => {
   process.env.PRESSROOM_TEST_SECRET = SECRET;
-  renderer = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500 });
-  await renderer.warmUp();
+  renderers['shadow-realm'] = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500, evaluator: 'shadow-realm' });
+  renderers.worker = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500 });
+  await Promise.all(Object.values(renderers).map((r) => r.warmUp()));
 });
 
 afterAll(async () => {
   delete process.env.PRESSROOM_TEST_SECRET;
-  await renderer.close();
+  await Promise.all(Object.values(renderers).map((r) => r.close()));
 });
 
 /** Renders and returns the PDF text, or the AppError the render failed with. */
-async function attempt(req: RenderRequest): Promise<{ text?: string; error?: AppError }> {
+async function attempt(renderer: PdfRenderer, req: RenderRequest): Promise<{ text?: string; error?: AppError }> {
   try {
     const { pdf } = await renderer.render(req);
     return { text: pdfText(pdf) };
@@ -33,9 +40,12 @@ async function attempt(req: RenderRequest): Promise<{ text?: string; error?: App
   }
 }
 
-const normal = (marker: string) => renderer.render({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } }).then(({ pdf }) => pdfText(pdf));
+const normal = (renderer: PdfRenderer, marker: string) =>
+  renderer.render({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } }).then(({ pdf }) => pdfText(pdf));
 
-describe('escape payloads find no server', () => {
+const BOTH: EvaluatorKind[] = ['shadow-realm', 'worker'];
+
+describe.each(BOTH)('escape payloads find no server (%s)', (kind) => {
   const payloads = [
     '{{ range.constructor("return process.pid")() }}',
     '{{ range.constructor("return require(\'child_process\').execSync(\'id\').toString()")() }}',
@@ -51,33 +61,40 @@ describe('escape payloads find no server', () => {
   ];
 
   it.each(payloads)('%s', async (html) => {
-    const { text, error } = await attempt({ template: { html }, data: {} });
+    const { text, error } = await attempt(renderers[kind], { template: { html }, data: {} });
     if (error) expect(error.code).toMatch(/^TEMPLATE_(RENDER_ERROR|TIMEOUT)$/);
     const seen = `${text ?? ''} ${error?.message ?? ''}`;
     expect(seen).not.toContain(SECRET);
     expect(seen).not.toMatch(new RegExp(`\\b${process.pid}\\b`));
     expect(seen).not.toMatch(/uid=\d+/);
   });
+});
 
-  it('a payload that reaches Function runs in a worker with no process, require, window or network', async () => {
+describe('what a payload that reaches Function gets', () => {
+  it('(realm) nothing: every function constructor refuses strings, with a clear template error', async () => {
+    for (const html of [
+      '{{ "".constructor.constructor("return 1")() }}',
+      '{{ range.constructor("return 1")() }}',
+      '{{ cycler.constructor.constructor("return 1")() }}',
+      '{% macro m() %}{{ caller.constructor("return 1")() }}{% endmacro %}{% call m() %}x{% endcall %}',
+    ]) {
+      const { text, error } = await attempt(renderers['shadow-realm'], { template: { html }, data: {} });
+      expect(text).toBeUndefined();
+      expect(error?.code).toBe('TEMPLATE_RENDER_ERROR');
+      expect(error?.message).toMatch(/Templates cannot create code from strings/);
+    }
+  });
+
+  it('(worker) a worker with no process, require, window or network', async () => {
     const probe =
       '{{ "".constructor.constructor("return [typeof process, typeof require, typeof module, typeof window, typeof document, ' +
       'typeof fetch, typeof XMLHttpRequest, typeof WebSocket, typeof importScripts, typeof indexedDB, String(self.origin)].join(\'|\')")() }}';
-    const { text } = await attempt({ template: { html: probe }, data: {} });
+    const { text } = await attempt(renderers.worker, { template: { html: probe }, data: {} });
     expect(text).toContain('undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|null');
   });
-});
 
-describe('nothing survives from one document to the next', () => {
-  it('keeps __proto__ keys in data as plain properties, polluting nothing', async () => {
-    const data = JSON.parse('{"__proto__": {"polluted": "YES"}, "a": {}, "constructor": {"prototype": {"polluted": "YES"}}}') as unknown;
-    const { text } = await attempt({ template: { html: '[{{ polluted }}][{{ a.polluted }}][{{ {}.polluted }}][{{ __proto__.polluted }}]' }, data });
-    expect(text).toContain('[][][][YES]');
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  });
-
-  it('prototype and runtime patches made by one template are gone in the next', async () => {
-    const attack = await attempt({
+  it('(worker) prototype, timer and runtime patches made with Function are gone in the next document', async () => {
+    const attack = await attempt(renderers.worker, {
       template: {
         html:
           '{{ "".constructor.constructor("Object.prototype.leak = \'LEAKED\'; String.prototype.toUpperCase = function () { return \'HACKED\' };' +
@@ -88,20 +105,62 @@ describe('nothing survives from one document to the next', () => {
     });
     expect(attack.text).toContain('undefined'); // the runtime is not even reachable as a global
     for (let i = 0; i < 4; i++) {
-      const { text } = await attempt({ template: { html: '[{{ {}.leak }}][{{ {}.leak2 }}][{{ "x" | upper }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } });
+      const { text } = await attempt(renderers.worker, { template: { html: '[{{ {}.leak }}][{{ {}.leak2 }}][{{ "x" | upper }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } });
       expect(text).toContain('[][][X][IBAN-GOOD]');
+    }
+  });
+});
+
+/**
+ * Prototype patches in plain template code: nunjucks hands out the intrinsic prototypes
+ * (`{}.__proto__`) and their methods, so `__defineGetter__` patches them — in that document's realm.
+ */
+const PLAIN_PATCHES =
+  '{% macro evil() %}IBAN-EVIL{% endmacro %}' +
+  '{{ {}.__proto__.__defineGetter__("leak", evil) }}{{ "".__proto__.__defineGetter__("leak2", evil) }}' +
+  '{{ [].__proto__.__defineGetter__("leak3", evil) }}{{ "".__proto__.__defineGetter__("toUpperCase", evil) }}';
+
+describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind) => {
+  const renderer = () => renderers[kind];
+
+  it('keeps __proto__ keys in data as plain properties, polluting nothing', async () => {
+    const data = JSON.parse('{"__proto__": {"polluted": "YES"}, "a": {}, "constructor": {"prototype": {"polluted": "YES"}}}') as unknown;
+    const { text } = await attempt(renderer(), { template: { html: '[{{ polluted }}][{{ a.polluted }}][{{ {}.polluted }}][{{ __proto__.polluted }}]' }, data });
+    expect(text).toContain('[][][][YES]');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('prototype patches made in plain template code are gone in the next document', async () => {
+    const attack = await attempt(renderer(), {
+      template: { html: `${PLAIN_PATCHES}[{{ {}.leak }}][{{ "".leak2 }}][{{ [].leak3 }}][{{ "".toUpperCase }}]` },
+      data: {},
+    });
+    // The patches took effect in their own document...
+    expect(attack.text).toContain('[IBAN-EVIL][IBAN-EVIL][IBAN-EVIL][IBAN-EVIL]');
+    // ...and in no other, on either slot.
+    const later = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        attempt(renderer(), { template: { html: '[{{ {}.leak }}][{{ "".leak2 }}][{{ [].leak3 }}][{{ "x" | upper }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } }),
+      ),
+    );
+    for (const { text, error } of later) {
+      expect(error).toBeUndefined();
+      expect(text).toContain('[][][][X][IBAN-GOOD]');
     }
     expect(({} as Record<string, unknown>).leak).toBeUndefined();
   });
 
   it('a scripted document cannot tamper with the documents printed after it (cross-account)', async () => {
-    // In the evaluator: patch prototypes and (if it can reach it) the nunjucks runtime of its worker.
+    // In the evaluator: patch prototypes (plain template code, both evaluators) and, where code can
+    // be created (the worker), prototypes, timers and the nunjucks runtime of its worker.
     const patchRuntime =
       'Object.prototype.iban = "IBAN-EVIL"; String.prototype.toString = function () { return "IBAN-EVIL" };' +
+      ' setInterval(function () { Object.prototype.leak = "IBAN-EVIL" }, 1);' +
       ' var f = arguments.callee; try { while (f && !(f.arguments && f.arguments[3] && f.arguments[3].suppressValue)) f = f.caller; } catch (e) { f = null; }' +
       ' if (f) { f.arguments[3].suppressValue = function () { return "IBAN-EVIL" }; } return ""';
+    const evaluatorAttack = kind === 'worker' ? `${PLAIN_PATCHES}{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}` : PLAIN_PATCHES;
     // In the printed document: timers rewriting text, patched prototypes, storage, popups.
-    const evil = `{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}<p>IBAN-GOOD</p><div id="out"></div><script>
+    const evil = `${evaluatorAttack}<p>IBAN-GOOD</p><div id="out"></div><script>
       String.prototype.replace = function () { return 'IBAN-EVIL'; };
       const rewrite = () => { for (const p of document.querySelectorAll('p')) p.textContent = 'IBAN-EVIL'; };
       setInterval(rewrite, 1); rewrite();
@@ -110,12 +169,13 @@ describe('nothing survives from one document to the next', () => {
       try { window.open('about:blank'); } catch (e) {}
       try { new BroadcastChannel('pressroom').postMessage('IBAN-EVIL'); } catch (e) {}
     </script>`;
-    const first = await attempt({ template: { html: evil }, data: {} });
+    const first = await attempt(renderer(), { template: { html: evil }, data: {} });
+    expect(first.error).toBeUndefined();
     expect(first.text).toContain('IBAN-EVIL'); // it did run, in its own document
-    const victims = await Promise.all([
-      normal('IBAN-GOOD'),
-      normal('IBAN-GOOD'),
-      renderer
+    const victims: string[] = await Promise.all([
+      normal(renderer(), 'IBAN-GOOD'),
+      normal(renderer(), 'IBAN-GOOD'),
+      renderer()
         .render({
           template: {
             html: '<p id="v">IBAN-GOOD</p><p id="s"></p><script>document.getElementById("s").textContent = "storage:" + (localStorage.getItem("stolen") || "clean") + " cookie:" + (document.cookie || "clean");</script>',
@@ -125,27 +185,33 @@ describe('nothing survives from one document to the next', () => {
         .then(({ pdf }) => pdfText(pdf)),
     ]);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    victims.push(await normal('IBAN-GOOD'));
+    victims.push(await normal(renderer(), 'IBAN-GOOD'));
+    victims.push(await renderer().render({ template: { html: '[{{ {}.leak }}][{{ "".leak2 }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } }).then(({ pdf }) => pdfText(pdf)));
     for (const text of victims) {
       expect(text).toContain('IBAN-GOOD');
       expect(text).not.toContain('IBAN-EVIL');
     }
     expect(victims[2]).toContain('storage:clean cookie:clean');
+    expect(victims[4]).toContain('[][][IBAN-GOOD]');
   });
+});
+
+describe('printed documents (either evaluator)', () => {
+  const renderer = () => renderers['shadow-realm'];
 
   it('a document asking for a reload or redirect cannot blank the documents printed after it', async () => {
     for (const refresh of ['0', '0;url=https://render.pressroom.invalid/', '1;url=about:blank']) {
-      const first = await attempt({ template: { html: `<meta http-equiv="refresh" content="${refresh}"><p>FIRST</p>` }, data: {} });
+      const first = await attempt(renderer(), { template: { html: `<meta http-equiv="refresh" content="${refresh}"><p>FIRST</p>` }, data: {} });
       expect(first.text).toContain('FIRST');
-      const later = await Promise.all([normal('SECOND-A'), normal('SECOND-B')]);
+      const later = await Promise.all([normal(renderer(), 'SECOND-A'), normal(renderer(), 'SECOND-B')]);
       await new Promise((resolve) => setTimeout(resolve, 150));
-      later.push(await normal('THIRD'));
+      later.push(await normal(renderer(), 'THIRD'));
       expect(later.join()).toMatch(/SECOND-A[\s\S]*SECOND-B[\s\S]*THIRD/);
     }
   });
 
   it('script-less documents print with JavaScript off, including handlers and srcdoc frames', async () => {
-    const { text } = await attempt({
+    const { text } = await attempt(renderer(), {
       template: {
         html: '<p id="t">STATIC</p><img src="data:," onerror="document.getElementById(\'t\').textContent=\'RAN\'"><iframe srcdoc="&lt;p&gt;FRAME&lt;/p&gt;&lt;script&gt;document.body.textContent=\'RAN\'&lt;/script&gt;"></iframe>',
       },
@@ -157,25 +223,35 @@ describe('nothing survives from one document to the next', () => {
 });
 
 describe('runaway templates are stopped while other renders complete', () => {
-  it.each([
-    ['a huge range', '{% for i in range(0, 20000000) %}{% endfor %}', ['TEMPLATE_TIMEOUT']],
-    ['an endless loop through Function', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_TIMEOUT']],
-    ['exponential macro recursion', '{% macro r(n) %}{% if n > 0 %}{{ r(n - 1) }}{{ r(n - 1) }}{% endif %}{% endmacro %}{{ r(40) }}', ['TEMPLATE_TIMEOUT']],
-    ['a macro calling itself forever', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT']],
-    ['a gigantic center()', '{{ "a" | center(100000000) }}', ['TEMPLATE_TIMEOUT', 'TEMPLATE_OUTPUT_TOO_LARGE']],
-    ['output over the limit', '{% for i in range(0, 3000) %}{{ "x" | center(1000) }}{% endfor %}', ['TEMPLATE_OUTPUT_TOO_LARGE']],
-    ['allocating without end (the evaluator renderer runs out of memory)', '{{ "".constructor.constructor("var a = []; for (;;) a.push(new Array(1e7).fill(1.5));")() }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT']],
-    ['string doubling past V8 limits', '{% set s = "xxxxxxxx" %}{% for i in range(0, 40) %}{% set s = s + s %}{% endfor %}{{ s | length }}', ['TEMPLATE_OUTPUT_TOO_LARGE', 'TEMPLATE_TIMEOUT']],
-  ])('%s', async (_name, html, codes) => {
+  const realmOnly: EvaluatorKind[] = ['shadow-realm'];
+  const workerOnly: EvaluatorKind[] = ['worker'];
+  const cases: [string, string, string[], EvaluatorKind[]][] = [
+    ['a huge range', '{% for i in range(0, 20000000) %}{% endfor %}', ['TEMPLATE_TIMEOUT'], BOTH],
+    ['an endless nested loop', '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}', ['TEMPLATE_TIMEOUT'], BOTH],
+    ['an endless loop through Function', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_TIMEOUT'], workerOnly],
+    // In a realm the payload cannot even start: refused at once, not timed out.
+    ['an endless loop through Function, refused', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_RENDER_ERROR'], realmOnly],
+    ['exponential macro recursion', '{% macro r(n) %}{% if n > 0 %}{{ r(n - 1) }}{{ r(n - 1) }}{% endif %}{% endmacro %}{{ r(40) }}', ['TEMPLATE_TIMEOUT'], BOTH],
+    ['a macro calling itself forever', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
+    ['a gigantic center()', '{{ "a" | center(100000000) }}', ['TEMPLATE_TIMEOUT', 'TEMPLATE_OUTPUT_TOO_LARGE'], BOTH],
+    ['output over the limit', '{% for i in range(0, 3000) %}{{ "x" | center(1000) }}{% endfor %}', ['TEMPLATE_OUTPUT_TOO_LARGE'], BOTH],
+    ['allocating without end (the evaluator renderer runs out of memory)', '{{ "".constructor.constructor("var a = []; for (;;) a.push(new Array(1e7).fill(1.5));")() }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], workerOnly],
+    ['allocating without end in plain template code', '{% set s = "x" | center(10000000) %}{% set a = [] %}{% for i in range(0, 1000) %}{{ a.push(s.split("")) and "" }}{% endfor %}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
+    ['string doubling past V8 limits', '{% set s = "xxxxxxxx" %}{% for i in range(0, 40) %}{% set s = s + s %}{% endfor %}{{ s | length }}', ['TEMPLATE_OUTPUT_TOO_LARGE', 'TEMPLATE_TIMEOUT'], BOTH],
+  ];
+  const rows = cases.flatMap(([name, html, codes, kinds]) => kinds.map((kind) => [`${name} (${kind})`, html, codes, kind] as const));
+
+  it.each(rows)('%s', async (_name, html, codes, kind) => {
+    const renderer = renderers[kind];
     const started = Date.now();
-    const bad = attempt({ template: { html }, data: {} });
-    const good = normal(`still-fine-${started}`).then((text) => ({ text, at: Date.now() }));
+    const bad = attempt(renderer, { template: { html }, data: {} });
+    const good = normal(renderer, `still-fine-${started}`).then((text) => ({ text, at: Date.now() }));
     const [badResult, goodResult] = await Promise.all([bad, good]);
     expect(codes).toContain(badResult.error?.code);
     expect(badResult.error?.message).not.toMatch(/\/work|node_modules/);
     expect(goodResult.text).toContain(`still-fine-${started}`);
     expect(Date.now() - started).toBeLessThan(10_000);
     // And the slot that ran it is usable again.
-    expect(await normal('after')).toContain('after');
+    expect(await normal(renderer, 'after')).toContain('after');
   });
 });

@@ -87,6 +87,27 @@ describe('crash recovery', () => {
     await eventually(() => !existsSync(profile) && processesMentioning(profile).length === 0);
   });
 
+  it.each(['shadow-realm', 'worker'] as const)(
+    'fails a template evaluation at once with RENDER_FAILED when the browser is killed under it (%s)',
+    async (evaluator) => {
+      // The template limit is far away: the lost browser, not a deadline, must end the render.
+      const renderer = open({ concurrency: 1, templateTimeoutMs: 15_000, evaluator });
+      await renderer.warmUp();
+      const pid = renderer.stats().browserPid!;
+      const started = Date.now();
+      const inFlight = renderer.render({ template: { html: '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}' }, data: {} }).then(
+        () => ({ code: 'ok', at: Date.now() }),
+        (e: unknown) => ({ code: (e as AppError).code, at: Date.now() }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      process.kill(pid, 'SIGKILL');
+      const { code, at } = await inFlight;
+      expect(code).toBe('RENDER_FAILED');
+      expect(at - started).toBeLessThan(5_000);
+      expect(pdfText((await renderer.render(doc('AFTER-KILL'))).pdf)).toContain('AFTER-KILL');
+    },
+  );
+
   it('replaces crashed pages (killed renderer processes); the next render works', async () => {
     const renderer = open({ concurrency: 1 });
     await renderer.warmUp();

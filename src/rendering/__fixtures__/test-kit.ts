@@ -1,9 +1,6 @@
-/** Test helpers for the rendering tests: renderer options, poppler-based PDF reading, a tripwire listener. */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+/** Test helpers for the rendering tests: renderer options, a tripwire listener, process lookups; PDF reading from test/support/pdf-tools.ts. */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Config } from '../../config.js';
 import { createLogger } from '../../shared/log.js';
 import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../pdf-renderer.js';
@@ -18,6 +15,7 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     templateTimeoutMs: 1_500,
     templateOutputLimitBytes: 2 * 1024 * 1024,
     recycleAfterRenders: 10_000,
+    evaluator: 'worker',
     ...overrides,
   };
 }
@@ -27,53 +25,7 @@ export function testRenderer(overrides: Partial<Config['rendering']> = {}, depen
   return createPdfRenderer(testOptions(overrides), createLogger(process.env.TEST_LOG ?? 'silent'), dependencies);
 }
 
-function withFile<T>(pdf: Buffer, work: (path: string) => T): T {
-  const dir = mkdtempSync(join(tmpdir(), 'pressroom-test-pdf-'));
-  const path = join(dir, 'doc.pdf');
-  writeFileSync(path, pdf);
-  try {
-    return work(path);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Text of the PDF (or of one page) as pdftotext extracts it; `raw` keeps content-stream order. */
-export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean } = {}): string {
-  const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : [])];
-  if (options.page !== undefined) flags.push('-f', String(options.page), '-l', String(options.page));
-  return withFile(pdf, (path) => execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8' }));
-}
-
-/** Output of a poppler tool (`pdffonts`, `pdfimages -list`, …) run on the PDF. */
-export function pdfTool(tool: string, pdf: Buffer, args: string[] = []): string {
-  return withFile(pdf, (path) => execFileSync(tool, [...args, path], { encoding: 'utf8' }));
-}
-
-/** `pdfinfo` fields (Pages, Page size, Tagged, …). */
-export function pdfInfo(pdf: Buffer): Record<string, string> {
-  const out = withFile(pdf, (path) => execFileSync('pdfinfo', [path], { encoding: 'utf8' }));
-  return Object.fromEntries(
-    out
-      .split('\n')
-      .filter((line) => line.includes(':'))
-      .map((line) => [line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()]),
-  );
-}
-
-/** The document outline (bookmarks) titles, via qpdf's JSON view. */
-export function pdfOutlineTitles(pdf: Buffer): string[] {
-  const json = withFile(pdf, (path) => execFileSync('qpdf', ['--json', '--json-key=outlines', path], { encoding: 'utf8' }));
-  const titles: string[] = [];
-  const walk = (items: { title: string; kids?: unknown[] }[]) => {
-    for (const item of items) {
-      titles.push(item.title);
-      walk((item.kids ?? []) as { title: string; kids?: unknown[] }[]);
-    }
-  };
-  walk((JSON.parse(json) as { outlines: { title: string }[] }).outlines);
-  return titles;
-}
+export { pdfInfo, pdfOutlineTitles, pdfText, pdfTool } from '../../../test/support/pdf-tools.js';
 
 /** A TCP listener on every local address that records each connection attempt (it must see none). */
 export async function openTripwire(): Promise<{ port: number; hits: () => number; close: () => Promise<void> }> {

@@ -1,12 +1,20 @@
 /**
  * One Chromium page driven through a raw CDP session (no puppeteer Page object: that would enable
- * domains and round trips we do not need). Tracks whether the page is still usable: a renderer crash
- * or a closed target aborts `lost`.
+ * domains and round trips we do not need). Tracks whether the page is still usable: a renderer crash,
+ * a closed target or a lost browser connection aborts `lost`.
  */
 import type { CDPSession } from 'puppeteer-core';
 import { CDPSessionEvent } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
 import { raceSignal } from './cdp-helpers.js';
+
+/**
+ * Puppeteer's (untyped, internal) event for a session whose connection closed or whose target
+ * detached; in puppeteer-core 24 a symbol on `CDPSessionEvent`. Should a later version drop it, a
+ * lost browser is still noticed, only later (each command fails; event waits hit their deadline).
+ */
+const SESSION_DISCONNECTED = (CDPSessionEvent as unknown as Record<string, unknown>).Disconnected as symbol | undefined;
+type SymbolEmitter = { once(event: symbol, handler: () => void): unknown };
 
 /** A page target with its session; `lost` aborts when the page crashes or disappears. */
 export class PageTarget {
@@ -23,6 +31,11 @@ export class PageTarget {
     readonly session: CDPSession,
   ) {
     session.once('Inspector.targetCrashed', () => this.markLost('crashed'));
+    // When the whole browser goes away (killed, crashed) no `detachedFromTarget` arrives: the
+    // connection closes, puppeteer rejects the commands in flight and emits `Disconnected` on
+    // every session. Without this, a wait for an event (a load, a print) would last until its
+    // deadline and the render would fail late, as a timeout, instead of at once as RENDER_FAILED.
+    if (SESSION_DISCONNECTED) (session as unknown as SymbolEmitter).once(SESSION_DISCONNECTED, () => this.markLost('closed'));
     root.connection()?.on(CDPSessionEvent.SessionDetached, this.#onDetached);
   }
 
