@@ -205,6 +205,11 @@ export class EvaluatorPage {
     }
     // The harness could not evaluate at all: something is wrong with this page, open a new one.
     if (result.kind === 'failed') this.target.markLost('abandoned');
+    // Worker stopped at the time limit: `terminate()` returns before the worker's thread has
+    // stopped, and a worker caught mid-allocation can still run its renderer out of memory a few
+    // hundred ms later — taking the NEXT document on this page down with it (seen in CI). Such a
+    // page is never reused; the pool opens a fresh one (in a fresh renderer process).
+    if (result.kind === 'timeout' && this.kind === 'worker') this.target.markLost('abandoned');
     return { html: toParts(result, options), evalMs: result.evalMs ?? 0 };
   }
 
