@@ -122,7 +122,10 @@ const COMMON_PRELUDE = String.raw`
     try {
       var cause = error && error.cause ? error.cause : error;
       var message = toText(cause && cause.message !== undefined ? cause.message : cause);
-      if (isRangeError(cause) && /Invalid (string|array) length/.test(message)) return { kind: 'too-large' };
+      // A string past V8's limit is output too large; an array past it is a list built too long
+      // (a huge range(): nunjucks builds the whole list first), not output.
+      if (isRangeError(cause) && /Invalid string length/.test(message)) return { kind: 'too-large' };
+      if (isRangeError(cause) && /Invalid (typed )?array length/.test(message)) message = 'A list grew too long (a huge range()?)';
       if (isRangeError(cause) && /call stack/.test(message)) message = 'Maximum call stack size exceeded (a macro calling itself without end?)';
       var result = { kind: 'error', template: key, message: message.split('\n')[0].slice(0, 300) };
       // Compiled code reports 0-based positions.
