@@ -73,10 +73,11 @@ export interface Config {
     /** A browser is replaced after this many documents, to bound leaks. @defaultValue 2000 (`PRESSROOM_BROWSER_RECYCLE_AFTER`) */
     readonly recycleAfterRenders: number;
     /**
-     * Where each document's template runs: a fresh Web Worker (`worker`) or, experimental, a fresh
-     * ShadowRealm (`shadow-realm`; docs/rendering.md). @defaultValue 'worker' (`PRESSROOM_TEMPLATE_EVALUATOR`)
+     * Where each document's template runs: a fresh SES Compartment in a reused, locked-down Web
+     * Worker (`compartment`), or a fresh Web Worker (`worker`: a new isolate per document, ~13 ms
+     * more CPU each; docs/rendering.md). @defaultValue 'compartment' (`PRESSROOM_TEMPLATE_EVALUATOR`)
      */
-    readonly evaluator: 'worker' | 'shadow-realm';
+    readonly evaluator: 'compartment' | 'worker';
   };
   readonly plans: Readonly<Record<Plan, RateLimitPolicy>>;
   readonly jobs: {
@@ -144,9 +145,9 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
 }
 
 function readEvaluator(env: Env): Config['rendering']['evaluator'] {
-  const raw = env.PRESSROOM_TEMPLATE_EVALUATOR?.trim() || 'worker';
-  if (raw !== 'worker' && raw !== 'shadow-realm') {
-    throw new ConfigError(`PRESSROOM_TEMPLATE_EVALUATOR must be worker or shadow-realm; got "${raw}"`);
+  const raw = env.PRESSROOM_TEMPLATE_EVALUATOR?.trim() || 'compartment';
+  if (raw !== 'compartment' && raw !== 'worker') {
+    throw new ConfigError(`PRESSROOM_TEMPLATE_EVALUATOR must be compartment or worker; got "${raw}"`);
   }
   return raw;
 }

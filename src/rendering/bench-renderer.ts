@@ -4,7 +4,7 @@
  *
  *   node --import tsx src/rendering/bench-renderer.ts [--n 40] [--n-report 5] [--concurrency 1,2]
  *        [--rounds 2] [--fixtures invoice,report] [--memory 1000] [--peers /work/shared/peers]
- *        [--evaluator shadow-realm|worker]
+ *        [--evaluator compartment|worker]
  *
  * `floor` is the peers' engine rebuilt here: Nunjucks in Node (autoescape, compiled once) +
  * `page.setContent(html, {waitUntil: 'load'})` + `page.pdf({printBackground, preferCSSPageSize,
@@ -12,8 +12,8 @@
  * `pressroom` is `createPdfRenderer().render()` end to end (templating in the sandbox included).
  * Batches alternate between the engines (`--rounds`) so drift on a shared machine hits both alike.
  * `--memory N` then renders N invoices and prints Node and Chromium RSS before and after.
- * `--evaluator` picks how pressroom evaluates templates (default `shadow-realm`; `worker` is the
- * Web Worker per document fallback), to compare the two.
+ * `--evaluator` picks how pressroom evaluates templates (default `compartment`; `worker` is a fresh
+ * Web Worker per document), to compare the two.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
     memory: { type: 'string', default: '0' },
     peers: { type: 'string', default: '/work/shared/peers' },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
-    evaluator: { type: 'string', default: 'worker' },
+    evaluator: { type: 'string', default: 'compartment' },
   },
 });
 
@@ -49,7 +49,7 @@ interface Fixture { name: string; source: string; data: unknown; expectPages: nu
 interface Engine { name: string; pid(): number | undefined; render(fx: Fixture, worker: number): Promise<Buffer>; close(): Promise<void> }
 interface Batch { engine: string; fixture: string; c: number; latencies: number[]; wallMs: number; cpuMs: number }
 
-if (args.evaluator !== 'shadow-realm' && args.evaluator !== 'worker') throw new Error('--evaluator must be shadow-realm or worker');
+if (args.evaluator !== 'compartment' && args.evaluator !== 'worker') throw new Error('--evaluator must be compartment or worker');
 const evaluator: EvaluatorKind = args.evaluator;
 const concurrencies = args.concurrency.split(',').map(Number);
 const maxC = Math.max(...concurrencies);

@@ -19,7 +19,7 @@ export interface GenerationOptions {
   executablePath: string;
   sinkholePort: number;
   protocolTimeoutMs: number;
-  /** How templates are evaluated (`shadow-realm` also launches Chromium with ShadowRealm enabled). */
+  /** How templates are evaluated (`sandbox/evaluator-page.ts`). */
   evaluator: EvaluatorKind;
   room: ClosedRoomOptions;
   logger: Logger;
@@ -58,7 +58,6 @@ export class BrowserGeneration {
       executablePath: options.executablePath,
       sinkholePort: options.sinkholePort,
       protocolTimeoutMs: options.protocolTimeoutMs,
-      shadowRealm: options.evaluator === 'shadow-realm',
     });
     const generation = new BrowserGeneration(chromium, options);
     try {
@@ -155,10 +154,7 @@ export class BrowserGeneration {
   }
 
   #newSlot(): PageSlot {
-    const slot = new PageSlot(this.chromium.root, this.options.room, this.options.onPageReplaced, {
-      preferred: this.options.evaluator,
-      logger: this.options.logger,
-    });
+    const slot = new PageSlot(this.chromium.root, this.options.room, this.options.onPageReplaced, { kind: this.options.evaluator });
     this.#slots.add(slot);
     return slot;
   }

@@ -2,10 +2,11 @@
  * Template code must never reach the server, and nothing may survive from one document into the
  * next: escape payloads, prototype pollution, cross-document tampering, runaway templates.
  *
- * Run against both evaluators: the default (a fresh Web Worker per document, where a payload that
- * reaches `Function` does run, with nothing to reach) and the experimental one (a fresh ShadowRealm
- * per document, where template code cannot create code from strings at all). `sandbox/evaluator-realm.test.ts` goes further for
- * the realm with arbitrary code, as if the compiler let any through.
+ * Run against both evaluators: the default (a fresh SES Compartment per document in a reused,
+ * locked-down worker, where every function constructor reachable from a value is inert and every
+ * shared prototype is frozen) and `worker` (a fresh Web Worker per document, where a payload that
+ * reaches `Function` does run, with nothing to reach). `sandbox/evaluator-compartment.test.ts` goes
+ * further for the compartment with arbitrary code, as if the compiler let any through.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +20,8 @@ const renderers = {} as Record<EvaluatorKind, PdfRenderer>;
 
 beforeAll(async () => {
   process.env.PRESSROOM_TEST_SECRET = SECRET;
-  renderers['shadow-realm'] = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500, evaluator: 'shadow-realm' });
-  renderers.worker = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500 });
+  renderers['compartment'] = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500, evaluator: 'compartment' });
+  renderers.worker = testRenderer({ concurrency: 2, templateTimeoutMs: 1_500, evaluator: 'worker' });
   await Promise.all(Object.values(renderers).map((r) => r.warmUp()));
 });
 
@@ -43,7 +44,7 @@ async function attempt(renderer: PdfRenderer, req: RenderRequest): Promise<{ tex
 const normal = (renderer: PdfRenderer, marker: string) =>
   renderer.render({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } }).then(({ pdf }) => pdfText(pdf));
 
-const BOTH: EvaluatorKind[] = ['shadow-realm', 'worker'];
+const BOTH: EvaluatorKind[] = ['compartment', 'worker'];
 
 describe.each(BOTH)('escape payloads find no server (%s)', (kind) => {
   const payloads = [
@@ -71,17 +72,17 @@ describe.each(BOTH)('escape payloads find no server (%s)', (kind) => {
 });
 
 describe('what a payload that reaches Function gets', () => {
-  it('(realm) nothing: every function constructor refuses strings, with a clear template error', async () => {
+  it('(compartment) nothing: every function constructor reachable from a value is inert, with a clear template error', async () => {
     for (const html of [
       '{{ "".constructor.constructor("return 1")() }}',
       '{{ range.constructor("return 1")() }}',
       '{{ cycler.constructor.constructor("return 1")() }}',
       '{% macro m() %}{{ caller.constructor("return 1")() }}{% endmacro %}{% call m() %}x{% endcall %}',
     ]) {
-      const { text, error } = await attempt(renderers['shadow-realm'], { template: { html }, data: {} });
+      const { text, error } = await attempt(renderers.compartment, { template: { html }, data: {} });
       expect(text).toBeUndefined();
       expect(error?.code).toBe('TEMPLATE_RENDER_ERROR');
-      expect(error?.message).toMatch(/Templates cannot create code from strings/);
+      expect(error?.message).toMatch(/not a valid constructor/);
     }
   });
 
@@ -135,8 +136,13 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
       template: { html: `${PLAIN_PATCHES}[{{ {}.leak }}][{{ "".leak2 }}][{{ [].leak3 }}][{{ "".toUpperCase }}]` },
       data: {},
     });
-    // The patches took effect in their own document...
-    expect(attack.text).toContain('[IBAN-EVIL][IBAN-EVIL][IBAN-EVIL][IBAN-EVIL]');
+    if (kind === 'worker') {
+      // The patches took effect in their own document...
+      expect(attack.text).toContain('[IBAN-EVIL][IBAN-EVIL][IBAN-EVIL][IBAN-EVIL]');
+    } else {
+      // ...or, in a compartment, not even there: the shared prototypes are frozen.
+      expect(attack.error?.code).toBe('TEMPLATE_RENDER_ERROR');
+    }
     // ...and in no other, on either slot.
     const later = await Promise.all(
       Array.from({ length: 4 }, () =>
@@ -151,14 +157,15 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
   });
 
   it('a scripted document cannot tamper with the documents printed after it (cross-account)', async () => {
-    // In the evaluator: patch prototypes (plain template code, both evaluators) and, where code can
-    // be created (the worker), prototypes, timers and the nunjucks runtime of its worker.
+    // In the evaluator (worker): patch prototypes, timers and the nunjucks runtime of its worker.
     const patchRuntime =
       'Object.prototype.iban = "IBAN-EVIL"; String.prototype.toString = function () { return "IBAN-EVIL" };' +
       ' setInterval(function () { Object.prototype.leak = "IBAN-EVIL" }, 1);' +
       ' var f = arguments.callee; try { while (f && !(f.arguments && f.arguments[3] && f.arguments[3].suppressValue)) f = f.caller; } catch (e) { f = null; }' +
       ' if (f) { f.arguments[3].suppressValue = function () { return "IBAN-EVIL" }; } return ""';
-    const evaluatorAttack = kind === 'worker' ? `${PLAIN_PATCHES}{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}` : PLAIN_PATCHES;
+    // (In a compartment every such patch is refused with an error — tested above — so the document
+    // would not print; its evaluator part is left empty there.)
+    const evaluatorAttack = kind === 'worker' ? `${PLAIN_PATCHES}{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}` : '';
     // In the printed document: timers rewriting text, patched prototypes, storage, popups.
     const evil = `${evaluatorAttack}<p>IBAN-GOOD</p><div id="out"></div><script>
       String.prototype.replace = function () { return 'IBAN-EVIL'; };
@@ -196,8 +203,19 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
   });
 });
 
+describe.each(BOTH)('text that looks like code is only text (%s)', (kind) => {
+  it('HTML comments, import( and eval( in template text and strings render as written', async () => {
+    const html = '<!-- a note --><p>see import(2024) and eval(x) --&gt; {{ "q<!--r-->s import (t) eval (u) /* v */" }} {{ note }}</p>';
+    const { text, error } = await attempt(renderers[kind], { template: { html }, data: { note: 'import(w) <!-- x -->' } });
+    expect(error).toBeUndefined();
+    expect(text).toContain('see import(2024) and eval(x) -->');
+    expect(text).toContain('q<!--r-->s import (t) eval (u) /* v */');
+    expect(text).toContain('import(w) <!-- x -->');
+  });
+});
+
 describe('printed documents (either evaluator)', () => {
-  const renderer = () => renderers['shadow-realm'];
+  const renderer = () => renderers.compartment;
 
   it('a document asking for a reload or redirect cannot blank the documents printed after it', async () => {
     for (const refresh of ['0', '0;url=https://render.pressroom.invalid/', '1;url=about:blank']) {
@@ -223,7 +241,7 @@ describe('printed documents (either evaluator)', () => {
 });
 
 describe('runaway templates are stopped while other renders complete', () => {
-  const realmOnly: EvaluatorKind[] = ['shadow-realm'];
+  const compartmentOnly: EvaluatorKind[] = ['compartment'];
   const workerOnly: EvaluatorKind[] = ['worker'];
   const cases: [string, string, string[], EvaluatorKind[]][] = [
     ['a huge range', '{% for i in range(0, 20000000) %}{% endfor %}', ['TEMPLATE_TIMEOUT'], BOTH],
@@ -231,8 +249,8 @@ describe('runaway templates are stopped while other renders complete', () => {
     ['a range longer than any list', '{% for i in range(0, 900000000) %}{% endfor %}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
     ['an endless nested loop', '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}', ['TEMPLATE_TIMEOUT'], BOTH],
     ['an endless loop through Function', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_TIMEOUT'], workerOnly],
-    // In a realm the payload cannot even start: refused at once, not timed out.
-    ['an endless loop through Function, refused', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_RENDER_ERROR'], realmOnly],
+    // In a compartment the payload cannot even start: refused at once, not timed out.
+    ['an endless loop through Function, refused', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_RENDER_ERROR'], compartmentOnly],
     ['exponential macro recursion', '{% macro r(n) %}{% if n > 0 %}{{ r(n - 1) }}{{ r(n - 1) }}{% endif %}{% endmacro %}{{ r(40) }}', ['TEMPLATE_TIMEOUT'], BOTH],
     ['a macro calling itself forever', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
     ['a gigantic center()', '{{ "a" | center(100000000) }}', ['TEMPLATE_TIMEOUT', 'TEMPLATE_OUTPUT_TOO_LARGE'], BOTH],

@@ -87,7 +87,7 @@ describe('crash recovery', () => {
     await eventually(() => !existsSync(profile) && processesMentioning(profile).length === 0);
   });
 
-  it.each(['shadow-realm', 'worker'] as const)(
+  it.each(['compartment', 'worker'] as const)(
     'fails a template evaluation at once with RENDER_FAILED when the browser is killed under it (%s)',
     async (evaluator) => {
       // The template limit is far away: the lost browser, not a deadline, must end the render.

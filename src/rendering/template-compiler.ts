@@ -25,6 +25,19 @@ const { compiler } = nunjucks as unknown as {
   compiler: { compile(src: string, asyncFilters: string[], extensions: unknown[], name: string, opts: { throwOnUndefined: boolean }): string };
 };
 
+/**
+ * String literals in the generated code (template text, quoted strings) are written with `<`, `>`,
+ * `(` and `/` as \u escapes. The compartment evaluator's SES refuses any source in which it sees
+ * an HTML comment token or `import(`/`eval(` — even inside a string — so template text such as
+ * `<!-- note -->` or "see import(2024)" would otherwise fail. Same string values, other spelling.
+ */
+const { Compiler } = (nunjucks as unknown as { compiler: { Compiler: { prototype: Record<string, unknown> } } }).compiler;
+const compileLiteral = Compiler.prototype.compileLiteral as (this: { _emit(code: string): void }, node: { value: unknown }, frame: unknown) => void;
+Compiler.prototype.compileLiteral = function (this: { _emit(code: string): void }, node: { value: unknown }, frame: unknown): void {
+  if (typeof node.value !== 'string') return compileLiteral.call(this, node, frame);
+  this._emit(JSON.stringify(node.value).replace(/[<>(/\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+};
+
 const cache = new Map<string, string>();
 let cachedChars = 0;
 

@@ -15,7 +15,7 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     templateTimeoutMs: 1_500,
     templateOutputLimitBytes: 2 * 1024 * 1024,
     recycleAfterRenders: 10_000,
-    evaluator: 'worker',
+    evaluator: 'compartment',
     ...overrides,
   };
 }

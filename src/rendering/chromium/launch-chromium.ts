@@ -24,21 +24,16 @@ export interface LaunchOptions {
   sinkholePort: number;
   /** Upper bound for any single CDP command; our own deadlines are shorter. */
   protocolTimeoutMs: number;
-  /** Enable ShadowRealm (the template evaluator's fresh realm per document); default true. */
-  shadowRealm?: boolean;
 }
 
 /** The flags, with why each one is there. Exported for tests. */
-export function chromiumArgs(sinkholePort: number, options: { shadowRealm?: boolean } = {}): string[] {
+export function chromiumArgs(sinkholePort: number): string[] {
   // Chromium takes one --js-flags switch (the last wins), so all V8 flags go into this one.
   const v8Flags = [
     // A template or script allocating without end hits this per-isolate cap (and is stopped) long
     // before it can take gigabytes from the host.
     '--max-old-space-size=1024',
   ];
-  // ShadowRealm is not shipped in Chromium 156; the template evaluator uses one per document
-  // (sandbox/evaluator-page.ts) and falls back to a Web Worker per document without it.
-  if (options.shadowRealm !== false) v8Flags.push('--harmony-shadow-realm');
   const args = [
     '--disable-gpu',
     '--disable-dev-shm-usage', // /dev/shm is tiny in containers
@@ -89,7 +84,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
       headless: true,
       pipe: true,
       userDataDir: profileDir,
-      args: chromiumArgs(options.sinkholePort, { shadowRealm: options.shadowRealm ?? true }),
+      args: chromiumArgs(options.sinkholePort),
       protocolTimeout: options.protocolTimeoutMs,
       handleSIGINT: false,
       handleSIGTERM: false,

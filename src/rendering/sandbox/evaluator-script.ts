@@ -2,93 +2,31 @@
  * Browser-side code of the template evaluator, as source text (it runs in Chromium, not here).
  * `evaluator-page.ts` explains the design and why nothing survives from one document to the next.
  *
- * The evaluator page's main world holds the HARNESS. It evaluates each document in one of two ways,
- * chosen once when the page loads:
+ * The evaluator page's main world holds the HARNESS. It evaluates each document in a dedicated Web
+ * Worker (so a runaway template can be stopped by terminating it), in one of two ways, chosen by
+ * Node with the page URL's fragment:
  *
- *  - REALM (Chromium launched with `--harmony-shadow-realm`): a fresh `ShadowRealm` per document.
- *    Into it, in this order: REALM_REDUCE (deletes everything from the realm's global that is not
- *    on REALM_GLOBALS and reports what could not be deleted), the nunjucks-slim runtime (runtime
- *    only, no compiler), then REALM_PRELUDE together with the document's precompiled templates,
- *    which yields a one-shot render function. The harness calls it with the data as a JSON string;
- *    it JSON.parses the data inside the realm (so a `__proto__` key stays a plain own property),
- *    renders main/header/footer, checks the output size and returns ONE string: the result as
- *    JSON. Only primitives and callables cross a ShadowRealm boundary, and the harness never hands
- *    a callable in, so realm code holds no reference to anything outside its realm. The harness
- *    validates the string with its own (untouched) intrinsics, drops the realm and answers only
- *    after a task boundary (MessageChannel), i.e. after every microtask the template queued has run.
- *  - WORKER (fallback, no ShadowRealm in this Chromium build): a pre-started dedicated Web Worker
- *    per document holding nunjucks-slim + WORKER_PRELUDE; it gets `{templates, data, limit}`,
- *    posts one result and is terminated; the harness enforces the time limit by terminating it.
+ *  - COMPARTMENT (the default, `#compartment`): one worker, reused, that hardened its JavaScript
+ *    with SES `lockdown()` when it started (every shared intrinsic — Object.prototype,
+ *    Array.prototype, JSON, Promise, Function.prototype, … — frozen and tamed), evaluates each
+ *    document in a FRESH SES `Compartment`: a new global object holding nothing but the frozen
+ *    intrinsics, its own `Function`/`eval` bound to that global, its own copy of nunjucks-slim
+ *    (evaluated in it), the document's precompiled templates and the data as a JSON string. The
+ *    compartment returns ONE string (the result as JSON) and is dropped. The worker answers only
+ *    after a task boundary, so every promise job the document queued has run by then. It is
+ *    replaced after a timeout, a crash or WORKER_DOCUMENTS documents.
+ *  - WORKER (`#worker`): a fresh dedicated worker per document holding nunjucks-slim +
+ *    WORKER_PRELUDE (pre-started as a spare); it gets `{templates, data, limit}`, posts one result and
+ *    is terminated. Stronger separation (a new V8 isolate per document), ~13 ms more CPU per document.
  *
- * Template code never runs in the harness's realm: the harness only reads plain data it parsed or
- * cloned itself.
+ * Either way the harness enforces the time limit by terminating the worker. Template code never runs
+ * in the harness's realm: the harness only reads plain data it parsed or cloned itself.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
-
-/**
- * What stays on a document realm's global: ECMAScript intrinsics that are synchronous and reach
- * nothing outside the realm, plus `atob`/`btoa` (pure string functions). Everything else the
- * realm's global starts with in Chromium is deleted before any template code runs, notably:
- * anything that can run code after the current task or reach outside — FinalizationRegistry
- * (cleanup callbacks), WeakRef, Atomics (`waitAsync`), WebAssembly (asynchronous compile),
- * AbortSignal/AbortController (`timeout()`), streams, Compression/DecompressionStream,
- * Observable/Subscriber, EventTarget and the event classes, queueMicrotask, reportError,
- * structuredClone, console, ShadowRealm itself, ShadowRealmGlobalScope — and what templates do not
- * need: Temporal, URL/URLPattern/URLSearchParams, TextEncoder/TextDecoder (+ streams),
- * DOMException, QuotaExceededError, isSecureContext, and `eval` (a string-to-code entry point
- * nunjucks does not use). `Function` stays, but as a function that throws (REALM_REDUCE).
- */
-export const REALM_GLOBALS: readonly string[] = [
-  'globalThis', 'Infinity', 'NaN', 'undefined',
-  'Object', 'Function', 'Array', 'Number', 'Boolean', 'String', 'Symbol', 'BigInt', 'Date', 'RegExp', 'Promise',
-  'Error', 'AggregateError', 'EvalError', 'RangeError', 'ReferenceError', 'SyntaxError', 'TypeError', 'URIError', 'SuppressedError',
-  'JSON', 'Math', 'Intl', 'Reflect', 'Proxy', 'Iterator', 'Map', 'Set', 'WeakMap', 'WeakSet', 'DisposableStack', 'AsyncDisposableStack',
-  'ArrayBuffer', 'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
-  'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
-  'parseFloat', 'parseInt', 'isFinite', 'isNaN', 'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'unescape',
-  'atob', 'btoa',
-];
-
-/**
- * First script evaluated in every document realm. Deletes every own property of the realm's global
- * that is not allowed, and every own property of the objects on the global's prototype chain up to
- * Object.prototype (in Chromium: ShadowRealmGlobalScope.prototype, whose `constructor` is the
- * interface object), and disables the function constructors (`Function`, and the `constructor` of
- * Function.prototype and of the async/generator function prototypes). Returns '' when the realm
- * is in that state, else what is left.
- */
-const REALM_REDUCE = String.raw`
-(function () {
-  'use strict';
-  var allowed = Object.create(null);
-  ALLOWED_NAMES.forEach(function (name) { allowed[name] = true; });
-  var g = globalThis, ownKeys = Reflect.ownKeys, getProto = Object.getPrototypeOf, objectProto = Object.prototype;
-  function strip(o, keep) {
-    ownKeys(o).forEach(function (key) {
-      if (keep && typeof key === 'string' && allowed[key]) return;
-      try { delete o[key]; } catch (e) { /* reported below */ }
-    });
-  }
-  strip(g, true);
-  for (var p = getProto(g); p && p !== objectProto; p = getProto(p)) strip(p, false);
-  // The function constructors: Chromium refuses them inside a ShadowRealm, but with a TypeError
-  // created in the page's main world, whose .constructor.constructor is the main world's Function.
-  // Replace every way to reach them with a function of this realm that throws this realm's error.
-  var disabled = function () { throw new TypeError('Templates cannot create code from strings'); };
-  var kinds = [function () {}, async function () {}, function* () {}, async function* () {}].map(getProto);
-  kinds.forEach(function (proto) { Object.defineProperty(proto, 'constructor', { value: disabled, writable: false, enumerable: false, configurable: false }); });
-  Object.defineProperty(disabled, 'prototype', { value: Function.prototype, writable: false, enumerable: false, configurable: false });
-  Object.defineProperty(g, 'Function', { value: disabled, writable: true, enumerable: false, configurable: true });
-  var left = ownKeys(g).filter(function (key) { return typeof key !== 'string' || !allowed[key]; }).map(String);
-  for (var q = getProto(g); q && q !== objectProto; q = getProto(q)) left = left.concat(ownKeys(q).map(function (k) { return 'prototype.' + String(k); }));
-  if (getProto(g) === null || !objectProto.isPrototypeOf(g)) left.push('(prototype chain)');
-  kinds.forEach(function (proto, i) { if (proto.constructor !== disabled) left.push('(function constructor ' + i + ')'); });
-  return left.join(',');
-})()
-`.replace('ALLOWED_NAMES', JSON.stringify(REALM_GLOBALS));
 
 /**
  * Shared by both evaluators: Jinja2 compatibility, the `__proto__`-safe context copy, the
@@ -159,16 +97,14 @@ const COMMON_PRELUDE = String.raw`
 `;
 
 /**
- * Evaluated in a document realm after nunjucks, followed by that document's templates as
- * `{"main": function () { <compiled code> }, …})` (appended by the harness). Its completion value
- * is the one-shot render function `(dataJson, limit) → resultJson` the harness receives (wrapped).
+ * Evaluated in a document's compartment, followed by the nunjucks-slim expression and that
+ * document's templates as `, {"main": function () { <compiled code> }, …})` (appended by the
+ * worker). Its completion value is the one-shot render function `(dataJson, limit) → resultJson`.
  */
-const REALM_PRELUDE = String.raw`
-(function (templates) {
+const COMPARTMENT_DOCUMENT = String.raw`
+(function (nj, templates) {
   'use strict';
   var g = globalThis;
-  var nj = g.nunjucks;
-  delete g.nunjucks;
   ${COMMON_PRELUDE}
   var used = false;
   return function render(data, limit) {
@@ -177,6 +113,53 @@ const REALM_PRELUDE = String.raw`
     return stringify(renderParts(templates, function (part) { return part(); }, data, limit));
   };
 })(`;
+
+/**
+ * The compartment worker's own code, after the SES bundle. `lockdown()` runs before any document;
+ * then each message is one document: a fresh Compartment evaluates COMPARTMENT_DOCUMENT + nunjucks +
+ * the parts, renders, and the JSON text is posted after a task boundary.
+ */
+const COMPARTMENT_WORKER = String.raw`
+;(function () {
+  'use strict';
+  // overrideTaming 'severe': every Object.prototype property becomes assignable ON ITS OWN OBJECTS
+  // (an accessor that defines an own property on the receiver; the prototype itself stays
+  // frozen), so data and templates may use keys such as "constructor" or "toString" — which
+  // nunjucks copies into its context by assignment — without the "override mistake".
+  lockdown({ errorTaming: 'safe', overrideTaming: 'severe', consoleTaming: 'safe', stackFiltering: 'concise' });
+  var g = self;
+  var post = g.postMessage.bind(g);
+  var NewCompartment = Compartment;
+  var toText = String;
+  // Not reachable from a compartment anyway (its global is its own); removed as defence in depth.
+  ['fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', 'WebTransport', 'EventSource', 'importScripts',
+    'Worker', 'SharedWorker', 'BroadcastChannel', 'indexedDB', 'caches'].forEach(function (name) {
+    for (var o = g; o; o = Object.getPrototypeOf(o)) { try { delete o[name]; } catch (e) { /* not configurable */ } }
+  });
+  function answerAfterTask(text) {
+    var channel = new MessageChannel();
+    channel.port1.onmessage = function () { channel.port1.close(); post(text); };
+    channel.port2.postMessage(null);
+  }
+  g.onmessage = function (event) {
+    var msg = event.data;
+    var text;
+    try {
+      var compartment = new NewCompartment({ __options__: true, globals: {} });
+      var render = compartment.evaluate(COMPARTMENT_DOCUMENT + NUNJUCKS_EXPRESSION + ', {' + msg.parts + '})');
+      text = typeof render === 'function' ? render(msg.data, msg.limit) : null;
+      if (typeof text !== 'string') text = '{"kind":"error","message":"The template produced no result"}';
+    } catch (e) {
+      // SES refused the code (it is not code our compiler produces), or the document broke its own copy.
+      var message = 'The template failed';
+      try { message = toText(e && e.message !== undefined ? e.message : e); } catch (e2) { /* keep the default */ }
+      text = JSON.stringify({ kind: 'error', message: message.split('\n')[0].slice(0, 300) });
+    }
+    answerAfterTask(text);
+  };
+  post('ready');
+})();
+`;
 
 const WORKER_PRELUDE = String.raw`
 ;(function () {
@@ -224,61 +207,64 @@ const HARNESS = String.raw`
     }
     return { kind: 'ok', out: out };
   }
-  /** Resolves with value after a task boundary: only once every queued microtask has run. */
-  function afterTask(value) {
+  // ---- Compartment evaluator (default): one reused, locked-down worker --------------------------
+  var compartmentUrl = null;
+  var live = null;
+  function spawnCompartmentWorker() {
+    compartmentUrl = compartmentUrl || URL.createObjectURL(new Blob([COMPARTMENT_WORKER_SOURCE], { type: 'text/javascript' }));
+    var worker = new Worker(compartmentUrl, { name: 'templates' });
+    var ready = new Promise(function (resolve) {
+      worker.onmessage = function (e) { resolve(e.data === 'ready'); };
+      worker.onerror = function (e) { e.preventDefault(); resolve(false); };
+    });
+    return { worker: worker, ready: ready, documents: 0 };
+  }
+  function evaluateInCompartment(templates, data, timeoutMs, limit) {
+    var started = now();
+    var current = live || (live = spawnCompartmentWorker());
+    var names = keysOf(templates);
+    var parts = names.map(function (name) { return JSON.stringify(name) + ': function () {\n' + templates[name] + '\n}'; }).join(',\n');
     return new Promise(function (resolve) {
-      var channel = new MessageChannel();
-      channel.port1.onmessage = function () { channel.port1.close(); resolve(value); };
-      channel.port2.postMessage(null);
+      var done = false;
+      function finish(result, reusable) {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        current.worker.onmessage = null;
+        current.worker.onerror = null;
+        current.documents += 1;
+        if (!reusable || current.documents >= WORKER_DOCUMENTS) {
+          current.worker.terminate();
+          if (live === current) live = null;
+          // After the current result is handed back, so the next worker's start-up does not delay it.
+          setTimeout(function () { if (!live) live = spawnCompartmentWorker(); }, 0);
+        }
+        result.evalMs = now() - started;
+        resolve(result);
+      }
+      var timer = setTimeout(function () { finish({ kind: 'timeout' }, false); }, timeoutMs);
+      current.ready.then(function (ok) {
+        if (done) return;
+        if (!ok) return finish({ kind: 'failed', message: 'The template sandbox did not start' }, false);
+        current.worker.onmessage = function (e) {
+          var text = e.data;
+          // JSON escaping can at most sextuple a string (\uXXXX); anything longer is over the limit.
+          if (typeof text !== 'string') return finish({ kind: 'error', message: 'The template produced no result' }, true);
+          if (text.length > limit * 6 + 4096) return finish({ kind: 'too-large' }, true);
+          var msg;
+          try { msg = parseJson(text); } catch (err) { return finish({ kind: 'error', message: 'The template produced no result' }, true); }
+          finish(check(msg, names, limit), true);
+        };
+        current.worker.onerror = function (e) {
+          e.preventDefault();
+          finish({ kind: 'error', message: String(e.message || 'The template failed').slice(0, 300) }, false);
+        };
+        current.worker.postMessage({ parts: parts, data: data, limit: limit });
+      });
     });
   }
 
-  // ---- ShadowRealm evaluator -------------------------------------------------------------------
-  /** Evaluates one document in a fresh, reduced realm; returns the harness result (sync). */
-  function evaluateInRealm(templates, data, limit) {
-    var names = keysOf(templates);
-    var realm = new ShadowRealm();
-    var left = realm.evaluate(REALM_REDUCE);
-    if (left !== '') return { kind: 'failed', message: 'The template realm keeps globals it must not: ' + String(left).slice(0, 200) };
-    realm.evaluate(NUNJUCKS_SOURCE);
-    var parts = names.map(function (name) { return JSON.stringify(name) + ': function () {\n' + templates[name] + '\n}'; });
-    var render;
-    try {
-      render = realm.evaluate(REALM_PRELUDE + '{' + parts.join(',\n') + '})');
-    } catch (e) {
-      // Not valid code: only possible for code our compiler did not produce.
-      return { kind: 'error', message: 'The compiled template is not valid: ' + String(e && e.message || e).slice(0, 200) };
-    }
-    if (typeof render !== 'function') return { kind: 'error', message: 'The compiled template is not valid' };
-    var text;
-    try {
-      text = render(data, limit);
-    } catch (e) {
-      // The realm's own catch failed too (e.g. the template broke the intrinsics it uses).
-      return { kind: 'error', message: String(e && e.message || 'The template failed').replace(/^ShadowRealm evaluate threw \((.*)\)$/, '$1').slice(0, 300) };
-    }
-    // JSON escaping can at most sextuple a string (\uXXXX); anything longer is over the limit.
-    if (typeof text !== 'string') return { kind: 'error', message: 'The template produced no result' };
-    if (text.length > limit * 6 + 4096) return { kind: 'too-large' };
-    var msg;
-    try { msg = parseJson(text); } catch (e) { return { kind: 'error', message: 'The template produced no result' }; }
-    return check(msg, names, limit);
-  }
-
-  /** Checks once that this Chromium can evaluate a template in a reduced realm. */
-  function probeRealm() {
-    if (typeof ShadowRealm !== 'function') return 'ShadowRealm is not available (Chromium without --js-flags=--harmony-shadow-realm?)';
-    try {
-      var code = 'function root(env, context, frame, runtime, cb) { cb(null, "ok " + runtime.suppressValue(runtime.contextOrFrameLookup(context, frame, "x"), env.opts.autoescape)); }\nreturn { root: root };';
-      var result = evaluateInRealm({ main: code }, '{"x":"<&>"}', 1000);
-      if (result.kind === 'ok' && result.out.main === 'ok &lt;&amp;&gt;') return '';
-      return 'a probe template did not evaluate in a ShadowRealm: ' + JSON.stringify(result).slice(0, 300);
-    } catch (e) {
-      return 'a probe template did not evaluate in a ShadowRealm: ' + String(e && e.message || e).slice(0, 300);
-    }
-  }
-
-  // ---- Web Worker evaluator (fallback) ---------------------------------------------------------
+  // ---- Fresh-worker evaluator (#worker): one new worker per document ------------------------------
   var workerUrl = null;
   var spare = null;
   function spawn() {
@@ -326,41 +312,66 @@ const HARNESS = String.raw`
   }
 
   // ---- Entry points (called by Node over CDP) ---------------------------------------------------
-  // Node asks for the worker evaluator with a #worker fragment (never sent over the wire), so it is
-  // used even by a Chromium that ships ShadowRealm.
-  var fallbackReason = location.hash === '#worker' ? 'the worker evaluator was asked for' : probeRealm();
-  globalThis.pressroomEvaluator = { mode: fallbackReason === '' ? 'realm' : 'worker', reason: fallbackReason };
-  if (fallbackReason !== '') spare = spawn();
-  globalThis.pressroomEvaluate = function (templates, data, timeoutMs, limit) {
-    if (fallbackReason !== '') return evaluateInWorker(templates, data, timeoutMs, limit);
-    var started = now();
-    var result;
-    try {
-      result = evaluateInRealm(templates, data, limit);
-    } catch (e) {
-      result = { kind: 'failed', message: 'The template realm failed: ' + String(e && e.message || e).slice(0, 200) };
-    }
-    result.evalMs = now() - started;
-    return afterTask(result);
-  };
+  // Node picks the evaluator with the URL fragment (never sent over the wire).
+  var mode = location.hash === '#worker' ? 'worker' : 'compartment';
+  globalThis.pressroomEvaluator = { mode: mode };
+  if (mode === 'worker') spare = spawn();
+  else live = spawnCompartmentWorker();
+  globalThis.pressroomEvaluate = mode === 'worker' ? evaluateInWorker : evaluateInCompartment;
 })();
 `;
 
+/** Documents a compartment worker evaluates before it is replaced (its heap and JIT state start over). */
+const WORKER_DOCUMENTS = 500;
+
+/**
+ * nunjucks-slim 3.2.4 made fit for a locked-down realm, as an expression whose value is the nunjucks
+ * object (no global is written):
+ *  - SafeString's `valueOf`/`toString` are assigned onto an object inheriting from String.prototype;
+ *    once that is frozen, assignment fails ("override mistake"), so they are defined instead.
+ *  - SES refuses any source containing an HTML comment token (`striptags` has one in a regular
+ *    expression); `\u0021` and `\u002d` mean the same characters there.
+ * Each patch must apply: a different nunjucks build fails here, loudly, not in a template.
+ */
+function nunjucksForCompartments(slim: string): string {
+  const patches: [string, string][] = [
+    [
+      's.prototype.valueOf=function(){return this.val},s.prototype.toString=function(){return this.val}',
+      'Object.defineProperties(s.prototype,{valueOf:{value:function(){return this.val},writable:!0,configurable:!0},toString:{value:function(){return this.val},writable:!0,configurable:!0}})',
+    ],
+    ['<!--[\\s\\S]*?-->', '<\\u0021--[\\s\\S]*?-\\u002d>'],
+  ];
+  let patched = slim;
+  for (const [from, to] of patches) {
+    if (!patched.includes(from)) throw new Error(`nunjucks-slim is not the build the evaluator was written for (missing: ${from.slice(0, 40)})`);
+    patched = patched.replace(from, to);
+  }
+  if (/<!--|-->/.test(patched)) throw new Error('nunjucks-slim still holds an HTML comment token');
+  return `(function (module, exports) {\n${patched}\n;return module.exports;\n})({ exports: {} }, {})`;
+}
+
 let cachedPage: string | undefined;
 
-/** The evaluator page: harness plus the embedded nunjucks runtime and realm/worker code. Built once per process. */
+/** The evaluator page: harness plus the embedded worker sources. Built once per process. */
 export function evaluatorPageHtml(): string {
   if (cachedPage !== undefined) return cachedPage;
   const slim = readFileSync(require.resolve('nunjucks/browser/nunjucks-slim.min.js'), 'utf8')
     // A trailing `//# sourceMappingURL` comment would swallow the code appended after it.
     .replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
+  const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
   // `<` escaped so no `</script>` inside the sources can end the inline script early.
   const literal = (source: string) => JSON.stringify(source).replace(/</g, '\\u003c');
+  const compartmentWorker = [
+    ses,
+    `var COMPARTMENT_DOCUMENT = ${JSON.stringify(COMPARTMENT_DOCUMENT)};`,
+    `var NUNJUCKS_EXPRESSION = ${JSON.stringify(nunjucksForCompartments(slim))};`,
+    COMPARTMENT_WORKER,
+  ].join('\n');
   const constants = [
     `var NUNJUCKS_SOURCE = ${literal(slim)};`,
-    `var REALM_REDUCE = ${literal(REALM_REDUCE)};`,
-    `var REALM_PRELUDE = ${literal(REALM_PRELUDE)};`,
     `var WORKER_PRELUDE = ${literal(WORKER_PRELUDE)};`,
+    `var COMPARTMENT_WORKER_SOURCE = ${literal(compartmentWorker)};`,
+    `var WORKER_DOCUMENTS = ${WORKER_DOCUMENTS};`,
   ].join('\n');
   cachedPage = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${constants}\n${HARNESS}</script></body></html>`;
   return cachedPage;
@@ -370,8 +381,8 @@ export function evaluatorPageHtml(): string {
  * Response headers of the evaluator page. `sandbox allow-scripts` gives it (and its workers) an
  * opaque origin: no storage, no cookies, nothing shared with the next evaluation; `connect-src`
  * falls back to `'none'`, so fetch/XHR/WebSocket/EventSource are refused before interception.
- * `'unsafe-eval'` lets the harness evaluate code in its realms (and the fallback's workers build
- * functions); `blob:` is for the fallback's worker script.
+ * `'unsafe-eval'` lets the workers build functions and compartments evaluate code; `blob:` is for
+ * the worker scripts.
  */
 export const EVALUATOR_HEADERS: Record<string, string> = {
   'Content-Security-Policy': "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:",
