@@ -22,6 +22,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 
 // ~6 ms of template work per 1000 iterations on the 2-core machine: n = 60 keeps a job ~0.5 s busy.
 const BUSY = '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}<h1>Job {{ label }}</h1>';
+// ~0.5 s of evaluation per job here (warm), so the 200 jobs outlast the ten kills (~3.5 s each) with
+// room to spare: at a tenth of that, a faster evaluator ran out of jobs before the seventh kill.
+const BUSY_LOOPS = 600;
 const INVOICE = '<h1>Invoice {{ number }}</h1><table>{% for i in range(0, 20) %}<tr><td>Line {{ i }}</td><td>{{ i * 3 }}.00</td></tr>{% endfor %}</table>';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -74,7 +77,7 @@ describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
     const ids: string[] = [];
     for (let n = 0; n < JOBS; n += 20) {
       const batch = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-        api.request('POST', '/v1/pdf/create-async', { apiKey, body: { template_id: templateId, data: { n: 60, label: `#${n + i}` }, webhook_url: receiver.url } })));
+        api.request('POST', '/v1/pdf/create-async', { apiKey, body: { template_id: templateId, data: { n: BUSY_LOOPS, label: `#${n + i}` }, webhook_url: receiver.url } })));
       for (const res of batch) {
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         ids.push(res.body.job_id);
