@@ -114,7 +114,8 @@ describe('what a payload that reaches Function gets', () => {
 
 /**
  * Prototype patches in plain template code: nunjucks hands out the intrinsic prototypes
- * (`{}.__proto__`) and their methods, so `__defineGetter__` patches them — in that document's realm.
+ * (`{}.__proto__`) and their methods, so `__defineGetter__` patches them — in that document's worker
+ * (a compartment refuses: its shared prototypes are frozen).
  */
 const PLAIN_PATCHES =
   '{% macro evil() %}IBAN-EVIL{% endmacro %}' +
