@@ -207,23 +207,25 @@ const HARNESS = String.raw`
     }
     return { kind: 'ok', out: out };
   }
-  // ---- Compartment evaluator (default): one reused, locked-down worker --------------------------
-  var compartmentUrl = null;
-  var live = null;
-  function spawnCompartmentWorker() {
-    compartmentUrl = compartmentUrl || URL.createObjectURL(new Blob([COMPARTMENT_WORKER_SOURCE], { type: 'text/javascript' }));
-    var worker = new Worker(compartmentUrl, { name: 'templates' });
+  // ---- Both evaluators: one document in one worker ---------------------------------------------
+  var scriptUrls = {};
+  function startWorker(source, name) {
+    // One blob URL per script for the page's lifetime, not one per worker.
+    var url = scriptUrls[name] || (scriptUrls[name] = URL.createObjectURL(new Blob([source], { type: 'text/javascript' })));
+    var worker = new Worker(url, { name: name });
     var ready = new Promise(function (resolve) {
       worker.onmessage = function (e) { resolve(e.data === 'ready'); };
       worker.onerror = function (e) { e.preventDefault(); resolve(false); };
     });
     return { worker: worker, ready: ready, documents: 0 };
   }
-  function evaluateInCompartment(templates, data, timeoutMs, limit) {
+  /**
+   * Sends message to the worker and resolves with the harness result: readAnswer(data) for its
+   * answer, a timeout at timeoutMs, an error if it throws. release(reusable) then decides the
+   * worker's fate (never reusable after a timeout or an uncaught error).
+   */
+  function runDocument(current, message, timeoutMs, readAnswer, release) {
     var started = now();
-    var current = live || (live = spawnCompartmentWorker());
-    var names = keysOf(templates);
-    var parts = names.map(function (name) { return JSON.stringify(name) + ': function () {\n' + templates[name] + '\n}'; }).join(',\n');
     return new Promise(function (resolve) {
       var done = false;
       function finish(result, reusable) {
@@ -232,13 +234,7 @@ const HARNESS = String.raw`
         clearTimeout(timer);
         current.worker.onmessage = null;
         current.worker.onerror = null;
-        current.documents += 1;
-        if (!reusable || current.documents >= WORKER_DOCUMENTS) {
-          current.worker.terminate();
-          if (live === current) live = null;
-          // After the current result is handed back, so the next worker's start-up does not delay it.
-          setTimeout(function () { if (!live) live = spawnCompartmentWorker(); }, 0);
-        }
+        release(reusable);
         result.evalMs = now() - started;
         resolve(result);
       }
@@ -246,68 +242,50 @@ const HARNESS = String.raw`
       current.ready.then(function (ok) {
         if (done) return;
         if (!ok) return finish({ kind: 'failed', message: 'The template sandbox did not start' }, false);
-        current.worker.onmessage = function (e) {
-          var text = e.data;
-          // JSON escaping can at most sextuple a string (\uXXXX); anything longer is over the limit.
-          if (typeof text !== 'string') return finish({ kind: 'error', message: 'The template produced no result' }, true);
-          if (text.length > limit * 6 + 4096) return finish({ kind: 'too-large' }, true);
-          var msg;
-          try { msg = parseJson(text); } catch (err) { return finish({ kind: 'error', message: 'The template produced no result' }, true); }
-          finish(check(msg, names, limit), true);
-        };
+        current.worker.onmessage = function (e) { finish(readAnswer(e.data), true); };
         current.worker.onerror = function (e) {
           e.preventDefault();
           finish({ kind: 'error', message: String(e.message || 'The template failed').slice(0, 300) }, false);
         };
-        current.worker.postMessage({ parts: parts, data: data, limit: limit });
+        current.worker.postMessage(message);
       });
+    });
+  }
+  /** Starts the next worker after the current result is handed back, so its start-up does not delay it. */
+  function later(fn) { setTimeout(fn, 0); }
+
+  // ---- Compartment evaluator (default): one reused, locked-down worker --------------------------
+  var live = null;
+  function startCompartmentWorker() { return startWorker(COMPARTMENT_WORKER_SOURCE, 'templates'); }
+  function evaluateInCompartment(templates, data, timeoutMs, limit) {
+    var current = live || (live = startCompartmentWorker());
+    var names = keysOf(templates);
+    var parts = names.map(function (name) { return JSON.stringify(name) + ': function () {\n' + templates[name] + '\n}'; }).join(',\n');
+    function readAnswer(text) {
+      // JSON escaping can at most sextuple a string (\uXXXX); anything longer is over the limit.
+      if (typeof text !== 'string') return { kind: 'error', message: 'The template produced no result' };
+      if (text.length > limit * 6 + 4096) return { kind: 'too-large' };
+      try { return check(parseJson(text), names, limit); } catch (err) { return { kind: 'error', message: 'The template produced no result' }; }
+    }
+    return runDocument(current, { parts: parts, data: data, limit: limit }, timeoutMs, readAnswer, function (reusable) {
+      current.documents += 1;
+      if (reusable && current.documents < WORKER_DOCUMENTS) return;
+      current.worker.terminate();
+      if (live === current) live = null;
+      later(function () { if (!live) live = startCompartmentWorker(); });
     });
   }
 
   // ---- Fresh-worker evaluator (#worker): one new worker per document ------------------------------
-  var workerUrl = null;
   var spare = null;
-  function spawn() {
-    workerUrl = workerUrl || URL.createObjectURL(new Blob([NUNJUCKS_SOURCE + '\n' + WORKER_PRELUDE], { type: 'text/javascript' }));
-    var worker = new Worker(workerUrl, { name: 'template' });
-    var ready = new Promise(function (resolve) {
-      worker.onmessage = function (e) { resolve(e.data === 'ready'); };
-      worker.onerror = function (e) { e.preventDefault(); resolve(false); };
-    });
-    return { worker: worker, ready: ready };
-  }
-  function refill() {
-    // After the current result is handed back, so the spare's start-up does not delay it.
-    setTimeout(function () { if (!spare) spare = spawn(); }, 0);
-  }
+  function startFreshWorker() { return startWorker(NUNJUCKS_SOURCE + '\n' + WORKER_PRELUDE, 'template'); }
   function evaluateInWorker(templates, data, timeoutMs, limit) {
-    var started = now();
-    var current = spare || spawn();
+    var current = spare || startFreshWorker();
     spare = null;
     var names = keysOf(templates);
-    return new Promise(function (resolve) {
-      var done = false;
-      function finish(result) {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        current.worker.onmessage = null;
-        current.worker.terminate();
-        refill();
-        result.evalMs = now() - started;
-        resolve(result);
-      }
-      var timer = setTimeout(function () { finish({ kind: 'timeout' }); }, timeoutMs);
-      current.ready.then(function (ok) {
-        if (done) return;
-        if (!ok) return finish({ kind: 'failed', message: 'The template sandbox did not start' });
-        current.worker.onmessage = function (e) { finish(check(e.data, names, limit)); };
-        current.worker.onerror = function (e) {
-          e.preventDefault();
-          finish({ kind: 'error', message: String(e.message || 'The template failed').slice(0, 300) });
-        };
-        current.worker.postMessage({ templates: templates, data: data, limit: limit });
-      });
+    return runDocument(current, { templates: templates, data: data, limit: limit }, timeoutMs, function (msg) { return check(msg, names, limit); }, function () {
+      current.worker.terminate();
+      later(function () { if (!spare) spare = startFreshWorker(); });
     });
   }
 
@@ -315,8 +293,8 @@ const HARNESS = String.raw`
   // Node picks the evaluator with the URL fragment (never sent over the wire).
   var mode = location.hash === '#worker' ? 'worker' : 'compartment';
   globalThis.pressroomEvaluator = { mode: mode };
-  if (mode === 'worker') spare = spawn();
-  else live = spawnCompartmentWorker();
+  if (mode === 'worker') spare = startFreshWorker();
+  else live = startCompartmentWorker();
   globalThis.pressroomEvaluate = mode === 'worker' ? evaluateInWorker : evaluateInCompartment;
 })();
 `;
