@@ -174,6 +174,18 @@ describe('print', () => {
     expect(pdfTool('pdfimages', pdf, ['-list']).trim().split('\n')).toHaveLength(3); // header, rule, one image
   });
 
+  it('prints a document of more than 1 MiB of HTML whole (its PDF is read as a stream, not inline)', async () => {
+    const { pdf } = await renderer.render({
+      template: {
+        html: '{% for i in range(0, 40) %}<section style="break-after: page">Sheet {{ i + 1 }} of {{ name }}<span hidden>{{ filler }}</span></section>{% endfor %}',
+        css: 'section:last-child { break-after: auto }',
+      },
+      data: { name: 'Large Ltd', filler: 'x'.repeat(30_000) },
+    });
+    expect(pdfInfo(pdf).Pages).toBe('40');
+    expect(pdfText(pdf, { page: 40 })).toContain('Sheet 40 of Large Ltd');
+  });
+
   it('rejects margins that are not lengths', async () => {
     const error = await failure({ template: { html: 'x', page: { margin: { top: 'calc(1px)' } } }, data: {} });
     expect(error.code).toBe('INVALID_REQUEST');

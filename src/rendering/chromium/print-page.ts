@@ -96,7 +96,8 @@ export async function openBlankDocument(target: PageTarget, room: ClosedRoomOpti
 
 /**
  * Writes `html` into the page (document.open/write/close via setDocumentContent), waits for its
- * load event — subresources such as data: images and fonts are in by then — and prints. With
+ * load event — subresources such as data: images and fonts are in by then — and prints (the PDF
+ * inline for ordinary documents, as a stream for large ones). With
  * `awaitReady`, a scripted document may first set `window.pressroomReady` to a promise (charts that
  * draw asynchronously); printing waits for it, within the render deadline.
  */
@@ -112,7 +113,29 @@ export async function loadAndPrint(target: PageTarget, frameId: string, html: st
     const expression = 'Promise.resolve(window.pressroomReady).then(() => true, () => true)';
     await raceSignal(session.send('Runtime.evaluate', { expression, awaitPromise: true }), all);
   }
+  if (returnsPdfInline(html, params)) {
+    const { data } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsBase64' }), all);
+    return Buffer.from(data, 'base64');
+  }
   const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
   if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
   return readProtocolStream(session, stream, all);
+}
+
+/**
+ * Above this much source (document plus header and footer), the PDF is read as a stream.
+ *
+ * Below it the PDF comes back inside the printToPDF answer: one protocol round trip fewer, measured
+ * at ~3.5 ms less per invoice (the IO.read round trip, with the browser busy printing the other
+ * slots' documents). A stream stays the way for large documents because one protocol message has
+ * limits a stream does not: DevTools caps messages to clients (256 MB on its WebSocket transport),
+ * and Node must hold the whole message as one string (V8 strings end near 512 MB) before it can
+ * parse it. A PDF is rarely more than ~20× its HTML (a tagged 1,500-row table: 5 MB from 0.3 MB),
+ * so 1 MiB of source keeps an inline answer far below both limits.
+ */
+const INLINE_PDF_MAX_SOURCE_CHARS = 1024 * 1024;
+
+function returnsPdfInline(html: string, params: PrintParams): boolean {
+  const chars = html.length + (params.headerTemplate?.length ?? 0) + (params.footerTemplate?.length ?? 0);
+  return chars <= INLINE_PDF_MAX_SOURCE_CHARS;
 }
