@@ -73,8 +73,8 @@ export interface Config {
     /** A browser is replaced after this many documents, to bound leaks. @defaultValue 2000 (`PRESSROOM_BROWSER_RECYCLE_AFTER`) */
     readonly recycleAfterRenders: number;
     /**
-     * Where each document's template runs: a fresh SES Compartment in a reused, locked-down Web
-     * Worker (`compartment`), or a fresh Web Worker (`worker`: a new isolate per document, ~13 ms
+     * Where each document's template runs: a fresh SES Compartment in the locked-down evaluator
+     * page (`compartment`), or a fresh Web Worker (`worker`: a new isolate per document, ~13 ms
      * more CPU each; docs/rendering.md). @defaultValue 'compartment' (`PRESSROOM_TEMPLATE_EVALUATOR`)
      */
     readonly evaluator: 'compartment' | 'worker';

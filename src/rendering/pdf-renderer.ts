@@ -2,8 +2,8 @@
  * The rendering engine: template + data → PDF, with one warm, supervised Chromium.
  *
  * A render: compile the templates in Node (cached; code is generated, never run here) → wait for a
- * slot (bounded queue) → evaluate them in the slot's sandboxed evaluator page, in a fresh SES
- * Compartment of its locked-down worker (or a fresh Web Worker) → inject CSS → print on the slot's
+ * slot (bounded queue) → evaluate them in the slot's sandboxed, locked-down evaluator page, in a fresh
+ * SES Compartment (or a fresh Web Worker) → inject CSS → print on the slot's
  * reused, script-less print page (or, for a document with
  * a `<script>`, in a throwaway browser context) → PDF.
  *

@@ -11,6 +11,7 @@ import { openTripwire, testOptions } from '../__fixtures__/test-kit.js';
 import { launchChromium, type LaunchedChromium } from '../chromium/launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../chromium/network-sinkhole.js';
 import { EvaluatorPage } from './evaluator-page.js';
+import { PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-script.js';
 
 const logger = createLogger(process.env.TEST_LOG ?? 'silent');
 const room = { logger };
@@ -142,5 +143,23 @@ describe('nothing a document does reaches the next one (the same worker evaluate
     expect(['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT']).toContain(error?.code);
     expect(page.isLost).toBe(true);
     expect((await run('return "AFTER-OOM"')).out).toBe('AFTER-OOM');
+  });
+});
+
+describe('compiled templates the page keeps between documents', () => {
+  it('each document gets its own templates, past the page cache size and with a part repeated', async () => {
+    const opts = () => ({ timeoutMs: 1_500, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal });
+    const count = PAGE_TEMPLATE_CACHE_SIZE + 8;
+    // Twice round more templates than the page keeps: the first round sends every one, the second
+    // finds the early ones evicted and the late ones held, in step with Node.
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < count; i++) {
+        const { html } = await page.evaluate({ main: code(`return "T${i}:" + JSON.parse(${JSON.stringify('"x"')})`) }, '{}', opts());
+        expect(html.main).toBe(`T${i}:x`);
+      }
+    }
+    const repeated = code('return "SAME"');
+    const { html } = await page.evaluate({ main: code('return "MAIN"'), header: repeated, footer: repeated }, '{}', opts());
+    expect(html).toEqual({ main: 'MAIN', header: 'SAME', footer: 'SAME' });
   });
 });

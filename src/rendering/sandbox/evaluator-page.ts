@@ -1,48 +1,56 @@
 /**
  * Node side of the template evaluator: one Chromium page per pool slot, at an opaque-origin
  * sandboxed URL (CSP `sandbox allow-scripts`, `connect-src 'none'`, behind the closed room), whose
- * harness (`evaluator-script.ts`) evaluates each document in a dedicated Web Worker. One CDP round
- * trip per evaluation.
+ * harness (`evaluator-script.ts`) evaluates each document. One CDP round trip per evaluation.
  *
- * Template code cannot reach the server by construction: it runs only inside Chromium, in a worker
- * of a sandboxed page with no network, no files and no Node API; the data goes in as a JSON string
- * and the HTML comes out as strings.
+ * Template code cannot reach the server by construction: it runs only inside Chromium, in a page
+ * with no network, no files and no Node API; the data goes in as a JSON string and the HTML comes
+ * out as strings.
  *
  * Why nothing survives from one document to the next — default (`compartment`) evaluator:
- *   1. The worker runs SES `lockdown()` before any document: every intrinsic shared by the
+ *   1. The page runs SES `lockdown()` before any other code: every intrinsic shared by the
  *      documents it will evaluate (Object.prototype, Array.prototype, String.prototype, JSON,
  *      Promise, Function.prototype, …) is frozen, and the mutable or ambient ones (Date.now,
  *      Math.random, Error stack APIs, the function constructors reachable from prototypes) are
  *      tamed. `"".constructor.constructor` is an inert function that throws.
  *   2. Each document is evaluated in a FRESH `Compartment`: a new global object with nothing but
- *      those frozen intrinsics (no `self`, timers, `postMessage`, network or worker APIs), its own
+ *      those frozen intrinsics (no `window`, `document`, timers, messaging or network APIs), its own
  *      `Function`/`eval` bound to that global, its own copy of nunjucks (evaluated in it, so its
  *      runtime objects are its own), and the data as a JSON string parsed inside.
  *   3. So a document can change only objects of its own compartment. The next document gets a new
  *      compartment and a new nunjucks; nothing refers from one to the other; the old one is dropped.
  *   4. Nothing of a document runs later: its compartment has no timers or event APIs; promise jobs
- *      it queued run before the worker answers (the answer is posted after a task boundary), and an
+ *      it queued run before the page answers (the answer waits for a task boundary), and an
  *      endless chain of them is that document's TEMPLATE_TIMEOUT. (A FinalizationRegistry callback
  *      could run later, but only on its own dead compartment's objects.)
- *   The `worker` evaluator (PRESSROOM_TEMPLATE_EVALUATOR=worker) instead starts a new worker — a new
- *   V8 isolate — per document and terminates it after: separation by process-level construction,
- *   at ~13 ms more CPU per document (measured; see docs/rendering.md).
+ *   The page lives as long as its browser (recycled every `PRESSROOM_BROWSER_RECYCLE_AFTER`
+ *   documents), unless a document times out or crashes it.
+ *   The `worker` evaluator (PRESSROOM_TEMPLATE_EVALUATOR=worker) instead starts a new Web Worker —
+ *   a new V8 isolate — per document and terminates it after: separation by process-level
+ *   construction, at ~13 ms more CPU per document (measured; see docs/rendering.md).
  *
  * Limits:
  *   - output size: checked in the compartment/worker, again by the harness and again here;
- *   - time: the harness terminates the worker at `templateTimeoutMs`; a worker may still run for a
- *     moment after `terminate()`, so the page that ran it is closed and replaced (a fresh renderer
- *     process); Node gives a page up if it does not answer BACKSTOP_GRACE_MS after the limit;
+ *   - time: for the compartment evaluator, Node stops the page's JavaScript at `templateTimeoutMs`
+ *     (`Runtime.terminateExecution`, which interrupts even an endless loop) and replaces the page;
+ *     the worker evaluator's harness terminates its worker at the limit, and since a worker may still
+ *     run for a moment after `terminate()` that page is replaced too (a fresh renderer process);
+ *     Node gives a worker page up if it does not answer BACKSTOP_GRACE_MS after the limit;
  *   - memory: the per-isolate V8 heap cap (`launch-chromium.ts`); a template that exhausts it
  *     crashes the evaluator renderer: that render fails with TEMPLATE_RENDER_ERROR and the pool
  *     replaces the page.
+ *
+ * Why the compartment runs on the page's main thread rather than in a worker: the thread hops
+ * (page → worker → page) cost ~2 ms per document under load, for no isolation a locked-down realm
+ * and a fresh compartment do not already give; Node's terminateExecution stops a runaway document
+ * as surely as terminating a worker does.
  */
 import type { CDPSession } from 'puppeteer-core';
 import { AppError, type ErrorDetails } from '../../shared/errors.js';
 import { raceSignal, timeoutSignal } from '../chromium/cdp-helpers.js';
 import { ClosedRoom, EVALUATOR_ORIGIN, type ClosedRoomOptions } from '../chromium/closed-room.js';
 import { PageTarget } from '../chromium/page-target.js';
-import { EVALUATOR_HEADERS, evaluatorPageHtml } from './evaluator-script.js';
+import { EVALUATOR_HEADERS, evaluatorPageHtml, PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-script.js';
 
 const EVALUATOR_URL = `${EVALUATOR_ORIGIN}/`;
 /** How much longer than the template limit the page itself may take before it is given up. */
@@ -52,7 +60,7 @@ const OPEN_TIMEOUT_MS = 15_000;
 /** Templates to evaluate, by part name (`main`, `header`, `footer`), as precompiled code. */
 export type CompiledParts = Record<string, string>;
 
-/** `compartment`: a fresh SES Compartment per document in a reused, locked-down worker; `worker`: a fresh Web Worker per document. */
+/** `compartment`: a fresh SES Compartment per document in the locked-down page; `worker`: a fresh Web Worker per document. */
 export type EvaluatorKind = 'compartment' | 'worker';
 
 export interface EvaluateOptions {
@@ -68,7 +76,8 @@ export interface EvaluatorOpenOptions {
 }
 
 interface HarnessResult {
-  kind: 'ok' | 'timeout' | 'too-large' | 'error' | 'failed';
+  /** `miss`: the page no longer holds a template it was told it holds (never expected). */
+  kind: 'ok' | 'timeout' | 'too-large' | 'error' | 'failed' | 'miss';
   out?: Record<string, string>;
   message?: string;
   template?: string;
@@ -79,6 +88,8 @@ interface HarnessResult {
 
 /** A sandboxed evaluator page. Not safe for concurrent use: one evaluation at a time. */
 export class EvaluatorPage {
+  readonly #sentTemplates = new SentTemplates();
+
   private constructor(
     private readonly target: PageTarget,
     private readonly globalObjectId: string,
@@ -127,25 +138,24 @@ export class EvaluatorPage {
 
   /** Evaluates the parts with `dataJson`; returns the HTML of each part or throws a template AppError. */
   async evaluate(parts: CompiledParts, dataJson: string, options: EvaluateOptions): Promise<{ html: Record<string, string>; evalMs: number }> {
-    // The harness terminates the worker at the limit; ours is a backstop in case the page hangs.
-    const deadline = timeoutSignal(options.timeoutMs + BACKSTOP_GRACE_MS, () => templateTimeout(options.timeoutMs));
+    // Compartment: this deadline is the limit. Worker: the harness terminates the worker at the
+    // limit, and this is a backstop in case the page hangs.
+    const limitMs = this.kind === 'compartment' ? options.timeoutMs : options.timeoutMs + BACKSTOP_GRACE_MS;
+    const deadline = timeoutSignal(limitMs, () => templateTimeout(options.timeoutMs));
     const signal = AbortSignal.any([options.signal, deadline.signal, this.target.lost]);
     let result: HarnessResult;
     try {
-      const response = await raceSignal(
-        this.target.session.send('Runtime.callFunctionOn', {
-          objectId: this.globalObjectId,
-          functionDeclaration: 'function (t, d, ms, limit) { return this.pressroomEvaluate(t, d, ms, limit); }',
-          arguments: [{ value: parts }, { value: dataJson }, { value: options.timeoutMs }, { value: options.limitChars }],
-          awaitPromise: true,
-          returnByValue: true,
-        }),
-        signal,
-      );
-      if (response.exceptionDetails) throw new Error(`evaluator harness threw: ${response.exceptionDetails.text}`);
-      result = response.result.value as HarnessResult;
+      result = await this.#call(parts, dataJson, options, signal);
+      if (result.kind === 'miss') {
+        // Never expected: the page lost step with #sentTemplates. Once more, with all the code.
+        this.#sentTemplates.clear();
+        result = await this.#call(parts, dataJson, options, signal);
+      }
     } catch (error) {
       const crashed = this.target.lost.aborted && (this.target.lost.reason as AppError).details?.reason === 'crashed';
+      // Still running (a runaway template, or a render deadline): stop its JavaScript now, so the
+      // renderer does not spin until the page is closed.
+      if (!crashed) this.target.session.send('Runtime.terminateExecution').catch(() => {});
       this.target.markLost('abandoned');
       if (crashed) throw new AppError('TEMPLATE_RENDER_ERROR', 'The template used too much memory and was stopped', { cause: error });
       throw error instanceof AppError || options.signal.aborted ? error : new AppError('RENDER_FAILED', 'The template sandbox failed', { cause: error });
@@ -153,12 +163,73 @@ export class EvaluatorPage {
       deadline.clear();
     }
     // The harness could not evaluate at all: something is wrong with this page, open a new one.
-    // Worker stopped at the time limit: `terminate()` returns before the worker's thread has
+    // (Worker evaluator) worker stopped at the time limit: `terminate()` returns before the worker's thread has
     // stopped, and a worker caught mid-allocation can still run its renderer out of memory a few
     // hundred ms later — taking the NEXT document on this page down with it (seen in CI). Such a
     // page is never reused; the pool opens a fresh one (in a fresh renderer process).
-    if (result.kind === 'failed' || result.kind === 'timeout') this.target.markLost('abandoned');
+    if (result.kind === 'failed' || result.kind === 'timeout' || result.kind === 'miss') this.target.markLost('abandoned');
     return { html: toParts(result, options), evalMs: result.evalMs ?? 0 };
+  }
+
+  /** One call of the harness: the code of templates the page does not hold yet, the ids of all. */
+  async #call(parts: CompiledParts, dataJson: string, options: EvaluateOptions, signal: AbortSignal): Promise<HarnessResult> {
+    const message = this.#sentTemplates.prepare(parts);
+    const response = await raceSignal(
+      this.target.session.send('Runtime.callFunctionOn', {
+        objectId: this.globalObjectId,
+        functionDeclaration: 'function (t, ids, d, ms, limit) { return this.pressroomEvaluate(t, ids, d, ms, limit); }',
+        arguments: [{ value: message.code }, { value: message.ids }, { value: dataJson }, { value: options.timeoutMs }, { value: options.limitChars }],
+        awaitPromise: true,
+        returnByValue: true,
+      }),
+      signal,
+    );
+    if (response.exceptionDetails) throw new Error(`evaluator harness threw: ${response.exceptionDetails.text}`);
+    return response.result.value as HarnessResult;
+  }
+}
+
+/** Larger compiled templates are sent every time rather than kept. */
+const PAGE_TEMPLATE_CACHE_MAX_CHARS = 1024 * 1024;
+
+/**
+ * Which compiled templates the page already holds, so their code is not sent again: every byte
+ * through the DevTools protocol costs (measured: ~0.6 ms per document for the invoice's 22 KB of
+ * compiled code). The harness keeps the same least-recently-used list by id and applies the same
+ * steps in the same order, so the two stay in step without asking each other; should they ever
+ * differ, the harness answers `miss` and both start over.
+ */
+class SentTemplates {
+  /** code → id, least recently used first. */
+  readonly #ids = new Map<string, number>();
+  #nextId = 1;
+
+  /** The call's templates: code only for parts the page does not hold (id 0: never kept). */
+  prepare(parts: CompiledParts): { code: Record<string, string | null>; ids: Record<string, number> } {
+    const code: Record<string, string | null> = {};
+    const ids: Record<string, number> = {};
+    for (const [name, source] of Object.entries(parts)) {
+      let id = this.#ids.get(source);
+      if (id !== undefined) {
+        this.#ids.delete(source);
+        this.#ids.set(source, id);
+        code[name] = null;
+      } else if (source.length > PAGE_TEMPLATE_CACHE_MAX_CHARS) {
+        id = 0;
+        code[name] = source;
+      } else {
+        id = this.#nextId++;
+        this.#ids.set(source, id);
+        if (this.#ids.size > PAGE_TEMPLATE_CACHE_SIZE) this.#ids.delete(this.#ids.keys().next().value!);
+        code[name] = source;
+      }
+      ids[name] = id;
+    }
+    return { code, ids };
+  }
+
+  clear(): void {
+    this.#ids.clear();
   }
 }
 

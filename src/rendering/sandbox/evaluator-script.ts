@@ -2,25 +2,26 @@
  * Browser-side code of the template evaluator, as source text (it runs in Chromium, not here).
  * `evaluator-page.ts` explains the design and why nothing survives from one document to the next.
  *
- * The evaluator page's main world holds the HARNESS. It evaluates each document in a dedicated Web
- * Worker (so a runaway template can be stopped by terminating it), in one of two ways, chosen by
- * Node with the page URL's fragment:
+ * The evaluator page's main world holds the HARNESS, which Node calls once per document. Node picks
+ * one of two evaluators with the page URL's fragment:
  *
- *  - COMPARTMENT (the default, `#compartment`): one worker, reused, that hardened its JavaScript
- *    with SES `lockdown()` when it started (every shared intrinsic — Object.prototype,
- *    Array.prototype, JSON, Promise, Function.prototype, … — frozen and tamed), evaluates each
- *    document in a FRESH SES `Compartment`: a new global object holding nothing but the frozen
- *    intrinsics, its own `Function`/`eval` bound to that global, its own copy of nunjucks-slim
- *    (evaluated in it), the document's precompiled templates and the data as a JSON string. The
- *    compartment returns ONE string (the result as JSON) and is dropped. The worker answers only
- *    after a task boundary, so every promise job the document queued has run by then. It is
- *    replaced after a timeout, a crash or WORKER_DOCUMENTS documents.
- *  - WORKER (`#worker`): a fresh dedicated worker per document holding nunjucks-slim +
+ *  - COMPARTMENT (the default, `#compartment`): the page hardens its own JavaScript with SES
+ *    `lockdown()` before anything else runs (every shared intrinsic — Object.prototype,
+ *    Array.prototype, JSON, Promise, Function.prototype, … — frozen and tamed), then evaluates each
+ *    document in a FRESH SES `Compartment` on its main thread: a new global object holding nothing
+ *    but the frozen intrinsics, its own `Function`/`eval` bound to that global, its own copy of
+ *    nunjucks-slim (evaluated in it), the document's precompiled templates and the data as a JSON
+ *    string. The compartment returns ONE string (the result as JSON) and is dropped. The harness
+ *    answers only after a task boundary, so every promise job the document queued has run by then.
+ *    Node enforces the time limit: it stops the page's JavaScript (`Runtime.terminateExecution`)
+ *    and replaces the page.
+ *  - WORKER (`#worker`): a fresh dedicated Web Worker per document holding nunjucks-slim +
  *    WORKER_PRELUDE (pre-started as a spare); it gets `{templates, data, limit}`, posts one result and
- *    is terminated. Stronger separation (a new V8 isolate per document), ~13 ms more CPU per document.
+ *    is terminated; the harness terminates it at the time limit. Stronger separation (a new V8
+ *    isolate per document), ~13 ms more CPU per document.
  *
- * Either way the harness enforces the time limit by terminating the worker. Template code never runs
- * in the harness's realm: the harness only reads plain data it parsed or cloned itself.
+ * Template code never runs with the harness's global: the harness only reads strings and plain
+ * data it parsed or cloned itself.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -99,7 +100,7 @@ const COMMON_PRELUDE = String.raw`
 /**
  * Evaluated in a document's compartment, followed by the nunjucks-slim expression and that
  * document's templates as `, {"main": function () { <compiled code> }, …})` (appended by the
- * worker). Its completion value is the one-shot render function `(dataJson, limit) → resultJson`.
+ * harness). Its completion value is the one-shot render function `(dataJson, limit) → resultJson`.
  */
 const COMPARTMENT_DOCUMENT = String.raw`
 (function (nj, templates) {
@@ -115,49 +116,23 @@ const COMPARTMENT_DOCUMENT = String.raw`
 })(`;
 
 /**
- * The compartment worker's own code, after the SES bundle. `lockdown()` runs before any document;
- * then each message is one document: a fresh Compartment evaluates COMPARTMENT_DOCUMENT + nunjucks +
- * the parts, renders, and the JSON text is posted after a task boundary.
+ * First code of the page in compartment mode, right after the SES bundle: `lockdown()` before any
+ * other code runs, then the network and worker APIs are removed from the page's global.
  */
-const COMPARTMENT_WORKER = String.raw`
+const LOCKDOWN = String.raw`
 ;(function () {
   'use strict';
+  if (location.hash === '#worker') return;
   // overrideTaming 'severe': every Object.prototype property becomes assignable ON ITS OWN OBJECTS
   // (an accessor that defines an own property on the receiver; the prototype itself stays
   // frozen), so data and templates may use keys such as "constructor" or "toString" — which
   // nunjucks copies into its context by assignment — without the "override mistake".
   lockdown({ errorTaming: 'safe', overrideTaming: 'severe', consoleTaming: 'safe', stackFiltering: 'concise' });
-  var g = self;
-  var post = g.postMessage.bind(g);
-  var NewCompartment = Compartment;
-  var toText = String;
   // Not reachable from a compartment anyway (its global is its own); removed as defence in depth.
-  ['fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', 'WebTransport', 'EventSource', 'importScripts',
-    'Worker', 'SharedWorker', 'BroadcastChannel', 'indexedDB', 'caches'].forEach(function (name) {
-    for (var o = g; o; o = Object.getPrototypeOf(o)) { try { delete o[name]; } catch (e) { /* not configurable */ } }
+  ['fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', 'WebTransport', 'EventSource',
+    'Worker', 'SharedWorker', 'BroadcastChannel', 'indexedDB', 'caches', 'open'].forEach(function (name) {
+    for (var o = globalThis; o; o = Object.getPrototypeOf(o)) { try { delete o[name]; } catch (e) { /* not configurable */ } }
   });
-  function answerAfterTask(text) {
-    var channel = new MessageChannel();
-    channel.port1.onmessage = function () { channel.port1.close(); post(text); };
-    channel.port2.postMessage(null);
-  }
-  g.onmessage = function (event) {
-    var msg = event.data;
-    var text;
-    try {
-      var compartment = new NewCompartment({ __options__: true, globals: {} });
-      var render = compartment.evaluate(COMPARTMENT_DOCUMENT + NUNJUCKS_EXPRESSION + ', {' + msg.parts + '})');
-      text = typeof render === 'function' ? render(msg.data, msg.limit) : null;
-      if (typeof text !== 'string') text = '{"kind":"error","message":"The template produced no result"}';
-    } catch (e) {
-      // SES refused the code (it is not code our compiler produces), or the document broke its own copy.
-      var message = 'The template failed';
-      try { message = toText(e && e.message !== undefined ? e.message : e); } catch (e2) { /* keep the default */ }
-      text = JSON.stringify({ kind: 'error', message: message.split('\n')[0].slice(0, 300) });
-    }
-    answerAfterTask(text);
-  };
-  post('ready');
 })();
 `;
 
@@ -207,7 +182,46 @@ const HARNESS = String.raw`
     }
     return { kind: 'ok', out: out };
   }
-  // ---- Both evaluators: one document in one worker ---------------------------------------------
+  // ---- Compartment evaluator (default): a fresh Compartment per document, on this thread -------
+  // Captured at start; lockdown() has frozen them, so no document can have replaced them.
+  var NewCompartment = typeof Compartment === 'function' ? Compartment : null;
+  var NewChannel = MessageChannel, toText = String, stringify = JSON.stringify;
+  function evaluateInCompartment(templates, data, timeoutMs, limit) {
+    var started = now();
+    var names = keysOf(templates);
+    var parts = names.map(function (name) { return stringify(name) + ': function () {\n' + templates[name] + '\n}'; }).join(',\n');
+    var text;
+    try {
+      var compartment = new NewCompartment({ __options__: true, globals: {} });
+      var render = compartment.evaluate(COMPARTMENT_DOCUMENT + NUNJUCKS_EXPRESSION + ', {' + parts + '})');
+      text = typeof render === 'function' ? render(data, limit) : null;
+    } catch (e) {
+      // SES refused the code (it is not code our compiler produces), or the document broke its own copy.
+      var message = 'The template failed';
+      try { message = toText(e && e.message !== undefined ? e.message : e); } catch (e2) { /* keep the default */ }
+      text = stringify({ kind: 'error', message: message.split('\n')[0].slice(0, 300) });
+    }
+    function readAnswer() {
+      // JSON escaping can at most sextuple a string (\uXXXX); anything longer is over the limit.
+      if (typeof text !== 'string') return { kind: 'error', message: 'The template produced no result' };
+      if (text.length > limit * 6 + 4096) return { kind: 'too-large' };
+      try { return check(parseJson(text), names, limit); } catch (err) { return { kind: 'error', message: 'The template produced no result' }; }
+    }
+    // Answer after a task boundary: every promise job the document queued runs first (an endless
+    // chain of them holds the answer back until Node stops the page at the time limit).
+    return new Promise(function (resolve) {
+      var channel = new NewChannel();
+      channel.port1.onmessage = function () {
+        channel.port1.close();
+        var result = readAnswer();
+        result.evalMs = now() - started;
+        resolve(result);
+      };
+      channel.port2.postMessage(null);
+    });
+  }
+
+  // ---- Worker evaluator (#worker): a fresh Web Worker per document --------------------------------
   var scriptUrls = {};
   function startWorker(source, name) {
     // One blob URL per script for the page's lifetime, not one per worker.
@@ -217,35 +231,34 @@ const HARNESS = String.raw`
       worker.onmessage = function (e) { resolve(e.data === 'ready'); };
       worker.onerror = function (e) { e.preventDefault(); resolve(false); };
     });
-    return { worker: worker, ready: ready, documents: 0 };
+    return { worker: worker, ready: ready };
   }
   /**
-   * Sends message to the worker and resolves with the harness result: readAnswer(data) for its
-   * answer, a timeout at timeoutMs, an error if it throws. release(reusable) then decides the
-   * worker's fate (never reusable after a timeout or an uncaught error).
+   * Sends message to the worker and resolves with the harness result: check() of its answer, a
+   * timeout at timeoutMs, an error if it throws; then release() ends the worker.
    */
-  function runDocument(current, message, timeoutMs, readAnswer, release) {
+  function runDocument(current, message, timeoutMs, names, limit, release) {
     var started = now();
     return new Promise(function (resolve) {
       var done = false;
-      function finish(result, reusable) {
+      function finish(result) {
         if (done) return;
         done = true;
         clearTimeout(timer);
         current.worker.onmessage = null;
         current.worker.onerror = null;
-        release(reusable);
+        release();
         result.evalMs = now() - started;
         resolve(result);
       }
-      var timer = setTimeout(function () { finish({ kind: 'timeout' }, false); }, timeoutMs);
+      var timer = setTimeout(function () { finish({ kind: 'timeout' }); }, timeoutMs);
       current.ready.then(function (ok) {
         if (done) return;
-        if (!ok) return finish({ kind: 'failed', message: 'The template sandbox did not start' }, false);
-        current.worker.onmessage = function (e) { finish(readAnswer(e.data), true); };
+        if (!ok) return finish({ kind: 'failed', message: 'The template sandbox did not start' });
+        current.worker.onmessage = function (e) { finish(check(e.data, names, limit)); };
         current.worker.onerror = function (e) {
           e.preventDefault();
-          finish({ kind: 'error', message: String(e.message || 'The template failed').slice(0, 300) }, false);
+          finish({ kind: 'error', message: String(e.message || 'The template failed').slice(0, 300) });
         };
         current.worker.postMessage(message);
       });
@@ -254,39 +267,41 @@ const HARNESS = String.raw`
   /** Starts the next worker after the current result is handed back, so its start-up does not delay it. */
   function later(fn) { setTimeout(fn, 0); }
 
-  // ---- Compartment evaluator (default): one reused, locked-down worker --------------------------
-  var live = null;
-  function startCompartmentWorker() { return startWorker(COMPARTMENT_WORKER_SOURCE, 'templates'); }
-  function evaluateInCompartment(templates, data, timeoutMs, limit) {
-    var current = live || (live = startCompartmentWorker());
-    var names = keysOf(templates);
-    var parts = names.map(function (name) { return JSON.stringify(name) + ': function () {\n' + templates[name] + '\n}'; }).join(',\n');
-    function readAnswer(text) {
-      // JSON escaping can at most sextuple a string (\uXXXX); anything longer is over the limit.
-      if (typeof text !== 'string') return { kind: 'error', message: 'The template produced no result' };
-      if (text.length > limit * 6 + 4096) return { kind: 'too-large' };
-      try { return check(parseJson(text), names, limit); } catch (err) { return { kind: 'error', message: 'The template produced no result' }; }
-    }
-    return runDocument(current, { parts: parts, data: data, limit: limit }, timeoutMs, readAnswer, function (reusable) {
-      current.documents += 1;
-      if (reusable && current.documents < WORKER_DOCUMENTS) return;
-      current.worker.terminate();
-      if (live === current) live = null;
-      later(function () { if (!live) live = startCompartmentWorker(); });
-    });
-  }
-
-  // ---- Fresh-worker evaluator (#worker): one new worker per document ------------------------------
   var spare = null;
   function startFreshWorker() { return startWorker(NUNJUCKS_SOURCE + '\n' + WORKER_PRELUDE, 'template'); }
   function evaluateInWorker(templates, data, timeoutMs, limit) {
     var current = spare || startFreshWorker();
     spare = null;
-    var names = keysOf(templates);
-    return runDocument(current, { templates: templates, data: data, limit: limit }, timeoutMs, function (msg) { return check(msg, names, limit); }, function () {
+    return runDocument(current, { templates: templates, data: data, limit: limit }, timeoutMs, keysOf(templates), limit, function () {
       current.worker.terminate();
       later(function () { if (!spare) spare = startFreshWorker(); });
     });
+  }
+
+  // ---- Compiled templates kept between documents -------------------------------------------------
+  // Node sends a template's code once and then only its id. This list (id → code, least recently
+  // used first) takes the same steps in the same order as Node's (SentTemplates in
+  // evaluator-page.ts), so both agree on what is held; id 0 is never kept. Only this harness reads
+  // it: documents get the code as a string, never the list.
+  var held = new Map();
+  function heldTemplates(sent, ids) {
+    var names = keysOf(sent), templates = {};
+    for (var i = 0; i < names.length; i++) {
+      var name = names[i], id = ids[name], code = sent[name];
+      if (typeof code === 'string') {
+        if (id > 0) {
+          held.set(id, code);
+          if (held.size > TEMPLATE_CACHE_SIZE) held.delete(held.keys().next().value);
+        }
+      } else {
+        code = held.get(id);
+        if (typeof code !== 'string') { held.clear(); return null; }
+        held.delete(id);
+        held.set(id, code);
+      }
+      templates[name] = code;
+    }
+    return templates;
   }
 
   // ---- Entry points (called by Node over CDP) ---------------------------------------------------
@@ -294,13 +309,17 @@ const HARNESS = String.raw`
   var mode = location.hash === '#worker' ? 'worker' : 'compartment';
   globalThis.pressroomEvaluator = { mode: mode };
   if (mode === 'worker') spare = startFreshWorker();
-  else live = startCompartmentWorker();
-  globalThis.pressroomEvaluate = mode === 'worker' ? evaluateInWorker : evaluateInCompartment;
+  else if (!NewCompartment) globalThis.pressroomEvaluator = { mode: 'failed' };
+  var evaluate = mode === 'worker' ? evaluateInWorker : evaluateInCompartment;
+  globalThis.pressroomEvaluate = function (sent, ids, data, timeoutMs, limit) {
+    var templates = heldTemplates(sent, ids);
+    return templates ? evaluate(templates, data, timeoutMs, limit) : { kind: 'miss' };
+  };
 })();
 `;
 
-/** Documents a compartment worker evaluates before it is replaced (its heap and JIT state start over). */
-const WORKER_DOCUMENTS = 500;
+/** Compiled templates each evaluator page keeps (see SentTemplates in `evaluator-page.ts`). */
+export const PAGE_TEMPLATE_CACHE_SIZE = 32;
 
 /**
  * nunjucks-slim 3.2.4 made fit for a locked-down realm, as an expression whose value is the nunjucks
@@ -330,7 +349,7 @@ function nunjucksForCompartments(slim: string): string {
 
 let cachedPage: string | undefined;
 
-/** The evaluator page: harness plus the embedded worker sources. Built once per process. */
+/** The evaluator page: SES, lockdown, harness and the embedded sources. Built once per process. */
 export function evaluatorPageHtml(): string {
   if (cachedPage !== undefined) return cachedPage;
   const slim = readFileSync(require.resolve('nunjucks/browser/nunjucks-slim.min.js'), 'utf8')
@@ -339,19 +358,18 @@ export function evaluatorPageHtml(): string {
   const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
   // `<` escaped so no `</script>` inside the sources can end the inline script early.
   const literal = (source: string) => JSON.stringify(source).replace(/</g, '\\u003c');
-  const compartmentWorker = [
-    ses,
-    `var COMPARTMENT_DOCUMENT = ${JSON.stringify(COMPARTMENT_DOCUMENT)};`,
-    `var NUNJUCKS_EXPRESSION = ${JSON.stringify(nunjucksForCompartments(slim))};`,
-    COMPARTMENT_WORKER,
-  ].join('\n');
+  // The SES bundle goes in as code, ahead of everything (lockdown must run first); it must hold
+  // nothing that would end or confuse the inline script.
+  if (/<\/script|<!--/i.test(ses)) throw new Error('the SES bundle cannot be inlined in the evaluator page');
   const constants = [
     `var NUNJUCKS_SOURCE = ${literal(slim)};`,
     `var WORKER_PRELUDE = ${literal(WORKER_PRELUDE)};`,
-    `var COMPARTMENT_WORKER_SOURCE = ${literal(compartmentWorker)};`,
-    `var WORKER_DOCUMENTS = ${WORKER_DOCUMENTS};`,
+    `var COMPARTMENT_DOCUMENT = ${literal(COMPARTMENT_DOCUMENT)};`,
+    `var NUNJUCKS_EXPRESSION = ${literal(nunjucksForCompartments(slim))};`,
+    `var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`,
   ].join('\n');
-  cachedPage = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${constants}\n${HARNESS}</script></body></html>`;
+  const script = [ses, LOCKDOWN, constants, HARNESS].join('\n');
+  cachedPage = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${script}</script></body></html>`;
   return cachedPage;
 }
 
