@@ -9,8 +9,10 @@
  *    columns cover Pressroom and its Chromium;
  * 4. prints the harness's tables (they also land in bench/out/peers/out/results-*.json).
  *
- * Options are passed through to bench.mjs (defaults: --n 40 --n-report 5 --concurrency 1,2,4).
- * `--engines` defaults to floor,jsreport,naive,service.
+ * Options are passed through to bench.mjs (defaults: --n 100 --n-report 5 --concurrency 1,2,4).
+ * `--engines` defaults to floor,jsreport,naive,service. `--n` defaults to 100 rather than the
+ * harness's 40: a 40-invoice batch lasts ~1.5 s at concurrency 2, and two such batches of the same
+ * engine differed by up to 15 % on this machine.
  * `BENCH_NODE_ARGS` adds Node flags to the service process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -96,7 +98,9 @@ export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: str
 
 async function main(): Promise<void> {
   const passThrough = process.argv.slice(2);
-  const args = passThrough.includes('--engines') ? passThrough : ['--engines', 'floor,jsreport,naive,service', ...passThrough];
+  const args = [...passThrough];
+  if (!args.includes('--engines')) args.unshift('--engines', 'floor,jsreport,naive,service');
+  if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();
   log('starting Pressroom (embedded default: SQLite, local files)');
   const service = await startBenchService();
