@@ -5,14 +5,17 @@
  * 1. copies the read-only harness to bench/out/peers and installs its pinned npm packages there;
  * 2. starts the built service (`dist/`) on a fresh data dir and loopback port, with an account that has
  *    no rate limit and enough credits, and the two fixture templates;
- * 3. runs `node bench.mjs --engines floor,jsreport,naive,service …` with SERVICE_PID so the memory
+ * 3. runs `node bench.mjs --engines floor,service,jsreport,naive …` with SERVICE_PID so the memory
  *    columns cover Pressroom and its Chromium;
  * 4. prints the harness's tables (they also land in bench/out/peers/out/results-*.json).
  *
  * Options are passed through to bench.mjs (defaults: --n 100 --n-report 5 --concurrency 1,2,4).
- * `--engines` defaults to floor,jsreport,naive,service. `--n` defaults to 100 rather than the
- * harness's 40: a 40-invoice batch lasts ~1.5 s at concurrency 2, and two such batches of the same
- * engine differed by up to 15 % on this machine.
+ * `--engines` defaults to floor,service,jsreport,naive: the harness runs engines in the order given,
+ * and an engine run right after `naive` (hundreds of browser launches and profile directories) is
+ * measured slow — the floor did 31.6 invoices/s at concurrency 2 first in a run and 27.1 right after
+ * naive — so the two engines compared by the goal run first, side by side. `--n` defaults to 100
+ * rather than the harness's 40: a 40-invoice batch lasts ~1.5 s at concurrency 2, and two such
+ * batches of the same engine differed by up to 15 % on this machine.
  * `BENCH_NODE_ARGS` adds Node flags to the service process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -99,7 +102,7 @@ export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: str
 async function main(): Promise<void> {
   const passThrough = process.argv.slice(2);
   const args = [...passThrough];
-  if (!args.includes('--engines')) args.unshift('--engines', 'floor,jsreport,naive,service');
+  if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();
   log('starting Pressroom (embedded default: SQLite, local files)');
