@@ -103,10 +103,10 @@ export class EvaluatorPage {
     const deadline = timeoutSignal(OPEN_TIMEOUT_MS, () => new AppError('RENDER_FAILED', 'The template sandbox did not start in time'));
     try {
       const closedRoom = new ClosedRoom(session, room);
-      closedRoom.serve(EVALUATOR_URL, { html: evaluatorPageHtml(), headers: EVALUATOR_HEADERS }, true);
+      closedRoom.serve(EVALUATOR_URL, { html: evaluatorPageHtml(options.kind), headers: EVALUATOR_HEADERS }, true);
       await closedRoom.enable();
       const signal = AbortSignal.any([deadline.signal, target.lost]);
-      await target.navigate(`${EVALUATOR_URL}#${options.kind}`, signal);
+      await target.navigate(EVALUATOR_URL, signal);
       const [{ result: global }, { result: mode }] = await raceSignal(
         Promise.all([
           session.send('Runtime.evaluate', { expression: 'globalThis' }),
@@ -163,8 +163,8 @@ export class EvaluatorPage {
       deadline.clear();
     }
     // The harness could not evaluate at all: something is wrong with this page, open a new one.
-    // (Worker evaluator) worker stopped at the time limit: `terminate()` returns before the worker's thread has
-    // stopped, and a worker caught mid-allocation can still run its renderer out of memory a few
+    // Worker evaluator, worker stopped at the time limit: `terminate()` returns before the worker's
+    // thread has stopped, and a worker caught mid-allocation can still run its renderer out of memory a few
     // hundred ms later — taking the NEXT document on this page down with it (seen in CI). Such a
     // page is never reused; the pool opens a fresh one (in a fresh renderer process).
     if (result.kind === 'failed' || result.kind === 'timeout' || result.kind === 'miss') this.target.markLost('abandoned');

@@ -2,10 +2,10 @@
  * Browser-side code of the template evaluator, as source text (it runs in Chromium, not here).
  * `evaluator-page.ts` explains the design and why nothing survives from one document to the next.
  *
- * The evaluator page's main world holds the HARNESS, which Node calls once per document. Node picks
- * one of two evaluators with the page URL's fragment:
+ * The evaluator page's main world holds the HARNESS, which Node calls once per document. Node opens
+ * the page built for one of two evaluators (each page carries only the code its evaluator needs):
  *
- *  - COMPARTMENT (the default, `#compartment`): the page hardens its own JavaScript with SES
+ *  - COMPARTMENT (the default): the page hardens its own JavaScript with SES
  *    `lockdown()` before anything else runs (every shared intrinsic — Object.prototype,
  *    Array.prototype, JSON, Promise, Function.prototype, … — frozen and tamed), then evaluates each
  *    document in a FRESH SES `Compartment` on its main thread: a new global object holding nothing
@@ -15,7 +15,7 @@
  *    answers only after a task boundary, so every promise job the document queued has run by then.
  *    Node enforces the time limit: it stops the page's JavaScript (`Runtime.terminateExecution`)
  *    and replaces the page.
- *  - WORKER (`#worker`): a fresh dedicated Web Worker per document holding nunjucks-slim +
+ *  - WORKER: a fresh dedicated Web Worker per document holding nunjucks-slim +
  *    WORKER_PRELUDE (pre-started as a spare); it gets `{templates, data, limit}`, posts one result and
  *    is terminated; the harness terminates it at the time limit. Stronger separation (a new V8
  *    isolate per document), ~13 ms more CPU per document.
@@ -26,6 +26,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { EvaluatorKind } from './evaluator-page.js';
 
 const require = createRequire(import.meta.url);
 
@@ -116,13 +117,12 @@ const COMPARTMENT_DOCUMENT = String.raw`
 })(`;
 
 /**
- * First code of the page in compartment mode, right after the SES bundle: `lockdown()` before any
- * other code runs, then the network and worker APIs are removed from the page's global.
+ * First code of the compartment page, right after the SES bundle: `lockdown()` before any other
+ * code runs, then the network and worker APIs are removed from the page's global.
  */
 const LOCKDOWN = String.raw`
 ;(function () {
   'use strict';
-  if (location.hash === '#worker') return;
   // overrideTaming 'severe': every Object.prototype property becomes assignable ON ITS OWN OBJECTS
   // (an accessor that defines an own property on the receiver; the prototype itself stays
   // frozen), so data and templates may use keys such as "constructor" or "toString" — which
@@ -221,7 +221,7 @@ const HARNESS = String.raw`
     });
   }
 
-  // ---- Worker evaluator (#worker): a fresh Web Worker per document --------------------------------
+  // ---- Worker evaluator: a fresh Web Worker per document -----------------------------------------
   var scriptUrls = {};
   function startWorker(source, name) {
     // One blob URL per script for the page's lifetime, not one per worker.
@@ -305,8 +305,8 @@ const HARNESS = String.raw`
   }
 
   // ---- Entry points (called by Node over CDP) ---------------------------------------------------
-  // Node picks the evaluator with the URL fragment (never sent over the wire).
-  var mode = location.hash === '#worker' ? 'worker' : 'compartment';
+  // MODE is written into the page by evaluatorPageHtml().
+  var mode = MODE;
   globalThis.pressroomEvaluator = { mode: mode };
   if (mode === 'worker') spare = startFreshWorker();
   else if (!NewCompartment) globalThis.pressroomEvaluator = { mode: 'failed' };
@@ -347,30 +347,34 @@ function nunjucksForCompartments(slim: string): string {
   return `(function (module, exports) {\n${patched}\n;return module.exports;\n})({ exports: {} }, {})`;
 }
 
-let cachedPage: string | undefined;
+const cachedPages = new Map<EvaluatorKind, string>();
 
-/** The evaluator page: SES, lockdown, harness and the embedded sources. Built once per process. */
-export function evaluatorPageHtml(): string {
-  if (cachedPage !== undefined) return cachedPage;
+/**
+ * The evaluator page for one evaluator, built once per process: `compartment` gets SES, lockdown
+ * and the nunjucks expression for compartments; `worker` gets nunjucks-slim and the worker prelude.
+ */
+export function evaluatorPageHtml(kind: EvaluatorKind): string {
+  const cached = cachedPages.get(kind);
+  if (cached !== undefined) return cached;
   const slim = readFileSync(require.resolve('nunjucks/browser/nunjucks-slim.min.js'), 'utf8')
     // A trailing `//# sourceMappingURL` comment would swallow the code appended after it.
     .replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
-  const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
   // `<` escaped so no `</script>` inside the sources can end the inline script early.
   const literal = (source: string) => JSON.stringify(source).replace(/</g, '\\u003c');
-  // The SES bundle goes in as code, ahead of everything (lockdown must run first); it must hold
-  // nothing that would end or confuse the inline script.
-  if (/<\/script|<!--/i.test(ses)) throw new Error('the SES bundle cannot be inlined in the evaluator page');
-  const constants = [
-    `var NUNJUCKS_SOURCE = ${literal(slim)};`,
-    `var WORKER_PRELUDE = ${literal(WORKER_PRELUDE)};`,
-    `var COMPARTMENT_DOCUMENT = ${literal(COMPARTMENT_DOCUMENT)};`,
-    `var NUNJUCKS_EXPRESSION = ${literal(nunjucksForCompartments(slim))};`,
-    `var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`,
-  ].join('\n');
-  const script = [ses, LOCKDOWN, constants, HARNESS].join('\n');
-  cachedPage = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${script}</script></body></html>`;
-  return cachedPage;
+  const script: string[] = [];
+  if (kind === 'compartment') {
+    const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
+    // The SES bundle goes in as code, ahead of everything (lockdown must run first); it must hold
+    // nothing that would end or confuse the inline script.
+    if (/<\/script|<!--/i.test(ses)) throw new Error('the SES bundle cannot be inlined in the evaluator page');
+    script.push(ses, LOCKDOWN, `var COMPARTMENT_DOCUMENT = ${literal(COMPARTMENT_DOCUMENT)};`, `var NUNJUCKS_EXPRESSION = ${literal(nunjucksForCompartments(slim))};`);
+  } else {
+    script.push(`var NUNJUCKS_SOURCE = ${literal(slim)};`, `var WORKER_PRELUDE = ${literal(WORKER_PRELUDE)};`);
+  }
+  script.push(`var MODE = ${JSON.stringify(kind)};`, `var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`, HARNESS);
+  const page = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${script.join('\n')}</script></body></html>`;
+  cachedPages.set(kind, page);
+  return page;
 }
 
 /**
