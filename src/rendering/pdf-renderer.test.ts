@@ -58,6 +58,16 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
     expect(out).toMatch(/1 true true/);
   });
 
+  it("has Jinja2's printf-style format filter (nunjucks has none)", async () => {
+    const html = await renderer.renderHtml({
+      template: {
+        html: '[{{ "%.2f"|format(price) }}][{{ "%s and %s"|format("a", name) }}][{{ "%05d|%-4s|%+.1f|%6.2f"|format(42, "x", 2, -3.14159) }}][{{ "%(n)d items"|format(n=3) }}][{{ "%x %X %o %e"|format(255, 255, 8, 12345.678) }}][{{ "100%%"|format() }}]',
+      },
+      data: { price: 1.5, name: '<b>' },
+    });
+    expect(html).toContain('[1.50][a and &lt;b&gt;][00042|x   |+2.0| -3.14][3 items][ff FF 10 1.234568e+04][100%]');
+  });
+
   it('autoescapes data: <script> and & print as text and run nowhere', async () => {
     const out = await text({
       template: { html: '<p>Name: {{ name }}</p><p>Note: {{ note }}</p>' },

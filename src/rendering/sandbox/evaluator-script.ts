@@ -51,6 +51,34 @@ const COMMON_PRELUDE = String.raw`
   };
   // dev: true keeps lineno/colno on runtime errors instead of folding them into the message.
   var env = new nj.Environment([], { autoescape: true, throwOnUndefined: false, dev: true });
+  // Jinja2's printf-style format filter, which nunjucks lacks: "%.2f"|format(x),
+  // "%s and %s"|format(a, b), "%(n)d items"|format(n=3); flags - + space 0, width, precision.
+  var FORMAT_SPEC = /%(?:\(([^)]*)\))?([-+ 0]*)(\d*)(?:\.(\d+))?([sdifFeExXoc%])/g;
+  var ownKey = Object.prototype.hasOwnProperty;
+  env.addFilter('format', function (fmt) {
+    var args = Array.prototype.slice.call(arguments, 1), next = 0, named = null;
+    var last = args[args.length - 1];
+    if (last && typeof last === 'object' && last.__keywords) { named = last; args = args.slice(0, -1); }
+    return String(fmt).replace(FORMAT_SPEC, function (all, key, flags, width, precision, conv) {
+      if (conv === '%') return '%';
+      var value = key !== undefined ? (named && ownKey.call(named, key) ? named[key] : undefined) : args[next++];
+      var text, number = Number(value), isNumber = 'sc'.indexOf(conv) < 0;
+      var digits = precision === undefined ? 6 : Number(precision);
+      if (conv === 's') text = precision === undefined ? String(value) : String(value).slice(0, digits);
+      else if (conv === 'c') text = typeof value === 'number' ? String.fromCharCode(value) : String(value);
+      else if (conv === 'd' || conv === 'i') text = String(Math.abs(Math.trunc(number)));
+      else if (conv === 'f' || conv === 'F') text = Math.abs(number).toFixed(digits);
+      else if (conv === 'e' || conv === 'E') text = Math.abs(number).toExponential(digits).replace(/e([+-])(\d)$/, 'e$10$2');
+      else text = Math.abs(Math.trunc(number)).toString(conv === 'o' ? 8 : 16);
+      if (conv === 'X' || conv === 'E' || conv === 'F') text = text.toUpperCase();
+      if (isNumber) text = (number < 0 ? '-' : flags.indexOf('+') >= 0 ? '+' : flags.indexOf(' ') >= 0 ? ' ' : '') + text;
+      var pad = Number(width || 0) - text.length;
+      if (pad <= 0) return text;
+      if (flags.indexOf('-') >= 0) return text + ' '.repeat(pad);
+      if (isNumber && flags.indexOf('0') >= 0 && isFinite(number)) return text.replace(/^([-+ ]?)/, '$1' + '0'.repeat(pad));
+      return ' '.repeat(pad) + text;
+    });
+  });
   // Captured before any template code runs, which may replace globals.
   var Template = nj.Template;
   var parse = JSON.parse;
