@@ -80,6 +80,12 @@ export interface Config {
     readonly evaluator: 'compartment' | 'worker';
   };
   readonly plans: Readonly<Record<Plan, RateLimitPolicy>>;
+  /**
+   * A synchronous generation's reserved credit and its Idempotency-Key are held by their process under
+   * this lease, renewed every third of it; when the process dies, any process voids the credit and
+   * frees the key once the lease has run out (docs/generation.md). @defaultValue 30000 (`PRESSROOM_REQUEST_LEASE_MS`)
+   */
+  readonly requestLeaseMs: number;
   readonly jobs: {
     /** Jobs one process renders at once. @defaultValue rendering concurrency (`PRESSROOM_WORKER_CONCURRENCY`) */
     readonly workerConcurrency: number;
@@ -246,6 +252,7 @@ export function loadConfig(env: Env = process.env): Config {
         perDay: readLimit(env, 'PRESSROOM_PLAN_ENTERPRISE_PER_DAY', null),
       },
     },
+    requestLeaseMs: readInt(env, 'PRESSROOM_REQUEST_LEASE_MS', 30_000, 1000, 3_600_000),
     jobs: {
       workerConcurrency: readInt(env, 'PRESSROOM_WORKER_CONCURRENCY', concurrency, 1, 64),
       leaseMs: readInt(env, 'PRESSROOM_JOB_LEASE_MS', 60_000, 1000),

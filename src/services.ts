@@ -8,6 +8,8 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createAccountService, type AccountService } from './accounts/accounts.js';
 import { createAccessTokenSigner } from './accounts/credentials.js';
 import { createCreditLedger, type CreditLedger } from './credits/ledger.js';
+import { createCharges, type Charges } from './credits/charges.js';
+import { newInstanceId } from './shared/ids.js';
 import { createTemplateService, type TemplateService } from './templates/templates.js';
 import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.js';
 import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
@@ -34,6 +36,8 @@ export interface Services {
   readonly database: DatabaseHandle;
   readonly accounts: AccountService;
   readonly ledger: CreditLedger;
+  /** Charging for documents: reserve, post, void, and recovery of reservations whose process died. */
+  readonly charges: Charges;
   readonly templates: TemplateService;
   readonly rateLimiter: RateLimiter;
   readonly renderer: PdfRenderer;
@@ -106,19 +110,22 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const blobs = createBlobStore(config.storage.url);
     releasers.push(() => blobs.close());
     const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
-    const idempotency = createIdempotencyService(database.db);
+    // This process, as recorded on the reservations and idempotency keys it holds.
+    const instanceId = newInstanceId();
+    const charges = createCharges({ db: database.db, ledger, instanceId, leaseMs: config.requestLeaseMs, logger: logger.child({ component: 'charges' }) });
+    const idempotency = createIdempotencyService(database.db, { instanceId, leaseMs: config.requestLeaseMs });
     // One pair of guarded agents for every customer endpoint: keep-alive sockets are shared, and
     // every connection is resolved, checked and pinned.
     const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => guardedAgents.destroy());
     const s3 = createS3IntegrationService({ db: database.db, secretKey: config.secretKey, allowPrivateNetworks: config.allowPrivateNetworks, agents: guardedAgents, logger });
-    const documents = createDocumentService({ templates, ledger, renderer, files, customerStorage: s3, logger });
+    const documents = createDocumentService({ db: database.db, templates, charges, idempotency, renderer, files, customerStorage: s3, logger });
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
-    const jobs = createJobService({ database, documents, ledger, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
+    const jobs = createJobService({ database, documents, charges, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
     // Registered after the renderer and the database, so close() stops the workers before either goes.
-    const workers = createWorkers({ config, database, documents, templates, ledger, webhooks, wakeups, logger, metrics });
+    const workers = createWorkers({ config, database, documents, templates, charges, webhooks, wakeups, logger, metrics });
     releasers.push(() => workers.stop(config.jobs.shutdownGraceMs));
 
     const sweep = setInterval(() => {
@@ -130,6 +137,17 @@ export async function createServices(config: Config, options: ServiceOptions): P
     }, config.storage.sweepIntervalSeconds * 1000);
     sweep.unref();
     releasers.push(() => clearInterval(sweep));
+
+    // Leases: renew what this process holds, and void what a dead process left (at start, then every
+    // third of a lease), so a crash in the middle of a generation costs nobody a credit.
+    const keepLeases = () =>
+      Promise.all([charges.renewHeld(), idempotency.renewHeld()])
+        .then(() => charges.recoverExpired())
+        .catch((error) => logger.warn({ err: error }, 'could not renew or recover request leases; will retry'));
+    await keepLeases();
+    const leases = setInterval(keepLeases, Math.max(100, Math.floor(config.requestLeaseMs / 3)));
+    leases.unref();
+    releasers.push(() => clearInterval(leases));
 
     const readiness = createReadinessCheck({ database, blobs, renderer, redis, logger: logger.child({ component: 'readiness' }) });
     const redisClient = redis;
@@ -145,6 +163,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       database,
       accounts,
       ledger,
+      charges,
       templates,
       rateLimiter,
       renderer,

@@ -21,14 +21,17 @@ export interface Debit {
 }
 
 export interface CreditLedger {
-  /** Takes one credit for a generation (PDFGEN +1). Throws INSUFFICIENT_CREDITS at zero. Pass `trx` to join a caller's transaction. */
+  /**
+   * Takes one credit for a generation (PDFGEN +1). Throws INSUFFICIENT_CREDITS at zero. Pass `trx` to
+   * join a caller's transaction. Generations charge through charges.ts, which calls this and `refund`.
+   */
   debit(accountId: string, templateId: string, trx?: Tx): Promise<Debit>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
   /** Adds credits (PURCHASE or BONUS, negative in the ledger) and returns the new balance. */
   grant(accountId: string, credits: number, type: GrantType, trx?: Tx): Promise<number>;
   /** Records how long the generation behind a PDFGEN took. */
-  recordExecTime(transactionRef: string, execMs: number): Promise<void>;
+  recordExecTime(transactionRef: string, execMs: number, trx?: Tx): Promise<void>;
   balance(accountId: string): Promise<number>;
   list(accountId: string, limit: number, offset: number): Promise<{ transactions: TransactionRow[]; total: number }>;
 }
@@ -97,8 +100,8 @@ export function createCreditLedger(db: Db): CreditLedger {
       });
     },
 
-    recordExecTime(transactionRef, execMs) {
-      return store.setExecTime(db, transactionRef, Math.max(0, Math.round(execMs)));
+    recordExecTime(transactionRef, execMs, trx) {
+      return store.setExecTime(trx ?? db, transactionRef, Math.max(0, Math.round(execMs)));
     },
 
     async balance(accountId) {

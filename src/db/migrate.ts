@@ -6,6 +6,7 @@ import { migration0003Jobs } from './migrations/0003-jobs.js';
 import { migration0004S3Integrations } from './migrations/0004-s3-integrations.js';
 import { migration0005RequestIds } from './migrations/0005-request-ids.js';
 import { migration0006Retention } from './migrations/0006-retention.js';
+import { migration0007CreditReservations } from './migrations/0007-credit-reservations.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0004-s3-integrations': migration0004S3Integrations,
   '0005-request-ids': migration0005RequestIds,
   '0006-retention': migration0006Retention,
+  '0007-credit-reservations': migration0007CreditReservations,
 };
 
 class InCodeProvider implements MigrationProvider {

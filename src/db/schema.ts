@@ -79,6 +79,24 @@ export interface IdempotencyKeysTable {
   response: string | null;
   created_at: number;
   expires_at: number;
+  /** While `pending`: the process working on it (host:pid:random), for operators. */
+  holder: string | null;
+  /** While `pending`: the holder renews this; past it, the request is taken to have died and a retry may take the key over. */
+  lease_until: number | null;
+}
+
+/**
+ * A PDFGEN not yet resolved: it becomes final when the document is delivered (the row is deleted)
+ * or is voided with exactly one REFUND (the row is deleted in the same transaction).
+ */
+export interface CreditReservationsTable {
+  transaction_ref: string;
+  account_id: string;
+  /** The process holding a synchronous generation (`host:pid:random`), or `job:<id>` for a job. */
+  holder: string;
+  /** Sync generations: renewed while the process works; past it, any process voids the reservation. Null for jobs. */
+  lease_until: number | null;
+  created_at: number;
 }
 
 /** An asynchronous PDF job; the row is the queue (see src/jobs/jobs-store.ts). */
@@ -169,6 +187,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   credit_transactions: CreditTransactionsTable;
+  credit_reservations: CreditReservationsTable;
   templates: TemplatesTable;
 }
 

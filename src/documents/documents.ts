@@ -2,12 +2,22 @@
  * Document generation: the one use case behind both doors. `POST /v1/pdf/create` calls `generate`;
  * the job worker calls `produce` for a job accepted by `create-async`.
  *
- * A synchronous generation, in order: the template (404/403) → the S3 target when `store_s3` (400 when
- * not configured) → the credit (402) → render → PDF/A → deliver (signed link, bytes, or the customer's
- * bucket). Any failure after the debit gives exactly one REFUND, then the error.
+ * A synchronous generation, in order: the idempotency key (replay, 409, 422) → the template (404/403)
+ * → the S3 target when `store_s3` (400 when not configured) → the credit, reserved (402) → render →
+ * PDF/A → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. Any failure
+ * after the reservation voids it (exactly one REFUND), then the error. When the charge is posted
+ * (docs/generation.md "What you are charged for"):
+ * - with an Idempotency-Key: when the answer is stored for replay, in the same database transaction,
+ *   so a client cut off from the answer gets it again by retrying, charged once;
+ * - without one: when the answer has been handed to the client's connection (`settle(true)` from the
+ *   HTTP layer); a connection that closed first voids it.
+ * A process that dies in between holds a reservation nobody renews: charges.ts voids it after its lease.
  */
-import type { CreditLedger } from '../credits/ledger.js';
+import type { Charges, Reservation } from '../credits/charges.js';
+import type { Db } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
 import type { FileService } from '../files/files.js';
+import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
@@ -35,12 +45,28 @@ export type Delivery =
   | { kind: 'binary'; pdf: Buffer; filename: string }
   | { kind: 's3'; bucket: string; key: string; filename: string };
 
+/** A synchronous generation as the caller asks for it. */
+export interface GenerationRequest {
+  accountId: string;
+  templateId: string;
+  data: Record<string, unknown>;
+  options: GenerationOptions;
+  /** With an Idempotency-Key: a repeat gets the first answer, charged once. */
+  idempotency?: IdempotentRequest;
+}
+
+/** The answer of a synchronous generation. */
 export interface GenerationResult {
   delivery: Delivery;
   creditsRemaining: number;
-  /** The PDFGEN transaction behind it. */
-  transactionRef: string;
-  renderMs: number;
+  /** The first answer to this Idempotency-Key, given again. */
+  replayed: boolean;
+  /**
+   * Tells the service whether the answer reached the client (the HTTP layer calls it once the
+   * response finished, or the connection closed before). Without an Idempotency-Key this posts or
+   * voids the charge; otherwise (already posted with the stored answer) it does nothing.
+   */
+  settle(delivered: boolean): Promise<void>;
 }
 
 /** Uploads to the customer's own bucket (the S3 integration). */
@@ -53,8 +79,8 @@ export interface CustomerStorage {
 export interface DocumentService {
   /** Checks what can be checked before any charge: the template and the delivery target. */
   prepare(accountId: string, templateId: string, options: GenerationOptions): Promise<Template>;
-  /** Synchronous generation: prepare, debit, produce; refunds once on failure. */
-  generate(accountId: string, templateId: string, data: Record<string, unknown>, options: GenerationOptions): Promise<GenerationResult>;
+  /** Synchronous generation: key, prepare, reserve, produce, post; voids once on failure. */
+  generate(request: GenerationRequest): Promise<GenerationResult>;
   /** Renders and delivers an already-paid document (the worker's entry). */
   produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<{ delivery: Delivery; renderMs: number }>;
   /** A free, stamped preview of unsaved template text (the studio). */
@@ -62,8 +88,10 @@ export interface DocumentService {
 }
 
 export interface DocumentDeps {
+  db: Db;
   templates: TemplateService;
-  ledger: CreditLedger;
+  charges: Charges;
+  idempotency: IdempotencyService;
   renderer: PdfRenderer;
   files: FileService;
   customerStorage?: CustomerStorage;
@@ -87,29 +115,15 @@ export function checkS3Filepath(filepath: string | null | undefined): void {
   }
 }
 
-/**
- * Waits between refund attempts. A generation that fails because the database went away (a restart,
- * a failover) cannot refund at once either; the refund is idempotent (one per PDFGEN), so it is
- * retried for ~8 s before the ledger is left owing the credit (issue 7's PostgreSQL drill).
- */
-const REFUND_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+/** How long a binary answer is kept for idempotent replays (the key's own lifetime). */
+const BINARY_REPLAY_SECONDS = 86_400;
+
+/** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
+type StoredDelivery = { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number } | { binaryFileId: string; filename: string; creditsRemaining: number };
 
 export function createDocumentService(deps: DocumentDeps): DocumentService {
-  const { templates, ledger, renderer, files, customerStorage, logger } = deps;
-
-  async function refundWithRetries(accountId: string, transactionRef: string): Promise<boolean> {
-    for (const delayMs of [...REFUND_RETRY_DELAYS_MS, undefined]) {
-      try {
-        return await ledger.refund(accountId, transactionRef);
-      } catch (error) {
-        // A coded error (unknown account…) will not change on retry; only infrastructure failures do.
-        if (delayMs === undefined || isAppError(error)) throw error;
-        logger.warn({ err: error, transactionRef, retryInMs: delayMs }, 'refund failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-      }
-    }
-    return false;
-  }
+  const { db, templates, charges, idempotency, renderer, files, customerStorage, logger } = deps;
+  const settled = async () => undefined;
 
   /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
   function s3Storage(): CustomerStorage {
@@ -128,6 +142,53 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     if (options.exportType === 'binary') return { kind: 'binary', pdf, filename };
     const stored = await files.store(accountId, pdf, filename, options.expirationSeconds);
     return { kind: 'url', url: stored.url, filename, expiresAt: stored.expiresAt, fileId: stored.fileId };
+  }
+
+  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number): Promise<StoredDelivery> {
+    if (delivery.kind !== 'binary') return { delivery, creditsRemaining };
+    const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS);
+    return { binaryFileId: file.fileId, filename: delivery.filename, creditsRemaining };
+  }
+
+  async function replay(stored: StoredDelivery): Promise<GenerationResult> {
+    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, settle: settled };
+    const pdf = await files.read(stored.binaryFileId);
+    if (!pdf) throw new AppError('FILE_NOT_FOUND', 'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.');
+    return { delivery: { kind: 'binary', pdf, filename: stored.filename }, creditsRemaining: stored.creditsRemaining, replayed: true, settle: settled };
+  }
+
+  /** Reserve → produce; on failure the reservation is voided (one REFUND) and the error rethrown. */
+  async function produceReserved(request: GenerationRequest, template: Template): Promise<{ reservation: Reservation; delivery: Delivery; renderMs: number }> {
+    const reservation = await charges.reserve(request.accountId, request.templateId, { request: true });
+    try {
+      const { delivery, renderMs } = await service.produce(request.accountId, template, request.data, request.options);
+      return { reservation, delivery, renderMs };
+    } catch (error) {
+      await charges.void(reservation);
+      throw error;
+    }
+  }
+
+  /** With a key: the charge is posted together with the stored answer, so a replay never charges again. */
+  async function generateOnce(request: GenerationRequest, claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<GenerationResult> {
+    try {
+      const template = await service.prepare(request.accountId, request.templateId, request.options);
+      const { reservation, delivery, renderMs } = await produceReserved(request, template);
+      try {
+        const answer = await storedAnswer(request.accountId, delivery, reservation.balance);
+        await withTransaction(db, async (trx) => {
+          await idempotency.complete(claim, answer, trx);
+          await charges.post(reservation, renderMs, trx);
+        });
+      } catch (error) {
+        await charges.void(reservation);
+        throw error;
+      }
+      return { delivery, creditsRemaining: reservation.balance, replayed: false, settle: settled };
+    } catch (error) {
+      await idempotency.release(claim);
+      throw error;
+    }
   }
 
   const service: DocumentService = {
@@ -152,20 +213,44 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       return { delivery: await deliver(accountId, pdf, options), renderMs };
     },
 
-    async generate(accountId, templateId, data, options) {
-      const template = await service.prepare(accountId, templateId, options);
-      const debit = await ledger.debit(accountId, templateId);
+    async generate(request) {
+      const startedAt = performance.now();
+      const log = (outcome: string, extra: Record<string, unknown> = {}) =>
+        logger.info({ accountId: request.accountId, templateId: request.templateId, outcome, durationMs: Math.round(performance.now() - startedAt), ...extra }, 'generation');
       try {
-        const { delivery, renderMs } = await service.produce(accountId, template, data, options);
-        await ledger.recordExecTime(debit.transactionRef, renderMs).catch((error) => logger.warn({ err: error }, 'could not record exec time'));
-        return { delivery, creditsRemaining: debit.balance, transactionRef: debit.transactionRef, renderMs };
+        if (request.idempotency) {
+          const claim = await idempotency.claim(request.accountId, request.idempotency);
+          if (claim.kind === 'replay') {
+            const replayed = await replay(claim.stored as StoredDelivery);
+            log('replayed', { charged: 0 });
+            return replayed;
+          }
+          const result = await generateOnce(request, claim);
+          log('delivered', { charged: 1, exportType: result.delivery.kind });
+          return result;
+        }
+        const template = await service.prepare(request.accountId, request.templateId, request.options);
+        const { reservation, delivery, renderMs } = await produceReserved(request, template);
+        let settledOnce = false;
+        return {
+          delivery,
+          creditsRemaining: reservation.balance,
+          replayed: false,
+          settle: async (delivered) => {
+            if (settledOnce) return;
+            settledOnce = true;
+            try {
+              if (delivered) await charges.post(reservation, renderMs);
+              else await charges.void(reservation);
+              log(delivered ? 'delivered' : 'connection_closed', { charged: delivered ? 1 : 0, exportType: delivery.kind });
+            } catch (error) {
+              // The reservation stays unresolved; once its lease runs out, recovery voids it (no charge).
+              logger.error({ err: error, transactionRef: reservation.transactionRef }, 'could not post a delivered document; it will be refunded when its lease runs out');
+            }
+          },
+        };
       } catch (error) {
-        const refunded = await refundWithRetries(accountId, debit.transactionRef).catch((refundError) => {
-          // The generation failed and so did its refund: loud, because the ledger now owes a credit.
-          logger.error({ err: refundError, transactionRef: debit.transactionRef }, 'refund failed after a failed generation');
-          return false;
-        });
-        logger.info({ templateId, refunded, code: (error as AppError).code }, 'generation failed; credit refunded');
+        log(isAppError(error) ? error.code : error instanceof ValidationError ? 'invalid' : 'error', { charged: 0 });
         throw error;
       }
     },

@@ -171,7 +171,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   previewRoutes(app, { documents: services.documents, rateLimiter: services.rateLimiter, perMinute: config.preview.perMinute });
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   apiKeyRoutes(app, services.accounts);
-  pdfRoutes(app, { documents: services.documents, idempotency: services.idempotency, files: services.files });
+  pdfRoutes(app, { documents: services.documents });
   jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
   fileRoutes(app, services.files);
   s3Routes(app, services.s3);

@@ -1,14 +1,17 @@
 /**
  * Idempotency keys: a retried create request with the same `Idempotency-Key` within 24 hours gets the
  * first answer again and is charged once.
- * - first request: the key is claimed (a row in state `pending`), the work runs, its answer is stored;
+ * - first request: the key is claimed (a row in state `pending`, held by this process under a lease
+ *   it renews), the work runs, its answer is stored;
  *   if the work fails, the claim is released so a retry can run it again (the failure was refunded);
  * - repeat with the same body: the stored answer (same URL, same job);
  * - repeat while the first is still running: 409 IDEMPOTENCY_KEY_IN_USE (retry shortly);
+ * - repeat after the first died with its process (nobody renewed the lease): the retry takes the key
+ *   over and runs the work; the dead request's credit is voided by the charges recovery;
  * - the same key with a different body or endpoint: 422.
  */
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/database.js';
+import type { Db, Tx } from '../db/database.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import * as store from './idempotency-store.js';
 
@@ -37,18 +40,52 @@ export function validateIdempotencyKey(key: string | undefined): string | undefi
   return key;
 }
 
+/** The outcome of claiming a key: this request runs the work, or the first answer is replayed. */
+export type KeyClaim = { kind: 'claimed'; accountId: string; key: string } | { kind: 'replay'; stored: unknown };
+
+/** A request's key, as the caller gives it. */
+export interface IdempotentRequest {
+  key: string;
+  fingerprint: string;
+}
+
+/** Turns an answer into stored JSON and back (a binary answer is stored as a file reference). */
+export interface AnswerCodec<T> {
+  encode(value: T): unknown | Promise<unknown>;
+  decode(stored: unknown): T | Promise<T>;
+}
+
 export interface IdempotencyService {
-  /**
-   * Runs `work` once per (account, key). `encode`/`decode` turn the answer into stored JSON and back
-   * (a binary answer is stored as a file reference).
-   */
-  run<T>(accountId: string, key: string, fingerprint: string, work: () => Promise<T>, codec?: { encode(v: T): unknown; decode(v: unknown): Promise<T> | T }): Promise<T>;
+  /** Claims the key, or finds the stored answer; throws 409 while another live request holds it, 422 for another body. */
+  claim(accountId: string, request: IdempotentRequest): Promise<KeyClaim>;
+  /** Stores the answer of a claimed key (in the caller's transaction, so it commits with the charge). */
+  complete(claim: Extract<KeyClaim, { kind: 'claimed' }>, answer: unknown, trx?: Tx): Promise<void>;
+  /** Frees a claimed key after its work failed; never throws (the lease frees it otherwise). */
+  release(claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<void>;
+  /** claim → work → complete, or release on failure (create-async). */
+  run<T>(accountId: string, request: IdempotentRequest, work: () => Promise<T>, codec?: AnswerCodec<T>): Promise<T>;
+  /** Extends the leases of the keys this process is working on (called every third of a lease). */
+  renewHeld(now?: number): Promise<void>;
   sweep(): Promise<number>;
 }
 
-export function createIdempotencyService(db: Db): IdempotencyService {
-  return {
-    async run(accountId, key, fingerprint, work, codec) {
+export interface IdempotencyOptions {
+  /** This process (`host:pid:random`). */
+  instanceId: string;
+  /** How long a pending key stays held without renewal. */
+  leaseMs: number;
+}
+
+const inUse = () => new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is being processed; retry shortly.', { details: { retryAfterSeconds: 1 } });
+
+export function createIdempotencyService(db: Db, options: IdempotencyOptions): IdempotencyService {
+  const { instanceId, leaseMs } = options;
+  /** `account\nkey` of the keys this process holds and works on: only these are renewed. */
+  const held = new Map<string, string>();
+  const heldId = (accountId: string, key: string) => `${accountId}\n${key}`;
+
+  const service: IdempotencyService = {
+    async claim(accountId, { key, fingerprint }) {
       const now = Date.now();
       await store.deleteExpiredKey(db, accountId, key, now);
       const claimed = await store.claimKey(db, {
@@ -59,33 +96,56 @@ export function createIdempotencyService(db: Db): IdempotencyService {
         response: null,
         created_at: now,
         expires_at: now + IDEMPOTENCY_TTL_MS,
+        holder: instanceId,
+        lease_until: now + leaseMs,
       });
       if (!claimed) {
         const existing = await store.findKey(db, accountId, key);
-        if (!existing) throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is being processed; retry shortly.');
+        if (!existing) throw inUse();
         if (existing.request_hash !== fingerprint) {
           throw new ValidationError([
             { loc: ['header', 'idempotency-key'], msg: 'This Idempotency-Key was already used with a different request; use a new key for a new request', type: 'idempotency_key_reused' },
           ]);
         }
-        if (existing.state !== 'done' || existing.response === null) {
-          throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is being processed; retry shortly.', { details: { retryAfterSeconds: 1 } });
-        }
-        const stored = JSON.parse(existing.response) as unknown;
-        return codec ? codec.decode(stored) : (stored as Awaited<ReturnType<typeof work>>);
+        if (existing.state === 'done' && existing.response !== null) return { kind: 'replay', stored: JSON.parse(existing.response) as unknown };
+        if (!(await store.takeOverExpiredKey(db, accountId, key, instanceId, now, now + leaseMs))) throw inUse();
       }
+      held.set(heldId(accountId, key), key);
+      return { kind: 'claimed', accountId, key };
+    },
+
+    async complete(claim, answer, trx) {
+      const stored = await store.completeKey(trx ?? db, claim.accountId, claim.key, instanceId, JSON.stringify(answer));
+      held.delete(heldId(claim.accountId, claim.key));
+      // Only when this process stalled past its lease and a retry took the key over: that retry answers.
+      if (!stored) throw inUse();
+    },
+
+    async release(claim) {
+      held.delete(heldId(claim.accountId, claim.key));
+      await store.releaseKey(db, claim.accountId, claim.key, instanceId).catch(() => undefined);
+    },
+
+    async run(accountId, request, work, codec) {
+      const claim = await service.claim(accountId, request);
+      if (claim.kind === 'replay') return codec ? codec.decode(claim.stored) : (claim.stored as Awaited<ReturnType<typeof work>>);
       try {
         const result = await work();
-        await store.completeKey(db, accountId, key, JSON.stringify(codec ? codec.encode(result) : result));
+        await service.complete(claim, codec ? await codec.encode(result) : result);
         return result;
       } catch (error) {
-        await store.releaseKey(db, accountId, key).catch(() => undefined);
+        await service.release(claim);
         throw error;
       }
+    },
+
+    async renewHeld(now = Date.now()) {
+      await store.renewKeys(db, instanceId, [...new Set(held.values())], now + leaseMs);
     },
 
     sweep() {
       return store.deleteExpiredKeys(db, Date.now());
     },
   };
+  return service;
 }

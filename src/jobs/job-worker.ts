@@ -5,16 +5,16 @@
  * the poll interval passes, claim again. While jobs run, a heartbeat renews their leases (every third of
  * the lease), so a lease only runs out when its worker is gone: then another worker re-claims the job.
  *
- * One attempt: template → `documents.produce` (render + deliver; already paid for) → in ONE transaction:
- * mark completed (only if the lease is still ours) and enqueue the `pdf.completed` webhook. A failure is
- * retried with backoff when transient, else in ONE transaction: mark failed, REFUND the job's PDFGEN
- * (unique per PDFGEN, so at most once) and enqueue `pdf.failed`.
+ * One attempt: template → `documents.produce` (render + deliver; reserved when accepted) → in ONE
+ * transaction: mark completed (only if the lease is still ours), post the charge and enqueue the
+ * `pdf.completed` webhook. A failure is retried with backoff when transient, else in ONE transaction:
+ * mark failed, void the charge (exactly one REFUND, credits/charges.ts) and enqueue `pdf.failed`.
  *
  * Stop (SIGTERM): claim nothing more, let running jobs finish within the grace period, then hand the
  * rest back to the queue and abort their renders.
  */
 import { hostname } from 'node:os';
-import type { CreditLedger } from '../credits/ledger.js';
+import type { Charges } from '../credits/charges.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
@@ -33,7 +33,7 @@ export interface JobWorkerOptions {
   database: DatabaseHandle;
   documents: DocumentService;
   templates: TemplateService;
-  ledger: CreditLedger;
+  charges: Charges;
   webhooks: WebhookQueue;
   wakeups: JobWakeups;
   jobs: { workerConcurrency: number; leaseMs: number; maxAttempts: number; pollIntervalMs: number; retryBaseDelayMs: number };
@@ -55,7 +55,7 @@ export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomI
 
 /** Creates a job worker; nothing is claimed before `start()`. */
 export function createJobWorker(o: JobWorkerOptions): JobWorker {
-  const { database, documents, templates, ledger, webhooks, wakeups, jobs: cfg } = o;
+  const { database, documents, templates, charges, webhooks, wakeups, jobs: cfg } = o;
   const workerId = o.workerId ?? newWorkerId();
   const logger = o.logger.child({ component: 'job-worker', workerId });
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
@@ -84,6 +84,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     const result = resultOf(delivery);
     const done = await withTransaction(database.db, async (trx) => {
       if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
+      await charges.post({ transactionRef: job.transaction_ref }, renderMs, trx);
       if (job.webhook_url) {
         await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result), requestId: job.request_id });
       }
@@ -97,14 +98,13 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     }
     if (job.webhook_url) webhooks.announce();
     o.metrics?.jobAttempt('completed');
-    await ledger.recordExecTime(job.transaction_ref, renderMs).catch((error) => logger.warn({ err: error }, 'could not record exec time'));
     logger.info({ jobId: job.id, attempt: job.attempts, renderMs }, 'job completed');
   }
 
   async function fail(job: JobRow, failure: AttemptFailure): Promise<void> {
     const done = await withTransaction(database.db, async (trx) => {
       if (!(await store.failJob(trx, job.id, workerId, failure, Date.now()))) return false;
-      await ledger.refund(job.account_id, job.transaction_ref, trx);
+      await charges.void({ transactionRef: job.transaction_ref, accountId: job.account_id }, trx);
       if (job.webhook_url) {
         await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure), requestId: job.request_id });
       }

@@ -4,7 +4,7 @@
  * 400 → credit 402), then debits the credit and inserts the job in ONE transaction: either both
  * happen or neither (a 402 writes no job). Workers (job-worker.ts) take it from there.
  */
-import type { CreditLedger } from '../credits/ledger.js';
+import type { Charges } from '../credits/charges.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
@@ -85,7 +85,7 @@ export interface QueueStats {
 export interface JobServiceDeps {
   database: DatabaseHandle;
   documents: DocumentService;
-  ledger: CreditLedger;
+  charges: Charges;
   webhooks: WebhookQueue;
   wakeups: JobWakeups;
   allowPrivateNetworks: boolean;
@@ -131,7 +131,7 @@ export function checkWebhookUrl(url: string | null, allowPrivateNetworks: boolea
 
 /** Creates the job service. */
 export function createJobService(deps: JobServiceDeps): JobService {
-  const { database, documents, ledger, webhooks, wakeups } = deps;
+  const { database, documents, charges, webhooks, wakeups } = deps;
   return {
     async accept(accountId, request) {
       checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
@@ -140,7 +140,7 @@ export function createJobService(deps: JobServiceDeps): JobService {
       const jobId = newJobId();
       const now = Date.now();
       const debit = await withTransaction(database.db, async (trx) => {
-        const paid = await ledger.debit(accountId, request.templateId, trx);
+        const paid = await charges.reserve(accountId, request.templateId, { jobId }, trx);
         await store.insertJob(trx, {
           id: jobId,
           account_id: accountId,

@@ -58,7 +58,7 @@ export function instrumentLedger(ledger: CreditLedger, metrics: Pick<Metrics, 'c
       metrics.credits(type, credits);
       return balance;
     },
-    recordExecTime: (transactionRef, execMs) => ledger.recordExecTime(transactionRef, execMs),
+    recordExecTime: (transactionRef, execMs, trx) => ledger.recordExecTime(transactionRef, execMs, trx),
     balance: (accountId) => ledger.balance(accountId),
     list: (accountId, limit, offset) => ledger.list(accountId, limit, offset),
   };

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
@@ -20,3 +21,6 @@ export const newAccountId = (): string => `acc_${randomId(16)}`;
 export const newJobId = (): string => randomUUID();
 export const newFileId = (): string => randomId(24);
 export const newTransactionRef = (): string => randomUUID();
+
+/** One running process, as recorded on the rows it holds: `host:pid:random`, so an operator can tell which. */
+export const newInstanceId = (): string => `${hostname()}:${process.pid}:${randomId(6)}`;

@@ -19,6 +19,8 @@ export interface ServedChild {
   readonly exited: Promise<number | string | null>;
   /** SIGKILL the Node process alone (a crash, leaving its jobs' leases to run out). */
   crash(): void;
+  /** SIGKILL the whole process group and every descendant, Chromium included (a container or machine dying). */
+  crashWhole(): void;
   /** SIGTERM, wait (up to 30 s, then SIGKILL), then end whatever it left behind. */
   stop(): Promise<void>;
   /** The last few kB of stderr (start-up failures). */
@@ -92,6 +94,16 @@ export function superviseChild(child: ChildProcess, label: string, keepLogs = tr
         process.kill(pid, 'SIGKILL');
       } catch {
         // already gone
+      }
+    },
+    crashWhole() {
+      const all = descendants(pid);
+      for (const target of [-pid, pid, ...all]) {
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
     },
     async stop() {

@@ -96,7 +96,7 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempo
       };
       const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
       if (!key) return run();
-      return deps.idempotency.run(accountId, key, requestFingerprint('pdf.create-async', body), run);
+      return deps.idempotency.run(accountId, { key, fingerprint: requestFingerprint('pdf.create-async', body) }, run);
     },
   });
 

@@ -3,10 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, GenerationOptions, GenerationResult } from '../../documents/documents.js';
-import type { FileService } from '../../files/files.js';
-import type { IdempotencyService } from '../../idempotency/idempotency.js';
 import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
-import { AppError } from '../../shared/errors.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
 import { JsonObject, Nullable, StringEnum, TEMPLATE_ID, errorResponses } from '../schemas.js';
 
@@ -44,16 +41,28 @@ export function generationOptions(body: Omit<CreateBody, 'export_type'> & { expo
   };
 }
 
-/** What an idempotent replay needs: the JSON answer, or a stored file for binary answers. */
 type UrlAnswer = { url: string; filename: string; credits_remaining: number; expires_in: number };
 type S3Answer = { s3_bucket: string; s3_key: string; filename: string; credits_remaining: number };
-type StoredAnswer = { json: UrlAnswer | S3Answer; expiresAt?: number } | { fileId: string; filename: string; creditsRemaining: number };
 
-function jsonAnswer(result: GenerationResult, expiresInSeconds: number): UrlAnswer | S3Answer | null {
+/** The JSON answer for url and S3 deliveries; on a replay `expires_in` counts down from the first answer. */
+function jsonAnswer(result: GenerationResult, expirationSeconds: number): UrlAnswer | S3Answer | null {
   const d = result.delivery;
-  if (d.kind === 'url') return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresInSeconds };
+  if (d.kind === 'url') {
+    const expiresIn = result.replayed ? Math.max(0, Math.ceil((d.expiresAt - Date.now()) / 1000)) : expirationSeconds;
+    return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresIn };
+  }
   if (d.kind === 's3') return { s3_bucket: d.bucket, s3_key: d.key, filename: d.filename, credits_remaining: result.creditsRemaining };
   return null;
+}
+
+/**
+ * The charge of a request without an Idempotency-Key stands once its answer has been handed to the
+ * connection; a client that went away first (during the render, or mid-answer) is not charged.
+ */
+function settleWhenAnswered(reply: FastifyReply, result: GenerationResult): void {
+  const response = reply.raw;
+  if (response.destroyed) return void result.settle(false);
+  response.once('close', () => void result.settle(response.writableFinished));
 }
 
 function sendPdf(reply: FastifyReply, pdf: Buffer, filename: string, creditsRemaining: number): FastifyReply {
@@ -65,7 +74,7 @@ function sendPdf(reply: FastifyReply, pdf: Buffer, filename: string, creditsRema
     .send(pdf);
 }
 
-export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentService; idempotency: IdempotencyService; files: FileService }): void {
+export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentService }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post('/v1/pdf/create', {
@@ -86,36 +95,20 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
     },
     handler: async (request, reply) => {
       const body = request.body as CreateBody;
-      const accountId = request.caller.accountId;
-      const options = generationOptions(body);
       const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
-      const run = () => deps.documents.generate(accountId, body.template_id, body.data, options);
-
-      if (!key) {
-        const result = await run();
-        const json = jsonAnswer(result, options.expirationSeconds);
-        if (json) return reply.send(json);
-        const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
-        return sendPdf(reply, d.pdf, d.filename, result.creditsRemaining);
-      }
-
-      // Binary answers are kept as a file for 24 h so a replay can send the same bytes.
-      const answer = await deps.idempotency.run<StoredAnswer>(accountId, key, requestFingerprint('pdf.create', body), async () => {
-        const result = await run();
-        const json = jsonAnswer(result, options.expirationSeconds);
-        if (json) return { json, expiresAt: result.delivery.kind === 'url' ? result.delivery.expiresAt : undefined };
-        const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
-        const stored = await deps.files.store(accountId, d.pdf, d.filename, 86_400);
-        return { fileId: stored.fileId, filename: d.filename, creditsRemaining: result.creditsRemaining };
+      const options = generationOptions(body);
+      const result = await deps.documents.generate({
+        accountId: request.caller.accountId,
+        templateId: body.template_id,
+        data: body.data,
+        options,
+        idempotency: key ? { key, fingerprint: requestFingerprint('pdf.create', body) } : undefined,
       });
-      if ('json' in answer) {
-        // Same URL; `expires_in` counts down from the first answer.
-        if (answer.expiresAt !== undefined && 'expires_in' in answer.json) answer.json.expires_in = Math.max(0, Math.ceil((answer.expiresAt - Date.now()) / 1000));
-        return reply.send(answer.json);
-      }
-      const pdf = await deps.files.read(answer.fileId);
-      if (!pdf) throw new AppError('FILE_NOT_FOUND', 'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.');
-      return sendPdf(reply, pdf, answer.filename, answer.creditsRemaining);
+      settleWhenAnswered(reply, result);
+      const json = jsonAnswer(result, options.expirationSeconds);
+      if (json) return reply.send(json);
+      const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
+      return sendPdf(reply, d.pdf, d.filename, result.creditsRemaining);
     },
   });
 }
