@@ -67,11 +67,8 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
   let unsubscribe: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
 
-  async function claim(limit: number): Promise<JobRow[]> {
-    const request = { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs };
-    return database.dialect === 'sqlite'
-      ? withTransaction(database.db, (trx) => store.claimJobs(trx, 'sqlite', request))
-      : store.claimJobs(database.db, 'postgres', request);
+  function claim(limit: number): Promise<JobRow[]> {
+    return store.claimJobs(database, { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs });
   }
 
   function resultOf(delivery: Delivery): store.JobResult {

@@ -5,7 +5,6 @@
  */
 import type { Dispatcher } from 'undici';
 import type { DatabaseHandle } from '../db/database.js';
-import { withTransaction } from '../db/database.js';
 import type { WebhookDeliveryRow } from '../db/schema.js';
 import { checkUrl } from '../net/check-url.js';
 import { createGuardedDispatcher } from '../net/guarded-dispatcher.js';
@@ -103,11 +102,8 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     timers.add(timer);
   }
 
-  async function claim(limit: number): Promise<WebhookDeliveryRow[]> {
-    const request = { workerId, limit, now: Date.now(), leaseMs };
-    return database.dialect === 'sqlite'
-      ? withTransaction(database.db, (trx) => store.claimDeliveries(trx, 'sqlite', request))
-      : store.claimDeliveries(database.db, 'postgres', request);
+  function claim(limit: number): Promise<WebhookDeliveryRow[]> {
+    return store.claimDeliveries(database, { workerId, limit, now: Date.now(), leaseMs });
   }
 
   async function tick(): Promise<void> {
