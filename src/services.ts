@@ -19,8 +19,9 @@ import { createIdempotencyService, type IdempotencyService } from './idempotency
 import { createDocumentService, type DocumentService } from './documents/documents.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
-import { createWorkers } from './jobs/workers.js';
+import { createJobWorker, type JobWorker } from './jobs/job-worker.js';
 import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
+import { createDeliveryLoop, type DeliveryLoop } from './webhooks/delivery-loop.js';
 import { createGuardedAgents } from './net/guarded-agents.js';
 import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
 import type { Logger } from './shared/log.js';
@@ -124,9 +125,22 @@ export async function createServices(config: Config, options: ServiceOptions): P
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
     const jobs = createJobService({ database, documents, charges, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
+    // The job worker and the webhook delivery loop: started by roles `all` and `worker`, under this process's id.
+    const workerId = instanceId;
+    const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: config.jobs, workerId, logger, metrics });
+    const deliveryLoop = createDeliveryLoop({
+      database,
+      queue: webhooks,
+      workerId,
+      ...config.webhooks,
+      pollIntervalMs: config.jobs.pollIntervalMs,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      logger: logger.child({ component: 'webhooks', workerId }),
+      metrics,
+    });
+    const workers = jobsThenDeliveries(jobWorker, deliveryLoop, config.jobs.shutdownGraceMs);
     // Registered after the renderer and the database, so close() stops the workers before either goes.
-    const workers = createWorkers({ config, database, documents, templates, charges, webhooks, wakeups, logger, metrics });
-    releasers.push(() => workers.stop(config.jobs.shutdownGraceMs));
+    releasers.push(() => workers.stop());
 
     const sweep = setInterval(() => {
       Promise.all([files.sweep(), idempotency.sweep(), jobs.sweep()])
@@ -176,7 +190,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       webhooks,
       metrics,
       startWorkers: () => workers.start(),
-      stopWorkers: () => workers.stop(config.jobs.shutdownGraceMs),
+      stopWorkers: () => workers.stop(),
       readiness,
       close,
     };
@@ -184,4 +198,32 @@ export async function createServices(config: Config, options: ServiceOptions): P
     await close();
     throw error;
   }
+}
+
+/**
+ * Runs the job worker and the delivery loop as one for startWorkers()/stopWorkers(). Both start
+ * together. A stop stops the jobs first, since finishing one enqueues a webhook that the delivery loop
+ * may still send, then the deliveries in what is left of the grace. Concurrent stops (SIGTERM, then
+ * close()) share one; a stop before any start does nothing; a stopped pair does not start again.
+ */
+function jobsThenDeliveries(jobWorker: JobWorker, deliveryLoop: DeliveryLoop, graceMs: number): { start(): void; stop(): Promise<void> } {
+  let started = false;
+  let stopping: Promise<void> | undefined;
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      jobWorker.start();
+      deliveryLoop.start();
+    },
+    stop() {
+      if (!started) return Promise.resolve();
+      stopping ??= (async () => {
+        const deadline = Date.now() + graceMs;
+        await jobWorker.stop(graceMs);
+        await deliveryLoop.stop(Math.max(0, deadline - Date.now()));
+      })();
+      return stopping;
+    },
+  };
 }

@@ -4,6 +4,7 @@
  * Causes are logged; clients get the safe message (never a stack trace).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/retryable-errors.js';
 import { AppError, DetailError, ValidationError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
 import { AjvValidationError, ajvIssues } from './validation.js';
 
@@ -59,13 +60,6 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function isPostgresUnavailable(error: unknown): boolean {
-  const code = (error as { code?: string })?.code;
-  // Connection refused/reset, admin shutdown, cannot connect now, too many connections.
-  return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003'].includes(code ?? '') ||
-    /Connection terminated|timeout exceeded when trying to connect|is not queryable|terminating connection|the database system is (starting up|shutting down)/i.test(String((error as Error)?.message ?? ''));
-}
-
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof AjvValidationError) return sendValidationError(reply, ajvIssues(error.errors, error.httpPart));
   if (error instanceof ValidationError) return sendValidationError(reply, error.issues);
@@ -94,7 +88,7 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   if (error instanceof SyntaxError && (fastifyError.statusCode === 400 || /JSON/.test(error.message))) {
     return sendValidationError(reply, [{ loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' }]);
   }
-  if (isPostgresUnavailable(error)) {
+  if (isDatabaseUnavailable(error)) {
     request.log.error({ err: error }, 'database unavailable');
     reply.header('retry-after', '5');
     return sendCodedError(reply, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry in a few seconds.');

@@ -3,6 +3,7 @@
  * database timed out) are retried with backoff; everything else is permanent: the same request would
  * fail the same way, so the job ends `failed` at once and its credit is refunded (docs/jobs.md).
  */
+import { isDatabaseUnavailable } from '../db/retryable-errors.js';
 import { AppError, ValidationError, type ErrorCode } from '../shared/errors.js';
 
 /** Codes that say "try again later", not "this request is wrong". */
@@ -47,9 +48,12 @@ export function classifyFailure(error: unknown): AttemptFailure {
     if (DOCUMENT_SUSPECT_CODES.has(error.code)) failure.maxAttempts = DOCUMENT_SUSPECT_MAX_ATTEMPTS;
     return failure;
   }
-  // Not one of ours: a lost database connection, a bug. Retrying is safe (the job is idempotent) and
-  // the attempt limit bounds it; the customer sees a generic message, the operator the real one.
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // Not one of ours: a database that is unavailable for now (db/retryable-errors.ts), or else probably
+  // a bug. Both are retried: the first passes by itself, and for the second retrying is safe (the job is
+  // idempotent) and the attempt limit bounds it. The customer sees a generic message, the operator the
+  // real one, labelled when it is the database.
+  const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const detail = isDatabaseUnavailable(error) ? `database unavailable: ${cause}` : cause;
   return { transient: true, code: 'INTERNAL_ERROR', message: 'An internal error occurred while generating the document.', detail };
 }
 

@@ -194,7 +194,7 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
 
   it("re-claims a dead worker's job after its lease, completes it once, and the dead worker cannot complete it", async () => {
     const { jobId } = await submit({ key: 'orphan' });
-    const [claimed] = await database.db.transaction().execute((trx) => store.claimJobs(trx, dialect, { workerId: 'dead-worker', limit: 1, now: Date.now(), leaseMs: 400 }));
+    const [claimed] = await store.claimJobs(database, { workerId: 'dead-worker', limit: 1, now: Date.now(), leaseMs: 400 });
     expect(claimed).toMatchObject({ id: jobId, status: 'processing', locked_by: 'dead-worker', attempts: 1 });
     const w = worker();
     w.start();

@@ -13,14 +13,13 @@
  * Stop (SIGTERM): claim nothing more, let running jobs finish within the grace period, then hand the
  * rest back to the queue and abort their renders.
  */
-import { hostname } from 'node:os';
 import type { Charges } from '../credits/charges.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
 import type { TemplateService } from '../templates/templates.js';
-import { randomId } from '../shared/ids.js';
+import { newInstanceId } from '../shared/ids.js';
 import { withRequestId, type Logger } from '../shared/log.js';
 import { completedPayload, failedPayload } from '../webhooks/webhook-payloads.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
@@ -50,13 +49,11 @@ export interface JobWorker {
   stop(graceMs: number): Promise<void>;
 }
 
-/** `host:pid:random`, so an operator can tell from a row which process holds it. */
-export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomId(6)}`;
 
 /** Creates a job worker; nothing is claimed before `start()`. */
 export function createJobWorker(o: JobWorkerOptions): JobWorker {
   const { database, documents, templates, charges, webhooks, wakeups, jobs: cfg } = o;
-  const workerId = o.workerId ?? newWorkerId();
+  const workerId = o.workerId ?? newInstanceId();
   const logger = o.logger.child({ component: 'job-worker', workerId });
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   let active = false;
@@ -67,11 +64,8 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
   let unsubscribe: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
 
-  async function claim(limit: number): Promise<JobRow[]> {
-    const request = { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs };
-    return database.dialect === 'sqlite'
-      ? withTransaction(database.db, (trx) => store.claimJobs(trx, 'sqlite', request))
-      : store.claimJobs(database.db, 'postgres', request);
+  function claim(limit: number): Promise<JobRow[]> {
+    return store.claimJobs(database, { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs });
   }
 
   function resultOf(delivery: Delivery): store.JobResult {

@@ -11,7 +11,8 @@
  * believed they had it.
  */
 import { sql, type Updateable } from 'kysely';
-import type { Dialect, DbOrTx } from '../db/database.js';
+import { claimRows, type ClaimRequest } from '../db/claim-rows.js';
+import type { DatabaseHandle, DbOrTx } from '../db/database.js';
 import type { JobRow, JobsTable, NewJob } from '../db/schema.js';
 
 /** The four states of a job. */
@@ -22,54 +23,24 @@ export async function insertJob(db: DbOrTx, row: NewJob): Promise<void> {
   await db.insertInto('jobs').values(row).execute();
 }
 
-/** Claim input: who claims, how many, until when. */
-export interface ClaimRequest {
-  workerId: string;
-  limit: number;
-  now: number;
-  leaseMs: number;
-}
-
 /**
  * Claims up to `limit` due jobs: pending ones whose `run_at` has come, and processing ones whose lease
- * ran out (their worker died). Oldest first. The dialects differ in how two claimers are kept apart:
- * - PostgreSQL: `FOR UPDATE SKIP LOCKED` in a CTE, so concurrent claimers take different rows without
- *   waiting on each other; the CTE (not `IN (subquery)`) makes the planner run the pick exactly once.
- * - SQLite: the caller runs this inside a BEGIN IMMEDIATE transaction, which holds the one write lock
- *   for the whole pick-and-update, across processes too.
+ * ran out (their worker died). Oldest first. db/claim-rows.ts keeps two claimers apart per dialect.
  */
-export async function claimJobs(db: DbOrTx, dialect: Dialect, c: ClaimRequest): Promise<JobRow[]> {
-  const until = c.now + c.leaseMs;
-  if (dialect === 'postgres') {
-    const result = await sql<JobRow>`
-      with next as (
-        select seq from jobs
-        where (status = 'pending' and run_at <= ${c.now})
-           or (status = 'processing' and locked_until < ${c.now})
-        order by run_at, seq
-        limit ${c.limit}
-        for update skip locked
-      )
-      update jobs
-         set status = 'processing', locked_by = ${c.workerId}, locked_until = ${until}, attempts = attempts + 1,
-             started_at = coalesce(started_at, ${c.now}), updated_at = ${c.now}
-        from next
-       where jobs.seq = next.seq
-      returning jobs.*`.execute(db);
-    return result.rows;
-  }
-  const result = await sql<JobRow>`
-    update jobs
-       set status = 'processing', locked_by = ${c.workerId}, locked_until = ${until}, attempts = attempts + 1,
-           started_at = coalesce(started_at, ${c.now}), updated_at = ${c.now}
-     where seq in (
-        select seq from jobs
-        where (status = 'pending' and run_at <= ${c.now})
-           or (status = 'processing' and locked_until < ${c.now})
-        order by run_at, seq
-        limit ${c.limit})
-    returning *`.execute(db);
-  return result.rows;
+export function claimJobs(database: DatabaseHandle, c: ClaimRequest): Promise<JobRow[]> {
+  return claimRows<JobRow>(database, {
+    table: 'jobs',
+    key: 'seq',
+    selectDue: sql`
+      select seq from jobs
+      where (status = 'pending' and run_at <= ${c.now})
+         or (status = 'processing' and locked_until < ${c.now})
+      order by run_at, seq
+      limit ${c.limit}`,
+    markClaimed: sql`
+      status = 'processing', locked_by = ${c.workerId}, locked_until = ${c.now + c.leaseMs}, attempts = attempts + 1,
+      started_at = coalesce(started_at, ${c.now}), updated_at = ${c.now}`,
+  });
 }
 
 /** Extends the leases of every job this worker is processing (the heartbeat). */

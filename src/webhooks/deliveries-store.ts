@@ -10,7 +10,8 @@
  * lease to run out and the attempt is made again (receivers de-duplicate on `webhook-id`).
  */
 import { sql } from 'kysely';
-import type { Dialect, DbOrTx } from '../db/database.js';
+import { claimRows, type ClaimRequest } from '../db/claim-rows.js';
+import type { DatabaseHandle, DbOrTx } from '../db/database.js';
 import type { WebhookDeliveriesTable, WebhookDeliveryRow } from '../db/schema.js';
 
 /** Inserts the delivery unless this job already has one for the event; returns whether it did. */
@@ -24,37 +25,20 @@ export async function insertDelivery(db: DbOrTx, row: WebhookDeliveriesTable): P
 }
 
 /**
- * Claims due deliveries (pending, time come, no live lease) and counts the attempt. Same dialect split
- * as the job claim: `FOR UPDATE SKIP LOCKED` on PostgreSQL; the caller's BEGIN IMMEDIATE on SQLite.
+ * Claims up to `limit` due deliveries (pending, time come, no live lease), oldest first, and counts the
+ * attempt. db/claim-rows.ts keeps two claimers apart per dialect.
  */
-export async function claimDeliveries(db: DbOrTx, dialect: Dialect, c: { workerId: string; limit: number; now: number; leaseMs: number }): Promise<WebhookDeliveryRow[]> {
-  const until = c.now + c.leaseMs;
-  if (dialect === 'postgres') {
-    const result = await sql<WebhookDeliveryRow>`
-      with next as (
-        select id from webhook_deliveries
-        where state = 'pending' and next_attempt_at <= ${c.now} and (locked_until is null or locked_until < ${c.now})
-        order by next_attempt_at
-        limit ${c.limit}
-        for update skip locked
-      )
-      update webhook_deliveries d
-         set locked_by = ${c.workerId}, locked_until = ${until}, attempts = d.attempts + 1, updated_at = ${c.now}
-        from next
-       where d.id = next.id
-      returning d.*`.execute(db);
-    return result.rows;
-  }
-  const result = await sql<WebhookDeliveryRow>`
-    update webhook_deliveries
-       set locked_by = ${c.workerId}, locked_until = ${until}, attempts = attempts + 1, updated_at = ${c.now}
-     where id in (
-        select id from webhook_deliveries
-        where state = 'pending' and next_attempt_at <= ${c.now} and (locked_until is null or locked_until < ${c.now})
-        order by next_attempt_at
-        limit ${c.limit})
-    returning *`.execute(db);
-  return result.rows;
+export function claimDeliveries(database: DatabaseHandle, c: ClaimRequest): Promise<WebhookDeliveryRow[]> {
+  return claimRows<WebhookDeliveryRow>(database, {
+    table: 'webhook_deliveries',
+    key: 'id',
+    selectDue: sql`
+      select id from webhook_deliveries
+      where state = 'pending' and next_attempt_at <= ${c.now} and (locked_until is null or locked_until < ${c.now})
+      order by next_attempt_at
+      limit ${c.limit}`,
+    markClaimed: sql`locked_by = ${c.workerId}, locked_until = ${c.now + c.leaseMs}, attempts = attempts + 1, updated_at = ${c.now}`,
+  });
 }
 
 /** The outcome of one attempt, written only while the attempt's lease is held. */

@@ -3,9 +3,8 @@
  * against one database), makes one attempt each and records the outcome on the row. Restarting a
  * process resumes whatever is still pending.
  */
-import type { Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { DatabaseHandle } from '../db/database.js';
-import { withTransaction } from '../db/database.js';
 import type { WebhookDeliveryRow } from '../db/schema.js';
 import { checkUrl } from '../net/check-url.js';
 import { createGuardedDispatcher } from '../net/guarded-dispatcher.js';
@@ -46,10 +45,12 @@ const CONCURRENCY = 16;
 /** Creates a delivery loop; nothing is claimed before `start()`. */
 export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
   const { database, queue, workerId, logger } = o;
-  const dispatcher = o.dispatcher ?? createGuardedDispatcher(
+  // Opened by the first attempt and closed by stop(), so a loop that never sends holds no connections.
+  let ownDispatcher: Agent | undefined;
+  const dispatcher = (): Dispatcher => o.dispatcher ?? (ownDispatcher ??= createGuardedDispatcher(
     { allowPrivateNetworks: o.allowPrivateNetworks },
     { connectTimeoutMs: o.timeoutMs, headersTimeoutMs: o.timeoutMs, bodyTimeoutMs: o.timeoutMs },
-  );
+  ));
   // The lease outlives the attempt's own deadline, so a live sender never loses it mid-attempt.
   const leaseMs = o.timeoutMs + 30_000;
   const inFlight = new Set<Promise<void>>();
@@ -74,7 +75,7 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     const headers = webhookHeaders({ id: row.id, timestampSeconds: Math.floor(Date.now() / 1000), body: row.payload, secret });
     // The request that created the job, so the customer can match the webhook to its create-async call.
     if (row.request_id) headers['x-request-id'] = row.request_id;
-    return sendWebhook(dispatcher, { url: row.url, headers, body: row.payload, timeoutMs: o.timeoutMs });
+    return sendWebhook(dispatcher(), { url: row.url, headers, body: row.payload, timeoutMs: o.timeoutMs });
   }
 
   async function deliver(row: WebhookDeliveryRow): Promise<void> {
@@ -103,11 +104,8 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     timers.add(timer);
   }
 
-  async function claim(limit: number): Promise<WebhookDeliveryRow[]> {
-    const request = { workerId, limit, now: Date.now(), leaseMs };
-    return database.dialect === 'sqlite'
-      ? withTransaction(database.db, (trx) => store.claimDeliveries(trx, 'sqlite', request))
-      : store.claimDeliveries(database.db, 'postgres', request);
+  function claim(limit: number): Promise<WebhookDeliveryRow[]> {
+    return store.claimDeliveries(database, { workerId, limit, now: Date.now(), leaseMs });
   }
 
   async function tick(): Promise<void> {
@@ -166,7 +164,9 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
         const released = await store.releaseDeliveries(database.db, workerId, Date.now()).catch(() => 0);
         logger.info({ released }, 'released unfinished webhook attempts');
       }
-      if (!o.dispatcher) await (dispatcher as Dispatcher & { close(): Promise<void> }).close().catch(() => undefined);
+      const own = ownDispatcher;
+      ownDispatcher = undefined;
+      await own?.close().catch(() => undefined);
     },
   };
 }
