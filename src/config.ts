@@ -25,8 +25,19 @@ export interface Config {
     readonly host: string;
     /** Base of download links. @defaultValue `http://localhost:<port>` (`PRESSROOM_PUBLIC_URL`) */
     readonly publicUrl: string;
-    /** Largest accepted request body. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`) */
+    /**
+     * Largest request body of the generation routes (`/v1/pdf/create`, `/v1/pdf/create-async`,
+     * `/v1/templates/preview`), whose `data` may be large. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`)
+     */
     readonly bodyLimitBytes: number;
+    /**
+     * Largest body of template create and update. Above the 3.2 million characters of text the template
+     * schema accepts (html 2 M, css 1 M, header and footer 100 k each), with room for JSON escapes,
+     * fields and sample data. @defaultValue 4 MiB (`PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES`)
+     */
+    readonly templateBodyLimitBytes: number;
+    /** Largest body of every other route (S3 settings, API keys, admin). @defaultValue 64 KiB (`PRESSROOM_SMALL_BODY_LIMIT_BYTES`) */
+    readonly smallBodyLimitBytes: number;
     /** Enables the admin API; absent → admin routes answer 404. (`PRESSROOM_ADMIN_TOKEN`) */
     readonly adminToken: string | undefined;
     /**
@@ -210,6 +221,8 @@ export function loadConfig(env: Env = process.env): Config {
       host: env.PRESSROOM_HOST || '0.0.0.0',
       publicUrl,
       bodyLimitBytes: readInt(env, 'PRESSROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+      templateBodyLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024),
+      smallBodyLimitBytes: readInt(env, 'PRESSROOM_SMALL_BODY_LIMIT_BYTES', 64 * 1024, 1024),
       adminToken,
       metricsToken,
     },

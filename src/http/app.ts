@@ -10,6 +10,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
 import { registerAuth, type AuthMode } from './auth.js';
 import { errorHandler, sendCodedError } from './errors.js';
+import { registerBodyLimits } from './body-limits.js';
 import { CodedError, DetailError, ValidationErrorBody } from './schemas.js';
 import { checkJsonSafety, checkTextParts, validatorCompiler } from './validation.js';
 import { templateRoutes } from './routes/templates.js';
@@ -124,12 +125,15 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const { config } = services;
   const app = Fastify({
     ...fastifyOptions(services),
-    bodyLimit: config.http.bodyLimitBytes,
+    // Unknown routes take the small limit; each route gets its own in registerBodyLimits.
+    bodyLimit: config.http.smallBodyLimitBytes,
     routerOptions: { maxParamLength: 200 },
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`));
+  // Before any route: a body over its route's limit gets a 413 the client can read (http/body-limits.ts).
+  registerBodyLimits(app, config.http);
 
   // JSON bodies: parsed as text so depth, NUL characters and prototype keys can be checked with their place.
   app.removeContentTypeParser('application/json');

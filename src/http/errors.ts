@@ -7,6 +7,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/retryable-errors.js';
 import { AppError, DetailError, ValidationError, type ErrorCode, type ValidationIssue } from '../shared/errors.js';
 import { AjvValidationError, ajvIssues } from './validation.js';
+import { discardRequestBody, payloadTooLargeMessage } from './body-limits.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   INVALID_REQUEST: 400,
@@ -50,6 +51,24 @@ export function sendCodedError(reply: FastifyReply, code: ErrorCode, message: st
   return reply.code(STATUS_BY_CODE[code]).send({ error: code, message, ...extra });
 }
 
+/** 413, with the connection closed after it: the rest of the body was thrown away, not parsed (http/body-limits.ts). */
+function sendPayloadTooLarge(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('connection', 'close');
+  sendCodedError(reply, 'PAYLOAD_TOO_LARGE', payloadTooLargeMessage(request));
+}
+
+/**
+ * Answers a refused body only once its rest has been read and thrown away, so that a client still
+ * sending it can read the answer (http/body-limits.ts). A body in a media type no route takes is a 413
+ * when it is over the route's limit too, so an oversized body always gets the same answer.
+ */
+async function answerRefusedBody(error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = await discardRequestBody(request);
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || body.overLimit) return sendPayloadTooLarge(request, reply);
+  if (!body.complete) reply.header('connection', 'close');
+  sendCodedError(reply, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
+}
+
 /** Client-safe extras from AppError details (template line numbers, retry hints). */
 function publicDetails(error: AppError): Record<string, unknown> | undefined {
   const details = error.details;
@@ -60,7 +79,7 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<void> {
   if (error instanceof AjvValidationError) return sendValidationError(reply, ajvIssues(error.errors, error.httpPart));
   if (error instanceof ValidationError) return sendValidationError(reply, error.issues);
   if (error instanceof DetailError) return reply.code(error.status).send({ detail: error.message });
@@ -75,9 +94,8 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return sendCodedError(reply, 'PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${request.routeOptions.bodyLimit ?? ''} bytes.`.replace(' of  bytes', ''));
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return sendCodedError(reply, 'UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
+      return answerRefusedBody(fastifyError, request, reply);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return sendValidationError(reply, [{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
