@@ -166,7 +166,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const readiness = createReadinessCheck({ database, blobs, renderer, redis, logger: logger.child({ component: 'readiness' }) });
     const redisClient = redis;
     metrics.collectFrom({
-      queueStats: () => jobs.queueStats(),
+      queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });

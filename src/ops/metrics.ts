@@ -21,6 +21,8 @@ export interface QueueSnapshot {
   /** How long the longest-waiting due job has waited (now − run_at), 0 when none is due. */
   oldestDueAgeMs: number;
   webhooksPending: number;
+  /** Credits reserved by generations not yet delivered or voided (charges.ts). */
+  reservationsPending: number;
 }
 
 /** What the scrape-time collectors read. */
@@ -154,6 +156,15 @@ export function createMetrics(): Metrics {
     async collect() {
       await readQueue();
       if (lastSnapshot) this.set(lastSnapshot.oldestDueAgeMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_credit_reservations_pending',
+    help: 'Credits reserved by generations in progress (sync requests and queued jobs); one left by a dead process is voided after its lease',
+    registers,
+    async collect() {
+      await readQueue();
+      if (lastSnapshot) this.set(lastSnapshot.reservationsPending);
     },
   });
   new Gauge({
