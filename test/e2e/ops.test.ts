@@ -127,8 +127,9 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
     const requestId = `ops-sync-${dialect}-0002`;
     const res = await t.request('POST', '/v1/pdf/create', { apiKey, headers: { 'x-request-id': requestId }, body: { template_id: templateId, data: { boom: 1 } } });
     expect(res.status).toBe(422);
-    const refundLine = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'generation failed; credit refunded' && l.req_id === requestId);
-    expect(refundLine).toMatchObject({ code: 'TEMPLATE_RENDER_ERROR', refunded: true });
+    // One line per generation, with account, template, outcome and duration; its credit was voided.
+    const generationLine = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'generation' && l.req_id === requestId);
+    expect(generationLine).toMatchObject({ templateId, outcome: 'TEMPLATE_RENDER_ERROR', charged: 0, accountId: expect.stringMatching(/^acc_/), durationMs: expect.any(Number) });
   });
 });
 
