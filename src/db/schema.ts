@@ -58,6 +58,30 @@ export interface TemplatesTable {
   updated_at: number;
 }
 
+/** An immutable snapshot of a template (see src/templates/template-versions.ts). */
+export interface TemplateVersionsTable {
+  template_id: string;
+  /** 1, 2, 3… per template; never reused after a delete. */
+  version_number: number;
+  /** Unique per template. */
+  tag: string;
+  description: string | null;
+  name: string;
+  html: string;
+  css: string | null;
+  fields: string;
+  fields_inferred: number;
+  sample_data: string | null;
+  page: string | null;
+  created_at: number;
+}
+
+/** The last version number given out per template. */
+export interface TemplateVersionCountersTable {
+  template_id: string;
+  last_number: number;
+}
+
 export interface FilesTable {
   id: string;
   account_id: string;
@@ -139,6 +163,10 @@ export interface JobsTable {
   completed_at: number | null;
   /** The `create-async` request's id; the worker's logs and the webhook carry it (null for older jobs). */
   request_id: string | null;
+  /** The template version the job renders (null: the draft as it is when the job runs). */
+  version_number: number | null;
+  /** That version's tag when the job was accepted (shown on the job). */
+  version_tag: string | null;
 }
 
 /** One webhook notification; the row is its retry queue (see src/webhooks/deliveries-store.ts). */
@@ -189,10 +217,13 @@ export interface Database {
   credit_transactions: CreditTransactionsTable;
   credit_reservations: CreditReservationsTable;
   templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
+  template_version_counters: TemplateVersionCountersTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
+export type TemplateVersionRow = Selectable<TemplateVersionsTable>;
 export type TransactionRow = Selectable<CreditTransactionsTable>;
 export type NewTransaction = Insertable<CreditTransactionsTable>;
 export type JobRow = Selectable<JobsTable>;

@@ -37,6 +37,8 @@ export interface GenerationOptions {
   s3Filepath?: string | null;
   s3Bucket?: string | null;
   pdfVariant?: PdfAVariant | null;
+  /** A template version's tag or number; omitted/null renders the draft. */
+  version?: string | number | null;
 }
 
 /** Where a document went. */
@@ -194,7 +196,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   const service: DocumentService = {
     async prepare(accountId, templateId, options) {
       checkS3Filepath(options.s3Filepath);
-      const template = await templates.get(accountId, templateId);
+      const template = options.version == null ? await templates.get(accountId, templateId) : await templates.versions.resolve(accountId, templateId, options.version);
       if (options.storeS3) {
         await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: pdfFilename(options.filename) });
       }

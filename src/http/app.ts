@@ -26,6 +26,8 @@ import { apiKeyRoutes } from './routes/api-keys.js';
 import { s3Routes } from './routes/s3.js';
 import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/studio.js';
 import { jobRoutes } from './routes/jobs.js';
+import { templateVersionRoutes } from './routes/template-versions.js';
+import { agentRoutes } from './routes/agent.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -172,6 +174,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await registerOpenApi(app, options.version ?? '0.1.0');
 
   templateRoutes(app, services.templates);
+  templateVersionRoutes(app, services.templates.versions);
+  agentRoutes(app);
   previewRoutes(app, { documents: services.documents, rateLimiter: services.rateLimiter, perMinute: config.preview.perMinute });
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   apiKeyRoutes(app, services.accounts);

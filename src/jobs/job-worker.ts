@@ -131,7 +131,8 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       return fail(job, { transient: false, code: 'JOB_INTERRUPTED', message, detail: message });
     }
     try {
-      const template = await templates.get(job.account_id, job.template_id);
+      // A job accepted for a version renders that immutable snapshot, whatever the draft became since.
+      const template = job.version_number === null ? await templates.get(job.account_id, job.template_id) : await templates.versions.resolve(job.account_id, job.template_id, Number(job.version_number));
       const options = JSON.parse(job.options) as GenerationOptions;
       const data = JSON.parse(job.data) as Record<string, unknown>;
       const { delivery, renderMs } = await documents.produce(job.account_id, template, data, options, signal);

@@ -53,6 +53,8 @@ export interface Job {
   resultS3Key: string | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** The template version it renders (its tag when accepted); null for the draft. */
+  version: { number: number; tag: string | null } | null;
 }
 
 /** Jobs as the API sees them. */
@@ -113,6 +115,7 @@ function toJob(row: JobRow): Job {
     resultS3Key: row.result_s3_key,
     errorCode: row.error_code,
     errorMessage: row.error_message,
+    version: row.version_number === null ? null : { number: Number(row.version_number), tag: row.version_tag },
   };
 }
 
@@ -135,7 +138,7 @@ export function createJobService(deps: JobServiceDeps): JobService {
   return {
     async accept(accountId, request) {
       checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
-      await documents.prepare(accountId, request.templateId, request.options);
+      const template = await documents.prepare(accountId, request.templateId, request.options);
       const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
       const jobId = newJobId();
       const now = Date.now();
@@ -170,6 +173,8 @@ export function createJobService(deps: JobServiceDeps): JobService {
           started_at: null,
           completed_at: null,
           request_id: request.requestId ?? currentRequestId() ?? null,
+          version_number: template.version?.number ?? null,
+          version_tag: template.version?.tag ?? null,
         });
         await wakeups.notifyInTransaction(trx);
         return paid;

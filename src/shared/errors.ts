@@ -10,6 +10,12 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'TEMPLATE_NOT_FOUND'
   | 'JOB_NOT_FOUND'
+  /** A `version` (tag or number) the template does not have. */
+  | 'VERSION_NOT_FOUND'
+  /** Another version of the template already has this tag. */
+  | 'VERSION_TAG_EXISTS'
+  /** An endpoint of the hosted service this self-hosted one does not offer (AI authoring). */
+  | 'NOT_IMPLEMENTED'
   | 'ACCOUNT_NOT_FOUND'
   | 'API_KEY_NOT_FOUND'
   | 'FILE_NOT_FOUND'

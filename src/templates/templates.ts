@@ -10,6 +10,9 @@ import { newTemplateId } from '../shared/ids.js';
 import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
 import { syntaxIssues } from './template-syntax.js';
 import * as store from './templates-store.js';
+import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
+import { deleteTemplateVersions } from './template-versions-store.js';
+import { withTransaction } from '../db/database.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 
@@ -38,6 +41,8 @@ export interface Template {
   page: PageSetup | null;
   createdAt: number;
   updatedAt: number;
+  /** Set when this is a version's snapshot rather than the draft. */
+  version?: { number: number; tag: string } | null;
 }
 
 export interface TemplateSummary {
@@ -53,7 +58,10 @@ export interface TemplateService {
   get(accountId: string, templateId: string): Promise<Template>;
   list(accountId: string): Promise<TemplateSummary[]>;
   update(accountId: string, templateId: string, changes: Partial<TemplateInput>): Promise<Template>;
+  /** Deletes the template and all its versions. */
   remove(accountId: string, templateId: string): Promise<void>;
+  /** The template's immutable, tagged versions (template-versions.ts). */
+  versions: TemplateVersionService;
 }
 
 function toTemplate(row: TemplateRow): Template {
@@ -97,7 +105,11 @@ export function createTemplateService(db: Db): TemplateService {
     return row;
   }
 
+  const get = async (accountId: string, templateId: string): Promise<Template> => toTemplate(await owned(accountId, templateId));
+
   return {
+    versions: createTemplateVersionService(db, get),
+
     async create(accountId, input) {
       assertParses(input);
       const now = Date.now();
@@ -119,9 +131,7 @@ export function createTemplateService(db: Db): TemplateService {
       return toTemplate(row);
     },
 
-    async get(accountId, templateId) {
-      return toTemplate(await owned(accountId, templateId));
-    },
+    get,
 
     async list(accountId) {
       const rows = await store.listTemplates(db, accountId);
@@ -158,7 +168,10 @@ export function createTemplateService(db: Db): TemplateService {
 
     async remove(accountId, templateId) {
       await owned(accountId, templateId);
-      await store.deleteTemplate(db, templateId);
+      await withTransaction(db, async (trx) => {
+        await deleteTemplateVersions(trx, templateId);
+        await store.deleteTemplate(trx, templateId);
+      });
     },
   };
 }

@@ -15,7 +15,7 @@ const INVOICE = `<html><body><h1>Invoice {{ invoice.number }}</h1><p>Customer: {
 const DATA = { invoice: { number: 'INV-ASYNC-7' }, customer: { name: 'Grace Hopper Ltd' }, items: [{ description: 'Compiler' }, { description: 'Debugging moth' }] };
 const SECRET = 'a-webhook-secret-ÄÖÜ-0123456789';
 
-const JOB_KEYS = ['completed_at', 'created_at', 'error_code', 'error_message', 'export_type', 'filename', 'id', 'result_expires_at', 'result_filename', 'result_s3_bucket', 'result_s3_key', 'result_url', 'status', 'store_s3', 'template_id', 'updated_at'];
+const JOB_KEYS = ['completed_at', 'created_at', 'error_code', 'error_message', 'export_type', 'filename', 'id', 'result_expires_at', 'result_filename', 'result_s3_bucket', 'result_s3_key', 'result_url', 'status', 'store_s3', 'template_id', 'updated_at', 'version'];
 
 describe.each(DIALECTS)('async jobs on %s', (dialect) => {
   let t: TestApp;

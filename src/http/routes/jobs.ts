@@ -1,4 +1,7 @@
-/** Asynchronous generation: `POST /v1/pdf/create-async`, `GET /v1/pdf/jobs/{job_id}`, `GET /v1/pdf/jobs`. */
+/**
+ * Asynchronous generation: `POST /v1/pdf/create-async`, `GET /v1/pdf/jobs/{job_id}` (also at the older
+ * `GET /v1/pdf/status/{job_id}`, which TemplateFox's SDK docs still poll), `GET /v1/pdf/jobs`.
+ */
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -40,6 +43,10 @@ const JobSchema = Type.Object({
   result_s3_key: Nullable(Type.String()),
   error_message: Nullable(Type.String()),
   error_code: Nullable(Type.String()),
+  version: Nullable(Type.Object({
+    number: Type.Integer(),
+    tag: Nullable(Type.String({ description: 'The tag the version had when the job was accepted' })),
+  }), { description: 'The template version the job renders; null: the draft as it was when the job ran' }),
 }, { $id: 'JobStatusResponse' });
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
@@ -62,6 +69,7 @@ function jobJson(job: Job): Static<typeof JobSchema> {
     result_s3_key: job.resultS3Key,
     error_message: job.errorMessage,
     error_code: job.errorCode,
+    version: job.version,
   };
 }
 
@@ -100,16 +108,18 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempo
     },
   });
 
-  r.get('/v1/pdf/jobs/:job_id', {
-    config: { auth: 'api_key' },
-    schema: {
-      tags: ['pdf'],
-      summary: 'One job',
-      params: Type.Object({ job_id: Type.String({ description: 'Job ID' }) }),
-      response: { 200: Type.Unsafe({ $ref: 'JobStatusResponse#' }), ...errorResponses(401, 404, 422, 429) },
-    },
-    handler: async (request) => jobJson(await deps.jobs.get(request.caller.accountId, request.params.job_id)),
-  });
+  for (const [path, summary] of [['/v1/pdf/jobs/:job_id', 'One job'], ['/v1/pdf/status/:job_id', 'One job (older path, same answer as GET /v1/pdf/jobs/{job_id})']] as const) {
+    r.get(path, {
+      config: { auth: 'api_key' },
+      schema: {
+        tags: ['pdf'],
+        summary,
+        params: Type.Object({ job_id: Type.String({ description: 'Job ID' }) }),
+        response: { 200: Type.Unsafe({ $ref: 'JobStatusResponse#' }), ...errorResponses(401, 404, 422, 429) },
+      },
+      handler: async (request) => jobJson(await deps.jobs.get(request.caller.accountId, request.params.job_id)),
+    });
+  }
 
   r.get('/v1/pdf/jobs', {
     config: { auth: 'api_key' },

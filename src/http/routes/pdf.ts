@@ -17,6 +17,9 @@ export const generationFields = {
   s3_filepath: Type.Optional(Nullable(Type.String({ maxLength: 500, pattern: '^[A-Za-z0-9_./-]*$' }))),
   s3_bucket: Type.Optional(Nullable(Type.String({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$' }))),
   pdf_variant: Type.Optional(Nullable(StringEnum(['pdf/a-1b', 'pdf/a-2b', 'pdf/a-3b'] as const))),
+  version: Type.Optional(Nullable(Type.Union([Type.String({ minLength: 1, maxLength: 50 }), Type.Integer({ minimum: 1 })], {
+    description: 'Render this template version (a tag, or a version number) instead of the current draft; unknown → 404 VERSION_NOT_FOUND, nothing charged',
+  }))),
 };
 
 const CreateBody = Type.Object({
@@ -38,6 +41,7 @@ export function generationOptions(body: Omit<CreateBody, 'export_type'> & { expo
     s3Filepath: body.s3_filepath ?? null,
     s3Bucket: body.s3_bucket ?? null,
     pdfVariant: body.pdf_variant ?? null,
+    version: body.version ?? null,
   };
 }
 

@@ -1,0 +1,97 @@
+/** Template versions: list, create (snapshot the current template), retag/describe, delete. No credits. */
+import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TemplateVersion, TemplateVersionService } from '../../templates/template-versions.js';
+import { Nullable, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
+
+const TAG = Type.String({
+  minLength: 2,
+  maxLength: 50,
+  pattern: '^[a-z0-9][a-z0-9_-]{0,48}[a-z0-9]$',
+  description: 'Lowercase letters, digits, "_" and "-", 2–50 characters, starting and ending with a letter or digit; unique per template',
+});
+const DESCRIPTION = Type.String({ maxLength: 500, description: 'Free text, at most 500 characters' });
+
+const VersionView = Type.Object({
+  version_number: Type.Integer({ description: '1, 2, 3… per template; never reused after a delete' }),
+  tag: Type.String(),
+  description: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+}, { $id: 'TemplateVersion' });
+
+const CreateVersionBody = Type.Object({ tag: TAG, description: Type.Optional(Nullable(DESCRIPTION)) });
+const UpdateVersionBody = Type.Object({ tag: Type.Optional(TAG), description: Type.Optional(Nullable(DESCRIPTION)) });
+
+const Params = Type.Object({ template_id: TEMPLATE_ID });
+const VersionParams = Type.Object({ template_id: TEMPLATE_ID, version_number: Type.Integer({ minimum: 1, description: 'Version number' }) });
+
+function view(v: TemplateVersion): Static<typeof VersionView> {
+  return { version_number: v.versionNumber, tag: v.tag, description: v.description, created_at: isoTime(v.createdAt) };
+}
+
+/** Registers the four version routes under /v1/templates/{template_id}/versions. */
+export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVersionService): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  app.addSchema(VersionView);
+  const versionRef = Type.Unsafe<Static<typeof VersionView>>({ $ref: 'TemplateVersion#' });
+
+  r.get('/v1/templates/:template_id/versions', {
+    config: { auth: 'read' },
+    schema: {
+      tags: ['templates'],
+      summary: 'List template versions',
+      description: 'The saved versions, ascending by version number; the draft (the template itself) is not listed. No credits.',
+      params: Params,
+      response: { 200: Type.Object({ versions: Type.Array(versionRef) }), ...errorResponses(401, 403, 404, 422, 429) },
+    },
+    handler: async (request) => ({ versions: (await versions.list(request.caller.accountId, request.params.template_id)).map(view) }),
+  });
+
+  r.post('/v1/templates/:template_id/versions', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Save the current template as a version',
+      description: 'An immutable snapshot of html, css, page setup (header, footer), fields and sample data. A tag another version has → 409 VERSION_TAG_EXISTS. No credits.',
+      params: Params,
+      body: CreateVersionBody,
+      response: { 201: versionRef, ...errorResponses(401, 403, 404, 409, 422, 429) },
+    },
+    handler: async (request, reply) => {
+      const created = await versions.create(request.caller.accountId, request.params.template_id, request.body as Static<typeof CreateVersionBody>);
+      return reply.code(201).send(view(created));
+    },
+  });
+
+  r.patch('/v1/templates/:template_id/versions/:version_number', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: "Change a version's tag or description",
+      description: 'The content never changes. To move a tag, first give the version holding it another tag (or delete it). description: null clears it.',
+      params: VersionParams,
+      body: UpdateVersionBody,
+      response: { 200: versionRef, ...errorResponses(401, 403, 404, 409, 422, 429) },
+    },
+    handler: async (request) => {
+      const { template_id, version_number } = request.params;
+      return view(await versions.update(request.caller.accountId, template_id, version_number, request.body as Static<typeof UpdateVersionBody>));
+    },
+  });
+
+  r.delete('/v1/templates/:template_id/versions/:version_number', {
+    config: { auth: 'api_key' },
+    schema: {
+      tags: ['templates'],
+      summary: 'Delete a version',
+      description: 'Its number is never given out again. A queued job for it fails with VERSION_NOT_FOUND and is refunded.',
+      params: VersionParams,
+      response: { 200: SuccessBody, ...errorResponses(401, 403, 404, 422, 429) },
+    },
+    handler: async (request) => {
+      await versions.remove(request.caller.accountId, request.params.template_id, request.params.version_number);
+      return { success: true };
+    },
+  });
+}
