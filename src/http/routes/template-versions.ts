@@ -37,7 +37,7 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
   const versionRef = Type.Unsafe<Static<typeof VersionView>>({ $ref: 'TemplateVersion#' });
 
   r.get('/v1/templates/:template_id/versions', {
-    config: { auth: 'read' },
+    config: { auth: 'api_key' },
     schema: {
       tags: ['templates'],
       summary: 'List template versions',
