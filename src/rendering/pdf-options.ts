@@ -20,17 +20,6 @@ const UNITS_PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25
 /** Room left for a header or footer when the template gives no margin on that side. */
 const HEADER_FOOTER_DEFAULT_MARGIN = '15mm';
 
-/**
- * The preview stamp. It lives in Chromium's header template, a separate document printed over
- * every page, so the template's own CSS cannot hide or cover it.
- */
-const PREVIEW_WATERMARK =
-  '<div style="position:fixed !important;left:0 !important;top:0 !important;width:100% !important;height:100vh !important;' +
-  'display:flex !important;align-items:center !important;justify-content:center !important;z-index:2147483647 !important;' +
-  'visibility:visible !important;opacity:1 !important;margin:0 !important;pointer-events:none">' +
-  '<div style="transform:rotate(-45deg) !important;font:bold 96px \'Liberation Sans\',\'DejaVu Sans\',sans-serif !important;' +
-  'letter-spacing:8px !important;color:rgba(200,30,30,0.22) !important;white-space:nowrap !important">PREVIEW</div></div>';
-
 // Chromium prints its own date/title/URL header when a template is empty; an empty span prints nothing.
 const EMPTY_TEMPLATE = '<span></span>';
 
@@ -38,11 +27,10 @@ export interface PrintInputs {
   page: PageSetup | null | undefined;
   headerHtml: string | undefined;
   footerHtml: string | undefined;
-  preview: boolean;
 }
 
 /** printToPDF parameters: paper, margins, header/footer, tagged PDF with outline. */
-export function buildPrintParams({ page, headerHtml, footerHtml, preview }: PrintInputs): PrintParams {
+export function buildPrintParams({ page, headerHtml, footerHtml }: PrintInputs): PrintParams {
   const format = FORMATS[page?.format ?? 'A4'];
   if (!format) throw new AppError('INVALID_REQUEST', `page.format must be one of ${Object.keys(FORMATS).join(', ')}`);
   const hasHeader = headerHtml !== undefined && headerHtml.trim() !== '';
@@ -61,9 +49,9 @@ export function buildPrintParams({ page, headerHtml, footerHtml, preview }: Prin
     marginBottom: toInches('bottom', margin.bottom ?? (hasFooter ? HEADER_FOOTER_DEFAULT_MARGIN : undefined)),
     marginLeft: toInches('left', margin.left),
   };
-  if (hasHeader || hasFooter || preview) {
+  if (hasHeader || hasFooter) {
     params.displayHeaderFooter = true;
-    params.headerTemplate = `${hasHeader ? headerHtml : ''}${preview ? PREVIEW_WATERMARK : ''}` || EMPTY_TEMPLATE;
+    params.headerTemplate = hasHeader ? headerHtml : EMPTY_TEMPLATE;
     params.footerTemplate = hasFooter ? footerHtml : EMPTY_TEMPLATE;
   }
   return params;

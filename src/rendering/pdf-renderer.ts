@@ -24,6 +24,7 @@ import type { AssetResolver } from './chromium/closed-room.js';
 import type { PrintPage } from './chromium/print-page.js';
 import { injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
+import { stampPreview } from './preview-stamp.js';
 import { RenderQueue } from './render-queue.js';
 import type { CompiledParts } from './sandbox/evaluator-page.js';
 import { compileTemplate } from './template-compiler.js';
@@ -52,7 +53,7 @@ export interface RenderRequest {
   data: unknown;
   /** aborts the render */
   signal?: AbortSignal;
-  /** stamp a diagonal "PREVIEW" watermark */
+  /** stamp "PREVIEW" on every page of the printed PDF (preview-stamp.ts) */
   preview?: boolean;
 }
 
@@ -125,10 +126,12 @@ class ChromiumPdfRenderer implements PdfRenderer {
 
   async render(req: RenderRequest): Promise<RenderResult> {
     const startedAt = performance.now();
-    const pdf = await this.#run(req, async (html, parts, generation, printer, signal) => {
-      const params = buildPrintParams({ page: req.template.page, headerHtml: parts.header, footerHtml: parts.footer, preview: req.preview === true });
+    const printed = await this.#run(req, async (html, parts, generation, printer, signal) => {
+      const params = buildPrintParams({ page: req.template.page, headerHtml: parts.header, footerHtml: parts.footer });
       return needsScripts(html) ? generation.printScripted(html, params, signal) : printer.print(html, params, signal);
     });
+    // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
+    const pdf = req.preview ? await stampPreview(printed) : printed;
     return { pdf, renderMs: performance.now() - startedAt };
   }
 
@@ -174,7 +177,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     if (this.#closing) throw new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down');
     // Cheap checks first, so a bad template never waits in the queue.
     const parts = compileParts(req.template);
-    buildPrintParams({ page: req.template.page, headerHtml: undefined, footerHtml: undefined, preview: false });
+    buildPrintParams({ page: req.template.page, headerHtml: undefined, footerHtml: undefined });
     const dataJson = toJson(req.data);
     const release = await this.#queue.acquire(this.options.timeoutMs, req.signal);
     const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${this.options.timeoutMs} ms`);

@@ -60,3 +60,23 @@ export function pdfPageText(pdf: Buffer, page: number): string {
 export function pdfXmp(pdf: Buffer): string {
   return withFile(pdf, (path) => execFileSync('pdfinfo', ['-meta', path], { encoding: 'utf8' }));
 }
+
+/** One page (1-based) rendered by poppler's pdftoppm at `dpi`, as 8-bit RGB pixels (pdftoppm's default PPM on stdout). */
+export function pdfPagePixels(pdf: Buffer, page: number, dpi = 40): { width: number; height: number; rgb: Buffer } {
+  const ppm = withFile(pdf, (path) => execFileSync('pdftoppm', ['-r', String(dpi), '-f', String(page), '-l', String(page), path], { maxBuffer: 256 << 20 }));
+  const header = /^P6\s+(\d+)\s+(\d+)\s+255\s/.exec(ppm.subarray(0, 64).toString('latin1'));
+  if (!header) throw new Error(`pdftoppm did not write an 8-bit PPM for page ${page}`);
+  const [width, height] = [Number(header[1]), Number(header[2])];
+  return { width, height, rgb: ppm.subarray(header[0].length, header[0].length + width * height * 3) };
+}
+
+/** Share (0..1) of a page's pixels that are clearly red, as pdftoppm renders it at `dpi`. */
+export function redPixelShare(pdf: Buffer, page: number, dpi = 40): number {
+  const { rgb } = pdfPagePixels(pdf, page, dpi);
+  let red = 0;
+  for (let i = 0; i + 2 < rgb.length; i += 3) {
+    const [r, g, b] = [rgb[i]!, rgb[i + 1]!, rgb[i + 2]!];
+    if (r >= 150 && r - g >= 30 && r - b >= 30) red += 1;
+  }
+  return rgb.length === 0 ? 0 : red / (rgb.length / 3);
+}
