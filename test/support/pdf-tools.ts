@@ -60,3 +60,15 @@ export function pdfPageText(pdf: Buffer, page: number): string {
 export function pdfXmp(pdf: Buffer): string {
   return withFile(pdf, (path) => execFileSync('pdfinfo', ['-meta', path], { encoding: 'utf8' }));
 }
+
+/** Where each word sits on page `page` (1-based), in points from the top left, via `pdftotext -bbox`. */
+export function pdfWordBoxes(pdf: Buffer, page = 1): { word: string; xMin: number; yMin: number; xMax: number; yMax: number }[] {
+  const html = withFile(pdf, (path) => execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), path, '-'], { encoding: 'utf8' }));
+  return [...html.matchAll(/<word xMin="(-?[\d.]+)" yMin="(-?[\d.]+)" xMax="(-?[\d.]+)" yMax="(-?[\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+    word: m[5]!,
+    xMin: Number(m[1]),
+    yMin: Number(m[2]),
+    xMax: Number(m[3]),
+    yMax: Number(m[4]),
+  }));
+}
