@@ -3,12 +3,15 @@
  * SIGTERM/SIGINT: stop accepting and claiming → let in-flight jobs finish within
  * `PRESSROOM_SHUTDOWN_GRACE_MS`, hand the rest back to the queue → release resources in reverse.
  * Workers run here for roles `all` (default) and `worker`; `--role api` runs none. A worker listens on
- * PORT too, for /healthz, /readyz and /metrics only. Every role warms the browser up at start, so
- * /readyz turns ready once Chromium is up, not at the first render.
+ * PORT too, for /healthz, /readyz and /metrics only. Every role renders (api: sync generations,
+ * worker: jobs), so every role starts the browser before it takes work: /readyz turns ready once
+ * Chromium is up, and a browser that cannot start stops the process (exit 1, the reason on stderr and
+ * in the log) instead of leaving it "starting" forever with every generation failing.
  */
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from './config.js';
 import { buildApp, buildOpsApp } from './http/app.js';
+import { ChromiumStartError } from './rendering/chromium/chromium-start-error.js';
 import { createServices, type Role } from './services.js';
 import { createLogger } from './shared/log.js';
 import { VERSION } from './version.js';
@@ -38,9 +41,6 @@ export async function runServer(config: Config, role: Role): Promise<void> {
   await app.listen({ port: config.http.port, host: config.http.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  services.renderer.warmUp().catch((error) => logger.error({ err: error }, 'could not start the browser; /readyz stays not ready until a render starts it'));
-  if (role !== 'api') services.startWorkers();
-  logger.info({ role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
 
   let stopping: Promise<void> | undefined;
   const stop = (signal: string) => {
@@ -62,6 +62,38 @@ export async function runServer(config: Config, role: Role): Promise<void> {
     })();
     return stopping;
   };
+  // Registered before the browser starts, so a SIGTERM during the warm-up also ends Chromium.
   process.once('SIGTERM', () => void stop('SIGTERM').then(() => process.exit(0)));
   process.once('SIGINT', () => void stop('SIGINT').then(() => process.exit(0)));
+
+  try {
+    await services.renderer.warmUp();
+  } catch (error) {
+    if (stopping) return; // the warm-up was cut short by a signal; stop() exits
+    const message = browserStartFailure(config.rendering.chromiumPath, error);
+    logger.fatal({ err: error }, message);
+    process.stderr.write(`pressroom: ${message}\n`);
+    await stop('browser did not start');
+    process.exit(1);
+  }
+  if (stopping) return;
+  if (role !== 'api') services.startWorkers();
+  logger.info({ role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
+}
+
+/** What an operator reads when the browser did not start: the variable, its value, what is wrong, the fix. */
+function browserStartFailure(chromiumPath: string, error: unknown): string {
+  const causes: unknown[] = [];
+  for (let e: unknown = error; e !== undefined && e !== null && causes.length < 10; e = (e as { cause?: unknown }).cause) causes.push(e);
+  const start = causes.find((e): e is ChromiumStartError => e instanceof ChromiumStartError);
+  const setting = `PRESSROOM_CHROMIUM_PATH=${chromiumPath}`;
+  const install = "install Debian's chromium (apt-get install chromium) or set PRESSROOM_CHROMIUM_PATH to the browser's path";
+  if (!start) {
+    const innermost = causes.at(-1);
+    return `the browser did not start (${setting}): ${innermost instanceof Error ? innermost.message : String(innermost)}; check that it is Chromium and runs here, or ${install}`;
+  }
+  if (start.problem === 'launch_failed') {
+    return `${setting}: ${start.message}; ${install}, and check that \`${chromiumPath} --headless --version\` runs as this user`;
+  }
+  return `${setting}: ${start.message}; ${install}`;
 }

@@ -2,6 +2,7 @@
  * Schemas shared by several routes. One source gives validation, TypeScript types and the OpenAPI document.
  */
 import { Type, type TSchema, type Static } from 'typebox';
+import { PAGE_LENGTH_PATTERN, PAGE_LENGTH_UNITS_TEXT } from '../rendering/page-length.js';
 
 /** `T | null` as JSON Schema `type: [T, "null"]`, so errors speak of the real type, not of anyOf branches. */
 export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
@@ -73,17 +74,19 @@ export const FieldSchema = Type.Object({
   spec: Type.Optional(Nullable(Type.Array(FieldSpecSchema, { maxItems: 200 }))),
 });
 
-const CSS_LENGTH = '^(0|\\d+(\\.\\d+)?(px|in|cm|mm|pt|pc))$';
+/** A page margin: the renderer's own rule (rendering/page-length.ts), so what saves also prints. */
+const PageLength = () =>
+  Type.String({ pattern: PAGE_LENGTH_PATTERN, maxLength: 20, description: `0 or a number with ${PAGE_LENGTH_UNITS_TEXT}, e.g. 20mm` });
 
 export const PageSetupSchema = Type.Object({
   format: Type.Optional(StringEnum(['A4', 'Letter', 'Legal', 'A3', 'A5'] as const)),
   orientation: Type.Optional(StringEnum(['portrait', 'landscape'] as const)),
   margin: Type.Optional(
     Type.Object({
-      top: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
-      right: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
-      bottom: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
-      left: Type.Optional(Type.String({ pattern: CSS_LENGTH, maxLength: 20 })),
+      top: Type.Optional(PageLength()),
+      right: Type.Optional(PageLength()),
+      bottom: Type.Optional(PageLength()),
+      left: Type.Optional(PageLength()),
     }),
   ),
   header_html: Type.Optional(Type.String({ maxLength: 100_000 })),

@@ -4,6 +4,7 @@
  */
 import { AppError } from '../shared/errors.js';
 import type { PrintParams } from './chromium/print-page.js';
+import { PAGE_LENGTH_UNITS_TEXT, pageLengthInches } from './page-length.js';
 import type { PageSetup } from './pdf-renderer.js';
 
 /** Paper sizes in inches (the values puppeteer uses). */
@@ -14,8 +15,6 @@ const FORMATS: Record<NonNullable<PageSetup['format']>, { width: number; height:
   Legal: { width: 8.5, height: 14 },
   Letter: { width: 8.5, height: 11 },
 };
-
-const UNITS_PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25.4, pt: 72 };
 
 /** Room left for a header or footer when the template gives no margin on that side. */
 const HEADER_FOOTER_DEFAULT_MARGIN = '15mm';
@@ -57,12 +56,12 @@ export function buildPrintParams({ page, headerHtml, footerHtml }: PrintInputs):
   return params;
 }
 
+/** A margin in inches: absent is 0; anything else must be a page length (page-length.ts), as at save. */
 function toInches(side: string, value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return 0;
-  const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm|pt)?\s*$/i.exec(value);
-  if (!match) {
-    throw new AppError('INVALID_REQUEST', `page.margin.${side} must be a length such as "12mm", "1cm", "0.5in", "10pt" or "20px"; got "${value.slice(0, 40)}"`);
+  if (value === undefined) return 0;
+  const inches = pageLengthInches(value);
+  if (inches === undefined) {
+    throw new AppError('INVALID_REQUEST', `page.margin.${side} must be 0 or a number with ${PAGE_LENGTH_UNITS_TEXT} (e.g. "12mm"); got "${value.slice(0, 40)}"`);
   }
-  const unit = (match[2] ?? 'px').toLowerCase();
-  return Number(match[1]) / UNITS_PER_INCH[unit]!;
+  return inches;
 }

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type Logger } from 'pino';
+import { redactUrlSecrets } from './redact-url.js';
 
 export type { Logger };
 
@@ -28,7 +29,13 @@ function requestIdMixin(_merge: object, _level: number, logger: Logger): object 
   return bindings.includes('"req_id":') ? {} : { req_id: requestId };
 }
 
-/** Structured JSON logs for operators. Secrets never reach a log line: known secret paths are redacted. */
+/**
+ * Structured JSON logs for operators. Secrets never reach a log line: known secret paths are redacted,
+ * and so are credentials inside URLs anywhere in the line (shared/redact-url.ts) — the `signature` of a
+ * download link in Fastify's `req.url`, a presigned S3 URL or a webhook URL's `token` in an error
+ * message — since anyone who can read the logs could otherwise fetch the documents. The line is
+ * redacted as written (`hooks.streamWrite`), so no field and no child logger can slip past it.
+ */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -36,6 +43,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       base: { service: 'pressroom' },
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: requestIdMixin,
+      hooks: { streamWrite: redactUrlSecrets },
       redact: {
         paths: [
           'req.headers["x-api-key"]',

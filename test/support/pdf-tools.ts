@@ -80,3 +80,15 @@ export function redPixelShare(pdf: Buffer, page: number, dpi = 40): number {
   }
   return rgb.length === 0 ? 0 : red / (rgb.length / 3);
 }
+
+/** Where each word sits on page `page` (1-based), in points from the top left, via `pdftotext -bbox`. */
+export function pdfWordBoxes(pdf: Buffer, page = 1): { word: string; xMin: number; yMin: number; xMax: number; yMax: number }[] {
+  const html = withFile(pdf, (path) => execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), path, '-'], { encoding: 'utf8' }));
+  return [...html.matchAll(/<word xMin="(-?[\d.]+)" yMin="(-?[\d.]+)" xMax="(-?[\d.]+)" yMax="(-?[\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+    word: m[5]!,
+    xMin: Number(m[1]),
+    yMin: Number(m[2]),
+    xMax: Number(m[3]),
+    yMax: Number(m[4]),
+  }));
+}

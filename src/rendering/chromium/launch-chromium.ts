@@ -6,6 +6,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
+import { assertExecutable, launchFailed } from './chromium-start-error.js';
 
 /** A launched browser plus what is needed to take it down completely. */
 export interface LaunchedChromium {
@@ -73,8 +74,12 @@ const PROFILE_PREFIX = 'pressroom-chromium-';
 const STALE_PROFILE_AGE_MS = 10 * 60_000;
 let sweep: Promise<void> | undefined;
 
-/** Launches Chromium (new headless mode, pipe transport so no DevTools port is opened). */
+/**
+ * Launches Chromium (new headless mode, pipe transport so no DevTools port is opened). Fails with a
+ * `ChromiumStartError` saying whether the path is missing, not executable, or not a Chromium that starts.
+ */
 export async function launchChromium(options: LaunchOptions): Promise<LaunchedChromium> {
+  await assertExecutable(options.executablePath);
   sweep ??= sweepStaleProfiles().catch(() => {});
   const profileDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
   let browser: Browser;
@@ -99,7 +104,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
     });
   } catch (error) {
     await rm(profileDir, { recursive: true, force: true }).catch(() => {});
-    throw error;
+    throw launchFailed(options.executablePath, error);
   }
   const pid = browser.process()?.pid;
   let root: CDPSession;
@@ -110,7 +115,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
     root = await browser.target().createCDPSession();
   } catch (error) {
     await killAndRemove(browser, pid, profileDir);
-    throw error;
+    throw launchFailed(options.executablePath, error);
   }
   let shutdownPromise: Promise<void> | undefined;
   return {

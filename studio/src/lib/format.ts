@@ -54,8 +54,8 @@ export function formatBalanceChange(credits: number): string {
   return credits > 0 ? `−${credits}` : `+${-credits}`;
 }
 
-/** Mirrors the server's CSS length rule for page margins (`0`, or a number with px/in/cm/mm/pt/pc). */
-export const CSS_LENGTH = /^(0|\d+(\.\d+)?(px|in|cm|mm|pt|pc))$/;
+/** The server's own page margin rule (`0`, or a number with a unit the renderer knows), not a copy. */
+export { isPageLength, PAGE_LENGTH_UNITS_TEXT } from '../../../src/rendering/page-length.js';
 
 /** Mirrors the server's filename rule (letters, digits, underscore, hyphen, dot; at most 100). */
 export const FILENAME = /^[A-Za-z0-9_.-]{1,100}$/;

@@ -1,6 +1,6 @@
 /** Page setup: format, orientation and the four margins (CSS lengths, checked as the server does). */
 import { MARGIN_SIDES, PAGE_FORMATS, type MarginSide, type Orientation, type PageFormat } from '../../lib/api-types.js';
-import { CSS_LENGTH } from '../../lib/format.js';
+import { isPageLength, PAGE_LENGTH_UNITS_TEXT } from '../../lib/format.js';
 import type { Problem } from '../../lib/problems.js';
 import type { Draft } from './use-template-draft.js';
 
@@ -34,12 +34,12 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
       <fieldset class="margins">
         <legend class="field-label">Margins</legend>
         <p class="help" id="margin-help">
-          CSS lengths: <code>0</code> or a number with px, in, cm, mm, pt or pc (e.g. <code>20mm</code>). Empty uses the default.
+          CSS lengths: <code>0</code> or a number with {PAGE_LENGTH_UNITS_TEXT} (e.g. <code>20mm</code>). Empty uses the default.
         </p>
         <div class="margin-grid">
           {MARGIN_SIDES.map((side) => {
             const value = draft.margin[side];
-            const invalid = value.trim() !== '' && !CSS_LENGTH.test(value.trim());
+            const invalid = value.trim() !== '' && !isPageLength(value.trim());
             return (
               <label key={side} class="field">
                 <span class="field-label">{SIDE_LABELS[side]}</span>

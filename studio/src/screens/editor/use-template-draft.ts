@@ -8,7 +8,7 @@ import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.js';
 import { api } from '../../api/session.js';
 import type { Field, MarginSide, Orientation, PageFormat, PageSetup, Template } from '../../lib/api-types.js';
-import { CSS_LENGTH } from '../../lib/format.js';
+import { isPageLength } from '../../lib/format.js';
 import { formatDataJson, parseDataJson, type DataObject } from '../../lib/form-data.js';
 import { CODE_PANES, problemsFromBody, withSources, type Problem } from '../../lib/problems.js';
 
@@ -54,7 +54,7 @@ export function pageOf(d: Draft): PageSetup {
 
 /** Margins that do not match the server's CSS length rule. */
 export function invalidMargins(d: Draft): MarginSide[] {
-  return (Object.keys(d.margin) as MarginSide[]).filter((side) => d.margin[side].trim() !== '' && !CSS_LENGTH.test(d.margin[side].trim()));
+  return (Object.keys(d.margin) as MarginSide[]).filter((side) => d.margin[side].trim() !== '' && !isPageLength(d.margin[side].trim()));
 }
 
 export function useTemplateDraft(template: Template | undefined) {

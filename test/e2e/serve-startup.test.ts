@@ -1,0 +1,76 @@
+/**
+ * `pressroom serve` checks its browser before it takes work: with PRESSROOM_CHROMIUM_PATH naming a
+ * missing file, a file that cannot be run, or a program that is not Chromium, the real CLI exits
+ * non-zero and says which variable is wrong and how to fix it (it used to start anyway, stay
+ * "starting" on /readyz forever and answer 500 to every generation). Every role renders, so every
+ * role is checked; one case per role keeps it cheap.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { superviseChild, type ServedChild } from '../support/child-process.js';
+import { SECRET_KEY } from '../support/test-app.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Start-up includes compiling the TypeScript sources through tsx on a busy machine. */
+const EXIT_DEADLINE_MS = 90_000;
+
+const dataDirs: string[] = [];
+afterAll(() => {
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function serve(role: 'all' | 'api' | 'worker', env: Record<string, string>): ServedChild {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-startup-'));
+  dataDirs.push(dataDir);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--role', role], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir, PRESSROOM_SECRET_KEY: SECRET_KEY, PRESSROOM_LOG_LEVEL: 'info', PORT: '0', PRESSROOM_HOST: '127.0.0.1', ...env },
+  });
+  return superviseChild(child, `serve --role ${role}`);
+}
+
+/** Waits for the exit (or gives up after the deadline and ends the child), then reads what it said. */
+async function exitOf(child: ServedChild): Promise<{ code: number | string | null; stderr: string; fatal: Record<string, any> | undefined; started: boolean }> {
+  const deadline = new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), EXIT_DEADLINE_MS).unref());
+  const outcome = await Promise.race([child.exited, deadline]);
+  if (outcome === 'running') await child.stop();
+  return { code: outcome, stderr: child.stderrTail(), fatal: child.logs.find((l) => l.level === 60), started: child.logs.some((l) => l.msg === 'pressroom started') };
+}
+
+describe('serve stops when PRESSROOM_CHROMIUM_PATH is not a Chromium that starts', () => {
+  const cases = [
+    { role: 'all', path: '/nonexistent/chromium', problem: 'no such file' },
+    { role: 'api', path: '/etc/passwd', problem: 'not executable' },
+    { role: 'worker', path: '/bin/true', problem: 'did not start as Chromium' },
+  ] as const;
+
+  it.each(cases)('--role $role with $path: exits 1 saying "$problem", the variable and the fix', async ({ role, path, problem }) => {
+    const { code, stderr, fatal, started } = await exitOf(serve(role, { PRESSROOM_CHROMIUM_PATH: path }));
+    expect(code, `still running after ${EXIT_DEADLINE_MS} ms; stderr: ${stderr}`).toBe(1);
+    const expected = `PRESSROOM_CHROMIUM_PATH=${path}: ${problem}`;
+    expect(stderr).toContain(`pressroom: ${expected}`);
+    expect(stderr).toContain("install Debian's chromium (apt-get install chromium) or set PRESSROOM_CHROMIUM_PATH to the browser's path");
+    expect(fatal?.msg).toContain(expected);
+    expect(started).toBe(false);
+    expect(stderr, 'a clean message, not a crash').not.toMatch(/\n\s+at /);
+  }, EXIT_DEADLINE_MS + 60_000);
+
+  it('starts and turns ready with a real Chromium, then stops on SIGTERM', async () => {
+    const child = serve('worker', {});
+    try {
+      const started = await child.waitForLog((l) => l.msg === 'pressroom started', EXIT_DEADLINE_MS);
+      const ready = await fetch(`http://127.0.0.1:${started.port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(((await ready.json()) as { checks: Record<string, string> }).checks.renderer).toBe('ok');
+    } finally {
+      await child.stop();
+    }
+    expect(await child.exited).toBe(0);
+  }, EXIT_DEADLINE_MS + 60_000);
+});
