@@ -10,7 +10,13 @@ import { newAccountId } from '../shared/ids.js';
 import { safeEqual, sha256Hex } from '../shared/crypto.js';
 import type { CreditLedger } from '../credits/ledger.js';
 import * as store from './accounts-store.js';
-import { apiKeyPrefix, generateApiKey, isApiKeyShaped, type AccessTokenSigner } from './credentials.js';
+import { ACCESS_TOKEN_TTL_SECONDS, apiKeyPrefix, generateApiKey, isApiKeyShaped, type AccessTokenSigner } from './credentials.js';
+
+/**
+ * Bounds of per-account rate-limit overrides: far above any plan, and within the 32-bit integer
+ * columns that hold them on PostgreSQL.
+ */
+export const RATE_LIMIT_MAXIMUMS = { perMinute: 1_000_000, perDay: 1_000_000_000 } as const;
 
 /** Who is calling, as resolved from a credential. */
 export interface Caller {
@@ -62,6 +68,7 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
 
   return {
     async create(input) {
+      checkRateLimits(input.rateLimit);
       const accountId = newAccountId();
       const plan = input.plan ?? 'free';
       const credits = input.credits ?? 0;
@@ -102,6 +109,10 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
     },
 
     async issueAccessToken(accountId, ttlSeconds) {
+      const { min, max } = ACCESS_TOKEN_TTL_SECONDS;
+      if (!Number.isInteger(ttlSeconds) || ttlSeconds < min || ttlSeconds > max) {
+        throw new AppError('INVALID_REQUEST', `ttl_seconds must be a whole number from ${min} to ${max}.`);
+      }
       await requireAccount(accountId);
       return tokens.issue(accountId, ttlSeconds);
     },
@@ -133,4 +144,14 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
       };
     },
   };
+}
+
+/** The HTTP schema checks these first; this guards the other door (the CLI) with the same bounds. */
+function checkRateLimits(rateLimit: CreateAccountInput['rateLimit']): void {
+  for (const [field, max] of [['perMinute', RATE_LIMIT_MAXIMUMS.perMinute], ['perDay', RATE_LIMIT_MAXIMUMS.perDay]] as const) {
+    const value = rateLimit?.[field];
+    if (value !== null && value !== undefined && (!Number.isInteger(value) || value < 1 || value > max)) {
+      throw new AppError('INVALID_REQUEST', `The ${field === 'perMinute' ? 'per-minute' : 'per-day'} rate limit must be a whole number from 1 to ${max}.`);
+    }
+  }
 }

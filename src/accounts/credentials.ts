@@ -13,6 +13,8 @@ const API_KEY_PATTERN = /^pr_[A-Za-z0-9]{48}$/;
 const TOKEN_ISSUER = 'pressroom';
 const TOKEN_AUDIENCE = 'pressroom-api';
 const TOKEN_ALGORITHM = 'HS256';
+/** How long an access token may live: a minute to a year. */
+export const ACCESS_TOKEN_TTL_SECONDS = { min: 60, max: 31_536_000 } as const;
 
 export function generateApiKey(): string {
   return `pr_${randomId(48)}`;
