@@ -74,13 +74,17 @@ keys
   .requiredOption('--prefix <prefix>', 'key prefix')
   .action(async (o) => runAdminCommand(config(), { kind: 'keys.revoke', prefix: o.prefix }));
 
-program
-  .command('tokens')
-  .description('manage access tokens')
+const tokens = program.command('tokens').description('manage access tokens');
+tokens
   .command('create')
   .description('issue a JWT access token for the read-only endpoints; prints {access_token, expires_in}')
   .requiredOption('--account <id>', 'account id')
   .option('--ttl <seconds>', 'lifetime in seconds', wholeNumber(ACCESS_TOKEN_TTL_SECONDS.min, ACCESS_TOKEN_TTL_SECONDS.max), 3600)
   .action(async (o) => runAdminCommand(config(), { kind: 'tokens.create', accountId: o.account, ttlSeconds: o.ttl }));
+tokens
+  .command('revoke')
+  .description("revoke every access token the account was issued up to now; prints {revoked_before}")
+  .requiredOption('--account <id>', 'account id')
+  .action(async (o) => runAdminCommand(config(), { kind: 'tokens.revoke', accountId: o.account }));
 
 await program.parseAsync(process.argv);

@@ -42,9 +42,14 @@ export interface AccountService {
   /** Revokes a key; with `accountId`, only one of that account's keys. */
   revokeApiKey(prefix: string, accountId?: string): Promise<void>;
   issueAccessToken(accountId: string, ttlSeconds: number): Promise<string>;
+  /**
+   * Revokes every access token of the account issued up to now (they answer 401 from the next
+   * request on); tokens issued afterwards work. Returns the cut-off (epoch ms).
+   */
+  revokeAccessTokens(accountId: string): Promise<{ revokedBefore: number }>;
   /** Resolves an API key; null when unknown, revoked or malformed. */
   authenticateApiKey(apiKey: string): Promise<Caller | null>;
-  /** Resolves a JWT access token; null when invalid or expired, or its account no longer exists. */
+  /** Resolves a JWT access token; null when invalid, expired or revoked, or its account no longer exists. */
   authenticateAccessToken(token: string): Promise<Caller | null>;
 }
 
@@ -81,6 +86,7 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
           rate_limit_per_minute: input.rateLimit?.perMinute ?? null,
           rate_limit_per_day: input.rateLimit?.perDay ?? null,
           created_at: Date.now(),
+          tokens_valid_after: null,
         });
         const balance = credits > 0 ? await ledger.grant(accountId, credits, 'BONUS', trx) : 0;
         const apiKey = await insertNewKey(accountId, trx);
@@ -113,8 +119,16 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
       if (!Number.isInteger(ttlSeconds) || ttlSeconds < min || ttlSeconds > max) {
         throw new AppError('INVALID_REQUEST', `ttl_seconds must be a whole number from ${min} to ${max}.`);
       }
-      await requireAccount(accountId);
-      return tokens.issue(accountId, ttlSeconds);
+      const account = await requireAccount(accountId);
+      // Issued after the last revocation by the database's order of events, whatever this clock says.
+      const notBeforeMs = account.tokens_valid_after === null ? undefined : account.tokens_valid_after + 1;
+      return tokens.issue(accountId, ttlSeconds, notBeforeMs);
+    },
+
+    async revokeAccessTokens(accountId) {
+      const cutOff = await store.raiseTokensValidAfter(db, accountId, Date.now());
+      if (cutOff === undefined) throw new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+      return { revokedBefore: cutOff };
     },
 
     async authenticateApiKey(apiKey) {
@@ -131,10 +145,13 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
     },
 
     async authenticateAccessToken(token) {
-      const accountId = await tokens.verify(token);
-      if (!accountId) return null;
+      const verified = await tokens.verify(token);
+      if (!verified) return null;
+      const { accountId, issuedAtMs } = verified;
+      // Read on every request, never cached: a revocation takes effect at once on every process.
       const account = await store.findAccount(db, accountId);
       if (!account) return null;
+      if (account.tokens_valid_after !== null && issuedAtMs <= account.tokens_valid_after) return null;
       return {
         accountId,
         plan: account.plan,

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { RATE_LIMIT_MAXIMUMS, type AccountService } from '../../accounts/accounts.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../../accounts/credentials.js';
 import { MAX_BALANCE, MAX_GRANT_CREDITS, type CreditLedger } from '../../credits/ledger.js';
-import { Nullable, StringEnum, SuccessBody, errorResponses } from '../schemas.js';
+import { Nullable, StringEnum, SuccessBody, errorResponses, isoTime } from '../schemas.js';
 
 const AccountIdParams = Type.Object({ account_id: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -101,6 +101,23 @@ export function adminRoutes(app: FastifyInstance, deps: { accounts: AccountServi
       const ttl = request.body?.ttl_seconds ?? 3600;
       const token = await deps.accounts.issueAccessToken(request.params.account_id, ttl);
       return reply.code(201).send({ access_token: token, expires_in: ttl });
+    },
+  });
+  r.post('/v1/admin/accounts/:account_id/tokens/revoke', {
+    config: { auth: 'admin' },
+    schema: {
+      tags,
+      summary: "Revoke the account's access tokens",
+      description: 'Every access token issued to the account up to now answers 401 from the next request on; tokens issued afterwards work. API keys are not affected.',
+      params: AccountIdParams,
+      response: {
+        200: Type.Object({ revoked_before: Type.String({ format: 'date-time', description: 'Tokens issued at or before this moment are refused' }) }),
+        ...errorResponses(401, 404, 422),
+      },
+    },
+    handler: async (request) => {
+      const { revokedBefore } = await deps.accounts.revokeAccessTokens(request.params.account_id);
+      return { revoked_before: isoTime(revokedBefore) };
     },
   });
 }
