@@ -10,7 +10,8 @@ export type AdminCommand =
   | { kind: 'credits.add'; accountId: string; credits: number; type: 'PURCHASE' | 'BONUS' }
   | { kind: 'keys.create'; accountId: string }
   | { kind: 'keys.revoke'; prefix: string }
-  | { kind: 'tokens.create'; accountId: string; ttlSeconds: number };
+  | { kind: 'tokens.create'; accountId: string; ttlSeconds: number }
+  | { kind: 'tokens.revoke'; accountId: string };
 
 export async function runAdminCommand(config: Config, command: AdminCommand): Promise<void> {
   // Logs go to stderr so stdout stays pure JSON for scripts.
@@ -50,5 +51,9 @@ async function execute(services: Awaited<ReturnType<typeof createServices>>, com
       return { success: true };
     case 'tokens.create':
       return { access_token: await services.accounts.issueAccessToken(command.accountId, command.ttlSeconds), expires_in: command.ttlSeconds };
+    case 'tokens.revoke': {
+      const { revokedBefore } = await services.accounts.revokeAccessTokens(command.accountId);
+      return { revoked_before: new Date(revokedBefore).toISOString() };
+    }
   }
 }

@@ -4,13 +4,15 @@ import { ConfigError, loadConfig, PLANS } from './config.js';
 import { runServer } from './server.js';
 import { runAdminCommand } from './admin-cli.js';
 import { VERSION } from './version.js';
+import { RATE_LIMIT_MAXIMUMS } from './accounts/accounts.js';
+import { ACCESS_TOKEN_TTL_SECONDS } from './accounts/credentials.js';
+import { MAX_GRANT_CREDITS } from './credits/ledger.js';
 
-const positiveInt = (value: string): number => {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number greater than 0');
-  return Number(value);
-};
-const nonNegativeInt = (value: string): number => {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number, 0 or more');
+/** A parser for a whole-number option within the same bounds as the admin API's. */
+const wholeNumber = (min: number, max: number) => (value: string): number => {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+  }
   return Number(value);
 };
 
@@ -44,10 +46,10 @@ accounts
   .command('create')
   .description('create an account; prints {account_id, api_key, plan, credits} (the key is shown once)')
   .option('--email <email>', 'contact e-mail')
-  .option('--credits <n>', 'initial credits (a BONUS transaction)', nonNegativeInt, 0)
+  .option('--credits <n>', 'initial credits (a BONUS transaction)', wholeNumber(0, MAX_GRANT_CREDITS), 0)
   .addOption(new Option('--plan <plan>', 'rate-limit plan').choices([...PLANS]).default('free'))
-  .option('--per-minute <n>', 'override the plan: requests per minute', positiveInt)
-  .option('--per-day <n>', 'override the plan: requests per day', positiveInt)
+  .option('--per-minute <n>', 'override the plan: requests per minute', wholeNumber(1, RATE_LIMIT_MAXIMUMS.perMinute))
+  .option('--per-day <n>', 'override the plan: requests per day', wholeNumber(1, RATE_LIMIT_MAXIMUMS.perDay))
   .action(async (o) => runAdminCommand(config(), { kind: 'accounts.create', email: o.email, credits: o.credits, plan: o.plan, perMinute: o.perMinute, perDay: o.perDay }));
 
 program
@@ -56,7 +58,7 @@ program
   .command('add')
   .description('add credits; prints {credits} (the new balance)')
   .requiredOption('--account <id>', 'account id')
-  .requiredOption('--credits <n>', 'credits to add', positiveInt)
+  .requiredOption('--credits <n>', 'credits to add', wholeNumber(1, MAX_GRANT_CREDITS))
   .addOption(new Option('--type <type>', 'transaction type').choices(['PURCHASE', 'BONUS']).default('PURCHASE'))
   .action(async (o) => runAdminCommand(config(), { kind: 'credits.add', accountId: o.account, credits: o.credits, type: o.type }));
 
@@ -72,13 +74,17 @@ keys
   .requiredOption('--prefix <prefix>', 'key prefix')
   .action(async (o) => runAdminCommand(config(), { kind: 'keys.revoke', prefix: o.prefix }));
 
-program
-  .command('tokens')
-  .description('manage access tokens')
+const tokens = program.command('tokens').description('manage access tokens');
+tokens
   .command('create')
   .description('issue a JWT access token for the read-only endpoints; prints {access_token, expires_in}')
   .requiredOption('--account <id>', 'account id')
-  .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
+  .option('--ttl <seconds>', 'lifetime in seconds', wholeNumber(ACCESS_TOKEN_TTL_SECONDS.min, ACCESS_TOKEN_TTL_SECONDS.max), 3600)
   .action(async (o) => runAdminCommand(config(), { kind: 'tokens.create', accountId: o.account, ttlSeconds: o.ttl }));
+tokens
+  .command('revoke')
+  .description("revoke every access token the account was issued up to now; prints {revoked_before}")
+  .requiredOption('--account <id>', 'account id')
+  .action(async (o) => runAdminCommand(config(), { kind: 'tokens.revoke', accountId: o.account }));
 
 await program.parseAsync(process.argv);

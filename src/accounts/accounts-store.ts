@@ -1,4 +1,5 @@
 /** SQL for accounts and API keys. */
+import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database.js';
 import type { AccountRow } from '../db/schema.js';
 
@@ -35,4 +36,19 @@ export async function revokeApiKey(db: DbOrTx, prefix: string, revokedAt: number
   if (accountId) query = query.where('account_id', '=', accountId);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Moves the account's token cut-off to `at` (epoch ms), never backwards: a revocation stamped by a
+ * process whose clock lags must not bring back tokens an earlier one revoked. Returns the cut-off in
+ * force, or undefined when the account does not exist.
+ */
+export async function raiseTokensValidAfter(db: DbOrTx, accountId: string, at: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('accounts')
+    .set({ tokens_valid_after: sql<number>`case when tokens_valid_after > ${at} then tokens_valid_after else ${at} end` })
+    .where('id', '=', accountId)
+    .returning('tokens_valid_after')
+    .executeTakeFirst();
+  return row?.tokens_valid_after ?? undefined;
 }

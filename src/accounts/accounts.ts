@@ -10,7 +10,13 @@ import { newAccountId } from '../shared/ids.js';
 import { safeEqual, sha256Hex } from '../shared/crypto.js';
 import type { CreditLedger } from '../credits/ledger.js';
 import * as store from './accounts-store.js';
-import { apiKeyPrefix, generateApiKey, isApiKeyShaped, type AccessTokenSigner } from './credentials.js';
+import { ACCESS_TOKEN_TTL_SECONDS, apiKeyPrefix, generateApiKey, isApiKeyShaped, type AccessTokenSigner } from './credentials.js';
+
+/**
+ * Bounds of per-account rate-limit overrides: far above any plan, and within the 32-bit integer
+ * columns that hold them on PostgreSQL.
+ */
+export const RATE_LIMIT_MAXIMUMS = { perMinute: 1_000_000, perDay: 1_000_000_000 } as const;
 
 /** Who is calling, as resolved from a credential. */
 export interface Caller {
@@ -36,9 +42,14 @@ export interface AccountService {
   /** Revokes a key; with `accountId`, only one of that account's keys. */
   revokeApiKey(prefix: string, accountId?: string): Promise<void>;
   issueAccessToken(accountId: string, ttlSeconds: number): Promise<string>;
+  /**
+   * Revokes every access token of the account issued up to now (they answer 401 from the next
+   * request on); tokens issued afterwards work. Returns the cut-off (epoch ms).
+   */
+  revokeAccessTokens(accountId: string): Promise<{ revokedBefore: number }>;
   /** Resolves an API key; null when unknown, revoked or malformed. */
   authenticateApiKey(apiKey: string): Promise<Caller | null>;
-  /** Resolves a JWT access token; null when invalid or expired, or its account no longer exists. */
+  /** Resolves a JWT access token; null when invalid, expired or revoked, or its account no longer exists. */
   authenticateAccessToken(token: string): Promise<Caller | null>;
 }
 
@@ -62,6 +73,7 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
 
   return {
     async create(input) {
+      checkRateLimits(input.rateLimit);
       const accountId = newAccountId();
       const plan = input.plan ?? 'free';
       const credits = input.credits ?? 0;
@@ -74,6 +86,7 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
           rate_limit_per_minute: input.rateLimit?.perMinute ?? null,
           rate_limit_per_day: input.rateLimit?.perDay ?? null,
           created_at: Date.now(),
+          tokens_valid_after: null,
         });
         const balance = credits > 0 ? await ledger.grant(accountId, credits, 'BONUS', trx) : 0;
         const apiKey = await insertNewKey(accountId, trx);
@@ -102,8 +115,20 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
     },
 
     async issueAccessToken(accountId, ttlSeconds) {
-      await requireAccount(accountId);
-      return tokens.issue(accountId, ttlSeconds);
+      const { min, max } = ACCESS_TOKEN_TTL_SECONDS;
+      if (!Number.isInteger(ttlSeconds) || ttlSeconds < min || ttlSeconds > max) {
+        throw new AppError('INVALID_REQUEST', `ttl_seconds must be a whole number from ${min} to ${max}.`);
+      }
+      const account = await requireAccount(accountId);
+      // Issued after the last revocation by the database's order of events, whatever this clock says.
+      const notBeforeMs = account.tokens_valid_after === null ? undefined : account.tokens_valid_after + 1;
+      return tokens.issue(accountId, ttlSeconds, notBeforeMs);
+    },
+
+    async revokeAccessTokens(accountId) {
+      const cutOff = await store.raiseTokensValidAfter(db, accountId, Date.now());
+      if (cutOff === undefined) throw new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+      return { revokedBefore: cutOff };
     },
 
     async authenticateApiKey(apiKey) {
@@ -120,10 +145,13 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
     },
 
     async authenticateAccessToken(token) {
-      const accountId = await tokens.verify(token);
-      if (!accountId) return null;
+      const verified = await tokens.verify(token);
+      if (!verified) return null;
+      const { accountId, issuedAtMs } = verified;
+      // Read on every request, never cached: a revocation takes effect at once on every process.
       const account = await store.findAccount(db, accountId);
       if (!account) return null;
+      if (account.tokens_valid_after !== null && issuedAtMs <= account.tokens_valid_after) return null;
       return {
         accountId,
         plan: account.plan,
@@ -133,4 +161,14 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
       };
     },
   };
+}
+
+/** The HTTP schema checks these first; this guards the other door (the CLI) with the same bounds. */
+function checkRateLimits(rateLimit: CreateAccountInput['rateLimit']): void {
+  for (const [field, max] of [['perMinute', RATE_LIMIT_MAXIMUMS.perMinute], ['perDay', RATE_LIMIT_MAXIMUMS.perDay]] as const) {
+    const value = rateLimit?.[field];
+    if (value !== null && value !== undefined && (!Number.isInteger(value) || value < 1 || value > max)) {
+      throw new AppError('INVALID_REQUEST', `The ${field === 'perMinute' ? 'per-minute' : 'per-day'} rate limit must be a whole number from 1 to ${max}.`);
+    }
+  }
 }

@@ -29,6 +29,21 @@ export async function addCredits(db: DbOrTx, accountId: string, amount: number):
   return row?.credits;
 }
 
+/**
+ * Adds credits unless the balance would pass `maxBalance`, and returns the new balance; undefined when
+ * the account does not exist or the balance is too high (the caller tells which).
+ */
+export async function addCreditsUpTo(db: DbOrTx, accountId: string, amount: number, maxBalance: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('accounts')
+    .set((eb) => ({ credits: eb('credits', '+', amount) }))
+    .where('id', '=', accountId)
+    .where('credits', '<=', maxBalance - amount)
+    .returning('credits')
+    .executeTakeFirst();
+  return row?.credits;
+}
+
 export async function insertTransaction(db: DbOrTx, row: NewTransaction): Promise<void> {
   await db.insertInto('credit_transactions').values(row).execute();
 }

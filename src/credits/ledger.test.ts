@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
-import { createCreditLedger, type CreditLedger } from './ledger.js';
+import { createCreditLedger, MAX_BALANCE, MAX_GRANT_CREDITS, type CreditLedger } from './ledger.js';
 import { sumTransactionCredits } from './ledger-store.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/support/databases.js';
 import { isAppError } from '../shared/errors.js';
@@ -110,5 +110,27 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     expect(isAppError(await ledger.grant(id, 0, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(true);
     expect(isAppError(await ledger.grant('acc_missing', 1, 'BONUS').catch((e) => e), 'ACCOUNT_NOT_FOUND')).toBe(true);
     expect((await ledger.list('acc_missing', 10, 0)).total).toBe(0);
+    expect(isAppError(await ledger.grant(id, MAX_GRANT_CREDITS + 1, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(true);
+    expect(await expectBalanced(id)).toBe(0);
+  });
+
+  it('never takes a balance past MAX_BALANCE, even under concurrent grants', async () => {
+    const id = await newAccount('acc_ceiling');
+    await ledger.grant(id, MAX_GRANT_CREDITS, 'PURCHASE');
+    const step = 100_000_000;
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => ledger.grant(id, step, 'BONUS').then(() => 'granted', (e) => (isAppError(e, 'BALANCE_LIMIT_EXCEEDED') ? 'refused' : e))));
+    expect(outcomes.filter((o) => o === 'granted')).toHaveLength((MAX_BALANCE - MAX_GRANT_CREDITS) / step);
+    expect(outcomes.filter((o) => o === 'refused')).toHaveLength(20 - (MAX_BALANCE - MAX_GRANT_CREDITS) / step);
+    expect(await expectBalanced(id)).toBe(MAX_BALANCE);
+  });
+
+  it('lets a refund land on an account a grant filled up while the debit was in flight', async () => {
+    const id = await newAccount('acc_full_refund');
+    await ledger.grant(id, MAX_GRANT_CREDITS, 'PURCHASE');
+    await ledger.grant(id, MAX_BALANCE - MAX_GRANT_CREDITS, 'PURCHASE');
+    const debit = await ledger.debit(id, 'tmpl00000001');
+    expect(await ledger.grant(id, 1, 'BONUS')).toBe(MAX_BALANCE);
+    expect(await ledger.refund(id, debit.transactionRef)).toBe(true);
+    expect(await expectBalanced(id)).toBe(MAX_BALANCE + 1);
   });
 });

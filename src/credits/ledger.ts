@@ -3,7 +3,8 @@
  * - the balance never goes below zero (a CHECK constraint backs the conditional update);
  * - every change of the balance is one transaction row written in the same database transaction;
  * - balance = −(sum of transaction credits): PDFGEN +1 consumes, REFUND/PURCHASE/BONUS are negative;
- * - a PDFGEN is refunded at most once (unique `refund_of`).
+ * - a PDFGEN is refunded at most once (unique `refund_of`);
+ * - a grant never takes the balance past MAX_BALANCE (the conditional update is the check).
  */
 import type { Db, DbOrTx, Tx } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
@@ -13,6 +14,16 @@ import type { TransactionRow } from '../db/schema.js';
 import * as store from './ledger-store.js';
 
 export type GrantType = 'PURCHASE' | 'BONUS';
+
+/** The most credits one grant (or an account's initial credits) may add. */
+export const MAX_GRANT_CREDITS = 1_000_000_000;
+/**
+ * The most credits an account may hold after a grant. `accounts.credits` is a 32-bit integer on
+ * PostgreSQL (2^31 − 1 = 2,147,483,647) while SQLite would store more, so a bound below it keeps both
+ * databases giving the same answer; the gap leaves room for refunds of debits in flight, which may
+ * land after a grant filled the account up to the bound.
+ */
+export const MAX_BALANCE = 2_000_000_000;
 
 export interface Debit {
   transactionRef: string;
@@ -28,7 +39,10 @@ export interface CreditLedger {
   debit(accountId: string, templateId: string, trx?: Tx): Promise<Debit>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
-  /** Adds credits (PURCHASE or BONUS, negative in the ledger) and returns the new balance. */
+  /**
+   * Adds credits (PURCHASE or BONUS, negative in the ledger) and returns the new balance. Throws
+   * INVALID_REQUEST past MAX_GRANT_CREDITS, BALANCE_LIMIT_EXCEEDED when the balance would pass MAX_BALANCE.
+   */
   grant(accountId: string, credits: number, type: GrantType, trx?: Tx): Promise<number>;
   /** Records how long the generation behind a PDFGEN took. */
   recordExecTime(transactionRef: string, execMs: number, trx?: Tx): Promise<void>;
@@ -80,12 +94,12 @@ export function createCreditLedger(db: Db): CreditLedger {
     },
 
     grant(accountId, credits, type, trx) {
-      if (!Number.isInteger(credits) || credits <= 0) {
-        return Promise.reject(new AppError('INVALID_REQUEST', 'credits must be a whole number greater than 0'));
+      if (!Number.isInteger(credits) || credits <= 0 || credits > MAX_GRANT_CREDITS) {
+        return Promise.reject(new AppError('INVALID_REQUEST', `credits must be a whole number from 1 to ${MAX_GRANT_CREDITS}.`));
       }
       return inTx(trx, async (t) => {
-        const balance = await store.addCredits(t, accountId, credits);
-        if (balance === undefined) throw new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+        const balance = await store.addCreditsUpTo(t, accountId, credits, MAX_BALANCE);
+        if (balance === undefined) throw await grantRefusal(t, accountId, credits);
         await store.insertTransaction(t, {
           transaction_ref: newTransactionRef(),
           account_id: accountId,
@@ -118,4 +132,14 @@ export function createCreditLedger(db: Db): CreditLedger {
       return { transactions, total };
     },
   };
+}
+
+/** Why a grant changed nothing: no such account, or a balance that would pass MAX_BALANCE. */
+async function grantRefusal(db: DbOrTx, accountId: string, credits: number): Promise<AppError> {
+  const balance = await store.readBalance(db, accountId);
+  if (balance === undefined) return new AppError('ACCOUNT_NOT_FOUND', `No account has the id ${accountId}.`);
+  return new AppError(
+    'BALANCE_LIMIT_EXCEEDED',
+    `Adding ${credits} credits to the balance of ${balance} would pass the most an account may hold (${MAX_BALANCE}); add at most ${Math.max(0, MAX_BALANCE - balance)}.`,
+  );
 }

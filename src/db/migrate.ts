@@ -7,6 +7,7 @@ import { migration0004S3Integrations } from './migrations/0004-s3-integrations.j
 import { migration0005RequestIds } from './migrations/0005-request-ids.js';
 import { migration0006Retention } from './migrations/0006-retention.js';
 import { migration0007CreditReservations } from './migrations/0007-credit-reservations.js';
+import { migration0009TokenRevocation } from './migrations/0009-token-revocation.js';
 import { migration0011TemplateVersions } from './migrations/0011-template-versions.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0005-request-ids': migration0005RequestIds,
   '0006-retention': migration0006Retention,
   '0007-credit-reservations': migration0007CreditReservations,
+  '0009-token-revocation': migration0009TokenRevocation,
   '0011-template-versions': migration0011TemplateVersions,
 };
 

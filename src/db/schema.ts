@@ -13,6 +13,8 @@ export interface AccountsTable {
   rate_limit_per_minute: number | null;
   rate_limit_per_day: number | null;
   created_at: number;
+  /** Access tokens issued before this moment (epoch ms) are refused; null = never revoked. */
+  tokens_valid_after: number | null;
 }
 
 export interface ApiKeysTable {

@@ -19,6 +19,7 @@ import { withTransaction } from '../db/database.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
+import { withDocumentInfo } from '../rendering/document-info.js';
 import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
@@ -210,7 +211,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         data: expandDottedKeys(data),
         signal,
       });
-      const pdf = options.pdfVariant ? await toPdfA(rendered.pdf, options.pdfVariant, { title: template.name }) : rendered.pdf;
+      const titled = await withDocumentInfo(rendered.pdf, template.name);
+      const pdf = options.pdfVariant ? await toPdfA(titled, options.pdfVariant) : titled;
       const renderMs = Math.round(performance.now() - started);
       return { delivery: await deliver(accountId, pdf, options), renderMs };
     },
@@ -263,7 +265,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         data: expandDottedKeys(input.data ?? {}),
         preview: true,
       });
-      return rendered.pdf;
+      return withDocumentInfo(rendered.pdf, 'Preview');
     },
   };
   return service;

@@ -60,7 +60,7 @@ async function resolveCaller(request: FastifyRequest, mode: 'api_key' | 'read', 
     }
     const caller = await accounts.authenticateAccessToken(bearer);
     if (caller) return caller;
-    throw new AppError('UNAUTHORIZED', 'The access token is invalid or expired.');
+    throw new AppError('UNAUTHORIZED', 'The access token is invalid, expired or revoked.');
   }
   throw new AppError('UNAUTHORIZED', 'Missing credentials: send your API key in the x-api-key header.');
 }

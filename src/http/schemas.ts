@@ -94,3 +94,17 @@ export const PageSetupSchema = Type.Object({
 });
 
 export const isoTime = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The deepest `offset` a listing accepts. Without a bound, `offset=1e21` passed validation and failed in
+ * the database (past PostgreSQL's bigint) with a 500; this one is far past any account's rows.
+ */
+export const MAX_OFFSET = 1_000_000_000;
+
+/** `limit` and `offset` query parameters of a newest-first listing. */
+export function PageQuery(limit: { default: number; max: number }) {
+  return {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limit.max, default: limit.default })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 })),
+  };
+}

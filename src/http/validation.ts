@@ -51,6 +51,22 @@ function pathOf(instancePath: string): (string | number)[] {
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
+/** What each `format` is called in a message; formats not listed go by their own name. */
+const FORMAT_WORDS: Record<string, string> = {
+  email: 'email address',
+  uri: 'URI',
+  url: 'URL',
+  uuid: 'UUID',
+  'date-time': 'date and time (RFC 3339)',
+  date: 'date (YYYY-MM-DD)',
+  hostname: 'host name',
+  ipv4: 'IPv4 address',
+  ipv6: 'IPv6 address',
+};
+
+/** `1 item`, `2 items`. */
+const count = (n: number, singular: string, plural = `${singular}s`): string => `${n} ${n === 1 ? singular : plural}`;
+
 const TYPE_NAMES: Record<string, string> = {
   string: 'string_type',
   integer: 'int_type',
@@ -69,13 +85,14 @@ function issueFor(error: ErrorObject, part: string): ValidationIssue | null {
       return { loc: [...loc, p.missingProperty], msg: 'Field required', type: 'missing' };
     case 'type': {
       const expected = String(Array.isArray(p.type) ? p.type.find((t: string) => t !== 'null') ?? p.type[0] : p.type);
-      const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
-      return { loc, msg: `Input should be ${article} valid ${expected}`, type: TYPE_NAMES[expected] ?? 'type_error' };
+      // The article goes with "valid", not with the type: "a valid object", "a valid integer".
+      const msg = expected === 'null' ? 'Input should be null' : `Input should be a valid ${expected}`;
+      return { loc, msg, type: TYPE_NAMES[expected] ?? 'type_error' };
     }
     case 'minLength':
-      return { loc, msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}`, type: 'string_too_short', ctx: { min_length: p.limit } };
+      return { loc, msg: `String should have at least ${count(p.limit, 'character')}`, type: 'string_too_short', ctx: { min_length: p.limit } };
     case 'maxLength':
-      return { loc, msg: `String should have at most ${p.limit} character${p.limit === 1 ? '' : 's'}`, type: 'string_too_long', ctx: { max_length: p.limit } };
+      return { loc, msg: `String should have at most ${count(p.limit, 'character')}`, type: 'string_too_long', ctx: { max_length: p.limit } };
     case 'pattern':
       return { loc, msg: `String should match pattern '${p.pattern}'`, type: 'string_pattern_mismatch', ctx: { pattern: p.pattern } };
     case 'minimum':
@@ -84,6 +101,10 @@ function issueFor(error: ErrorObject, part: string): ValidationIssue | null {
       return { loc, msg: `Input should be greater than ${p.limit}`, type: 'greater_than', ctx: { gt: p.limit } };
     case 'maximum':
       return { loc, msg: `Input should be less than or equal to ${p.limit}`, type: 'less_than_equal', ctx: { le: p.limit } };
+    case 'exclusiveMaximum':
+      return { loc, msg: `Input should be less than ${p.limit}`, type: 'less_than', ctx: { lt: p.limit } };
+    case 'multipleOf':
+      return { loc, msg: `Input should be a multiple of ${p.multipleOf}`, type: 'multiple_of', ctx: { multiple_of: p.multipleOf } };
     case 'enum': {
       const allowed = (p.allowedValues as unknown[]).filter((v) => v !== null).map((v) => `'${String(v)}'`);
       const text = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}` : allowed[0];
@@ -92,22 +113,27 @@ function issueFor(error: ErrorObject, part: string): ValidationIssue | null {
     case 'const':
       return { loc, msg: `Input should be '${String(p.allowedValue)}'`, type: 'literal_error' };
     case 'minItems':
-      return { loc, msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`, type: 'too_short' };
+      return { loc, msg: `List should have at least ${count(p.limit, 'item')}`, type: 'too_short' };
     case 'maxItems':
-      return { loc, msg: `List should have at most ${p.limit} item${p.limit === 1 ? '' : 's'}`, type: 'too_long' };
+      return { loc, msg: `List should have at most ${count(p.limit, 'item')}`, type: 'too_long' };
+    case 'uniqueItems':
+      return { loc, msg: `List should have unique items (items ${p.j} and ${p.i} are equal)`, type: 'list_not_unique' };
+    case 'minProperties':
+      return { loc, msg: `Object should have at least ${count(p.limit, 'property', 'properties')}`, type: 'too_short' };
     case 'maxProperties':
-      return { loc, msg: `Object should have at most ${p.limit} properties`, type: 'too_long' };
+      return { loc, msg: `Object should have at most ${count(p.limit, 'property', 'properties')}`, type: 'too_long' };
     case 'additionalProperties':
       return { loc: [...loc, p.additionalProperty], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
     case 'format':
-      return { loc, msg: `Input should be a valid ${p.format}`, type: 'value_error' };
+      return { loc, msg: `Input should be a valid ${FORMAT_WORDS[p.format] ?? p.format}`, type: 'value_error' };
     case 'anyOf':
     case 'oneOf':
     case 'if':
       // The branch errors that led here say more; this summary adds nothing.
       return null;
     default:
-      return { loc, msg: error.message ?? 'Invalid value', type: 'value_error' };
+      // Ajv's own words ("must …") for keywords our schemas do not use today.
+      return { loc, msg: error.message ? `Input ${error.message}` : 'Invalid value', type: 'value_error' };
   }
 }
 

@@ -30,13 +30,14 @@ import {
   type PDFObject,
 } from 'pdf-lib';
 import { AppError } from '../shared/errors.js';
+import { PDF_PRODUCER, readInfoTitle } from './document-info.js';
 
 /** The PDF/A flavours the service can produce (all level B: visual appearance preserved). */
 export type PdfAVariant = 'pdf/a-1b' | 'pdf/a-2b' | 'pdf/a-3b';
 
 /** Document facts written to both the Info dictionary and the XMP packet. */
 export interface PdfAMeta {
-  /** Defaults to the Title Chromium took from the HTML <title>. */
+  /** Defaults to the input's Info Title (see document-info.ts for what the service writes there). */
   title?: string;
   author?: string;
   /** Defaults to Chromium's CreationDate; whole seconds are kept, as Info dates cannot say more. */
@@ -98,6 +99,9 @@ export async function completeWithPdfLib(pdf: Buffer, variant: PdfAVariant, meta
 
 /** Route 2 (1b, and 2b/3b fallback): a Ghostscript pdfwrite pass, then our metadata. Exported for the bench. */
 export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta = {}): Promise<Buffer> {
+  // Ghostscript's PDF/A-1 pass drops a Title written in UTF-16 (Chromium's for any non-ASCII <title>,
+  // document-info.ts's for every title): take it from the input.
+  const title = meta.title ?? (await readInfoTitle(pdf).catch(() => undefined));
   const rewritten = await gsSlots.run(() => runGhostscript(pdf, variant));
   const doc = await loadPdf(rewritten);
   // Ghostscript gives up on PDF/A for input it cannot make conformant and writes a plain PDF; its XMP
@@ -109,8 +113,8 @@ export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, 
     throw new AppError('PDFA_CONVERSION_FAILED', `Ghostscript could not produce ${variant.toUpperCase()} from this PDF`);
   }
   // Ghostscript writes its own XMP from the Info it could carry over (it drops Chromium's Creator);
-  // rewriting both here keeps them equal and carries meta.title/author/creationDate.
-  writeArchivalMetadata(doc, variant, meta);
+  // rewriting both here keeps them equal and carries the title and meta.author/creationDate.
+  writeArchivalMetadata(doc, variant, { ...meta, title });
   return saveThrough(doc, variant);
 }
 
@@ -290,8 +294,9 @@ function collectFacts({ context }: PDFDocument, variant: PdfAVariant, meta: PdfA
     part: Number(variant.charAt(6)),
     title: clean(meta.title ?? text('Title')),
     author: clean(meta.author ?? text('Author')),
-    creator: clean(text('Creator')),
-    producer: [clean(text('Producer')), `Pressroom ${variant.toUpperCase()}`].filter(Boolean).join('; '),
+    // Pressroom made the file, whoever printed it first (document-info.ts): not Chromium's user agent.
+    creator: PDF_PRODUCER,
+    producer: PDF_PRODUCER,
     createdAt: wholeSeconds(meta.creationDate ?? decodeDate(oldInfo?.lookup(name('CreationDate'))) ?? now),
     modifiedAt: now,
   };

@@ -6,6 +6,8 @@ export type ErrorCode =
   | 'INVALID_REQUEST'
   | 'UNAUTHORIZED'
   | 'INSUFFICIENT_CREDITS'
+  /** A grant that would take the balance past the most an account may hold (credits/ledger.ts). */
+  | 'BALANCE_LIMIT_EXCEEDED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'TEMPLATE_NOT_FOUND'

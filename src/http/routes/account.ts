@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AccountService } from '../../accounts/accounts.js';
 import type { CreditLedger } from '../../credits/ledger.js';
-import { Nullable, StringEnum, errorResponses, isoTime } from '../schemas.js';
+import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../schemas.js';
 
 const Transaction = Type.Object({
   transaction_ref: Type.String({ format: 'uuid' }),
@@ -44,10 +44,7 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
     schema: {
       tags: ['account'],
       summary: 'Transaction history, newest first',
-      querystring: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 300 })),
-        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-      }),
+      querystring: Type.Object(PageQuery({ default: 300, max: 1000 })),
       response: {
         200: Type.Object({ transactions: Type.Array(Transaction), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }),
         ...errorResponses(401, 422, 429),

@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IdempotencyService } from '../../idempotency/idempotency.js';
 import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
 import { JOB_STATUSES, type Job, type JobService } from '../../jobs/jobs.js';
-import { Nullable, StringEnum, errorResponses, isoTime } from '../schemas.js';
+import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../schemas.js';
 import { IdempotencyHeaders, generationFields, generationOptions } from './pdf.js';
 
 const CreateAsyncBody = Type.Object({
@@ -127,8 +127,7 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempo
       tags: ['pdf'],
       summary: "The caller's jobs, newest first",
       querystring: Type.Object({
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-        offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+        ...PageQuery({ default: 20, max: 100 }),
         status: Type.Optional(StringEnum(JOB_STATUSES)),
       }),
       response: {

@@ -1,0 +1,35 @@
+/**
+ * The admin CLI as an operator runs it: `node --import tsx src/main.ts <args>` against a test app's
+ * database (the same SQLite file, or the same PostgreSQL schema through `search_path` in the URL) and
+ * secret key, so what it creates and revokes is what the app sees.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { SECRET_KEY, type TestApp } from './test-app.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** What a CLI run printed, and its exit code. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `pressroom <args>` on the test app's database; resolves when it exits (whatever the code). */
+export function runCli(t: TestApp, args: string[]): Promise<CliResult> {
+  const env: Record<string, string> = { ...t.database.env };
+  if (t.database.pgSchema) {
+    const url = new URL(env.PRESSROOM_DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${t.database.pgSchema}`);
+    env.PRESSROOM_DATABASE_URL = url.toString();
+  }
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', ...args],
+      { cwd: ROOT, timeout: 180_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_SECRET_KEY: SECRET_KEY, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
