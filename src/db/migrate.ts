@@ -7,6 +7,7 @@ import { migration0004S3Integrations } from './migrations/0004-s3-integrations.j
 import { migration0005RequestIds } from './migrations/0005-request-ids.js';
 import { migration0006Retention } from './migrations/0006-retention.js';
 import { migration0007CreditReservations } from './migrations/0007-credit-reservations.js';
+import { migration0010FairClaims } from './migrations/0010-fair-claims.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0005-request-ids': migration0005RequestIds,
   '0006-retention': migration0006Retention,
   '0007-credit-reservations': migration0007CreditReservations,
+  '0010-fair-claims': migration0010FairClaims,
 };
 
 class InCodeProvider implements MigrationProvider {
