@@ -90,6 +90,30 @@ export interface Config {
      */
     readonly evaluator: 'compartment' | 'worker';
   };
+  /**
+   * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
+   * "Fair rendering"). Per process, in memory.
+   */
+  readonly renderFairness: {
+    /**
+     * Render slots one account may hold at once, so one busy account always leaves slots to the others.
+     * @defaultValue rendering concurrency − 1, at least 1 (`PRESSROOM_RENDER_ACCOUNT_SLOTS`)
+     */
+    readonly accountSlots: number;
+    /** Render slots previews may hold at once, all accounts together. @defaultValue half the rendering concurrency, at least 1 (`PRESSROOM_RENDER_PREVIEW_SLOTS`) */
+    readonly previewSlots: number;
+    /** Renders one account may have waiting for a slot before it gets 429 `RATE_LIMITED`. @defaultValue a quarter of the render queue limit, at least 1 (`PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT`) */
+    readonly accountQueueLimit: number;
+    /** Previews one account may have waiting for a slot before it gets 429 `RATE_LIMITED`. @defaultValue 2 (`PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT`) */
+    readonly accountPreviewQueueLimit: number;
+    /**
+     * Render time one account's failed and timed-out renders (free of charge) may take per window;
+     * past it, its renders wait behind every other account's. @defaultValue 60 (`PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS`)
+     */
+    readonly failureBudgetSeconds: number;
+    /** The sliding window of that budget. @defaultValue 600 (`PRESSROOM_RENDER_FAILURE_WINDOW_SECONDS`) */
+    readonly failureWindowSeconds: number;
+  };
   readonly plans: Readonly<Record<Plan, RateLimitPolicy>>;
   /**
    * A synchronous generation's reserved credit and its Idempotency-Key are held by their process under
@@ -123,6 +147,11 @@ export interface Config {
     readonly maxAttempts: number;
     /** First retry delay; doubles per attempt with jitter. @defaultValue 30000 (`PRESSROOM_WEBHOOK_BASE_DELAY_MS`) */
     readonly baseDelayMs: number;
+    /**
+     * Deliveries of one account in flight at once (all processes together), so a receiver that never
+     * answers delays only its own account's webhooks. @defaultValue 4 (`PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY`)
+     */
+    readonly accountConcurrency: number;
   };
   readonly preview: {
     /** Free previews per account and minute (studio). @defaultValue 30 (`PRESSROOM_PREVIEW_PER_MINUTE`) */
@@ -206,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
   const cores = Math.max(1, availableParallelism());
   const concurrency = readInt(env, 'PRESSROOM_RENDER_CONCURRENCY', cores, 1, 64);
   const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const queueLimit = readInt(env, 'PRESSROOM_RENDER_QUEUE_LIMIT', 100, 0);
   const storageUrl = readUrl(env, 'PRESSROOM_STORAGE_URL', ['file:', 's3:']) ?? pathToFileURL(join(dataDir, 'files')).href;
   const adminToken = env.PRESSROOM_ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -244,12 +274,20 @@ export function loadConfig(env: Env = process.env): Config {
     rendering: {
       chromiumPath: env.PRESSROOM_CHROMIUM_PATH || '/usr/bin/chromium',
       concurrency,
-      queueLimit: readInt(env, 'PRESSROOM_RENDER_QUEUE_LIMIT', 100, 0),
+      queueLimit,
       timeoutMs: readInt(env, 'PRESSROOM_RENDER_TIMEOUT_MS', 30_000, 100),
       templateTimeoutMs: readInt(env, 'PRESSROOM_TEMPLATE_TIMEOUT_MS', 5_000, 50),
       templateOutputLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES', 20 * 1024 * 1024, 1024),
       recycleAfterRenders: readInt(env, 'PRESSROOM_BROWSER_RECYCLE_AFTER', 2000, 1),
       evaluator: readEvaluator(env),
+    },
+    renderFairness: {
+      accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
+      previewSlots: readInt(env, 'PRESSROOM_RENDER_PREVIEW_SLOTS', Math.max(1, Math.floor(concurrency / 2)), 1, 64),
+      accountQueueLimit: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', Math.max(1, Math.floor(queueLimit / 4)), 0),
+      accountPreviewQueueLimit: readInt(env, 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT', 2, 0),
+      failureBudgetSeconds: readInt(env, 'PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS', 60, 1),
+      failureWindowSeconds: readInt(env, 'PRESSROOM_RENDER_FAILURE_WINDOW_SECONDS', 600, 1, 86_400),
     },
     plans: {
       free: {
@@ -279,6 +317,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: readInt(env, 'PRESSROOM_WEBHOOK_TIMEOUT_MS', 10_000, 100),
       maxAttempts: readInt(env, 'PRESSROOM_WEBHOOK_MAX_ATTEMPTS', 8, 1, 50),
       baseDelayMs: readInt(env, 'PRESSROOM_WEBHOOK_BASE_DELAY_MS', 30_000, 1),
+      accountConcurrency: readInt(env, 'PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY', 4, 1, 1000),
     },
     preview: {
       perMinute: readInt(env, 'PRESSROOM_PREVIEW_PER_MINUTE', 30, 1),

@@ -106,7 +106,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const rateLimiter = createRateLimiter(config.plans, redis);
 
     // The browser starts on first use (admin commands never launch it); `serve` warms it up.
-    const renderer = instrumentRenderer(createPdfRenderer(config.rendering, logger.child({ component: 'renderer' })), metrics);
+    const renderer = instrumentRenderer(createPdfRenderer(config.rendering, logger.child({ component: 'renderer' }), { fairness: config.renderFairness }), metrics);
     releasers.push(() => renderer.close());
     const blobs = createBlobStore(config.storage.url);
     releasers.push(() => blobs.close());

@@ -7,6 +7,10 @@
  *   the pick exactly once.
  * - SQLite: `update … where key in (pick)` inside a BEGIN IMMEDIATE transaction (database.ts), which
  *   holds the one write lock for the whole pick-and-update, across processes too.
+ * A pick that ranks rows fairly across accounts joins a ranking (a window function) to the queue
+ * table; PostgreSQL refuses `FOR UPDATE` over a window function, so such a pick names the alias of
+ * the queue table to lock (`lockAlias`), and repeats the due condition on it, so a row another
+ * claimer took meanwhile is re-checked and dropped after the lock.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { withTransaction, type DatabaseHandle } from './database.js';
@@ -30,6 +34,8 @@ export interface ClaimStatement {
   selectDue: RawBuilder<unknown>;
   /** The `set` list that marks a picked row claimed (lease holder, lease end, attempt count). */
   markClaimed: RawBuilder<unknown>;
+  /** When `selectDue` joins other relations: the alias of the queue table in it, the only one locked. */
+  lockAlias?: string;
 }
 
 /** Claims the rows `selectDue` picks, sets `markClaimed` on them and returns them as they are now. */
@@ -37,7 +43,7 @@ export async function claimRows<Row>(database: DatabaseHandle, claim: ClaimState
   const table = sql.table(claim.table);
   if (database.dialect === 'postgres') {
     const result = await sql<Row>`
-      with next as (${claim.selectDue} for update skip locked)
+      with next as (${claim.selectDue} for update${claim.lockAlias ? sql` of ${sql.id(claim.lockAlias)}` : sql``} skip locked)
       update ${table} set ${claim.markClaimed}
         from next
        where ${sql.ref(`${claim.table}.${claim.key}`)} = ${sql.ref(`next.${claim.key}`)}

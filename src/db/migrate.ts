@@ -8,6 +8,7 @@ import { migration0005RequestIds } from './migrations/0005-request-ids.js';
 import { migration0006Retention } from './migrations/0006-retention.js';
 import { migration0007CreditReservations } from './migrations/0007-credit-reservations.js';
 import { migration0009TokenRevocation } from './migrations/0009-token-revocation.js';
+import { migration0010FairClaims } from './migrations/0010-fair-claims.js';
 import { migration0011TemplateVersions } from './migrations/0011-template-versions.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0006-retention': migration0006Retention,
   '0007-credit-reservations': migration0007CreditReservations,
   '0009-token-revocation': migration0009TokenRevocation,
+  '0010-fair-claims': migration0010FairClaims,
   '0011-template-versions': migration0011TemplateVersions,
 };
 

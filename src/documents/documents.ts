@@ -86,8 +86,8 @@ export interface DocumentService {
   generate(request: GenerationRequest): Promise<GenerationResult>;
   /** Renders and delivers an already-paid document (the worker's entry). */
   produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<{ delivery: Delivery; renderMs: number }>;
-  /** A free, stamped preview of unsaved template text (the studio). */
-  preview(input: { html: string; css?: string | null; page?: Template['page']; data?: Record<string, unknown> | null }): Promise<Buffer>;
+  /** A free, stamped preview of unsaved template text (the studio), rendered for `accountId` at preview priority. */
+  preview(accountId: string, input: { html: string; css?: string | null; page?: Template['page']; data?: Record<string, unknown> | null }): Promise<Buffer>;
 }
 
 export interface DocumentDeps {
@@ -210,6 +210,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         template: { html: template.html, css: template.css, page: template.page },
         data: expandDottedKeys(data),
         signal,
+        accountId,
+        kind: 'document',
       });
       const titled = await withDocumentInfo(rendered.pdf, template.name);
       const pdf = options.pdfVariant ? await toPdfA(titled, options.pdfVariant) : titled;
@@ -259,11 +261,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       }
     },
 
-    async preview(input) {
+    async preview(accountId, input) {
       const rendered = await renderer.render({
         template: { html: input.html, css: input.css ?? null, page: input.page ?? null },
         data: expandDottedKeys(input.data ?? {}),
         preview: true,
+        accountId,
+        kind: 'preview',
       });
       return withDocumentInfo(rendered.pdf, 'Preview');
     },

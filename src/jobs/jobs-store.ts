@@ -25,17 +25,40 @@ export async function insertJob(db: DbOrTx, row: NewJob): Promise<void> {
 
 /**
  * Claims up to `limit` due jobs: pending ones whose `run_at` has come, and processing ones whose lease
- * ran out (their worker died). Oldest first. db/claim-rows.ts keeps two claimers apart per dialect.
+ * ran out (their worker died). Fair across accounts, round robin: each due job is ranked within its
+ * account (oldest first) and the jobs an account already has running count as ranks before them; the
+ * lowest ranks go first, and among equal ranks the account served longest ago (its latest
+ * `started_at`), then the oldest job. So one account's thousand queued jobs take turns with another
+ * account's single job instead of going first, with one worker slot as with many. One statement per
+ * dialect (window functions: PostgreSQL, SQLite ≥ 3.25); db/claim-rows.ts keeps two claimers apart.
  */
 export function claimJobs(database: DatabaseHandle, c: ClaimRequest): Promise<JobRow[]> {
+  const due = (alias: string) => sql`((${sql.ref(`${alias}.status`)} = 'pending' and ${sql.ref(`${alias}.run_at`)} <= ${c.now})
+         or (${sql.ref(`${alias}.status`)} = 'processing' and ${sql.ref(`${alias}.locked_until`)} < ${c.now}))`;
   return claimRows<JobRow>(database, {
     table: 'jobs',
     key: 'seq',
+    lockAlias: 'j',
     selectDue: sql`
-      select seq from jobs
-      where (status = 'pending' and run_at <= ${c.now})
-         or (status = 'processing' and locked_until < ${c.now})
-      order by run_at, seq
+      with ranked as (
+        select seq, account_id, row_number() over (partition by account_id order by run_at, seq) as account_rank
+        from jobs d where ${due('d')}
+      ), running as (
+        select account_id, count(*) as n from jobs
+        where status = 'processing' and locked_until >= ${c.now}
+        group by account_id
+      ), served as (
+        -- one probe of the (account_id, started_at) index per account with due jobs
+        select a.account_id, (select x.started_at from jobs x where x.account_id = a.account_id and x.started_at is not null
+                              order by x.started_at desc limit 1) as last_started_at
+        from (select distinct account_id from ranked) a
+      )
+      select j.seq from jobs j
+        join ranked r on r.seq = j.seq
+        join served s on s.account_id = r.account_id
+        left join running a on a.account_id = r.account_id
+      where ${due('j')}
+      order by r.account_rank + coalesce(a.n, 0), coalesce(s.last_started_at, 0), j.run_at, j.seq
       limit ${c.limit}`,
     markClaimed: sql`
       status = 'processing', locked_by = ${c.workerId}, locked_until = ${c.now + c.leaseMs}, attempts = attempts + 1,

@@ -28,7 +28,17 @@ export interface QueueSnapshot {
 /** What the scrape-time collectors read. */
 export interface MetricSources {
   queueStats(): Promise<QueueSnapshot>;
-  rendererStats(): { launches: number; crashes: number; active: number; queued: number; ready: boolean };
+  rendererStats(): {
+    launches: number;
+    crashes: number;
+    active: number;
+    queued: number;
+    ready: boolean;
+    /** Renders waiting, per account that has any (fair render queue). */
+    queuedByAccount?: ReadonlyMap<string, number>;
+    /** Accounts whose failed render time is over their budget. */
+    accountsOverFailureBudget?: number;
+  };
   /** Redis connection state; undefined when no Redis is configured. */
   redisReady?(): boolean;
 }
@@ -54,6 +64,8 @@ export interface Metrics {
 
 /** A scrape never waits longer than this for the database. */
 const SCRAPE_QUERY_TIMEOUT_MS = 2000;
+/** Per-account render queue series exported at most: the accounts with the most renders waiting. */
+const ACCOUNT_SERIES_LIMIT = 20;
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -205,6 +217,28 @@ export function createMetrics(): Metrics {
       const stats = sources.rendererStats();
       this.set({ state: 'active' }, stats.active);
       this.set({ state: 'waiting' }, stats.queued);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_render_queue_depth_by_account',
+    help: `Renders waiting for a page slot, per account; only accounts with something waiting, at most the ${ACCOUNT_SERIES_LIMIT} with the most`,
+    labelNames: ['account_id'] as const,
+    registers,
+    collect() {
+      // Reset first: an account whose line emptied must disappear, not keep its last value.
+      this.reset();
+      const waiting = sources?.rendererStats().queuedByAccount;
+      if (!waiting) return;
+      const largest = [...waiting].sort((a, b) => b[1] - a[1]).slice(0, ACCOUNT_SERIES_LIMIT);
+      for (const [accountId, depth] of largest) this.set({ account_id: accountId }, depth);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_render_accounts_over_failure_budget',
+    help: 'Accounts whose failed and timed-out renders went over PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS in the window (their renders wait behind others)',
+    registers,
+    collect() {
+      if (sources) this.set(sources.rendererStats().accountsOverFailureBudget ?? 0);
     },
   });
   new Gauge({

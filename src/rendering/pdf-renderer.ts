@@ -7,6 +7,9 @@
  * reused, script-less print page (or, for a document with
  * a `<script>`, in a throwaway browser context) → PDF.
  *
+ * Slots are shared fairly between accounts (render-queue.ts): per-account and preview caps, documents
+ * before previews, and an account whose failed renders went over its budget (failure-budget.ts) last.
+ *
  * Supervision: Chromium starts on first use (or `warmUp()`); a crash is noticed through
  * `disconnected` and a new browser is started at once; after `recycleAfterRenders` renders a new
  * browser is started beside the old one, takes the new renders, and the old one closes when its
@@ -24,12 +27,14 @@ import type { AssetResolver } from './chromium/closed-room.js';
 import type { PrintPage } from './chromium/print-page.js';
 import { injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
+import { FailureBudget } from './failure-budget.js';
 import { stampPreview } from './preview-stamp.js';
-import { RenderQueue } from './render-queue.js';
+import { RenderQueue, type RenderKind } from './render-queue.js';
 import type { CompiledParts } from './sandbox/evaluator-page.js';
 import { compileTemplate } from './template-compiler.js';
 
 export type { AssetResolver } from './chromium/closed-room.js';
+export type { RenderKind } from './render-queue.js';
 
 /** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
 export interface PageSetup {
@@ -55,6 +60,10 @@ export interface RenderRequest {
   signal?: AbortSignal;
   /** stamp "PREVIEW" on every page of the printed PDF (preview-stamp.ts) */
   preview?: boolean;
+  /** Who asks: render slots are shared fairly between accounts. Renders without one share the account `''`. */
+  accountId?: string;
+  /** Documents (sync and jobs) go before previews. @defaultValue `'preview'` when `preview` is set, else `'document'` */
+  kind?: RenderKind;
 }
 
 /** The PDF and how long the whole render took (queueing included). */
@@ -73,6 +82,10 @@ export interface RendererStats {
   concurrency: number;
   active: number;
   queued: number;
+  /** Renders waiting, per account that has any. */
+  queuedByAccount: Map<string, number>;
+  /** Accounts whose failed render time is over their budget now. */
+  accountsOverFailureBudget: number;
   rendersTotal: number;
   rendersFailed: number;
   rendersSinceLaunch: number;
@@ -95,10 +108,15 @@ export interface PdfRenderer {
   close(): Promise<void>;
 }
 
-/** Extra wiring that is not configuration. */
+/** Extra wiring, and the fair-share policy. */
 export interface RendererDependencies {
   /** Serves `https://assets.pressroom.internal/…` to templates; without it that origin is blocked too. */
   assetResolver?: AssetResolver;
+  /**
+   * How slots are shared between accounts (`config.renderFairness`). Without it (engine tests) no
+   * account or preview cap applies and no failure budget is kept; the order still puts documents first.
+   */
+  fairness?: Config['renderFairness'];
 }
 
 /** Creates the renderer; Chromium starts lazily (or on `warmUp()`). */
@@ -108,6 +126,7 @@ export function createPdfRenderer(options: Config['rendering'], logger: Logger, 
 
 class ChromiumPdfRenderer implements PdfRenderer {
   readonly #queue: RenderQueue;
+  readonly #budget: FailureBudget | undefined;
   readonly #browsers: BrowserSupervisor;
   #closing: Promise<void> | undefined;
   readonly #renders = { total: 0, failed: 0 };
@@ -117,7 +136,16 @@ class ChromiumPdfRenderer implements PdfRenderer {
     private readonly logger: Logger,
     dependencies: RendererDependencies,
   ) {
-    this.#queue = new RenderQueue(options.concurrency, options.queueLimit);
+    const fairness = dependencies.fairness;
+    this.#budget = fairness && new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
+    this.#queue = new RenderQueue({
+      capacity: options.concurrency,
+      queueLimit: options.queueLimit,
+      accountSlots: fairness?.accountSlots ?? options.concurrency,
+      previewSlots: fairness?.previewSlots ?? options.concurrency,
+      accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
+      accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
+    }, this.#budget);
     this.#browsers = new BrowserSupervisor(
       { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator },
       logger,
@@ -157,6 +185,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
       concurrency: this.options.concurrency,
       active: this.#queue.active,
       queued: this.#queue.waiting,
+      queuedByAccount: this.#queue.waitingByAccount(),
+      accountsOverFailureBudget: this.#budget?.overBudgetCount() ?? 0,
       rendersTotal: this.#renders.total,
       rendersFailed: this.#renders.failed,
       rendersSinceLaunch: current?.renders ?? 0,
@@ -179,7 +209,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const parts = compileParts(req.template);
     buildPrintParams({ page: req.template.page, headerHtml: undefined, footerHtml: undefined });
     const dataJson = toJson(req.data);
-    const release = await this.#queue.acquire(this.options.timeoutMs, req.signal);
+    const accountId = req.accountId ?? '';
+    const release = await this.#queue.acquire({ accountId, kind: req.kind ?? (req.preview ? 'preview' : 'document') }, this.options.timeoutMs, req.signal);
     const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${this.options.timeoutMs} ms`);
     const deadline = timeoutSignal(this.options.timeoutMs, renderTimeout);
     const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
@@ -215,6 +246,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
       }
     } catch (error) {
       this.#renders.failed += 1;
+      // Failures are free of charge, so they count against the account's failure budget instead.
+      if (!req.signal?.aborted) this.#budget?.recordFailure(accountId, performance.now() - startedAt);
       throw this.#clientError(error, req.signal);
     } finally {
       deadline.clear();

@@ -1,26 +1,87 @@
 /**
- * A counting semaphore with a bounded, time-limited wait line: `capacity` renders run at once,
- * up to `queueLimit` more wait (first come, first served), and anything beyond — or waiting longer
- * than `maxWaitMs` — is refused with RENDERER_BUSY (the HTTP layer answers 503 + Retry-After)
- * instead of piling up.
+ * The render slots, shared fairly between accounts: `capacity` renders run at once and the rest wait,
+ * bounded and for a limited time. Who waits next is not first come, first served:
+ *
+ * - **Caps.** One account holds at most `accountSlots` slots and previews together at most
+ *   `previewSlots`, so a noisy account, or a burst of free previews, always leaves slots to the others.
+ *   One account may have at most `accountQueueLimit` renders waiting, of which at most
+ *   `accountPreviewQueueLimit` previews; beyond that it is refused with RATE_LIMITED (429).
+ * - **Order.** When a slot frees, the next render is chosen among the accounts that may take one, by:
+ *   1. accounts over their failure budget (failure-budget.ts) last;
+ *   2. documents (sync and jobs) before previews;
+ *   3. the account holding the fewest slots first, then the one granted longest ago (round robin);
+ *   4. within an account, its own renders in arrival order.
+ * - **Refusals.** The whole line holds at most `queueLimit` renders (then RENDERER_BUSY, 503); a render
+ *   that waited `maxWaitMs` is refused with RENDERER_BUSY, or with RATE_LIMITED when its account is
+ *   over its failure budget (it waited behind everyone on purpose, and the message says why).
+ *
+ * The queue is per process, in memory: it shares this process's browser, nothing else.
  */
 import { AppError } from '../shared/errors.js';
 
-interface Waiter {
-  grant: () => void;
-  refuse: (error: unknown) => void;
+/** Who a render is for: account caps and order use the account, priority the kind. */
+export interface RenderTicket {
+  /** The paying (or previewing) account; renders without one share the account `''`. */
+  accountId: string;
+  kind: RenderKind;
+}
+
+/** Documents are paid for (sync and jobs); previews are free and go last. */
+export type RenderKind = 'document' | 'preview';
+
+/** The slot and line limits (config.renderFairness plus the rendering slice). */
+export interface RenderQueueLimits {
+  /** Renders at once. */
+  capacity: number;
+  /** Renders waiting, all accounts together. */
+  queueLimit: number;
+  /** Slots one account may hold at once. */
+  accountSlots: number;
+  /** Slots previews (all accounts) may hold at once. */
+  previewSlots: number;
+  /** Renders one account may have waiting. */
+  accountQueueLimit: number;
+  /** Previews one account may have waiting. */
+  accountPreviewQueueLimit: number;
+}
+
+/** What the queue asks of the failure budget: who is over it, and the refusal that says so. */
+export interface BudgetVerdicts {
+  isOverBudget(accountId: string): boolean;
+  /** The RATE_LIMITED error for a render of an over-budget account that waited too long. */
+  overBudgetError(accountId: string, waitedMs: number): AppError;
 }
 
 /** Releases a permit; calling it more than once is harmless. */
 export type Release = () => void;
 
+interface Waiter {
+  seq: number;
+  kind: RenderKind;
+  grant: (release: Release) => void;
+  refuse: (error: unknown) => void;
+}
+
+interface AccountLine {
+  active: number;
+  /** Arrival order; documents and previews together. */
+  waiting: Waiter[];
+  /** When this account was last granted a slot (a counter), for round robin among equals. */
+  lastGrant: number;
+}
+
+/** The fair render queue of one process. */
 export class RenderQueue {
+  readonly #accounts = new Map<string, AccountLine>();
   #active = 0;
-  readonly #waiters: Waiter[] = [];
+  #activePreviews = 0;
+  #waiting = 0;
+  #seq = 0;
+  #grants = 0;
 
   constructor(
-    private readonly capacity: number,
-    private readonly queueLimit: number,
+    private readonly limits: RenderQueueLimits,
+    private readonly budget?: BudgetVerdicts,
   ) {}
 
   /** Renders holding a permit. */
@@ -30,24 +91,32 @@ export class RenderQueue {
 
   /** Renders waiting for a permit. */
   get waiting(): number {
-    return this.#waiters.length;
+    return this.#waiting;
   }
 
-  /** Waits for a permit; rejects with RENDERER_BUSY when the line is full or the wait too long. */
-  acquire(maxWaitMs: number, signal?: AbortSignal): Promise<Release> {
+  /** Renders waiting, per account that has any. */
+  waitingByAccount(): Map<string, number> {
+    const result = new Map<string, number>();
+    for (const [accountId, line] of this.#accounts) if (line.waiting.length > 0) result.set(accountId, line.waiting.length);
+    return result;
+  }
+
+  /**
+   * Waits for a permit. Rejects with RENDERER_BUSY when the line is full or the wait too long, with
+   * RATE_LIMITED when the account has too much waiting already (or waited too long while over its
+   * failure budget), and with `signal`'s reason when it aborts.
+   */
+  acquire(ticket: RenderTicket, maxWaitMs: number, signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#active < this.capacity) {
-      this.#active += 1;
-      return Promise.resolve(this.#releaser());
-    }
-    if (this.#waiters.length >= this.queueLimit) {
-      return Promise.reject(busy(`all ${this.capacity} render slots are busy and ${this.queueLimit} documents are already waiting`));
-    }
+    const line = this.#line(ticket.accountId);
     return new Promise<Release>((resolve, reject) => {
+      const startedAt = performance.now();
       const waiter: Waiter = {
-        grant: () => {
+        seq: ++this.#seq,
+        kind: ticket.kind,
+        grant: (release) => {
           cleanup();
-          resolve(this.#releaser());
+          resolve(release);
         },
         refuse: (error) => {
           cleanup();
@@ -55,11 +124,14 @@ export class RenderQueue {
         },
       };
       const timer = setTimeout(() => {
-        this.#remove(waiter);
-        waiter.refuse(busy(`no render slot became free within ${maxWaitMs} ms`));
+        this.#remove(ticket.accountId, waiter);
+        const waitedMs = Math.round(performance.now() - startedAt);
+        waiter.refuse(this.budget?.isOverBudget(ticket.accountId)
+          ? this.budget.overBudgetError(ticket.accountId, waitedMs)
+          : busy(`no render slot became free within ${maxWaitMs} ms`));
       }, maxWaitMs);
       const onAbort = () => {
-        this.#remove(waiter);
+        this.#remove(ticket.accountId, waiter);
         waiter.refuse(signal!.reason);
       };
       const cleanup = () => {
@@ -67,33 +139,122 @@ export class RenderQueue {
         signal?.removeEventListener('abort', onAbort);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiters.push(waiter);
+      // Limits apply only to a render that has to wait: checked with everyone else already in line.
+      const refusal = this.#refusal(ticket, line);
+      line.waiting.push(waiter);
+      this.#waiting += 1;
+      this.#dispatch();
+      if (refusal && line.waiting.includes(waiter)) {
+        this.#remove(ticket.accountId, waiter);
+        waiter.refuse(refusal);
+      }
     });
   }
 
   /** Refuses everyone waiting (shutdown). */
   refuseAll(error: unknown): void {
-    for (const waiter of this.#waiters.splice(0)) waiter.refuse(error);
+    for (const [accountId, line] of this.#accounts) {
+      for (const waiter of [...line.waiting]) {
+        this.#remove(accountId, waiter);
+        waiter.refuse(error);
+      }
+    }
   }
 
-  #releaser(): Release {
+  /** Why a render that has to wait may not, or undefined when it may. */
+  #refusal(ticket: RenderTicket, line: AccountLine): AppError | undefined {
+    const { limits } = this;
+    if (this.#waiting >= limits.queueLimit) {
+      return busy(`all ${limits.capacity} render slots are busy and ${limits.queueLimit} renders are already waiting`);
+    }
+    if (line.waiting.length >= limits.accountQueueLimit) {
+      return accountLimited(`${line.waiting.length} renders of this account are already waiting for a render slot (the limit is ${limits.accountQueueLimit}, PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT)`);
+    }
+    const previews = line.waiting.filter((w) => w.kind === 'preview').length;
+    if (ticket.kind === 'preview' && previews >= limits.accountPreviewQueueLimit) {
+      return accountLimited(`${previews} previews of this account are already waiting for a render slot (the limit is ${limits.accountPreviewQueueLimit}, PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT)`);
+    }
+    return undefined;
+  }
+
+  /** Grants free slots to the fairest waiters until no slot is free or nobody may take one. */
+  #dispatch(): void {
+    while (this.#active < this.limits.capacity) {
+      const next = this.#pickNext();
+      if (!next) return;
+      const { accountId, line, waiter } = next;
+      line.waiting.splice(line.waiting.indexOf(waiter), 1);
+      this.#waiting -= 1;
+      line.active += 1;
+      line.lastGrant = ++this.#grants;
+      this.#active += 1;
+      if (waiter.kind === 'preview') this.#activePreviews += 1;
+      waiter.grant(this.#releaser(accountId, line, waiter.kind));
+    }
+  }
+
+  /** The waiter with the smallest fair-order key (see the top of the file), or none that may start. */
+  #pickNext(): { accountId: string; line: AccountLine; waiter: Waiter } | undefined {
+    let best: { accountId: string; line: AccountLine; waiter: Waiter; key: number[] } | undefined;
+    const previewSlotFree = this.#activePreviews < this.limits.previewSlots;
+    for (const [accountId, line] of this.#accounts) {
+      if (line.waiting.length === 0 || line.active >= this.limits.accountSlots) continue;
+      const waiter = line.waiting.find((w) => w.kind === 'document') ?? (previewSlotFree ? line.waiting[0] : undefined);
+      if (!waiter) continue;
+      const key = [this.budget?.isOverBudget(accountId) ? 1 : 0, waiter.kind === 'preview' ? 1 : 0, line.active, line.lastGrant, waiter.seq];
+      if (!best || isBefore(key, best.key)) best = { accountId, line, waiter, key };
+    }
+    return best;
+  }
+
+  #releaser(accountId: string, line: AccountLine, kind: RenderKind): Release {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.#waiters.shift();
-      // The permit passes straight to the next waiter, so `active` stays the same.
-      if (next) next.grant();
-      else this.#active -= 1;
+      line.active -= 1;
+      this.#active -= 1;
+      if (kind === 'preview') this.#activePreviews -= 1;
+      this.#forgetIdle(accountId, line);
+      this.#dispatch();
     };
   }
 
-  #remove(waiter: Waiter): void {
-    const index = this.#waiters.indexOf(waiter);
-    if (index >= 0) this.#waiters.splice(index, 1);
+  #line(accountId: string): AccountLine {
+    let line = this.#accounts.get(accountId);
+    if (!line) {
+      line = { active: 0, waiting: [], lastGrant: 0 };
+      this.#accounts.set(accountId, line);
+    }
+    return line;
   }
+
+  #remove(accountId: string, waiter: Waiter): void {
+    const line = this.#accounts.get(accountId);
+    const index = line?.waiting.indexOf(waiter) ?? -1;
+    if (!line || index < 0) return;
+    line.waiting.splice(index, 1);
+    this.#waiting -= 1;
+    this.#forgetIdle(accountId, line);
+    // A departure can unblock nobody (slots are not freed), but keeps the map small.
+  }
+
+  /** Drops an account with nothing running or waiting, so the map holds only busy accounts. */
+  #forgetIdle(accountId: string, line: AccountLine): void {
+    if (line.active === 0 && line.waiting.length === 0 && this.#accounts.get(accountId) === line) this.#accounts.delete(accountId);
+  }
+}
+
+/** Lexicographic comparison of two fair-order keys. */
+function isBefore(a: number[], b: number[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
 }
 
 function busy(reason: string): AppError {
   return new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } });
+}
+
+function accountLimited(reason: string): AppError {
+  return new AppError('RATE_LIMITED', `Too many renders of this account are waiting: ${reason}. Retry after 2 s.`, { details: { retryAfterSeconds: 2, reason } });
 }

@@ -24,18 +24,43 @@ export async function insertDelivery(db: DbOrTx, row: WebhookDeliveriesTable): P
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
+/** A claim of deliveries: the usual claim input, and how many of one account's may be in flight. */
+export interface DeliveryClaimRequest extends ClaimRequest {
+  /** Deliveries of one account in flight at once (live leases, every process together). */
+  accountLimit: number;
+}
+
 /**
- * Claims up to `limit` due deliveries (pending, time come, no live lease), oldest first, and counts the
- * attempt. db/claim-rows.ts keeps two claimers apart per dialect.
+ * Claims up to `limit` due deliveries (pending, time come, no live lease) and counts the attempt. Fair
+ * across accounts (the job's account; deliveries do not store it): round robin as in `claimJobs`, and
+ * an account that already has `accountLimit` deliveries in flight (live leases, any process) gets no
+ * more until some end, so a receiver that never answers holds up only its own account's webhooks.
+ * On PostgreSQL two claimers at the same moment may each give an account its remaining share, so the
+ * cap can be exceeded by the number of concurrent claimers for a moment; SQLite's claims are serial.
+ * db/claim-rows.ts keeps two claimers apart per dialect.
  */
-export function claimDeliveries(database: DatabaseHandle, c: ClaimRequest): Promise<WebhookDeliveryRow[]> {
+export function claimDeliveries(database: DatabaseHandle, c: DeliveryClaimRequest): Promise<WebhookDeliveryRow[]> {
+  const due = (alias: string) => sql`${sql.ref(`${alias}.state`)} = 'pending' and ${sql.ref(`${alias}.next_attempt_at`)} <= ${c.now}
+         and (${sql.ref(`${alias}.locked_until`)} is null or ${sql.ref(`${alias}.locked_until`)} < ${c.now})`;
   return claimRows<WebhookDeliveryRow>(database, {
     table: 'webhook_deliveries',
     key: 'id',
+    lockAlias: 'w',
     selectDue: sql`
-      select id from webhook_deliveries
-      where state = 'pending' and next_attempt_at <= ${c.now} and (locked_until is null or locked_until < ${c.now})
-      order by next_attempt_at
+      with in_flight as (
+        select j.account_id, count(*) as n from webhook_deliveries f join jobs j on j.id = f.job_id
+        where f.state = 'pending' and f.locked_until >= ${c.now}
+        group by j.account_id
+      ), ranked as (
+        select d.id, j.account_id, row_number() over (partition by j.account_id order by d.next_attempt_at, d.id) as account_rank
+        from webhook_deliveries d join jobs j on j.id = d.job_id
+        where ${due('d')}
+      )
+      select w.id from webhook_deliveries w
+        join ranked r on r.id = w.id
+        left join in_flight a on a.account_id = r.account_id
+      where ${due('w')} and r.account_rank + coalesce(a.n, 0) <= ${c.accountLimit}
+      order by r.account_rank + coalesce(a.n, 0), w.next_attempt_at, w.id
       limit ${c.limit}`,
     markClaimed: sql`locked_by = ${c.workerId}, locked_until = ${c.now + c.leaseMs}, attempts = attempts + 1, updated_at = ${c.now}`,
   });

@@ -27,7 +27,7 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
   let jobSeq = 0;
 
   const loop = (overrides: Partial<DeliveryLoopOptions> = {}) => {
-    const l = createDeliveryLoop({ database, queue, workerId: `w${loops.length}`, timeoutMs: 2000, maxAttempts: 4, baseDelayMs: 20, pollIntervalMs: 50, allowPrivateNetworks: true, logger, ...overrides });
+    const l = createDeliveryLoop({ database, queue, workerId: `w${loops.length}`, timeoutMs: 2000, maxAttempts: 4, baseDelayMs: 20, accountConcurrency: 4, pollIntervalMs: 50, allowPrivateNetworks: true, logger, ...overrides });
     loops.push(l);
     l.start();
     return l;

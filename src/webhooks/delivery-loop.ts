@@ -1,7 +1,9 @@
 /**
  * The delivery loop: runs wherever workers run, claims due deliveries (several processes may run it
  * against one database), makes one attempt each and records the outcome on the row. Restarting a
- * process resumes whatever is still pending.
+ * process resumes whatever is still pending. The claim is fair across accounts and gives one account
+ * at most `accountConcurrency` attempts in flight (deliveries-store.ts), so a receiver that never
+ * answers ties up a few of this loop's attempts for its own account, never all of them.
  */
 import type { Agent, Dispatcher } from 'undici';
 import type { DatabaseHandle } from '../db/database.js';
@@ -23,6 +25,8 @@ export interface DeliveryLoopOptions {
   timeoutMs: number;
   maxAttempts: number;
   baseDelayMs: number;
+  /** Attempts of one account in flight at once, every process together. */
+  accountConcurrency: number;
   pollIntervalMs: number;
   allowPrivateNetworks: boolean;
   logger: Logger;
@@ -105,7 +109,7 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
   }
 
   function claim(limit: number): Promise<WebhookDeliveryRow[]> {
-    return store.claimDeliveries(database, { workerId, limit, now: Date.now(), leaseMs });
+    return store.claimDeliveries(database, { workerId, limit, now: Date.now(), leaseMs, accountLimit: o.accountConcurrency });
   }
 
   async function tick(): Promise<void> {

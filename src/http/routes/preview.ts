@@ -13,7 +13,7 @@ export function previewRoutes(app: FastifyInstance, deps: { documents: DocumentS
     schema: {
       tags: ['templates'],
       summary: 'Preview template text as a PDF (free, stamped PREVIEW)',
-      description: 'No credit is charged. Previews have their own per-minute budget (PRESSROOM_PREVIEW_PER_MINUTE) on top of the account rate limit.',
+      description: 'No credit is charged. Previews have their own per-minute budget (PRESSROOM_PREVIEW_PER_MINUTE) on top of the account rate limit, render after documents, and may have only PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT waiting per account (then 429 RATE_LIMITED).',
       body: Type.Object({
         html: Type.String({ minLength: 1, maxLength: 2_000_000 }),
         css: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
@@ -29,7 +29,7 @@ export function previewRoutes(app: FastifyInstance, deps: { documents: DocumentS
           details: { retryAfterSeconds: budget.retryAfterSeconds },
         });
       }
-      const pdf = await deps.documents.preview(request.body);
+      const pdf = await deps.documents.preview(request.caller.accountId, request.body);
       return reply.header('content-type', 'application/pdf').header('content-disposition', 'inline; filename="preview.pdf"').send(pdf);
     },
   });

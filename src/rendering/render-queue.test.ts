@@ -1,0 +1,192 @@
+/**
+ * The fair render queue and the failure budget, on their own: who is granted a slot next (by state,
+ * never by the clock), the per-account and preview caps, the refusals and their codes.
+ */
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../shared/errors.js';
+import { FailureBudget } from './failure-budget.js';
+import { RenderQueue, type Release, type RenderKind, type RenderQueueLimits } from './render-queue.js';
+
+const LONG_WAIT_MS = 60_000;
+
+function limits(overrides: Partial<RenderQueueLimits> = {}): RenderQueueLimits {
+  return { capacity: 1, queueLimit: 100, accountSlots: 1, previewSlots: 1, accountQueueLimit: 50, accountPreviewQueueLimit: 50, ...overrides };
+}
+
+/** A queue whose grants are recorded in order, as `account:label`. */
+function harness(queue: RenderQueue) {
+  const granted: string[] = [];
+  const releases = new Map<string, Release>();
+  const ask = (accountId: string, label: string, kind: RenderKind = 'document') => {
+    const name = `${accountId}:${label}`;
+    const done = queue.acquire({ accountId, kind }, LONG_WAIT_MS).then((release) => {
+      granted.push(name);
+      releases.set(name, release);
+    });
+    return { name, done };
+  };
+  /** Lets every settled acquire run its callback (grants resolve promises). */
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const release = async (name: string) => {
+    const r = releases.get(name);
+    if (!r) throw new Error(`${name} holds no slot (granted: ${granted.join(', ')})`);
+    releases.delete(name);
+    r();
+    await settle();
+  };
+  /** Releases whatever holds a slot, one at a time, until nothing waits; returns the grant order. */
+  const drain = async () => {
+    await settle();
+    while (releases.size > 0) await release([...releases.keys()][0]!);
+    return granted;
+  };
+  return { granted, ask, settle, release, drain };
+}
+
+describe('fair order', () => {
+  it('grants the account with one waiting before the account with ten waiting', async () => {
+    const h = harness(new RenderQueue(limits({ accountSlots: 2 })));
+    h.ask('A', 'running');
+    for (let i = 0; i < 10; i++) h.ask('A', `w${i}`);
+    h.ask('B', 'only');
+    await h.settle();
+    expect(h.granted).toEqual(['A:running']);
+    await h.release('A:running');
+    expect(h.granted).toEqual(['A:running', 'B:only']);
+  });
+
+  it('takes turns between accounts (round robin) rather than draining the first one', async () => {
+    const h = harness(new RenderQueue(limits()));
+    h.ask('A', 'running');
+    for (let i = 0; i < 3; i++) h.ask('A', `a${i}`);
+    for (let i = 0; i < 3; i++) h.ask('B', `b${i}`);
+    h.ask('C', 'c0');
+    expect(await h.drain()).toEqual(['A:running', 'B:b0', 'C:c0', 'A:a0', 'B:b1', 'A:a1', 'B:b2', 'A:a2']);
+  });
+
+  it('grants documents before previews, whoever asked first', async () => {
+    const h = harness(new RenderQueue(limits({ capacity: 1, accountSlots: 1 })));
+    h.ask('A', 'running');
+    h.ask('P', 'preview-1', 'preview');
+    h.ask('Q', 'preview-2', 'preview');
+    h.ask('B', 'document');
+    h.ask('P', 'document');
+    // P's document goes ahead of its own earlier preview; P was served last, so Q's preview is next.
+    expect(await h.drain()).toEqual(['A:running', 'B:document', 'P:document', 'Q:preview-2', 'P:preview-1']);
+  });
+
+  it('serves an account over its failure budget after every other account', async () => {
+    let now = 1_000_000;
+    const budget = new FailureBudget({ budgetSeconds: 10, windowSeconds: 60 }, () => now);
+    budget.recordFailure('X', 6_000);
+    budget.recordFailure('X', 5_000);
+    budget.recordFailure('Y', 2_000);
+    expect(budget.isOverBudget('X')).toBe(true);
+    expect(budget.isOverBudget('Y')).toBe(false);
+    const h = harness(new RenderQueue(limits(), budget));
+    h.ask('A', 'running');
+    h.ask('X', 'document');
+    h.ask('Y', 'document');
+    h.ask('B', 'preview', 'preview');
+    // Over budget goes last, even behind a preview.
+    expect(await h.drain()).toEqual(['A:running', 'Y:document', 'B:preview', 'X:document']);
+
+    // Once the failures leave the window the account is served in turn again.
+    now += 61_000;
+    expect(budget.isOverBudget('X')).toBe(false);
+    const again = harness(new RenderQueue(limits(), budget));
+    again.ask('A', 'running');
+    again.ask('X', 'document');
+    again.ask('Y', 'document');
+    expect(await again.drain()).toEqual(['A:running', 'X:document', 'Y:document']);
+  });
+});
+
+describe('caps', () => {
+  it('one account holds at most accountSlots slots; the others stay free for other accounts', async () => {
+    const queue = new RenderQueue(limits({ capacity: 3, accountSlots: 2 }));
+    const h = harness(queue);
+    for (let i = 0; i < 5; i++) h.ask('A', `a${i}`);
+    await h.settle();
+    expect(h.granted).toEqual(['A:a0', 'A:a1']);
+    expect(queue.active).toBe(2);
+    expect(queue.waitingByAccount()).toEqual(new Map([['A', 3]]));
+    h.ask('B', 'b0');
+    await h.settle();
+    expect(h.granted).toEqual(['A:a0', 'A:a1', 'B:b0']);
+    expect(queue.waitingByAccount()).toEqual(new Map([['A', 3]]));
+  });
+
+  it('previews hold at most previewSlots slots, even with slots free', async () => {
+    const queue = new RenderQueue(limits({ capacity: 3, accountSlots: 3, previewSlots: 1 }));
+    const h = harness(queue);
+    h.ask('P', 'p0', 'preview');
+    h.ask('Q', 'q0', 'preview');
+    await h.settle();
+    expect(h.granted).toEqual(['P:p0']);
+    h.ask('B', 'b0');
+    h.ask('B', 'b1');
+    await h.settle();
+    expect(h.granted).toEqual(['P:p0', 'B:b0', 'B:b1']);
+    await h.release('P:p0');
+    expect(h.granted.at(-1)).toBe('Q:q0');
+  });
+
+  it('refuses a render beyond the account line with RATE_LIMITED, and previews beyond theirs', async () => {
+    const queue = new RenderQueue(limits({ accountQueueLimit: 2, accountPreviewQueueLimit: 1 }));
+    const h = harness(queue);
+    h.ask('A', 'running');
+    h.ask('A', 'w1');
+    h.ask('A', 'w2');
+    const third = queue.acquire({ accountId: 'A', kind: 'document' }, LONG_WAIT_MS);
+    await expect(third).rejects.toMatchObject({ code: 'RATE_LIMITED', details: { retryAfterSeconds: 2, reason: expect.stringContaining('PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT') } });
+    h.ask('P', 'p1', 'preview');
+    const secondPreview = queue.acquire({ accountId: 'P', kind: 'preview' }, LONG_WAIT_MS);
+    await expect(secondPreview).rejects.toMatchObject({ code: 'RATE_LIMITED', details: { reason: expect.stringContaining('PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT') } });
+    // Another account still gets in line, and everyone in line is served (the preview last).
+    h.ask('B', 'b1');
+    expect(await h.drain()).toEqual(['A:running', 'B:b1', 'A:w1', 'A:w2', 'P:p1']);
+  });
+
+  it('refuses beyond the whole line with RENDERER_BUSY', async () => {
+    const queue = new RenderQueue(limits({ queueLimit: 1 }));
+    const h = harness(queue);
+    h.ask('A', 'running');
+    h.ask('B', 'waiting');
+    await expect(queue.acquire({ accountId: 'C', kind: 'document' }, LONG_WAIT_MS)).rejects.toMatchObject({ code: 'RENDERER_BUSY' });
+    expect(await h.drain()).toEqual(['A:running', 'B:waiting']);
+  });
+
+  it('a render that waited too long is refused: RENDERER_BUSY, or RATE_LIMITED naming the failure budget', async () => {
+    const budget = new FailureBudget({ budgetSeconds: 1, windowSeconds: 600 });
+    budget.recordFailure('X', 5_000);
+    const queue = new RenderQueue(limits(), budget);
+    const h = harness(queue);
+    h.ask('A', 'running');
+    await h.settle();
+    const plain = queue.acquire({ accountId: 'B', kind: 'document' }, 50).catch((e: unknown) => e);
+    const over = queue.acquire({ accountId: 'X', kind: 'document' }, 50).catch((e: unknown) => e);
+    expect(await plain).toMatchObject({ code: 'RENDERER_BUSY' });
+    const refused = (await over) as AppError;
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused.code).toBe('RATE_LIMITED');
+    expect(refused.message).toMatch(/failed and timed-out renders of this account took 5 s of render time in the last 600 s \(the budget is 1 s/);
+    expect(refused.details?.retryAfterSeconds).toBeGreaterThan(500);
+    expect(queue.waiting).toBe(0);
+    await h.release('A:running');
+    expect(queue.active).toBe(0);
+  });
+
+  it('an aborted wait leaves the line, and the next one is served', async () => {
+    const queue = new RenderQueue(limits());
+    const h = harness(queue);
+    h.ask('A', 'running');
+    const controller = new AbortController();
+    const aborted = queue.acquire({ accountId: 'B', kind: 'document' }, LONG_WAIT_MS, controller.signal).catch((e: unknown) => e);
+    h.ask('C', 'next');
+    controller.abort(new Error('client went away'));
+    expect(await aborted).toMatchObject({ message: 'client went away' });
+    expect(await h.drain()).toEqual(['A:running', 'C:next']);
+    expect(queue.waitingByAccount().size).toBe(0);
+  });
+});
