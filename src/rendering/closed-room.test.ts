@@ -4,7 +4,7 @@
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTripwire, pdfText, testOptions, testRenderer } from './__fixtures__/test-kit.js';
+import { openTripwire, pdfText, testOptions, testRenderer } from '../../test/support/rendering-kit.js';
 import { launchChromium } from './chromium/launch-chromium.js';
 import { openNetworkSinkhole } from './chromium/network-sinkhole.js';
 import { PageTarget } from './chromium/page-target.js';

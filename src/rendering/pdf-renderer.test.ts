@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, testRenderer } from './__fixtures__/test-kit.js';
+import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, testRenderer } from '../../test/support/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
 
 let renderer: PdfRenderer;

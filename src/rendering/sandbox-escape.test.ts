@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { pdfText, testRenderer } from './__fixtures__/test-kit.js';
+import { pdfText, testRenderer } from '../../test/support/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { descendants, pdfText, processesMentioning, testRenderer } from './__fixtures__/test-kit.js';
+import { descendants, pdfText, processesMentioning, testRenderer } from '../../test/support/rendering-kit.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 
 const opened: PdfRenderer[] = [];

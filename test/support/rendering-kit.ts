@@ -1,9 +1,9 @@
-/** Test helpers for the rendering tests: renderer options, a tripwire listener, process lookups; PDF reading from test/support/pdf-tools.ts. */
+/** Test helpers for the rendering tests: renderer options, a tripwire listener, process lookups; PDF reading from pdf-tools.ts. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import type { Config } from '../../config.js';
-import { createLogger } from '../../shared/log.js';
-import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../pdf-renderer.js';
+import type { Config } from '../../src/config.js';
+import { createLogger } from '../../src/shared/log.js';
+import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../../src/rendering/pdf-renderer.js';
 
 /** Renderer options for tests: small limits so failures come quickly. */
 export function testOptions(overrides: Partial<Config['rendering']> = {}): Config['rendering'] {
@@ -25,7 +25,7 @@ export function testRenderer(overrides: Partial<Config['rendering']> = {}, depen
   return createPdfRenderer(testOptions(overrides), createLogger(process.env.TEST_LOG ?? 'silent'), dependencies);
 }
 
-export { pdfInfo, pdfOutlineTitles, pdfText, pdfTool } from '../../../test/support/pdf-tools.js';
+export { pdfInfo, pdfOutlineTitles, pdfText, pdfTool } from './pdf-tools.js';
 
 /** A TCP listener on every local address that records each connection attempt (it must see none). */
 export async function openTripwire(): Promise<{ port: number; hits: () => number; close: () => Promise<void> }> {
