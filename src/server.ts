@@ -10,6 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { Config } from './config.js';
 import { buildApp, buildOpsApp } from './http/app.js';
 import { createServices, type Role } from './services.js';
+import { isAppError } from './shared/errors.js';
 import { createLogger } from './shared/log.js';
 import { VERSION } from './version.js';
 
@@ -38,7 +39,11 @@ export async function runServer(config: Config, role: Role): Promise<void> {
   await app.listen({ port: config.http.port, host: config.http.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  services.renderer.warmUp().catch((error) => logger.error({ err: error }, 'could not start the browser; /readyz stays not ready until a render starts it'));
+  services.renderer.warmUp().catch((error) => {
+    // SERVICE_UNAVAILABLE: stopped during start-up, which abandons the launch; nothing went wrong.
+    if (isAppError(error, 'SERVICE_UNAVAILABLE')) return;
+    logger.error({ err: error }, 'could not start the browser; /readyz stays not ready until a render starts it');
+  });
   if (role !== 'api') services.startWorkers();
   logger.info({ role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
 
