@@ -5,8 +5,9 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: more parallel files than that only makes Chromium tests slower and flakier.
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Deadlines, not expectations: on a busy 2-core machine a Chromium launch alone can take 30 s.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       {

@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import { buildApp, buildOpsApp } from './http/app.js';
 import { ChromiumStartError } from './rendering/chromium/chromium-start-error.js';
 import { createServices, type Role } from './services.js';
+import { isAppError } from './shared/errors.js';
 import { createLogger } from './shared/log.js';
 import { VERSION } from './version.js';
 

@@ -52,16 +52,18 @@ export class BrowserGeneration {
     });
   }
 
-  /** Launches Chromium and opens `prewarmSlots` slots. */
-  static async start(options: GenerationOptions, prewarmSlots: number): Promise<BrowserGeneration> {
+  /** Launches Chromium and opens `prewarmSlots` slots; when `stop` aborts, the new browser is closed at once. */
+  static async start(options: GenerationOptions, prewarmSlots: number, stop: AbortSignal): Promise<BrowserGeneration> {
     const chromium = await launchChromium({
       executablePath: options.executablePath,
       sinkholePort: options.sinkholePort,
       protocolTimeoutMs: options.protocolTimeoutMs,
+      signal: stop,
     });
     const generation = new BrowserGeneration(chromium, options);
     try {
-      await generation.prewarm(prewarmSlots);
+      stop.throwIfAborted();
+      await generation.prewarm(prewarmSlots, stop);
     } catch (error) {
       await generation.close();
       throw error;
@@ -83,11 +85,13 @@ export class BrowserGeneration {
     return !this.#closed && !this.#retiring && this.chromium.browser.connected;
   }
 
-  /** Opens slots up to `count` idle ones, in parallel. */
-  async prewarm(count: number): Promise<void> {
+  /** Opens slots up to `count` idle ones, in parallel (giving up when `stop` aborts). */
+  async prewarm(count: number, stop?: AbortSignal): Promise<void> {
     const missing = Math.max(0, count - this.#slots.size);
     const opened = Array.from({ length: missing }, () => this.#newSlot());
-    await Promise.all(opened.map((slot) => slot.ready(AbortSignal.timeout(30_000))));
+    const deadline = AbortSignal.timeout(30_000);
+    const signal = stop ? AbortSignal.any([deadline, stop]) : deadline;
+    await Promise.all(opened.map((slot) => slot.ready(signal)));
     this.#idle.push(...opened);
   }
 

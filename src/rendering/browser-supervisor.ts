@@ -41,6 +41,8 @@ export class BrowserSupervisor {
   #sinkhole: Promise<NetworkSinkhole> | undefined;
   #sinkholeOpened: NetworkSinkhole | undefined;
   #closing = false;
+  /** Aborted by close(): a launch under way stops at its next step instead of finishing first. */
+  readonly #closed = new AbortController();
 
   constructor(
     private readonly options: SupervisorOptions,
@@ -98,6 +100,9 @@ export class BrowserSupervisor {
   /** Closes every browser and the sinkhole. */
   async close(): Promise<void> {
     this.#closing = true;
+    // A launch takes seconds (much longer on a busy machine) and close() waits for it: without
+    // this, a shutdown during start-up would wait for pages nobody will use, past its deadline.
+    this.#closed.abort(new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down'));
     await Promise.allSettled([this.#starting]);
     const generations = [this.#current, ...this.#retired].filter((g): g is BrowserGeneration => g !== undefined);
     this.#current = undefined;
@@ -136,8 +141,10 @@ export class BrowserSupervisor {
           onDisconnected: (generation) => this.#onCrash(generation),
         },
         this.options.concurrency,
+        this.#closed.signal,
       );
     } catch (error) {
+      if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
       this.logger.error({ err: error, chromiumPath: this.options.chromiumPath }, 'Chromium failed to start; check PRESSROOM_CHROMIUM_PATH');
       throw new AppError('RENDER_FAILED', 'The PDF renderer could not start', { cause: error });
     }

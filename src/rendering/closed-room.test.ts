@@ -3,8 +3,9 @@
  * only data:/blob: and the internal asset origin when a resolver is configured.
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTripwire, pdfText, testOptions, testRenderer } from './__fixtures__/test-kit.js';
+import { openTripwire, pdfText, pdfTool, startTestRenderer, testOptions } from '../../test/support/rendering-kit.js';
 import { launchChromium } from './chromium/launch-chromium.js';
 import { openNetworkSinkhole } from './chromium/network-sinkhole.js';
 import { PageTarget } from './chromium/page-target.js';
@@ -13,6 +14,8 @@ import type { PdfRenderer } from './pdf-renderer.js';
 const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
 
 let renderer: PdfRenderer;
+/** Worker evaluator and no asset resolver: for the worker sandbox, and the asset origin unserved. */
+let bare: PdfRenderer;
 let tripwire: Awaited<ReturnType<typeof openTripwire>>;
 let udp: UdpSocket;
 let udpPackets = 0;
@@ -25,13 +28,16 @@ beforeAll(async () => {
   const assets = new Map([
     ['https://assets.pressroom.internal/logo.png', PNG_1X1],
     ['https://assets.pressroom.internal/brand.css', Buffer.from('.brand::after { content: "FROM-ASSET-CSS"; }')],
+    ['https://assets.pressroom.internal/serif.ttf', readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf')],
   ]);
-  renderer = testRenderer({ concurrency: 2 }, { assetResolver: (url) => assets.get(url) });
-  await renderer.warmUp();
+  [renderer, bare] = await Promise.all([
+    startTestRenderer({ concurrency: 2 }, { assetResolver: (url) => assets.get(url) }),
+    startTestRenderer({ concurrency: 1, evaluator: 'worker' }),
+  ]);
 });
 
 afterAll(async () => {
-  await renderer.close();
+  await Promise.all([renderer?.close(), bare?.close()]);
   await tripwire.close();
   udp.close();
 });
@@ -91,13 +97,8 @@ describe('no network from templates', () => {
       return 'EVALUATED'`;
     const html = `{{ "".constructor.constructor(${JSON.stringify(code.replace(/\n/g, ' '))})() }}`;
     // In a fresh worker it runs, and every attempt is refused (the listener test below).
-    const worker = testRenderer({ concurrency: 1, evaluator: 'worker' });
-    try {
-      const { pdf } = await worker.render({ template: { html }, data: {} });
-      expect(pdfText(pdf)).toContain('EVALUATED');
-    } finally {
-      await worker.close();
-    }
+    const { pdf } = await bare.render({ template: { html }, data: {} });
+    expect(pdfText(pdf)).toContain('EVALUATED');
     // In a compartment (the default) the payload cannot even be built: the constructor is inert.
     await expect(renderer.render({ template: { html }, data: {} })).rejects.toMatchObject({
       code: 'TEMPLATE_RENDER_ERROR',
@@ -108,6 +109,7 @@ describe('no network from templates', () => {
   });
 
   it('the listener saw nothing (TCP or UDP)', async () => {
+    // Anything the tests above set off would have arrived by now: a short wait for what must not happen.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(tripwire.hits()).toBe(0);
     expect(udpPackets).toBe(0);
@@ -124,6 +126,7 @@ describe('no network from templates', () => {
         const { errorText } = await page.session.send('Page.navigate', { url });
         expect(errorText).toMatch(/^net::ERR_/);
       }
+      // A short wait for what must not happen.
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(tripwire.hits()).toBe(0);
     } finally {
@@ -152,21 +155,22 @@ describe('no local files', () => {
 
 describe('the internal asset origin', () => {
   const html = '<p class="brand">ASSET:</p><link rel="stylesheet" href="https://assets.pressroom.internal/brand.css">' +
-    '<img src="https://assets.pressroom.internal/logo.png" width="40" height="40"><link rel="stylesheet" href="https://assets.pressroom.internal/missing.css">';
+    '<img src="https://assets.pressroom.internal/logo.png" width="40" height="40"><link rel="stylesheet" href="https://assets.pressroom.internal/missing.css">' +
+    '<style>@font-face { font-family: AssetSerif; src: url(https://assets.pressroom.internal/serif.ttf); } .serif { font-family: AssetSerif; }</style><p class="serif">In the asset font</p>';
 
-  it('serves known assets through the resolver and answers 404 for the rest', async () => {
-    const { pdf } = await renderer.render({ template: { html }, data: {} });
-    expect(pdfText(pdf)).toContain('ASSET:FROM-ASSET-CSS');
+  it('serves known assets (stylesheets, images, fonts) through the resolver and answers 404 for the rest', async () => {
+    for (const scripted of [false, true]) {
+      const { pdf } = await renderer.render({ template: { html: scripted ? `${html}<script>document.body.append('SCRIPTED')</script>` : html }, data: {} });
+      expect(pdfText(pdf)).toContain('ASSET:FROM-ASSET-CSS');
+      expect(pdfTool('pdfimages', pdf, ['-list']).trim().split('\n')).toHaveLength(3); // header, rule, the logo
+      expect(pdfTool('pdffonts', pdf)).toContain('DejaVuSerif');
+    }
   });
 
   it('is blocked when no resolver is configured', async () => {
-    const plain = testRenderer({ concurrency: 1 });
-    try {
-      const { pdf } = await plain.render({ template: { html }, data: {} });
-      expect(pdfText(pdf)).toContain('ASSET:');
-      expect(pdfText(pdf)).not.toContain('FROM-ASSET-CSS');
-    } finally {
-      await plain.close();
-    }
+    const { pdf } = await bare.render({ template: { html }, data: {} });
+    expect(pdfText(pdf)).toContain('ASSET:');
+    expect(pdfText(pdf)).not.toContain('FROM-ASSET-CSS');
+    expect(pdfTool('pdffonts', pdf)).not.toContain('DejaVuSerif');
   });
 });

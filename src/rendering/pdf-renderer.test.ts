@@ -3,19 +3,22 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, testRenderer } from './__fixtures__/test-kit.js';
+import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, startTestRenderer } from '../../test/support/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
 
 let renderer: PdfRenderer;
 
 beforeAll(async () => {
-  renderer = testRenderer();
-  await renderer.warmUp();
+  renderer = await startTestRenderer();
 });
 
 afterAll(async () => {
-  await renderer.close();
+  await renderer?.close();
 });
+
+/** The peers' benchmark fixtures (../shared/peers), present only where the benchmark harness is. */
+const PEERS_FIXTURES = join(process.env.PEERS_DIR ?? '/work/shared/peers', 'fixtures');
+const hasPeersInvoice = existsSync(join(PEERS_FIXTURES, 'invoice.html'));
 
 async function text(req: Omit<RenderRequest, 'data'> & { data?: unknown }): Promise<string> {
   const { pdf } = await renderer.render({ data: {}, ...req });
@@ -201,11 +204,9 @@ describe('print', () => {
     expect(error.code).toBe('INVALID_REQUEST');
   });
 
-  it('renders the peers benchmark invoice fixture to one A4 page', async () => {
-    const dir = join(process.env.PEERS_DIR ?? '/work/shared/peers', 'fixtures');
-    if (!existsSync(join(dir, 'invoice.html'))) return; // the benchmark harness is not on this machine
-    const source = readFileSync(join(dir, 'invoice.html'), 'utf8');
-    const data = JSON.parse(readFileSync(join(dir, 'invoice.json'), 'utf8')) as { invoice: { number: string } };
+  it.skipIf(!hasPeersInvoice)(`renders the peers benchmark invoice fixture to one A4 page${hasPeersInvoice ? '' : ` (skipped: no ${PEERS_FIXTURES}/invoice.html on this machine; set PEERS_DIR)`}`, async () => {
+    const source = readFileSync(join(PEERS_FIXTURES, 'invoice.html'), 'utf8');
+    const data = JSON.parse(readFileSync(join(PEERS_FIXTURES, 'invoice.json'), 'utf8')) as { invoice: { number: string } };
     const { pdf } = await renderer.render({ template: { html: source }, data });
     expect(pdfInfo(pdf).Pages).toBe('1');
     expect(pdfText(pdf)).toContain(data.invoice.number);

@@ -10,7 +10,7 @@ import { isAppError } from '../shared/errors.js';
 import { pdfPagePixels, pdfPages, pdfText, redPixelShare } from '../../test/support/pdf-tools.js';
 import type { RenderTemplate } from './pdf-renderer.js';
 import { stampPreview } from './preview-stamp.js';
-import { testRenderer } from './__fixtures__/test-kit.js';
+import { testRenderer } from '../../test/support/rendering-kit.js';
 
 const renderer = testRenderer({ timeoutMs: 120_000 });
 afterAll(() => renderer.close());

@@ -171,6 +171,7 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
     loop();
     await receiver.waitFor(30);
     await until(async () => (await database.db.selectFrom('webhook_deliveries').select('id').where('state', '=', 'delivered').where('job_id', 'in', jobIds).execute()).length === 30);
+    // A duplicate would be on its way right behind: a short wait for what must not happen.
     await new Promise((r) => setTimeout(r, 200));
     const perId = new Map<string, number>();
     for (const r of receiver.received) perId.set(String(r.headers['webhook-id']), (perId.get(String(r.headers['webhook-id'])) ?? 0) + 1);

@@ -16,7 +16,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 
 const INVOICE = '<h1>Invoice {{ number }}</h1><p>{{ customer }}</p>';
 
-describe('two API processes and a worker on PostgreSQL, Redis and S3', () => {
+// Real processes, each with its own Chromium: deadlines sized for a busy 2-core machine.
+describe('two API processes and a worker on PostgreSQL, Redis and S3', { timeout: 180_000 }, () => {
   let cluster: Cluster;
   let receiver: WebhookReceiver;
   let apiKey: string;
@@ -75,7 +76,7 @@ describe('two API processes and a worker on PostgreSQL, Redis and S3', () => {
     const job = await until(async () => {
       const res = await b.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey });
       return res.body.status === 'completed' && res.body;
-    }, 60_000, 'the job to complete');
+    }, 120_000, 'the job to complete');
     expect(new URL(job.result_url).origin).toBe(cluster.s3!.endpoint);
     expect(pdfText((await httpRequest('', 'GET', job.result_url)).bytes)).toContain('Katherine Johnson');
 
@@ -86,10 +87,10 @@ describe('two API processes and a worker on PostgreSQL, Redis and S3', () => {
     const row = await cluster.db.selectFrom('jobs').select(['request_id', 'locked_by']).where('id', '=', jobId).executeTakeFirstOrThrow();
     expect(row.request_id).toBe(requestId);
     // The trail: the API's request log, then the worker's job and webhook lines, all with the id.
-    await a.waitForLog((l) => l.req_id === requestId && l.msg === 'request completed', 5000);
-    const completed = await worker.waitForLog((l) => l.msg === 'job completed' && l.jobId === jobId, 5000);
+    await a.waitForLog((l) => l.req_id === requestId && l.msg === 'request completed', 30_000);
+    const completed = await worker.waitForLog((l) => l.msg === 'job completed' && l.jobId === jobId, 30_000);
     expect(completed.req_id).toBe(requestId);
-    const delivered = await worker.waitForLog((l) => l.msg === 'webhook delivered' && l.jobId === jobId, 5000);
+    const delivered = await worker.waitForLog((l) => l.msg === 'webhook delivered' && l.jobId === jobId, 30_000);
     expect(delivered.req_id).toBe(requestId);
     expect(b.logs.some((l) => l.req_id === requestId)).toBe(false);
   });

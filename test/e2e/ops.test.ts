@@ -63,9 +63,11 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
     for (let i = 0; i < 3; i++) {
       expect((await t.request('POST', '/v1/pdf/create-async', { apiKey, body: { template_id: templateId, data: { name: `Queued ${i}` } } })).status).toBe(200);
     }
-    await new Promise((r) => setTimeout(r, 1100));
-
-    const text = await metrics();
+    // The oldest pending job must be at least a second old for its age gauge to show it.
+    const text = await until(async () => {
+      const scraped = await metrics();
+      return (sample(scraped, 'pressroom_jobs_oldest_pending_age_seconds') ?? 0) >= 1 && scraped;
+    }, 60_000, 'the oldest pending job to be a second old');
     expect(sample(text, 'pressroom_http_requests_total{method="GET",route="/v1/templates/:template_id",status="404"}')).toBe(2);
     expect(text).not.toContain('abcdefghijkl');
     expect(sample(text, 'pressroom_http_requests_total{method="POST",route="/v1/pdf/create",status="200"}')).toBe(1);

@@ -7,7 +7,7 @@
  * orphan it: `crash()` and `stop()` remember the child's descendants first and end exactly those.
  */
 import type { ChildProcess } from 'node:child_process';
-import { descendants } from '../../src/rendering/__fixtures__/test-kit.js';
+import { descendants } from './rendering-kit.js';
 
 export interface ServedChild {
   readonly pid: number;

@@ -9,6 +9,8 @@ import { createServices, type Services } from '../../src/services.js';
 import { createLogger } from '../../src/shared/log.js';
 import { createTestDatabase, type TestDatabase, type TestDialect } from './databases.js';
 
+export { until } from './until.js';
+
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789abcdef';
 
@@ -45,17 +47,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/** Polls `what` every 50 ms until it returns something truthy; throws after `timeoutMs`. */
-export async function until<T>(what: () => Promise<T | undefined | false | null>, timeoutMs: number, label: string): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await what();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}, options: { captureLogs?: boolean } = {}): Promise<TestApp> {

@@ -54,6 +54,9 @@ const CONTENT_TYPES: Record<string, string> = {
   otf: 'font/otf',
 };
 
+/** Asset responses may be read by our documents, whose origin differs (RENDER_ORIGIN). */
+const ASSET_HEADERS = { 'Access-Control-Allow-Origin': '*' };
+
 /** Interception state of one page session. */
 export class ClosedRoom {
   readonly #documents = new Map<string, { doc: ServedDocument; once: boolean }>();
@@ -115,7 +118,9 @@ export class ClosedRoom {
     }
     const asset = Buffer.isBuffer(found) ? { body: found } : found;
     const extension = new URL(url).pathname.split('.').pop()?.toLowerCase() ?? '';
-    await this.#fulfil(requestId, asset.body, asset.contentType ?? CONTENT_TYPES[extension] ?? 'application/octet-stream');
+    // Fonts are fetched in CORS mode, and the asset origin is not the document's: without this
+    // header Chromium drops every @font-face from it silently (images and stylesheets load anyway).
+    await this.#fulfil(requestId, asset.body, asset.contentType ?? CONTENT_TYPES[extension] ?? 'application/octet-stream', ASSET_HEADERS);
   }
 
   async #fulfil(requestId: string, body: Buffer, contentType: string, headers: Record<string, string> = {}): Promise<void> {

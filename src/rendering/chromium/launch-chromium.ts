@@ -25,6 +25,8 @@ export interface LaunchOptions {
   sinkholePort: number;
   /** Upper bound for any single CDP command; our own deadlines are shorter. */
   protocolTimeoutMs: number;
+  /** Abandons a launch still under way: the starting browser is killed and the launch fails. */
+  signal?: AbortSignal;
 }
 
 /** The flags, with why each one is there. Exported for tests. */
@@ -82,9 +84,16 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
   await assertExecutable(options.executablePath);
   sweep ??= sweepStaleProfiles().catch(() => {});
   const profileDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
+  // Puppeteer kills the browser whenever its signal aborts, also long after the launch; ours may
+  // only end the launch itself, so it is passed on through a signal of the launch's own.
+  const launching = new AbortController();
+  const abandon = () => launching.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', abandon, { once: true });
   let browser: Browser;
   try {
+    options.signal?.throwIfAborted();
     browser = await puppeteer.launch({
+      signal: launching.signal,
       executablePath: options.executablePath,
       headless: true,
       pipe: true,
@@ -103,8 +112,11 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
       ignoreDefaultArgs: ['--disable-popup-blocking'],
     });
   } catch (error) {
-    await rm(profileDir, { recursive: true, force: true }).catch(() => {});
-    throw launchFailed(options.executablePath, error);
+    await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
+    // An abandoned launch (the renderer closing) is not a browser that failed to start.
+    throw options.signal?.aborted ? error : launchFailed(options.executablePath, error);
+  } finally {
+    options.signal?.removeEventListener('abort', abandon);
   }
   const pid = browser.process()?.pid;
   let root: CDPSession;

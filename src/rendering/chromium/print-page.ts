@@ -3,8 +3,9 @@
  *
  *  - `PrintPage`, reused across documents (the fast path): JavaScript is disabled for the page
  *    (`Emulation.setScriptExecutionDisabled`), so a document can install nothing — no timer, no
- *    prototype patch, no listener — that could touch the next one. Each document replaces the
- *    previous one with `Page.setDocumentContent`; we wait for its load event and print.
+ *    prototype patch, no listener — that could touch the next one, and its document is sandboxed
+ *    without scripts, so a `<meta http-equiv="refresh">` cannot navigate it either. Each document
+ *    replaces the previous one with `Page.setDocumentContent`; we wait for its load event and print.
  *  - `ScriptedPage` (`scripted-page.ts`), for documents that contain a `<script>` (charts): a page
  *    in a fresh browser context, used for one document and then disposed.
  *
@@ -24,7 +25,7 @@ export type PrintParams = Omit<Protocol.Page.PrintToPDFRequest, 'transferMode'>;
 
 const SOURCES = `data: blob: ${ASSET_ORIGIN}`;
 /** Connections refused by the renderer itself; resources only from data:, blob: and the asset origin. */
-const PRINT_CSP = [
+const RESOURCE_CSP = [
   "default-src 'none'",
   `img-src ${SOURCES}`,
   `font-src ${SOURCES}`,
@@ -37,8 +38,19 @@ const PRINT_CSP = [
   "connect-src 'none'",
   "form-action 'none'",
   "base-uri 'none'",
-].join('; ');
-const PRINT_HEADERS = { 'Content-Security-Policy': PRINT_CSP };
+];
+/**
+ * The reused print page's document is also sandboxed without `allow-scripts`. Disabling JavaScript
+ * alone does not stop a `<meta http-equiv="refresh">`: after the load event it navigates the page
+ * (a reload, or to about:blank, which needs no request the closed room could refuse). Printing
+ * while that navigation starts fails (`Printing failed`, seen under load), and a page that reached
+ * about:blank would print the next documents without this policy. Chromium refuses a meta refresh
+ * in a document sandboxed without `allow-scripts`. `allow-same-origin` keeps the document at
+ * RENDER_ORIGIN, so images, fonts and stylesheets load exactly as before.
+ */
+const SCRIPTLESS_HEADERS = { 'Content-Security-Policy': ['sandbox allow-same-origin', ...RESOURCE_CSP].join('; ') };
+/** A scripted page needs scripts, and scripts may navigate anyway: see `scripted-page.ts`. */
+const SCRIPTED_HEADERS = { 'Content-Security-Policy': RESOURCE_CSP.join('; ') };
 const BLANK = '<!doctype html><title></title>';
 
 /** A reused print page with JavaScript disabled. One document at a time. */
@@ -53,7 +65,7 @@ export class PrintPage {
     const target = await PageTarget.open(root, { background: true });
     try {
       await target.session.send('Emulation.setScriptExecutionDisabled', { value: true });
-      const frameId = await openBlankDocument(target, room, signal);
+      const frameId = await openBlankDocument(target, room, { scripts: false }, signal);
       return new PrintPage(target, frameId);
     } catch (error) {
       await target.close();
@@ -83,13 +95,14 @@ export class PrintPage {
 }
 
 /**
- * Serves a blank document at RENDER_URL behind the closed room and navigates there. Served once: a
- * document asking for a reload (`<meta http-equiv="refresh">`) must not be able to navigate the
- * page back to a blank document while it, or the next one, is being printed.
+ * Serves a blank document at RENDER_URL behind the closed room and navigates there; `scripts` picks
+ * the policy (a script-less page is also sandboxed, see SCRIPTLESS_HEADERS). Served once: should a
+ * document still ask for a reload, the closed room refuses it rather than navigate the page back
+ * to a blank document while it, or the next one, is being printed.
  */
-export async function openBlankDocument(target: PageTarget, room: ClosedRoomOptions, signal: AbortSignal): Promise<string> {
+export async function openBlankDocument(target: PageTarget, room: ClosedRoomOptions, page: { scripts: boolean }, signal: AbortSignal): Promise<string> {
   const closedRoom = new ClosedRoom(target.session, room);
-  closedRoom.serve(RENDER_URL, { html: BLANK, headers: PRINT_HEADERS }, true);
+  closedRoom.serve(RENDER_URL, { html: BLANK, headers: page.scripts ? SCRIPTED_HEADERS : SCRIPTLESS_HEADERS }, true);
   await closedRoom.enable();
   return target.navigate(RENDER_URL, signal);
 }

@@ -9,6 +9,12 @@
  * background right after the previous one is taken — the same pattern as the evaluator's workers.
  * A spare has only ever held our own documents. Measured under load: ~0.4 s per scripted document
  * with a spare ready, ~1.2 s without.
+ *
+ * A scripted document cannot be sandboxed against `<meta http-equiv="refresh">` the way the
+ * script-less print page is (Chromium allows a refresh wherever scripts are allowed), so such tags
+ * are disarmed in the source before it is loaded: a refresh would navigate the page while it is
+ * printed (`Printing failed`) or to about:blank (a blank PDF). A script can still navigate its own
+ * page; that reaches only this single-use page and its one document.
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './cdp-helpers.js';
@@ -38,7 +44,7 @@ export class ScriptedPage {
     try {
       // Its own context gets its own window, so the page is visible: requestAnimationFrame runs.
       const target = await raceSignal(PageTarget.open(root, { browserContextId }), signal);
-      const frameId = await openBlankDocument(target, room, AbortSignal.any([signal, target.lost]));
+      const frameId = await openBlankDocument(target, room, { scripts: true }, AbortSignal.any([signal, target.lost]));
       // A first print in a new renderer is slow (fonts, PDF and tagging code cold): pay that here,
       // in the background, with our own document. It is replaced by the real one.
       await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, false);
@@ -58,7 +64,7 @@ export class ScriptedPage {
   async print(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
     this.#used = true;
     try {
-      return await loadAndPrint(this.target, this.frameId, html, params, signal, true);
+      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, true);
     } finally {
       this.dispose();
     }
@@ -70,4 +76,18 @@ export class ScriptedPage {
     this.target.markLost('abandoned');
     this.root.send('Target.disposeBrowserContext', { browserContextId: this.browserContextId }).catch(() => {});
   }
+}
+
+/** A `<meta …>` start tag; quoted attribute values may contain `>`. */
+const META_TAG = /<meta(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>/gi;
+/** Its `http-equiv` attribute when the value is `refresh` (in any case, quoted or not). */
+const HTTP_EQUIV_REFRESH = /([\s/])http-equiv(?=\s*=\s*(?:"\s*refresh\s*"|'\s*refresh\s*'|refresh(?=[\s/>])))/gi;
+
+/**
+ * Renames `http-equiv="refresh"` on meta tags so that Chromium ignores them (the tag stays, inert).
+ * Other `http-equiv` values (content-language, which drives hyphenation; content-type) keep working.
+ */
+function disarmMetaRefresh(html: string): string {
+  if (!/http-equiv/i.test(html)) return html;
+  return html.replace(META_TAG, (tag) => tag.replace(HTTP_EQUIV_REFRESH, '$1data-refused-http-equiv'));
 }

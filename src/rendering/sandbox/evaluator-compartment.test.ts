@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
-import { openTripwire, testOptions } from '../__fixtures__/test-kit.js';
+import { openTripwire, testOptions } from '../../../test/support/rendering-kit.js';
 import { launchChromium, type LaunchedChromium } from '../chromium/launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../chromium/network-sinkhole.js';
 import { EvaluatorPage } from './evaluator-page.js';
@@ -39,16 +39,19 @@ function code(body: string): string {
   return `function root(env, context, frame, runtime, cb) { var out; try { out = (function () { ${body} })(); } catch (e) { out = 'THREW ' + e; } cb(null, String(out)); }\nreturn { root: root };`;
 }
 
+/** A template limit no ordinary document reaches, even on a busy machine; the runaway tests set a short one. */
+const GENEROUS_MS = 10_000;
+const limits = (timeoutMs = GENEROUS_MS) => ({ timeoutMs, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal });
+
 /** Evaluates `body` on the shared page (reopened if a test lost it); the output, or the AppError. */
-async function run(body: string, data = '{}', timeoutMs = 1_500): Promise<{ out?: string; error?: AppError; ms: number }> {
+async function run(body: string, data = '{}', timeoutMs = GENEROUS_MS): Promise<{ out?: string; error?: AppError }> {
   if (page.isLost) page = await EvaluatorPage.open(chromium.root, room, { kind: 'compartment' });
-  const started = Date.now();
   try {
-    const { html } = await page.evaluate({ main: code(body) }, data, { timeoutMs, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal });
-    return { out: html.main, ms: Date.now() - started };
+    const { html } = await page.evaluate({ main: code(body) }, data, limits(timeoutMs));
+    return { out: html.main };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    return { error, ms: Date.now() - started };
+    return { error };
   }
 }
 
@@ -78,6 +81,7 @@ describe('a compartment reaches nothing outside itself', () => {
 
   it('reaches no network (nothing to call, and the listener sees nothing)', async () => {
     await run(`try { new Image().src = "http://127.0.0.1:${tripwire.port}/" } catch (e) {} try { fetch("http://127.0.0.1:${tripwire.port}/") } catch (e) {} return "done"`);
+    // A connection would be on its way by now: a short wait for what must not happen.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(tripwire.hits()).toBe(0);
   });
@@ -104,7 +108,7 @@ describe('nothing a document does reaches the next one (the same worker evaluate
     const runtimePatch = await page.evaluate(
       { main: 'function root(env, context, frame, runtime, cb) { runtime.suppressValue = function () { return "IBAN-EVIL" }; env.opts.autoescape = false; cb(null, "patched"); }\nreturn { root: root };' },
       '{}',
-      { timeoutMs: 1_500, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal },
+      limits(),
     );
     expect(runtimePatch.html.main).toBe('patched');
     for (let i = 0; i < 3; i++) {
@@ -115,7 +119,7 @@ describe('nothing a document does reaches the next one (the same worker evaluate
     const { html } = await page.evaluate(
       { main: 'function root(env, context, frame, runtime, cb) { cb(null, "[" + runtime.suppressValue(runtime.contextOrFrameLookup(context, frame, "iban"), env.opts.autoescape) + "]"); }\nreturn { root: root };' },
       '{"iban":"IBAN-GOOD<b>"}',
-      { timeoutMs: 1_500, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal },
+      limits(),
     );
     expect(html.main).toBe('[IBAN-GOOD&lt;b&gt;]');
   });
@@ -131,9 +135,9 @@ describe('nothing a document does reaches the next one (the same worker evaluate
     ['an endless promise chain', 'Promise.resolve().then(function f() { return Promise.resolve().then(f); }); return "returned"'],
     ['a long synchronous job queued after the return', 'Promise.resolve().then(function () { for (;;) {} }); return "returned"'],
   ])('%s: TEMPLATE_TIMEOUT at the limit; its page is replaced and the next document renders', async (_name, body) => {
-    const { error, ms } = await run(body, '{}', 1_000);
+    // None of these ends by itself: an answer at all means the limit stopped it.
+    const { error } = await run(body, '{}', 1_000);
     expect(error?.code).toBe('TEMPLATE_TIMEOUT');
-    expect(ms).toBeLessThan(4_000);
     expect(page.isLost).toBe(true);
     expect((await run('return "NEXT"')).out).toBe('NEXT');
   });
@@ -148,18 +152,17 @@ describe('nothing a document does reaches the next one (the same worker evaluate
 
 describe('compiled templates the page keeps between documents', () => {
   it('each document gets its own templates, past the page cache size and with a part repeated', async () => {
-    const opts = () => ({ timeoutMs: 1_500, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal });
     const count = PAGE_TEMPLATE_CACHE_SIZE + 8;
     // Twice round more templates than the page keeps: the first round sends every one, the second
     // finds the early ones evicted and the late ones held, in step with Node.
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < count; i++) {
-        const { html } = await page.evaluate({ main: code(`return "T${i}:" + JSON.parse(${JSON.stringify('"x"')})`) }, '{}', opts());
+        const { html } = await page.evaluate({ main: code(`return "T${i}:" + JSON.parse(${JSON.stringify('"x"')})`) }, '{}', limits());
         expect(html.main).toBe(`T${i}:x`);
       }
     }
     const repeated = code('return "SAME"');
-    const { html } = await page.evaluate({ main: code('return "MAIN"'), header: repeated, footer: repeated }, '{}', opts());
+    const { html } = await page.evaluate({ main: code('return "MAIN"'), header: repeated, footer: repeated }, '{}', limits());
     expect(html).toEqual({ main: 'MAIN', header: 'SAME', footer: 'SAME' });
   });
 });
