@@ -40,6 +40,9 @@ describe('config', () => {
     ['PRESSROOM_ADMIN_TOKEN', 'short', /PRESSROOM_ADMIN_TOKEN/],
     ['PRESSROOM_RENDER_CONCURRENCY', '0', /PRESSROOM_RENDER_CONCURRENCY/],
     ['PRESSROOM_STORAGE_URL', 'ftp://x', /PRESSROOM_STORAGE_URL/],
+    ['PRESSROOM_RENDER_ACCOUNT_SLOTS', '0', /PRESSROOM_RENDER_ACCOUNT_SLOTS/],
+    ['PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS', 'lots', /PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS/],
+    ['PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY', '0', /PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
@@ -49,5 +52,15 @@ describe('config', () => {
     const config = loadConfig({ ...base(), PRESSROOM_PLAN_FREE_PER_MINUTE: '10', PRESSROOM_PLAN_PRO_PER_DAY: 'unlimited' });
     expect(config.plans.free.perMinute).toBe(10);
     expect(config.plans.pro.perDay).toBeNull();
+  });
+
+  it.each([
+    ['1', { accountSlots: 1, previewSlots: 1 }],
+    ['2', { accountSlots: 1, previewSlots: 1 }],
+    ['8', { accountSlots: 7, previewSlots: 4 }],
+  ])('shares %s render slots fairly by default', (concurrency, slots) => {
+    const config = loadConfig({ ...base(), PRESSROOM_RENDER_CONCURRENCY: concurrency, PRESSROOM_RENDER_QUEUE_LIMIT: '40' });
+    expect(config.renderFairness).toEqual({ ...slots, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
+    expect(config.webhooks.accountConcurrency).toBe(4);
   });
 });

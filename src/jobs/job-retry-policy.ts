@@ -9,6 +9,9 @@ import { AppError, ValidationError, type ErrorCode } from '../shared/errors.js';
 /** Codes that say "try again later", not "this request is wrong". */
 export const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'RENDERER_BUSY',
+  // From the fair render queue: too many of the account's renders waiting, or its failure budget spent
+  // (rendering/render-queue.ts). The job is paid for; it waits its turn again later.
+  'RATE_LIMITED',
   'RENDER_FAILED',
   'RENDER_TIMEOUT',
   'STORAGE_ERROR',
