@@ -151,7 +151,14 @@ describe('two worker processes on one PostgreSQL schema', () => {
     // Each job: completed, claimed once, one pdf.completed webhook, one "job completed" across both workers.
     const rows = await t.services.database.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).execute();
     expect(rows).toHaveLength(JOBS);
-    for (const r of rows) expect(r).toMatchObject({ status: 'completed', attempts: 1, error_code: null });
+    // Every claim is accounted for: the first, plus one per attempt a worker logged as failed and
+    // retrying (a busy machine can fail an attempt with a transient RENDER_FAILED or RENDER_TIMEOUT);
+    // no claim was ever made while another worker held the job.
+    const logs = workers.flatMap((w) => w.logs);
+    const retries = logs.filter((l) => l.msg === 'job attempt failed; will retry');
+    const retriesOf = (jobId: string) => retries.filter((l) => l.jobId === jobId).length;
+    for (const r of rows) expect(r, JSON.stringify(retries)).toMatchObject({ status: 'completed', attempts: 1 + retriesOf(r.id), error_code: null });
+    expect(logs.filter((l) => /lease lost/.test(String(l.msg)))).toEqual([]);
     expect(receiver.received).toHaveLength(JOBS);
     expect(new Set(hooks.map((h) => h.json.job_id))).toEqual(new Set(ids));
     const completedBy = workers.map((w) => w.logs.filter((l) => l.msg === 'job completed').map((l) => l.jobId as string));

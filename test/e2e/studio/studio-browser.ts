@@ -146,6 +146,11 @@ export async function lintMarkerLines(page: Page, pane: string): Promise<number[
   });
 }
 
+/** Resolves once the page's web fonts are in and two frames have been laid out since: the layout has settled. */
+export function layoutSettled(page: Page): Promise<void> {
+  return page.evaluate(() => document.fonts.ready.then(() => new Promise<void>((resolve) => window.requestAnimationFrame(() => window.requestAnimationFrame(() => resolve())))));
+}
+
 /** True when the page is no wider than the viewport (no sideways scrolling). */
 export function hasNoHorizontalOverflow(page: Page): Promise<{ ok: boolean; scrollWidth: number; innerWidth: number; widest: string }> {
   return page.evaluate(() => {

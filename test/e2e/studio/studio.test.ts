@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { pdfText } from '../../support/pdf-tools.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../../support/test-app.js';
-import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
+import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
 
 // page.evaluate callbacks run in the browser; the test build has no DOM lib.
 declare const sessionStorage: { length: number };
@@ -53,7 +53,8 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     }
     alice = await t.createAccount({ credits: 20, email: 'alice@example.com', plan: 'pro' });
     bob = await t.createAccount({ credits: 5, email: 'bob@example.com' });
-    browser = await launchBrowser();
+    // The service's Chromium (previews, generation) starts while playwright's does.
+    [browser] = await Promise.all([launchBrowser(), t.services.renderer.warmUp()]);
   });
 
   afterAll(async () => {
@@ -252,7 +253,7 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
       await page.goto(path);
       await page.locator('main h1').waitFor({ state: 'attached' });
       if (path.startsWith('/templates/')) await page.getByLabel('Customer name').waitFor();
-      await page.waitForTimeout(300);
+      await layoutSettled(page);
       const overflow = await hasNoHorizontalOverflow(page);
       expect(overflow, `${path}: ${JSON.stringify(overflow)}`).toMatchObject({ ok: true });
       await screenshot(page, name, { fullPage: true });
@@ -357,6 +358,7 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await expect.poll(() => frame.getAttribute('data-preview-url')).not.toBe(firstUrl);
     await expect.poll(() => page.getByTestId('preview-status').getAttribute('data-status')).toBe('ready');
     expect(await credits(alice.apiKey)).toBe(20);
+    // For the screenshot only (the README's image): the preview's PDF viewer paints without an event to wait for.
     await page.waitForTimeout(1000);
     await screenshot(page, 'editor');
     expect(problems).toEqual([]);
