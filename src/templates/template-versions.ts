@@ -11,9 +11,9 @@ import type { Db } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { TemplateVersionRow } from '../db/schema.js';
 import { AppError } from '../shared/errors.js';
-import type { FieldDefinition } from './field-inference.js';
-import type { PageSetup, Template } from './templates.js';
+import type { Template } from './templates.js';
 import * as store from './template-versions-store.js';
+import { templateContentOf } from './template-content.js';
 
 /** A version as listed (without its snapshot). */
 export interface TemplateVersion {
@@ -44,13 +44,7 @@ function toSnapshot(accountId: string, row: TemplateVersionRow): Template {
   return {
     id: row.template_id,
     accountId,
-    name: row.name,
-    html: row.html,
-    css: row.css,
-    fields: JSON.parse(row.fields) as FieldDefinition[],
-    fieldsInferred: row.fields_inferred === 1,
-    sampleData: row.sample_data === null ? null : (JSON.parse(row.sample_data) as Record<string, unknown>),
-    page: row.page === null ? null : (JSON.parse(row.page) as PageSetup),
+    ...templateContentOf(row),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.created_at),
     version: { number: Number(row.version_number), tag: row.tag },

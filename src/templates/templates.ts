@@ -10,6 +10,7 @@ import { newTemplateId } from '../shared/ids.js';
 import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
 import { syntaxIssues } from './template-syntax.js';
 import * as store from './templates-store.js';
+import { templateContentOf } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
@@ -68,13 +69,7 @@ function toTemplate(row: TemplateRow): Template {
   return {
     id: row.id,
     accountId: row.account_id,
-    name: row.name,
-    html: row.html,
-    css: row.css,
-    fields: JSON.parse(row.fields) as FieldDefinition[],
-    fieldsInferred: row.fields_inferred === 1,
-    sampleData: row.sample_data === null ? null : (JSON.parse(row.sample_data) as Record<string, unknown>),
-    page: row.page === null ? null : (JSON.parse(row.page) as PageSetup),
+    ...templateContentOf(row),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

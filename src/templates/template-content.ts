@@ -1,0 +1,38 @@
+/** What a template says, as stored in a row of `templates` or of `template_versions` (both keep the same columns). */
+import type { PageSetup } from '../rendering/pdf-renderer.js';
+import type { FieldDefinition } from './field-inference.js';
+
+/** The stored columns of a template's content. */
+export interface TemplateContentRow {
+  name: string;
+  html: string;
+  css: string | null;
+  fields: string;
+  fields_inferred: number;
+  sample_data: string | null;
+  page: string | null;
+}
+
+/** A template's content with its JSON columns parsed. */
+export interface TemplateContent {
+  name: string;
+  html: string;
+  css: string | null;
+  fields: FieldDefinition[];
+  fieldsInferred: boolean;
+  sampleData: Record<string, unknown> | null;
+  page: PageSetup | null;
+}
+
+/** Parses the JSON columns of a draft or a version. */
+export function templateContentOf(row: TemplateContentRow): TemplateContent {
+  return {
+    name: row.name,
+    html: row.html,
+    css: row.css,
+    fields: JSON.parse(row.fields) as FieldDefinition[],
+    fieldsInferred: row.fields_inferred === 1,
+    sampleData: row.sample_data === null ? null : (JSON.parse(row.sample_data) as Record<string, unknown>),
+    page: row.page === null ? null : (JSON.parse(row.page) as PageSetup),
+  };
+}
