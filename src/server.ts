@@ -71,15 +71,29 @@ export async function runServer(config: Config, role: Role): Promise<void> {
     await services.renderer.warmUp();
   } catch (error) {
     if (stopping) return; // the warm-up was cut short by a signal; stop() exits
-    const message = browserStartFailure(config.rendering.chromiumPath, error);
-    logger.fatal({ err: error }, message);
-    process.stderr.write(`pressroom: ${message}\n`);
-    await stop('browser did not start');
-    process.exit(1);
+    if (!isBrowserMisconfigured(error)) {
+      // The browser started but its pages were slow to open (a busy machine): not a configuration
+      // problem. The renderer opens them again on the first render; /readyz says when it is ready.
+      logger.warn({ err: error }, 'the browser warm-up did not finish; pages are opened again on the first render');
+    } else {
+      const message = browserStartFailure(config.rendering.chromiumPath, error);
+      logger.fatal({ err: error }, message);
+      process.stderr.write(`pressroom: ${message}\n`);
+      await stop('browser did not start');
+      process.exit(1);
+    }
   }
   if (stopping) return;
   if (role !== 'api') services.startWorkers();
   logger.info({ role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
+}
+
+/** True when the browser itself could not be started (missing, not executable, not a Chromium that starts). */
+function isBrowserMisconfigured(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof ChromiumStartError) return true;
+  }
+  return false;
 }
 
 /** What an operator reads when the browser did not start: the variable, its value, what is wrong, the fix. */
