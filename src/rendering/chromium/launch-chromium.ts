@@ -6,7 +6,10 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
+import { createLogger, type Logger } from '../../shared/log.js';
 import { assertExecutable, launchFailed } from './chromium-start-error.js';
+import { spawnChromium, type ChromiumProcess } from './chromium-process.js';
+import { DevToolsPipeTransport } from './devtools-pipe.js';
 
 /** A launched browser plus what is needed to take it down completely. */
 export interface LaunchedChromium {
@@ -27,6 +30,10 @@ export interface LaunchOptions {
   protocolTimeoutMs: number;
   /** Abandons a launch still under way: the starting browser is killed and the launch fails. */
   signal?: AbortSignal;
+  /** Where DevTools pipe trouble is logged. @defaultValue silent */
+  logger?: Logger;
+  /** Largest DevTools message taken from Chromium. @defaultValue MAX_DEVTOOLS_MESSAGE_BYTES (tests set less) */
+  maxMessageBytes?: number;
 }
 
 /** The flags, with why each one is there. Exported for tests. */
@@ -76,49 +83,49 @@ const PROFILE_PREFIX = 'pressroom-chromium-';
 const STALE_PROFILE_AGE_MS = 10 * 60_000;
 let sweep: Promise<void> | undefined;
 
+/** Chromium has this long to answer on the DevTools pipe after it was spawned. */
+const START_TIMEOUT_MS = 30_000;
+
+/** The command line: puppeteer's defaults (as `puppeteer.launch` would use them), our flags, the pipe. */
+function launchArgs(sinkholePort: number, profileDir: string): string[] {
+  const defaults = puppeteer.defaultArgs({ headless: true, userDataDir: profileDir, args: chromiumArgs(sinkholePort) });
+  // Puppeteer turns popup blocking off by default; a scripted document must not open windows.
+  return [...defaults.filter((arg) => arg !== '--disable-popup-blocking'), '--remote-debugging-pipe'];
+}
+
 /**
- * Launches Chromium (new headless mode, pipe transport so no DevTools port is opened). Fails with a
+ * Launches Chromium (new headless mode, pipe transport so no DevTools port is opened) and connects
+ * puppeteer to it over our bounded pipe transport (`devtools-pipe.ts`). Fails with a
  * `ChromiumStartError` saying whether the path is missing, not executable, or not a Chromium that starts.
  */
 export async function launchChromium(options: LaunchOptions): Promise<LaunchedChromium> {
   await assertExecutable(options.executablePath);
   sweep ??= sweepStaleProfiles().catch(() => {});
   const profileDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
-  // Puppeteer kills the browser whenever its signal aborts, also long after the launch; ours may
-  // only end the launch itself, so it is passed on through a signal of the launch's own.
-  const launching = new AbortController();
-  const abandon = () => launching.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', abandon, { once: true });
+  const logger = options.logger ?? createLogger('silent');
+  let chromium: ChromiumProcess | undefined;
   let browser: Browser;
   try {
     options.signal?.throwIfAborted();
-    browser = await puppeteer.launch({
-      signal: launching.signal,
-      executablePath: options.executablePath,
-      headless: true,
-      pipe: true,
-      userDataDir: profileDir,
-      args: chromiumArgs(options.sinkholePort),
+    chromium = spawnChromium(options.executablePath, launchArgs(options.sinkholePort, profileDir));
+    const transport = new DevToolsPipeTransport(chromium.toBrowser, chromium.fromBrowser, logger, options.maxMessageBytes);
+    const connecting = puppeteer.connect({
+      transport,
       protocolTimeout: options.protocolTimeoutMs,
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
       // We drive pages with raw CDP sessions; puppeteer attaching to every page and worker on its
       // own would add round trips (and hold workers until it resumes them).
       targetFilter: (target) => target.type() === 'browser',
-      waitForInitialPage: false,
       defaultViewport: null,
-      // Puppeteer turns popup blocking off by default; a scripted document must not open windows.
-      ignoreDefaultArgs: ['--disable-popup-blocking'],
     });
+    browser = await untilConnected(connecting, chromium, options.signal);
   } catch (error) {
+    chromium?.kill();
+    await Promise.race([chromium?.exited, delay(5_000)]);
     await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
     // An abandoned launch (the renderer closing) is not a browser that failed to start.
     throw options.signal?.aborted ? error : launchFailed(options.executablePath, error);
-  } finally {
-    options.signal?.removeEventListener('abort', abandon);
   }
-  const pid = browser.process()?.pid;
+  const started = chromium;
   let root: CDPSession;
   try {
     // The blank tab Chromium opens at start stays: as the window's visible tab it keeps our pooled
@@ -126,34 +133,50 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
     // the screen — about 20–30 ms of CPU less per document, measured (see print-page.ts).
     root = await browser.target().createCDPSession();
   } catch (error) {
-    await killAndRemove(browser, pid, profileDir);
+    await killAndRemove(browser, started, profileDir);
     throw launchFailed(options.executablePath, error);
   }
   let shutdownPromise: Promise<void> | undefined;
   return {
     browser,
     root,
-    pid,
+    pid: started.pid,
     profileDir,
-    shutdown: () => (shutdownPromise ??= killAndRemove(browser, pid, profileDir)),
+    shutdown: () => (shutdownPromise ??= killAndRemove(browser, started, profileDir)),
   };
 }
 
-async function killAndRemove(browser: Browser, pid: number | undefined, profileDir: string): Promise<void> {
-  const exited = pid === undefined ? Promise.resolve() : waitForExit(browser);
+/** The connected browser, unless Chromium exits first, stays silent too long, or the launch is abandoned. */
+async function untilConnected(connecting: Promise<Browser>, chromium: ChromiumProcess, signal: AbortSignal | undefined): Promise<Browser> {
+  // Whoever loses the race below: a browser connected too late is closed with the process.
+  connecting.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const failures = [
+    chromium.exited.then((how) => Promise.reject(new Error(`${how} before answering on the DevTools pipe; stderr: ${chromium.stderrTail().trim().slice(-300)}`))),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer on the DevTools pipe within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    }),
+  ];
+  if (signal) failures.push(new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  }));
   try {
-    await Promise.race([browser.close(), delay(5_000)]);
+    return await Promise.race([connecting, ...failures]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function killAndRemove(browser: Browser, chromium: ChromiumProcess, profileDir: string): Promise<void> {
+  try {
+    await Promise.race([browser.close(), chromium.exited, delay(5_000)]);
   } catch {
     // Already disconnected (crashed or killed): fall through to the kill.
   }
-  if (pid !== undefined && isAlive(pid)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Exited in between.
-    }
-  }
-  await Promise.race([exited, delay(5_000)]);
+  // The whole group: a zygote or renderer must not outlive its browser.
+  chromium.kill();
+  await Promise.race([chromium.exited, delay(5_000)]);
   // Chromium may still be writing into the profile for a moment after exit; retry the removal.
   await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
 }
@@ -173,21 +196,6 @@ async function sweepStaleProfiles(): Promise<void> {
     if (commandLines.some((line) => line.includes(dir))) continue;
     const info = await stat(dir).catch(() => undefined);
     if (info && Date.now() - info.mtimeMs > STALE_PROFILE_AGE_MS) await rm(dir, { recursive: true, force: true }).catch(() => {});
-  }
-}
-
-function waitForExit(browser: Browser): Promise<void> {
-  const child = browser.process();
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
