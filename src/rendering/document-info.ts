@@ -14,8 +14,9 @@
  * too. A file of another shape (an xref stream, an Info in an older section) is rewritten whole with
  * pdf-lib instead.
  */
-import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFObjectParser, PDFRef, PDFString } from 'pdf-lib';
+import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from 'pdf-lib';
 import { VERSION } from '../version.js';
+import { lastStartXref, offsetInXref, parseAt } from './pdf-xref.js';
 import { RENDER_ORIGIN } from './chromium/closed-room.js';
 
 /** What Pressroom names itself as in Creator and Producer. */
@@ -126,44 +127,6 @@ async function rewriteInfo(pdf: Buffer, fallbackTitle: string): Promise<Buffer> 
   else context.trailerInfo.Info = context.register(info);
   const bytes = await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** The offset after the file's last `startxref`. */
-function lastStartXref(pdf: Buffer): number | undefined {
-  const tail = pdf.toString('latin1', Math.max(0, pdf.length - 1024));
-  const match = /startxref\s+(\d+)\s+%%EOF\s*$/.exec(tail);
-  const offset = match ? Number(match[1]) : Number.NaN;
-  return Number.isSafeInteger(offset) && offset < pdf.length ? offset : undefined;
-}
-
-/**
- * Where object `objectNumber` starts, by the classic xref section at `xrefAt` (up to its `trailer`):
- * subsection headers "first count", each followed by `count` entries of exactly 20 bytes, "offset
- * generation n|f" (ISO 32000-1, 7.5.4). Reads only the header lines and the one entry, so a long
- * document costs no more than a short one.
- */
-function offsetInXref(pdf: Buffer, xrefAt: number, trailerAt: number, objectNumber: number): number | undefined {
-  let at = xrefAt + 'xref'.length;
-  while (at < trailerAt) {
-    const header = /^\s*(\d+)\s+(\d+)[ \t]*(?:\r\n|\r|\n)/.exec(pdf.toString('latin1', at, Math.min(at + 64, trailerAt)));
-    if (!header) return undefined;
-    const [first, count, entriesAt] = [Number(header[1]), Number(header[2]), at + header[0].length];
-    if (objectNumber >= first && objectNumber < first + count) {
-      const entryAt = entriesAt + (objectNumber - first) * 20;
-      const entry = /^(\d{10}) \d{5} ([nf])/.exec(pdf.toString('latin1', entryAt, entryAt + 20));
-      return entry?.[2] === 'n' ? Number(entry[1]) : undefined;
-    }
-    at = entriesAt + count * 20;
-  }
-  return undefined;
-}
-
-function parseAt(pdf: Buffer, at: number, context: PDFContext) {
-  try {
-    return PDFObjectParser.forBytes(pdf.subarray(at), context).parseObject();
-  } catch {
-    return undefined;
-  }
 }
 
 /** Offset just past the `>>` that closes the dictionary opening at `start`; strings and comments skipped. */
