@@ -42,7 +42,8 @@ const THIRTY_PAGES = {
 async function printInputs(): Promise<Map<string, Buffer>> {
   const renderer = createPdfRenderer(
     { chromiumPath: process.env.PRESSROOM_CHROMIUM_PATH ?? '/usr/bin/chromium', concurrency: 1, queueLimit: 10, timeoutMs: 300_000,
-      templateTimeoutMs: 60_000, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000, evaluator: 'compartment' },
+      templateTimeoutMs: 60_000, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000, evaluator: 'compartment',
+      maxDocumentBytes: 100 << 20, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
     createLogger('warn'),
   );
   const fixture = (name: string) => ({ html: readFileSync(join(FIXTURES, `${name}.html`), 'utf8'), data: JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as object });

@@ -89,6 +89,27 @@ export interface Config {
      * more CPU each; docs/rendering.md). @defaultValue 'compartment' (`PRESSROOM_TEMPLATE_EVALUATOR`)
      */
     readonly evaluator: 'compartment' | 'worker';
+    /**
+     * Largest PDF Chromium may produce, counted as it is streamed out, before the preview stamp,
+     * metadata and PDF/A (`DOCUMENT_TOO_LARGE`). Far above real documents (a 33-page tagged report
+     * with images is ~6 MB), low enough that every render slot may hold one in memory at once.
+     * @defaultValue 100 MiB (`PRESSROOM_MAX_DOCUMENT_BYTES`)
+     */
+    readonly maxDocumentBytes: number;
+    /** Most pages a document may have; Chromium prints at most one more (`DOCUMENT_TOO_LARGE`). @defaultValue 2000 (`PRESSROOM_MAX_PAGES`) */
+    readonly maxPages: number;
+    /**
+     * Most decoded pixels all of a document's images may have together, checked before printing
+     * (`DOCUMENT_TOO_LARGE`). 100 megapixels is ~400 MB decoded, a dozen full-page 300 dpi A4 photos.
+     * @defaultValue 100000000 (`PRESSROOM_MAX_IMAGE_PIXELS`)
+     */
+    readonly maxImagePixels: number;
+    /**
+     * A Chromium renderer or print compositor whose resident memory passes this is killed and its
+     * render fails (`DOCUMENT_TOO_LARGE`). Above the 1 GiB V8 heap cap plus 100 megapixels of images.
+     * @defaultValue 2048 (`PRESSROOM_RENDERER_MEMORY_MB`)
+     */
+    readonly rendererMemoryMb: number;
   };
   /**
    * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
@@ -280,6 +301,10 @@ export function loadConfig(env: Env = process.env): Config {
       templateOutputLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES', 20 * 1024 * 1024, 1024),
       recycleAfterRenders: readInt(env, 'PRESSROOM_BROWSER_RECYCLE_AFTER', 2000, 1),
       evaluator: readEvaluator(env),
+      maxDocumentBytes: readInt(env, 'PRESSROOM_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1024),
+      maxPages: readInt(env, 'PRESSROOM_MAX_PAGES', 2000, 1, 1_000_000),
+      maxImagePixels: readInt(env, 'PRESSROOM_MAX_IMAGE_PIXELS', 100_000_000, 1),
+      rendererMemoryMb: readInt(env, 'PRESSROOM_RENDERER_MEMORY_MB', 2048, 64),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),

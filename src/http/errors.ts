@@ -34,6 +34,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TEMPLATE_RENDER_ERROR: 422,
   TEMPLATE_TIMEOUT: 422,
   TEMPLATE_OUTPUT_TOO_LARGE: 422,
+  DOCUMENT_TOO_LARGE: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   JOB_INTERRUPTED: 500,
@@ -80,6 +81,8 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   if (details.line !== undefined) out.line = details.line;
   if (details.column !== undefined) out.column = details.column;
+  // DOCUMENT_TOO_LARGE: which bound (bytes, pages, image_pixels, memory), for clients that branch on it.
+  if (typeof details.bound === 'string') out.bound = details.bound;
   return Object.keys(out).length > 0 ? out : undefined;
 }
 

@@ -21,6 +21,9 @@ export const CodedError = Type.Object(
     message: Type.String({ description: 'What failed and how to fix it' }),
     line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
     column: Type.Optional(Type.Integer()),
+    bound: Type.Optional(
+      StringEnum(['bytes', 'pages', 'image_pixels', 'memory'] as const, { description: 'For DOCUMENT_TOO_LARGE: the bound the document went past' }),
+    ),
   },
   { $id: 'CodedError', description: 'Coded error' },
 );

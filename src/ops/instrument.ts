@@ -4,7 +4,7 @@
  * worker, admin grants) goes through the counted object.
  */
 import type { CreditLedger } from '../credits/ledger.js';
-import type { PdfRenderer } from '../rendering/pdf-renderer.js';
+import { boundOf, type PdfRenderer } from '../rendering/pdf-renderer.js';
 import { isAppError } from '../shared/errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -13,8 +13,8 @@ function outcomeOf(error: unknown): string {
   return isAppError(error) ? error.code.toLowerCase() : 'error';
 }
 
-/** The renderer, counting renders by kind and outcome and timing the successful ones. */
-export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render'>): PdfRenderer {
+/** The renderer, counting renders by kind and outcome (and bounds hit) and timing the successful ones. */
+export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit'>): PdfRenderer {
   return {
     async render(request) {
       const kind = request.preview ? 'preview' : 'document';
@@ -25,6 +25,8 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
         return result;
       } catch (error) {
         metrics.render({ kind, outcome: outcomeOf(error), seconds: (performance.now() - startedAt) / 1000 });
+        const bound = boundOf(error);
+        if (bound) metrics.documentBoundHit(bound);
         throw error;
       }
     },

@@ -53,6 +53,8 @@ export interface Metrics {
   readonly registry: Registry;
   httpRequest(input: { method: string; route: string; status: number; seconds: number }): void;
   render(input: { kind: 'document' | 'preview'; outcome: string; seconds: number }): void;
+  /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels or memory. */
+  documentBoundHit(bound: string): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;
   webhookAttempt(outcome: WebhookAttemptOutcome): void;
@@ -105,6 +107,12 @@ export function createMetrics(): Metrics {
     help: 'Duration of successful renders, queueing for a page slot included',
     labelNames: ['kind'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers,
+  });
+  const documentBoundsHit = new Counter({
+    name: 'pressroom_document_bounds_hit_total',
+    help: 'Renders stopped with DOCUMENT_TOO_LARGE, by the bound the document went past: bytes, pages, image_pixels or memory',
+    labelNames: ['bound'] as const,
     registers,
   });
   const creditsConsumed = new Counter({ name: 'pressroom_credits_consumed_total', help: 'Credits taken by generations (PDFGEN)', registers });
@@ -260,6 +268,7 @@ export function createMetrics(): Metrics {
       renders.inc({ kind, outcome });
       if (outcome === 'ok') renderDuration.observe({ kind }, seconds);
     },
+    documentBoundHit: (bound) => documentBoundsHit.inc({ bound }),
     credits(type, credits) {
       if (type === 'PDFGEN') creditsConsumed.inc(credits);
       else if (type === 'REFUND') creditsRefunded.inc(credits);

@@ -4,12 +4,20 @@
  *
  * States: live → retiring (no new renders; closes once its in-flight renders return their slots)
  *         → closed. A crash (`disconnected`) jumps straight to closed.
+ *
+ * While it renders, its renderer and print compositor processes are watched and one that goes past
+ * `rendererMemoryMb` is killed (`chromium/process-memory-watch.ts`): a killed renderer crashes its
+ * page (the render on it fails, `killedRendererSince` tells the renderer why), a killed compositor's
+ * print is found and stopped (`chromium/print-tracker.ts`). The browser itself goes on.
  */
 import type { Logger } from '../shared/log.js';
 import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
-import type { PrintParams } from './chromium/print-page.js';
+import { tooMuchMemory } from './chromium/document-bounds.js';
+import type { PrintBounds, PrintPage, PrintParams } from './chromium/print-page.js';
+import { PrintTracker } from './chromium/print-tracker.js';
+import { ProcessMemoryWatch, type KilledProcess } from './chromium/process-memory-watch.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
@@ -22,15 +30,26 @@ export interface GenerationOptions {
   /** How templates are evaluated (`sandbox/evaluator-page.ts`). */
   evaluator: EvaluatorKind;
   room: ClosedRoomOptions;
+  /** A renderer or print compositor past this many MB (resident) is killed. */
+  rendererMemoryMb: number;
   logger: Logger;
   onPageReplaced: () => void;
   onDisconnected: (generation: BrowserGeneration) => void;
 }
 
 /** A browser process with its pool of reusable page slots. */
+/** How often the memory watch reads /proc while renders are under way. */
+const MEMORY_POLL_MS = 250;
+/** Renderer kills are remembered this long, to tell the renders they failed why. */
+const RENDERER_KILL_MEMORY_MS = 10 * 60_000;
+
 export class BrowserGeneration {
   /** Renders started on this browser (drives recycling). */
   renders = 0;
+  readonly #prints = new PrintTracker();
+  readonly #memoryWatch: ProcessMemoryWatch | undefined;
+  /** When the memory watch killed a renderer of this browser (performance.now()). */
+  #rendererKills: number[] = [];
   readonly #idle: PageSlot[] = [];
   readonly #slots = new Set<PageSlot>();
   #busy = 0;
@@ -44,6 +63,16 @@ export class BrowserGeneration {
     private readonly chromium: LaunchedChromium,
     private readonly options: GenerationOptions,
   ) {
+    this.#memoryWatch =
+      chromium.pid === undefined
+        ? undefined
+        : new ProcessMemoryWatch({
+            rootPid: chromium.pid,
+            limitBytes: options.rendererMemoryMb * 1024 * 1024,
+            intervalMs: MEMORY_POLL_MS,
+            logger: options.logger,
+            onKilled: (killed) => this.#onMemoryKill(killed),
+          });
     chromium.browser.once('disconnected', () => {
       if (this.#closed) return;
       options.logger.error({ generation: options.id, pid: chromium.pid }, 'Chromium disconnected (crashed or killed); it will be replaced');
@@ -59,6 +88,7 @@ export class BrowserGeneration {
       sinkholePort: options.sinkholePort,
       protocolTimeoutMs: options.protocolTimeoutMs,
       signal: stop,
+      logger: options.logger,
     });
     const generation = new BrowserGeneration(chromium, options);
     try {
@@ -115,8 +145,36 @@ export class BrowserGeneration {
     this.#idle.push(slot);
   }
 
+  /** Watches this browser's document processes while a render is under way; call the result when it is done. */
+  watchRender(): () => void {
+    return this.#memoryWatch?.hold() ?? (() => {});
+  }
+
+  /** True when the memory watch killed one of this browser's renderers after `sinceMs` (performance.now()). */
+  killedRendererSince(sinceMs: number): boolean {
+    return this.#rendererKills.some((at) => at >= sinceMs);
+  }
+
+  /**
+   * Prints `html` within `bounds`: on the slot's print page, or for a document with scripts in a
+   * single-use context. Tracked, so that a print whose compositor the memory watch killed is
+   * stopped with DOCUMENT_TOO_LARGE instead of waiting for its deadline.
+   */
+  async print(html: string, params: PrintParams, options: { bounds: PrintBounds; scripted: boolean; printer: PrintPage; signal: AbortSignal }): Promise<Buffer> {
+    const tracked = this.#prints.begin();
+    try {
+      const signal = AbortSignal.any([options.signal, tracked.signal]);
+      const pdf = options.scripted ? await this.#printScripted(html, params, options.bounds, signal) : await options.printer.print(html, params, options.bounds, signal);
+      tracked.end(true);
+      return pdf;
+    } catch (error) {
+      tracked.end(false);
+      throw error;
+    }
+  }
+
   /** Prints a scripted document in a single-use browser context, keeping one spare ready. */
-  async printScripted(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
+  async #printScripted(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
     const spare = this.#scriptedSpare;
     this.#scriptedSpare = undefined;
     let page = spare ? await raceSignal(spare, signal).catch(() => undefined) : undefined;
@@ -128,7 +186,7 @@ export class BrowserGeneration {
       page?.dispose();
       page = await raceSignal(ScriptedPage.open(this.chromium.root, this.options.room), signal);
     }
-    return page.print(html, params, signal);
+    return page.print(html, params, bounds, signal);
   }
 
   /** Stops taking renders; closes once the in-flight ones are done. */
@@ -150,11 +208,21 @@ export class BrowserGeneration {
 
   /** Ends the browser process and removes its profile directory. */
   close(): Promise<void> {
+    this.#memoryWatch?.stop();
     this.#closed ??= this.chromium.shutdown().then(() => {
       this.options.logger.debug({ generation: this.options.id, pid: this.chromium.pid }, 'Chromium closed');
       this.#markClosed();
     });
     return this.#closed;
+  }
+
+  #onMemoryKill(killed: KilledProcess): void {
+    if (killed.kind === 'print-compositor') {
+      this.#prints.compositorKilled(killed.startTicks, tooMuchMemory(this.options.rendererMemoryMb));
+      return;
+    }
+    const now = performance.now();
+    this.#rendererKills = [...this.#rendererKills.filter((at) => at > now - RENDERER_KILL_MEMORY_MS), now];
   }
 
   #newSlot(): PageSlot {

@@ -22,6 +22,8 @@ export interface SupervisorOptions {
   recycleAfterRenders: number;
   assetResolver: AssetResolver | undefined;
   evaluator: EvaluatorKind;
+  /** Renderer and print compositor processes past this many MB are killed (browser-generation.ts). */
+  rendererMemoryMb: number;
 }
 
 /** Browser counters for `stats()`. */
@@ -127,6 +129,7 @@ export class BrowserSupervisor {
           // Our own deadlines are tighter; this only stops a command waiting forever.
           protocolTimeoutMs: this.options.timeoutMs * 2 + 30_000,
           evaluator: this.options.evaluator,
+          rendererMemoryMb: this.options.rendererMemoryMb,
           room: {
             assetResolver: this.options.assetResolver,
             logger: this.logger,

@@ -26,10 +26,12 @@ export interface PrintInputs {
   page: PageSetup | null | undefined;
   headerHtml: string | undefined;
   footerHtml: string | undefined;
+  /** The page bound (PRESSROOM_MAX_PAGES): Chromium prints at most one page more, so that going past it shows. */
+  maxPages?: number;
 }
 
 /** printToPDF parameters: paper, margins, header/footer, tagged PDF with outline. */
-export function buildPrintParams({ page, headerHtml, footerHtml }: PrintInputs): PrintParams {
+export function buildPrintParams({ page, headerHtml, footerHtml, maxPages }: PrintInputs): PrintParams {
   const format = FORMATS[page?.format ?? 'A4'];
   if (!format) throw new AppError('INVALID_REQUEST', `page.format must be one of ${Object.keys(FORMATS).join(', ')}`);
   const hasHeader = headerHtml !== undefined && headerHtml.trim() !== '';
@@ -48,6 +50,10 @@ export function buildPrintParams({ page, headerHtml, footerHtml }: PrintInputs):
     marginBottom: toInches('bottom', margin.bottom ?? (hasFooter ? HEADER_FOOTER_DEFAULT_MARGIN : undefined)),
     marginLeft: toInches('left', margin.left),
   };
+  // Chromium 156 caps a range at the document's last page (a 2-page document prints 2 pages for
+  // "1-2001"), and page 1 always exists, so this never fails a short document. Layout still covers
+  // the whole document; printing (the costly part) stops here.
+  if (maxPages !== undefined) params.pageRanges = `1-${maxPages + 1}`;
   if (hasHeader || hasFooter) {
     params.displayHeaderFooter = true;
     params.headerTemplate = hasHeader ? headerHtml : EMPTY_TEMPLATE;

@@ -16,6 +16,11 @@
  * last render is done, so recycling fails nothing. The whole render has a deadline (`timeoutMs`):
  * a page that misses it is closed and replaced without holding up the other slots.
  * See `sandbox/evaluator-page.ts` and `chromium/print-page.ts` for the isolation design.
+ *
+ * Bounds (`chromium/document-bounds.ts`, issue 15): decoded image pixels and PDF bytes are enforced
+ * by the print step, pages here (Chromium prints at most `maxPages + 1`, and one more than the bound
+ * fails the render), memory by the browser generation's watch; a render whose page crashed because
+ * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
  */
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../shared/errors.js';
@@ -24,9 +29,11 @@ import type { BrowserGeneration } from './browser-generation.js';
 import { BrowserSupervisor } from './browser-supervisor.js';
 import { raceSignal, timeoutSignal } from './chromium/cdp-helpers.js';
 import type { AssetResolver } from './chromium/closed-room.js';
+import { tooManyPages, tooMuchMemory } from './chromium/document-bounds.js';
 import type { PrintPage } from './chromium/print-page.js';
 import { injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
+import { countPages } from './pdf-page-count.js';
 import { FailureBudget } from './failure-budget.js';
 import { stampPreview } from './preview-stamp.js';
 import { RenderQueue, type RenderKind } from './render-queue.js';
@@ -34,6 +41,7 @@ import type { CompiledParts } from './sandbox/evaluator-page.js';
 import { compileTemplate } from './template-compiler.js';
 
 export type { AssetResolver } from './chromium/closed-room.js';
+export { boundOf, type DocumentBound } from './chromium/document-bounds.js';
 export type { RenderKind } from './render-queue.js';
 
 /** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
@@ -147,16 +155,20 @@ class ChromiumPdfRenderer implements PdfRenderer {
       accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
     }, this.#budget);
     this.#browsers = new BrowserSupervisor(
-      { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator },
+      { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator, rendererMemoryMb: options.rendererMemoryMb },
       logger,
     );
   }
 
   async render(req: RenderRequest): Promise<RenderResult> {
     const startedAt = performance.now();
+    const { maxDocumentBytes, maxImagePixels, maxPages } = this.options;
     const printed = await this.#run(req, async (html, parts, generation, printer, signal) => {
-      const params = buildPrintParams({ page: req.template.page, headerHtml: parts.header, footerHtml: parts.footer });
-      return needsScripts(html) ? generation.printScripted(html, params, signal) : printer.print(html, params, signal);
+      const params = buildPrintParams({ page: req.template.page, headerHtml: parts.header, footerHtml: parts.footer, maxPages });
+      const bounds = { maxDocumentBytes, maxImagePixels };
+      const pdf = await generation.print(html, params, { bounds, scripted: needsScripts(html), printer, signal });
+      if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
+      return pdf;
     });
     // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
     const pdf = req.preview ? await stampPreview(printed) : printed;
@@ -216,6 +228,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
     const startedAt = performance.now();
     let generation: BrowserGeneration | undefined;
+    let releaseWatch = () => {};
     this.#renders.total += 1;
     try {
       generation = await raceSignal(this.#browsers.generation(), signal);
@@ -223,6 +236,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       // live browser (checked and taken without an await in between).
       while (!generation.isLive) generation = await raceSignal(this.#browsers.generation(), signal);
       generation.renders += 1;
+      releaseWatch = generation.watchRender();
       const slot = generation.takeSlot();
       try {
         const { evaluator, printer } = await slot.ready(signal);
@@ -248,8 +262,11 @@ class ChromiumPdfRenderer implements PdfRenderer {
       this.#renders.failed += 1;
       // Failures are free of charge, so they count against the account's failure budget instead.
       if (!req.signal?.aborted) this.#budget?.recordFailure(accountId, performance.now() - startedAt);
+      // Its page crashed because the memory watch killed the renderer: say so.
+      if (!req.signal?.aborted && generation?.killedRendererSince(startedAt) && isCrash(error)) throw tooMuchMemory(this.options.rendererMemoryMb);
       throw this.#clientError(error, req.signal);
     } finally {
+      releaseWatch();
       deadline.clear();
       release();
       if (generation) this.#browsers.afterRender(generation);
@@ -283,6 +300,12 @@ function compileParts(template: RenderTemplate): CompiledParts {
     }
   }
   return parts;
+}
+
+/** A failure that a crashed page (renderer killed) produces: RENDER_FAILED, or a stopped evaluator. */
+function isCrash(error: unknown): boolean {
+  if (!(error instanceof AppError)) return true;
+  return error.code === 'RENDER_FAILED' || error.details?.reason === 'crashed';
 }
 
 function round(ms: number): number {

@@ -33,6 +33,8 @@ export type ErrorCode =
   | 'TEMPLATE_RENDER_ERROR'
   | 'TEMPLATE_TIMEOUT'
   | 'TEMPLATE_OUTPUT_TOO_LARGE'
+  /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels or Chromium memory (rendering/chromium/document-bounds.ts). */
+  | 'DOCUMENT_TOO_LARGE'
   | 'RENDER_TIMEOUT'
   | 'RENDER_FAILED'
   | 'RENDERER_BUSY'

@@ -20,6 +20,11 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     templateOutputLimitBytes: 2 * 1024 * 1024,
     recycleAfterRenders: 10_000,
     evaluator: 'compartment',
+    // The service's defaults (config.ts); tests of the bounds set their own, low ones.
+    maxDocumentBytes: 100 * 1024 * 1024,
+    maxPages: 2000,
+    maxImagePixels: 100_000_000,
+    rendererMemoryMb: 2048,
     ...overrides,
   };
 }

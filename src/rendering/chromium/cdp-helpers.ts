@@ -55,21 +55,32 @@ export function waitForEvent<T>(session: CDPSession, event: string, accept: (pay
   });
 }
 
-// Large chunks keep a 5 MB report to one or two round trips; the pipe transport has no size limit.
+// Large chunks keep a 5 MB report to one or two round trips; one chunk is ~11 MB as base64, far
+// below the DevTools pipe's message bound (devtools-pipe.ts).
 const STREAM_CHUNK_BYTES = 8 * 1024 * 1024;
 
-/** Reads a CDP IO stream (e.g. `Page.printToPDF` with `ReturnAsStream`) into one Buffer. */
-export async function readProtocolStream(session: CDPSession, handle: string, signal: AbortSignal): Promise<Buffer> {
+/**
+ * Reads a CDP IO stream (e.g. `Page.printToPDF` with `ReturnAsStream`) into one Buffer, counting the
+ * bytes as they arrive: past `limit.maxBytes` it stops reading and throws `limit.tooLarge()`, so no
+ * more than `maxBytes + 1` bytes are ever held. The stream is closed either way (Chromium frees it).
+ */
+export async function readProtocolStream(session: CDPSession, handle: string, signal: AbortSignal, limit?: { maxBytes: number; tooLarge: () => Error }): Promise<Buffer> {
   const chunks: Buffer[] = [];
+  let total = 0;
   try {
     for (;;) {
-      const { data, base64Encoded, eof } = await raceSignal(session.send('IO.read', { handle, size: STREAM_CHUNK_BYTES }), signal);
-      chunks.push(Buffer.from(data, base64Encoded ? 'base64' : 'utf8'));
+      // Never ask for more than one byte past the bound: that byte is enough to know it was passed.
+      const size = limit ? Math.min(STREAM_CHUNK_BYTES, limit.maxBytes - total + 1) : STREAM_CHUNK_BYTES;
+      const { data, base64Encoded, eof } = await raceSignal(session.send('IO.read', { handle, size }), signal);
+      const chunk = Buffer.from(data, base64Encoded ? 'base64' : 'utf8');
+      total += chunk.length;
+      if (limit && total > limit.maxBytes) throw limit.tooLarge();
+      chunks.push(chunk);
       if (eof) break;
     }
   } finally {
     // Fire and forget: nobody waits on the close, and it fails harmlessly if the page is gone.
     session.send('IO.close', { handle }).catch(() => {});
   }
-  return Buffer.concat(chunks);
+  return Buffer.concat(chunks, total);
 }

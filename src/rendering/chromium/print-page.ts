@@ -16,6 +16,8 @@ import type { CDPSession, Protocol } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
 import { raceSignal, readProtocolStream, waitForEvent } from './cdp-helpers.js';
 import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions } from './closed-room.js';
+import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
+import { measureImagePixels } from './image-pixels.js';
 import { PageTarget } from './page-target.js';
 
 const RENDER_URL = `${RENDER_ORIGIN}/`;
@@ -82,10 +84,10 @@ export class PrintPage {
     return this.target.close();
   }
 
-  /** Replaces the document with `html`, waits for its load event and prints it. */
-  async print(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
+  /** Replaces the document with `html`, waits for its load event and prints it within `bounds`. */
+  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
     try {
-      return await loadAndPrint(this.target, this.frameId, html, params, signal, false);
+      return await loadAndPrint(this.target, this.frameId, html, params, signal, { awaitReady: false, bounds });
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
@@ -107,48 +109,49 @@ export async function openBlankDocument(target: PageTarget, room: ClosedRoomOpti
   return target.navigate(RENDER_URL, signal);
 }
 
+/** The bounds the print step itself enforces; the page bound is the renderer's (`pdf-renderer.ts`). */
+export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePixels'>;
+
 /**
  * Writes `html` into the page (document.open/write/close via setDocumentContent), waits for its
- * load event — subresources such as data: images and fonts are in by then — and prints (the PDF
- * inline for ordinary documents, as a stream for large ones). With
+ * load event — subresources such as data: images and fonts are in by then — and prints. With
  * `awaitReady`, a scripted document may first set `window.pressroomReady` to a promise (charts that
  * draw asynchronously); printing waits for it, within the render deadline.
+ *
+ * With `bounds` (every customer document; our own warm-up prints go without), before printing the
+ * document's images are measured (`image-pixels.ts`) and a document whose images decode to more
+ * than `maxImagePixels` is refused; the PDF is then read as a stream and counted as it arrives,
+ * stopped past `maxDocumentBytes`. The PDF always comes as a stream (`ReturnAsStream`), never
+ * inside the printToPDF answer: one message would have to hold all of it, and a 400 MB PDF in one
+ * message ended the service process once (issue 15). The stream costs one more round trip per
+ * document (an earlier measurement put it at ~3.5 ms per invoice; the README has the current cost).
  */
-export async function loadAndPrint(target: PageTarget, frameId: string, html: string, params: PrintParams, signal: AbortSignal, awaitReady: boolean): Promise<Buffer> {
+export async function loadAndPrint(
+  target: PageTarget,
+  frameId: string,
+  html: string,
+  params: PrintParams,
+  signal: AbortSignal,
+  options: { awaitReady: boolean; bounds?: PrintBounds },
+): Promise<Buffer> {
   const { session } = target;
+  const { bounds } = options;
   const all = AbortSignal.any([signal, target.lost]);
   // The previous document's load fired before it was printed, so the next load event is this one's.
   const loaded = waitForEvent(session, 'Page.loadEventFired', () => true, all);
   loaded.catch(() => {});
   await raceSignal(session.send('Page.setDocumentContent', { frameId, html }), all);
   await loaded;
-  if (awaitReady) {
+  if (options.awaitReady) {
     const expression = 'Promise.resolve(window.pressroomReady).then(() => true, () => true)';
     await raceSignal(session.send('Runtime.evaluate', { expression, awaitPromise: true }), all);
   }
-  if (returnsPdfInline(html, params)) {
-    const { data } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsBase64' }), all);
-    return Buffer.from(data, 'base64');
+  if (bounds) {
+    const pixels = await measureImagePixels(session, frameId, all);
+    if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
   }
   const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
   if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
-  return readProtocolStream(session, stream, all);
-}
-
-/**
- * Above this much source (document plus header and footer), the PDF is read as a stream.
- *
- * Below it the PDF comes back inside the printToPDF answer: one protocol round trip fewer, measured
- * at ~3.5 ms less per invoice (the IO.read round trip, with the browser busy printing the other
- * slots' documents). A stream stays the way for large documents because one protocol message has
- * limits a stream does not: DevTools caps messages to clients (256 MB on its WebSocket transport),
- * and Node must hold the whole message as one string (V8 strings end near 512 MB) before it can
- * parse it. A PDF is rarely more than ~20× its HTML (a tagged 1,500-row table: 5 MB from 0.3 MB),
- * so 1 MiB of source keeps an inline answer far below both limits.
- */
-const INLINE_PDF_MAX_SOURCE_CHARS = 1024 * 1024;
-
-function returnsPdfInline(html: string, params: PrintParams): boolean {
-  const chars = html.length + (params.headerTemplate?.length ?? 0) + (params.footerTemplate?.length ?? 0);
-  return chars <= INLINE_PDF_MAX_SOURCE_CHARS;
+  const limit = bounds && { maxBytes: bounds.maxDocumentBytes, tooLarge: () => tooManyBytes(bounds.maxDocumentBytes) };
+  return readProtocolStream(session, stream, all, limit);
 }

@@ -20,7 +20,7 @@ import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './cdp-helpers.js';
 import type { ClosedRoomOptions } from './closed-room.js';
 import { PageTarget } from './page-target.js';
-import { loadAndPrint, openBlankDocument, type PrintParams } from './print-page.js';
+import { loadAndPrint, openBlankDocument, type PrintBounds, type PrintParams } from './print-page.js';
 
 const OPEN_TIMEOUT_MS = 20_000;
 const WARM_UP_HTML = '<h1 style="font-family:sans-serif">Warm-up</h1><p style="font-family:serif">text <b>bold</b> <i>italic</i></p><pre>mono</pre>';
@@ -47,7 +47,7 @@ export class ScriptedPage {
       const frameId = await openBlankDocument(target, room, { scripts: true }, AbortSignal.any([signal, target.lost]));
       // A first print in a new renderer is slow (fonts, PDF and tagging code cold): pay that here,
       // in the background, with our own document. It is replaced by the real one.
-      await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, false);
+      await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, { awaitReady: false });
       return new ScriptedPage(root, browserContextId, target, frameId);
     } catch (error) {
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => {});
@@ -60,11 +60,11 @@ export class ScriptedPage {
     return !this.#used && !this.target.isLost;
   }
 
-  /** Prints `html` (its scripts run), then disposes the context whatever happened. */
-  async print(html: string, params: PrintParams, signal: AbortSignal): Promise<Buffer> {
+  /** Prints `html` (its scripts run) within `bounds`, then disposes the context whatever happened. */
+  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
     this.#used = true;
     try {
-      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, true);
+      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { awaitReady: true, bounds });
     } finally {
       this.dispose();
     }

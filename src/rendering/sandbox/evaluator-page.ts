@@ -157,7 +157,7 @@ export class EvaluatorPage {
       // renderer does not spin until the page is closed.
       if (!crashed) this.target.session.send('Runtime.terminateExecution').catch(() => {});
       this.target.markLost('abandoned');
-      if (crashed) throw new AppError('TEMPLATE_RENDER_ERROR', 'The template used too much memory and was stopped', { cause: error });
+      if (crashed) throw new AppError('TEMPLATE_RENDER_ERROR', 'The template used too much memory and was stopped', { cause: error, details: { reason: 'crashed' } });
       throw error instanceof AppError || options.signal.aborted ? error : new AppError('RENDER_FAILED', 'The template sandbox failed', { cause: error });
     } finally {
       deadline.clear();
