@@ -37,12 +37,12 @@ export interface GenerationOptions {
   onDisconnected: (generation: BrowserGeneration) => void;
 }
 
-/** A browser process with its pool of reusable page slots. */
 /** How often the memory watch reads /proc while renders are under way. */
 const MEMORY_POLL_MS = 250;
 /** Renderer kills are remembered this long, to tell the renders they failed why. */
 const RENDERER_KILL_MEMORY_MS = 10 * 60_000;
 
+/** A browser process with its pool of reusable page slots. */
 export class BrowserGeneration {
   /** Renders started on this browser (drives recycling). */
   renders = 0;
