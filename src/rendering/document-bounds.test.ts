@@ -16,7 +16,9 @@ const MAX_PIXELS = 1_000_000;
 let renderer: PdfRenderer;
 
 beforeAll(async () => {
-  renderer = await startTestRenderer({ maxPages: MAX_PAGES, maxDocumentBytes: MAX_BYTES, maxImagePixels: MAX_PIXELS });
+  // One slot: every document goes to the same reused print page, as consecutive documents of
+  // different customers do in production.
+  renderer = await startTestRenderer({ concurrency: 1, maxPages: MAX_PAGES, maxDocumentBytes: MAX_BYTES, maxImagePixels: MAX_PIXELS });
 });
 
 afterAll(async () => {
@@ -92,6 +94,17 @@ describe('decoded image pixels (PRESSROOM_MAX_IMAGE_PIXELS)', () => {
     const image = dataUri(solidPng(800, 800, 200)); // 0.64 megapixels
     const pdf = await render(`<p>three logos</p>${`<img src="${image}" style="width:30px">`.repeat(3)}<div style="width:30px;height:30px;background:url(${image})"></div>`);
     expect(pdfText(pdf)).toContain('three logos');
+  });
+
+  it("never counts the images of the page's previous document, but counts them when the document uses them again", async () => {
+    // The print page keeps its document's resource list from one document to the next.
+    await refusal(`<img src="${large}" style="width:20px">`);
+    const small = dataUri(solidPng(800, 800, 201)); // 0.64 megapixels; 1.84 with the one before
+    expect(pdfText(await render(`<p>after a large one</p><img src="${small}" style="width:20px">`))).toContain('after a large one');
+    const again = await refusal(`<p>the large one again, as a background</p><div style="width:20px;height:20px;background:url(${large})"></div>`);
+    expect(again.details?.bound).toBe('image_pixels');
+    const inShadow = `<div><template shadowrootmode="open"><img src="${large}" style="width:20px"></template></div>`;
+    expect((await refusal(inShadow)).details?.bound).toBe('image_pixels');
   });
 
   it('applies to documents with scripts too, counting the images their scripts add', async () => {

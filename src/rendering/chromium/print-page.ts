@@ -17,7 +17,7 @@ import { AppError } from '../../shared/errors.js';
 import { raceSignal, readProtocolStream, waitForEvent } from './cdp-helpers.js';
 import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions } from './closed-room.js';
 import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
-import { measureImagePixels } from './image-pixels.js';
+import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from './page-target.js';
 
 const RENDER_URL = `${RENDER_ORIGIN}/`;
@@ -57,10 +57,14 @@ const BLANK = '<!doctype html><title></title>';
 
 /** A reused print page with JavaScript disabled. One document at a time. */
 export class PrintPage {
+  readonly #meter: ImagePixelMeter;
+
   private constructor(
     private readonly target: PageTarget,
     private readonly frameId: string,
-  ) {}
+  ) {
+    this.#meter = new ImagePixelMeter(target.session, frameId);
+  }
 
   /** Opens the page at RENDER_ORIGIN with scripts off. */
   static async open(root: CDPSession, room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
@@ -87,7 +91,7 @@ export class PrintPage {
   /** Replaces the document with `html`, waits for its load event and prints it within `bounds`. */
   async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
     try {
-      return await loadAndPrint(this.target, this.frameId, html, params, signal, { awaitReady: false, bounds });
+      return await loadAndPrint(this.target, this.frameId, html, params, signal, { awaitReady: false, bounds, meter: this.#meter });
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
@@ -125,6 +129,7 @@ export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePix
  * inside the printToPDF answer: one message would have to hold all of it, and a 400 MB PDF in one
  * message ended the service process once (issue 15). The stream costs one more round trip per
  * document (an earlier measurement put it at ~3.5 ms per invoice; the README has the current cost).
+ * The image check costs one more round trip for a document without images, two with.
  */
 export async function loadAndPrint(
   target: PageTarget,
@@ -132,7 +137,7 @@ export async function loadAndPrint(
   html: string,
   params: PrintParams,
   signal: AbortSignal,
-  options: { awaitReady: boolean; bounds?: PrintBounds },
+  options: { awaitReady: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter },
 ): Promise<Buffer> {
   const { session } = target;
   const { bounds } = options;
@@ -147,7 +152,8 @@ export async function loadAndPrint(
     await raceSignal(session.send('Runtime.evaluate', { expression, awaitPromise: true }), all);
   }
   if (bounds) {
-    const pixels = await measureImagePixels(session, frameId, all);
+    const meter = options.meter ?? new ImagePixelMeter(session, frameId);
+    const pixels = await meter.measure(all);
     if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
   }
   const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
