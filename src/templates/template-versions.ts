@@ -1,6 +1,6 @@
 /**
  * Template versions: immutable, tagged snapshots of a template (html, css, page setup with header and
- * footer, fields, sample data). `POST /v1/pdf/create` and `create-async` render one when given
+ * footer, fields, sample data, kind and image canvas). `POST /v1/pdf/create` and `create-async` render one when given
  * `version`; without it they render the draft (the template as it is now). Editing the draft never
  * changes a version; deleting the template deletes its versions.
  *
@@ -97,6 +97,8 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
           fields_inferred: t.fieldsInferred ? 1 : 0,
           sample_data: t.sampleData === null ? null : JSON.stringify(t.sampleData),
           page: t.page === null ? null : JSON.stringify(t.page),
+          kind: t.kind,
+          canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
           created_at: Date.now(),
         };
         await store.insertVersion(trx, row);

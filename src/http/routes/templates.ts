@@ -4,11 +4,24 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Template } from '../../templates/templates.js';
 import type { TemplateService } from '../../templates/templates.js';
-import { FieldSchema, JsonObject, Nullable, PageSetupSchema, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
+import { FieldSchema, JsonObject, Nullable, PageSetupSchema, StringEnum, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
+import { CANVAS_MAX_PX, CANVAS_MIN_PX, TEMPLATE_KINDS } from '../../templates/template-kind.js';
+
+const KIND = StringEnum(TEMPLATE_KINDS, {
+  description: 'Template product kind: `pdf` (paper, page setup; POST /v1/pdf/create) or `image` (a canvas; POST /v1/image/create)',
+  examples: ['image'],
+});
+const CanvasSide = (what: string, example: number) =>
+  Type.Integer({ minimum: CANVAS_MIN_PX, maximum: CANVAS_MAX_PX, description: `Canvas ${what} in CSS pixels (${CANVAS_MIN_PX}–${CANVAS_MAX_PX})`, examples: [example] });
+const CanvasSchema = Type.Object(
+  { width: CanvasSide('width', 1200), height: CanvasSide('height', 630) },
+  { description: 'Image templates only: the size the template is laid out at; image/create `width` scales it. Default 1080 × 1080.' },
+);
 
 const TemplateListItem = Type.Object({
   id: Type.String(),
   name: Type.String(),
+  kind: KIND,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
@@ -20,6 +33,8 @@ const TemplateBody = Type.Object({
   fields: Type.Optional(Nullable(Type.Array(FieldSchema, { maxItems: 500, description: 'Field definitions; inferred from the template when omitted' }))),
   sample_data: Type.Optional(Nullable(JsonObject())),
   page: Type.Optional(Nullable(PageSetupSchema)),
+  kind: Type.Optional(KIND),
+  canvas: Type.Optional(Nullable(CanvasSchema)),
 });
 type TemplateBody = Static<typeof TemplateBody>;
 
@@ -34,9 +49,13 @@ const TemplateView = Type.Object({
   fields_inferred: Type.Boolean({ description: 'true when the fields were inferred from the template' }),
   sample_data: Nullable(JsonObject()),
   page: Nullable(PageSetupSchema),
+  kind: KIND,
+  canvas: Nullable(CanvasSchema),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
+
+const ListQuery = Type.Object({ kind: Type.Optional(StringEnum(TEMPLATE_KINDS, { description: 'Filter by product kind: `pdf` or `image`' })) });
 
 const Params = Type.Object({ template_id: TEMPLATE_ID });
 
@@ -50,6 +69,8 @@ function view(t: Template): Static<typeof TemplateView> {
     fields_inferred: t.fieldsInferred,
     sample_data: t.sampleData,
     page: t.page,
+    kind: t.kind,
+    canvas: t.canvas,
     created_at: isoTime(t.createdAt),
     updated_at: isoTime(t.updatedAt),
   };
@@ -63,12 +84,13 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
     schema: {
       tags: ['templates'],
       summary: 'List templates',
-      description: 'All templates of the authenticated account, newest first. No credits.',
+      description: 'All templates of the authenticated account, newest first; `kind` lists only PDF or only image templates. No credits.',
+      querystring: ListQuery,
       response: { 200: Type.Object({ templates: Type.Array(TemplateListItem) }), ...errorResponses(401, 422, 429) },
     },
     handler: async (request) => {
-      const list = await templates.list(request.caller.accountId);
-      return { templates: list.map((t) => ({ id: t.id, name: t.name, created_at: isoTime(t.createdAt), updated_at: isoTime(t.updatedAt) })) };
+      const list = await templates.list(request.caller.accountId, { kind: request.query.kind });
+      return { templates: list.map((t) => ({ id: t.id, name: t.name, kind: t.kind, created_at: isoTime(t.createdAt), updated_at: isoTime(t.updatedAt) })) };
     },
   });
 
