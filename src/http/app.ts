@@ -28,6 +28,7 @@ import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/studio.
 import { jobRoutes } from './routes/jobs.js';
 import { templateVersionRoutes } from './routes/template-versions.js';
 import { agentRoutes } from './routes/agent.js';
+import { templateLayerRoutes } from './routes/template-layers.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -175,6 +176,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   templateRoutes(app, services.templates);
   templateVersionRoutes(app, services.templates.versions);
+  templateLayerRoutes(app, services.templates);
   agentRoutes(app);
   previewRoutes(app, { documents: services.documents, rateLimiter: services.rateLimiter, perMinute: config.preview.perMinute });
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });

@@ -15,11 +15,13 @@ import { createTemplateVersionService, type TemplateVersionService } from './tem
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
 import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js';
+import { listLayers, type TemplateLayer } from './template-layers.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 
 /** Page setup is the renderer's: a template stores exactly what the engine prints with. */
 export type { PageSetup };
+export type { TemplateLayer } from './template-layers.js';
 
 export interface TemplateInput {
   name: string;
@@ -68,6 +70,8 @@ export interface TemplateService {
   /** Newest first; `kind` lists only templates of that kind. */
   list(accountId: string, filter?: { kind?: TemplateKind }): Promise<TemplateSummary[]>;
   update(accountId: string, templateId: string, changes: Partial<TemplateInput>): Promise<Template>;
+  /** The layers image modifications can address (template-layers.ts), with warnings such as shared names. */
+  layers(accountId: string, templateId: string): Promise<{ layers: TemplateLayer[]; warnings: string[] }>;
   /** Deletes the template and all its versions. */
   remove(accountId: string, templateId: string): Promise<void>;
   /** The template's immutable, tagged versions (template-versions.ts). */
@@ -139,6 +143,10 @@ export function createTemplateService(db: Db): TemplateService {
     },
 
     get,
+
+    async layers(accountId, templateId) {
+      return listLayers((await get(accountId, templateId)).html);
+    },
 
     async list(accountId, filter = {}) {
       const rows = await store.listTemplates(db, accountId, filter.kind);
