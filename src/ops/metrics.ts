@@ -52,7 +52,7 @@ export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'retry';
 export interface Metrics {
   readonly registry: Registry;
   httpRequest(input: { method: string; route: string; status: number; seconds: number }): void;
-  render(input: { kind: 'document' | 'preview'; outcome: string; seconds: number }): void;
+  render(input: { kind: 'document' | 'preview' | 'image'; outcome: string; seconds: number }): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;
   webhookAttempt(outcome: WebhookAttemptOutcome): void;
@@ -96,7 +96,7 @@ export function createMetrics(): Metrics {
   });
   const renders = new Counter({
     name: 'pressroom_renders_total',
-    help: 'Renders by kind (document or preview) and outcome (ok, or the error code in lower case)',
+    help: 'Renders by kind (document, preview or image) and outcome (ok, or the error code in lower case)',
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
