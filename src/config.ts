@@ -27,7 +27,7 @@ export interface Config {
     readonly publicUrl: string;
     /**
      * Largest request body of the generation routes (`/v1/pdf/create`, `/v1/pdf/create-async`,
-     * `/v1/templates/preview`), whose `data` may be large. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`)
+     * `/v1/image/create`, `/v1/templates/preview`), whose `data` may be large. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`)
      */
     readonly bodyLimitBytes: number;
     /**
@@ -156,6 +156,13 @@ export interface Config {
   readonly preview: {
     /** Free previews per account and minute (studio). @defaultValue 30 (`PRESSROOM_PREVIEW_PER_MINUTE`) */
     readonly perMinute: number;
+  };
+  /** `image_url`s of image modifications, downloaded through the outbound guard (docs/images.md). */
+  readonly images: {
+    /** Bytes all image downloads of one image request may take together. @defaultValue 10 MiB (`PRESSROOM_IMAGE_URL_MAX_BYTES`) */
+    readonly urlMaxBytes: number;
+    /** Time all image downloads of one image request may take together. @defaultValue 10000 (`PRESSROOM_IMAGE_URL_TIMEOUT_MS`) */
+    readonly urlTimeoutMs: number;
   };
 }
 
@@ -321,6 +328,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     preview: {
       perMinute: readInt(env, 'PRESSROOM_PREVIEW_PER_MINUTE', 30, 1),
+    },
+    images: {
+      urlMaxBytes: readInt(env, 'PRESSROOM_IMAGE_URL_MAX_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+      urlTimeoutMs: readInt(env, 'PRESSROOM_IMAGE_URL_TIMEOUT_MS', 10_000, 100, 120_000),
     },
   };
   return deepFreeze(config);

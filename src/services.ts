@@ -23,6 +23,8 @@ import { createJobWorker, type JobWorker } from './jobs/job-worker.js';
 import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
 import { createDeliveryLoop, type DeliveryLoop } from './webhooks/delivery-loop.js';
 import { createGuardedAgents } from './net/guarded-agents.js';
+import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
+import { createImageLoader } from './documents/image-loader.js';
 import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
 import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
@@ -120,7 +122,11 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => guardedAgents.destroy());
     const s3 = createS3IntegrationService({ db: database.db, secretKey: config.secretKey, allowPrivateNetworks: config.allowPrivateNetworks, agents: guardedAgents, logger });
-    const documents = createDocumentService({ db: database.db, templates, charges, idempotency, renderer, files, customerStorage: s3, logger });
+    // Image layers' image_url downloads: every connection resolved, checked and pinned (net/).
+    const imageDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
+    releasers.push(() => imageDispatcher.close());
+    const loadImages = createImageLoader({ dispatcher: imageDispatcher, allowPrivateNetworks: config.allowPrivateNetworks, maxBytes: config.images.urlMaxBytes, timeoutMs: config.images.urlTimeoutMs });
+    const documents = createDocumentService({ db: database.db, templates, charges, idempotency, renderer, files, customerStorage: s3, loadImages, logger });
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);

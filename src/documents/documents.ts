@@ -1,6 +1,8 @@
 /**
  * Document generation: the one use case behind both doors. `POST /v1/pdf/create` calls `generate`;
- * the job worker calls `produce` for a job accepted by `create-async`.
+ * the job worker calls `produce` for a job accepted by `create-async`. `POST /v1/image/create` calls
+ * `generate` too, with `options.image`: the same charging, idempotency and delivery, an image instead of
+ * a PDF (image-generation.ts).
  *
  * A synchronous generation, in order: the idempotency key (replay, 409, 422) → the template (404/403)
  * → the S3 target when `store_s3` (400 when not configured) → the credit, reserved (402) → render →
@@ -25,6 +27,7 @@ import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { expandDottedKeys } from './data-binding.js';
+import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
 
 export type ExportType = 'url' | 'binary';
 
@@ -40,12 +43,15 @@ export interface GenerationOptions {
   pdfVariant?: PdfAVariant | null;
   /** A template version's tag or number; omitted/null renders the draft. */
   version?: string | number | null;
+  /** Render an image of an image template instead of a PDF (POST /v1/image/create). */
+  image?: ImageOptions | null;
 }
 
 /** Where a document went. */
 export type Delivery =
   | { kind: 'url'; url: string; filename: string; expiresAt: number; fileId: string }
-  | { kind: 'binary'; pdf: Buffer; filename: string }
+  /** `pdf` holds the document's bytes: a PDF, or an image of `contentType`. */
+  | { kind: 'binary'; pdf: Buffer; filename: string; contentType?: string }
   | { kind: 's3'; bucket: string; key: string; filename: string };
 
 /** A synchronous generation as the caller asks for it. */
@@ -64,6 +70,8 @@ export interface GenerationResult {
   creditsRemaining: number;
   /** The first answer to this Idempotency-Key, given again. */
   replayed: boolean;
+  /** Non-fatal issues of an image render (unknown layers, images that could not be loaded). */
+  warnings?: string[];
   /**
    * Tells the service whether the answer reached the client (the HTTP layer calls it once the
    * response finished, or the connection closed before). Without an Idempotency-Key this posts or
@@ -76,7 +84,7 @@ export interface GenerationResult {
 export interface CustomerStorage {
   /** The bucket and key a document would go to; throws INVALID_REQUEST when S3 is not configured. */
   resolveTarget(accountId: string, target: { filepath?: string | null; bucket?: string | null; filename: string }): Promise<{ bucket: string; key: string }>;
-  upload(accountId: string, target: { bucket: string; key: string }, pdf: Buffer): Promise<void>;
+  upload(accountId: string, target: { bucket: string; key: string }, pdf: Buffer, contentType?: string): Promise<void>;
 }
 
 export interface DocumentService {
@@ -85,9 +93,16 @@ export interface DocumentService {
   /** Synchronous generation: key, prepare, reserve, produce, post; voids once on failure. */
   generate(request: GenerationRequest): Promise<GenerationResult>;
   /** Renders and delivers an already-paid document (the worker's entry). */
-  produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<{ delivery: Delivery; renderMs: number }>;
+  produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<Produced>;
   /** A free, stamped preview of unsaved template text (the studio), rendered for `accountId` at preview priority. */
   preview(accountId: string, input: { html: string; css?: string | null; page?: Template['page']; data?: Record<string, unknown> | null }): Promise<Buffer>;
+}
+
+/** A rendered and delivered document. */
+export interface Produced {
+  delivery: Delivery;
+  renderMs: number;
+  warnings?: string[];
 }
 
 export interface DocumentDeps {
@@ -98,6 +113,8 @@ export interface DocumentDeps {
   renderer: PdfRenderer;
   files: FileService;
   customerStorage?: CustomerStorage;
+  /** Loads the `image_url`s of image modifications; without it every image_url is a warning. */
+  loadImages?: ImageLoader;
   logger: Logger;
 }
 
@@ -105,6 +122,17 @@ export interface DocumentDeps {
 export function pdfFilename(name: string | null | undefined): string {
   const base = (name ?? '').replace(/\.pdf$/i, '') || 'document';
   return `${base}.pdf`;
+}
+
+/** Image file extension per format. */
+const IMAGE_EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
+
+/** The delivered file's name: `.pdf`, or the image format's extension (a given extension is not doubled). */
+export function outputFilename(options: Pick<GenerationOptions, 'filename' | 'image'>): string {
+  if (!options.image) return pdfFilename(options.filename);
+  const extension = IMAGE_EXTENSIONS[options.image.format];
+  const base = (options.filename ?? '').replace(new RegExp(`\\.(${extension}|${options.image.format})$`, 'i'), '') || 'document';
+  return `${base}.${extension}`;
 }
 
 /** `s3_filepath` may not climb out of its prefix. */
@@ -122,7 +150,9 @@ export function checkS3Filepath(filepath: string | null | undefined): void {
 const BINARY_REPLAY_SECONDS = 86_400;
 
 /** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
-type StoredDelivery = { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number } | { binaryFileId: string; filename: string; creditsRemaining: number };
+type StoredDelivery =
+  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: string[] }
+  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: string[] };
 
 export function createDocumentService(deps: DocumentDeps): DocumentService {
   const { db, templates, charges, idempotency, renderer, files, customerStorage, logger } = deps;
@@ -134,38 +164,39 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     return customerStorage;
   }
 
-  async function deliver(accountId: string, pdf: Buffer, options: GenerationOptions): Promise<Delivery> {
-    const filename = pdfFilename(options.filename);
+  async function deliver(accountId: string, pdf: Buffer, options: GenerationOptions, contentType = 'application/pdf'): Promise<Delivery> {
+    const filename = outputFilename(options);
     if (options.storeS3) {
       const storage = s3Storage();
       const target = await storage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename });
-      await storage.upload(accountId, target, pdf);
+      await storage.upload(accountId, target, pdf, contentType);
       return { kind: 's3', bucket: target.bucket, key: target.key, filename };
     }
-    if (options.exportType === 'binary') return { kind: 'binary', pdf, filename };
-    const stored = await files.store(accountId, pdf, filename, options.expirationSeconds);
+    if (options.exportType === 'binary') return { kind: 'binary', pdf, filename, contentType };
+    const stored = await files.store(accountId, pdf, filename, options.expirationSeconds, contentType);
     return { kind: 'url', url: stored.url, filename, expiresAt: stored.expiresAt, fileId: stored.fileId };
   }
 
-  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number): Promise<StoredDelivery> {
-    if (delivery.kind !== 'binary') return { delivery, creditsRemaining };
-    const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS);
-    return { binaryFileId: file.fileId, filename: delivery.filename, creditsRemaining };
+  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: string[] | undefined): Promise<StoredDelivery> {
+    const extra = warnings && warnings.length > 0 ? { warnings } : {};
+    if (delivery.kind !== 'binary') return { delivery, creditsRemaining, ...extra };
+    const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS, delivery.contentType);
+    return { binaryFileId: file.fileId, filename: delivery.filename, contentType: delivery.contentType, creditsRemaining, ...extra };
   }
 
   async function replay(stored: StoredDelivery): Promise<GenerationResult> {
-    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, settle: settled };
+    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, settle: settled };
     const pdf = await files.read(stored.binaryFileId);
     if (!pdf) throw new AppError('FILE_NOT_FOUND', 'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.');
-    return { delivery: { kind: 'binary', pdf, filename: stored.filename }, creditsRemaining: stored.creditsRemaining, replayed: true, settle: settled };
+    const delivery: Delivery = { kind: 'binary', pdf, filename: stored.filename, contentType: stored.contentType };
+    return { delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, settle: settled };
   }
 
   /** Reserve → produce; on failure the reservation is voided (one REFUND) and the error rethrown. */
-  async function produceReserved(request: GenerationRequest, template: Template): Promise<{ reservation: Reservation; delivery: Delivery; renderMs: number }> {
+  async function produceReserved(request: GenerationRequest, template: Template): Promise<Produced & { reservation: Reservation }> {
     const reservation = await charges.reserve(request.accountId, request.templateId, { request: true });
     try {
-      const { delivery, renderMs } = await service.produce(request.accountId, template, request.data, request.options);
-      return { reservation, delivery, renderMs };
+      return { reservation, ...(await service.produce(request.accountId, template, request.data, request.options)) };
     } catch (error) {
       await charges.void(reservation);
       throw error;
@@ -176,9 +207,9 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   async function generateOnce(request: GenerationRequest, claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<GenerationResult> {
     try {
       const template = await service.prepare(request.accountId, request.templateId, request.options);
-      const { reservation, delivery, renderMs } = await produceReserved(request, template);
+      const { reservation, delivery, renderMs, warnings } = await produceReserved(request, template);
       try {
-        const answer = await storedAnswer(request.accountId, delivery, reservation.balance);
+        const answer = await storedAnswer(request.accountId, delivery, reservation.balance, warnings);
         await withTransaction(db, async (trx) => {
           await idempotency.complete(claim, answer, trx);
           await charges.post(reservation, renderMs, trx);
@@ -187,7 +218,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         await charges.void(reservation);
         throw error;
       }
-      return { delivery, creditsRemaining: reservation.balance, replayed: false, settle: settled };
+      return { delivery, creditsRemaining: reservation.balance, replayed: false, warnings, settle: settled };
     } catch (error) {
       await idempotency.release(claim);
       throw error;
@@ -198,14 +229,21 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async prepare(accountId, templateId, options) {
       checkS3Filepath(options.s3Filepath);
       const template = options.version == null ? await templates.get(accountId, templateId) : await templates.versions.resolve(accountId, templateId, options.version);
+      if (options.image) checkImageRequest(template, options.image);
       if (options.storeS3) {
-        await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: pdfFilename(options.filename) });
+        await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: outputFilename(options) });
       }
       return template;
     },
 
     async produce(accountId, template, data, options, signal) {
       const started = performance.now();
+      if (options.image) {
+        const loadImages: ImageLoader = deps.loadImages ?? (async (urls) => new Map(urls.map((url) => [url, { error: 'image downloads are not set up in this process' }])));
+        const image = await renderImageDocument({ renderer, loadImages }, { accountId, template, data, image: options.image, signal });
+        const renderMs = Math.round(performance.now() - started);
+        return { delivery: await deliver(accountId, image.bytes, options, image.contentType), renderMs, warnings: image.warnings };
+      }
       const rendered = await renderer.render({
         template: { html: template.html, css: template.css, page: template.page },
         data: expandDottedKeys(data),
@@ -236,12 +274,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           return result;
         }
         const template = await service.prepare(request.accountId, request.templateId, request.options);
-        const { reservation, delivery, renderMs } = await produceReserved(request, template);
+        const { reservation, delivery, renderMs, warnings } = await produceReserved(request, template);
         let settledOnce = false;
         return {
           delivery,
           creditsRemaining: reservation.balance,
           replayed: false,
+          warnings,
           settle: async (delivered) => {
             if (settledOnce) return;
             settledOnce = true;

@@ -29,6 +29,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { templateVersionRoutes } from './routes/template-versions.js';
 import { agentRoutes } from './routes/agent.js';
 import { templateLayerRoutes } from './routes/template-layers.js';
+import { imageRoutes } from './routes/image.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -182,6 +183,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   apiKeyRoutes(app, services.accounts);
   pdfRoutes(app, { documents: services.documents });
+  imageRoutes(app, { documents: services.documents });
   jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
   fileRoutes(app, services.files);
   s3Routes(app, services.s3);

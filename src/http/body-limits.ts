@@ -33,6 +33,7 @@ type BodyLimitClass = 'generation' | 'template' | 'small';
 const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf/create': 'generation',
   'POST /v1/pdf/create-async': 'generation',
+  'POST /v1/image/create': 'generation',
   'POST /v1/templates/preview': 'generation',
   'POST /v1/templates': 'template',
   'PUT /v1/templates/:template_id': 'template',

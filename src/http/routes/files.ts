@@ -11,17 +11,17 @@ export function fileRoutes(app: FastifyInstance, files: FileService): void {
     config: { auth: 'public' },
     schema: {
       tags: ['files'],
-      summary: 'Download a generated PDF (signed, expiring link)',
+      summary: 'Download a generated PDF or image (signed, expiring link)',
       description: 'The link itself is the credential: expired or altered links answer 403.',
       params: Type.Object({ file_id: Type.String({ minLength: 1, maxLength: 64 }), filename: Type.String({ minLength: 1, maxLength: 200 }) }),
       querystring: Type.Object({ expires: Type.String({ maxLength: 16 }), signature: Type.String({ maxLength: 128 }) }),
-      response: { 200: Type.Unsafe({ description: 'application/pdf' }), ...errorResponses(403, 404, 422) },
+      response: { 200: Type.Unsafe({ description: 'The file: application/pdf, or image/png, image/jpeg or image/webp for images' }), ...errorResponses(403, 404, 422) },
     },
     handler: async (request, reply) => {
       const { file_id, filename } = request.params;
       const { blob, filename: stored } = await files.open(file_id, filename, request.query.expires, request.query.signature);
       return reply
-        .header('content-type', 'application/pdf')
+        .header('content-type', blob.contentType ?? 'application/pdf')
         .header('content-length', String(blob.size))
         .header('content-disposition', attachmentDisposition(stored))
         .header('x-content-type-options', 'nosniff')

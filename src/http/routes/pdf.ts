@@ -64,7 +64,7 @@ function jsonAnswer(result: GenerationResult, expirationSeconds: number): UrlAns
  * The charge of a request without an Idempotency-Key stands once its answer has been handed to the
  * connection; a client that went away first (during the render, or mid-answer) is not charged.
  */
-function settleWhenAnswered(reply: FastifyReply, result: GenerationResult): void {
+export function settleWhenAnswered(reply: FastifyReply, result: GenerationResult): void {
   const response = reply.raw;
   if (response.destroyed) return void result.settle(false);
   response.once('close', () => void result.settle(response.writableFinished));
