@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { countPixels, decodePng, imageInfo, solidPng } from '../support/image-tools.js';
+import { startS3Server, type S3Server } from '../support/s3-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /** A 200 × 100 canvas with one large-font text layer: a modified text shows in many pixels. */
@@ -19,6 +20,16 @@ const TITLE_CARD = `<html><head><style>html,body{margin:0;background:#fff} .t{fo
 const GALLERY = (directUrl: string) => `<html><head><style>html,body{margin:0;background:#fff} img{position:absolute;top:0;width:100px;height:100px}</style></head>
 <body><img data-layer="logo" style="left:0"><img data-layer-name="badge" style="left:100px"><div data-layer="box"></div><img src="${directUrl}" style="width:1px;height:1px"></body></html>`;
 
+/** A template that draws with a script, and tries the network from the page. */
+const SCRIPTED = (probeUrl: string) => `<html><head><style>html,body{margin:0} #box{width:200px;height:100px;background:#fff}</style></head>
+<body><div id="box" data-layer="box"></div><script>
+window.pressroomReady = new Promise((done) => requestAnimationFrame(() => { document.getElementById('box').style.background = 'rgb(0, 128, 0)'; done(); }));
+fetch('${probeUrl}/from-script').catch(() => {});
+</script></body></html>`;
+
+const S3_KEY = 'AKIAPRESSROOMTEST01';
+const S3_SECRET = 'pressroom-test-secret-key-0123456789ABCDEF';
+
 const isDark = ([r, g, b]: number[]) => r! < 100 && g! < 100 && b! < 100;
 const isRed = ([r, g, b]: number[]) => r! > 200 && g! < 80 && b! < 80;
 
@@ -27,6 +38,7 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
   let alice: { accountId: string; apiKey: string };
   let bob: { accountId: string; apiKey: string };
   let assets: Server;
+  let s3: S3Server;
   let assetsUrl: string;
   const assetRequests: string[] = [];
 
@@ -46,6 +58,7 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
   const ledgerSize = async () => (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body.transactions.length as number;
 
   beforeAll(async () => {
+    s3 = await startS3Server({ accessKeyId: S3_KEY, secretAccessKey: S3_SECRET, buckets: ['images'] });
     t = await startTestApp(dialect);
     alice = await t.createAccount({ credits: 100, plan: 'enterprise' });
     bob = await t.createAccount({ credits: 0, plan: 'enterprise' });
@@ -59,6 +72,7 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
   });
   afterAll(async () => {
     await t?.close();
+    await s3?.stop();
     assets?.closeAllConnections();
     await new Promise<void>((resolve) => (assets ? assets.close(() => resolve()) : resolve()));
   });
@@ -111,6 +125,12 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     });
     expect((await t.request('GET', `/v1/templates/${id}/layers`, { apiKey: bob.apiKey })).status).toBe(403);
     expect((await t.request('GET', '/v1/templates/nonexistent1/layers', { apiKey: alice.apiKey })).status).toBe(404);
+
+    // Generated clients (TemplateFox's SDK and MCP server) call these operations by name.
+    const openapi = (await t.request('GET', '/openapi.json')).body;
+    expect(openapi.paths['/v1/templates/{template_id}/layers'].get.operationId).toBe('getTemplateLayers');
+    expect(openapi.paths['/v1/image/create'].post.operationId).toBe('createImage');
+    expect(openapi.paths['/v1/templates'].get.parameters).toContainEqual(expect.objectContaining({ name: 'kind', in: 'query' }));
   });
 
   it('renders png, jpeg and webp at the asked pixel width (height from the canvas), as a download link or bytes, one credit each', async () => {
@@ -187,6 +207,22 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     expect(JSON.parse(res.headers.get('x-warnings') ?? '[]')).toEqual(['Layer "box": image_url was not loaded (the server answered HTTP 404); the layer keeps its image.']);
     // The service fetched the two URLs it was given; the template's own <img src> never left the page.
     expect(assetRequests.sort()).toEqual(['/missing.png', '/red.png']);
+  });
+
+  it('runs a template\'s script (its drawing is in the image) while the page reaches nothing; stores an image in the customer bucket', async () => {
+    const scripted = await newTemplate({ html: SCRIPTED(assetsUrl), kind: 'image', canvas: { width: 200, height: 100 } });
+    assetRequests.length = 0;
+    const drawn = decodePng((await binaryImage({ template_id: scripted, width: 100 })).bytes);
+    expect(countPixels(drawn, ([r, g, b]) => r === 0 && g === 128 && b === 0)).toBe(drawn.width * drawn.height);
+    expect(assetRequests).toEqual([]);
+
+    const settings = { endpoint_url: s3.endpoint, access_key_id: S3_KEY, secret_access_key: S3_SECRET, bucket_name: 'images', default_prefix: 'cards' };
+    expect((await t.request('POST', '/v1/integrations/s3', { apiKey: alice.apiKey, body: settings })).body).toEqual({ success: true });
+    const stored = await createImage({ template_id: scripted, store_s3: true, format: 'webp', filename: 'launch', width: 120 });
+    expect(stored.status, JSON.stringify(stored.body)).toBe(200);
+    expect(stored.body).toMatchObject({ s3_bucket: 'images', s3_key: 'cards/launch.webp', filename: 'launch.webp' });
+    expect(imageInfo((await s3.readObject('images', 'cards/launch.webp'))!)).toEqual({ format: 'webp', width: 120, height: 60 });
+    await t.request('DELETE', '/v1/integrations/s3', { apiKey: alice.apiKey });
   });
 
   it('every error path charges nothing', async () => {
