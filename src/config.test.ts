@@ -19,6 +19,7 @@ describe('config', () => {
     expect(config.allowPrivateNetworks).toBe(false);
     expect(config.plans.free).toEqual({ perMinute: 60, perDay: 1000 });
     expect(config.plans.enterprise).toEqual({ perMinute: null, perDay: null });
+    expect(config.images).toEqual({ urlMaxBytes: 10 * 1024 * 1024, urlTimeoutMs: 10_000 });
     expect(Object.isFrozen(config.http)).toBe(true);
   });
 
@@ -43,6 +44,8 @@ describe('config', () => {
     ['PRESSROOM_RENDER_ACCOUNT_SLOTS', '0', /PRESSROOM_RENDER_ACCOUNT_SLOTS/],
     ['PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS', 'lots', /PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS/],
     ['PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY', '0', /PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY/],
+    ['PRESSROOM_IMAGE_URL_MAX_BYTES', '10', /PRESSROOM_IMAGE_URL_MAX_BYTES/],
+    ['PRESSROOM_IMAGE_URL_TIMEOUT_MS', '1h', /PRESSROOM_IMAGE_URL_TIMEOUT_MS/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);

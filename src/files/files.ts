@@ -1,6 +1,7 @@
 /**
- * Generated files and their download links. A PDF delivered as `export_type=url` is stored in the
- * BlobStore under `<account>/<file id>.pdf` with a row that records when it expires:
+ * Generated files and their download links. A PDF (or image) delivered as `export_type=url` is stored in
+ * the BlobStore under `<account>/<file id>.pdf` (`.png`, `.jpg`, `.webp`), with its media type, and a row
+ * that records when it expires:
  * - local storage: the link is `/v1/files/<id>/<name>.pdf?expires=…&signature=…`, HMAC-signed with the
  *   server secret; expired or tampered links answer 403;
  * - S3 storage (the CDN at scale): the link is a presigned GET URL of the bucket.
