@@ -72,6 +72,16 @@ describe('applyModifications', () => {
     expect(html).toContain('src="data:image/gif;base64,R0lGODlhAQABAAAAACw="');
   });
 
+  it('never replaces the text of, or hides, the background layer (the whole page)', () => {
+    const { html, warnings } = applyModifications(TEMPLATE, [{ name: 'background', text: 'gone', hidden: true, background: '#fff' }], noImages);
+    expect(warnings).toEqual([
+      'Layer "background": text does not apply to the background layer (background and image_url do).',
+      'Layer "background": hidden does not apply to the background layer (background and image_url do).',
+    ]);
+    expect(html).toContain('<body style="background-color: #fff !important">');
+    expect(html).toContain('Hello {{ name }}');
+  });
+
   it('returns the HTML untouched without modifications', () => {
     expect(applyModifications('<p>x', [], noImages)).toEqual({ html: '<p>x', warnings: [] });
   });

@@ -84,7 +84,12 @@ function elementsWithId(document: DefaultTreeAdapterTypes.Document, id: string):
 
 function modify(element: Element, modification: LayerModification, dataUri: string | undefined, warnings: string[]): void {
   const styles: string[] = [];
-  if (modification.text != null) {
+  // The background layer is the page's backdrop: replacing its text or hiding it would wipe the whole image.
+  const isBackground = modification.name === BACKGROUND_LAYER;
+  for (const field of ['text', 'hidden'] as const) {
+    if (isBackground && modification[field] != null) warnings.push(`Layer "${BACKGROUND_LAYER}": ${field} does not apply to the background layer (background and image_url do).`);
+  }
+  if (modification.text != null && !isBackground) {
     if (NO_TEXT_ELEMENTS.has(element.tagName)) warnings.push(`Layer "${modification.name}" is a <${element.tagName}>: text does not apply to it.`);
     else replaceText(element, modification.text);
   }
@@ -94,8 +99,8 @@ function modify(element: Element, modification: LayerModification, dataUri: stri
   }
   if (modification.color != null) styles.push(`color: ${normalizeCssColor(modification.color)}`);
   if (modification.background != null) styles.push(`background-color: ${normalizeCssColor(modification.background)}`);
-  if (modification.hidden === true) styles.push('display: none');
-  if (modification.hidden === false) show(element);
+  if (modification.hidden === true && !isBackground) styles.push('display: none');
+  if (modification.hidden === false && !isBackground) show(element);
   if (styles.length > 0) appendStyle(element, styles);
 }
 
