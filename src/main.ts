@@ -1,8 +1,7 @@
 /** The `pressroom` command line: `serve` and the admin commands. Wiring only. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig, PLANS } from './config.js';
-import { runServer } from './server.js';
-import { runAdminCommand } from './admin-cli.js';
+import type { AdminCommand } from './admin-cli.js';
 import { VERSION } from './version.js';
 import { RATE_LIMIT_MAXIMUMS } from './accounts/accounts.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from './accounts/credentials.js';
@@ -15,6 +14,15 @@ const wholeNumber = (min: number, max: number) => (value: string): number => {
   }
   return Number(value);
 };
+
+// The service and the admin commands are loaded only when a command runs: `--help` and a refused
+// option answer without loading the whole service (seconds of CPU on a small machine).
+async function runServer(...args: Parameters<typeof import('./server.js').runServer>): Promise<void> {
+  return (await import('./server.js')).runServer(...args);
+}
+async function runAdminCommand(config: ReturnType<typeof loadConfig>, command: AdminCommand): Promise<void> {
+  return (await import('./admin-cli.js')).runAdminCommand(config, command);
+}
 
 function config() {
   try {
