@@ -17,7 +17,7 @@ export const generationFields = {
     minimum: 60,
     maximum: 604_800,
     default: 86_400,
-    description: 'Seconds until the URL expires (60–604800). Applies to `url` only; clients send the default with every request, so it is accepted, and has no effect, with binary or S3',
+    description: 'Seconds until the URL expires (60–604800). Applies to `url` only; accepted, with no effect, with binary or S3 (TemplateFox\'s Python SDK always sends the default)',
   })),
   filename: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$', description: 'File name without the .pdf extension (default "document")' }))),
   store_s3: Type.Optional(Type.Boolean({ default: false, description: 'Upload to your configured S3 bucket (POST /v1/integrations/s3) instead of a signed link' })),
