@@ -23,6 +23,8 @@ export interface QueueSnapshot {
   webhooksPending: number;
   /** Credits reserved by generations not yet delivered or voided (charges.ts). */
   reservationsPending: number;
+  /** Pending jobs per account, the accounts with the most (at most 20). */
+  pendingByAccount?: readonly { accountId: string; pending: number }[];
 }
 
 /** What the scrape-time collectors read. */
@@ -186,6 +188,19 @@ export function createMetrics(): Metrics {
       if (!lastSnapshot) return;
       this.set({ status: 'pending' }, lastSnapshot.pending);
       this.set({ status: 'processing' }, lastSnapshot.processing);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_jobs_pending_by_account',
+    help: `Pending jobs per account (retries waiting for their back-off included); only accounts with some, at most the ${ACCOUNT_SERIES_LIMIT} with the most`,
+    labelNames: ['account_id'] as const,
+    registers,
+    async collect() {
+      await readQueue();
+      if (!lastSnapshot?.pendingByAccount) return;
+      // Reset first: an account whose jobs have all started must disappear, not keep its last value.
+      this.reset();
+      for (const { accountId, pending } of lastSnapshot.pendingByAccount.slice(0, ACCOUNT_SERIES_LIMIT)) this.set({ account_id: accountId }, pending);
     },
   });
   new Gauge({
