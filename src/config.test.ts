@@ -53,7 +53,7 @@ describe('config', () => {
 
   it('parses JSON bodies over 256 KiB on at most cores − 1 threads, with a heap cap that follows the body limit', () => {
     const cores = availableParallelism();
-    expect(loadConfig(base()).http.jsonWorkers).toEqual({ thresholdBytes: 256 * 1024, threads: Math.max(1, cores - 1), queueLimit: 16, accountLimit: 2, memoryMb: 640 });
+    expect(loadConfig(base()).http.jsonWorkers).toEqual({ thresholdBytes: 256 * 1024, threads: Math.max(1, cores - 1), queueLimit: 16, accountLimit: 4, memoryMb: 640 });
     expect(loadConfig({ ...base(), PRESSROOM_BODY_LIMIT_BYTES: String(20 * 1024 * 1024) }).http.jsonWorkers.memoryMb).toBe(1280);
     expect(loadConfig({ ...base(), PRESSROOM_BODY_LIMIT_BYTES: String(1024 * 1024) }).http.jsonWorkers.memoryMb).toBe(256);
   });

@@ -55,7 +55,10 @@ export interface Config {
       readonly threads: number;
       /** Large bodies that may wait for a parse thread (all accounts) before new ones get 503. @defaultValue 16 (`PRESSROOM_JSON_WORKER_QUEUE_LIMIT`) */
       readonly queueLimit: number;
-      /** Large bodies of one account waiting or being parsed at once before its next gets 429. @defaultValue 2 (`PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT`) */
+      /**
+       * Large bodies of one account waiting or being parsed at once before its next gets 429 (the line is
+       * served round robin by account as well). @defaultValue 4 (`PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT`)
+       */
       readonly accountLimit: number;
       /**
        * Heap cap of each parse thread; a body that needs more gets 413 and ends only its thread. The
@@ -284,7 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
         thresholdBytes: readInt(env, 'PRESSROOM_JSON_WORKER_THRESHOLD_BYTES', 256 * 1024, 1024),
         threads: readInt(env, 'PRESSROOM_JSON_WORKER_THREADS', Math.max(1, cores - 1), 1, cores),
         queueLimit: readInt(env, 'PRESSROOM_JSON_WORKER_QUEUE_LIMIT', 16, 0, 10_000),
-        accountLimit: readInt(env, 'PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT', 2, 1, 10_000),
+        accountLimit: readInt(env, 'PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT', 4, 1, 10_000),
         memoryMb: readInt(env, 'PRESSROOM_JSON_WORKER_MEMORY_MB', Math.max(256, 64 * Math.ceil(bodyLimitBytes / (1024 * 1024))), 64, 65_536),
       },
       adminToken,

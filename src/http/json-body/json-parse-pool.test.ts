@@ -92,6 +92,16 @@ describe('JSON parse pool', () => {
     expect(outcomes.filter((o) => o === 'refused')).toHaveLength(1);
   });
 
+  it('serves the waiting line round robin by account, not first come first served', async () => {
+    const order: string[] = [];
+    const { pool: p } = pool({ threads: 1, queueLimit: 10, accountLimit: 10 });
+    const body = () => bytes(JSON.stringify({ data: rows(3_000) }));
+    const parse = (account: string) => p.parse(body(), account).then(() => void order.push(account));
+    // One thread: the first body is taken at once, the others wait and are ordered when it frees.
+    await Promise.all([parse('greedy'), parse('greedy'), parse('greedy'), parse('greedy'), parse('other'), parse('third')]);
+    expect(order).toEqual(['greedy', 'other', 'third', 'greedy', 'greedy', 'greedy']);
+  });
+
   it('refuses with 503 when the waiting line is full', async () => {
     const { pool: p } = pool({ threads: 1, queueLimit: 1 });
     const body = () => bytes(JSON.stringify({ data: rows(5_000) }));

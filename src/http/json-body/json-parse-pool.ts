@@ -8,9 +8,13 @@
  * - waiting: at most `queueLimit` bodies wait for a thread, all accounts together; past it, 503
  *   SERVICE_UNAVAILABLE (the server is parsing as much as it can);
  * - per account: at most `accountLimit` bodies waiting or being parsed; past it, 429 RATE_LIMITED,
- *   so one account's bodies cannot fill the queue in front of everyone else's;
+ *   so one account's bodies cannot fill the line by themselves;
  * - memory: each thread's heap is capped at `memoryMb` (V8 resource limits); a body whose parse needs
  *   more ends its thread only, and its request gets 413 PAYLOAD_TOO_LARGE.
+ *
+ * Order: a free thread takes a body of the account with the fewest bodies being parsed, then of the
+ * account served longest ago (round robin), then the oldest: one account's line of bodies takes turns
+ * with another's single body instead of going first.
  *
  * A waiting body holds its bytes (at most the route's body limit); they are transferred to the thread,
  * not copied, when its turn comes.
@@ -40,6 +44,8 @@ export interface JsonParsePoolStats {
 interface Task {
   readonly id: number;
   readonly account: string;
+  /** Arrival order, for ties. */
+  readonly seq: number;
   readonly bytes: Buffer;
   readonly startedAt: number;
   resolve(outcome: ParseOutcome): void;
@@ -76,6 +82,9 @@ export class JsonParsePool {
   private readonly threads: Thread[] = [];
   private readonly waiting: Task[] = [];
   private readonly perAccount = new Map<string, number>();
+  /** When each account last had a body given to a thread (a counter), for the round robin. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
   private nextId = 1;
   private closed = false;
 
@@ -106,11 +115,17 @@ export class JsonParsePool {
       const release = (outcome: JsonParsePoolOutcome) => {
         const left = (this.perAccount.get(account) ?? 1) - 1;
         if (left > 0) this.perAccount.set(account, left);
-        else this.perAccount.delete(account);
+        else {
+          // Forgotten once it holds nothing: the maps stay as small as the line.
+          this.perAccount.delete(account);
+          this.lastServed.delete(account);
+        }
         this.settled(outcome, startedAt);
       };
+      const id = this.nextId++;
       this.waiting.push({
-        id: this.nextId++,
+        id,
+        seq: id,
         account,
         bytes,
         startedAt,
@@ -149,12 +164,26 @@ export class JsonParsePool {
     while (this.waiting.length > 0) {
       const thread = this.threads.find((t) => !t.task) ?? (this.threads.length < this.options.threads ? this.startThread() : undefined);
       if (!thread) return;
-      const task = this.waiting.shift()!;
+      const task = this.takeNext();
       thread.task = task;
+      this.lastServed.set(task.account, ++this.served);
       const buffer = ownBuffer(task.bytes);
       const message: ParseTask = { id: task.id, bytes: buffer };
       thread.worker.postMessage(message, [buffer]);
     }
+  }
+
+  /** Removes and returns the waiting body to parse next (the order in the header). */
+  private takeNext(): Task {
+    const running = new Map<string, number>();
+    for (const t of this.threads) if (t.task) running.set(t.task.account, (running.get(t.task.account) ?? 0) + 1);
+    const rank = (task: Task): [number, number, number] => [running.get(task.account) ?? 0, this.lastServed.get(task.account) ?? 0, task.seq];
+    let best = 0;
+    for (let i = 1; i < this.waiting.length; i++) {
+      const [a, b] = [rank(this.waiting[i]!), rank(this.waiting[best]!)];
+      if (a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])))) best = i;
+    }
+    return this.waiting.splice(best, 1)[0]!;
   }
 
   private startThread(): Thread {
