@@ -1,5 +1,5 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
@@ -43,9 +43,19 @@ describe('config', () => {
     ['PRESSROOM_RENDER_ACCOUNT_SLOTS', '0', /PRESSROOM_RENDER_ACCOUNT_SLOTS/],
     ['PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS', 'lots', /PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS/],
     ['PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY', '0', /PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY/],
+    ['PRESSROOM_JSON_WORKER_THREADS', '0', /PRESSROOM_JSON_WORKER_THREADS/],
+    ['PRESSROOM_JSON_WORKER_THREADS', String(availableParallelism() + 1), /PRESSROOM_JSON_WORKER_THREADS/],
+    ['PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT', '0', /PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
+  });
+
+  it('parses JSON bodies over 256 KiB on at most cores − 1 threads, with a heap cap that follows the body limit', () => {
+    const cores = availableParallelism();
+    expect(loadConfig(base()).http.jsonWorkers).toEqual({ thresholdBytes: 256 * 1024, threads: Math.max(1, cores - 1), queueLimit: 16, accountLimit: 4, memoryMb: 640 });
+    expect(loadConfig({ ...base(), PRESSROOM_BODY_LIMIT_BYTES: String(20 * 1024 * 1024) }).http.jsonWorkers.memoryMb).toBe(1280);
+    expect(loadConfig({ ...base(), PRESSROOM_BODY_LIMIT_BYTES: String(1024 * 1024) }).http.jsonWorkers.memoryMb).toBe(256);
   });
 
   it('reads plan limits, with "unlimited"', () => {

@@ -12,7 +12,9 @@ import { registerAuth, type AuthMode } from './auth.js';
 import { errorHandler, sendCodedError } from './errors.js';
 import { registerBodyLimits } from './body-limits.js';
 import { CodedError, DetailError, ValidationErrorBody } from './schemas.js';
-import { checkJsonSafety, checkTextParts, validatorCompiler } from './validation.js';
+import { checkTextParts, validatorCompiler } from './validation.js';
+import { registerJsonBodyParser } from './json-body/json-body-parser.js';
+import { JsonParsePool } from './json-body/json-parse-pool.js';
 import { templateRoutes } from './routes/templates.js';
 import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
@@ -164,25 +166,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Before any route: a body over its route's limit gets a 413 the client can read (http/body-limits.ts).
   registerBodyLimits(app, config.http);
 
-  // JSON bodies: parsed as text so depth, NUL characters and prototype keys can be checked with their place.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      const e = error as Error;
-      return done(Object.assign(new SyntaxError(e.message), { statusCode: 400 }), undefined);
-    }
-    try {
-      checkJsonSafety(parsed, ['body']);
-    } catch (error) {
-      return done(error as Error, undefined);
-    }
-    done(null, parsed);
+  // JSON bodies: parsed and walked for depth, NUL characters and prototype keys; large ones on parse threads.
+  const jsonParsePool = new JsonParsePool({
+    ...config.http.jsonWorkers,
+    onSettled: (outcome, seconds) => services.metrics.offloadedJsonParse(outcome, seconds),
   });
+  app.addHook('onClose', () => jsonParsePool.close());
+  services.metrics.watchJsonParsePool(() => jsonParsePool.stats());
+  registerJsonBodyParser(app, { thresholdBytes: config.http.jsonWorkers.thresholdBytes, pool: jsonParsePool });
 
   app.addSchema(CodedError);
   app.addSchema(ValidationErrorBody);
