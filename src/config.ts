@@ -251,16 +251,39 @@ function readSecretKey(env: Env, dataDir: string): string {
   }
   const file = join(dataDir, 'secret.key');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
+  createDataDir(dataDir);
   const key = randomBytes(32).toString('hex');
   writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
   return key;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * Creates the data directory for its owner only (0700): it holds the database, the master key and
+ * the documents.
+ */
+export function createDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+}
+
+/** What `loadConfig` may do to the file system. */
+export interface LoadOptions {
+  /**
+   * Create the data directory (and the master key in it) when it does not exist. `serve` does; the
+   * admin commands do only with `--init`: run from the wrong directory they would otherwise create a
+   * second, empty installation and print keys the running server rejects.
+   */
+  readonly createDataDir?: boolean;
+}
+
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   const port = readInt(env, 'PORT', 8080, 0, 65535);
   const dataDir = resolve(env.PRESSROOM_DATA_DIR || './data');
   const databaseUrl = readUrl(env, 'PRESSROOM_DATABASE_URL', ['postgres:', 'postgresql:']);
+  const usesDataDir = !databaseUrl || !env.PRESSROOM_SECRET_KEY || !env.PRESSROOM_STORAGE_URL;
+  if (options.createDataDir === false && usesDataDir && !existsSync(dataDir)) {
+    throw new ConfigError(`there is no data directory at ${dataDir} (PRESSROOM_DATA_DIR, default ./data). ` +
+      'Run the command where the server runs or set PRESSROOM_DATA_DIR to its data directory; pass --init to create a new one.');
+  }
   const cores = Math.max(1, availableParallelism());
   const concurrency = readInt(env, 'PRESSROOM_RENDER_CONCURRENCY', cores, 1, 64);
   const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
