@@ -17,6 +17,7 @@ import { createBlobStore, type BlobStore } from './storage/blob-store.js';
 import { createFileService, type FileService } from './files/files.js';
 import { createIdempotencyService, type IdempotencyService } from './idempotency/idempotency.js';
 import { createDocumentService, type DocumentService } from './documents/documents.js';
+import { createChargedRunner } from './documents/charged-run.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
 import { createJobWorker, type JobWorker } from './jobs/job-worker.js';
@@ -120,7 +121,9 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => guardedAgents.destroy());
     const s3 = createS3IntegrationService({ db: database.db, secretKey: config.secretKey, allowPrivateNetworks: config.allowPrivateNetworks, agents: guardedAgents, logger });
-    const documents = createDocumentService({ db: database.db, templates, charges, idempotency, renderer, files, customerStorage: s3, logger });
+    // One charging flow (key → reserve → produce → post | void) for every paid answer given at once.
+    const charged = createChargedRunner({ db: database.db, charges, idempotency, files, logger });
+    const documents = createDocumentService({ templates, charged, renderer, files, customerStorage: s3, logger });
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
