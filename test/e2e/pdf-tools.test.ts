@@ -190,7 +190,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
       ['a map key that is no page', 'rotate', { pdf_base64: b64(bravo), page_rotations: { first: 90 } }, ['body', 'page_rotations', 'first'], /not a page number/],
       ['a mapped page outside the document', 'rotate', { pdf_base64: b64(bravo), page_rotations: { '9': 90 } }, ['body', 'page_rotations', '9'], /page 9 is outside the document/],
       ['rotation and page_rotations together', 'rotate', { pdf_base64: b64(bravo), rotation: 90, page_rotations: { '1': 90 } }, ['body'], /not both/],
-      ['no rotation at all', 'rotate', { pdf_base64: b64(bravo) }, ['body'], /Give rotation/],
+      ['no rotation at all', 'rotate', { pdf_base64: b64(bravo), rotation: null, page_rotations: null }, ['body'], /Give rotation/],
       ['no input', 'extract-pages', { pages: '1' }, ['body'], /pdf_url .* or pdf_base64/],
       ['two inputs in one', 'rotate', { pdf_base64: b64(bravo), pdf_url: `${fileBase}/charlie.pdf`, rotation: 90 }, ['body'], /not both/],
       ['one PDF to merge', 'merge', { pdfs: [{ pdf_base64: b64(alpha) }] }, ['body', 'pdfs'], /at least 2/],
@@ -205,6 +205,8 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
       expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(422);
       expect(res.body.detail[0].loc, what).toEqual(loc);
       expect(res.body.detail[0].msg, what).toMatch(msg);
+      // qpdf's words, without the names of our temporary files.
+      expect(res.body.detail[0].msg, what).not.toMatch(/\/tmp\/|in\d+\.pdf/);
     }
     expect(await balance()).toBe(before);
     expect((await transactions()).length).toBe(ledger);
@@ -220,6 +222,23 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(await balance(t, broke.apiKey)).toBe(0);
     expect(await transactions(t, broke.apiKey)).toEqual([]);
     expect(await storedFiles(t, broke.accountId)).toBe(0);
+  });
+
+  it('describes the three operations in the OpenAPI document as TemplateFox names them, with a PDF media type, and the document stays valid', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    const ops = ['merge', 'extract-pages', 'rotate'].map((name) => doc.paths[`/v1/pdf-tools/${name}`].post);
+    expect(ops.map((op: { operationId: string }) => op.operationId)).toEqual(['mergePdf', 'extractPdfPages', 'rotatePdf']);
+    for (const op of ops) {
+      expect(Object.keys(op.responses['200'].content).sort()).toEqual(['application/json', 'application/pdf']);
+      expect(op.requestBody.content['application/json'].example).toBeDefined();
+    }
+    // The example runs as it stands (what /docs "Try it out" sends).
+    const example = ops[0].requestBody.content['application/json'].example;
+    const tried = await tool('merge', { ...example, export_type: 'binary' });
+    expect(pageTexts(tried.bytes)).toEqual(['Hello from Pressroom', 'Hello from Pressroom']);
+    const { validate } = await import('@readme/openapi-parser');
+    const result = await validate(structuredClone(doc));
+    expect(result.valid, JSON.stringify((result as { errors?: unknown }).errors)).toBe(true);
   });
 
   describe('without PRESSROOM_ALLOW_PRIVATE_NETWORKS, and with small bounds', () => {

@@ -62,7 +62,12 @@ const ExtractBody = Type.Object({
 
 const RotateBody = Type.Object({
   ...sourceFields,
-  rotation: Type.Optional(Nullable(Type.Unsafe<number>({ ...ANGLE, description: 'Turn every page clockwise by 0, 90, 180 or 270 degrees, added to its own rotation. Give this or page_rotations' }))),
+  // Written out: Nullable() would leave null out of the enum.
+  rotation: Type.Optional(Type.Unsafe<number | null>({
+    type: ['integer', 'null'],
+    enum: [...ANGLE.enum, null],
+    description: 'Turn every page clockwise by 0, 90, 180 or 270 degrees, added to its own rotation. Give this or page_rotations',
+  })),
   page_rotations: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unsafe<number>({ ...ANGLE }), {
     description: 'Turn some pages: page number (from 1) → 0, 90, 180 or 270 degrees clockwise, added to its own rotation, e.g. {"3": 90}. Give this or rotation',
   }))),
