@@ -43,9 +43,18 @@ describe('config', () => {
     ['PRESSROOM_RENDER_ACCOUNT_SLOTS', '0', /PRESSROOM_RENDER_ACCOUNT_SLOTS/],
     ['PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS', 'lots', /PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS/],
     ['PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY', '0', /PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY/],
+    ['PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS', '1', /PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS/],
+    ['PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES', 'big', /PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
+  });
+
+  it('has the documented PDF tools bounds, and derives their body limit from the input bound', () => {
+    const config = loadConfig(base());
+    expect(config.pdfTools).toMatchObject({ maxInputBytes: 50 * 1024 * 1024, maxPages: 2000, maxMergeInputs: 20, fetchTimeoutMs: 15_000, timeoutMs: 60_000 });
+    expect(config.http.pdfToolsBodyLimitBytes).toBe(Math.ceil((50 * 1024 * 1024 * 4) / 3) + 1024 * 1024);
+    expect(loadConfig({ ...base(), PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: '3072' }).http.pdfToolsBodyLimitBytes).toBe(4096 + 1024 * 1024);
   });
 
   it('reads plan limits, with "unlimited"', () => {

@@ -55,7 +55,7 @@ function decodeBase64(text: string, loc: (string | number)[], budget: number, li
 async function readSource(source: PdfSource, loc: (string | number)[], limits: PdfInputLimits, budget: number): Promise<Buffer> {
   const hasUrl = source.pdfUrl != null;
   const hasBase64 = source.pdfBase64 != null;
-  if (hasUrl === hasBase64) refuse(loc, hasUrl ? 'Give either pdf_url or pdf_base64, not both' : 'Give the PDF as pdf_url (an https URL) or pdf_base64', 'missing');
+  if (hasUrl === hasBase64) refuse(loc, hasUrl ? 'Give either pdf_url or pdf_base64, not both' : 'Give the PDF as pdf_url (an https URL) or pdf_base64', hasUrl ? 'input_conflict' : 'missing');
   if (hasBase64) return decodeBase64(source.pdfBase64!, [...loc, 'pdf_base64'], budget, limits.maxInputBytes);
   try {
     const file = await fetchPublicFile(source.pdfUrl!, {
