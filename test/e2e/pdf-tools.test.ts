@@ -241,6 +241,22 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(result.valid, JSON.stringify((result as { errors?: unknown }).errors)).toBe(true);
   });
 
+  it('refunds a run that fails after its credit was reserved: the result cannot be stored', async () => {
+    // A storage root under a file: every put fails, after the inputs were checked and the credit reserved.
+    const broken = await startTestApp(dialect, { PRESSROOM_STORAGE_URL: 'file:///dev/null/files' });
+    try {
+      const account = await broken.createAccount({ credits: 3, plan: 'enterprise' });
+      const res = await tool('merge', { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(charlie) }] }, {}, broken, account.apiKey);
+      expect(res.status).toBe(502);
+      expect(res.body.error).toBe('STORAGE_ERROR');
+      await settled(broken, account.accountId);
+      expect(await balance(broken, account.apiKey)).toBe(3);
+      expect((await transactions(broken, account.apiKey)).map((tx) => tx.transaction_type).sort()).toEqual(['BONUS', 'PDFGEN', 'REFUND']);
+    } finally {
+      await broken.close();
+    }
+  });
+
   describe('without PRESSROOM_ALLOW_PRIVATE_NETWORKS, and with small bounds', () => {
     let strict: TestApp;
     let account: { accountId: string; apiKey: string };
