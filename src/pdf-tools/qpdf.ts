@@ -128,9 +128,14 @@ export function createQpdf(options: QpdfOptions): Qpdf {
           if (/invalid password/i.test(result.stderr)) return { kind: 'encrypted' };
           return { kind: 'unreadable', reason: lastProblem(result.stderr) };
         }
-        const facts = JSON.parse(result.stdout) as { encrypt: { encrypted: boolean }; pages: unknown[] };
-        if (facts.encrypt.encrypted) return { kind: 'encrypted' };
-        return { kind: 'pdf', pages: facts.pages.length };
+        let facts: { encrypt?: { encrypted?: boolean }; pages?: unknown[] };
+        try {
+          facts = JSON.parse(result.stdout) as typeof facts;
+        } catch {
+          return { kind: 'unreadable', reason: 'qpdf could not describe it' };
+        }
+        if (facts.encrypt?.encrypted) return { kind: 'encrypted' };
+        return { kind: 'pdf', pages: facts.pages?.length ?? 0 };
       });
     },
 
