@@ -67,6 +67,8 @@ export interface Config {
        */
       readonly memoryMb: number;
     };
+    /** Largest body of the PDF tools: their base64 inputs, from `pdfTools.maxInputBytes` (× 4/3 + 1 MiB). */
+    readonly pdfToolsBodyLimitBytes: number;
     /** Enables the admin API; absent → admin routes answer 404. (`PRESSROOM_ADMIN_TOKEN`) */
     readonly adminToken: string | undefined;
     /**
@@ -186,6 +188,25 @@ export interface Config {
     /** Free previews per account and minute (studio). @defaultValue 30 (`PRESSROOM_PREVIEW_PER_MINUTE`) */
     readonly perMinute: number;
   };
+  /** `POST /v1/pdf-tools/*`: merge, extract pages, rotate (docs/pdf-tools.md). */
+  readonly pdfTools: {
+    /**
+     * Bytes of PDF one request may bring, all its inputs together (base64 decoded, URLs downloaded).
+     * The routes' body limit follows from it (base64 is 4/3 of the bytes, plus 1 MiB for the rest of
+     * the JSON). @defaultValue 50 MiB (`PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES`)
+     */
+    readonly maxInputBytes: number;
+    /** Pages of any one input and of the result. @defaultValue 2000 (`PRESSROOM_PDF_TOOLS_MAX_PAGES`) */
+    readonly maxPages: number;
+    /** PDFs one merge may combine. @defaultValue 20 (`PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS`) */
+    readonly maxMergeInputs: number;
+    /** Deadline of one `pdf_url` download, redirects included. @defaultValue 15000 (`PRESSROOM_PDF_TOOLS_FETCH_TIMEOUT_MS`) */
+    readonly fetchTimeoutMs: number;
+    /** Deadline of one qpdf run; past it the process is killed and nothing is charged. @defaultValue 60000 (`PRESSROOM_PDF_TOOLS_TIMEOUT_MS`) */
+    readonly timeoutMs: number;
+    /** qpdf processes one server process runs at once; more requests wait. @defaultValue number of cores (`PRESSROOM_PDF_TOOLS_CONCURRENCY`) */
+    readonly concurrency: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -293,6 +314,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('PRESSROOM_ADMIN_TOKEN must be at least 16 characters');
   }
+  const pdfToolsMaxInputBytes = readInt(env, 'PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
   const metricsToken = env.PRESSROOM_METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new ConfigError('PRESSROOM_METRICS_TOKEN must be at least 16 characters (for example `openssl rand -hex 24`)');
@@ -313,6 +335,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
         accountLimit: readInt(env, 'PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT', 4, 1, 10_000),
         memoryMb: readInt(env, 'PRESSROOM_JSON_WORKER_MEMORY_MB', Math.max(256, 64 * Math.ceil(bodyLimitBytes / (1024 * 1024))), 64, 65_536),
       },
+      pdfToolsBodyLimitBytes: Math.ceil((pdfToolsMaxInputBytes * 4) / 3) + 1024 * 1024,
       adminToken,
       metricsToken,
     },
@@ -381,6 +404,14 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     },
     preview: {
       perMinute: readInt(env, 'PRESSROOM_PREVIEW_PER_MINUTE', 30, 1),
+    },
+    pdfTools: {
+      maxInputBytes: pdfToolsMaxInputBytes,
+      maxPages: readInt(env, 'PRESSROOM_PDF_TOOLS_MAX_PAGES', 2000, 1, 100_000),
+      maxMergeInputs: readInt(env, 'PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS', 20, 2, 1000),
+      fetchTimeoutMs: readInt(env, 'PRESSROOM_PDF_TOOLS_FETCH_TIMEOUT_MS', 15_000, 100),
+      timeoutMs: readInt(env, 'PRESSROOM_PDF_TOOLS_TIMEOUT_MS', 60_000, 100),
+      concurrency: readInt(env, 'PRESSROOM_PDF_TOOLS_CONCURRENCY', cores, 1, 64),
     },
   };
   return deepFreeze(config);

@@ -30,6 +30,7 @@ import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/studio.
 import { jobRoutes } from './routes/jobs.js';
 import { templateVersionRoutes } from './routes/template-versions.js';
 import { agentRoutes } from './routes/agent.js';
+import { pdfToolRoutes } from './routes/pdf-tools.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -198,6 +199,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   apiKeyRoutes(app, services.accounts);
   pdfRoutes(app, { documents: services.documents });
+  pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
   jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
   fileRoutes(app, services.files);
   s3Routes(app, services.s3);

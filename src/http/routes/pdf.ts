@@ -90,7 +90,7 @@ type UrlAnswer = Static<typeof UrlAnswer>;
 type S3Answer = Static<typeof S3Answer>;
 
 /** The JSON answer for url and S3 deliveries; on a replay `expires_in` counts down from the first answer. */
-function jsonAnswer(result: GenerationResult, expirationSeconds: number): UrlAnswer | S3Answer | null {
+export function jsonAnswer(result: GenerationResult, expirationSeconds: number): UrlAnswer | S3Answer | null {
   const d = result.delivery;
   if (d.kind === 'url') {
     const expiresIn = result.replayed ? Math.max(0, Math.ceil((d.expiresAt - Date.now()) / 1000)) : expirationSeconds;
@@ -104,13 +104,13 @@ function jsonAnswer(result: GenerationResult, expirationSeconds: number): UrlAns
  * The charge of a request without an Idempotency-Key stands once its answer has been handed to the
  * connection; a client that went away first (during the render, or mid-answer) is not charged.
  */
-function settleWhenAnswered(reply: FastifyReply, result: GenerationResult): void {
+export function settleWhenAnswered(reply: FastifyReply, result: GenerationResult): void {
   const response = reply.raw;
   if (response.destroyed) return void result.settle(false);
   response.once('close', () => void result.settle(response.writableFinished));
 }
 
-function sendPdf(reply: FastifyReply, pdf: Buffer, filename: string, creditsRemaining: number): FastifyReply {
+export function sendPdf(reply: FastifyReply, pdf: Buffer, filename: string, creditsRemaining: number): FastifyReply {
   return reply
     .code(200)
     .header('content-type', 'application/pdf')
