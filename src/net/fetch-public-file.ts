@@ -24,6 +24,8 @@ export interface PublicFetchOptions {
   readonly timeoutMs: number;
   /** Redirects followed, each target checked again. @defaultValue 3 */
   readonly maxRedirects?: number;
+  /** The `Accept` header sent. @defaultValue 'image/*' */
+  readonly accept?: string;
 }
 
 /** A downloaded body and its declared media type (lower case, without parameters). */
@@ -49,7 +51,7 @@ export async function fetchPublicFile(url: string, options: PublicFetchOptions, 
       const checked = checkUrl(current, { allowPrivateNetworks: options.allowPrivateNetworks, requireHttps: true });
       if (!checked.ok) throw new PublicFetchError(`the URL ${checked.message}`);
       // undici's request() never follows redirects itself: each hop comes back here to be checked.
-      const response = await request(checked.url, { method: 'GET', dispatcher: options.dispatcher, signal: all, headers: { accept: 'image/*' } });
+      const response = await request(checked.url, { method: 'GET', dispatcher: options.dispatcher, signal: all, headers: { accept: options.accept ?? 'image/*' } });
       if (REDIRECTS.has(response.statusCode)) {
         await response.body.dump().catch(() => {});
         const location = response.headers.location;

@@ -7,8 +7,9 @@ import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/id
 import { MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH } from '../../rendering/image-renderer.js';
 import { ValidationError } from '../../shared/errors.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
-import { JsonObject, Nullable, StringEnum, TEMPLATE_ID, errorResponses } from '../schemas.js';
-import { IdempotencyHeaders, generationFields, settleWhenAnswered } from './pdf.js';
+import { EXAMPLE_TEMPLATE_ID } from '../examples.js';
+import { JsonObject, Nullable, StringEnum, TEMPLATE_ID, errorResponses, imageBytesByType, mediaResponse } from '../schemas.js';
+import { IdempotencyHeaders, checkDeliveryOptions, generationFields, settleWhenAnswered } from './pdf.js';
 
 const Modification = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the layer to modify: an element\'s `data-layer` (or `data-layer-name`), falling back to its `id`. `background` is the page when no element has that name.', examples: ['headline'] }),
@@ -47,7 +48,7 @@ const CreateImageBody = Type.Object({
   s3_filepath: generationFields.s3_filepath,
   s3_bucket: generationFields.s3_bucket,
   version: generationFields.version,
-}, { examples: [{ template_id: 'AbCdEf123456', modifications: [{ name: 'headline', text: 'Summer sale', color: '#d93025' }], format: 'png', width: 1200 }] });
+}, { examples: [{ template_id: EXAMPLE_TEMPLATE_ID, modifications: [{ name: 'headline', text: 'Summer sale', color: '#d93025' }], format: 'png', width: 1200 }] });
 type CreateImageBody = Static<typeof CreateImageBody>;
 
 /** Fields of the other create endpoints an image cannot honour: refused, never silently dropped. */
@@ -84,14 +85,14 @@ const UrlAnswer = Type.Object({
   credits_remaining: Type.Integer({ description: 'Remaining credits after this request' }),
   expires_in: Type.Integer({ description: 'Seconds until the signed URL expires' }),
   warnings: Warnings,
-});
+}, { description: 'export_type url' });
 const S3Answer = Type.Object({
-  s3_bucket: Type.String(),
-  s3_key: Type.String(),
-  filename: Type.String(),
-  credits_remaining: Type.Integer(),
+  s3_bucket: Type.String({ description: 'Bucket the image was uploaded to' }),
+  s3_key: Type.String({ description: 'Its key in the bucket' }),
+  filename: Type.String({ description: 'File name, ending in .png, .jpg or .webp' }),
+  credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
   warnings: Warnings,
-});
+}, { description: 'store_s3 true' });
 
 /** Largest `x-warnings` header: clients cap response headers (undici at 16 KiB for all of them). */
 const WARNINGS_HEADER_MAX_CHARS = 4096;
@@ -136,18 +137,20 @@ export function imageRoutes(app: FastifyInstance, deps: { documents: DocumentSer
   app.withTypeProvider<TypeBoxTypeProvider>().post('/v1/image/create', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['image'],
+      tags: ['Image'],
       operationId: 'createImage',
       summary: 'Generate image from template',
       description:
         'Renders an image template (kind `image`) to PNG, JPEG or WebP: the template is evaluated in the same sandbox as PDFs, ' +
         '`modifications` set layers\' text, image, colours or visibility, and the canvas is captured at `width` pixels. ' +
-        '1 credit per delivered image, none for a failure; `Idempotency-Key` is honoured. A PDF template answers 400 INVALID_REQUEST.',
+        '1 credit per delivered image, none for a failure; `Idempotency-Key` is honoured. A PDF template answers 400 INVALID_REQUEST. ' +
+        'Unknown body fields are ignored; a known field that cannot apply (pdf_variant, webhooks, s3_filepath without store_s3, binary with store_s3) is a 422.',
       body: CreateImageBody,
       headers: IdempotencyHeaders,
       response: {
-        200: Type.Union([UrlAnswer, S3Answer], {
-          description: 'JSON for export_type url or store_s3; the raw image (image/png, image/jpeg or image/webp, warnings in the `x-warnings` header as a JSON array) for export_type binary',
+        200: mediaResponse('The link or S3 location (JSON), or the image itself for export_type binary (its warnings in the X-Warnings header, a JSON array)', {
+          'application/json': Type.Union([UrlAnswer, S3Answer]),
+          ...imageBytesByType(),
         }),
         ...errorResponses(400, 401, 402, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504),
       },
@@ -155,6 +158,7 @@ export function imageRoutes(app: FastifyInstance, deps: { documents: DocumentSer
     handler: async (request, reply) => {
       const body = request.body as CreateImageBody;
       refuseForeignFields(body as Record<string, unknown>);
+      checkDeliveryOptions(body);
       const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
       const options = imageOptions(body);
       const result = await deps.documents.generate({

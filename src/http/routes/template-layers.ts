@@ -28,7 +28,7 @@ export function templateLayerRoutes(app: FastifyInstance, templates: TemplateSer
   app.withTypeProvider<TypeBoxTypeProvider>().get('/v1/templates/:template_id/layers', {
     config: { auth: 'read' },
     schema: {
-      tags: ['templates'],
+      tags: ['Templates'],
       operationId: 'getTemplateLayers',
       summary: 'Get template layers',
       description:
