@@ -251,6 +251,9 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
       [{ template_id: id, format: 'gif' }, 422, ['body', 'format']],
       [{ template_id: id, quality: 0 }, 422, ['body', 'quality']],
       [{ template_id: id, pdf_variant: 'pdf/a-2b' }, 422, ['body', 'pdf_variant']],
+      [{ template_id: id, webhook_url: 'https://hooks.example.com/x' }, 422, ['body', 'webhook_url']],
+      [{ template_id: id, s3_bucket: 'my-bucket' }, 422, ['body', 's3_bucket']],
+      [{ template_id: id, store_s3: true, export_type: 'binary' }, 422, ['body', 'export_type']],
     ];
     for (const [body, status, expected] of refused) {
       const res = await createImage(body);
