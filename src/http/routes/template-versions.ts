@@ -7,13 +7,14 @@ import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TemplateVersion, TemplateVersionService, TemplateVersionWithContent } from '../../templates/template-versions.js';
+import { VERSION_TAG_PATTERN, VERSION_TAG_RULE_TEXT } from '../../templates/version-tag.js';
 import { FieldSchema, JsonObject, Nullable, PageSetupSchema, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
 
 const TAG = Type.String({
   minLength: 2,
   maxLength: 50,
-  pattern: '^[a-z0-9][a-z0-9_-]{0,48}[a-z0-9]$',
-  description: 'Lowercase letters, digits, "_" and "-", 2–50 characters, starting and ending with a letter or digit; unique per template',
+  pattern: VERSION_TAG_PATTERN,
+  description: `${VERSION_TAG_RULE_TEXT}; unique per template`,
 });
 const DESCRIPTION = Type.String({ maxLength: 500, description: 'Free text, at most 500 characters' });
 
