@@ -54,11 +54,6 @@ function Editor({ template }: { template: Template }) {
   const [runVersion, setRunVersion] = useState<number | null>(null);
   const draftSnapshot: TemplateSnapshot = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), sample_data: t.data }), [draft, t.data]);
 
-  // A deleted version cannot be run: Run falls back to the draft.
-  useEffect(() => {
-    if (runVersion !== null && versions.data && !versions.data.some((v) => v.version_number === runVersion)) setRunVersion(null);
-  }, [versions.data, runVersion]);
-
   const runThisVersion = (v: TemplateVersion) => {
     setRunVersion(v.version_number);
     requestAnimationFrame(() => document.getElementById('run-template')?.focus());

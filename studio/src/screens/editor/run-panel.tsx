@@ -58,6 +58,7 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
 
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
   const missing = missingRequired(fields, data);
+  // A version deleted since it was chosen is no longer offered: Run falls back to the draft.
   const chosen = versions.find((v) => v.version_number === version);
   const from = describeSource(chosen);
 
@@ -113,9 +114,11 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
     <section class="panel run" aria-labelledby="run-title">
       <h2 id="run-title">Run</h2>
       <form onSubmit={generate} class="run-form">
-        <label class="field">
-          <span class="field-label">Template</span>
-          <select id="run-template" value={version === null ? '' : String(version)} onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}>
+        <div class="field">
+          <label class="field-label" for="run-template">
+            Template
+          </label>
+          <select id="run-template" value={chosen ? String(chosen.version_number) : ''} onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}>
             <option value="">Draft (saved template)</option>
             {versions.map((v) => (
               <option key={v.version_number} value={String(v.version_number)}>
@@ -123,7 +126,7 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <fieldset class="radio-group">
           <legend class="field-label">Output</legend>
           {MODES.map((m) => (

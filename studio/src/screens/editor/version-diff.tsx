@@ -22,23 +22,21 @@ interface Props {
 }
 
 export function VersionDiff({ templateId, versions, draft }: Props) {
-  const latest = versions.at(-1);
-  const [from, setFrom] = useState<Side>(latest ? String(latest.version_number) : DRAFT);
+  // null: not chosen yet, which means the latest version (compared with the draft).
+  const [from, setFrom] = useState<Side | null>(null);
   const [to, setTo] = useState<Side>(DRAFT);
   const snapshots = useRef(new Map<number, TemplateVersionContent>());
   const [loaded, setLoaded] = useState(0);
   const [error, setError] = useState<string | null>(null);
 
-  // A side whose version was deleted falls back to the latest version (or the draft).
+  // A side whose version was deleted falls back: "from" to the latest version, "to" to the draft.
   const known = (side: Side) => side === DRAFT || versions.some((v) => String(v.version_number) === side);
-  // Draft against draft (before the list arrived) becomes the latest version against the draft.
-  useEffect(() => {
-    if (!known(from) || (from === DRAFT && to === DRAFT)) setFrom(latest ? String(latest.version_number) : DRAFT);
-    if (!known(to)) setTo(DRAFT);
-  }, [versions]);
+  const latest = versions.at(-1);
+  const shownFrom = from !== null && known(from) ? from : latest ? String(latest.version_number) : DRAFT;
+  const shownTo = known(to) ? to : DRAFT;
 
   useEffect(() => {
-    const missing = [from, to].filter((side) => side !== DRAFT && known(side) && !snapshots.current.has(Number(side))).map(Number);
+    const missing = [shownFrom, shownTo].filter((side) => side !== DRAFT && !snapshots.current.has(Number(side))).map(Number);
     if (missing.length === 0) return;
     let alive = true;
     setError(null);
@@ -51,11 +49,11 @@ export function VersionDiff({ templateId, versions, draft }: Props) {
     return () => {
       alive = false;
     };
-  }, [from, to, templateId, versions]);
+  }, [shownFrom, shownTo, templateId]);
 
   const snapshotOf = (side: Side): TemplateSnapshot | undefined => (side === DRAFT ? draft : snapshots.current.get(Number(side)));
-  const fromSnapshot = snapshotOf(from);
-  const toSnapshot = snapshotOf(to);
+  const fromSnapshot = snapshotOf(shownFrom);
+  const toSnapshot = snapshotOf(shownTo);
   const parts = useMemo(() => (fromSnapshot && toSnapshot ? diffTemplates(fromSnapshot, toSnapshot) : null), [fromSnapshot, toSnapshot, loaded]);
 
   if (versions.length === 0) return <p class="help">Publish a version to compare it with the draft or with later versions.</p>;
@@ -74,18 +72,22 @@ export function VersionDiff({ templateId, versions, draft }: Props) {
     <section class="version-diff" aria-labelledby="version-diff-title">
       <h3 id="version-diff-title">Compare</h3>
       <div class="form-row">
-        <label class="field">
-          <span class="field-label">From</span>
-          <select value={from} onChange={(e) => setFrom(e.currentTarget.value)}>
+        <div class="field">
+          <label class="field-label" for="diff-from">
+            From
+          </label>
+          <select id="diff-from" value={shownFrom} onChange={(e) => setFrom(e.currentTarget.value)}>
             {options}
           </select>
-        </label>
-        <label class="field">
-          <span class="field-label">To</span>
-          <select value={to} onChange={(e) => setTo(e.currentTarget.value)}>
+        </div>
+        <div class="field">
+          <label class="field-label" for="diff-to">
+            To
+          </label>
+          <select id="diff-to" value={shownTo} onChange={(e) => setTo(e.currentTarget.value)}>
             {options}
           </select>
-        </label>
+        </div>
       </div>
       <ErrorNotice>{error}</ErrorNotice>
       <div aria-live="polite" data-testid="version-diff">

@@ -174,13 +174,16 @@ function PublishForm({ busy, templateDirty, onPublish }: { busy: boolean; templa
   return (
     <form class="publish-form" onSubmit={submit} noValidate>
       <div class="form-row">
-        <label class="field">
-          <span class="field-label">Tag</span>
-          <input value={tag} onInput={(e) => setTag(e.currentTarget.value)} placeholder="prod" maxLength={50} spellcheck={false} autoCapitalize="off" aria-invalid={problem ? true : undefined} aria-describedby="publish-tag-error" />
+        {/* The message stays outside the label, so the field's name stays "Tag". */}
+        <div class="field">
+          <label class="field-label" for="publish-tag">
+            Tag
+          </label>
+          <input id="publish-tag" value={tag} onInput={(e) => setTag(e.currentTarget.value)} placeholder="prod" maxLength={50} spellcheck={false} autoCapitalize="off" aria-invalid={problem ? true : undefined} aria-describedby="publish-tag-error" />
           <span class="field-error" id="publish-tag-error" role={problem ? 'alert' : undefined}>
             {problem}
           </span>
-        </label>
+        </div>
         <label class="field">
           <span class="field-label">Description (optional)</span>
           <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} maxLength={500} placeholder="What changed" />
@@ -204,13 +207,15 @@ function EditVersionRow({ version, busy, onSave, onCancel }: { version: Template
       <td colSpan={5}>
         <form class="edit-version" onSubmit={(e) => (e.preventDefault(), !problem && onSave(tag, description))} onKeyDown={(e) => e.key === 'Escape' && onCancel()} noValidate>
           <div class="form-row">
-            <label class="field">
-              <span class="field-label">Tag of version {n}</span>
-              <input value={tag} onInput={(e) => setTag(e.currentTarget.value)} maxLength={50} spellcheck={false} autoCapitalize="off" aria-invalid={problem ? true : undefined} aria-describedby={`edit-tag-error-${n}`} autoFocus />
+            <div class="field">
+              <label class="field-label" for={`edit-tag-${n}`}>
+                Tag of version {n}
+              </label>
+              <input id={`edit-tag-${n}`} value={tag} onInput={(e) => setTag(e.currentTarget.value)} maxLength={50} spellcheck={false} autoCapitalize="off" aria-invalid={problem ? true : undefined} aria-describedby={`edit-tag-error-${n}`} autoFocus />
               <span class="field-error" id={`edit-tag-error-${n}`}>
                 {problem}
               </span>
-            </label>
+            </div>
             <label class="field">
               <span class="field-label">Description of version {n}</span>
               <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} maxLength={500} />
