@@ -140,7 +140,7 @@ describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
     const rows = await cluster.db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).execute();
     expect(rows).toHaveLength(JOBS);
     const failed = rows.filter((r) => r.status === 'failed');
-    for (const r of failed) expect(r.error_code).toBe('JOB_INTERRUPTED');
+    for (const r of failed) expect(r.error_code, `job ${r.id}: ${r.last_error}`).toBe('JOB_INTERRUPTED');
     for (const r of rows.filter((r) => r.status === 'completed')) expect(r.result_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pressroom-files\//);
     // Every job a killed worker held was claimed again.
     const byId = new Map(rows.map((r) => [r.id, r]));

@@ -9,17 +9,18 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, PreviewSource } from '../../documents/documents.js';
 import type { RateLimiter } from '../../rate-limits/rate-limiter.js';
 import { AppError, ValidationError } from '../../shared/errors.js';
-import { JsonObject, Nullable, PageSetupSchema, errorResponses } from '../schemas.js';
+import { INVOICE_DATA, TEMPLATE_EXAMPLE } from '../examples.js';
+import { JsonObject, Nullable, PageSetupSchema, PdfBytes, errorResponses, mediaResponse } from '../schemas.js';
 import { versionRef } from './pdf.js';
 
 const PreviewBody = Type.Object({
-  html: Type.Optional(Type.String({ minLength: 1, maxLength: 2_000_000, description: 'Unsaved template HTML; required unless template_id is given' })),
-  css: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+  html: Type.Optional(Type.String({ minLength: 1, maxLength: 2_000_000, description: 'HTML with Jinja2-style variables (need not be saved); required unless template_id is given' })),
+  css: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000, description: 'CSS applied to the HTML' }))),
   page: Type.Optional(Nullable(PageSetupSchema)),
   data: Type.Optional(Nullable(JsonObject({ description: 'Values for the template variables; with template_id, omitted → the template\'s sample data' }))),
   template_id: Type.Optional(Type.String({ minLength: 12, maxLength: 12, description: 'Preview this saved template (12 characters) instead of html/css/page, which must then be left out' })),
   version: Type.Optional(versionRef('With template_id: preview this version (a tag, or a version number) instead of the draft; unknown → 404 VERSION_NOT_FOUND')),
-});
+}, { examples: [{ html: TEMPLATE_EXAMPLE.html, css: TEMPLATE_EXAMPLE.css, data: INVOICE_DATA }] });
 type PreviewBody = Static<typeof PreviewBody>;
 
 /** Text or a saved template, never both: a field that cannot be honoured is refused, not ignored. */
@@ -40,11 +41,12 @@ export function previewRoutes(app: FastifyInstance, deps: { documents: DocumentS
   app.withTypeProvider<TypeBoxTypeProvider>().post('/v1/templates/preview', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['templates'],
+      operationId: 'previewTemplate',
+      tags: ['Templates'],
       summary: 'Preview template text, a saved template or one of its versions as a PDF (free, stamped PREVIEW)',
       description: 'Either html (with css, page) of unsaved text, or template_id (with version) of a saved template. No credit is charged. Previews have their own per-minute budget (PRESSROOM_PREVIEW_PER_MINUTE) on top of the account rate limit, render after documents, and may have only PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT waiting per account (then 429 RATE_LIMITED).',
       body: PreviewBody,
-      response: { 200: Type.Unsafe({ description: 'application/pdf' }), ...errorResponses(401, 403, 404, 413, 422, 429, 503, 504) },
+      response: { 200: mediaResponse('The preview PDF, PREVIEW stamped on every page', { 'application/pdf': PdfBytes() }), ...errorResponses(401, 403, 404, 413, 422, 429, 503, 504) },
     },
     handler: async (request, reply) => {
       const source = previewSource(request.body);

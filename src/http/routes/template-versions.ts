@@ -20,10 +20,10 @@ const DESCRIPTION = Type.String({ maxLength: 500, description: 'Free text, at mo
 
 const VersionView = Type.Object({
   version_number: Type.Integer({ description: '1, 2, 3… per template; never reused after a delete' }),
-  tag: Type.String(),
-  description: Nullable(Type.String()),
-  created_at: Type.String({ format: 'date-time' }),
-}, { $id: 'TemplateVersion' });
+  tag: Type.String({ description: 'The version\'s tag, unique per template; use it as `version` on POST /v1/pdf/create' }),
+  description: Nullable(Type.String({ description: 'Free text' })),
+  created_at: Type.String({ format: 'date-time', description: 'When the version was saved (ISO 8601)' }),
+}, { $id: 'TemplateVersion', description: 'A saved, immutable version of a template' });
 
 const VersionContentView = Type.Object({
   version_number: Type.Integer({ description: 'The version number' }),
@@ -39,8 +39,14 @@ const VersionContentView = Type.Object({
   page: Nullable(PageSetupSchema, { description: 'The snapshot\'s page setup, header and footer included' }),
 });
 
-const CreateVersionBody = Type.Object({ tag: TAG, description: Type.Optional(Nullable(DESCRIPTION)) });
-const UpdateVersionBody = Type.Object({ tag: Type.Optional(TAG), description: Type.Optional(Nullable(DESCRIPTION)) });
+const CreateVersionBody = Type.Object(
+  { tag: TAG, description: Type.Optional(Nullable(DESCRIPTION)) },
+  { examples: [{ tag: 'prod', description: 'Approved by finance' }] },
+);
+const UpdateVersionBody = Type.Object(
+  { tag: Type.Optional(TAG), description: Type.Optional(Nullable(DESCRIPTION)) },
+  { examples: [{ tag: 'prod-2026-01', description: 'Superseded' }] },
+);
 
 const Params = Type.Object({ template_id: TEMPLATE_ID });
 const VersionParams = Type.Object({ template_id: TEMPLATE_ID, version_number: Type.Integer({ minimum: 1, description: 'Version number' }) });
@@ -63,11 +69,12 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
   r.get('/v1/templates/:template_id/versions', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['templates'],
+      operationId: 'listTemplateVersions',
+      tags: ['Templates'],
       summary: 'List template versions',
       description: 'The saved versions, ascending by version number; the draft (the template itself) is not listed. No credits.',
       params: Params,
-      response: { 200: Type.Object({ versions: Type.Array(versionRef) }), ...errorResponses(401, 403, 404, 422, 429) },
+      response: { 200: Type.Object({ versions: Type.Array(versionRef, { description: 'The versions, oldest first' }) }), ...errorResponses(401, 403, 404, 422, 429) },
     },
     handler: async (request) => ({ versions: (await versions.list(request.caller.accountId, request.params.template_id)).map(view) }),
   });
@@ -75,8 +82,9 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
   r.post('/v1/templates/:template_id/versions', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['templates'],
-      summary: 'Save the current template as a version',
+      operationId: 'createTemplateVersion',
+      tags: ['Templates'],
+      summary: 'Create a template version',
       description: 'An immutable snapshot of html, css, page setup (header, footer), fields and sample data. A tag another version has → 409 VERSION_TAG_EXISTS. No credits.',
       params: Params,
       body: CreateVersionBody,
@@ -91,8 +99,9 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
   r.get('/v1/templates/:template_id/versions/:version_number', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['templates'],
-      summary: 'Read one version with its snapshot',
+      operationId: 'getTemplateVersion',
+      tags: ['Templates'],
+      summary: 'Get a template version with its snapshot',
       description: 'The version and the content it renders: html, css, page setup (header and footer), fields and sample data. Pressroom\'s addition to the TemplateFox API (the studio compares versions with it). No credits.',
       params: VersionParams,
       response: { 200: VersionContentView, ...errorResponses(401, 403, 404, 422, 429) },
@@ -103,8 +112,9 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
   r.patch('/v1/templates/:template_id/versions/:version_number', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['templates'],
-      summary: "Change a version's tag or description",
+      operationId: 'updateTemplateVersion',
+      tags: ['Templates'],
+      summary: "Update a version's tag or description",
       description: 'The content never changes. To move a tag, first give the version holding it another tag (or delete it). description: null clears it.',
       params: VersionParams,
       body: UpdateVersionBody,
@@ -119,8 +129,9 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
   r.delete('/v1/templates/:template_id/versions/:version_number', {
     config: { auth: 'api_key' },
     schema: {
-      tags: ['templates'],
-      summary: 'Delete a version',
+      operationId: 'deleteTemplateVersion',
+      tags: ['Templates'],
+      summary: 'Delete a template version',
       description: 'Its number is never given out again. A queued job for it fails with VERSION_NOT_FOUND and is refunded.',
       params: VersionParams,
       response: { 200: SuccessBody, ...errorResponses(401, 403, 404, 422, 429) },
