@@ -58,6 +58,11 @@ export interface CustomerStorage {
   upload(accountId: string, target: { bucket: string; key: string }, pdf: Buffer, contentType?: string): Promise<void>;
 }
 
+/** What a preview renders: template text not saved yet, or a saved template (its draft, or a version). */
+export type PreviewSource =
+  | { kind: 'text'; html: string; css: string | null; page: Template['page'] }
+  | { kind: 'saved'; templateId: string; version: string | number | null };
+
 export interface DocumentService {
   /** Checks what can be checked before any charge: the template and the delivery target. */
   prepare(accountId: string, templateId: string, options: GenerationOptions): Promise<Template>;
@@ -65,8 +70,11 @@ export interface DocumentService {
   generate(request: GenerationRequest): Promise<GenerationResult>;
   /** Renders and delivers an already-paid document (the worker's entry). */
   produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<{ delivery: Delivery; renderMs: number; warnings?: string[] }>;
-  /** A free, stamped preview of unsaved template text (the studio), rendered for `accountId` at preview priority. */
-  preview(accountId: string, input: { html: string; css?: string | null; page?: Template['page']; data?: Record<string, unknown> | null }): Promise<Buffer>;
+  /**
+   * A free, stamped preview (the studio), rendered for `accountId` at preview priority: of unsaved text,
+   * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
+   */
+  preview(accountId: string, input: { source: PreviewSource; data?: Record<string, unknown> | null }): Promise<Buffer>;
 }
 
 export interface DocumentDeps {
@@ -175,10 +183,16 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       }
     },
 
-    async preview(accountId, input) {
+    async preview(accountId, { source, data }) {
+      const template =
+        source.kind === 'text'
+          ? { html: source.html, css: source.css, page: source.page, sampleData: null }
+          : source.version === null
+            ? await templates.get(accountId, source.templateId)
+            : await templates.versions.resolve(accountId, source.templateId, source.version);
       const rendered = await renderer.render({
-        template: { html: input.html, css: input.css ?? null, page: input.page ?? null },
-        data: expandDottedKeys(input.data ?? {}),
+        template: { html: template.html, css: template.css, page: template.page },
+        data: expandDottedKeys(data ?? template.sampleData ?? {}),
         preview: true,
         accountId,
         kind: 'preview',

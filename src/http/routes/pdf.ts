@@ -9,6 +9,12 @@ import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../examples.js';
 import { JsonObject, Nullable, PdfBytes, StringEnum, TEMPLATE_ID, errorResponses, mediaResponse } from '../schemas.js';
 
+/** A template version named by its tag or its number (create, create-async and preview take one). */
+export function versionRef(description: string) {
+  // Not Nullable(): that helper takes one `type`, and this is a string or an integer.
+  return Type.Union([Type.String({ minLength: 1, maxLength: 50 }), Type.Integer({ minimum: 1 }), Type.Null()], { description });
+}
+
 /** Fields shared by both create endpoints (the async one adds webhooks and allows only `url`). */
 export const generationFields = {
   template_id: TEMPLATE_ID,
@@ -24,10 +30,7 @@ export const generationFields = {
   s3_filepath: Type.Optional(Nullable(Type.String({ maxLength: 500, pattern: '^[A-Za-z0-9_./-]*$', description: 'Key prefix in the bucket (default: the configuration\'s default_prefix); needs store_s3: true' }))),
   s3_bucket: Type.Optional(Nullable(Type.String({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$', description: 'Bucket (default: the configured one); needs store_s3: true' }))),
   pdf_variant: Type.Optional(Nullable(StringEnum(['pdf/a-1b', 'pdf/a-2b', 'pdf/a-3b'] as const, { description: 'Archival PDF/A variant; unset gives a standard PDF. pdf/a-3b allows attachments' }))),
-  // Not Nullable(): that helper takes one `type`, and this is a string or an integer.
-  version: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 50 }), Type.Integer({ minimum: 1 }), Type.Null()], {
-    description: 'Render this template version (a tag, or a version number) instead of the current draft; unknown → 404 VERSION_NOT_FOUND, nothing charged',
-  })),
+  version: Type.Optional(versionRef('Render this template version (a tag, or a version number) instead of the current draft; unknown → 404 VERSION_NOT_FOUND, nothing charged')),
 };
 
 const CreateBody = Type.Object({

@@ -1,15 +1,20 @@
-/** Template versions: list, create (snapshot the current template), retag/describe, delete. No credits. */
+/**
+ * Template versions: list, create (snapshot the current template), read one with its snapshot,
+ * retag/describe, delete. No credits. Reading one version's content is Pressroom's addition (the
+ * studio compares versions with it); the other four are TemplateFox's.
+ */
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { TemplateVersion, TemplateVersionService } from '../../templates/template-versions.js';
-import { Nullable, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
+import type { TemplateVersion, TemplateVersionService, TemplateVersionWithContent } from '../../templates/template-versions.js';
+import { VERSION_TAG_PATTERN, VERSION_TAG_RULE_TEXT } from '../../templates/version-tag.js';
+import { FieldSchema, JsonObject, Nullable, PageSetupSchema, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../schemas.js';
 
 const TAG = Type.String({
   minLength: 2,
   maxLength: 50,
-  pattern: '^[a-z0-9][a-z0-9_-]{0,48}[a-z0-9]$',
-  description: 'Lowercase letters, digits, "_" and "-", 2–50 characters, starting and ending with a letter or digit; unique per template',
+  pattern: VERSION_TAG_PATTERN,
+  description: `${VERSION_TAG_RULE_TEXT}; unique per template`,
 });
 const DESCRIPTION = Type.String({ maxLength: 500, description: 'Free text, at most 500 characters' });
 
@@ -19,6 +24,20 @@ const VersionView = Type.Object({
   description: Nullable(Type.String({ description: 'Free text' })),
   created_at: Type.String({ format: 'date-time', description: 'When the version was saved (ISO 8601)' }),
 }, { $id: 'TemplateVersion', description: 'A saved, immutable version of a template' });
+
+const VersionContentView = Type.Object({
+  version_number: Type.Integer({ description: 'The version number' }),
+  tag: Type.String({ description: 'The version\'s tag' }),
+  description: Nullable(Type.String(), { description: 'The version\'s description, or null' }),
+  created_at: Type.String({ format: 'date-time', description: 'When the snapshot was taken' }),
+  name: Type.String({ description: 'The template\'s name when the snapshot was taken' }),
+  html: Type.String({ description: 'The snapshot\'s HTML' }),
+  css: Nullable(Type.String(), { description: 'The snapshot\'s CSS' }),
+  fields: Type.Array(FieldSchema, { description: 'The snapshot\'s field definitions' }),
+  fields_inferred: Type.Boolean({ description: 'true when those fields were inferred from the template' }),
+  sample_data: Nullable(JsonObject(), { description: 'The snapshot\'s sample data' }),
+  page: Nullable(PageSetupSchema, { description: 'The snapshot\'s page setup, header and footer included' }),
+});
 
 const CreateVersionBody = Type.Object(
   { tag: TAG, description: Type.Optional(Nullable(DESCRIPTION)) },
@@ -36,7 +55,12 @@ function view(v: TemplateVersion): Static<typeof VersionView> {
   return { version_number: v.versionNumber, tag: v.tag, description: v.description, created_at: isoTime(v.createdAt) };
 }
 
-/** Registers the four version routes under /v1/templates/{template_id}/versions. */
+function contentView(v: TemplateVersionWithContent): Static<typeof VersionContentView> {
+  const c = v.content;
+  return { ...view(v), name: c.name, html: c.html, css: c.css, fields: c.fields, fields_inferred: c.fieldsInferred, sample_data: c.sampleData, page: c.page };
+}
+
+/** Registers the version routes under /v1/templates/{template_id}/versions. */
 export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVersionService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addSchema(VersionView);
@@ -70,6 +94,19 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
       const created = await versions.create(request.caller.accountId, request.params.template_id, request.body as Static<typeof CreateVersionBody>);
       return reply.code(201).send(view(created));
     },
+  });
+
+  r.get('/v1/templates/:template_id/versions/:version_number', {
+    config: { auth: 'api_key' },
+    schema: {
+      operationId: 'getTemplateVersion',
+      tags: ['Templates'],
+      summary: 'Get a template version with its snapshot',
+      description: 'The version and the content it renders: html, css, page setup (header and footer), fields and sample data. Pressroom\'s addition to the TemplateFox API (the studio compares versions with it). No credits.',
+      params: VersionParams,
+      response: { 200: VersionContentView, ...errorResponses(401, 403, 404, 422, 429) },
+    },
+    handler: async (request) => contentView(await versions.get(request.caller.accountId, request.params.template_id, request.params.version_number)),
   });
 
   r.patch('/v1/templates/:template_id/versions/:version_number', {
