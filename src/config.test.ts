@@ -1,5 +1,5 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
@@ -19,6 +19,7 @@ describe('config', () => {
     expect(config.allowPrivateNetworks).toBe(false);
     expect(config.plans.free).toEqual({ perMinute: 60, perDay: 1000 });
     expect(config.plans.enterprise).toEqual({ perMinute: null, perDay: null });
+    expect(config.images).toEqual({ urlMaxBytes: 10 * 1024 * 1024, urlTimeoutMs: 10_000 });
     expect(Object.isFrozen(config.http)).toBe(true);
   });
 
@@ -43,9 +44,30 @@ describe('config', () => {
     ['PRESSROOM_RENDER_ACCOUNT_SLOTS', '0', /PRESSROOM_RENDER_ACCOUNT_SLOTS/],
     ['PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS', 'lots', /PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS/],
     ['PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY', '0', /PRESSROOM_WEBHOOK_ACCOUNT_CONCURRENCY/],
+    ['PRESSROOM_JSON_WORKER_THREADS', '0', /PRESSROOM_JSON_WORKER_THREADS/],
+    ['PRESSROOM_JSON_WORKER_THREADS', String(availableParallelism() + 1), /PRESSROOM_JSON_WORKER_THREADS/],
+    ['PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT', '0', /PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT/],
+    ['PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS', '1', /PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS/],
+    ['PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES', 'big', /PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES/],
+    ['PRESSROOM_IMAGE_URL_MAX_BYTES', '10', /PRESSROOM_IMAGE_URL_MAX_BYTES/],
+    ['PRESSROOM_IMAGE_URL_TIMEOUT_MS', '1h', /PRESSROOM_IMAGE_URL_TIMEOUT_MS/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
+  });
+
+  it('parses JSON bodies over 256 KiB on at most cores − 1 threads, with a heap cap that follows the body limit', () => {
+    const cores = availableParallelism();
+    expect(loadConfig(base()).http.jsonWorkers).toEqual({ thresholdBytes: 256 * 1024, threads: Math.max(1, cores - 1), queueLimit: 16, accountLimit: 4, memoryMb: 640 });
+    expect(loadConfig({ ...base(), PRESSROOM_BODY_LIMIT_BYTES: String(20 * 1024 * 1024) }).http.jsonWorkers.memoryMb).toBe(1280);
+    expect(loadConfig({ ...base(), PRESSROOM_BODY_LIMIT_BYTES: String(1024 * 1024) }).http.jsonWorkers.memoryMb).toBe(256);
+  });
+
+  it('has the documented PDF tools bounds, and derives their body limit from the input bound', () => {
+    const config = loadConfig(base());
+    expect(config.pdfTools).toMatchObject({ maxInputBytes: 50 * 1024 * 1024, maxPages: 2000, maxMergeInputs: 20, fetchTimeoutMs: 15_000, timeoutMs: 60_000 });
+    expect(config.http.pdfToolsBodyLimitBytes).toBe(Math.ceil((50 * 1024 * 1024 * 4) / 3) + 1024 * 1024);
+    expect(loadConfig({ ...base(), PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: '3072' }).http.pdfToolsBodyLimitBytes).toBe(4096 + 1024 * 1024);
   });
 
   it('reads plan limits, with "unlimited"', () => {

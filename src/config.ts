@@ -27,7 +27,7 @@ export interface Config {
     readonly publicUrl: string;
     /**
      * Largest request body of the generation routes (`/v1/pdf/create`, `/v1/pdf/create-async`,
-     * `/v1/templates/preview`), whose `data` may be large. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`)
+     * `/v1/image/create`, `/v1/templates/preview`), whose `data` may be large. @defaultValue 10 MiB (`PRESSROOM_BODY_LIMIT_BYTES`)
      */
     readonly bodyLimitBytes: number;
     /**
@@ -38,6 +38,37 @@ export interface Config {
     readonly templateBodyLimitBytes: number;
     /** Largest body of every other route (S3 settings, API keys, admin). @defaultValue 64 KiB (`PRESSROOM_SMALL_BODY_LIMIT_BYTES`) */
     readonly smallBodyLimitBytes: number;
+    /**
+     * Large JSON bodies are parsed on worker threads, so they do not stall other requests
+     * (src/http/json-body/, docs/operations.md "Large request bodies").
+     */
+    readonly jsonWorkers: {
+      /**
+       * Bodies larger than this are parsed on a parse thread; smaller ones on the event loop. 256 KiB:
+       * that much JSON parses in ~1.3 ms as typical data and ~5 ms in the slowest shape (empty nested
+       * arrays), a pause like one ordinary request's, whereas 10 MiB takes up to a second; and offloading
+       * costs about twice the CPU in all (the thread parses, walks and cuts; the loop joins the pieces).
+       * @defaultValue 256 KiB (`PRESSROOM_JSON_WORKER_THRESHOLD_BYTES`)
+       */
+      readonly thresholdBytes: number;
+      /** Parse threads, started on the first large body. @defaultValue number of cores − 1, at least 1; at most the number of cores (`PRESSROOM_JSON_WORKER_THREADS`) */
+      readonly threads: number;
+      /** Large bodies that may wait for a parse thread (all accounts) before new ones get 503. @defaultValue 16 (`PRESSROOM_JSON_WORKER_QUEUE_LIMIT`) */
+      readonly queueLimit: number;
+      /**
+       * Large bodies of one account waiting or being parsed at once before its next gets 429 (the line is
+       * served round robin by account as well). @defaultValue 4 (`PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT`)
+       */
+      readonly accountLimit: number;
+      /**
+       * Heap cap of each parse thread; a body that needs more gets 413 and ends only its thread. The
+       * worst shapes need about 25 bytes of heap per byte of JSON. @defaultValue 64 × the generation body
+       * limit in MiB, at least 256 (640 with the default 10 MiB) (`PRESSROOM_JSON_WORKER_MEMORY_MB`)
+       */
+      readonly memoryMb: number;
+    };
+    /** Largest body of the PDF tools: their base64 inputs, from `pdfTools.maxInputBytes` (× 4/3 + 1 MiB). */
+    readonly pdfToolsBodyLimitBytes: number;
     /** Enables the admin API; absent → admin routes answer 404. (`PRESSROOM_ADMIN_TOKEN`) */
     readonly adminToken: string | undefined;
     /**
@@ -178,6 +209,32 @@ export interface Config {
     /** Free previews per account and minute (studio). @defaultValue 30 (`PRESSROOM_PREVIEW_PER_MINUTE`) */
     readonly perMinute: number;
   };
+  /** `POST /v1/pdf-tools/*`: merge, extract pages, rotate (docs/pdf-tools.md). */
+  readonly pdfTools: {
+    /**
+     * Bytes of PDF one request may bring, all its inputs together (base64 decoded, URLs downloaded).
+     * The routes' body limit follows from it (base64 is 4/3 of the bytes, plus 1 MiB for the rest of
+     * the JSON). @defaultValue 50 MiB (`PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES`)
+     */
+    readonly maxInputBytes: number;
+    /** Pages of any one input and of the result. @defaultValue 2000 (`PRESSROOM_PDF_TOOLS_MAX_PAGES`) */
+    readonly maxPages: number;
+    /** PDFs one merge may combine. @defaultValue 20 (`PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS`) */
+    readonly maxMergeInputs: number;
+    /** Deadline of one `pdf_url` download, redirects included. @defaultValue 15000 (`PRESSROOM_PDF_TOOLS_FETCH_TIMEOUT_MS`) */
+    readonly fetchTimeoutMs: number;
+    /** Deadline of one qpdf run; past it the process is killed and nothing is charged. @defaultValue 60000 (`PRESSROOM_PDF_TOOLS_TIMEOUT_MS`) */
+    readonly timeoutMs: number;
+    /** qpdf processes one server process runs at once; more requests wait. @defaultValue number of cores (`PRESSROOM_PDF_TOOLS_CONCURRENCY`) */
+    readonly concurrency: number;
+  };
+  /** `image_url`s of image modifications, downloaded through the outbound guard (docs/images.md). */
+  readonly images: {
+    /** Bytes all image downloads of one image request may take together. @defaultValue 10 MiB (`PRESSROOM_IMAGE_URL_MAX_BYTES`) */
+    readonly urlMaxBytes: number;
+    /** Time all image downloads of one image request may take together. @defaultValue 10000 (`PRESSROOM_IMAGE_URL_TIMEOUT_MS`) */
+    readonly urlTimeoutMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -243,16 +300,39 @@ function readSecretKey(env: Env, dataDir: string): string {
   }
   const file = join(dataDir, 'secret.key');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
+  createDataDir(dataDir);
   const key = randomBytes(32).toString('hex');
   writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
   return key;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * Creates the data directory for its owner only (0700): it holds the database, the master key and
+ * the documents.
+ */
+export function createDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+}
+
+/** What `loadConfig` may do to the file system. */
+export interface LoadOptions {
+  /**
+   * Create the data directory (and the master key in it) when it does not exist. `serve` does; the
+   * admin commands do only with `--init`: run from the wrong directory they would otherwise create a
+   * second, empty installation and print keys the running server rejects.
+   */
+  readonly createDataDir?: boolean;
+}
+
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   const port = readInt(env, 'PORT', 8080, 0, 65535);
   const dataDir = resolve(env.PRESSROOM_DATA_DIR || './data');
   const databaseUrl = readUrl(env, 'PRESSROOM_DATABASE_URL', ['postgres:', 'postgresql:']);
+  const usesDataDir = !databaseUrl || !env.PRESSROOM_SECRET_KEY || !env.PRESSROOM_STORAGE_URL;
+  if (options.createDataDir === false && usesDataDir && !existsSync(dataDir)) {
+    throw new ConfigError(`there is no data directory at ${dataDir} (PRESSROOM_DATA_DIR, default ./data). ` +
+      'Run the command where the server runs or set PRESSROOM_DATA_DIR to its data directory; pass --init to create a new one.');
+  }
   const cores = Math.max(1, availableParallelism());
   const concurrency = readInt(env, 'PRESSROOM_RENDER_CONCURRENCY', cores, 1, 64);
   const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -262,18 +342,28 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('PRESSROOM_ADMIN_TOKEN must be at least 16 characters');
   }
+  const pdfToolsMaxInputBytes = readInt(env, 'PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES', 50 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
   const metricsToken = env.PRESSROOM_METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new ConfigError('PRESSROOM_METRICS_TOKEN must be at least 16 characters (for example `openssl rand -hex 24`)');
   }
+  const bodyLimitBytes = readInt(env, 'PRESSROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024);
   const config: Config = {
     http: {
       port,
       host: env.PRESSROOM_HOST || '0.0.0.0',
       publicUrl,
-      bodyLimitBytes: readInt(env, 'PRESSROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+      bodyLimitBytes,
       templateBodyLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES', 4 * 1024 * 1024, 1024),
       smallBodyLimitBytes: readInt(env, 'PRESSROOM_SMALL_BODY_LIMIT_BYTES', 64 * 1024, 1024),
+      jsonWorkers: {
+        thresholdBytes: readInt(env, 'PRESSROOM_JSON_WORKER_THRESHOLD_BYTES', 256 * 1024, 1024),
+        threads: readInt(env, 'PRESSROOM_JSON_WORKER_THREADS', Math.max(1, cores - 1), 1, cores),
+        queueLimit: readInt(env, 'PRESSROOM_JSON_WORKER_QUEUE_LIMIT', 16, 0, 10_000),
+        accountLimit: readInt(env, 'PRESSROOM_JSON_WORKER_ACCOUNT_LIMIT', 4, 1, 10_000),
+        memoryMb: readInt(env, 'PRESSROOM_JSON_WORKER_MEMORY_MB', Math.max(256, 64 * Math.ceil(bodyLimitBytes / (1024 * 1024))), 64, 65_536),
+      },
+      pdfToolsBodyLimitBytes: Math.ceil((pdfToolsMaxInputBytes * 4) / 3) + 1024 * 1024,
       adminToken,
       metricsToken,
     },
@@ -346,6 +436,18 @@ export function loadConfig(env: Env = process.env): Config {
     },
     preview: {
       perMinute: readInt(env, 'PRESSROOM_PREVIEW_PER_MINUTE', 30, 1),
+    },
+    pdfTools: {
+      maxInputBytes: pdfToolsMaxInputBytes,
+      maxPages: readInt(env, 'PRESSROOM_PDF_TOOLS_MAX_PAGES', 2000, 1, 100_000),
+      maxMergeInputs: readInt(env, 'PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS', 20, 2, 1000),
+      fetchTimeoutMs: readInt(env, 'PRESSROOM_PDF_TOOLS_FETCH_TIMEOUT_MS', 15_000, 100),
+      timeoutMs: readInt(env, 'PRESSROOM_PDF_TOOLS_TIMEOUT_MS', 60_000, 100),
+      concurrency: readInt(env, 'PRESSROOM_PDF_TOOLS_CONCURRENCY', cores, 1, 64),
+    },
+    images: {
+      urlMaxBytes: readInt(env, 'PRESSROOM_IMAGE_URL_MAX_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+      urlTimeoutMs: readInt(env, 'PRESSROOM_IMAGE_URL_TIMEOUT_MS', 10_000, 100, 120_000),
     },
   };
   return deepFreeze(config);

@@ -1,8 +1,7 @@
 /** The `pressroom` command line: `serve` and the admin commands. Wiring only. */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig, PLANS } from './config.js';
-import { runServer } from './server.js';
-import { runAdminCommand } from './admin-cli.js';
+import { ConfigError, loadConfig, PLANS, type LoadOptions } from './config.js';
+import type { AdminCommand } from './admin-cli.js';
 import { VERSION } from './version.js';
 import { RATE_LIMIT_MAXIMUMS } from './accounts/accounts.js';
 import { ACCESS_TOKEN_TTL_SECONDS } from './accounts/credentials.js';
@@ -16,9 +15,40 @@ const wholeNumber = (min: number, max: number) => (value: string): number => {
   return Number(value);
 };
 
+// The service and the admin commands are loaded only when a command runs: `--help` and a refused
+// option answer without loading the whole service (seconds of CPU on a small machine).
+async function runServer(...args: Parameters<typeof import('./server.js').runServer>): Promise<void> {
+  return (await import('./server.js')).runServer(...args);
+}
+async function runAdminCommand(config: ReturnType<typeof loadConfig>, command: AdminCommand): Promise<void> {
+  return (await import('./admin-cli.js')).runAdminCommand(config, command);
+}
+
+/** The configuration for `serve` (which creates the data directory on first start). */
 function config() {
+  return loadOrExit({ createDataDir: true });
+}
+
+/**
+ * The configuration for an admin command, which says on stderr which installation it works on, and
+ * creates a data directory only when asked (`--init`).
+ */
+function adminConfig() {
+  const loaded = loadOrExit({ createDataDir: program.opts<{ init?: boolean }>().init === true });
+  const where = loaded.database.dialect === 'sqlite' ? `SQLite ${loaded.database.sqlitePath}` : `PostgreSQL ${postgresWhere(loaded.database.url ?? '')}`;
+  process.stderr.write(`pressroom: data directory ${loaded.dataDir}; database ${where}\n`);
+  return loaded;
+}
+
+/** host:port/database of a PostgreSQL URL: no user, password or options on the terminal. */
+function postgresWhere(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+}
+
+function loadOrExit(options: LoadOptions) {
   try {
-    return loadConfig();
+    return loadConfig(process.env, options);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`pressroom: configuration error: ${error.message}\n`);
@@ -28,7 +58,10 @@ function config() {
   }
 }
 
-const program = new Command('pressroom').version(VERSION).description('Pressroom: HTML templates + JSON data → PDF');
+const program = new Command('pressroom')
+  .version(VERSION)
+  .description('Pressroom: HTML templates + JSON data → PDF')
+  .option('--init', 'admin commands: create the data directory (PRESSROOM_DATA_DIR, default ./data) if it does not exist');
 
 program
   .command('serve')
@@ -39,7 +72,7 @@ program
 program
   .command('migrate')
   .description('apply database migrations and exit')
-  .action(async () => runAdminCommand(config(), { kind: 'migrate' }));
+  .action(async () => runAdminCommand(adminConfig(), { kind: 'migrate' }));
 
 const accounts = program.command('accounts').description('manage accounts');
 accounts
@@ -50,7 +83,7 @@ accounts
   .addOption(new Option('--plan <plan>', 'rate-limit plan').choices([...PLANS]).default('free'))
   .option('--per-minute <n>', 'override the plan: requests per minute', wholeNumber(1, RATE_LIMIT_MAXIMUMS.perMinute))
   .option('--per-day <n>', 'override the plan: requests per day', wholeNumber(1, RATE_LIMIT_MAXIMUMS.perDay))
-  .action(async (o) => runAdminCommand(config(), { kind: 'accounts.create', email: o.email, credits: o.credits, plan: o.plan, perMinute: o.perMinute, perDay: o.perDay }));
+  .action(async (o) => runAdminCommand(adminConfig(), { kind: 'accounts.create', email: o.email, credits: o.credits, plan: o.plan, perMinute: o.perMinute, perDay: o.perDay }));
 
 program
   .command('credits')
@@ -60,19 +93,19 @@ program
   .requiredOption('--account <id>', 'account id')
   .requiredOption('--credits <n>', 'credits to add', wholeNumber(1, MAX_GRANT_CREDITS))
   .addOption(new Option('--type <type>', 'transaction type').choices(['PURCHASE', 'BONUS']).default('PURCHASE'))
-  .action(async (o) => runAdminCommand(config(), { kind: 'credits.add', accountId: o.account, credits: o.credits, type: o.type }));
+  .action(async (o) => runAdminCommand(adminConfig(), { kind: 'credits.add', accountId: o.account, credits: o.credits, type: o.type }));
 
 const keys = program.command('keys').description('manage API keys');
 keys
   .command('create')
   .description('create an API key; prints {api_key} (shown once)')
   .requiredOption('--account <id>', 'account id')
-  .action(async (o) => runAdminCommand(config(), { kind: 'keys.create', accountId: o.account }));
+  .action(async (o) => runAdminCommand(adminConfig(), { kind: 'keys.create', accountId: o.account }));
 keys
   .command('revoke')
   .description('revoke an API key by its prefix (first 12 characters)')
   .requiredOption('--prefix <prefix>', 'key prefix')
-  .action(async (o) => runAdminCommand(config(), { kind: 'keys.revoke', prefix: o.prefix }));
+  .action(async (o) => runAdminCommand(adminConfig(), { kind: 'keys.revoke', prefix: o.prefix }));
 
 const tokens = program.command('tokens').description('manage access tokens');
 tokens
@@ -80,11 +113,11 @@ tokens
   .description('issue a JWT access token for the read-only endpoints; prints {access_token, expires_in}')
   .requiredOption('--account <id>', 'account id')
   .option('--ttl <seconds>', 'lifetime in seconds', wholeNumber(ACCESS_TOKEN_TTL_SECONDS.min, ACCESS_TOKEN_TTL_SECONDS.max), 3600)
-  .action(async (o) => runAdminCommand(config(), { kind: 'tokens.create', accountId: o.account, ttlSeconds: o.ttl }));
+  .action(async (o) => runAdminCommand(adminConfig(), { kind: 'tokens.create', accountId: o.account, ttlSeconds: o.ttl }));
 tokens
   .command('revoke')
   .description("revoke every access token the account was issued up to now; prints {revoked_before}")
   .requiredOption('--account <id>', 'account id')
-  .action(async (o) => runAdminCommand(config(), { kind: 'tokens.revoke', accountId: o.account }));
+  .action(async (o) => runAdminCommand(adminConfig(), { kind: 'tokens.revoke', accountId: o.account }));
 
 await program.parseAsync(process.argv);

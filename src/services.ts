@@ -17,12 +17,17 @@ import { createBlobStore, type BlobStore } from './storage/blob-store.js';
 import { createFileService, type FileService } from './files/files.js';
 import { createIdempotencyService, type IdempotencyService } from './idempotency/idempotency.js';
 import { createDocumentService, type DocumentService } from './documents/documents.js';
+import { createChargedRunner } from './documents/charged-run.js';
+import { createPdfToolService, type PdfToolService } from './pdf-tools/pdf-tools.js';
+import { createQpdf } from './pdf-tools/qpdf.js';
+import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
 import { createJobWorker, type JobWorker } from './jobs/job-worker.js';
 import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
 import { createDeliveryLoop, type DeliveryLoop } from './webhooks/delivery-loop.js';
 import { createGuardedAgents } from './net/guarded-agents.js';
+import { createImageLoader } from './documents/image-loader.js';
 import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
 import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
@@ -46,6 +51,8 @@ export interface Services {
   readonly files: FileService;
   readonly idempotency: IdempotencyService;
   readonly documents: DocumentService;
+  /** Merge, extract pages, rotate (qpdf), charged like documents. */
+  readonly pdfTools: PdfToolService;
   readonly s3: S3IntegrationService;
   readonly jobs: JobService;
   readonly webhooks: WebhookQueue;
@@ -120,7 +127,26 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => guardedAgents.destroy());
     const s3 = createS3IntegrationService({ db: database.db, secretKey: config.secretKey, allowPrivateNetworks: config.allowPrivateNetworks, agents: guardedAgents, logger });
-    const documents = createDocumentService({ db: database.db, templates, charges, idempotency, renderer, files, customerStorage: s3, logger });
+    // One charging flow (key → reserve → produce → post | void) for every paid answer given at once.
+    const charged = createChargedRunner({ db: database.db, charges, idempotency, files, logger });
+    // Image layers' image_url downloads: every connection resolved, checked and pinned (net/).
+    const imageDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
+    releasers.push(() => imageDispatcher.close());
+    const loadImages = createImageLoader({ dispatcher: imageDispatcher, allowPrivateNetworks: config.allowPrivateNetworks, maxBytes: config.images.urlMaxBytes, timeoutMs: config.images.urlTimeoutMs });
+    const documents = createDocumentService({ templates, charged, renderer, files, customerStorage: s3, loadImages, logger });
+    // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
+    const pdfToolsDispatcher = createGuardedDispatcher(
+      { allowPrivateNetworks: config.allowPrivateNetworks },
+      { connectTimeoutMs: config.pdfTools.fetchTimeoutMs, headersTimeoutMs: config.pdfTools.fetchTimeoutMs, bodyTimeoutMs: config.pdfTools.fetchTimeoutMs },
+    );
+    releasers.push(() => pdfToolsDispatcher.close());
+    const pdfTools = createPdfToolService({
+      charged,
+      files,
+      qpdf: createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency }),
+      limits: { ...config.pdfTools, allowPrivateNetworks: config.allowPrivateNetworks, dispatcher: pdfToolsDispatcher },
+      logger: logger.child({ component: 'pdf-tools' }),
+    });
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
@@ -185,6 +211,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       files,
       idempotency,
       documents,
+      pdfTools,
       s3,
       jobs,
       webhooks,

@@ -37,8 +37,11 @@ export type ReservationHolder = { request: true } | { jobId: string };
 
 /** Charging for documents (see the file comment). */
 export interface Charges {
-  /** Debits one credit and records it as pending. INSUFFICIENT_CREDITS at zero. Pass `trx` to join a caller's transaction. */
-  reserve(accountId: string, templateId: string, holder: ReservationHolder, trx?: Tx): Promise<Reservation>;
+  /**
+   * Debits one credit and records it as pending. INSUFFICIENT_CREDITS at zero. Pass `trx` to join a
+   * caller's transaction. `templateId` is null for work without a template (the PDF tools).
+   */
+  reserve(accountId: string, templateId: string | null, holder: ReservationHolder, trx?: Tx): Promise<Reservation>;
   /** The document was delivered: the charge is final. False when it had already been voided (then no charge stands). */
   post(reservation: Pick<Reservation, 'transactionRef'>, execMs: number, trx?: Tx): Promise<boolean>;
   /** The generation failed: refunds it unless it was posted, exactly once. False when already resolved. */

@@ -35,8 +35,9 @@ export interface CreditLedger {
   /**
    * Takes one credit for a generation (PDFGEN +1). Throws INSUFFICIENT_CREDITS at zero. Pass `trx` to
    * join a caller's transaction. Generations charge through charges.ts, which calls this and `refund`.
+   * `templateId` is null for a PDF tool run (merge, extract, rotate), which has no template.
    */
-  debit(accountId: string, templateId: string, trx?: Tx): Promise<Debit>;
+  debit(accountId: string, templateId: string | null, trx?: Tx): Promise<Debit>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
   /**

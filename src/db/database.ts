@@ -2,7 +2,7 @@
  * One data layer for both dialects: Kysely over better-sqlite3 (the embedded default) or pg.
  * Stores write their queries once; they branch on `dialect` only where the databases really differ.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -99,7 +99,11 @@ function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
 }
 
 function openSqlite(path: string): BetterSqlite3.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // Created for its owner only; SQLite gives the -wal and -shm files the database file's mode.
+    closeSync(openSync(path, 'a', 0o600));
+  }
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

@@ -10,6 +10,7 @@ import { migration0007CreditReservations } from './migrations/0007-credit-reserv
 import { migration0009TokenRevocation } from './migrations/0009-token-revocation.js';
 import { migration0010FairClaims } from './migrations/0010-fair-claims.js';
 import { migration0011TemplateVersions } from './migrations/0011-template-versions.js';
+import { migration0012TemplateKind } from './migrations/0012-template-kind.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0009-token-revocation': migration0009TokenRevocation,
   '0010-fair-claims': migration0010FairClaims,
   '0011-template-versions': migration0011TemplateVersions,
+  '0012-template-kind': migration0012TemplateKind,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -56,6 +56,10 @@ export interface TemplatesTable {
   sample_data: string | null;
   /** JSON object or null. */
   page: string | null;
+  /** `pdf` or `image` (migration 0012). */
+  kind: 'pdf' | 'image';
+  /** JSON `{width, height}` for an image template, null for a PDF one. */
+  canvas: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -75,6 +79,8 @@ export interface TemplateVersionsTable {
   fields_inferred: number;
   sample_data: string | null;
   page: string | null;
+  kind: 'pdf' | 'image';
+  canvas: string | null;
   created_at: number;
 }
 

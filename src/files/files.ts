@@ -1,6 +1,7 @@
 /**
- * Generated files and their download links. A PDF delivered as `export_type=url` is stored in the
- * BlobStore under `<account>/<file id>.pdf` with a row that records when it expires:
+ * Generated files and their download links. A PDF (or image) delivered as `export_type=url` is stored in
+ * the BlobStore under `<account>/<file id>.pdf` (`.png`, `.jpg`, `.webp`), with its media type, and a row
+ * that records when it expires:
  * - local storage: the link is `/v1/files/<id>/<name>.pdf?expires=…&signature=…`, HMAC-signed with the
  *   server secret; expired or tampered links answer 403;
  * - S3 storage (the CDN at scale): the link is a presigned GET URL of the bucket.
@@ -21,9 +22,12 @@ export interface StoredFile {
   expiresAt: number;
 }
 
+/** Storage-key extension per media type; the download answers with the stored media type. */
+const EXTENSIONS: Record<string, string> = { 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+
 export interface FileService {
-  /** Stores a PDF for download for `expiresInSeconds` and returns its signed link. */
-  store(accountId: string, pdf: Buffer, filename: string, expiresInSeconds: number): Promise<StoredFile>;
+  /** Stores a document (a PDF unless `contentType` says otherwise) for download for `expiresInSeconds` and returns its signed link. */
+  store(accountId: string, pdf: Buffer, filename: string, expiresInSeconds: number, contentType?: string): Promise<StoredFile>;
   /** A fresh link for an already stored file (idempotent replays). */
   link(fileId: string): Promise<StoredFile | null>;
   /** Checks a local download link and opens the file. */
@@ -54,13 +58,13 @@ export function createFileService(deps: { db: Db; blobs: BlobStore; publicUrl: s
   }
 
   return {
-    async store(accountId, pdf, filename, expiresInSeconds) {
+    async store(accountId, pdf, filename, expiresInSeconds, contentType = 'application/pdf') {
       const fileId = newFileId();
-      const storageKey = `${accountId}/${fileId}.pdf`;
+      const storageKey = `${accountId}/${fileId}.${EXTENSIONS[contentType] ?? 'bin'}`;
       // Whole seconds (the signed link carries Unix seconds), rounded up so the link lasts at least as asked.
       const expiresAt = (Math.ceil(Date.now() / 1000) + expiresInSeconds) * 1000;
       try {
-        await blobs.put(storageKey, pdf, { contentType: 'application/pdf' });
+        await blobs.put(storageKey, pdf, { contentType });
       } catch (error) {
         throw new AppError('STORAGE_ERROR', 'The document could not be stored; retry the request.', { cause: error });
       }

@@ -12,7 +12,9 @@ import { registerAuth, type AuthMode } from './auth.js';
 import { errorHandler, sendCodedError } from './errors.js';
 import { registerBodyLimits } from './body-limits.js';
 import { CodedError, DetailError, ValidationErrorBody } from './schemas.js';
-import { checkJsonSafety, checkTextParts, validatorCompiler } from './validation.js';
+import { checkTextParts, validatorCompiler } from './validation.js';
+import { registerJsonBodyParser } from './json-body/json-body-parser.js';
+import { JsonParsePool } from './json-body/json-parse-pool.js';
 import { templateRoutes } from './routes/templates.js';
 import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
@@ -28,28 +30,57 @@ import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/studio.
 import { jobRoutes } from './routes/jobs.js';
 import { templateVersionRoutes } from './routes/template-versions.js';
 import { agentRoutes } from './routes/agent.js';
+import { templateLayerRoutes } from './routes/template-layers.js';
+import { imageRoutes } from './routes/image.js';
+import { pdfToolRoutes } from './routes/pdf-tools.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+// ApiKeyAuth is TemplateFox's name for the x-api-key scheme, so clients generated from either document
+// are configured the same way (e.g. the Python generator's `api_key['ApiKeyAuth']`).
 const SECURITY_BY_AUTH: Record<AuthMode, Record<string, string[]>[] | undefined> = {
-  api_key: [{ APIKeyHeader: [] }, { HTTPBearer: [] }],
-  read: [{ APIKeyHeader: [] }, { HTTPBearer: [] }],
+  api_key: [{ ApiKeyAuth: [] }, { HTTPBearer: [] }],
+  read: [{ ApiKeyAuth: [] }, { HTTPBearer: [] }],
   admin: [{ AdminBearer: [] }],
   public: [],
 };
 
-async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+/**
+ * The document's tags, in the order /docs shows them. The first eight are TemplateFox's (its SDKs name
+ * their classes after them: PDFApi, PDFAsyncApi, TemplatesApi…); the rest are Pressroom's own.
+ */
+const TAGS = [
+  { name: 'PDF', description: 'Generate a PDF synchronously: a signed link, the bytes, or your S3 bucket. 1 credit.' },
+  { name: 'PDF Async', description: 'Queue PDF jobs and follow them by polling or webhook. 1 credit, refunded on failure.' },
+  { name: 'PDF Tools', description: 'Merge, split and rotate existing PDFs. 1 credit each.' },
+  { name: 'Image', description: 'Render a template to PNG, JPEG or WebP. 1 credit.' },
+  { name: 'Templates', description: 'Templates, their input fields, versions and layers. No credits.' },
+  { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
+  { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
+  { name: 'Agent', description: "TemplateFox's AI template authoring: not offered by Pressroom (501 NOT_IMPLEMENTED)." },
+  { name: 'Files', description: 'Signed, expiring download links of generated files.' },
+  { name: 'Admin', description: 'Accounts, credits and credentials (Authorization: Bearer $PRESSROOM_ADMIN_TOKEN; absent when it is unset).' },
+  { name: 'Operations', description: 'Liveness, readiness and Prometheus metrics for orchestrators.' },
+];
+
+async function registerOpenApi(app: FastifyInstance, options: { version: string; publicUrl: string }): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Pressroom',
-        version,
-        description: 'Render PDFs from saved HTML/CSS templates with Jinja2-style variables and JSON data.',
+        version: options.version,
+        description:
+          'Render PDFs from saved HTML/CSS templates with Jinja2-style variables and JSON data. The API follows TemplateFox\'s: ' +
+          'a TemplateFox client needs only another base URL and key. Send your API key in the `x-api-key` header.',
       },
+      // The configured public address (PRESSROOM_PUBLIC_URL, also the base of download links), so /docs
+      // "Try it out" and generated clients call this deployment.
+      servers: [{ url: options.publicUrl, description: 'This Pressroom (PRESSROOM_PUBLIC_URL)' }],
+      tags: TAGS,
       components: {
         securitySchemes: {
-          APIKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Your API key (pr_…)' },
           HTTPBearer: { type: 'http', scheme: 'bearer', description: 'An API key, or a JWT access token on the read-only endpoints' },
           AdminBearer: { type: 'http', scheme: 'bearer', description: 'PRESSROOM_ADMIN_TOKEN' },
         },
@@ -58,7 +89,8 @@ async function registerOpenApi(app: FastifyInstance, version: string): Promise<v
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => {
       const auth = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'public';
-      const hidden = url.startsWith('/docs') || url === '/openapi.json';
+      // The studio's pages, /docs and the document itself are not API operations.
+      const hidden = url.startsWith('/docs') || url === '/openapi.json' || (schema as { hide?: boolean } | undefined)?.hide === true;
       return { schema: { ...schema, hide: hidden, security: SECURITY_BY_AUTH[auth] } as typeof schema, url };
     },
   });
@@ -137,25 +169,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Before any route: a body over its route's limit gets a 413 the client can read (http/body-limits.ts).
   registerBodyLimits(app, config.http);
 
-  // JSON bodies: parsed as text so depth, NUL characters and prototype keys can be checked with their place.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      const e = error as Error;
-      return done(Object.assign(new SyntaxError(e.message), { statusCode: 400 }), undefined);
-    }
-    try {
-      checkJsonSafety(parsed, ['body']);
-    } catch (error) {
-      return done(error as Error, undefined);
-    }
-    done(null, parsed);
+  // JSON bodies: parsed and walked for depth, NUL characters and prototype keys; large ones on parse threads.
+  const jsonParsePool = new JsonParsePool({
+    ...config.http.jsonWorkers,
+    onSettled: (outcome, seconds) => services.metrics.offloadedJsonParse(outcome, seconds),
   });
+  app.addHook('onClose', () => jsonParsePool.close());
+  services.metrics.watchJsonParsePool(() => jsonParsePool.stats());
+  registerJsonBodyParser(app, { thresholdBytes: config.http.jsonWorkers.thresholdBytes, pool: jsonParsePool });
 
   app.addSchema(CodedError);
   app.addSchema(ValidationErrorBody);
@@ -171,15 +192,18 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     if (request.url.startsWith('/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
 
-  await registerOpenApi(app, options.version ?? '0.1.0');
+  await registerOpenApi(app, { version: options.version ?? '0.1.0', publicUrl: config.http.publicUrl });
 
   templateRoutes(app, services.templates);
   templateVersionRoutes(app, services.templates.versions);
+  templateLayerRoutes(app, services.templates);
   agentRoutes(app);
   previewRoutes(app, { documents: services.documents, rateLimiter: services.rateLimiter, perMinute: config.preview.perMinute });
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   apiKeyRoutes(app, services.accounts);
   pdfRoutes(app, { documents: services.documents });
+  imageRoutes(app, { documents: services.documents });
+  pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
   jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
   fileRoutes(app, services.files);
   s3Routes(app, services.s3);

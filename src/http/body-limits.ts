@@ -2,7 +2,8 @@
  * Request body limits by route, and a 413 that every client can read.
  *
  * Limits: the generation routes take PRESSROOM_BODY_LIMIT_BYTES (their `data` may be large), template
- * create and update take PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES, and every other route (unknown ones too)
+ * create and update take PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES, the PDF tools (base64 PDFs) 4/3 of
+ * PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES plus 1 MiB, and every other route (unknown ones too)
  * PRESSROOM_SMALL_BODY_LIMIT_BYTES. The table is here rather than in the route files so that one place
  * says which route may receive how much; a new route gets the small limit until it is listed.
  *
@@ -26,22 +27,28 @@ export interface BodyLimits {
   readonly bodyLimitBytes: number;
   readonly templateBodyLimitBytes: number;
   readonly smallBodyLimitBytes: number;
+  readonly pdfToolsBodyLimitBytes: number;
 }
 
-type BodyLimitClass = 'generation' | 'template' | 'small';
+type BodyLimitClass = 'generation' | 'template' | 'small' | 'pdfTools';
 
 const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf/create': 'generation',
   'POST /v1/pdf/create-async': 'generation',
+  'POST /v1/image/create': 'generation',
   'POST /v1/templates/preview': 'generation',
   'POST /v1/templates': 'template',
   'PUT /v1/templates/:template_id': 'template',
+  'POST /v1/pdf-tools/merge': 'pdfTools',
+  'POST /v1/pdf-tools/extract-pages': 'pdfTools',
+  'POST /v1/pdf-tools/rotate': 'pdfTools',
 };
 
 const LIMIT_BY_CLASS: Record<BodyLimitClass, { key: keyof BodyLimits; variable: string }> = {
   generation: { key: 'bodyLimitBytes', variable: 'PRESSROOM_BODY_LIMIT_BYTES' },
   template: { key: 'templateBodyLimitBytes', variable: 'PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES' },
   small: { key: 'smallBodyLimitBytes', variable: 'PRESSROOM_SMALL_BODY_LIMIT_BYTES' },
+  pdfTools: { key: 'pdfToolsBodyLimitBytes', variable: 'PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES' },
 };
 
 /** An oversized body is read and thrown away up to the larger of this and twice the route's limit… */

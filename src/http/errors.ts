@@ -40,12 +40,14 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   JOB_INTERRUPTED: 500,
   RENDER_FAILED: 500,
   PDFA_CONVERSION_FAILED: 500,
+  PDF_TOOL_FAILED: 500,
   NOT_IMPLEMENTED: 501,
   STORAGE_ERROR: 502,
   S3_UPLOAD_FAILED: 502,
   SERVICE_UNAVAILABLE: 503,
   RENDERER_BUSY: 503,
   RENDER_TIMEOUT: 504,
+  PDF_TOOL_TIMEOUT: 504,
 };
 
 export function sendValidationError(reply: FastifyReply, issues: ValidationIssue[]): FastifyReply {

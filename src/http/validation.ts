@@ -3,16 +3,15 @@
  * errors become `{detail: [{loc, msg, type}]}` with `loc` naming the place (`["body","template_id"]`).
  * Bodies are not type-coerced (a number is not a string, as in pydantic's strict types for JSON);
  * query strings are, since everything in a URL is text.
- * JSON bodies are also checked for what the schemas cannot express and both databases must agree on:
- * nesting deeper than 64 levels, `\u0000` in any string or key (PostgreSQL cannot store it), and
- * `__proto__`/`constructor.prototype` keys (prototype pollution).
+ * JSON bodies are also checked for what the schemas cannot express and both databases must agree on
+ * (json-body/json-safety.ts): nesting deeper than 64 levels, `\u0000` in any string or key (PostgreSQL
+ * cannot store it), and `__proto__`/`constructor.prototype` keys (prototype pollution).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 
-export const MAX_JSON_DEPTH = 64;
 
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
@@ -152,42 +151,6 @@ export function ajvIssues(errors: ErrorObject[], part: string): ValidationIssue[
   }
   return issues;
 }
-
-/**
- * Walks parsed JSON for what schemas cannot express. Throws ValidationError listing each problem place.
- */
-export function checkJsonSafety(value: unknown, root: (string | number)[]): void {
-  const issues: ValidationIssue[] = [];
-  const visit = (node: unknown, loc: (string | number)[], depth: number): void => {
-    if (issues.length >= 20) return;
-    if (typeof node === 'string') {
-      if (node.includes('\u0000')) issues.push({ loc, msg: 'String should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
-      return;
-    }
-    if (node === null || typeof node !== 'object') return;
-    if (depth > MAX_JSON_DEPTH) {
-      issues.push({ loc, msg: `JSON should not be nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep', ctx: { max_depth: MAX_JSON_DEPTH } });
-      return;
-    }
-    if (Array.isArray(node)) {
-      node.forEach((item, index) => visit(item, [...loc, index], depth + 1));
-      return;
-    }
-    for (const key of Object.keys(node)) {
-      const here = [...loc, key];
-      if (key.includes('\u0000')) issues.push({ loc: here, msg: 'Key should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
-      else if (key === '__proto__') issues.push({ loc: here, msg: 'Keys named __proto__ are not allowed', type: 'forbidden_key' });
-      else if (key === 'constructor' && isObject((node as Record<string, unknown>)[key]) && 'prototype' in ((node as Record<string, object>)[key] as object)) {
-        issues.push({ loc: here, msg: 'A constructor.prototype key is not allowed', type: 'forbidden_key' });
-      }
-      visit((node as Record<string, unknown>)[key], here, depth + 1);
-    }
-  };
-  visit(value, root, 1);
-  if (issues.length > 0) throw new ValidationError(issues);
-}
-
-const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
 
 /** Query strings and path parameters with NUL bytes are refused like bodies. */
 export function checkTextParts(parts: Record<string, unknown>, partName: string): void {

@@ -166,7 +166,7 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
       return { bucket: target.bucket ?? row.bucket_name, key: objectKey(path, target.filename) };
     },
 
-    async upload(accountId, target, pdf) {
+    async upload(accountId, target, pdf, contentType = 'application/pdf') {
       const settings = await settingsOf(accountId);
       if (!settings) throw new AppError('S3_UPLOAD_FAILED', 'The S3 configuration was removed before the upload.');
       let handle: ReturnType<typeof clientFor>;
@@ -176,7 +176,7 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
         throw new AppError('S3_UPLOAD_FAILED', `Upload to S3 failed: ${describeS3Failure(error, 'connect', target.bucket)}`, { cause: error });
       }
       try {
-        await handle.client.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.key, Body: pdf, ContentType: 'application/pdf' }));
+        await handle.client.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.key, Body: pdf, ContentType: contentType }));
       } catch (error) {
         throw new AppError('S3_UPLOAD_FAILED', `Upload to S3 failed: ${describeS3Failure(error, 'write', target.bucket)}`, { cause: error });
       } finally {

@@ -177,6 +177,23 @@ export async function countQueuedJobs(db: DbOrTx): Promise<{ pending: number; pr
   return { pending: count('pending'), processing: count('processing') };
 }
 
+/**
+ * Pending jobs per account, the `limit` accounts with the most (for /metrics): read on the
+ * (status, run_at) index, grouped by account.
+ */
+export async function pendingJobsByAccount(db: DbOrTx, limit: number): Promise<{ accountId: string; pending: number }[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['account_id', (eb) => eb.fn.countAll<number>().as('total')])
+    .where('status', '=', 'pending')
+    .groupBy('account_id')
+    .orderBy('total', 'desc')
+    .orderBy('account_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ accountId: r.account_id, pending: Number(r.total) }));
+}
+
 /** The earliest `run_at` of a pending job that is due (retries waiting for their backoff are not), or null. */
 export async function oldestDueRunAt(db: DbOrTx, now: number): Promise<number | null> {
   const row = await db

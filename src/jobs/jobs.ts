@@ -81,7 +81,12 @@ export interface QueueStats {
   /** now − run_at of the longest-waiting due pending job; 0 when none is due. */
   oldestDueAgeMs: number;
   webhooksPending: number;
+  /** Pending jobs per account, the accounts with the most first (at most QUEUE_STATS_ACCOUNTS of them). */
+  pendingByAccount: { accountId: string; pending: number }[];
 }
+
+/** Accounts listed in QueueStats.pendingByAccount at most, so a metric's label set stays bounded. */
+export const QUEUE_STATS_ACCOUNTS = 20;
 
 /** What the job service needs. */
 export interface JobServiceDeps {
@@ -196,12 +201,13 @@ export function createJobService(deps: JobServiceDeps): JobService {
 
     async queueStats() {
       const now = Date.now();
-      const [queued, oldest, webhooksPending] = await Promise.all([
+      const [queued, oldest, webhooksPending, pendingByAccount] = await Promise.all([
         store.countQueuedJobs(database.db),
         store.oldestDueRunAt(database.db, now),
         countPendingDeliveries(database.db),
+        store.pendingJobsByAccount(database.db, QUEUE_STATS_ACCOUNTS),
       ]);
-      return { ...queued, oldestDueAgeMs: oldest === null ? 0 : Math.max(0, now - oldest), webhooksPending };
+      return { ...queued, oldestDueAgeMs: oldest === null ? 0 : Math.max(0, now - oldest), webhooksPending, pendingByAccount };
     },
 
     async sweep(now = Date.now()) {

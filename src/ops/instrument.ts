@@ -30,6 +30,20 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
         throw error;
       }
     },
+    async renderImage(request) {
+      const startedAt = performance.now();
+      try {
+        const result = await renderer.renderImage(request);
+        metrics.render({ kind: 'image', outcome: 'ok', seconds: (performance.now() - startedAt) / 1000 });
+        return result;
+      } catch (error) {
+        metrics.render({ kind: 'image', outcome: outcomeOf(error), seconds: (performance.now() - startedAt) / 1000 });
+        // The memory bound applies to image renders too.
+        const bound = boundOf(error);
+        if (bound) metrics.documentBoundHit(bound);
+        throw error;
+      }
+    },
     renderHtml: (request) => renderer.renderHtml(request),
     warmUp: () => renderer.warmUp(),
     isReady: () => renderer.isReady(),

@@ -23,6 +23,8 @@ export interface QueueSnapshot {
   webhooksPending: number;
   /** Credits reserved by generations not yet delivered or voided (charges.ts). */
   reservationsPending: number;
+  /** Pending jobs per account, the accounts with the most (at most 20). */
+  pendingByAccount?: readonly { accountId: string; pending: number }[];
 }
 
 /** What the scrape-time collectors read. */
@@ -48,16 +50,23 @@ export type JobAttemptOutcome = 'completed' | 'failed' | 'retry';
 /** How a webhook attempt ended: delivered, failed for good, or failed with a retry scheduled. */
 export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'retry';
 
+/** How an offloaded JSON parse ended: parsed, invalid (422), refused (a pool bound: 413, 429, 503) or failed (500). */
+export type OffloadedJsonParseOutcome = 'parsed' | 'invalid' | 'refused' | 'failed';
+
 /** The counting side, passed to the HTTP layer, the decorators and the workers. */
 export interface Metrics {
   readonly registry: Registry;
   httpRequest(input: { method: string; route: string; status: number; seconds: number }): void;
-  render(input: { kind: 'document' | 'preview'; outcome: string; seconds: number }): void;
+  render(input: { kind: 'document' | 'preview' | 'image'; outcome: string; seconds: number }): void;
   /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels or memory. */
   documentBoundHit(bound: string): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;
   webhookAttempt(outcome: WebhookAttemptOutcome): void;
+  /** A large JSON body parsed on a parse thread (http/json-body): how it ended, and its wait plus parse time. */
+  offloadedJsonParse(outcome: OffloadedJsonParseOutcome, seconds: number): void;
+  /** Reads the parse threads' state at scrape time (the HTTP app calls it once its pool exists). */
+  watchJsonParsePool(stats: () => { running: number; waiting: number }): void;
   /** Starts the scrape-time collectors (services.ts calls it once its sources exist). */
   collectFrom(sources: MetricSources): void;
   /** The text exposition, and its content type. */
@@ -98,7 +107,7 @@ export function createMetrics(): Metrics {
   });
   const renders = new Counter({
     name: 'pressroom_renders_total',
-    help: 'Renders by kind (document or preview) and outcome (ok, or the error code in lower case)',
+    help: 'Renders by kind (document, preview or image) and outcome (ok, or the error code in lower case)',
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
@@ -129,6 +138,26 @@ export function createMetrics(): Metrics {
     help: 'Webhook delivery attempts by outcome: delivered, retry (failed, will retry) or failed (gave up)',
     labelNames: ['outcome'] as const,
     registers,
+  });
+  const offloadedJsonParses = new Histogram({
+    name: 'pressroom_json_offloaded_parse_seconds',
+    help: 'JSON bodies over PRESSROOM_JSON_WORKER_THRESHOLD_BYTES parsed on a parse thread, by outcome (parsed, invalid, refused, failed): waiting for a thread plus parsing',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  let jsonParsePool: (() => { running: number; waiting: number }) | undefined;
+  new Gauge({
+    name: 'pressroom_json_parse_threads',
+    help: 'Large JSON bodies being parsed on a parse thread (state="running") and waiting for one (state="waiting")',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      if (!jsonParsePool) return;
+      const stats = jsonParsePool();
+      this.set({ state: 'running' }, stats.running);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
   });
 
   let sources: MetricSources | undefined;
@@ -167,6 +196,19 @@ export function createMetrics(): Metrics {
       if (!lastSnapshot) return;
       this.set({ status: 'pending' }, lastSnapshot.pending);
       this.set({ status: 'processing' }, lastSnapshot.processing);
+    },
+  });
+  new Gauge({
+    name: 'pressroom_jobs_pending_by_account',
+    help: `Pending jobs per account (retries waiting for their back-off included); only accounts with some, at most the ${ACCOUNT_SERIES_LIMIT} with the most`,
+    labelNames: ['account_id'] as const,
+    registers,
+    async collect() {
+      await readQueue();
+      if (!lastSnapshot?.pendingByAccount) return;
+      // Reset first: an account whose jobs have all started must disappear, not keep its last value.
+      this.reset();
+      for (const { accountId, pending } of lastSnapshot.pendingByAccount.slice(0, ACCOUNT_SERIES_LIMIT)) this.set({ account_id: accountId }, pending);
     },
   });
   new Gauge({
@@ -276,6 +318,10 @@ export function createMetrics(): Metrics {
     },
     jobAttempt: (outcome) => jobAttempts.inc({ outcome }),
     webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    offloadedJsonParse: (outcome, seconds) => offloadedJsonParses.observe({ outcome }, seconds),
+    watchJsonParsePool(stats) {
+      jsonParsePool = stats;
+    },
     collectFrom(given) {
       sources = given;
       const redisReady = given.redisReady;

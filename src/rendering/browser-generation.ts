@@ -11,6 +11,7 @@
  * print is found and stopped (`chromium/print-tracker.ts`). The browser itself goes on.
  */
 import type { Logger } from '../shared/log.js';
+import { captureImage, type CaptureParams } from './chromium/capture-image.js';
 import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
@@ -187,6 +188,11 @@ export class BrowserGeneration {
       page = await raceSignal(ScriptedPage.open(this.chromium.root, this.options.room), signal);
     }
     return page.print(html, params, bounds, signal);
+  }
+
+  /** Takes a picture of a document on a single-use page of this browser (chromium/capture-image.ts). */
+  captureImage(html: string, params: CaptureParams, signal: AbortSignal): Promise<Buffer> {
+    return captureImage(this.chromium.root, this.options.room, html, params, signal);
   }
 
   /** Stops taking renders; closes once the in-flight ones are done. */

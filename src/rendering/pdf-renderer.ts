@@ -35,6 +35,7 @@ import { injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
 import { countPages } from './pdf-page-count.js';
 import { FailureBudget } from './failure-budget.js';
+import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
 import { stampPreview } from './preview-stamp.js';
 import { RenderQueue, type RenderKind } from './render-queue.js';
 import type { CompiledParts } from './sandbox/evaluator-page.js';
@@ -106,6 +107,8 @@ export interface RendererStats {
 /** The engine's interface; the only way the rest of the service reaches Chromium. */
 export interface PdfRenderer {
   render(req: RenderRequest): Promise<RenderResult>;
+  /** Template → PNG/JPEG/WebP through the same queue, sandbox and closed room (image-renderer.ts). */
+  renderImage(req: ImageRenderRequest): Promise<ImageRenderResult>;
   /** Evaluates the templates only and returns the HTML that would be printed (studio preview, tests). */
   renderHtml(req: RenderRequest): Promise<string>;
   /** Starts Chromium and opens all page slots now instead of on the first render. */
@@ -173,6 +176,13 @@ class ChromiumPdfRenderer implements PdfRenderer {
     // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
     const pdf = req.preview ? await stampPreview(printed) : printed;
     return { pdf, renderMs: performance.now() - startedAt };
+  }
+
+  async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
+    const startedAt = performance.now();
+    const request: RenderRequest = { template: { html: req.template.html, css: req.template.css }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
+    const image = await this.#run(request, (html, _parts, generation, _printer, signal) => captureRenderedImage(generation, html, req, signal));
+    return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt };
   }
 
   renderHtml(req: RenderRequest): Promise<string> {

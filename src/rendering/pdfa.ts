@@ -29,6 +29,7 @@ import {
   PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFString,
   type PDFObject,
 } from 'pdf-lib';
+import { Slots } from '../shared/slots.js';
 import { AppError } from '../shared/errors.js';
 import { PDF_PRODUCER, readInfoTitle } from './document-info.js';
 
@@ -388,23 +389,6 @@ function wholeSeconds(date: Date): Date {
   return new Date(Math.floor(date.getTime() / 1000) * 1000);
 }
 
-/** A FIFO counting semaphore: callers beyond the limit wait their turn. */
-class Slots {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  constructor(private readonly limit: number) {}
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next(); // hand the slot over without releasing it
-      else this.active--;
-    }
-  }
-}
 const gsSlots = new Slots(GS_MAX_CONCURRENT);
 const execFileAsync = promisify(execFile);
 

@@ -39,6 +39,10 @@ export type ErrorCode =
   | 'RENDER_FAILED'
   | 'RENDERER_BUSY'
   | 'PDFA_CONVERSION_FAILED'
+  /** qpdf could not finish a PDF tool's work on inputs it had already read (docs/pdf-tools.md). */
+  | 'PDF_TOOL_FAILED'
+  /** A PDF tool's qpdf run passed PRESSROOM_PDF_TOOLS_TIMEOUT_MS and was stopped. */
+  | 'PDF_TOOL_TIMEOUT'
   | 'STORAGE_ERROR'
   | 'S3_UPLOAD_FAILED'
   | 'SERVICE_UNAVAILABLE'

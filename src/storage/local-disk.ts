@@ -40,8 +40,8 @@ export function createLocalDiskStore(rootDir: string): BlobStore {
   const metaPath = (key: string) => pathFor(join(root, '.meta'), key, '.json');
 
   async function writeAtomically(target: string, bytes: Buffer | string): Promise<void> {
-    await mkdir(tmpDir, { recursive: true });
-    await mkdir(dirname(target), { recursive: true });
+    await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
     const tmp = join(tmpDir, randomUUID());
     try {
       const handle = await open(tmp, 'wx', 0o600);

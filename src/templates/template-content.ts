@@ -1,6 +1,7 @@
 /** What a template says, as stored in a row of `templates` or of `template_versions` (both keep the same columns). */
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 import type { FieldDefinition } from './field-inference.js';
+import type { Canvas, TemplateKind } from './template-kind.js';
 
 /** The stored columns of a template's content. */
 export interface TemplateContentRow {
@@ -11,6 +12,8 @@ export interface TemplateContentRow {
   fields_inferred: number;
   sample_data: string | null;
   page: string | null;
+  kind: TemplateKind;
+  canvas: string | null;
 }
 
 /** A template's content with its JSON columns parsed. */
@@ -22,6 +25,10 @@ export interface TemplateContent {
   fieldsInferred: boolean;
   sampleData: Record<string, unknown> | null;
   page: PageSetup | null;
+  /** `pdf` (paper, page setup) or `image` (a canvas rendered by image/create). */
+  kind: TemplateKind;
+  /** The image canvas in CSS pixels; null for a PDF template. */
+  canvas: Canvas | null;
 }
 
 /** Parses the JSON columns of a draft or a version. */
@@ -34,5 +41,7 @@ export function templateContentOf(row: TemplateContentRow): TemplateContent {
     fieldsInferred: row.fields_inferred === 1,
     sampleData: row.sample_data === null ? null : (JSON.parse(row.sample_data) as Record<string, unknown>),
     page: row.page === null ? null : (JSON.parse(row.page) as PageSetup),
+    kind: row.kind === 'image' ? 'image' : 'pdf',
+    canvas: row.canvas === null ? null : (JSON.parse(row.canvas) as Canvas),
   };
 }

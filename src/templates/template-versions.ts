@@ -1,6 +1,6 @@
 /**
  * Template versions: immutable, tagged snapshots of a template (html, css, page setup with header and
- * footer, fields, sample data). `POST /v1/pdf/create` and `create-async` render one when given
+ * footer, fields, sample data, kind and image canvas). `POST /v1/pdf/create` and `create-async` render one when given
  * `version`; without it they render the draft (the template as it is now). Editing the draft never
  * changes a version; deleting the template deletes its versions.
  *
@@ -13,7 +13,7 @@ import type { TemplateVersionRow } from '../db/schema.js';
 import { AppError } from '../shared/errors.js';
 import type { Template } from './templates.js';
 import * as store from './template-versions-store.js';
-import { templateContentOf } from './template-content.js';
+import { templateContentOf, type TemplateContent } from './template-content.js';
 
 /** A version as listed (without its snapshot). */
 export interface TemplateVersion {
@@ -21,6 +21,11 @@ export interface TemplateVersion {
   tag: string;
   description: string | null;
   createdAt: number;
+}
+
+/** A version with its snapshot (what the studio compares and previews). */
+export interface TemplateVersionWithContent extends TemplateVersion {
+  content: TemplateContent;
 }
 
 /** Template versions as the API sees them; every call checks the template's owner first. */
@@ -32,6 +37,8 @@ export interface TemplateVersionService {
   /** Changes a version's tag and/or description (null clears it); its content never changes. */
   update(accountId: string, templateId: string, versionNumber: number, changes: { tag?: string; description?: string | null }): Promise<TemplateVersion>;
   remove(accountId: string, templateId: string, versionNumber: number): Promise<void>;
+  /** One version by number with its snapshot; VERSION_NOT_FOUND otherwise. */
+  get(accountId: string, templateId: string, versionNumber: number): Promise<TemplateVersionWithContent>;
   /** The snapshot named by a tag or number, as a renderable Template; VERSION_NOT_FOUND otherwise. */
   resolve(accountId: string, templateId: string, ref: string | number): Promise<Template>;
 }
@@ -97,6 +104,8 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
           fields_inferred: t.fieldsInferred ? 1 : 0,
           sample_data: t.sampleData === null ? null : JSON.stringify(t.sampleData),
           page: t.page === null ? null : JSON.stringify(t.page),
+          kind: t.kind,
+          canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
           created_at: Date.now(),
         };
         await store.insertVersion(trx, row);
@@ -120,6 +129,11 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
     async remove(accountId, templateId, versionNumber) {
       await owned(accountId, templateId, versionNumber);
       if (!(await store.deleteVersion(db, templateId, versionNumber))) throw notFound(templateId, versionNumber);
+    },
+
+    async get(accountId, templateId, versionNumber) {
+      const row = await owned(accountId, templateId, versionNumber);
+      return { ...toVersion(row), content: templateContentOf(row) };
     },
 
     async resolve(accountId, templateId, ref) {

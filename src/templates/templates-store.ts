@@ -10,11 +10,14 @@ export async function findTemplate(db: DbOrTx, templateId: string): Promise<Temp
   return db.selectFrom('templates').selectAll().where('id', '=', templateId).executeTakeFirst();
 }
 
-export async function listTemplates(db: DbOrTx, accountId: string) {
-  return db
+/** An account's templates (of one kind, when given), newest first. */
+export async function listTemplates(db: DbOrTx, accountId: string, kind?: 'pdf' | 'image') {
+  let query = db
     .selectFrom('templates')
-    .select(['id', 'name', 'created_at', 'updated_at'])
-    .where('account_id', '=', accountId)
+    .select(['id', 'name', 'kind', 'created_at', 'updated_at'])
+    .where('account_id', '=', accountId);
+  if (kind) query = query.where('kind', '=', kind);
+  return query
     .orderBy('created_at', 'desc')
     .orderBy('id')
     .execute();

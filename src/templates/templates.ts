@@ -14,11 +14,14 @@ import { templateContentOf } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
+import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js';
+import { listLayers, type TemplateLayer } from './template-layers.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 
 /** Page setup is the renderer's: a template stores exactly what the engine prints with. */
 export type { PageSetup };
+export type { TemplateLayer } from './template-layers.js';
 
 export interface TemplateInput {
   name: string;
@@ -27,6 +30,10 @@ export interface TemplateInput {
   fields?: FieldInput[] | null;
   sample_data?: Record<string, unknown> | null;
   page?: PageSetup | null;
+  /** `pdf` (default) or `image`. */
+  kind?: TemplateKind;
+  /** Image templates only; DEFAULT_CANVAS when an image template is created without one. */
+  canvas?: Canvas | null;
 }
 
 /** A template as the owner sees it. */
@@ -40,6 +47,8 @@ export interface Template {
   fieldsInferred: boolean;
   sampleData: Record<string, unknown> | null;
   page: PageSetup | null;
+  kind: TemplateKind;
+  canvas: Canvas | null;
   createdAt: number;
   updatedAt: number;
   /** Set when this is a version's snapshot rather than the draft. */
@@ -49,6 +58,7 @@ export interface Template {
 export interface TemplateSummary {
   id: string;
   name: string;
+  kind: TemplateKind;
   createdAt: number;
   updatedAt: number;
 }
@@ -57,8 +67,11 @@ export interface TemplateService {
   create(accountId: string, input: TemplateInput): Promise<Template>;
   /** The caller's template; TEMPLATE_NOT_FOUND or FORBIDDEN otherwise. */
   get(accountId: string, templateId: string): Promise<Template>;
-  list(accountId: string): Promise<TemplateSummary[]>;
+  /** Newest first; `kind` lists only templates of that kind. */
+  list(accountId: string, filter?: { kind?: TemplateKind }): Promise<TemplateSummary[]>;
   update(accountId: string, templateId: string, changes: Partial<TemplateInput>): Promise<Template>;
+  /** The layers image modifications can address (template-layers.ts), with warnings such as shared names. */
+  layers(accountId: string, templateId: string): Promise<{ layers: TemplateLayer[]; warnings: string[] }>;
   /** Deletes the template and all its versions. */
   remove(accountId: string, templateId: string): Promise<void>;
   /** The template's immutable, tagged versions (template-versions.ts). */
@@ -107,6 +120,7 @@ export function createTemplateService(db: Db): TemplateService {
 
     async create(accountId, input) {
       assertParses(input);
+      const { kind, canvas } = resolveKind(input);
       const now = Date.now();
       const fields = input.fields ? normalizeFields(input.fields) : inferFor(input);
       const row: TemplateRow = {
@@ -119,6 +133,8 @@ export function createTemplateService(db: Db): TemplateService {
         fields_inferred: input.fields ? 0 : 1,
         sample_data: json(input.sample_data),
         page: json(input.page),
+        kind,
+        canvas: json(canvas),
         created_at: now,
         updated_at: now,
       };
@@ -128,9 +144,13 @@ export function createTemplateService(db: Db): TemplateService {
 
     get,
 
-    async list(accountId) {
-      const rows = await store.listTemplates(db, accountId);
-      return rows.map((r) => ({ id: r.id, name: r.name, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+    async layers(accountId, templateId) {
+      return listLayers((await get(accountId, templateId)).html);
+    },
+
+    async list(accountId, filter = {}) {
+      const rows = await store.listTemplates(db, accountId, filter.kind);
+      return rows.map((r) => ({ id: r.id, name: r.name, kind: r.kind, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
     },
 
     async update(accountId, templateId, changes) {
@@ -143,6 +163,7 @@ export function createTemplateService(db: Db): TemplateService {
         sample_data: changes.sample_data === undefined ? current.sampleData : changes.sample_data,
       };
       assertParses(next);
+      const { kind, canvas } = resolveKind(changes, current);
       // Given fields replace the stored ones; otherwise inferred fields follow the new template text.
       const fieldsGiven = changes.fields !== undefined && changes.fields !== null;
       const keepUserFields = !fieldsGiven && !current.fieldsInferred && changes.fields !== null;
@@ -155,6 +176,8 @@ export function createTemplateService(db: Db): TemplateService {
         sample_data: json(next.sample_data),
         fields: JSON.stringify(fields),
         fields_inferred: fieldsGiven || keepUserFields ? 0 : 1,
+        kind,
+        canvas: json(canvas),
         updated_at: Math.max(Date.now(), current.updatedAt + 1),
       };
       await store.updateTemplate(db, templateId, row);

@@ -151,8 +151,9 @@ describe.each(DIALECTS)('foundation API on %s', (dialect) => {
       ]);
 
       const list = await t.request('GET', '/v1/templates', { apiKey: alice.apiKey });
-      expect(list.body.templates).toContainEqual({ id, name: 'Invoice', created_at: created.body.created_at, updated_at: created.body.updated_at });
-      expect(Object.keys(list.body.templates[0]).sort()).toEqual(['created_at', 'id', 'name', 'updated_at']);
+      expect(list.body.templates).toContainEqual({ id, name: 'Invoice', kind: 'pdf', created_at: created.body.created_at, updated_at: created.body.updated_at });
+      // TemplateFox's list item (OpenAPI 1.13.0) carries the template's kind besides the spec's four fields.
+      expect(Object.keys(list.body.templates[0]).sort()).toEqual(['created_at', 'id', 'kind', 'name', 'updated_at']);
 
       const updated = await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: { html: '{{ total | round(2) }}', name: 'Renamed' } });
       expect(updated.status).toBe(200);

@@ -2,7 +2,7 @@
  * Operations endpoints and request ids (issue 7), in process over real HTTP, on SQLite and PostgreSQL:
  * /healthz; /readyz with its database, storage, browser and Redis checks (Redis down is "degraded",
  * still ready; storage down is not ready); /metrics in Prometheus text with route patterns, renders,
- * credits, queue depth, webhook outcomes and default process metrics, public or behind
+ * credits, queue depth (per account too), webhook outcomes and default process metrics, public or behind
  * PRESSROOM_METRICS_TOKEN; and a create-async request id that follows the job into the worker's log
  * lines and the webhook's `x-request-id`.
  */
@@ -23,6 +23,7 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
   let t: TestApp;
   let receiver: WebhookReceiver;
   let apiKey: string;
+  let accountId: string;
   let templateId: string;
   const metrics = async () => {
     const res = await t.request('GET', '/metrics');
@@ -34,7 +35,7 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '1' }, { captureLogs: true });
-    ({ apiKey } = await t.createAccount({ credits: 10, plan: 'enterprise' }));
+    ({ apiKey, accountId } = await t.createAccount({ credits: 10, plan: 'enterprise' }));
     templateId = (await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Hello', html: '<h1>Hello {{ name }}</h1>{% if boom %}{{ boom() }}{% endif %}' } })).body.id;
   });
   afterAll(async () => {
@@ -82,6 +83,7 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
     expect(sample(text, 'pressroom_credits_granted_total{type="BONUS"}')).toBe(10);
     expect(sample(text, 'pressroom_jobs_queued{status="pending"}')).toBe(3);
     expect(sample(text, 'pressroom_jobs_queued{status="processing"}')).toBe(0);
+    expect(sample(text, `pressroom_jobs_pending_by_account{account_id="${accountId}"}`)).toBe(3);
     expect(sample(text, 'pressroom_jobs_oldest_pending_age_seconds')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'pressroom_database_up')).toBe(1);
     expect(sample(text, 'pressroom_browser_launches_total')).toBe(1);
@@ -96,6 +98,7 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
     await until(async () => sample(await metrics(), 'pressroom_jobs_queued{status="pending"}') === 0 && sample(await metrics(), 'pressroom_jobs_queued{status="processing"}') === 0, 60_000, 'the queue to drain');
     const drained = await metrics();
     expect(sample(drained, 'pressroom_jobs_oldest_pending_age_seconds')).toBe(0);
+    expect(drained).not.toContain('pressroom_jobs_pending_by_account{');
     expect(sample(drained, 'pressroom_job_attempts_total{outcome="completed"}')).toBe(3);
   });
 

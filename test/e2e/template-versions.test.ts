@@ -117,6 +117,47 @@ describe.each(DIALECTS)('template versions on %s', (dialect) => {
     expect(rows).toEqual([]);
   });
 
+  it('reads one version with its snapshot, and previews a version (free) while the draft says something else', async () => {
+    const id = await newTemplate(page('Alpha'));
+    await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: { css: 'p { color: red; }', page: { format: 'A5', footer_html: '<span>Foot A</span>' } } });
+    await addVersion(id, { tag: 'prod', description: 'First' });
+    await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: { html: page('Bravo'), css: null, page: null, sample_data: { name: 'Changed' } } });
+
+    const one = await t.request('GET', `/v1/templates/${id}/versions/1`, { apiKey: alice.apiKey });
+    expect(one.status, JSON.stringify(one.body)).toBe(200);
+    expect(one.body).toMatchObject({ version_number: 1, tag: 'prod', description: 'First', name: 'Edition', html: page('Alpha'), css: 'p { color: red; }', sample_data: { name: 'Sample' } });
+    expect(one.body.page).toMatchObject({ format: 'A5', footer_html: '<span>Foot A</span>' });
+    expect(one.body.fields.map((f: { key: string }) => f.key)).toEqual(['name']);
+    expect((await t.request('GET', `/v1/templates/${id}/versions/2`, { apiKey: alice.apiKey })).body.error).toBe('VERSION_NOT_FOUND');
+    expect((await t.request('GET', `/v1/templates/${id}/versions/1`, { apiKey: bob.apiKey })).body.error).toBe('FORBIDDEN');
+
+    const credits = await balance();
+    const entries = await ledgerSize();
+    const preview = (body: Record<string, unknown>, apiKey = alice.apiKey) => t.request('POST', '/v1/templates/preview', { apiKey, body });
+    // Without data, the version's own sample data fills it.
+    const v1 = await preview({ template_id: id, version: 'prod' });
+    expect(v1.status, v1.bytes.toString()).toBe(200);
+    expect(v1.headers.get('content-type')).toBe('application/pdf');
+    const v1Text = pdfText(v1.bytes);
+    expect(v1Text).toContain('Edition Alpha for Sample');
+    expect(v1Text).toContain('Foot A');
+    expect(v1Text).not.toContain('Bravo');
+
+    expect((await preview({ template_id: id, version: 'nope' })).body).toEqual({ error: 'VERSION_NOT_FOUND', message: expect.stringContaining('nope') });
+    expect((await preview({ template_id: id, version: 1 }, bob.apiKey)).body.error).toBe('FORBIDDEN');
+    const mixed = await preview({ template_id: id, version: 1, html: '<p>x</p>' });
+    expect(mixed.status).toBe(422);
+    expect(mixed.body.detail[0].loc).toEqual(['body', 'html']);
+    const orphan = await preview({ html: '<p>x</p>', version: 'prod' });
+    expect(orphan.status).toBe(422);
+    expect(orphan.body.detail[0].loc).toEqual(['body', 'version']);
+    const empty = await preview({ data: {} });
+    expect(empty.status).toBe(422);
+    expect(empty.body.detail[0]).toMatchObject({ loc: ['body', 'html'], type: 'missing' });
+    expect(await balance()).toBe(credits);
+    expect(await ledgerSize()).toBe(entries);
+  });
+
   it('a job queued for a version renders it after the draft and the tags changed; the job shows the version; the status path answers like the jobs path', async () => {
     const id = await newTemplate(page('Alpha'));
     await addVersion(id, { tag: 'prod' });

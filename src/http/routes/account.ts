@@ -7,12 +7,14 @@ import type { CreditLedger } from '../../credits/ledger.js';
 import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../schemas.js';
 
 const Transaction = Type.Object({
-  transaction_ref: Type.String({ format: 'uuid' }),
-  transaction_type: StringEnum(['PDFGEN', 'REFUND', 'PURCHASE', 'BONUS'] as const),
-  template_id: Nullable(Type.String()),
+  transaction_ref: Type.String({ format: 'uuid', description: 'Unique reference' }),
+  transaction_type: StringEnum(['PDFGEN', 'REFUND', 'PURCHASE', 'BONUS'] as const, {
+    description: 'PDFGEN: a generation (1 credit); REFUND: a failed one given back; PURCHASE, BONUS: credits added',
+  }),
+  template_id: Nullable(Type.String({ description: 'Template of a PDFGEN; null otherwise' })),
   exec_tm: Nullable(Type.Integer({ description: 'Execution time in milliseconds' })),
   credits: Type.Integer({ description: 'Positive = consumed; negative = added' }),
-  created_at: Type.String({ format: 'date-time' }),
+  created_at: Type.String({ format: 'date-time', description: 'When it happened (ISO 8601)' }),
 });
 
 export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountService; ledger: CreditLedger }): void {
@@ -21,14 +23,16 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
   r.get('/v1/account', {
     config: { auth: 'read' },
     schema: {
-      tags: ['account'],
-      summary: 'Account information',
+      operationId: 'getAccount',
+      tags: ['Account'],
+      summary: 'Get account info',
+      description: 'Remaining credits and the account\'s e-mail address. No credits. Accepts an access token too.',
       response: {
         200: Type.Object({
           credits: Type.Integer({ description: 'Remaining credits' }),
-          email: Nullable(Type.String()),
-          account_id: Type.String(),
-          plan: StringEnum(['free', 'pro', 'enterprise'] as const),
+          email: Nullable(Type.String({ description: "The account's e-mail address" })),
+          account_id: Type.String({ description: 'Account ID (Pressroom; not in TemplateFox\'s answer)' }),
+          plan: StringEnum(['free', 'pro', 'enterprise'] as const, { description: 'Rate-limit plan (Pressroom; not in TemplateFox\'s answer)' }),
         }),
         ...errorResponses(401, 422, 429),
       },
@@ -42,11 +46,18 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
   r.get('/v1/account/transactions', {
     config: { auth: 'read' },
     schema: {
-      tags: ['account'],
-      summary: 'Transaction history, newest first',
+      operationId: 'listTransactions',
+      tags: ['Account'],
+      summary: 'List transactions',
+      description: 'Credit transactions, newest first. No credits. Accepts an access token too.',
       querystring: Type.Object(PageQuery({ default: 300, max: 1000 })),
       response: {
-        200: Type.Object({ transactions: Type.Array(Transaction), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }),
+        200: Type.Object({
+          transactions: Type.Array(Transaction, { description: 'This page of transactions' }),
+          total: Type.Integer({ description: 'All transactions of the account' }),
+          limit: Type.Integer({ description: 'Page size applied' }),
+          offset: Type.Integer({ description: 'Records skipped' }),
+        }),
         ...errorResponses(401, 422, 429),
       },
     },

@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import { isReady, type CheckResults } from '../../ops/readiness.js';
 
 const Readiness = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')], { description: 'ready: every required check is ok' }),
   checks: Type.Record(Type.String(), Type.String(), {
     description: '`ok`; `degraded: …` (still ready: Redis); `starting`; or `unavailable: <code>`',
   }),
@@ -19,12 +19,24 @@ const Readiness = Type.Object({
 export function healthRoutes(app: FastifyInstance, deps: { readiness(): Promise<CheckResults> }): void {
   app.get('/healthz', {
     config: { auth: 'public' },
-    schema: { tags: ['operations'], summary: 'Alive', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    schema: {
+      operationId: 'getHealth',
+      tags: ['Operations'],
+      summary: 'Liveness',
+      description: 'The process answers HTTP; no dependency is checked.',
+      response: { 200: Type.Object({ status: Type.Literal('ok', { description: 'Always ok' }) }) },
+    },
   }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', {
     config: { auth: 'public' },
-    schema: { tags: ['operations'], summary: 'Ready: database, storage and browser', response: { 200: Readiness, 503: Readiness } },
+    schema: {
+      operationId: 'getReadiness',
+      tags: ['Operations'],
+      summary: 'Readiness',
+      description: 'Database, storage and browser ready → 200; otherwise 503 with every check\'s state.',
+      response: { 200: Readiness, 503: Readiness },
+    },
   }, async (_request, reply) => {
     const checks = await deps.readiness();
     const ready = isReady(checks);

@@ -7,17 +7,21 @@ import { Type } from 'typebox';
 import type { Metrics } from '../../ops/metrics.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { AppError } from '../../shared/errors.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, mediaResponse } from '../schemas.js';
 
 /** Registers /metrics. */
 export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics; token: string | undefined }): void {
   app.get('/metrics', {
     config: { auth: 'public' },
     schema: {
-      tags: ['operations'],
+      operationId: 'getMetrics',
+      tags: ['Operations'],
       summary: 'Prometheus metrics of this process',
       description: 'Text exposition format 0.0.4. Needs `Authorization: Bearer $PRESSROOM_METRICS_TOKEN` when that variable is set.',
-      response: { 200: Type.Unsafe({ description: 'text/plain; version=0.0.4' }), ...errorResponses(401) },
+      response: {
+        200: mediaResponse('Prometheus text exposition', { 'text/plain': Type.String({ description: 'Metrics, one sample per line' }) }),
+        ...errorResponses(401),
+      },
     },
   }, async (request, reply) => {
     if (deps.token !== undefined) {

@@ -43,12 +43,14 @@ export class PageTarget {
    * Creates a blank page and attaches to it. `background` pages stay hidden behind the window's
    * visible tab, so Chromium does not composite and paint them for the screen (printing and
    * workers are unaffected); a page in its own `browserContextId` gets its own, visible window
-   * (scripted documents may need requestAnimationFrame).
+   * (scripted documents may need requestAnimationFrame). `newWindow` gives the page a visible window
+   * of its own without taking the visible tab of another window (image captures).
    */
-  static async open(root: CDPSession, options: { browserContextId?: string; background?: boolean } = {}): Promise<PageTarget> {
+  static async open(root: CDPSession, options: { browserContextId?: string; background?: boolean; newWindow?: boolean } = {}): Promise<PageTarget> {
     const { targetId } = await root.send('Target.createTarget', {
       url: 'about:blank',
       ...(options.background ? { background: true } : {}),
+      ...(options.newWindow ? { newWindow: true } : {}),
       ...(options.browserContextId === undefined ? {} : { browserContextId: options.browserContextId }),
     });
     try {

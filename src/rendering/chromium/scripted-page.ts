@@ -87,7 +87,7 @@ const HTTP_EQUIV_REFRESH = /([\s/])http-equiv(?=\s*=\s*(?:"\s*refresh\s*"|'\s*re
  * Renames `http-equiv="refresh"` on meta tags so that Chromium ignores them (the tag stays, inert).
  * Other `http-equiv` values (content-language, which drives hyphenation; content-type) keep working.
  */
-function disarmMetaRefresh(html: string): string {
+export function disarmMetaRefresh(html: string): string {
   if (!/http-equiv/i.test(html)) return html;
   return html.replace(META_TAG, (tag) => tag.replace(HTTP_EQUIV_REFRESH, '$1data-refused-http-equiv'));
 }

@@ -67,6 +67,25 @@ export interface Template {
   updated_at: string;
 }
 
+/** Item of `GET /v1/templates/{id}/versions`. */
+export interface TemplateVersion {
+  version_number: number;
+  tag: string;
+  description: string | null;
+  created_at: string;
+}
+
+/** `GET /v1/templates/{id}/versions/{n}`: a version with its snapshot. */
+export interface TemplateVersionContent extends TemplateVersion {
+  name: string;
+  html: string;
+  css: string | null;
+  fields: Field[];
+  fields_inferred: boolean;
+  sample_data: Record<string, unknown> | null;
+  page: PageSetup | null;
+}
+
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export const JOB_STATUSES: readonly JobStatus[] = ['pending', 'processing', 'completed', 'failed'];
 
@@ -87,6 +106,8 @@ export interface Job {
   result_s3_key?: string | null;
   error_message?: string | null;
   error_code?: string | null;
+  /** The template version the job renders (its tag when accepted); null for the draft. */
+  version?: { number: number; tag: string | null } | null;
 }
 
 export interface JobList {

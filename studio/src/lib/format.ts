@@ -1,5 +1,5 @@
 /** Small formatting and parsing helpers shared by the screens. Pure, no DOM. */
-import type { RateLimitState, ValidationIssue } from './api-types.js';
+import type { Job, RateLimitState, ValidationIssue } from './api-types.js';
 
 /** The rate-limit state of a response, or null when it carries no X-RateLimit-* headers. */
 export function readRateLimit(header: (name: string) => string | null): RateLimitState | null {
@@ -56,6 +56,15 @@ export function formatBalanceChange(credits: number): string {
 
 /** The server's own page margin rule (`0`, or a number with a unit the renderer knows), not a copy. */
 export { isPageLength, PAGE_LENGTH_UNITS_TEXT } from '../../../src/rendering/page-length.js';
+
+/** What a job rendered: "version 2 (prod)", or "the draft". */
+export function jobVersionText(version: Job['version']): string {
+  if (!version) return 'the draft';
+  return `version ${version.number}${version.tag ? ` (${version.tag})` : ''}`;
+}
+
+/** The server's own version tag rule, not a copy. */
+export { isVersionTag, VERSION_TAG_RULE_TEXT } from '../../../src/templates/version-tag.js';
 
 /** Mirrors the server's filename rule (letters, digits, underscore, hyphen, dot; at most 100). */
 export const FILENAME = /^[A-Za-z0-9_.-]{1,100}$/;

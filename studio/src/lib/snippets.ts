@@ -11,6 +11,8 @@ export interface SnippetInput {
   data: Record<string, unknown>;
   mode: RunMode;
   filename?: string;
+  /** A template version's tag; omitted renders the draft. */
+  version?: string;
 }
 
 export interface Snippets {
@@ -24,6 +26,7 @@ function requestBody(input: SnippetInput): Record<string, unknown> {
   if (input.mode === 'binary') body.export_type = 'binary';
   if (input.mode === 'url') body.export_type = 'url';
   if (input.filename && input.mode !== 'binary') body.filename = input.filename;
+  if (input.version) body.version = input.version;
   return body;
 }
 

@@ -1,8 +1,8 @@
-/** Jobs: the account's async jobs, filtered by status, paged, refreshed every 2 s while any is unfinished. */
+/** Jobs: the account's async jobs (with the template version each renders), filtered by status, paged, refreshed every 2 s while any is unfinished. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/session.js';
 import { JOB_STATUSES, type JobList, type JobStatus } from '../lib/api-types.js';
-import { formatTime } from '../lib/format.js';
+import { formatTime, jobVersionText } from '../lib/format.js';
 import { ErrorNotice } from '../components/notice.js';
 import { Pager } from '../components/pager.js';
 import { useLoad } from '../components/use-load.js';
@@ -65,6 +65,7 @@ export function JobsScreen() {
               <th scope="col">Job</th>
               <th scope="col">Status</th>
               <th scope="col">Template</th>
+              <th scope="col">Version</th>
               <th scope="col">Created</th>
               <th scope="col">Result</th>
             </tr>
@@ -83,6 +84,7 @@ export function JobsScreen() {
                     <code>{job.template_id}</code>
                   </Link>
                 </td>
+                <td data-label="Version">{job.version ? jobVersionText(job.version) : 'draft'}</td>
                 <td data-label="Created">{formatTime(job.created_at)}</td>
                 <td data-label="Result">
                   {job.result_url ? (

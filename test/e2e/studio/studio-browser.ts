@@ -64,28 +64,35 @@ export async function openStudio(browser: Browser, baseUrl: string, viewport = D
 
 /**
  * Records every successful preview PDF the page receives (the route passes each request through
- * unchanged and keeps a copy of the answer). `next()` resolves with the next one to arrive.
+ * unchanged and keeps a copy of the answer). `next()` resolves with the next one to arrive — or, given
+ * `wanted`, the next one whose request body it accepts (a version's preview among live previews).
  */
-export async function capturePreviews(page: Page): Promise<{ pdfs: Buffer[]; next(timeoutMs?: number): Promise<Buffer> }> {
+export async function capturePreviews(page: Page): Promise<{ pdfs: Buffer[]; next(timeoutMs?: number, wanted?: (body: Record<string, unknown>) => boolean): Promise<Buffer> }> {
   const pdfs: Buffer[] = [];
-  const waiting: ((pdf: Buffer) => void)[] = [];
+  let waiting: { wanted: (body: Record<string, unknown>) => boolean; resolve: (pdf: Buffer) => void }[] = [];
   await page.route('**/v1/templates/preview', async (route) => {
+    const requestBody = (route.request().postDataJSON() ?? {}) as Record<string, unknown>;
     const response = await route.fetch();
     const body = await response.body();
     if (response.status() === 200) {
       pdfs.push(body);
-      waiting.splice(0).forEach((resolve) => resolve(body));
+      const served = waiting.filter((w) => w.wanted(requestBody));
+      waiting = waiting.filter((w) => !served.includes(w));
+      served.forEach((w) => w.resolve(body));
     }
     await route.fulfill({ response, body });
   });
   return {
     pdfs,
-    next(timeoutMs = 60_000) {
+    next(timeoutMs = 60_000, wanted = () => true) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no preview PDF within ${timeoutMs} ms`)), timeoutMs);
-        waiting.push((pdf) => {
-          clearTimeout(timer);
-          resolve(pdf);
+        waiting.push({
+          wanted,
+          resolve: (pdf) => {
+            clearTimeout(timer);
+            resolve(pdf);
+          },
         });
       });
     },

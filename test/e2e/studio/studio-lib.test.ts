@@ -1,12 +1,14 @@
 /**
  * The studio's pure logic, without a browser: the generated form's data model, where server errors
- * land in the editor, and the copy-paste snippets.
+ * land in the editor, the copy-paste snippets, and the line diff that compares template versions.
  */
 import { describe, expect, it } from 'vitest';
 import { emptyRow, missingRequired, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
 import { describeProblem, problemsFromBody } from '../../../studio/src/lib/problems.js';
 import { buildSnippets, pythonLiteral, shellQuote } from '../../../studio/src/lib/snippets.js';
-import { formatBalanceChange, readRateLimit } from '../../../studio/src/lib/format.js';
+import { formatBalanceChange, isVersionTag, jobVersionText, readRateLimit } from '../../../studio/src/lib/format.js';
+import { diffLines, withContext } from '../../../studio/src/lib/line-diff.js';
+import { diffTemplates } from '../../../studio/src/lib/template-diff.js';
 
 describe('form data', () => {
   it('reads nested paths first, then literal dotted keys', () => {
@@ -96,6 +98,71 @@ describe('snippets', () => {
     expect(binary.curl).toContain("-o 'out.pdf'");
     expect(binary.javascript).toContain('"export_type": "binary"');
     expect(binary.python).toContain('f.write(response.content)');
+  });
+
+  it('names a version by its tag, and leaves version out for the draft', () => {
+    expect(buildSnippets({ ...input, mode: 'url', version: 'prod' }).curl).toContain('"version": "prod"');
+    expect(buildSnippets({ ...input, mode: 'url' }).curl).not.toContain('version');
+  });
+});
+
+describe('comparing versions', () => {
+  const ops = (before: string, after: string) => diffLines(before, after).map((l) => `${l.op === 'same' ? ' ' : l.op === 'added' ? '+' : '-'}${l.text}`);
+
+  it('marks the changed lines and keeps the rest in order, with line numbers on both sides', () => {
+    expect(ops('a\nb\nc', 'a\nB\nc')).toEqual([' a', '-b', '+B', ' c']);
+    expect(ops('a\nb\nc\nd', 'a\nc\nd\ne')).toEqual([' a', '-b', ' c', ' d', '+e']);
+    expect(ops('x\ny', 'y\nx')).toEqual(['-x', ' y', '+x']);
+    expect(ops('', 'one')).toEqual(['+one']);
+    expect(ops('one', '')).toEqual(['-one']);
+    expect(ops('same', 'same')).toEqual([' same']);
+    expect(diffLines('a\nb\nc', 'a\nX\nc')).toEqual([
+      { op: 'same', text: 'a', oldNumber: 1, newNumber: 1 },
+      { op: 'removed', text: 'b', oldNumber: 2 },
+      { op: 'added', text: 'X', newNumber: 2 },
+      { op: 'same', text: 'c', oldNumber: 3, newNumber: 3 },
+    ]);
+  });
+
+  it('finds a one-line change in a long text, and stays bounded when everything changed', () => {
+    const long = Array.from({ length: 5000 }, (_, i) => `line ${i}`);
+    const edited = long.map((l, i) => (i === 2500 ? 'changed' : l));
+    const changes = diffLines(long.join('\n'), edited.join('\n')).filter((l) => l.op !== 'same');
+    expect(changes).toEqual([
+      { op: 'removed', text: 'line 2500', oldNumber: 2501 },
+      { op: 'added', text: 'changed', newNumber: 2501 },
+    ]);
+    // 3,000 × 3,000 different lines is past the table's cap: shown as all removed, then all added.
+    const other = Array.from({ length: 3000 }, (_, i) => `other ${i}`);
+    const rewrite = diffLines(long.slice(0, 3000).join('\n'), other.join('\n'));
+    expect(rewrite.filter((l) => l.op === 'removed')).toHaveLength(3000);
+    expect(rewrite.filter((l) => l.op === 'added')).toHaveLength(3000);
+    expect(rewrite[0]!.op).toBe('removed');
+  });
+
+  it('folds long unchanged runs, keeping three lines of context', () => {
+    const before = Array.from({ length: 20 }, (_, i) => `l${i}`).join('\n');
+    const folded = withContext(diffLines(before, before.replace('l10', 'ten')));
+    expect(folded.map((l) => (l.op === 'skip' ? `skip ${l.count}` : l.op))).toEqual(['skip 7', 'same', 'same', 'same', 'removed', 'added', 'same', 'same', 'same', 'skip 6']);
+  });
+
+  it('diffs each part of a template, lists only the parts that changed, and treats unset page defaults as the defaults', () => {
+    const v1 = { html: '<p>One</p>', css: null, page: null, sample_data: { a: 1 } };
+    const v2 = { html: '<p>Two</p>', css: '', page: { format: 'A4' as const, footer_html: '<i>f</i>' }, sample_data: { a: 1 } };
+    const parts = diffTemplates(v1, v2);
+    expect(parts.map((p) => [p.part, p.added, p.removed])).toEqual([
+      ['html', 1, 1],
+      ['footer_html', 1, 0],
+    ]);
+    expect(diffTemplates(v1, { ...v1 })).toEqual([]);
+    expect(diffTemplates(v1, { ...v1, page: { orientation: 'landscape', margin: { top: '1cm' } } }).map((p) => p.lines.filter((l) => l.op === 'added').map((l) => l.text))).toEqual([['orientation: landscape', 'margin top: 1cm']]);
+  });
+
+  it('checks tags with the API\'s rule and names what a job rendered', () => {
+    for (const tag of ['prod', 'v1', 'a-b_c', '12']) expect(isVersionTag(tag), tag).toBe(true);
+    for (const tag of ['Prod', 'a', '-prod', 'prod-', 'with space', 'x'.repeat(51)]) expect(isVersionTag(tag), tag).toBe(false);
+    expect(jobVersionText({ number: 2, tag: 'prod' })).toBe('version 2 (prod)');
+    expect(jobVersionText(null)).toBe('the draft');
   });
 });
 

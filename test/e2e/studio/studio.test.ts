@@ -240,6 +240,9 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
 
   it('lays every screen out at phone width without sideways scrolling', async () => {
     const template = await createTemplate(alice.apiKey, { name: 'Phone check', html: INVOICE_HTML, sample_data: SAMPLE });
+    // A version, so the editor lays out the versions table and the comparison too.
+    const published = await t.request('POST', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey, body: { tag: 'first-release', description: 'The invoice as first sent to customers' } });
+    expect(published.status).toBe(201);
     const { page } = await studio(PHONE);
     await signIn(page, alice.apiKey, '/templates');
     for (const [path, name] of [
@@ -252,7 +255,10 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     ] as const) {
       await page.goto(path);
       await page.locator('main h1').waitFor({ state: 'attached' });
-      if (path.startsWith('/templates/')) await page.getByLabel('Customer name').waitFor();
+      if (path.startsWith('/templates/')) {
+        await page.getByLabel('Customer name').waitFor();
+        await page.getByText('No differences').waitFor();
+      }
       await layoutSettled(page);
       const overflow = await hasNoHorizontalOverflow(page);
       expect(overflow, `${path}: ${JSON.stringify(overflow)}`).toMatchObject({ ok: true });
@@ -433,4 +439,98 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await page.getByLabel('Status').selectOption('failed');
     await page.getByText('No jobs with status failed').waitFor();
   });
+
+  // Needs the version routes, POST /v1/templates/preview with template_id + version, create-async and the worker.
+  it('publishes versions, compares them, previews and runs an old one after the draft moved on', async () => {
+    const html = (edition: string) => `<h1>Edition notes</h1>\n<p>${edition} edition for {{ name }}</p>\n<p>Same closing line</p>`;
+    const template = await createTemplate(alice.apiKey, { name: 'Versioned', html: html('First'), sample_data: { name: 'Ada' } });
+    const before = await credits(alice.apiKey);
+    const { page, problems } = await studio();
+    const previews = await capturePreviews(page);
+    await signIn(page, alice.apiKey, `/templates/${template.id}`);
+    const versions = page.getByRole('region', { name: 'Versions', exact: true });
+    await versions.getByText('None yet').waitFor();
+    const tag = versions.getByLabel('Tag', { exact: true });
+    const publish = versions.getByRole('button', { name: 'Publish version' });
+
+    // The tag is checked as it is typed, with the API's rule; then v1 is published.
+    await tag.fill('First Cut');
+    await versions.getByText('Not a valid tag').waitFor();
+    expect(await tag.getAttribute('aria-invalid')).toBe('true');
+    expect(await publish.isDisabled()).toBe(true);
+    await tag.fill('v1');
+    await versions.getByLabel('Description (optional)').fill('First cut');
+    await publish.click();
+    await versions.getByText('Published version 1 (v1).').waitFor();
+    // A tag another version has: the API's 409, in the panel.
+    await tag.fill('v1');
+    await publish.click();
+    await expect.poll(() => versions.getByRole('alert').innerText()).toContain('already has the tag "v1"');
+
+    // The draft changes; a version copies the saved template, so save, then publish v2.
+    await setEditorText(page, 'html', html('Second'));
+    await versions.getByText('Unsaved changes: a version copies the saved template.').waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.getByTestId('save-state').innerText()).toBe('Saved');
+    await tag.fill('v2');
+    await publish.click();
+    await versions.getByText('Published version 2 (v2).').waitFor();
+
+    // v1 against v2: the changed line, as removed and added; the unchanged parts are not listed.
+    await versions.getByLabel('From', { exact: true }).selectOption({ label: 'Version 1 · v1' });
+    await versions.getByLabel('To', { exact: true }).selectOption({ label: 'Version 2 · v2' });
+    const diff = versions.getByTestId('diff-html');
+    await expect.poll(() => diff.innerText()).toContain('+ <p>Second edition for {{ name }}</p>');
+    const diffText = await diff.innerText();
+    expect(diffText).toContain('− <p>First edition for {{ name }}</p>');
+    expect(diffText).toContain('  <p>Same closing line</p>');
+    expect(await versions.getByTestId('version-diff').innerText()).toContain('HTML (1 added, 1 removed)');
+    expect(await versions.getByTestId('diff-css').count()).toBe(0);
+    await versions.getByText('Compare').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await screenshot(page, 'versions');
+
+    // Preview v1: the server renders v1's snapshot, not the draft; free.
+    const v1Preview = previews.next(60_000, (body) => body.version === 1);
+    await versions.getByRole('button', { name: 'Preview version 1' }).click();
+    const v1Text = pdfText(await v1Preview);
+    expect(v1Text).toContain('First edition for Ada');
+    expect(v1Text).not.toContain('Second');
+    expect(v1Text).toMatch(/P\s*R\s*E\s*V\s*I\s*E\s*W/);
+    await expect.poll(() => versions.getByTestId('version-preview-status').getAttribute('data-status')).toBe('ready');
+    expect(await credits(alice.apiKey)).toBe(before);
+
+    // Run v1 as a background job: it renders v1, and says so.
+    await versions.getByRole('button', { name: 'Run version 1' }).click();
+    const run = page.getByRole('region', { name: 'Run', exact: true });
+    expect(await run.getByLabel('Template', { exact: true }).inputValue()).toBe('1');
+    expect(await run.locator('pre').first().innerText()).toContain('"version": "v1"');
+    await run.getByLabel('Background job').check();
+    await run.getByRole('button', { name: 'Generate PDF' }).click();
+    await expect.poll(() => page.getByTestId('run-result').innerText(), { timeout: 60_000 }).toContain('completed');
+    expect(await page.getByTestId('run-result').innerText()).toContain('from version 1 (v1)');
+    const href = new URL((await page.getByTestId('result-link').getAttribute('href'))!);
+    const fromJob = pdfText((await t.request('GET', `${href.pathname}${href.search}`)).bytes);
+    expect(fromJob).toContain('First edition for Ada');
+    expect(fromJob).not.toContain('Second');
+    expect(await credits(alice.apiKey)).toBe(before - 1);
+
+    // Retag and describe v2, delete v1 (confirmed): the API has the change.
+    await versions.getByRole('button', { name: 'Edit version 2' }).click();
+    await versions.getByLabel('Tag of version 2').fill('prod');
+    await versions.getByLabel('Description of version 2').fill('Second edition');
+    await versions.getByRole('button', { name: 'Save version 2' }).click();
+    await versions.getByText('Version 2 saved.').waitFor();
+    await versions.getByRole('button', { name: 'Delete version 1' }).click();
+    await page.getByRole('dialog', { name: 'Delete version?' }).getByRole('button', { name: 'Delete version' }).click();
+    await versions.getByText('Deleted version 1 (v1).').waitFor();
+    const listed = (await t.request('GET', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey })).body.versions;
+    expect(listed).toEqual([expect.objectContaining({ version_number: 2, tag: 'prod', description: 'Second edition' })]);
+
+    // The jobs screen shows the version the job rendered.
+    await page.getByRole('link', { name: 'Jobs', exact: true }).click();
+    const jobRow = page.locator('tbody tr', { hasText: 'version 1 (v1)' });
+    await expect.poll(() => jobRow.innerText()).toContain('completed');
+    expect(problems).toEqual([]);
+  });
 });
+

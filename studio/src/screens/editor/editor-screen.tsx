@@ -1,10 +1,11 @@
 /**
  * The template editor: text panes and page setup on the left with the data (generated form, JSON,
- * fields) below them; the live preview and Run on the right (stacked on a phone).
+ * fields) and the versions below them; the live preview and Run on the right (stacked on a phone).
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../../api/session.js';
-import type { Template } from '../../lib/api-types.js';
+import type { Template, TemplateVersion } from '../../lib/api-types.js';
+import type { TemplateSnapshot } from '../../lib/template-diff.js';
 import { describeProblem, type Problem } from '../../lib/problems.js';
 import { CodeEditor } from '../../components/code-editor.js';
 import { ErrorNotice } from '../../components/notice.js';
@@ -18,6 +19,7 @@ import { RunPanel } from './run-panel.js';
 import { TemplatePanes, type TemplateTab } from './template-panes.js';
 import { usePreview } from './use-preview.js';
 import { invalidMargins, pageOf, useTemplateDraft } from './use-template-draft.js';
+import { VersionsPanel } from './versions-panel.js';
 
 type DataTab = 'form' | 'json' | 'fields';
 
@@ -48,6 +50,14 @@ function Editor({ template }: { template: Template }) {
   const [dataTab, setDataTab] = useState<DataTab>('form');
   const [savedNotice, setSavedNotice] = useState(false);
   const draft = t.draft!;
+  const versions = useLoad(async () => (await api().json<{ versions: TemplateVersion[] }>('GET', `/v1/templates/${encodeURIComponent(template.id)}/versions`)).versions, [template.id]);
+  const [runVersion, setRunVersion] = useState<number | null>(null);
+  const draftSnapshot: TemplateSnapshot = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), sample_data: t.data }), [draft, t.data]);
+
+  const runThisVersion = (v: TemplateVersion) => {
+    setRunVersion(v.version_number);
+    requestAnimationFrame(() => document.getElementById('run-template')?.focus());
+  };
 
   const marginsInvalid = invalidMargins(draft).length > 0;
   const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), data: t.data }), [draft, t.data]);
@@ -161,10 +171,20 @@ function Editor({ template }: { template: Template }) {
               <FieldsEditor fields={fields} inferred={t.saved?.fields_inferred ?? true} saving={t.saving} onSave={t.saveFields} />
             </TabPanel>
           </section>
+          <VersionsPanel
+            templateId={template.id}
+            versions={versions.data}
+            loadError={versions.error?.message ?? null}
+            reload={versions.reload}
+            templateDirty={t.templateDirty}
+            draft={draftSnapshot}
+            data={t.data}
+            onRun={runThisVersion}
+          />
         </div>
         <div class="editor-side">
           <PreviewPane preview={preview} />
-          <RunPanel templateId={template.id} data={t.data} fields={fields} templateDirty={t.templateDirty} />
+          <RunPanel templateId={template.id} data={t.data} fields={fields} templateDirty={t.templateDirty} versions={versions.data ?? []} version={runVersion} onVersion={setRunVersion} />
         </div>
       </div>
     </main>

@@ -1,11 +1,12 @@
 /**
- * Run: generate the real PDF (1 credit) with the form's data — sync as a download link or as bytes, or
- * async as a job polled until it finishes — and the same call as curl / JavaScript / Python snippets.
+ * Run: generate the real PDF (1 credit) with the form's data, from the saved draft or a version — sync
+ * as a download link or as bytes, or async as a job polled until it finishes — and the same call as
+ * curl / JavaScript / Python snippets.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, refreshAccount, setCredits } from '../../api/session.js';
-import type { CreateAsyncResult, CreateUrlResult, Field, Job } from '../../lib/api-types.js';
-import { FILENAME, formatDuration } from '../../lib/format.js';
+import type { CreateAsyncResult, CreateUrlResult, Field, Job, TemplateVersion } from '../../lib/api-types.js';
+import { FILENAME, formatDuration, jobVersionText } from '../../lib/format.js';
 import { missingRequired, type DataObject } from '../../lib/form-data.js';
 import type { RunMode } from '../../lib/snippets.js';
 import { ErrorNotice } from '../../components/notice.js';
@@ -13,9 +14,23 @@ import { Link, paths } from '../../router.js';
 import { SnippetsView } from './snippets-view.js';
 
 type Result =
-  | { kind: 'url'; url: string; filename: string; expiresIn: number }
-  | { kind: 'binary'; url: string; filename: string; bytes: number }
+  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string }
+  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string }
   | { kind: 'job'; job: Job | { id: string; status: Job['status'] } };
+
+interface RunPanelProps {
+  templateId: string;
+  data: DataObject;
+  fields: Field[];
+  templateDirty: boolean;
+  versions: TemplateVersion[];
+  /** The version to run (its number), or null for the saved draft. */
+  version: number | null;
+  onVersion(version: number | null): void;
+}
+
+/** "version 2 (prod)" or "the saved draft". */
+export const describeSource = (v: TemplateVersion | undefined) => (v ? `version ${v.version_number} (${v.tag})` : 'the saved draft');
 
 const MODES: { id: RunMode; label: string; help: string }[] = [
   { id: 'url', label: 'Download link', help: 'Sync; answers with a signed, expiring URL.' },
@@ -25,7 +40,7 @@ const MODES: { id: RunMode; label: string; help: string }[] = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function RunPanel({ templateId, data, fields, templateDirty }: { templateId: string; data: DataObject; fields: Field[]; templateDirty: boolean }) {
+export function RunPanel({ templateId, data, fields, templateDirty, versions, version, onVersion }: RunPanelProps) {
   const [mode, setMode] = useState<RunMode>('url');
   const [filename, setFilename] = useState('');
   const [busy, setBusy] = useState(false);
@@ -43,6 +58,9 @@ export function RunPanel({ templateId, data, fields, templateDirty }: { template
 
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
   const missing = missingRequired(fields, data);
+  // A version deleted since it was chosen is no longer offered: Run falls back to the draft.
+  const chosen = versions.find((v) => v.version_number === version);
+  const from = describeSource(chosen);
 
   const pollJob = async (id: string) => {
     for (let i = 0; i < 300 && alive.current; i++) {
@@ -60,19 +78,20 @@ export function RunPanel({ templateId, data, fields, templateDirty }: { template
     setBusy(true);
     setError(null);
     setResult(null);
-    const base = { template_id: templateId, data, ...(filename && mode !== 'binary' ? { filename } : {}) };
+    // The tag names the version as a client would; tags are unique per template.
+    const base = { template_id: templateId, data, ...(filename && mode !== 'binary' ? { filename } : {}), ...(chosen ? { version: chosen.tag } : {}) };
     try {
       if (mode === 'url') {
         const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
         setCredits(r.credits_remaining);
-        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in });
+        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from });
       } else if (mode === 'binary') {
         const response = await api().raw('POST', '/v1/pdf/create', { body: { ...base, export_type: 'binary' } });
         const blob = new Blob([await response.blob()], { type: 'application/pdf' });
         if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
         blobUrl.current = URL.createObjectURL(blob);
         const name = `${filename || 'document'}.pdf`;
-        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size });
+        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from });
         const a = document.createElement('a');
         a.href = blobUrl.current;
         a.download = name;
@@ -95,6 +114,19 @@ export function RunPanel({ templateId, data, fields, templateDirty }: { template
     <section class="panel run" aria-labelledby="run-title">
       <h2 id="run-title">Run</h2>
       <form onSubmit={generate} class="run-form">
+        <div class="field">
+          <label class="field-label" for="run-template">
+            Template
+          </label>
+          <select id="run-template" value={chosen ? String(chosen.version_number) : ''} onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}>
+            <option value="">Draft (saved template)</option>
+            {versions.map((v) => (
+              <option key={v.version_number} value={String(v.version_number)}>
+                Version {v.version_number} · {v.tag}
+              </option>
+            ))}
+          </select>
+        </div>
         <fieldset class="radio-group">
           <legend class="field-label">Output</legend>
           {MODES.map((m) => (
@@ -104,7 +136,7 @@ export function RunPanel({ templateId, data, fields, templateDirty }: { template
             </label>
           ))}
         </fieldset>
-        <p class="help">{MODES.find((m) => m.id === mode)?.help} Costs 1 credit. Uses the data in the form{templateDirty ? ' and the saved template: save first to run your latest edits' : ''}.</p>
+        <p class="help">{MODES.find((m) => m.id === mode)?.help} Costs 1 credit. Uses the data in the form and {chosen ? `the snapshot of ${from}` : templateDirty ? 'the saved template: save first to run your latest edits' : 'the saved template'}.</p>
         {mode !== 'binary' && (
           <label class="field">
             <span class="field-label">File name (optional, without .pdf)</span>
@@ -121,7 +153,7 @@ export function RunPanel({ templateId, data, fields, templateDirty }: { template
       <div aria-live="polite" class="run-result" data-testid="run-result">
         {result?.kind === 'url' && (
           <p class="notice notice-success">
-            Ready: <a href={result.url} target="_blank" rel="noopener" data-testid="result-link">{result.filename}</a> (link expires in {formatDuration(result.expiresIn)}).
+            Ready: <a href={result.url} target="_blank" rel="noopener" data-testid="result-link">{result.filename}</a> from {result.from} (link expires in {formatDuration(result.expiresIn)}).
           </p>
         )}
         {result?.kind === 'binary' && (
@@ -130,12 +162,12 @@ export function RunPanel({ templateId, data, fields, templateDirty }: { template
             <a href={result.url} download={result.filename} data-testid="result-link">
               {result.filename}
             </a>{' '}
-            ({Math.round(result.bytes / 1024)} KB).
+            from {result.from} ({Math.round(result.bytes / 1024)} KB).
           </p>
         )}
         {result?.kind === 'job' && <JobResult job={result.job} />}
       </div>
-      <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} />
+      <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} version={chosen?.tag} />
     </section>
   );
 }
@@ -145,6 +177,7 @@ function JobResult({ job }: { job: Job | { id: string; status: Job['status'] } }
   return (
     <p class={`notice ${job.status === 'failed' ? 'notice-error' : job.status === 'completed' ? 'notice-success' : 'notice-info'}`}>
       Job <code>{job.id}</code>: <span class={`badge badge-${job.status}`}>{job.status}</span>
+      {full.version !== undefined && <> from {jobVersionText(full.version)}</>}
       {full.result_url && (
         <>
           {' '}

@@ -11,9 +11,9 @@ const LANGS: { id: keyof Snippets; label: string }[] = [
   { id: 'python', label: 'Python' },
 ];
 
-export function SnippetsView({ templateId, data, mode, filename }: { templateId: string; data: DataObject; mode: RunMode; filename?: string }) {
+export function SnippetsView({ templateId, data, mode, filename, version }: { templateId: string; data: DataObject; mode: RunMode; filename?: string; version?: string }) {
   const [lang, setLang] = useState<keyof Snippets>('curl');
-  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename }), [templateId, data, mode, filename]);
+  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename, version }), [templateId, data, mode, filename, version]);
   return (
     <div class="snippets">
       <h3>Call it from code</h3>

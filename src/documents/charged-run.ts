@@ -1,0 +1,205 @@
+/**
+ * One paid result, charged on delivery: the flow every 1-credit endpoint that answers at once shares
+ * (`POST /v1/pdf/create` and `POST /v1/image/create` through documents.ts, the PDF tools through
+ * src/pdf-tools/). The caller
+ * brings two steps: `prepare` checks everything that can be checked for free, `produce` makes and
+ * delivers the result. In order: the idempotency key (replay, 409, 422) → prepare → the credit,
+ * reserved (402) → produce → the charge is posted. Any failure after the reservation voids it (exactly
+ * one REFUND), then the error. When the charge is posted (docs/generation.md "What you are charged for"):
+ * - with an Idempotency-Key: when the answer is stored for replay, in the same database transaction,
+ *   so a client cut off from the answer gets it again by retrying, charged once;
+ * - without one: when the answer has been handed to the client's connection (`settle(true)` from the
+ *   HTTP layer); a connection that closed first voids it.
+ * A process that dies in between holds a reservation nobody renews: charges.ts voids it after its lease.
+ */
+import type { Charges, Reservation } from '../credits/charges.js';
+import type { Db } from '../db/database.js';
+import { withTransaction } from '../db/database.js';
+import type { FileService } from '../files/files.js';
+import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
+import { AppError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+
+export type ExportType = 'url' | 'binary';
+
+/** Where a document went. */
+export type Delivery =
+  | { kind: 'url'; url: string; filename: string; expiresAt: number; fileId: string }
+  /** `pdf` holds the result's bytes: a PDF, or (image/create) an image of `contentType`. */
+  | { kind: 'binary'; pdf: Buffer; filename: string; contentType?: string }
+  | { kind: 's3'; bucket: string; key: string; filename: string };
+
+/** The answer of a paid request. */
+export interface GenerationResult {
+  delivery: Delivery;
+  creditsRemaining: number;
+  /** The first answer to this Idempotency-Key, given again. */
+  replayed: boolean;
+  /** Non-fatal issues the answer carries (image/create: unknown layers, images that could not be loaded). */
+  warnings?: string[];
+  /**
+   * Tells the service whether the answer reached the client (the HTTP layer calls it once the
+   * response finished, or the connection closed before). Without an Idempotency-Key this posts or
+   * voids the charge; otherwise (already posted with the stored answer) it does nothing.
+   */
+  settle(delivered: boolean): Promise<void>;
+}
+
+/** One paid piece of work as its service describes it. */
+export interface ChargedWork<P> {
+  accountId: string;
+  /** The template recorded on the charge; null for work that has none (PDF tools). */
+  templateId: string | null;
+  /** With an Idempotency-Key: a repeat gets the first answer, charged once. */
+  idempotency?: IdempotentRequest;
+  /** Checks what can be checked before any charge; a failure here costs nothing. */
+  prepare(): Promise<P>;
+  /** Makes and delivers the paid result; `execMs` is recorded on the charge; `warnings` go with the answer. */
+  produce(prepared: P): Promise<Produced>;
+  /** Called once the outcome is known: delivered (charged 1), replayed, connection closed or failed (0). */
+  log?(outcome: string, charged: 0 | 1, extra?: Record<string, unknown>): void;
+}
+
+/** What `produce` made: where it went, how long it took, and any warnings for the answer. */
+export interface Produced {
+  delivery: Delivery;
+  execMs: number;
+  warnings?: string[];
+}
+
+/** Runs paid work: key, prepare, reserve, produce, post; voids once on failure. */
+export interface ChargedRunner {
+  run<P>(work: ChargedWork<P>): Promise<GenerationResult>;
+}
+
+export interface ChargedRunnerDeps {
+  db: Db;
+  charges: Charges;
+  idempotency: IdempotencyService;
+  files: FileService;
+  logger: Logger;
+}
+
+/** How long a binary answer is kept for idempotent replays (the key's own lifetime). */
+const BINARY_REPLAY_SECONDS = 86_400;
+
+/** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
+type StoredDelivery =
+  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: string[] }
+  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: string[] };
+
+/** `invoice` → `invoice.pdf`; a trailing `.pdf` given by the caller is not doubled. */
+export function pdfFilename(name: string | null | undefined): string {
+  const base = (name ?? '').replace(/\.pdf$/i, '') || 'document';
+  return `${base}.pdf`;
+}
+
+/**
+ * Hands a result to the client: a signed, expiring link to a stored file (`url`), or the bytes
+ * (`binary`). A PDF named from `options.filename` unless `file` says otherwise (images).
+ */
+export async function deliverToClient(
+  files: FileService,
+  accountId: string,
+  pdf: Buffer,
+  options: { exportType: ExportType; filename: string; expirationSeconds: number },
+  file: { filename: string; contentType: string } = { filename: pdfFilename(options.filename), contentType: 'application/pdf' },
+): Promise<Delivery> {
+  const { filename, contentType } = file;
+  if (options.exportType === 'binary') return { kind: 'binary', pdf, filename, contentType };
+  const stored = await files.store(accountId, pdf, filename, options.expirationSeconds, contentType);
+  return { kind: 'url', url: stored.url, filename, expiresAt: stored.expiresAt, fileId: stored.fileId };
+}
+
+export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
+  const { db, charges, idempotency, files, logger } = deps;
+  const settled = async () => undefined;
+
+  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: string[] | undefined): Promise<StoredDelivery> {
+    const extra = warnings && warnings.length > 0 ? { warnings } : {};
+    if (delivery.kind !== 'binary') return { delivery, creditsRemaining, ...extra };
+    const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS, delivery.contentType);
+    return { binaryFileId: file.fileId, filename: delivery.filename, contentType: delivery.contentType, creditsRemaining, ...extra };
+  }
+
+  async function replay(stored: StoredDelivery): Promise<GenerationResult> {
+    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, settle: settled };
+    const pdf = await files.read(stored.binaryFileId);
+    if (!pdf) throw new AppError('FILE_NOT_FOUND', 'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.');
+    const delivery: Delivery = { kind: 'binary', pdf, filename: stored.filename, contentType: stored.contentType };
+    return { delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, settle: settled };
+  }
+
+  /** Reserve → produce; on failure the reservation is voided (one REFUND) and the error rethrown. */
+  async function produceReserved<P>(work: ChargedWork<P>, prepared: P): Promise<Produced & { reservation: Reservation }> {
+    const reservation = await charges.reserve(work.accountId, work.templateId, { request: true });
+    try {
+      return { reservation, ...(await work.produce(prepared)) };
+    } catch (error) {
+      await charges.void(reservation);
+      throw error;
+    }
+  }
+
+  /** With a key: the charge is posted together with the stored answer, so a replay never charges again. */
+  async function runOnce<P>(work: ChargedWork<P>, claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<GenerationResult> {
+    try {
+      const prepared = await work.prepare();
+      const { reservation, delivery, execMs, warnings } = await produceReserved(work, prepared);
+      try {
+        const answer = await storedAnswer(work.accountId, delivery, reservation.balance, warnings);
+        await withTransaction(db, async (trx) => {
+          await idempotency.complete(claim, answer, trx);
+          await charges.post(reservation, execMs, trx);
+        });
+      } catch (error) {
+        await charges.void(reservation);
+        throw error;
+      }
+      return { delivery, creditsRemaining: reservation.balance, replayed: false, warnings, settle: settled };
+    } catch (error) {
+      await idempotency.release(claim);
+      throw error;
+    }
+  }
+
+  /** Without a key: the charge waits for the HTTP layer to say whether the answer reached the client. */
+  async function runUnkeyed<P>(work: ChargedWork<P>): Promise<GenerationResult> {
+    const prepared = await work.prepare();
+    const { reservation, delivery, execMs, warnings } = await produceReserved(work, prepared);
+    let settledOnce = false;
+    return {
+      delivery,
+      creditsRemaining: reservation.balance,
+      replayed: false,
+      warnings,
+      settle: async (delivered) => {
+        if (settledOnce) return;
+        settledOnce = true;
+        try {
+          if (delivered) await charges.post(reservation, execMs);
+          else await charges.void(reservation);
+          work.log?.(delivered ? 'delivered' : 'connection_closed', delivered ? 1 : 0, { exportType: delivery.kind });
+        } catch (error) {
+          // The reservation stays unresolved; once its lease runs out, recovery voids it (no charge).
+          logger.error({ err: error, transactionRef: reservation.transactionRef }, 'could not post a delivered result; it will be refunded when its lease runs out');
+        }
+      },
+    };
+  }
+
+  return {
+    async run(work) {
+      if (!work.idempotency) return runUnkeyed(work);
+      const claim = await idempotency.claim(work.accountId, work.idempotency);
+      if (claim.kind === 'replay') {
+        const replayed = await replay(claim.stored as StoredDelivery);
+        work.log?.('replayed', 0);
+        return replayed;
+      }
+      const result = await runOnce(work, claim);
+      work.log?.('delivered', 1, { exportType: result.delivery.kind });
+      return result;
+    },
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * A small, bounded pool of parse threads (`worker_threads`) for large JSON bodies
+ * (json-parse-worker.ts does the work; json-body-parser.ts decides which bodies come here).
+ *
+ * Bounds, each a setting (config.ts `http.jsonWorkers`):
+ * - threads: at most `threads`, started on the first large body (a process that never sees one starts
+ *   none) and kept; one that dies is replaced on the next task;
+ * - waiting: at most `queueLimit` bodies wait for a thread, all accounts together; past it, 503
+ *   SERVICE_UNAVAILABLE (the server is parsing as much as it can);
+ * - per account: at most `accountLimit` bodies waiting or being parsed; past it, 429 RATE_LIMITED,
+ *   so one account's bodies cannot fill the line by themselves;
+ * - memory: each thread's heap is capped at `memoryMb` (V8 resource limits); a body whose parse needs
+ *   more ends its thread only, and its request gets 413 PAYLOAD_TOO_LARGE.
+ *
+ * Order: a free thread takes a body of the account with the fewest bodies being parsed, then of the
+ * account served longest ago (round robin), then the oldest: one account's line of bodies takes turns
+ * with another's single body instead of going first.
+ *
+ * A waiting body holds its bytes (at most the route's body limit); they are transferred to the thread,
+ * not copied, when its turn comes.
+ */
+import { Worker } from 'node:worker_threads';
+import { AppError } from '../../shared/errors.js';
+import type { ParseAnswer, ParseOutcome, ParseTask } from './json-parse-worker.js';
+
+export interface JsonParsePoolOptions {
+  readonly threads: number;
+  readonly queueLimit: number;
+  readonly accountLimit: number;
+  readonly memoryMb: number;
+  /** Called once per body given to the pool, with how it ended and how long it took (waiting included). */
+  readonly onSettled?: (outcome: JsonParsePoolOutcome, seconds: number) => void;
+}
+
+/** `parsed`, `invalid` (syntax or safety walk), `refused` (a bound), `failed` (a thread died). */
+export type JsonParsePoolOutcome = 'parsed' | 'invalid' | 'refused' | 'failed';
+
+export interface JsonParsePoolStats {
+  readonly threads: number;
+  readonly running: number;
+  readonly waiting: number;
+}
+
+interface Task {
+  readonly id: number;
+  readonly account: string;
+  /** Arrival order, for ties. */
+  readonly seq: number;
+  readonly bytes: Buffer;
+  readonly startedAt: number;
+  resolve(outcome: ParseOutcome): void;
+  reject(error: Error): void;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  task: Task | undefined;
+}
+
+/**
+ * The compiled worker beside this file (dist/…/json-parse-worker.js). From source (vitest, tsx) the
+ * worker is the .ts file, loaded through tsx's loader, which a worker thread does not inherit: a
+ * two-line bootstrap registers it first (a development path only; the service runs dist/).
+ */
+function startWorker(memoryMb: number): Worker {
+  const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
+  if (import.meta.url.endsWith('.ts')) {
+    const source = new URL('./json-parse-worker.ts', import.meta.url).href;
+    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
+    return new Worker(bootstrap, { eval: true, resourceLimits, name: 'json-parse' });
+  }
+  return new Worker(new URL('./json-parse-worker.js', import.meta.url), { resourceLimits, name: 'json-parse' });
+}
+
+/** The body's bytes as an ArrayBuffer that may be transferred: its own, or a copy when it shares one. */
+function ownBuffer(bytes: Buffer): ArrayBuffer {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  return whole ? (bytes.buffer as ArrayBuffer) : (new Uint8Array(bytes).buffer as ArrayBuffer);
+}
+
+export class JsonParsePool {
+  private readonly threads: Thread[] = [];
+  private readonly waiting: Task[] = [];
+  private readonly perAccount = new Map<string, number>();
+  /** When each account last had a body given to a thread (a counter), for the round robin. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: JsonParsePoolOptions) {}
+
+  /** Parses `bytes` (a JSON body) on a parse thread, for `account` (an account id, or a name for callers without one). */
+  parse(bytes: Buffer, account: string): Promise<ParseOutcome> {
+    const startedAt = performance.now();
+    const refuse = (error: AppError): Promise<never> => {
+      this.settled('refused', startedAt);
+      return Promise.reject(error);
+    };
+    if (this.closed) return refuse(new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } }));
+    const held = this.perAccount.get(account) ?? 0;
+    if (held >= this.options.accountLimit) {
+      return refuse(
+        new AppError('RATE_LIMITED', `At most ${this.options.accountLimit} large request bodies of one account are parsed at once; retry when one has been answered.`, {
+          details: { retryAfterSeconds: 1 },
+        }),
+      );
+    }
+    const idle = this.threads.some((t) => !t.task) || this.threads.length < this.options.threads;
+    if (!idle && this.waiting.length >= this.options.queueLimit) {
+      return refuse(new AppError('SERVICE_UNAVAILABLE', 'The server is busy parsing other large request bodies; retry in a moment.', { details: { retryAfterSeconds: 1 } }));
+    }
+    this.perAccount.set(account, held + 1);
+    return new Promise<ParseOutcome>((resolve, reject) => {
+      const release = (outcome: JsonParsePoolOutcome) => {
+        const left = (this.perAccount.get(account) ?? 1) - 1;
+        if (left > 0) this.perAccount.set(account, left);
+        else {
+          // Forgotten once it holds nothing: the maps stay as small as the line.
+          this.perAccount.delete(account);
+          this.lastServed.delete(account);
+        }
+        this.settled(outcome, startedAt);
+      };
+      const id = this.nextId++;
+      this.waiting.push({
+        id,
+        seq: id,
+        account,
+        bytes,
+        startedAt,
+        resolve: (outcome) => {
+          release(outcome.kind === 'syntax' || outcome.kind === 'unsafe' ? 'invalid' : 'parsed');
+          resolve(outcome);
+        },
+        reject: (error) => {
+          release(error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE' ? 'refused' : 'failed');
+          reject(error);
+        },
+      });
+      this.dispatch();
+    });
+  }
+
+  stats(): JsonParsePoolStats {
+    return { threads: this.threads.length, running: this.threads.filter((t) => t.task).length, waiting: this.waiting.length };
+  }
+
+  /** Stops every thread; bodies waiting or being parsed get 503. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const gone = new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } });
+    for (const task of this.waiting.splice(0)) task.reject(gone);
+    const threads = this.threads.splice(0);
+    for (const thread of threads) thread.task?.reject(gone);
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
+
+  private settled(outcome: JsonParsePoolOutcome, startedAt: number): void {
+    this.options.onSettled?.(outcome, (performance.now() - startedAt) / 1000);
+  }
+
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      const thread = this.threads.find((t) => !t.task) ?? (this.threads.length < this.options.threads ? this.startThread() : undefined);
+      if (!thread) return;
+      const task = this.takeNext();
+      thread.task = task;
+      this.lastServed.set(task.account, ++this.served);
+      const buffer = ownBuffer(task.bytes);
+      const message: ParseTask = { id: task.id, bytes: buffer };
+      thread.worker.postMessage(message, [buffer]);
+    }
+  }
+
+  /** Removes and returns the waiting body to parse next (the order in the header). */
+  private takeNext(): Task {
+    const running = new Map<string, number>();
+    for (const t of this.threads) if (t.task) running.set(t.task.account, (running.get(t.task.account) ?? 0) + 1);
+    const rank = (task: Task): [number, number, number] => [running.get(task.account) ?? 0, this.lastServed.get(task.account) ?? 0, task.seq];
+    let best = 0;
+    for (let i = 1; i < this.waiting.length; i++) {
+      const [a, b] = [rank(this.waiting[i]!), rank(this.waiting[best]!)];
+      if (a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])))) best = i;
+    }
+    return this.waiting.splice(best, 1)[0]!;
+  }
+
+  private startThread(): Thread {
+    const thread: Thread = { worker: startWorker(this.options.memoryMb), task: undefined };
+    // Idle threads must not keep the process alive; a body being parsed has its request doing that.
+    thread.worker.unref();
+    thread.worker.on('message', (answer: ParseAnswer) => {
+      const task = thread.task;
+      if (!task || task.id !== answer.id) return;
+      thread.task = undefined;
+      task.resolve(answer.outcome);
+      this.dispatch();
+    });
+    let failure: Error | undefined;
+    thread.worker.on('error', (error: Error & { code?: string }) => {
+      failure =
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new AppError('PAYLOAD_TOO_LARGE', `The JSON body needs more than ${this.options.memoryMb} MB to parse, the most the server allows for one body (PRESSROOM_JSON_WORKER_MEMORY_MB). Send less data, or flatter data.`)
+          : error;
+    });
+    thread.worker.on('exit', () => {
+      const index = this.threads.indexOf(thread);
+      if (index >= 0) this.threads.splice(index, 1);
+      const task = thread.task;
+      thread.task = undefined;
+      task?.reject(failure ?? new Error('a JSON parse thread stopped'));
+      if (!this.closed) this.dispatch();
+    });
+    this.threads.push(thread);
+    return thread;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * PDF tools: merge, extract pages, rotate (TemplateFox's `/v1/pdf-tools/*`). One credit each,
+ * charged on delivery through the same flow as `POST /v1/pdf/create` (documents/charged-run.ts:
+ * Idempotency-Key, reserve, post on delivery, void on failure). Everything that can be wrong with the
+ * request — the page selection or rotation, an input that cannot be downloaded, is not a PDF, is
+ * encrypted, has too many pages — is found in `prepare`, before the credit is reserved: a 422 that
+ * costs nothing, stores nothing. The work itself runs in qpdf (qpdf.ts says why).
+ */
+import type { ChargedRunner, ExportType, GenerationResult } from '../documents/charged-run.js';
+import { deliverToClient } from '../documents/charged-run.js';
+import type { FileService } from '../files/files.js';
+import type { IdempotentRequest } from '../idempotency/idempotency.js';
+import { isAppError, ValidationError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import { extractPages, prepareExtraction } from './extract-pages.js';
+import { mergePdfs, prepareMerge } from './merge.js';
+import type { PdfInputLimits, PdfSource } from './pdf-inputs.js';
+import type { Qpdf } from './qpdf.js';
+import { prepareRotation, rotatePages } from './rotate.js';
+
+export type { PdfSource } from './pdf-inputs.js';
+
+/** How the result is handed over: as for `POST /v1/pdf/create` (`url` or `binary`). */
+export interface ToolOutput {
+  exportType: ExportType;
+  /** Link lifetime for `url` (60..604800 s). */
+  expirationSeconds: number;
+  /** Download name without `.pdf`. */
+  filename: string;
+}
+
+/** What every tool request carries. */
+export interface ToolRequest {
+  accountId: string;
+  output: ToolOutput;
+  /** With an Idempotency-Key: a repeat gets the first answer, charged once. */
+  idempotency?: IdempotentRequest;
+}
+
+export interface MergeRequest extends ToolRequest {
+  pdfs: PdfSource[];
+}
+
+export interface ExtractPagesRequest extends ToolRequest {
+  pdf: PdfSource;
+  /** `1-3, 5`: 1-based pages and ranges; the order given is kept. */
+  pages: string;
+}
+
+export interface RotateRequest extends ToolRequest {
+  pdf: PdfSource;
+  /** Every page, clockwise: 0, 90, 180 or 270. */
+  rotation?: number | null;
+  /** Some pages: `{"3": 90}`. */
+  pageRotations?: Record<string, number> | null;
+}
+
+/** The PDF tools; each answers like a synchronous create (link or bytes, settled by the HTTP layer). */
+export interface PdfToolService {
+  merge(request: MergeRequest): Promise<GenerationResult>;
+  extractPages(request: ExtractPagesRequest): Promise<GenerationResult>;
+  rotate(request: RotateRequest): Promise<GenerationResult>;
+}
+
+export interface PdfToolDeps {
+  charged: ChargedRunner;
+  files: FileService;
+  qpdf: Qpdf;
+  limits: PdfInputLimits & { maxMergeInputs: number };
+  logger: Logger;
+}
+
+type ToolName = 'merge' | 'extract-pages' | 'rotate';
+
+export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
+  const { charged, files, qpdf, limits, logger } = deps;
+
+  /** prepare (free) → reserve → make → deliver → post; the outcome is logged once, as generations are. */
+  async function runTool<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Buffer>): Promise<GenerationResult> {
+    const startedAt = performance.now();
+    const log = (outcome: string, credits: 0 | 1, extra: Record<string, unknown> = {}) =>
+      logger.info({ accountId: request.accountId, tool, outcome, charged: credits, durationMs: Math.round(performance.now() - startedAt), ...extra }, 'pdf tool');
+    try {
+      return await charged.run({
+        accountId: request.accountId,
+        templateId: null,
+        idempotency: request.idempotency,
+        log,
+        prepare,
+        produce: async (prepared) => {
+          const started = performance.now();
+          const pdf = await make(prepared);
+          const execMs = Math.round(performance.now() - started);
+          return { delivery: await deliverToClient(files, request.accountId, pdf, request.output), execMs };
+        },
+      });
+    } catch (error) {
+      log(isAppError(error) ? error.code : error instanceof ValidationError ? 'invalid' : 'error', 0);
+      throw error;
+    }
+  }
+
+  return {
+    merge(request) {
+      return runTool('merge', request, () => prepareMerge(request.pdfs, limits, qpdf), (inputs) => mergePdfs(inputs, qpdf));
+    },
+    extractPages(request) {
+      return runTool('extract-pages', request, () => prepareExtraction(request.pdf, request.pages, limits, qpdf), (prepared) => extractPages(prepared, qpdf));
+    },
+    rotate(request) {
+      return runTool('rotate', request, () => prepareRotation(request.pdf, request, limits, qpdf), (prepared) => rotatePages(prepared, qpdf));
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Template + data → image (PNG, JPEG or WebP). The same render as a PDF up to its last step — the fair
+ * render queue, the template evaluated in the sandbox, the CSS — then a picture of the canvas instead
+ * of a print (`chromium/capture-image.ts`), in the same closed room. `PdfRenderer.renderImage` runs
+ * `captureRenderedImage` inside the render slot, under the render deadline.
+ */
+import type { BrowserGeneration } from './browser-generation.js';
+import type { CaptureFormat } from './chromium/capture-image.js';
+import { needsScripts } from './html-assembly.js';
+
+export type ImageFormat = CaptureFormat;
+
+/** Media type of each format. */
+export const IMAGE_CONTENT_TYPES: Readonly<Record<ImageFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+
+/** Output width bounds in pixels (TemplateFox's). */
+export const MIN_IMAGE_WIDTH = 100;
+export const MAX_IMAGE_WIDTH = 4000;
+/** The most pixels one image may have (a 4000 × 4000 square); a tall canvas scaled wide is refused past it. */
+export const MAX_IMAGE_PIXELS = 16_000_000;
+
+/** The encoding and size asked for. */
+export interface ImageOutput {
+  format: ImageFormat;
+  /** Pixel width; the height follows the canvas's aspect ratio. */
+  width: number;
+  /** 1–100, for jpeg and webp (ignored for png). */
+  quality: number;
+}
+
+/** One image to render. */
+export interface ImageRenderRequest {
+  template: { html: string; css?: string | null };
+  data: unknown;
+  /** The layout size in CSS pixels. */
+  canvas: { width: number; height: number };
+  output: ImageOutput;
+  /**
+   * Edits the evaluated HTML before the picture is taken (image modifications). Runs in Node on the
+   * template's output; nothing of it runs in the page.
+   */
+  transformHtml?: (html: string) => string;
+  signal?: AbortSignal;
+  /** Who asks: render slots are shared fairly between accounts. */
+  accountId?: string;
+}
+
+/** The encoded image and how long the whole render took (queueing included). */
+export interface ImageRenderResult {
+  image: Buffer;
+  contentType: string;
+  renderMs: number;
+}
+
+/** Pixel size of `canvas` scaled to `width` pixels wide (the height rounded to whole pixels). */
+export function imagePixelSize(canvas: { width: number; height: number }, width: number): { width: number; height: number } {
+  return { width, height: Math.max(1, Math.round((canvas.height * width) / canvas.width)) };
+}
+
+/** The last step of an image render, inside its slot: modifications, then the picture. */
+export function captureRenderedImage(generation: BrowserGeneration, html: string, req: ImageRenderRequest, signal: AbortSignal): Promise<Buffer> {
+  const document = req.transformHtml ? req.transformHtml(html) : html;
+  return generation.captureImage(
+    document,
+    {
+      format: req.output.format,
+      quality: req.output.quality,
+      viewport: { width: req.canvas.width, height: req.canvas.height },
+      scale: req.output.width / req.canvas.width,
+      scripts: needsScripts(document),
+    },
+    signal,
+  );
+}
