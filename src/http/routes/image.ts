@@ -9,7 +9,7 @@ import { ValidationError } from '../../shared/errors.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
 import { EXAMPLE_TEMPLATE_ID } from '../examples.js';
 import { JsonObject, Nullable, StringEnum, TEMPLATE_ID, errorResponses, imageBytesByType, mediaResponse } from '../schemas.js';
-import { IdempotencyHeaders, checkDeliveryOptions, generationFields, settleWhenAnswered } from './pdf.js';
+import { IdempotencyHeaders, checkDeliveryOptions, deliveryOptions, generationFields, settleWhenAnswered } from './pdf.js';
 
 const Modification = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the layer to modify: an element\'s `data-layer` (or `data-layer-name`), falling back to its `id`. `background` is the page when no element has that name.', examples: ['headline'] }),
@@ -67,13 +67,7 @@ function refuseForeignFields(body: Record<string, unknown>): void {
 
 function imageOptions(body: CreateImageBody): GenerationOptions {
   return {
-    exportType: body.export_type ?? 'url',
-    expirationSeconds: body.expiration ?? 86_400,
-    filename: body.filename ?? 'document',
-    storeS3: body.store_s3 ?? false,
-    s3Filepath: body.s3_filepath ?? null,
-    s3Bucket: body.s3_bucket ?? null,
-    version: body.version ?? null,
+    ...deliveryOptions(body),
     image: { format: body.format ?? 'png', width: body.width ?? null, quality: body.quality ?? 85, modifications: body.modifications ?? [] },
   };
 }

@@ -76,7 +76,10 @@ export function checkDeliveryOptions(body: { store_s3?: boolean; s3_filepath?: s
   if (issues.length > 0) throw new ValidationError(issues);
 }
 
-export function generationOptions(body: Omit<CreateBody, 'export_type'> & { export_type?: 'url' | 'binary' }): GenerationOptions {
+/** The delivery fields every generation shares (PDF and image), with their defaults. */
+export type DeliveryFields = Pick<CreateBody, 'expiration' | 'filename' | 'store_s3' | 's3_filepath' | 's3_bucket' | 'version'> & { export_type?: 'url' | 'binary' };
+
+export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, 'pdfVariant' | 'image'> {
   return {
     exportType: body.export_type ?? 'url',
     expirationSeconds: body.expiration ?? 86_400,
@@ -84,9 +87,12 @@ export function generationOptions(body: Omit<CreateBody, 'export_type'> & { expo
     storeS3: body.store_s3 ?? false,
     s3Filepath: body.s3_filepath ?? null,
     s3Bucket: body.s3_bucket ?? null,
-    pdfVariant: body.pdf_variant ?? null,
     version: body.version ?? null,
   };
+}
+
+export function generationOptions(body: Omit<CreateBody, 'export_type'> & { export_type?: 'url' | 'binary' }): GenerationOptions {
+  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null };
 }
 
 type UrlAnswer = Static<typeof UrlAnswer>;
