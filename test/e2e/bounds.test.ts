@@ -128,7 +128,7 @@ describe.each(DIALECTS)('integer bounds on %s', (dialect) => {
       expect(JSON.parse(filled.stdout)).toEqual({ credits: MAX_BALANCE });
       const refused = await runCli(t, ['credits', 'add', '--account', rich.accountId, '--credits', '1']);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/^pressroom: BALANCE_LIMIT_EXCEEDED: /);
+      expect(refused.stderr).toMatch(/^pressroom: BALANCE_LIMIT_EXCEEDED: /m);
       expect(await balanceOf(rich.apiKey)).toBe(MAX_BALANCE);
     }, CLI_TEST_TIMEOUT_MS);
   });

@@ -86,6 +86,6 @@ describe.each(DIALECTS)('access token revocation on %s', (dialect) => {
 
     const missing = await runCli(t, ['tokens', 'revoke', '--account', 'acc_doesnotexist00']);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^pressroom: ACCOUNT_NOT_FOUND: /);
+    expect(missing.stderr).toMatch(/^pressroom: ACCOUNT_NOT_FOUND: /m);
   }, 240_000);
 });
