@@ -52,9 +52,19 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined;
   const migrator = new Migrator({ db, provider: new InCodeProvider(dialect), migrationTableSchema });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // Kysely's introspection reads every schema of the database; one dropped by someone else while it
+  // reads fails it with "schema … does not exist" (3F000; seen with tests, which drop theirs in
+  // parallel). Nothing was migrated then: read again.
+  for (let attempt = 1; attempt < 5 && isSchemaGone(error); attempt++) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`, { cause: error });
   }
+}
+
+function isSchemaGone(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '3F000';
 }
