@@ -42,9 +42,8 @@ export interface CreditTransactionsTable {
   created_at: number;
 }
 
-export interface TemplatesTable {
-  id: string;
-  account_id: string;
+/** What a template says: the columns a draft (`templates`) and each version (`template_versions`) keep. */
+export interface TemplateContentColumns {
   name: string;
   html: string;
   css: string | null;
@@ -60,27 +59,23 @@ export interface TemplatesTable {
   kind: 'pdf' | 'image';
   /** JSON `{width, height}` for an image template, null for a PDF one. */
   canvas: string | null;
+}
+
+export interface TemplatesTable extends TemplateContentColumns {
+  id: string;
+  account_id: string;
   created_at: number;
   updated_at: number;
 }
 
 /** An immutable snapshot of a template (see src/templates/template-versions.ts). */
-export interface TemplateVersionsTable {
+export interface TemplateVersionsTable extends TemplateContentColumns {
   template_id: string;
   /** 1, 2, 3… per template; never reused after a delete. */
   version_number: number;
   /** Unique per template. */
   tag: string;
   description: string | null;
-  name: string;
-  html: string;
-  css: string | null;
-  fields: string;
-  fields_inferred: number;
-  sample_data: string | null;
-  page: string | null;
-  kind: 'pdf' | 'image';
-  canvas: string | null;
   created_at: number;
 }
 

@@ -1,20 +1,11 @@
 /** What a template says, as stored in a row of `templates` or of `template_versions` (both keep the same columns). */
+import type { TemplateContentColumns } from '../db/schema.js';
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 import type { FieldDefinition } from './field-inference.js';
 import type { Canvas, TemplateKind } from './template-kind.js';
 
-/** The stored columns of a template's content. */
-export interface TemplateContentRow {
-  name: string;
-  html: string;
-  css: string | null;
-  fields: string;
-  fields_inferred: number;
-  sample_data: string | null;
-  page: string | null;
-  kind: TemplateKind;
-  canvas: string | null;
-}
+/** The stored columns of a template's content (the same in `templates` and `template_versions`). */
+export type TemplateContentRow = TemplateContentColumns;
 
 /** A template's content with its JSON columns parsed. */
 export interface TemplateContent {

@@ -10,7 +10,7 @@ import { newTemplateId } from '../shared/ids.js';
 import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
 import { syntaxIssues } from './template-syntax.js';
 import * as store from './templates-store.js';
-import { templateContentOf } from './template-content.js';
+import { templateContentOf, type TemplateContent } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
@@ -37,18 +37,9 @@ export interface TemplateInput {
 }
 
 /** A template as the owner sees it. */
-export interface Template {
+export interface Template extends TemplateContent {
   id: string;
   accountId: string;
-  name: string;
-  html: string;
-  css: string | null;
-  fields: FieldDefinition[];
-  fieldsInferred: boolean;
-  sampleData: Record<string, unknown> | null;
-  page: PageSetup | null;
-  kind: TemplateKind;
-  canvas: Canvas | null;
   createdAt: number;
   updatedAt: number;
   /** Set when this is a version's snapshot rather than the draft. */
