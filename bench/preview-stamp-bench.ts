@@ -19,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { PDFDocument, PageSizes } from 'pdf-lib';
+import { PDFDocument, PageSizes } from '@cantoo/pdf-lib';
 import { createPdfRenderer } from '../src/rendering/pdf-renderer.js';
 import { stampPreview } from '../src/rendering/preview-stamp.js';
 import { createLogger } from '../src/shared/log.js';
@@ -42,7 +42,9 @@ const THIRTY_PAGES = {
 async function printInputs(): Promise<Map<string, Buffer>> {
   const renderer = createPdfRenderer(
     { chromiumPath: process.env.PRESSROOM_CHROMIUM_PATH ?? '/usr/bin/chromium', concurrency: 1, queueLimit: 10, timeoutMs: 300_000,
-      templateTimeoutMs: 60_000, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000, evaluator: 'compartment',
+      templateTimeoutMs: 60_000,
+      asyncTimeoutMs: 300_000,
+      printMsPerPage: { tagged: 120, untagged: 50 }, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000, evaluator: 'compartment',
       maxDocumentBytes: 100 << 20, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
     createLogger('warn'),
   );

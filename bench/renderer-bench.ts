@@ -125,6 +125,8 @@ async function createFloor(): Promise<Engine> {
 async function createPressroom(): Promise<Engine & { renderer: PdfRenderer }> {
   const renderer = createPdfRenderer(
     { chromiumPath: args.chromium, concurrency: maxC, queueLimit: 100, timeoutMs: 180_000, templateTimeoutMs: 30_000,
+ asyncTimeoutMs: 300_000,
+ printMsPerPage: { tagged: 120, untagged: 50 },
       templateOutputLimitBytes: 20 * 1024 * 1024, recycleAfterRenders: 1_000_000, evaluator,
       maxDocumentBytes: 100 * 1024 * 1024, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
     createLogger('warn'),

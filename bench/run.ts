@@ -33,7 +33,7 @@ function log(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
-function preparePeers(): void {
+export function preparePeers(): void {
   if (!existsSync(SHARED_PEERS)) throw new Error(`the peer harness is not at ${SHARED_PEERS}`);
   mkdirSync(PEERS, { recursive: true });
   // Copy the harness (not its outputs or modules) so its npm install has somewhere writable.
@@ -91,17 +91,74 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   };
 }
 
-export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: string; invoiceId: string; reportId: string }> {
+export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: string; invoiceId: string; reportId: string; invoiceUntaggedId: string; reportUntaggedId: string }> {
   const account = await api(baseUrl, '/v1/admin/accounts', { token: ADMIN_TOKEN, body: { credits: 1_000_000, plan: 'enterprise' } });
   const fixture = (name: string) => readFileSync(join(SHARED_PEERS, 'fixtures', name), 'utf8');
-  const invoice = await api(baseUrl, '/v1/templates', { apiKey: account.api_key, body: { name: 'Invoice (peer fixture)', html: fixture('invoice.html') } });
-  const report = await api(baseUrl, '/v1/templates', { apiKey: account.api_key, body: { name: 'Report (peer fixture)', html: fixture('report.html') } });
-  return { apiKey: account.api_key, invoiceId: invoice.id, reportId: report.id };
+  const template = async (name: string, file: string, page?: Record<string, unknown>) =>
+    (await api(baseUrl, '/v1/templates', { apiKey: account.api_key, body: { name, html: fixture(file), ...(page ? { page } : {}) } })).id as string;
+  return {
+    apiKey: account.api_key,
+    invoiceId: await template('Invoice (peer fixture)', 'invoice.html'),
+    reportId: await template('Report (peer fixture)', 'report.html'),
+    // The same templates with page.tagged: false, for the untagged pass of --suite issue17.
+    invoiceUntaggedId: await template('Invoice, untagged', 'invoice.html', { tagged: false }),
+    reportUntaggedId: await template('Report, untagged', 'report.html', { tagged: false }),
+  };
+}
+
+/** Removes `--name value` from `args` and returns the value. */
+function takeOption(args: string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  if (at < 0) return undefined;
+  return args.splice(at, 2)[1];
+}
+
+/**
+ * `npm run bench -- --suite issue17`: in one run, side by side (issue 17, README "Performance"):
+ * 1. the 330-page report (data ×10) on the floor, tagged and untagged, c=1, before the service starts;
+ * 2. the invoice and the 33-page report through the API (tagged templates) with floor and wkhtmltopdf;
+ * 3. the same untagged: templates with page.tagged false against the floor with `--tagged off`;
+ * 4. the 330-page report through create-async, tagged and untagged, c=1, with peak RSS.
+ * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3; other options go to both bench.mjs passes.
+ */
+async function issue17Suite(args: string[]): Promise<void> {
+  const { measureFloor, measureService, longTable } = await import('./long-report.js');
+  const nLong = Number(takeOption(args, '--n-long') ?? 3);
+  if (!args.includes('--concurrency')) args.unshift('--concurrency', '2');
+  if (!args.includes('--n-report')) args.unshift('--n-report', '5');
+  if (!args.includes('--n')) args.unshift('--n', '100');
+  preparePeers();
+  log(`330-page report on the floor (n=${nLong})`);
+  const longRows = await measureFloor(nLong);
+  const service = await startBenchService({ PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000' });
+  try {
+    const ids = await createBenchAccount(service.baseUrl);
+    const harness = (extra: string[], invoiceId: string, reportId: string) => {
+      const result = spawnSync(process.execPath, ['bench.mjs', ...extra, ...args], {
+        cwd: PEERS,
+        stdio: 'inherit',
+        env: { ...process.env, BASE_URL: service.baseUrl, API_KEY: ids.apiKey, TEMPLATE_ID: invoiceId, TEMPLATE_ID_REPORT: reportId, SERVICE_PID: String(service.child.pid), SERVICE_VERSION: 'pressroom' },
+      });
+      if (result.status !== 0) process.exitCode = result.status ?? 1;
+    };
+    log('tagged: floor, Pressroom, wkhtmltopdf');
+    harness(['--engines', 'floor,service,wkhtmltopdf', '--label', 'issue17-tagged'], ids.invoiceId, ids.reportId);
+    log('untagged: floor --tagged off, Pressroom with page.tagged false');
+    harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
+    log(`330-page report through create-async (n=${nLong})`);
+    longRows.push(...(await measureService(service.baseUrl, ids.apiKey, ids.reportId, nLong)));
+  } finally {
+    await service.stop();
+  }
+  process.stdout.write(`\n${longTable(longRows)}\n`);
 }
 
 async function main(): Promise<void> {
   const passThrough = process.argv.slice(2);
   const args = [...passThrough];
+  const suite = takeOption(args, '--suite');
+  if (suite === 'issue17') return issue17Suite(args);
+  if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the one there is: issue17`);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();

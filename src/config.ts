@@ -108,6 +108,18 @@ export interface Config {
     readonly queueLimit: number;
     /** Whole render (template + print) deadline. @defaultValue 30000 (`PRESSROOM_RENDER_TIMEOUT_MS`) */
     readonly timeoutMs: number;
+    /**
+     * Whole render deadline of an async job's document (create-async): long documents belong there.
+     * @defaultValue 300000 (`PRESSROOM_ASYNC_RENDER_TIMEOUT_MS`)
+     */
+    readonly asyncTimeoutMs: number;
+    /**
+     * Estimated printing cost per page, tagged and untagged, by which a synchronous request is refused
+     * early (DOCUMENT_TOO_LONG_FOR_SYNC) when its laid-out length would print past the render deadline;
+     * 0 turns the check off. Measured, with margin, on a 2-core machine (docs/rendering.md "Long documents").
+     * @defaultValue 120 / 50 (`PRESSROOM_PRINT_MS_PER_PAGE_TAGGED`, `PRESSROOM_PRINT_MS_PER_PAGE_UNTAGGED`)
+     */
+    readonly printMsPerPage: { readonly tagged: number; readonly untagged: number };
     /** Template evaluation deadline (inside the render deadline). @defaultValue 5000 (`PRESSROOM_TEMPLATE_TIMEOUT_MS`) */
     readonly templateTimeoutMs: number;
     /** Largest HTML a template may produce. @defaultValue 20 MiB (`PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES`) */
@@ -228,6 +240,38 @@ export interface Config {
     /** qpdf processes one server process runs at once; more requests wait. @defaultValue number of cores (`PRESSROOM_PDF_TOOLS_CONCURRENCY`) */
     readonly concurrency: number;
   };
+  /** The asset library (docs/assets.md): logos, fonts and stylesheets per account, in the blob store. */
+  readonly assets: {
+    /** Largest asset. @defaultValue 10 MiB (`PRESSROOM_ASSET_MAX_BYTES`) */
+    readonly maxBytes: number;
+    /** All of one account's assets together. @defaultValue 200 MiB (`PRESSROOM_ASSET_ACCOUNT_MAX_BYTES`) */
+    readonly accountMaxBytes: number;
+    /** Asset bytes kept in memory per process for rendering. @defaultValue 64 MiB (`PRESSROOM_ASSET_CACHE_BYTES`) */
+    readonly cacheBytes: number;
+  };
+  /**
+   * Remote images, fonts and stylesheets documents name (docs/assets.md "Remote resources"), fetched
+   * by the service through the outbound guard. Private, loopback and link-local addresses are never
+   * reached, whatever `allowPrivateNetworks` says, except the hosts named in `hosts`.
+   */
+  readonly remoteResources: {
+    /** @defaultValue true (`PRESSROOM_REMOTE_RESOURCES=on|off`) */
+    readonly enabled: boolean;
+    /** `host` or `host:port` entries documents may reach even on private addresses. @defaultValue none (`PRESSROOM_REMOTE_RESOURCE_HOSTS`) */
+    readonly hosts: readonly string[];
+    /** Largest resource. @defaultValue 5 MiB (`PRESSROOM_REMOTE_RESOURCE_MAX_BYTES`) */
+    readonly maxBytes: number;
+    /** One resource's deadline, redirects included. @defaultValue 5000 ms (`PRESSROOM_REMOTE_RESOURCE_TIMEOUT_MS`) */
+    readonly timeoutMs: number;
+    /** Remote resources one document may load. @defaultValue 50 (`PRESSROOM_REMOTE_RESOURCES_PER_DOCUMENT`) */
+    readonly maxPerDocument: number;
+    /** Bytes of remote resources one document may load. @defaultValue 20 MiB (`PRESSROOM_REMOTE_RESOURCE_DOCUMENT_MAX_BYTES`) */
+    readonly documentMaxBytes: number;
+    /** Time one document may spend fetching, from its first fetch. @defaultValue 10000 ms (`PRESSROOM_REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS`) */
+    readonly documentTimeoutMs: number;
+    /** The shared in-process cache. @defaultValue 64 MiB (`PRESSROOM_REMOTE_RESOURCE_CACHE_BYTES`) */
+    readonly cacheBytes: number;
+  };
   /** `image_url`s of image modifications, downloaded through the outbound guard (docs/images.md). */
   readonly images: {
     /** Bytes all image downloads of one image request may take together. @defaultValue 10 MiB (`PRESSROOM_IMAGE_URL_MAX_BYTES`) */
@@ -266,6 +310,26 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes'].includes(value)) return true;
   if (['false', '0', 'no'].includes(value)) return false;
   throw new ConfigError(`${name} must be true or false; got "${raw}"`);
+}
+
+/** `on`/`off` (also true/false, 1/0). */
+function readOnOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+  if (['off', 'false', '0', 'no'].includes(raw)) return false;
+  throw new Error(`${name} must be on or off; got ${env[name]}`);
+}
+
+/** `host[:port],…` (lower case; IPv6 literals in brackets). */
+function readHostList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const host = entry.trim().toLowerCase();
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/.test(host)) throw new Error(`${name} must list host or host:port entries separated by commas; got "${entry.trim()}"`);
+    return host;
+  });
 }
 
 function readEvaluator(env: Env): Config['rendering']['evaluator'] {
@@ -388,6 +452,11 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       queueLimit,
       timeoutMs: readInt(env, 'PRESSROOM_RENDER_TIMEOUT_MS', 30_000, 100),
       templateTimeoutMs: readInt(env, 'PRESSROOM_TEMPLATE_TIMEOUT_MS', 5_000, 50),
+      asyncTimeoutMs: readInt(env, 'PRESSROOM_ASYNC_RENDER_TIMEOUT_MS', 300_000, 100),
+      printMsPerPage: {
+        tagged: readInt(env, 'PRESSROOM_PRINT_MS_PER_PAGE_TAGGED', 120, 0, 600_000),
+        untagged: readInt(env, 'PRESSROOM_PRINT_MS_PER_PAGE_UNTAGGED', 50, 0, 600_000),
+      },
       templateOutputLimitBytes: readInt(env, 'PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES', 20 * 1024 * 1024, 1024),
       recycleAfterRenders: readInt(env, 'PRESSROOM_BROWSER_RECYCLE_AFTER', 2000, 1),
       evaluator: readEvaluator(env),
@@ -444,6 +513,21 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       fetchTimeoutMs: readInt(env, 'PRESSROOM_PDF_TOOLS_FETCH_TIMEOUT_MS', 15_000, 100),
       timeoutMs: readInt(env, 'PRESSROOM_PDF_TOOLS_TIMEOUT_MS', 60_000, 100),
       concurrency: readInt(env, 'PRESSROOM_PDF_TOOLS_CONCURRENCY', cores, 1, 64),
+    },
+    assets: {
+      maxBytes: readInt(env, 'PRESSROOM_ASSET_MAX_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+      accountMaxBytes: readInt(env, 'PRESSROOM_ASSET_ACCOUNT_MAX_BYTES', 200 * 1024 * 1024, 1024),
+      cacheBytes: readInt(env, 'PRESSROOM_ASSET_CACHE_BYTES', 64 * 1024 * 1024, 0),
+    },
+    remoteResources: {
+      enabled: readOnOff(env, 'PRESSROOM_REMOTE_RESOURCES', true),
+      hosts: readHostList(env, 'PRESSROOM_REMOTE_RESOURCE_HOSTS'),
+      maxBytes: readInt(env, 'PRESSROOM_REMOTE_RESOURCE_MAX_BYTES', 5 * 1024 * 1024, 1024),
+      timeoutMs: readInt(env, 'PRESSROOM_REMOTE_RESOURCE_TIMEOUT_MS', 5000, 100, 120_000),
+      maxPerDocument: readInt(env, 'PRESSROOM_REMOTE_RESOURCES_PER_DOCUMENT', 50, 0, 10_000),
+      documentMaxBytes: readInt(env, 'PRESSROOM_REMOTE_RESOURCE_DOCUMENT_MAX_BYTES', 20 * 1024 * 1024, 1024),
+      documentTimeoutMs: readInt(env, 'PRESSROOM_REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS', 10_000, 100, 600_000),
+      cacheBytes: readInt(env, 'PRESSROOM_REMOTE_RESOURCE_CACHE_BYTES', 64 * 1024 * 1024, 0),
     },
     images: {
       urlMaxBytes: readInt(env, 'PRESSROOM_IMAGE_URL_MAX_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),

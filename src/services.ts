@@ -15,6 +15,8 @@ import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.
 import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
 import { createBlobStore, type BlobStore } from './storage/blob-store.js';
 import { createFileService, type FileService } from './files/files.js';
+import { createAssetService, type AssetService } from './assets/assets.js';
+import { createRemoteResourceFetcher } from './rendering/resources/remote-fetcher.js';
 import { createIdempotencyService, type IdempotencyService } from './idempotency/idempotency.js';
 import { createDocumentService, type DocumentService } from './documents/documents.js';
 import { createChargedRunner } from './documents/charged-run.js';
@@ -49,6 +51,8 @@ export interface Services {
   readonly renderer: PdfRenderer;
   readonly blobs: BlobStore;
   readonly files: FileService;
+  /** The asset library: logos, fonts, stylesheets per account (docs/assets.md). */
+  readonly assets: AssetService;
   readonly idempotency: IdempotencyService;
   readonly documents: DocumentService;
   /** Merge, extract pages, rotate (qpdf), charged like documents. */
@@ -112,11 +116,23 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const templates = createTemplateService(database.db);
     const rateLimiter = createRateLimiter(config.plans, redis);
 
-    // The browser starts on first use (admin commands never launch it); `serve` warms it up.
-    const renderer = instrumentRenderer(createPdfRenderer(config.rendering, logger.child({ component: 'renderer' }), { fairness: config.renderFairness }), metrics);
-    releasers.push(() => renderer.close());
     const blobs = createBlobStore(config.storage.url);
     releasers.push(() => blobs.close());
+    // The asset library (issue 13) and the remote images, fonts and stylesheets documents load.
+    const assets = createAssetService({ db: database.db, blobs, limits: config.assets, logger: logger.child({ component: 'assets' }) });
+    const remoteResources = createRemoteResourceFetcher({ ...config.remoteResources, logger: logger.child({ component: 'remote-resources' }), onOutcome: (outcome) => metrics.remoteResource(outcome) });
+    releasers.push(() => remoteResources.close());
+    // The browser starts on first use (admin commands never launch it); `serve` warms it up.
+    const renderer = instrumentRenderer(
+      createPdfRenderer(config.rendering, logger.child({ component: 'renderer' }), {
+        fairness: config.renderFairness,
+        assets: assets.readForRender,
+        remoteResources,
+        remoteBounds: config.remoteResources,
+      }),
+      metrics,
+    );
+    releasers.push(() => renderer.close());
     const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
     // This process, as recorded on the reservations and idempotency keys it holds.
     const instanceId = newInstanceId();
@@ -209,6 +225,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       renderer,
       blobs,
       files,
+      assets,
       idempotency,
       documents,
       pdfTools,

@@ -11,6 +11,7 @@ import { migration0009TokenRevocation } from './migrations/0009-token-revocation
 import { migration0010FairClaims } from './migrations/0010-fair-claims.js';
 import { migration0011TemplateVersions } from './migrations/0011-template-versions.js';
 import { migration0012TemplateKind } from './migrations/0012-template-kind.js';
+import { migration0013Assets } from './migrations/0013-assets.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0010-fair-claims': migration0010FairClaims,
   '0011-template-versions': migration0011TemplateVersions,
   '0012-template-kind': migration0012TemplateKind,
+  '0013-assets': migration0013Assets,
 };
 
 class InCodeProvider implements MigrationProvider {

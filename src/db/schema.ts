@@ -96,6 +96,18 @@ export interface FilesTable {
   expires_at: number;
 }
 
+/** An account's asset (logo, font, stylesheet); its bytes are in the blob store at `storage_key`. */
+export interface AssetsTable {
+  account_id: string;
+  name: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  storage_key: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface IdempotencyKeysTable {
   account_id: string;
   idem_key: string;
@@ -170,6 +182,8 @@ export interface JobsTable {
   version_number: number | null;
   /** That version's tag when the job was accepted (shown on the job). */
   version_tag: string | null;
+  /** JSON: the render's DocumentWarnings, null when there were none (issue 13). */
+  warnings: string | null;
 }
 
 /** One webhook notification; the row is its retry queue (see src/webhooks/deliveries-store.ts). */
@@ -214,6 +228,7 @@ export interface Database {
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   files: FilesTable;
+  assets: AssetsTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

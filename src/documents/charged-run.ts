@@ -18,6 +18,7 @@ import { withTransaction } from '../db/database.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
 import { AppError } from '../shared/errors.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { Logger } from '../shared/log.js';
 
 export type ExportType = 'url' | 'binary';
@@ -35,8 +36,8 @@ export interface GenerationResult {
   creditsRemaining: number;
   /** The first answer to this Idempotency-Key, given again. */
   replayed: boolean;
-  /** Non-fatal issues the answer carries (image/create: unknown layers, images that could not be loaded). */
-  warnings?: string[];
+  /** Non-fatal issues the answer carries: resources that did not load (issue 13), unknown image layers. */
+  warnings?: DocumentWarning[];
   /**
    * Tells the service whether the answer reached the client (the HTTP layer calls it once the
    * response finished, or the connection closed before). Without an Idempotency-Key this posts or
@@ -64,7 +65,7 @@ export interface ChargedWork<P> {
 export interface Produced {
   delivery: Delivery;
   execMs: number;
-  warnings?: string[];
+  warnings?: DocumentWarning[];
 }
 
 /** Runs paid work: key, prepare, reserve, produce, post; voids once on failure. */
@@ -85,8 +86,8 @@ const BINARY_REPLAY_SECONDS = 86_400;
 
 /** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
 type StoredDelivery =
-  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: string[] }
-  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: string[] };
+  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: DocumentWarning[] }
+  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: DocumentWarning[] };
 
 /** `invoice` → `invoice.pdf`; a trailing `.pdf` given by the caller is not doubled. */
 export function pdfFilename(name: string | null | undefined): string {
@@ -115,7 +116,7 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   const { db, charges, idempotency, files, logger } = deps;
   const settled = async () => undefined;
 
-  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: string[] | undefined): Promise<StoredDelivery> {
+  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: DocumentWarning[] | undefined): Promise<StoredDelivery> {
     const extra = warnings && warnings.length > 0 ? { warnings } : {};
     if (delivery.kind !== 'binary') return { delivery, creditsRemaining, ...extra };
     const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS, delivery.contentType);

@@ -19,8 +19,11 @@ import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
+import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest } from '../einvoice/einvoice.js';
+import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
 
 export { pdfFilename, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
@@ -35,10 +38,14 @@ export interface GenerationOptions {
   s3Filepath?: string | null;
   s3Bucket?: string | null;
   pdfVariant?: PdfAVariant | null;
+  /** Tagged PDF or not, over the template's `page.tagged` (null/absent: the template's). Jobs keep it in their options. */
+  tagged?: boolean | null;
   /** A template version's tag or number; omitted/null renders the draft. */
   version?: string | number | null;
   /** Render an image of an image template instead of a PDF (POST /v1/image/create). */
   image?: ImageOptions | null;
+  /** Build an e-invoice too (docs/einvoice.md): Factur-X/ZUGFeRD inside a PDF/A-3b, or XRechnung XML instead of the PDF. */
+  einvoice?: EInvoiceRequest | null;
 }
 
 /** A synchronous generation as the caller asks for it. */
@@ -68,13 +75,16 @@ export interface DocumentService {
   prepare(accountId: string, templateId: string, options: GenerationOptions): Promise<Template>;
   /** Synchronous generation: key, prepare, reserve, produce, post; voids once on failure. */
   generate(request: GenerationRequest): Promise<GenerationResult>;
-  /** Renders and delivers an already-paid document (the worker's entry). */
-  produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal?: AbortSignal): Promise<{ delivery: Delivery; renderMs: number; warnings?: string[] }>;
+  /**
+   * Renders and delivers an already-paid document: `sync` for POST /v1/pdf/create (refused early when too
+   * long to print in time), `async` for the job worker (the longer async render deadline).
+   */
+  produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal: AbortSignal | undefined, mode: 'sync' | 'async'): Promise<{ delivery: Delivery; renderMs: number; warnings?: DocumentWarning[] }>;
   /**
    * A free, stamped preview (the studio), rendered for `accountId` at preview priority: of unsaved text,
    * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
    */
-  preview(accountId: string, input: { source: PreviewSource; data?: Record<string, unknown> | null }): Promise<Buffer>;
+  preview(accountId: string, input: { source: PreviewSource; data?: Record<string, unknown> | null }): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }>;
 }
 
 export interface DocumentDeps {
@@ -93,7 +103,10 @@ export interface DocumentDeps {
 const IMAGE_EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
 
 /** The delivered file: `.pdf`, or the image format's extension (a given extension is not doubled). */
-export function outputFile(options: Pick<GenerationOptions, 'filename' | 'image'>): { filename: string; contentType: string } {
+export function outputFile(options: Pick<GenerationOptions, 'filename' | 'image' | 'einvoice'>): { filename: string; contentType: string } {
+  if (options.einvoice && !isHybridFormat(options.einvoice.format)) {
+    return { filename: `${(options.filename ?? '').replace(/\.xml$/i, '') || 'document'}.xml`, contentType: 'application/xml' };
+  }
   if (!options.image) return { filename: pdfFilename(options.filename), contentType: 'application/pdf' };
   const { format } = options.image;
   const base = (options.filename ?? '').replace(new RegExp(`\\.(${IMAGE_EXTENSIONS[format]}|${format})$`, 'i'), '') || 'document';
@@ -129,9 +142,22 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     return { kind: 's3', bucket: target.bucket, key: target.key, filename: file.filename };
   }
 
+  /**
+   * The last step before delivery: object streams (rendering/pdf-compaction.ts) in what is left of the
+   * render deadline. Not for PDF/A-1b, which is PDF 1.4 and may not have object streams; PDF/A-2b/3b
+   * (PDF 1.7) may. Never fails the document: a PDF it cannot compact in time leaves as it is.
+   */
+  async function compactLast(pdf: Buffer, variant: PdfAVariant | null | undefined, timeoutMs: number): Promise<Buffer> {
+    if (variant === 'pdf/a-1b') return pdf;
+    const result = await renderer.compact(pdf, { timeoutMs });
+    if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: pdf.length }, 'PDF left uncompacted');
+    return result.pdf;
+  }
+
   const service: DocumentService = {
     async prepare(accountId, templateId, options) {
       checkS3Filepath(options.s3Filepath);
+      if (options.einvoice) await checkEInvoice(options.einvoice, options.pdfVariant);
       const template = options.version == null ? await templates.get(accountId, templateId) : await templates.versions.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
       if (options.storeS3) {
@@ -140,7 +166,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       return template;
     },
 
-    async produce(accountId, template, data, options, signal) {
+    async produce(accountId, template, data, options, signal, mode) {
       const started = performance.now();
       if (options.image) {
         const loadImages: ImageLoader = deps.loadImages ?? (async (urls) => new Map(urls.map((url) => [url, { error: 'image downloads are not set up in this process' }])));
@@ -148,17 +174,28 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         const renderMs = Math.round(performance.now() - started);
         return { delivery: await deliver(accountId, image.bytes, options), renderMs, warnings: image.warnings };
       }
+      // Checked in prepare (before the charge); built again here from the same request.
+      const einvoice: BuiltEInvoice | undefined = options.einvoice ? buildEInvoice(options.einvoice, options.pdfVariant) : undefined;
+      if (einvoice && !isHybridFormat(einvoice.format)) {
+        return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started) };
+      }
+      const bound = expandDottedKeys(data) as Record<string, unknown>;
       const rendered = await renderer.render({
         template: { html: template.html, css: template.css, page: template.page },
-        data: expandDottedKeys(data),
+        // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
+        data: (einvoice && options.einvoice ? { ...bound, einvoice: templateView(options.einvoice, einvoice) } : bound) as ReturnType<typeof expandDottedKeys>,
         signal,
         accountId,
         kind: 'document',
+        tagged: options.tagged ?? undefined,
+        mode,
       });
       const titled = await withDocumentInfo(rendered.pdf, template.name);
-      const pdf = options.pdfVariant ? await toPdfA(titled, options.pdfVariant) : titled;
+      const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
+      const archival = variant ? await toPdfA(titled, variant, einvoice ? facturXPdfAMeta(einvoice) : {}) : titled;
+      const pdf = await compactLast(archival, variant, rendered.deadlineLeftMs - (performance.now() - started - rendered.renderMs));
       const renderMs = Math.round(performance.now() - started);
-      return { delivery: await deliver(accountId, pdf, options), renderMs };
+      return { delivery: await deliver(accountId, pdf, options), renderMs, warnings: rendered.warnings };
     },
 
     async generate(request) {
@@ -173,7 +210,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           log,
           prepare: () => service.prepare(request.accountId, request.templateId, request.options),
           produce: async (template) => {
-            const { delivery, renderMs, warnings } = await service.produce(request.accountId, template, request.data, request.options);
+            const { delivery, renderMs, warnings } = await service.produce(request.accountId, template, request.data, request.options, undefined, 'sync');
             return { delivery, execMs: renderMs, warnings };
           },
         });
@@ -197,7 +234,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         accountId,
         kind: 'preview',
       });
-      return withDocumentInfo(rendered.pdf, 'Preview');
+      const titled = await withDocumentInfo(rendered.pdf, 'Preview');
+      return { pdf: await compactLast(titled, null, rendered.deadlineLeftMs), warnings: rendered.warnings };
     },
   };
   return service;

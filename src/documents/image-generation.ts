@@ -7,6 +7,7 @@
  * then the template is rendered in a render slot like any document, the modifications are applied to
  * its output in Node (templates/layer-modifications.ts), and the canvas is captured.
  */
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import { imagePixelSize, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH, type ImageFormat } from '../rendering/image-renderer.js';
 import { applyModifications, checkModifications, imageUrlsOf, type LayerModification, type LoadedImage } from '../templates/layer-modifications.js';
@@ -31,7 +32,8 @@ export type ImageLoader = (urls: string[], signal?: AbortSignal) => Promise<Map<
 export interface RenderedImage {
   bytes: Buffer;
   contentType: string;
-  warnings: string[];
+  /** The layer modifications that could not apply (IMAGE_MODIFICATION), then the render's own (resources that did not load). */
+  warnings: DocumentWarning[];
 }
 
 /** Refuses what can be refused before a charge: a PDF template, a bad colour, too many pixels. */
@@ -66,7 +68,7 @@ export async function renderImageDocument(
   const { template, image } = request;
   const urls = imageUrlsOf(image.modifications);
   const images = urls.length > 0 ? await deps.loadImages(urls, request.signal) : new Map<string, LoadedImage>();
-  const warnings: string[] = [];
+  const warnings: DocumentWarning[] = [];
   const rendered = await deps.renderer.renderImage({
     template: { html: template.html, css: template.css },
     data: expandDottedKeys(request.data),
@@ -74,11 +76,11 @@ export async function renderImageDocument(
     output: { format: image.format, width: outputWidth(template, image), quality: image.quality },
     transformHtml: (html) => {
       const modified = applyModifications(html, image.modifications, images);
-      warnings.push(...modified.warnings);
+      warnings.push(...modified.warnings.map((message): DocumentWarning => ({ code: 'IMAGE_MODIFICATION', message })));
       return modified.html;
     },
     signal: request.signal,
     accountId: request.accountId,
   });
-  return { bytes: rendered.image, contentType: rendered.contentType, warnings };
+  return { bytes: rendered.image, contentType: rendered.contentType, warnings: [...warnings, ...rendered.warnings] };
 }

@@ -32,6 +32,7 @@ import { templateVersionRoutes } from './routes/template-versions.js';
 import { agentRoutes } from './routes/agent.js';
 import { templateLayerRoutes } from './routes/template-layers.js';
 import { imageRoutes } from './routes/image.js';
+import { assetRoutes } from './routes/assets.js';
 import { pdfToolRoutes } from './routes/pdf-tools.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -58,6 +59,7 @@ const TAGS = [
   { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
   { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
   { name: 'Agent', description: "TemplateFox's AI template authoring: not offered by Pressroom (501 NOT_IMPLEMENTED)." },
+  { name: 'Assets', description: 'Logos, fonts and stylesheets for your templates, used with {{ asset(\'name\') }}. No credits.' },
   { name: 'Files', description: 'Signed, expiring download links of generated files.' },
   { name: 'Admin', description: 'Accounts, credits and credentials (Authorization: Bearer $PRESSROOM_ADMIN_TOKEN; absent when it is unset).' },
   { name: 'Operations', description: 'Liveness, readiness and Prometheus metrics for orchestrators.' },
@@ -91,11 +93,27 @@ async function registerOpenApi(app: FastifyInstance, options: { version: string;
       const auth = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'public';
       // The studio's pages, /docs and the document itself are not API operations.
       const hidden = url.startsWith('/docs') || url === '/openapi.json' || (schema as { hide?: boolean } | undefined)?.hide === true;
-      return { schema: { ...schema, hide: hidden, security: SECURITY_BY_AUTH[auth] } as typeof schema, url };
+      const named = nameWildcard(url, schema as { params?: unknown });
+      return { schema: { ...schema, ...named.schema, hide: hidden, security: SECURITY_BY_AUTH[auth] } as typeof schema, url: named.url };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } as object }, async () => app.swagger());
+}
+
+/**
+ * A wildcard route (`/v1/assets/*`, whose names contain `/`) as a named path parameter `{name}`:
+ * generated clients cannot call a path with `{*}` in it. They send a `/` in the name as it is or
+ * percent-encoded (`fonts%2Fbrand.woff2`); the route reads both the same.
+ */
+function nameWildcard(url: string, schema: { params?: unknown } | undefined): { url: string; schema: { params?: unknown } } {
+  const params = schema?.params as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+  if (!url.endsWith('/*') || !params?.properties?.['*']) return { url, schema: {} };
+  const { '*': wildcard, ...rest } = params.properties;
+  return {
+    url: `${url.slice(0, -1)}:name`,
+    schema: { params: { ...params, properties: { ...rest, name: wildcard }, required: (params.required ?? []).map((key) => (key === '*' ? 'name' : key)) } },
+  };
 }
 
 export interface BuildAppOptions {
@@ -206,6 +224,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
   jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
   fileRoutes(app, services.files);
+  assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);
   if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   healthRoutes(app, services);

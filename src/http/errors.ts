@@ -35,6 +35,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TEMPLATE_TIMEOUT: 422,
   TEMPLATE_OUTPUT_TOO_LARGE: 422,
   DOCUMENT_TOO_LARGE: 422,
+  DOCUMENT_TOO_LONG_FOR_SYNC: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   JOB_INTERRUPTED: 500,
@@ -81,6 +82,8 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   const details = error.details;
   if (!details) return undefined;
   const out: Record<string, unknown> = {};
+  // Template errors: which part (html, css, header, footer), line and column, as fields (issue 13).
+  if (typeof details.part === 'string') out.part = details.part;
   if (details.line !== undefined) out.line = details.line;
   if (details.column !== undefined) out.column = details.column;
   // DOCUMENT_TOO_LARGE: which bound (bytes, pages, image_pixels, memory), for clients that branch on it.

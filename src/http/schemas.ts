@@ -3,6 +3,7 @@
  */
 import { Type, type TSchema, type Static } from 'typebox';
 import { PAGE_LENGTH_PATTERN, PAGE_LENGTH_UNITS_TEXT } from '../rendering/page-length.js';
+import { PAPER_FORMAT_NAMES } from '../rendering/page-size.js';
 
 /** `T | null` as JSON Schema `type: [T, "null"]`, so errors speak of the real type, not of anyOf branches. */
 export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}) {
@@ -19,6 +20,7 @@ export const CodedError = Type.Object(
   {
     error: Type.String({ description: 'Stable error code, e.g. TEMPLATE_NOT_FOUND' }),
     message: Type.String({ description: 'What failed and how to fix it' }),
+    part: Type.Optional(StringEnum(['html', 'css', 'header', 'footer'] as const, { description: 'For template errors: the template part (html, css, page.header_html, page.footer_html) the line and column refer to' })),
     line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
     column: Type.Optional(Type.Integer({ description: 'Column on that line, where the template engine knows it' })),
     bound: Type.Optional(
@@ -62,7 +64,7 @@ const ERROR_STATUS_DESCRIPTIONS: Record<number, string> = {
   404: 'Not found: TEMPLATE_NOT_FOUND, VERSION_NOT_FOUND, JOB_NOT_FOUND or NOT_FOUND',
   409: 'Conflict: IDEMPOTENCY_KEY_IN_USE (retry shortly) or VERSION_TAG_EXISTS',
   413: 'PAYLOAD_TOO_LARGE: the body is over this route’s limit (the message names it)',
-  422: 'Validation error ({detail: [{loc, msg, type}]}), or a coded template error (TEMPLATE_SYNTAX_ERROR, TEMPLATE_RENDER_ERROR…)',
+  422: 'Validation error ({detail: [{loc, msg, type}]}), or a coded template error (TEMPLATE_SYNTAX_ERROR, TEMPLATE_RENDER_ERROR…), DOCUMENT_TOO_LARGE, or DOCUMENT_TOO_LONG_FOR_SYNC (send it to /v1/pdf/create-async)',
   429: 'RATE_LIMITED: retry after the Retry-After header',
   500: 'INTERNAL_ERROR or RENDER_FAILED (refunded); the message carries the request id',
   501: 'NOT_IMPLEMENTED: this service does not offer the operation',
@@ -125,11 +127,13 @@ export const FieldSchema = Type.Object({
 });
 
 /** A page margin: the renderer's own rule (rendering/page-length.ts), so what saves also prints. */
-const PageLength = () =>
-  Type.String({ pattern: PAGE_LENGTH_PATTERN, maxLength: 20, description: `0 or a number with ${PAGE_LENGTH_UNITS_TEXT}, e.g. 20mm` });
+const PageLength = (description = `0 or a number with ${PAGE_LENGTH_UNITS_TEXT}, e.g. 20mm`) =>
+  Type.String({ pattern: PAGE_LENGTH_PATTERN, maxLength: 20, description });
 
 export const PageSetupSchema = Type.Object({
-  format: Type.Optional(StringEnum(['A4', 'Letter', 'Legal', 'A3', 'A5'] as const, { description: 'Paper size (default A4)' })),
+  format: Type.Optional(StringEnum(PAPER_FORMAT_NAMES, { description: 'Paper size (default A4); or give width and height instead' })),
+  width: Type.Optional(PageLength('Custom paper width, with height and instead of format, e.g. 100mm')),
+  height: Type.Optional(PageLength('Custom paper height, with width and instead of format, e.g. 150mm')),
   orientation: Type.Optional(StringEnum(['portrait', 'landscape'] as const, { description: 'Page orientation (default portrait)' })),
   margin: Type.Optional(
     Type.Object({
@@ -141,6 +145,12 @@ export const PageSetupSchema = Type.Object({
   ),
   header_html: Type.Optional(Type.String({ maxLength: 100_000, description: 'Template HTML repeated at the top of every page; elements with class pageNumber / totalPages show the page numbers' })),
   footer_html: Type.Optional(Type.String({ maxLength: 100_000, description: 'Template HTML repeated at the bottom of every page (pageNumber / totalPages work here too)' })),
+  tagged: Type.Optional(Type.Boolean({
+    default: true,
+    description:
+      'Tagged (accessible) PDF: a structure tree and an outline (bookmarks) from the headings, which screen readers and PDF/UA need. ' +
+      'false prints without them: faster and much smaller for long documents, but not accessible. A create request\'s `tagged` overrides it',
+  })),
 }, { description: 'Paper, margins, header and footer' });
 
 export const isoTime = (ms: number): string => new Date(ms).toISOString();

@@ -14,6 +14,7 @@
  * rest back to the queue and abort their renders.
  */
 import type { Charges } from '../credits/charges.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
@@ -68,14 +69,18 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     return store.claimJobs(database, { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs });
   }
 
-  function resultOf(delivery: Delivery): store.JobResult {
+  function resultOf(delivery: Delivery, warnings: DocumentWarning[] | undefined): store.JobResult {
+    return { ...deliveredTo(delivery), ...(warnings && warnings.length > 0 ? { warnings } : {}) };
+  }
+
+  function deliveredTo(delivery: Delivery): store.JobResult {
     if (delivery.kind === 's3') return { url: null, filename: delivery.filename, expiresAt: null, s3Bucket: delivery.bucket, s3Key: delivery.key };
     if (delivery.kind === 'url') return { url: delivery.url, filename: delivery.filename, expiresAt: delivery.expiresAt, s3Bucket: null, s3Key: null };
     throw new Error('async jobs deliver by url or s3 only');
   }
 
-  async function complete(job: JobRow, delivery: Delivery, renderMs: number): Promise<void> {
-    const result = resultOf(delivery);
+  async function complete(job: JobRow, delivery: Delivery, renderMs: number, warnings: DocumentWarning[] | undefined): Promise<void> {
+    const result = resultOf(delivery, warnings);
     const done = await withTransaction(database.db, async (trx) => {
       if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
       await charges.post({ transactionRef: job.transaction_ref }, renderMs, trx);
@@ -135,8 +140,8 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       const template = job.version_number === null ? await templates.get(job.account_id, job.template_id) : await templates.versions.resolve(job.account_id, job.template_id, Number(job.version_number));
       const options = JSON.parse(job.options) as GenerationOptions;
       const data = JSON.parse(job.data) as Record<string, unknown>;
-      const { delivery, renderMs } = await documents.produce(job.account_id, template, data, options, signal);
-      await complete(job, delivery, renderMs);
+      const { delivery, renderMs, warnings } = await documents.produce(job.account_id, template, data, options, signal, 'async');
+      await complete(job, delivery, renderMs, warnings);
     } catch (error) {
       if (releasing && signal.aborted) return; // handed back to the queue by stop()
       await retryOrFail(job, classifyFailure(error));

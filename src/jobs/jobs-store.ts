@@ -11,6 +11,7 @@
  * believed they had it.
  */
 import { sql, type Updateable } from 'kysely';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import { claimRows, type ClaimRequest } from '../db/claim-rows.js';
 import type { DatabaseHandle, DbOrTx } from '../db/database.js';
 import type { JobRow, JobsTable, NewJob } from '../db/schema.js';
@@ -84,6 +85,8 @@ export interface JobResult {
   expiresAt: number | null;
   s3Bucket: string | null;
   s3Key: string | null;
+  /** The render's warnings (issue 13); stored as JSON, null when none. */
+  warnings?: DocumentWarning[];
 }
 
 /**
@@ -110,6 +113,7 @@ export function completeJob(db: DbOrTx, id: string, workerId: string, result: Jo
     result_expires_at: result.expiresAt,
     result_s3_bucket: result.s3Bucket,
     result_s3_key: result.s3Key,
+    warnings: result.warnings && result.warnings.length > 0 ? JSON.stringify(result.warnings) : null,
     completed_at: now,
     updated_at: now,
   });

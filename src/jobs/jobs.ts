@@ -5,6 +5,7 @@
  * happen or neither (a 402 writes no job). Workers (job-worker.ts) take it from there.
  */
 import type { Charges } from '../credits/charges.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
@@ -55,6 +56,8 @@ export interface Job {
   errorMessage: string | null;
   /** The template version it renders (its tag when accepted); null for the draft. */
   version: { number: number; tag: string | null } | null;
+  /** The render's warnings (issue 13); empty when none. */
+  warnings: DocumentWarning[];
 }
 
 /** Jobs as the API sees them. */
@@ -121,6 +124,7 @@ function toJob(row: JobRow): Job {
     errorCode: row.error_code,
     errorMessage: row.error_message,
     version: row.version_number === null ? null : { number: Number(row.version_number), tag: row.version_tag },
+    warnings: row.warnings ? (JSON.parse(row.warnings) as DocumentWarning[]) : [],
   };
 }
 

@@ -10,6 +10,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import { checkUrl } from './check-url.js';
+import { readCapped } from './read-capped.js';
 import { findOutboundBlockedError, OUTBOUND_BLOCKED_MESSAGE } from './outbound-blocked-error.js';
 
 /** Limits of one download. */
@@ -65,7 +66,7 @@ export async function fetchPublicFile(url: string, options: PublicFetchOptions, 
         await response.body.dump().catch(() => {});
         throw new PublicFetchError(`the server answered HTTP ${response.statusCode}`);
       }
-      const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes);
+      const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes, () => new PublicFetchError(`the file is larger than ${options.maxBytes} bytes`));
       const type = response.headers['content-type'];
       return { body, contentType: typeof type === 'string' ? type.split(';')[0]!.trim().toLowerCase() : undefined };
     }
@@ -74,24 +75,6 @@ export async function fetchPublicFile(url: string, options: PublicFetchOptions, 
   }
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], declared: string | string[] | undefined, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () => new PublicFetchError(`the file is larger than ${maxBytes} bytes`);
-  if (typeof declared === 'string' && Number(declared) > maxBytes) {
-    body.destroy();
-    throw tooLarge();
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw tooLarge();
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 function asPublicFetchError(error: unknown, deadline: AbortSignal, timeoutMs: number): PublicFetchError {
   if (error instanceof PublicFetchError) return error;

@@ -14,7 +14,14 @@ function outcomeOf(error: unknown): string {
 }
 
 /** The renderer, counting renders by kind and outcome (and bounds hit) and timing the successful ones. */
-export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit'>): PdfRenderer {
+/** A compaction that left the file as it was: `timeout`, `failed` (thread ended or threw), or `skipped` (a file it does not handle, or no smaller). */
+function compactionOutcome(reason: string): string {
+  if (reason === 'timeout') return 'timeout';
+  if (reason.startsWith('failed') || reason === 'thread ended') return 'failed';
+  return 'skipped';
+}
+
+export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit' | 'compaction'>): PdfRenderer {
   return {
     async render(request) {
       const kind = request.preview ? 'preview' : 'document';
@@ -43,6 +50,12 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
         if (bound) metrics.documentBoundHit(bound);
         throw error;
       }
+    },
+    async compact(pdf, options) {
+      const startedAt = performance.now();
+      const result = await renderer.compact(pdf, options);
+      metrics.compaction({ outcome: result.compacted ? 'compacted' : compactionOutcome(result.reason), bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds: (performance.now() - startedAt) / 1000 });
+      return result;
     },
     renderHtml: (request) => renderer.renderHtml(request),
     warmUp: () => renderer.warmUp(),

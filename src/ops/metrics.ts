@@ -60,9 +60,13 @@ export interface Metrics {
   render(input: { kind: 'document' | 'preview' | 'image'; outcome: string; seconds: number }): void;
   /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels or memory. */
   documentBoundHit(bound: string): void;
+  /** One PDF through compaction (rendering/pdf-compaction.ts): how it ended, its size before and after, the time taken. */
+  compaction(input: { outcome: string; bytesBefore: number; bytesAfter: number; seconds: number }): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;
   webhookAttempt(outcome: WebhookAttemptOutcome): void;
+  /** A remote image, font or stylesheet a document asked for, by outcome (rendering/resources/remote-fetcher.ts). */
+  remoteResource(outcome: string): void;
   /** A large JSON body parsed on a parse thread (http/json-body): how it ended, and its wait plus parse time. */
   offloadedJsonParse(outcome: OffloadedJsonParseOutcome, seconds: number): void;
   /** Reads the parse threads' state at scrape time (the HTTP app calls it once its pool exists). */
@@ -124,12 +128,37 @@ export function createMetrics(): Metrics {
     labelNames: ['bound'] as const,
     registers,
   });
+  const compactions = new Counter({
+    name: 'pressroom_pdf_compactions_total',
+    help: 'PDFs through compaction, by outcome: compacted, skipped (a file it does not handle, or no smaller), timeout or failed (the file left as it was)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const compactionBytes = new Counter({
+    name: 'pressroom_pdf_compaction_bytes_total',
+    help: 'Bytes of the PDFs through compaction, before and after (after = before when it was not compacted)',
+    labelNames: ['stage'] as const,
+    registers,
+  });
+  const compactionSaved = new Counter({ name: 'pressroom_pdf_compaction_bytes_saved_total', help: 'Bytes compaction took off the PDFs', registers });
+  const compactionDuration = new Histogram({
+    name: 'pressroom_pdf_compaction_duration_seconds',
+    help: 'Time from handing a PDF to compaction to getting it back, waiting for a thread included',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
   const creditsConsumed = new Counter({ name: 'pressroom_credits_consumed_total', help: 'Credits taken by generations (PDFGEN)', registers });
   const creditsRefunded = new Counter({ name: 'pressroom_credits_refunded_total', help: 'Credits given back after failed generations (REFUND)', registers });
   const creditsGranted = new Counter({ name: 'pressroom_credits_granted_total', help: 'Credits added (PURCHASE and BONUS)', labelNames: ['type'] as const, registers });
   const jobAttempts = new Counter({
     name: 'pressroom_job_attempts_total',
     help: 'Job attempts finished by this process: completed, failed (for good, refunded) or retry (transient failure)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const remoteResources = new Counter({
+    name: 'pressroom_remote_resources_total',
+    help: 'Remote images, fonts and stylesheets documents asked for, by outcome: fetched, cached, blocked, failed, timeout, too_large, wrong_type, disabled, document_limit',
     labelNames: ['outcome'] as const,
     registers,
   });
@@ -311,6 +340,13 @@ export function createMetrics(): Metrics {
       if (outcome === 'ok') renderDuration.observe({ kind }, seconds);
     },
     documentBoundHit: (bound) => documentBoundsHit.inc({ bound }),
+    compaction({ outcome, bytesBefore, bytesAfter, seconds }) {
+      compactions.inc({ outcome });
+      compactionBytes.inc({ stage: 'before' }, bytesBefore);
+      compactionBytes.inc({ stage: 'after' }, bytesAfter);
+      compactionSaved.inc(bytesBefore - bytesAfter);
+      compactionDuration.observe(seconds);
+    },
     credits(type, credits) {
       if (type === 'PDFGEN') creditsConsumed.inc(credits);
       else if (type === 'REFUND') creditsRefunded.inc(credits);
@@ -318,6 +354,7 @@ export function createMetrics(): Metrics {
     },
     jobAttempt: (outcome) => jobAttempts.inc({ outcome }),
     webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    remoteResource: (outcome) => remoteResources.inc({ outcome }),
     offloadedJsonParse: (outcome, seconds) => offloadedJsonParses.observe({ outcome }, seconds),
     watchJsonParsePool(stats) {
       jsonParsePool = stats;

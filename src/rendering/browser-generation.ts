@@ -13,7 +13,7 @@
 import type { Logger } from '../shared/log.js';
 import { captureImage, type CaptureParams } from './chromium/capture-image.js';
 import { raceSignal } from './chromium/cdp-helpers.js';
-import type { ClosedRoomOptions } from './chromium/closed-room.js';
+import type { ClosedRoomOptions, DocumentResources } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
 import { tooMuchMemory } from './chromium/document-bounds.js';
 import type { PrintBounds, PrintPage, PrintParams } from './chromium/print-page.js';
@@ -161,11 +161,17 @@ export class BrowserGeneration {
    * single-use context. Tracked, so that a print whose compositor the memory watch killed is
    * stopped with DOCUMENT_TOO_LARGE instead of waiting for its deadline.
    */
-  async print(html: string, params: PrintParams, options: { bounds: PrintBounds; scripted: boolean; printer: PrintPage; signal: AbortSignal }): Promise<Buffer> {
+  async print(
+    html: string,
+    params: PrintParams,
+    options: { bounds: PrintBounds; scripted: boolean; printer: PrintPage; signal: AbortSignal; resources?: DocumentResources },
+  ): Promise<Buffer> {
     const tracked = this.#prints.begin();
     try {
       const signal = AbortSignal.any([options.signal, tracked.signal]);
-      const pdf = options.scripted ? await this.#printScripted(html, params, options.bounds, signal) : await options.printer.print(html, params, options.bounds, signal);
+      const pdf = options.scripted
+        ? await this.#printScripted(html, params, options.bounds, signal, options.resources)
+        : await options.printer.print(html, params, options.bounds, signal, options.resources);
       tracked.end(true);
       return pdf;
     } catch (error) {
@@ -175,7 +181,7 @@ export class BrowserGeneration {
   }
 
   /** Prints a scripted document in a single-use browser context, keeping one spare ready. */
-  async #printScripted(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
+  async #printScripted(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources: DocumentResources | undefined): Promise<Buffer> {
     const spare = this.#scriptedSpare;
     this.#scriptedSpare = undefined;
     let page = spare ? await raceSignal(spare, signal).catch(() => undefined) : undefined;
@@ -187,7 +193,7 @@ export class BrowserGeneration {
       page?.dispose();
       page = await raceSignal(ScriptedPage.open(this.chromium.root, this.options.room), signal);
     }
-    return page.print(html, params, bounds, signal);
+    return page.print(html, params, bounds, signal, resources);
   }
 
   /** Takes a picture of a document on a single-use page of this browser (chromium/capture-image.ts). */

@@ -4,7 +4,7 @@
  * stream). Chromium's own output goes through it in test/e2e/pdf-metadata.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { PDFDict, PDFDocument, PDFName, PDFString } from 'pdf-lib';
+import { PDFDict, PDFDocument, PDFName, PDFString } from '@cantoo/pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { pdfInfo, pdfText } from '../../test/support/pdf-tools.js';
 import { VERSION } from '../version.js';

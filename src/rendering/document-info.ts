@@ -14,8 +14,9 @@
  * too. A file of another shape (an xref stream, an Info in an older section) is rewritten whole with
  * pdf-lib instead.
  */
-import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from 'pdf-lib';
+import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from '@cantoo/pdf-lib';
 import { VERSION } from '../version.js';
+import { prepareRewrite } from './pdf-rewrite.js';
 import { lastStartXref, offsetInXref, parseAt } from './pdf-xref.js';
 import { RENDER_ORIGIN } from './chromium/closed-room.js';
 
@@ -125,6 +126,7 @@ async function rewriteInfo(pdf: Buffer, fallbackTitle: string): Promise<Buffer> 
   const info = pressroomInfo(context.lookupMaybe(context.trailerInfo.Info, PDFDict), fallbackTitle, context);
   if (context.trailerInfo.Info instanceof PDFRef) context.assign(context.trailerInfo.Info, info);
   else context.trailerInfo.Info = context.register(info);
+  prepareRewrite(doc);
   const bytes = await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

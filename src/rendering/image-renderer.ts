@@ -7,6 +7,8 @@
 import type { BrowserGeneration } from './browser-generation.js';
 import type { CaptureFormat } from './chromium/capture-image.js';
 import { needsScripts } from './html-assembly.js';
+import type { DocumentResources } from './chromium/closed-room.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 
 export type ImageFormat = CaptureFormat;
 
@@ -50,6 +52,8 @@ export interface ImageRenderResult {
   image: Buffer;
   contentType: string;
   renderMs: number;
+  /** Resources that did not load (issue 13); empty when none. */
+  warnings: DocumentWarning[];
 }
 
 /** Pixel size of `canvas` scaled to `width` pixels wide (the height rounded to whole pixels). */
@@ -58,7 +62,7 @@ export function imagePixelSize(canvas: { width: number; height: number }, width:
 }
 
 /** The last step of an image render, inside its slot: modifications, then the picture. */
-export function captureRenderedImage(generation: BrowserGeneration, html: string, req: ImageRenderRequest, signal: AbortSignal): Promise<Buffer> {
+export function captureRenderedImage(generation: BrowserGeneration, html: string, req: ImageRenderRequest, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
   const document = req.transformHtml ? req.transformHtml(html) : html;
   return generation.captureImage(
     document,
@@ -68,6 +72,7 @@ export function captureRenderedImage(generation: BrowserGeneration, html: string
       viewport: { width: req.canvas.width, height: req.canvas.height },
       scale: req.output.width / req.canvas.width,
       scripts: needsScripts(document),
+      ...(resources ? { resources } : {}),
     },
     signal,
   );

@@ -4,17 +4,10 @@
  */
 import { AppError } from '../shared/errors.js';
 import type { PrintParams } from './chromium/print-page.js';
+import { withHeaderFooterDefaults } from './html-assembly.js';
 import { PAGE_LENGTH_UNITS_TEXT, pageLengthInches } from './page-length.js';
+import { pageSizeProblem, paperSizeInches } from './page-size.js';
 import type { PageSetup } from './pdf-renderer.js';
-
-/** Paper sizes in inches (the values puppeteer uses). */
-const FORMATS: Record<NonNullable<PageSetup['format']>, { width: number; height: number }> = {
-  A3: { width: 11.7, height: 16.54 },
-  A4: { width: 8.27, height: 11.7 },
-  A5: { width: 5.83, height: 8.27 },
-  Legal: { width: 8.5, height: 14 },
-  Letter: { width: 8.5, height: 11 },
-};
 
 /** Room left for a header or footer when the template gives no margin on that side. */
 const HEADER_FOOTER_DEFAULT_MARGIN = '15mm';
@@ -28,23 +21,28 @@ export interface PrintInputs {
   footerHtml: string | undefined;
   /** The page bound (PRESSROOM_MAX_PAGES): Chromium prints at most one page more, so that going past it shows. */
   maxPages?: number;
+  /** The request's choice, over the template's `page.tagged`; both absent → tagged. */
+  tagged?: boolean;
 }
 
-/** printToPDF parameters: paper, margins, header/footer, tagged PDF with outline. */
-export function buildPrintParams({ page, headerHtml, footerHtml, maxPages }: PrintInputs): PrintParams {
-  const format = FORMATS[page?.format ?? 'A4'];
-  if (!format) throw new AppError('INVALID_REQUEST', `page.format must be one of ${Object.keys(FORMATS).join(', ')}`);
+/** printToPDF parameters: paper (page-size.ts), margins, header/footer with readable defaults, tagged PDF with outline (unless `tagged` or `page.tagged` is false). */
+export function buildPrintParams({ page, headerHtml, footerHtml, maxPages, tagged }: PrintInputs): PrintParams {
+  const sizeProblem = pageSizeProblem(page);
+  if (sizeProblem) throw new AppError('INVALID_REQUEST', sizeProblem.message);
+  const paper = paperSizeInches(page);
   const hasHeader = headerHtml !== undefined && headerHtml.trim() !== '';
   const hasFooter = footerHtml !== undefined && footerHtml.trim() !== '';
   const margin = page?.margin ?? {};
+  // Chromium builds the outline from the structure tree: an untagged PDF gets neither.
+  const accessible = tagged ?? page?.tagged ?? true;
   const params: PrintParams = {
     printBackground: true,
     preferCSSPageSize: true,
-    generateTaggedPDF: true,
-    generateDocumentOutline: true,
+    generateTaggedPDF: accessible,
+    generateDocumentOutline: accessible,
     landscape: page?.orientation === 'landscape',
-    paperWidth: format.width,
-    paperHeight: format.height,
+    paperWidth: paper.width,
+    paperHeight: paper.height,
     marginTop: toInches('top', margin.top ?? (hasHeader ? HEADER_FOOTER_DEFAULT_MARGIN : undefined)),
     marginRight: toInches('right', margin.right),
     marginBottom: toInches('bottom', margin.bottom ?? (hasFooter ? HEADER_FOOTER_DEFAULT_MARGIN : undefined)),
@@ -56,8 +54,8 @@ export function buildPrintParams({ page, headerHtml, footerHtml, maxPages }: Pri
   if (maxPages !== undefined) params.pageRanges = `1-${maxPages + 1}`;
   if (hasHeader || hasFooter) {
     params.displayHeaderFooter = true;
-    params.headerTemplate = hasHeader ? headerHtml : EMPTY_TEMPLATE;
-    params.footerTemplate = hasFooter ? footerHtml : EMPTY_TEMPLATE;
+    params.headerTemplate = hasHeader ? withHeaderFooterDefaults(headerHtml) : EMPTY_TEMPLATE;
+    params.footerTemplate = hasFooter ? withHeaderFooterDefaults(footerHtml) : EMPTY_TEMPLATE;
   }
   return params;
 }

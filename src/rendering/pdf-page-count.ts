@@ -3,7 +3,7 @@
  * through their xref table — trailer → /Root → /Pages → /Count — touching a few hundred bytes
  * whatever the size of the file; a file of another shape is parsed whole with pdf-lib.
  */
-import { PDFContext, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRef } from 'pdf-lib';
+import { PDFContext, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRef } from '@cantoo/pdf-lib';
 import { lastStartXref, offsetInXref, parseAt } from './pdf-xref.js';
 
 /** The page count of `pdf`. */

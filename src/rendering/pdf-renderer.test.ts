@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, startTestRenderer } from '../../test/support/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
+import { PRINT_DEFAULTS_CSS } from './html-assembly.js';
 
 let renderer: PdfRenderer;
 
@@ -95,6 +96,21 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
     const header = await failure({ template: { html: 'ok', page: { header_html: '{{ x | }}' } }, data: {} });
     expect(header.code).toBe('TEMPLATE_SYNTAX_ERROR');
     expect(header.message).toMatch(/header_html/);
+    expect(header.details).toEqual({ part: 'header', line: 1, column: 8 });
+  });
+
+  it('names the part, line and column of a runtime error in the footer', async () => {
+    const error = await failure({ template: { html: 'ok', page: { footer_html: 'page\n {{ nope() }}' } }, data: {} });
+    expect(error).toMatchObject({ code: 'TEMPLATE_RENDER_ERROR', details: { part: 'footer', line: 2 } });
+    expect(error.message).toMatch(/footer_html line 2/);
+  });
+
+  it('evaluates the css as a template with the same data, printing CSS text unescaped', async () => {
+    const html = await renderer.renderHtml({
+      template: { html: '<p>x</p>', css: '.x::after { content: "{{ brand.tagline }}"; color: {{ brand.color | default("black") }} }' },
+      data: { brand: { tagline: 'Fish & "Chips" </style><b>' } },
+    });
+    expect(html).toContain('<style>.x::after { content: "Fish & "Chips" <\\/style><b>"; color: black }</style>');
   });
 
   it('renderHtml returns the evaluated document with the CSS injected into the head', async () => {
@@ -102,9 +118,11 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
       template: { html: '<!doctype html><html><head><title>t</title></head><body>{{ a }}</body></html>', css: 'body { color: red }' },
       data: { a: 'A&B' },
     });
-    expect(html).toBe('<!doctype html><html><head><title>t</title><style>body { color: red }</style></head><body>A&amp;B</body></html>');
+    // The print defaults (html-assembly.ts) come first in the head, the template's CSS last.
+    const defaults = `<style>${PRINT_DEFAULTS_CSS}</style>`;
+    expect(html).toBe(`<!doctype html><html><head>${defaults}<title>t</title><style>body { color: red }</style></head><body>A&amp;B</body></html>`);
     const headless = await renderer.renderHtml({ template: { html: '<p>x</p>', css: 'p{}' }, data: {} });
-    expect(headless).toBe('<style>p{}</style><p>x</p>');
+    expect(headless).toBe(`${defaults}<style>p{}</style><p>x</p>`);
   });
 });
 

@@ -24,34 +24,55 @@
  */
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../shared/errors.js';
+import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
 import type { BrowserGeneration } from './browser-generation.js';
 import { BrowserSupervisor } from './browser-supervisor.js';
 import { raceSignal, timeoutSignal } from './chromium/cdp-helpers.js';
 import type { AssetResolver } from './chromium/closed-room.js';
 import { tooManyPages, tooMuchMemory } from './chromium/document-bounds.js';
-import type { PrintPage } from './chromium/print-page.js';
-import { injectCss, needsScripts } from './html-assembly.js';
+import type { PrintPage, PrintParams } from './chromium/print-page.js';
+import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
+import type { PaperFormat } from './page-size.js';
 import { countPages } from './pdf-page-count.js';
 import { FailureBudget } from './failure-budget.js';
+import { CompactionPool, type Compaction } from './compaction-pool.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
 import { stampPreview } from './preview-stamp.js';
 import { RenderQueue, type RenderKind } from './render-queue.js';
 import type { CompiledParts } from './sandbox/evaluator-page.js';
-import { compileTemplate } from './template-compiler.js';
+import { compileTemplate } from '../template-language/compiler.js';
+import type { TemplatePart } from '../template-language/syntax.js';
+import type { DocumentResources } from './chromium/closed-room.js';
+import { createDocumentResources, uniqueAssetUrls, type AssetSource, type RemoteDocumentBounds } from './resources/document-resources.js';
+import { inlineHeaderFooter } from './resources/inline-header-footer.js';
+import type { RemoteResourceFetcher } from './resources/remote-fetcher.js';
+import { RenderWarnings } from './resources/render-warnings.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 
 export type { AssetResolver } from './chromium/closed-room.js';
 export { boundOf, type DocumentBound } from './chromium/document-bounds.js';
 export type { RenderKind } from './render-queue.js';
+export type { Compaction } from './compaction-pool.js';
 
 /** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
 export interface PageSetup {
-  format?: 'A4' | 'Letter' | 'Legal' | 'A3' | 'A5';
+  /** A named paper size (page-size.ts); default A4. */
+  format?: PaperFormat;
+  /** A custom paper size: both page lengths, instead of `format` (page-size.ts). */
+  width?: string;
+  height?: string;
   orientation?: 'portrait' | 'landscape';
   margin?: { top?: string; right?: string; bottom?: string; left?: string };
   header_html?: string;
   footer_html?: string;
+  /**
+   * Tagged (accessible) PDF with its structure tree and outline, or not (`false`: faster and smaller,
+   * but screen readers get no reading order or headings; docs/rendering.md "Tagged or not").
+   * @defaultValue true
+   */
+  tagged?: boolean;
 }
 
 /** A stored template as the engine needs it. */
@@ -73,12 +94,24 @@ export interface RenderRequest {
   accountId?: string;
   /** Documents (sync and jobs) go before previews. @defaultValue `'preview'` when `preview` is set, else `'document'` */
   kind?: RenderKind;
+  /** Overrides the template's `page.tagged` (a create request's `tagged`). @defaultValue the template's, else true */
+  tagged?: boolean;
+  /**
+   * `sync` (POST /v1/pdf/create): refused early with DOCUMENT_TOO_LONG_FOR_SYNC when, after layout, the
+   * document is estimated to print past the deadline. `async` (a job): the longer `asyncTimeoutMs`
+   * deadline, no estimate. Absent (previews, engine callers): `timeoutMs`, no estimate.
+   */
+  mode?: 'sync' | 'async';
 }
 
-/** The PDF and how long the whole render took (queueing included). */
+/** The PDF, how long the whole render took (queueing included), and what it warned about. */
 export interface RenderResult {
   pdf: Buffer;
   renderMs: number;
+  /** What is left of the render deadline (`timeoutMs`, counted from the slot): the budget of the steps after printing, such as compaction. */
+  deadlineLeftMs: number;
+  /** Resources that did not load, and whatever else the render noticed (issue 13); empty when none. */
+  warnings: DocumentWarning[];
 }
 
 /** Counters for health checks and metrics. */
@@ -109,6 +142,12 @@ export interface PdfRenderer {
   render(req: RenderRequest): Promise<RenderResult>;
   /** Template → PNG/JPEG/WebP through the same queue, sandbox and closed room (image-renderer.ts). */
   renderImage(req: ImageRenderRequest): Promise<ImageRenderResult>;
+  /**
+   * Packs the PDF's objects into object streams on a compaction thread (pdf-compaction.ts), within
+   * `timeoutMs` (what is left of the render deadline); never fails: past the time, or for a file it does
+   * not handle, the PDF comes back unchanged with a reason. Call it last, after metadata and PDF/A.
+   */
+  compact(pdf: Buffer, options: { timeoutMs: number }): Promise<Compaction>;
   /** Evaluates the templates only and returns the HTML that would be printed (studio preview, tests). */
   renderHtml(req: RenderRequest): Promise<string>;
   /** Starts Chromium and opens all page slots now instead of on the first render. */
@@ -123,6 +162,12 @@ export interface PdfRenderer {
 export interface RendererDependencies {
   /** Serves `https://assets.pressroom.internal/…` to templates; without it that origin is blocked too. */
   assetResolver?: AssetResolver;
+  /** The render's account's assets (`asset()` URLs); without it every asset URL is a warning. */
+  assets?: AssetSource;
+  /** Fetches remote images, fonts and stylesheets; without it every remote URL is a warning. */
+  remoteResources?: RemoteResourceFetcher;
+  /** Per-document bounds on remote resources. @defaultValue 50 resources, 20 MiB, 10 s */
+  remoteBounds?: RemoteDocumentBounds;
   /**
    * How slots are shared between accounts (`config.renderFairness`). Without it (engine tests) no
    * account or preview cap applies and no failure budget is kept; the order still puts documents first.
@@ -139,14 +184,22 @@ class ChromiumPdfRenderer implements PdfRenderer {
   readonly #queue: RenderQueue;
   readonly #budget: FailureBudget | undefined;
   readonly #browsers: BrowserSupervisor;
+  /** One compaction thread per render slot at most: compaction follows printing, off the slot. */
+  readonly #compaction: CompactionPool;
   #closing: Promise<void> | undefined;
   readonly #renders = { total: 0, failed: 0 };
+  readonly #resources: Pick<RendererDependencies, 'assets' | 'remoteResources'> & { bounds: RemoteDocumentBounds };
 
   constructor(
     private readonly options: Config['rendering'],
     private readonly logger: Logger,
     dependencies: RendererDependencies,
   ) {
+    this.#resources = {
+      assets: dependencies.assets,
+      remoteResources: dependencies.remoteResources,
+      bounds: dependencies.remoteBounds ?? { maxPerDocument: 50, documentMaxBytes: 20 * 1024 * 1024, documentTimeoutMs: 10_000 },
+    };
     const fairness = dependencies.fairness;
     this.#budget = fairness && new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
     this.#queue = new RenderQueue({
@@ -157,6 +210,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
       accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
     }, this.#budget);
+    this.#compaction = new CompactionPool(options.concurrency);
     this.#browsers = new BrowserSupervisor(
       { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator, rendererMemoryMb: options.rendererMemoryMb },
       logger,
@@ -166,27 +220,70 @@ class ChromiumPdfRenderer implements PdfRenderer {
   async render(req: RenderRequest): Promise<RenderResult> {
     const startedAt = performance.now();
     const { maxDocumentBytes, maxImagePixels, maxPages } = this.options;
-    const printed = await this.#run(req, async (html, parts, generation, printer, signal) => {
-      const params = buildPrintParams({ page: req.template.page, headerHtml: parts.header, footerHtml: parts.footer, maxPages });
-      const bounds = { maxDocumentBytes, maxImagePixels };
-      const pdf = await generation.print(html, params, { bounds, scripted: needsScripts(html), printer, signal });
+    const warnings = new RenderWarnings();
+    let slotStartedAt = startedAt;
+    const printed = await this.#run(req, warnings, async (html, parts, generation, printer, signal, slotStarted, resources) => {
+      slotStartedAt = slotStarted;
+      // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
+      const header = await inlineHeaderFooter(parts.header, html, resources);
+      const footer = await inlineHeaderFooter(parts.footer, html, resources);
+      const params = buildPrintParams({ page: req.template.page, headerHtml: header.html, footerHtml: footer.html, maxPages, tagged: req.tagged });
+      const checkLength = req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
+      const bounds = { maxDocumentBytes, maxImagePixels, checkLength };
+      const document = appendToBody(html, header.preload + footer.preload);
+      const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), printer, signal, resources });
       if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
       return pdf;
     });
     // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
     const pdf = req.preview ? await stampPreview(printed) : printed;
-    return { pdf, renderMs: performance.now() - startedAt };
+    const now = performance.now();
+    return { pdf, renderMs: now - startedAt, deadlineLeftMs: Math.max(0, this.#timeoutOf(req) - (now - slotStartedAt)), warnings: warnings.list() };
+  }
+
+  #timeoutOf(req: RenderRequest): number {
+    return req.mode === 'async' ? this.options.asyncTimeoutMs : this.options.timeoutMs;
+  }
+
+  /**
+   * The early refusal of a synchronous request (docs/rendering.md "Long documents"): pages estimated
+   * from the laid-out height (CSS px at 96 per inch) over the paper's printable height, times the
+   * measured cost per page, against what is left of the deadline. The estimate errs low (the screen
+   * layout is at least as wide as the printed one, so rarely taller), so a refused document would
+   * not have made it; one that slips through still ends in RENDER_TIMEOUT.
+   */
+  #refuseTooLong(heightPx: number, params: PrintParams, slotStartedAt: number): void {
+    const perPage = params.generateTaggedPDF ? this.options.printMsPerPage.tagged : this.options.printMsPerPage.untagged;
+    if (perPage <= 0) return;
+    const paperHeightIn = params.landscape ? (params.paperWidth ?? 8.27) : (params.paperHeight ?? 11.7);
+    const printableIn = Math.max(1, paperHeightIn - (params.marginTop ?? 0) - (params.marginBottom ?? 0));
+    const pages = Math.max(1, Math.ceil(heightPx / (printableIn * 96)));
+    const estimateMs = pages * perPage;
+    const leftMs = this.options.timeoutMs - (performance.now() - slotStartedAt);
+    if (estimateMs <= leftMs) return;
+    throw new AppError(
+      'DOCUMENT_TOO_LONG_FOR_SYNC',
+      `This document lays out to about ${pages} pages, which would take about ${Math.ceil(estimateMs / 1000)} s to print: more than the ` +
+        `${Math.round(this.options.timeoutMs / 1000)} s a synchronous request may take. Send it to POST /v1/pdf/create-async ` +
+        `(up to ${Math.round(this.options.asyncTimeoutMs / 1000)} s per document), or print it untagged (tagged: false), which is faster. Nothing was charged.`,
+      { details: { estimatedPages: pages, estimatedPrintMs: estimateMs, endpoint: '/v1/pdf/create-async' } },
+    );
+  }
+
+  compact(pdf: Buffer, options: { timeoutMs: number }): Promise<Compaction> {
+    return this.#compaction.compact(pdf, options.timeoutMs);
   }
 
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
     const startedAt = performance.now();
     const request: RenderRequest = { template: { html: req.template.html, css: req.template.css }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
-    const image = await this.#run(request, (html, _parts, generation, _printer, signal) => captureRenderedImage(generation, html, req, signal));
-    return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt };
+    const warnings = new RenderWarnings();
+    const image = await this.#run(request, warnings, (html, _parts, generation, _printer, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
+    return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list() };
   }
 
   renderHtml(req: RenderRequest): Promise<string> {
-    return this.#run(req, async (html) => html);
+    return this.#run(req, new RenderWarnings(), async (html) => html);
   }
 
   async warmUp(): Promise<void> {
@@ -219,13 +316,13 @@ class ChromiumPdfRenderer implements PdfRenderer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#queue.refuseAll(new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down'));
-      await this.#browsers.close();
+      await Promise.all([this.#browsers.close(), this.#compaction.close()]);
     })();
     return this.#closing;
   }
 
   /** Compile → slot → evaluate → assemble, then `finish` (print, or return the HTML). */
-  async #run<T>(req: RenderRequest, finish: Finish<T>): Promise<T> {
+  async #run<T>(req: RenderRequest, warnings: RenderWarnings, finish: Finish<T>): Promise<T> {
     if (this.#closing) throw new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down');
     // Cheap checks first, so a bad template never waits in the queue.
     const parts = compileParts(req.template);
@@ -233,8 +330,11 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const dataJson = toJson(req.data);
     const accountId = req.accountId ?? '';
     const release = await this.#queue.acquire({ accountId, kind: req.kind ?? (req.preview ? 'preview' : 'document') }, this.options.timeoutMs, req.signal);
-    const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${this.options.timeoutMs} ms`);
-    const deadline = timeoutSignal(this.options.timeoutMs, renderTimeout);
+    const timeoutMs = this.#timeoutOf(req);
+    // A synchronous request too long even to lay out before the deadline never reaches the estimate: point it the right way too.
+    const hint = req.mode === 'sync' ? '; for long documents use POST /v1/pdf/create-async' : '';
+    const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${timeoutMs} ms${hint}`);
+    const deadline = timeoutSignal(timeoutMs, renderTimeout);
     const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
     const startedAt = performance.now();
     let generation: BrowserGeneration | undefined;
@@ -250,16 +350,19 @@ class ChromiumPdfRenderer implements PdfRenderer {
       const slot = generation.takeSlot();
       try {
         const { evaluator, printer } = await slot.ready(signal);
-        const remainingMs = this.options.timeoutMs - (performance.now() - startedAt);
+        const remainingMs = timeoutMs - (performance.now() - startedAt);
         const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
         const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal };
         const evaluated = await evaluator.evaluate(parts, dataJson, limits).catch((error: unknown) => {
           // When the render deadline, not the template limit, was the binding one, say so.
           throw isAppError(error, 'TEMPLATE_TIMEOUT') && templateMs < this.options.templateTimeoutMs ? renderTimeout() : error;
         });
-        const html = injectCss(evaluated.html.main ?? '', req.template.css);
+        for (const warning of evaluated.warnings) warnings.add(warning);
+        // The css is a template too (issue 13), evaluated with the same data.
+        const html = uniqueAssetUrls(injectCss(evaluated.html.main ?? '', evaluated.html.css), randomId(12));
         const evaluatedAt = performance.now();
-        const result = await finish(html, evaluated.html, generation, printer, signal);
+        const resources = createDocumentResources({ accountId, warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
+        const result = await finish(html, evaluated.html, generation, printer, signal, startedAt, resources);
         this.logger.debug(
           { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
           'document rendered',
@@ -292,24 +395,35 @@ class ChromiumPdfRenderer implements PdfRenderer {
 }
 
 /** The last step of a render: print the assembled HTML, or hand it back. */
-type Finish<T> = (html: string, parts: Record<string, string>, generation: BrowserGeneration, printer: PrintPage, signal: AbortSignal) => Promise<T>;
+type Finish<T> = (
+  html: string,
+  parts: Record<string, string>,
+  generation: BrowserGeneration,
+  printer: PrintPage,
+  signal: AbortSignal,
+  slotStartedAt: number,
+  resources: DocumentResources,
+) => Promise<T>;
 
 function compileParts(template: RenderTemplate): CompiledParts {
-  const parts: CompiledParts = { main: compileTemplate(template.html, 'main') };
+  const parts: CompiledParts = { main: compilePart(template.html, 'html') };
+  if (template.css && template.css.trim() !== '') parts.css = compilePart(template.css, 'css');
   for (const part of ['header', 'footer'] as const) {
     const source = template.page?.[`${part}_html`];
-    if (!source || source.trim() === '') continue;
-    try {
-      parts[part] = compileTemplate(source, part);
-    } catch (error) {
-      if (!isAppError(error)) throw error;
-      throw new AppError(error.code, `page.${part}_html: ${error.message}`, {
-        cause: error.options.cause,
-        details: { ...error.details, template: `${part}_html` },
-      });
-    }
+    if (source && source.trim() !== '') parts[part] = compilePart(source, part);
   }
   return parts;
+}
+
+/** Compiles one part; its syntax error names the part (`details.part`, and `page.header_html: …` in the message). */
+function compilePart(source: string, part: TemplatePart): string {
+  try {
+    return compileTemplate(source, part === 'html' ? 'main' : part);
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    const prefix = part === 'html' ? '' : part === 'css' ? 'css: ' : `page.${part}_html: `;
+    throw new AppError(error.code, `${prefix}${error.message}`, { cause: error.options.cause, details: { ...error.details, part } });
+  }
 }
 
 /** A failure that a crashed page (renderer killed) produces: RENDER_FAILED, or a stopped evaluator. */

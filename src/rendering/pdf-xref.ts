@@ -4,7 +4,7 @@
  * (`document-info.ts`) and the page count (`pdf-page-count.ts`); a file of another shape makes
  * these return undefined and the caller falls back to pdf-lib.
  */
-import { PDFContext, PDFObjectParser } from 'pdf-lib';
+import { PDFContext, PDFObjectParser } from '@cantoo/pdf-lib';
 
 /** The offset after the file's last `startxref`. */
 export function lastStartXref(pdf: Buffer): number | undefined {

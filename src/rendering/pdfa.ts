@@ -2,7 +2,7 @@
  * PDF/A output for the PDFs Chromium writes (`page.pdf({ tagged: true, outline: true, … })`).
  *
  * Two routes, chosen per variant (`bench/pdfa-bench.ts`, peers' invoice, 2 busy cores; p50 wall / CPU):
- * - 'pdf/a-2b', 'pdf/a-3b': complete Chromium's own file in process with pdf-lib. Chromium already
+ * - 'pdf/a-2b', 'pdf/a-3b': complete Chromium's own file in process with @cantoo/pdf-lib. Chromium already
  *   embeds every font (Type3 for CFF fonts such as Noto CJK, allowed) and writes a binary header
  *   comment, Print-flagged links, no encryption, JavaScript or attachments; PDF/A-2 allows its
  *   transparency. Missing are the sRGB OutputIntent, the XMP packet, an Info dictionary that matches
@@ -26,12 +26,14 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
-  PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFString,
+  AFRelationship, PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFString,
   type PDFObject,
-} from 'pdf-lib';
+} from '@cantoo/pdf-lib';
 import { Slots } from '../shared/slots.js';
 import { AppError } from '../shared/errors.js';
 import { PDF_PRODUCER, readInfoTitle } from './document-info.js';
+import { prepareRewrite } from './pdf-rewrite.js';
+import { checkPdfA } from './pdfa-check.js';
 
 /** The PDF/A flavours the service can produce (all level B: visual appearance preserved). */
 export type PdfAVariant = 'pdf/a-1b' | 'pdf/a-2b' | 'pdf/a-3b';
@@ -43,6 +45,20 @@ export interface PdfAMeta {
   author?: string;
   /** Defaults to Chromium's CreationDate; whole seconds are kept, as Info dates cannot say more. */
   creationDate?: Date;
+  /** Files to embed (PDF/A-3b only): each gets /AF, its MIME type and dates, as PDF/A-3 requires. */
+  attachments?: PdfAAttachment[];
+  /** Extra rdf:Description blocks for the XMP packet (e.g. the Factur-X extension schema, issue 16). */
+  xmpExtension?: string;
+}
+
+/** An associated file (PDF/A-3, ISO 19005-3 6.8). */
+export interface PdfAAttachment {
+  name: string;
+  bytes: Uint8Array;
+  mimeType: string;
+  description: string;
+  /** How the file relates to the document (/AFRelationship). */
+  relationship: 'Alternative' | 'Data' | 'Source' | 'Supplement';
 }
 
 const VARIANTS: readonly PdfAVariant[] = ['pdf/a-1b', 'pdf/a-2b', 'pdf/a-3b'];
@@ -65,13 +81,28 @@ export function isPdfAVariant(x: unknown): x is PdfAVariant {
   return typeof x === 'string' && (VARIANTS as readonly string[]).includes(x);
 }
 
-/** Turns a Chromium PDF into a PDF/A file of the given variant; throws PDFA_CONVERSION_FAILED. */
+/**
+ * Turns a Chromium PDF into a PDF/A file of the given variant and checks the result (pdfa-check.ts);
+ * throws PDFA_CONVERSION_FAILED, also for a result that breaks a checked rule.
+ */
 export async function toPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta = {}): Promise<Buffer> {
+  const out = await convertToPdfA(pdf, variant, meta);
+  const findings = await checkPdfA(out, Number(variant.charAt(6)) as 1 | 2 | 3);
+  if (findings.length > 0) {
+    throw new AppError('PDFA_CONVERSION_FAILED', `the ${variant.toUpperCase()} file failed the PDF/A check: ${findings.map((f) => `${f.rule} (${f.message})`).join('; ')}`);
+  }
+  return out;
+}
+
+async function convertToPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta): Promise<Buffer> {
   if (!isPdfAVariant(variant)) {
     throw new AppError('PDFA_CONVERSION_FAILED', `unknown PDF/A variant "${String(variant)}"; use one of ${VARIANTS.join(', ')}`);
   }
   if (meta.creationDate && Number.isNaN(meta.creationDate.getTime())) {
     throw new AppError('PDFA_CONVERSION_FAILED', 'meta.creationDate is an invalid Date');
+  }
+  if (meta.attachments?.length && variant !== 'pdf/a-3b') {
+    throw new AppError('PDFA_CONVERSION_FAILED', `${variant.toUpperCase()} forbids file attachments; use pdf/a-3b`);
   }
   if (variant === 'pdf/a-1b') return convertWithGhostscript(pdf, variant, meta);
   try {
@@ -94,6 +125,7 @@ export async function completeWithPdfLib(pdf: Buffer, variant: PdfAVariant, meta
   }
   const doc = await loadPdf(pdf);
   makeConformant(doc, variant);
+  await attachFiles(doc, meta);
   writeArchivalMetadata(doc, variant, meta);
   return saveThrough(doc, variant);
 }
@@ -115,6 +147,7 @@ export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, 
   }
   // Ghostscript writes its own XMP from the Info it could carry over (it drops Chromium's Creator);
   // rewriting both here keeps them equal and carries the title and meta.author/creationDate.
+  await attachFiles(doc, meta);
   writeArchivalMetadata(doc, variant, { ...meta, title });
   return saveThrough(doc, variant);
 }
@@ -136,13 +169,11 @@ async function loadPdf(pdf: Buffer): Promise<PDFDocument> {
 
 async function saveThrough(doc: PDFDocument, variant: PdfAVariant): Promise<Buffer> {
   try {
+    // PDF/A-2/3 build on PDF 1.7; PDF/A-1 on PDF 1.4, which is what Ghostscript wrote.
+    prepareRewrite(doc, variant === 'pdf/a-1b' ? '1.4' : '1.7');
     // No object streams: PDF/A-1 (PDF 1.4) forbids them, and for 2b/3b they would save little.
     const bytes = await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false, objectsPerTick: OBJECTS_PER_TICK });
-    const out = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    // pdf-lib always writes "%PDF-1.7". PDF/A-2/3 build on PDF 1.7, so that fits; PDF/A-1 builds on
-    // PDF 1.4, which is what Ghostscript wrote, so put it back (same length: no offset moves).
-    if (variant === 'pdf/a-1b' && out.subarray(0, 8).toString('latin1') === '%PDF-1.7') out.write('4', 7, 'latin1');
-    return out;
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } catch (cause) {
     throw new AppError('PDFA_CONVERSION_FAILED', 'writing the PDF/A file failed', { cause });
   }
@@ -242,6 +273,17 @@ function checkFontEmbedded(font: PDFDict): void {
   }
 }
 
+/** Embeds `meta.attachments`; pdf-lib lists each in the Names tree and the catalog's /AF array. */
+async function attachFiles(doc: PDFDocument, meta: PdfAMeta): Promise<void> {
+  const now = wholeSeconds(new Date());
+  for (const file of meta.attachments ?? []) {
+    await doc.attach(file.bytes, file.name, {
+      mimeType: file.mimeType, description: file.description, creationDate: now, modificationDate: now,
+      afRelationship: AFRelationship[file.relationship],
+    });
+  }
+}
+
 let iccProfile: Uint8Array | undefined;
 function srgbProfile(): Uint8Array {
   try {
@@ -300,6 +342,7 @@ function collectFacts({ context }: PDFDocument, variant: PdfAVariant, meta: PdfA
     producer: PDF_PRODUCER,
     createdAt: wholeSeconds(meta.creationDate ?? decodeDate(oldInfo?.lookup(name('CreationDate'))) ?? now),
     modifiedAt: now,
+    extension: meta.xmpExtension,
   };
 }
 
@@ -333,6 +376,7 @@ interface XmpFacts {
   producer: string;
   createdAt: Date;
   modifiedAt: Date;
+  extension?: string;
 }
 
 function buildXmp(f: XmpFacts): string {
@@ -354,6 +398,7 @@ ${opt(f.creator, (v) => `<xmp:CreatorTool>${v}</xmp:CreatorTool>`)}
 <xmp:MetadataDate>${iso(f.modifiedAt)}</xmp:MetadataDate>
 <pdf:Producer>${escapeXml(f.producer)}</pdf:Producer>
 </rdf:Description>
+${f.extension ?? ''}
 </rdf:RDF>
 </x:xmpmeta>
 <?xpacket end="r"?>`;

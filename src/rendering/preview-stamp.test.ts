@@ -5,7 +5,7 @@
  * on the rendered page.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { PDFDocument, StandardFonts, degrees } from 'pdf-lib';
+import { PDFDocument, StandardFonts, degrees } from '@cantoo/pdf-lib';
 import { isAppError } from '../shared/errors.js';
 import { pdfPagePixels, pdfPages, pdfText, redPixelShare } from '../../test/support/pdf-tools.js';
 import type { RenderTemplate } from './pdf-renderer.js';

@@ -27,8 +27,9 @@ import {
   beginText, endText, popGraphicsState, pushGraphicsState, rotateAndSkewTextRadiansAndTranslate, setFillingRgbColor,
   setFontAndSize, setGraphicsState, setLineWidth, setStrokingRgbColor, setTextRenderingMode, showText,
   type PDFFont, type PDFPage, type PDFRef,
-} from 'pdf-lib';
+} from '@cantoo/pdf-lib';
 import { AppError } from '../shared/errors.js';
+import { prepareRewrite } from './pdf-rewrite.js';
 
 const STAMP_TEXT = 'PREVIEW';
 /** The marked-content properties (an inline dictionary, written as it is: pdf-lib types operands narrowly). */
@@ -64,6 +65,7 @@ export async function stampPreview(pdf: Uint8Array): Promise<Buffer> {
     const font = await doc.embedFont(StandardFonts.HelveticaBold);
     const graphicsState = doc.context.register(doc.context.obj({ Type: 'ExtGState', ca: FILL_OPACITY, CA: OUTLINE_OPACITY }));
     for (const page of doc.getPages()) stampPage(page, font, graphicsState);
+    prepareRewrite(doc);
     const bytes = await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false, objectsPerTick: OBJECTS_PER_TICK });
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } catch (cause) {

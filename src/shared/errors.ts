@@ -36,6 +36,8 @@ export type ErrorCode =
   /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels or Chromium memory (rendering/chromium/document-bounds.ts). */
   | 'DOCUMENT_TOO_LARGE'
   | 'RENDER_TIMEOUT'
+  /** A synchronous request whose document is estimated, after layout, to print past the render deadline: use create-async (docs/rendering.md "Long documents"). */
+  | 'DOCUMENT_TOO_LONG_FOR_SYNC'
   | 'RENDER_FAILED'
   | 'RENDERER_BUSY'
   | 'PDFA_CONVERSION_FAILED'

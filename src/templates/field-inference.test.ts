@@ -16,6 +16,8 @@ describe('field inference', () => {
     ['an is-defined test makes a field optional', '{% if vat is defined %}{{ vat }}{% endif %}', { key: 'vat', required: false }],
     ['a numeric comparison makes a number', '{% if score > 3 %}hi{% endif %}', { key: 'score', type: 'number' }],
     ['a list filter makes an array', '{{ tags | join(", ") }}', { key: 'tags', type: 'array' }],
+    ['a namespace is the template\'s own, not a field', '{% set ns = namespace(total=0) %}{% for i in lines %}{% set ns.total = ns.total + i.qty %}{% endfor %}{{ ns.total }}', { key: 'lines', type: 'array', spec: [{ name: 'qty', label: 'Qty', type: 'text' }] }],
+    ['selectattr makes an array', '{{ rows | selectattr("paid") | list | length }}', { key: 'rows', type: 'array' }],
   ])('%s', (_name, html, expected) => {
     expect(fields(html)).toEqual([expect.objectContaining(expected)]);
   });

@@ -15,7 +15,8 @@
  * - Names bound in the template (`set`, macro arguments, loop variables, `loop`, `caller`) and the
  *   globals (`range`, `cycler`, `joiner`, `dict`…) are not fields.
  */
-import { parseTemplate } from './nunjucks-parser.js';
+import { filterFieldHint, SUPPORTED_GLOBALS } from '../template-language/catalogue.js';
+import { parseTemplate } from '../template-language/compiler.js';
 
 export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'array';
 export type SpecType = 'text' | 'number' | 'boolean' | 'array';
@@ -68,10 +69,8 @@ interface VarNode {
   item?: VarNode;
 }
 
-const GLOBALS = new Set(['range', 'cycler', 'joiner', 'dict', 'loop', 'caller', 'super', 'self', 'varargs', 'kwargs', 'true', 'false', 'none', 'True', 'False', 'None']);
-const NUMBER_FILTERS = new Set(['round', 'float', 'abs', 'filesizeformat']);
-const ARRAY_FILTERS = new Set(['join', 'sort', 'first', 'last', 'batch', 'slice', 'groupby', 'selectattr', 'rejectattr', 'sum', 'reverse', 'dictsort', 'list', 'random']);
-const OPTIONAL_FILTERS = new Set(['default', 'd']);
+/** The language's globals (catalogue.ts) and the names nunjucks binds itself: never fields. */
+const GLOBALS = new Set([...SUPPORTED_GLOBALS, 'loop', 'caller', 'super', 'self', 'varargs', 'kwargs', 'true', 'false', 'none', 'True', 'False', 'None']);
 const ARITHMETIC = new Set(['Sub', 'Mul', 'Div', 'FloorDiv', 'Mod', 'Pow', 'Neg', 'Pos']);
 
 const newNode = (): VarNode => ({ hints: new Set(), required: false, children: new Map() });
@@ -237,8 +236,9 @@ class Inferrer {
   private filter(node: AnyNode, ctx: Ctx): void {
     const name = String(node.name?.value ?? '');
     const [input, ...rest] = node.args?.children ?? [];
-    const optional = OPTIONAL_FILTERS.has(name);
-    const hint: Hint = NUMBER_FILTERS.has(name) ? 'number' : name === 'int' ? 'integer' : ARRAY_FILTERS.has(name) ? 'array' : 'printed';
+    const fieldHint = filterFieldHint(name);
+    const optional = fieldHint === 'optional';
+    const hint: Hint = fieldHint === 'number' || fieldHint === 'integer' || fieldHint === 'array' ? fieldHint : 'printed';
     if (input) this.use(input, optional ? { ...ctx, conditional: true } : ctx, hint);
     for (const arg of rest) this.walk(arg, ctx);
   }
@@ -296,14 +296,14 @@ function exampleFor(sample: unknown, key: string): string | null {
 }
 
 /**
- * Infers fields from the template sources (html, css, header, footer). Throws Nunjucks' TemplateError on
+ * Infers fields from the template sources (html, css, header, footer). Throws TEMPLATE_SYNTAX_ERROR on
  * a syntax error (callers check syntax first).
  */
 export function inferFields(sources: string[], sampleData?: unknown): FieldDefinition[] {
   const inferrer = new Inferrer();
   const ctx: Ctx = { scope: new Map(), conditional: false };
   for (const source of sources) {
-    if (source) inferrer.walk(parseTemplate(source) as AnyNode, ctx);
+    if (source) inferrer.walk(parseTemplate(source) as unknown as AnyNode, ctx);
   }
   const entries: [string, VarNode][] = [];
   leaves(inferrer.root, '', entries);

@@ -8,7 +8,7 @@ import type { TemplateRow } from '../db/schema.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newTemplateId } from '../shared/ids.js';
 import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
-import { syntaxIssues } from './template-syntax.js';
+import { syntaxIssues } from '../template-language/syntax.js';
 import * as store from './templates-store.js';
 import { templateContentOf, type TemplateContent } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
@@ -18,6 +18,7 @@ import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js'
 import { listLayers, type TemplateLayer } from './template-layers.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
+import { pageSizeProblem } from '../rendering/page-size.js';
 
 /** Page setup is the renderer's: a template stores exactly what the engine prints with. */
 export type { PageSetup };
@@ -82,12 +83,18 @@ function toTemplate(row: TemplateRow): Template {
 /** Refuses (422) template parts that do not parse, naming the part and the line. */
 function assertParses(input: { html: string; css?: string | null; page?: PageSetup | null }): void {
   const issues = syntaxIssues([
-    { loc: ['body', 'html'], source: input.html },
-    { loc: ['body', 'css'], source: input.css },
-    { loc: ['body', 'page', 'header_html'], source: input.page?.header_html },
-    { loc: ['body', 'page', 'footer_html'], source: input.page?.footer_html },
+    { loc: ['body', 'html'], part: 'html', source: input.html },
+    { loc: ['body', 'css'], part: 'css', source: input.css },
+    { loc: ['body', 'page', 'header_html'], part: 'header', source: input.page?.header_html },
+    { loc: ['body', 'page', 'footer_html'], part: 'footer', source: input.page?.footer_html },
   ]);
   if (issues.length > 0) throw new ValidationError(issues);
+}
+
+/** Refuses (422) a paper size the renderer cannot print: the renderer's own rule (rendering/page-size.ts). */
+function assertPrintablePaper(page: PageSetup | null | undefined): void {
+  const problem = pageSizeProblem(page);
+  if (problem) throw new ValidationError([{ loc: ['body', 'page', problem.field], msg: problem.message, type: 'value_error' }]);
 }
 
 function inferFor(input: { html: string; css?: string | null; page?: PageSetup | null; sample_data?: unknown }): FieldDefinition[] {
@@ -111,6 +118,7 @@ export function createTemplateService(db: Db): TemplateService {
 
     async create(accountId, input) {
       assertParses(input);
+      assertPrintablePaper(input.page);
       const { kind, canvas } = resolveKind(input);
       const now = Date.now();
       const fields = input.fields ? normalizeFields(input.fields) : inferFor(input);
@@ -154,6 +162,7 @@ export function createTemplateService(db: Db): TemplateService {
         sample_data: changes.sample_data === undefined ? current.sampleData : changes.sample_data,
       };
       assertParses(next);
+      assertPrintablePaper(next.page);
       const { kind, canvas } = resolveKind(changes, current);
       // Given fields replace the stored ones; otherwise inferred fields follow the new template text.
       const fieldsGiven = changes.fields !== undefined && changes.fields !== null;

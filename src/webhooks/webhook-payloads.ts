@@ -12,16 +12,19 @@ export interface CompletedResult {
   filename: string;
   s3Bucket?: string | null;
   s3Key?: string | null;
+  /** The render's warnings (issue 13); sent only when there are some. */
+  warnings?: { code: string; message: string; url?: string }[];
 }
 
-/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}}` */
+/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}[, warnings:[{code, message, url?}]]}` */
 export function completedPayload(jobId: string, result: CompletedResult): string {
   const body: Record<string, unknown> = { url: result.url, filename: result.filename };
   if (result.s3Bucket && result.s3Key) {
     body.s3_bucket = result.s3Bucket;
     body.s3_key = result.s3Key;
   }
-  return JSON.stringify({ event: 'pdf.completed', job_id: jobId, status: 'completed', result: body });
+  const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
+  return JSON.stringify({ event: 'pdf.completed', job_id: jobId, status: 'completed', result: body, ...warnings });
 }
 
 /** `{event:"pdf.failed", job_id, status:"failed", error:{code, message}}` */

@@ -5,8 +5,10 @@ import { AppHeader } from './components/app-header.js';
 import { ConfirmHost } from './components/confirm-dialog.js';
 import { Link, matchRoute, paths, usePathname, type Route } from './router.js';
 import { ApiKeysScreen } from './screens/api-keys-screen.js';
+import { AssetsScreen } from './screens/assets-screen.js';
 import { EditorScreen } from './screens/editor/editor-screen.js';
 import { JobsScreen } from './screens/jobs-screen.js';
+import { PdfToolsScreen } from './screens/pdf-tools-screen.js';
 import { S3Screen } from './screens/s3-screen.js';
 import { SignInScreen } from './screens/sign-in.js';
 import { TemplatesScreen } from './screens/templates-screen.js';
@@ -16,7 +18,9 @@ const TITLES: Record<Route['name'], string> = {
   templates: 'Templates',
   editor: 'Editor',
   jobs: 'Jobs',
+  assets: 'Assets',
   transactions: 'Transactions',
+  'pdf-tools': 'PDF tools',
   s3: 'S3 storage',
   'api-keys': 'API keys',
   'not-found': 'Not found',
@@ -30,8 +34,12 @@ function Screen({ route }: { route: Route }) {
       return <EditorScreen key={route.templateId} templateId={route.templateId} />;
     case 'jobs':
       return <JobsScreen />;
+    case 'assets':
+      return <AssetsScreen />;
     case 'transactions':
       return <TransactionsScreen />;
+    case 'pdf-tools':
+      return <PdfToolsScreen />;
     case 's3':
       return <S3Screen />;
     case 'api-keys':

@@ -9,7 +9,9 @@ export type Route =
   | { name: 'templates' }
   | { name: 'editor'; templateId: string }
   | { name: 'jobs' }
+  | { name: 'assets' }
   | { name: 'transactions' }
+  | { name: 'pdf-tools' }
   | { name: 's3' }
   | { name: 'api-keys' }
   | { name: 'not-found'; path: string };
@@ -19,7 +21,9 @@ export const paths = {
   templates: '/templates',
   editor: (id: string) => `/templates/${encodeURIComponent(id)}`,
   jobs: '/jobs',
+  assets: '/assets',
   transactions: '/transactions',
+  pdfTools: '/tools/pdf',
   s3: '/settings/s3',
   apiKeys: '/settings/api-keys',
 };
@@ -31,7 +35,9 @@ export function matchRoute(pathname: string): Route {
   const editor = /^\/templates\/([^/]+)$/.exec(path);
   if (editor) return { name: 'editor', templateId: decodeURIComponent(editor[1]!) };
   if (path === paths.jobs) return { name: 'jobs' };
+  if (path === paths.assets) return { name: 'assets' };
   if (path === paths.transactions) return { name: 'transactions' };
+  if (path === paths.pdfTools) return { name: 'pdf-tools' };
   if (path === paths.s3) return { name: 's3' };
   if (path === paths.apiKeys) return { name: 'api-keys' };
   return { name: 'not-found', path };

@@ -206,7 +206,7 @@ describe.each(DIALECTS)('foundation API on %s', (dialect) => {
     it('reports every schema violation with its place, wrong types and unknown enum values included', async () => {
       const res = await t.request('POST', '/v1/templates', {
         apiKey: alice.apiKey,
-        body: { name: 7, html: '', page: { format: 'B5', orientation: 'sideways', margin: { top: '1 furlong' } }, fields: [{ key: 'a' }] },
+        body: { name: 7, html: '', page: { format: 'Quarto', orientation: 'sideways', margin: { top: '1 furlong' } }, fields: [{ key: 'a' }] },
       });
       expect(res.status).toBe(422);
       const locs = res.body.detail.map((d: { loc: unknown[] }) => d.loc.join('.'));

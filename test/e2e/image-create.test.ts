@@ -204,7 +204,10 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     const png = decodePng(res.bytes);
     expect(png.pixel(50, 50).slice(0, 3)).toEqual([255, 0, 0]);
     expect(png.pixel(150, 50).slice(0, 3)).toEqual([0, 0, 255]);
-    expect(JSON.parse(res.headers.get('x-warnings') ?? '[]')).toEqual(['Layer "box": image_url was not loaded (the server answered HTTP 404); the layer keeps its image.']);
+    // The layer that kept its image, then the template's own loopback <img>, blocked and said so.
+    const warnings: string[] = JSON.parse(res.headers.get('x-warnings') ?? '[]');
+    expect(warnings[0]).toBe('Layer "box": image_url was not loaded (the server answered HTTP 404); the layer keeps its image.');
+    expect(warnings.slice(1)).toEqual([expect.stringContaining('/direct.png')]);
     // The service fetched the two URLs it was given; the template's own <img src> never left the page.
     expect(assetRequests.sort()).toEqual(['/missing.png', '/red.png']);
   });
@@ -223,6 +226,20 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     expect(stored.body).toMatchObject({ s3_bucket: 'images', s3_key: 'cards/launch.webp', filename: 'launch.webp' });
     expect(imageInfo((await s3.readObject('images', 'cards/launch.webp'))!)).toEqual({ format: 'webp', width: 120, height: 60 });
     await t.request('DELETE', '/v1/integrations/s3', { apiKey: alice.apiKey });
+  });
+
+  it('shares the per-account rate limit with every other call: over it, 429 before anything is looked up, charging nothing', async () => {
+    const id = await newTemplate({ html: TITLE_CARD, kind: 'image', canvas: { width: 200, height: 100 } });
+    const tight = await t.createAccount({ credits: 5, rate_limit: { per_minute: 1 } });
+    expect((await t.request('GET', '/v1/account', { apiKey: tight.apiKey })).status).toBe(200);
+    const credits = await balance();
+    const limited = await createImage({ template_id: id, width: 100 }, { apiKey: tight.apiKey });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe('RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const charges = await t.services.database.db.selectFrom('credit_transactions').select('transaction_type').where('transaction_type', 'in', ['PDFGEN', 'REFUND']).where('account_id', 'in', [tight.accountId, alice.accountId]).where('template_id', '=', id).execute();
+    expect(charges).toEqual([]);
+    expect(await balance()).toBe(credits);
   });
 
   it('every error path charges nothing', async () => {

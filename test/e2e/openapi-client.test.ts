@@ -248,7 +248,8 @@ describe('the OpenAPI document and a client generated from it', () => {
     for (const [name, operationId] of Object.entries(TEMPLATEFOX_OPERATION_IDS)) expect(ids[name], name).toBe(operationId);
     for (const [name, operationId] of Object.entries(TEMPLATEFOX_OPERATION_IDS_LATER)) if (name in ids) expect(ids[name], name).toBe(operationId);
     const okTypes = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses?.['200']?.content ?? {}).sort();
-    expect(okTypes('/v1/pdf/create', 'post')).toEqual(['application/json', 'application/pdf']);
+    // application/xml: XRechnung answers (docs/einvoice.md).
+    expect(okTypes('/v1/pdf/create', 'post')).toEqual(['application/json', 'application/pdf', 'application/xml']);
     expect(okTypes('/v1/templates/preview', 'post')).toEqual(['application/pdf']);
     expect(okTypes('/v1/files/{file_id}/{filename}', 'get')).toEqual(['application/pdf', 'image/jpeg', 'image/png', 'image/webp']);
     expect(okTypes('/v1/image/create', 'post')).toEqual(['application/json', 'image/jpeg', 'image/png', 'image/webp']);

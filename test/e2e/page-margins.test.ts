@@ -5,7 +5,7 @@
  * SQLite app and one small document per unit; the rule is not dialect-specific.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pdfWordBoxes } from '../support/pdf-tools.js';
+import { pdfInfo, pdfWordBoxes } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 /** CSS absolute units and how many make an inch (CSS Values 4), plus relative ones no page can resolve. */
@@ -63,5 +63,34 @@ describe('page margins: accepted at save means printed at generation', () => {
     const saved = await save('0');
     expect(saved.status).toBe(201);
     expect(await markLeftEdge(saved.body.id)).toBeCloseTo(0, 0);
+  });
+
+  it('saves and prints a custom paper size and a size CSS names (B5), and refuses half a size or a size with a format at save', async () => {
+    const points = (pdf: Buffer) => (/^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(pdf)['Page size'] ?? '') ?? []).slice(1).map(Number);
+    for (const [page, expected] of [
+      [{ width: '100mm', height: '150mm' }, [283.46, 425.2]],
+      [{ width: '4in', height: '6in', orientation: 'landscape' }, [432, 288]],
+      [{ format: 'B5' }, [498.9, 708.66]],
+    ] as const) {
+      const saved = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'paper', html: '<p>MARK</p>', page } });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+      const res = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: saved.body.id, export_type: 'binary', data: {} } });
+      expect(res.status).toBe(200);
+      // Chromium rounds the paper to its own units (100 mm = 283.46 pt prints as 284): within 1.5 pt.
+      const printed = points(res.bytes);
+      expect(printed.length, JSON.stringify(page)).toBe(2);
+      printed.forEach((value, i) => expect(Math.abs(value - expected[i]!), `${JSON.stringify(page)}: ${printed.join(' x ')} pt`).toBeLessThanOrEqual(1.5));
+    }
+    for (const [page, loc] of [
+      [{ width: '100mm' }, 'body.page.height'],
+      [{ format: 'A4', width: '1in', height: '1in' }, 'body.page.format'],
+      [{ width: '0', height: '1in' }, 'body.page.width'],
+      [{ width: '10em', height: '1in' }, 'body.page.width'],
+      [{ format: 'A7' }, 'body.page.format'],
+    ] as const) {
+      const refused = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'paper', html: '<p>x</p>', page } });
+      expect(refused.status, JSON.stringify(page)).toBe(422);
+      expect(refused.body.detail.map((d: { loc: string[] }) => d.loc.join('.')), JSON.stringify(page)).toContain(loc);
+    }
   });
 });

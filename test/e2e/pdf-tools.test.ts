@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument, PDFName, PDFNumber, StandardFonts, degrees } from 'pdf-lib';
+import { PDFDocument, PDFName, PDFNumber, StandardFonts, degrees } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfInfo, pdfPageText, pdfPages } from '../support/pdf-tools.js';
@@ -224,6 +224,24 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(await storedFiles(t, broke.accountId)).toBe(0);
   });
 
+  it('shares the per-account rate limit with every other call: over it, a tool answers 429 before reading its input, charging nothing', async () => {
+    const tight = await t.createAccount({ credits: 5, rate_limit: { per_minute: 2 } });
+    const first = await tool('rotate', { pdf_base64: b64(alpha), rotation: 90 }, {}, t, tight.apiKey);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect((await t.request('GET', '/v1/account', { apiKey: tight.apiKey })).headers.get('x-ratelimit-remaining')).toBe('0');
+    seen.length = 0;
+    const limited = await tool('merge', { pdfs: [{ pdf_url: `${fileBase}/charlie.pdf` }, { pdf_base64: b64(alpha) }] }, {}, t, tight.apiKey);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe('RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(seen).toEqual([]);
+    await settled(t, tight.accountId);
+    const ledger = await t.services.database.db.selectFrom('credit_transactions').select('transaction_type').where('account_id', '=', tight.accountId).where('transaction_type', 'in', ['PDFGEN', 'REFUND']).execute();
+    expect(ledger.map((row) => row.transaction_type)).toEqual(['PDFGEN']);
+    expect(await storedFiles(t, tight.accountId)).toBe(1);
+  });
+
   it('describes the three operations in the OpenAPI document as TemplateFox names them, with a PDF media type, and the document stays valid', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
     const ops = ['merge', 'extract-pages', 'rotate'].map((name) => doc.paths[`/v1/pdf-tools/${name}`].post);
@@ -264,7 +282,8 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     beforeAll(async () => {
       strict = await startTestApp(dialect, {
         PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'false',
-        PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: String(3 * 1024),
+        // Above alpha + bravo (3.2 KB as @cantoo/pdf-lib writes them), below charlie + big.
+        PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: String(4 * 1024),
         PRESSROOM_PDF_TOOLS_MAX_PAGES: '4',
         PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS: '3',
       });
@@ -288,7 +307,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
       for (const [body, name, loc, msg, status] of cases) {
         const res = await tool(name, body, {}, strict, account.apiKey);
         expect(res.status, JSON.stringify(res.body)).toBe(status);
-        expect(res.body.detail[0].loc).toEqual(loc);
+        expect(res.body.detail[0].loc, JSON.stringify(res.body)).toEqual(loc);
         expect(res.body.detail[0].msg).toMatch(msg);
       }
       expect(seen).toEqual([]);

@@ -27,6 +27,14 @@ export function pdfTool(tool: string, pdf: Buffer, args: string[] = []): string 
   return withFile(pdf, (path) => execFileSync(tool, [...args, path], { encoding: 'utf8' }));
 }
 
+/**
+ * Every byte of the file as a reader sees it: object streams unpacked and stream data decompressed
+ * (qpdf), so a search for a string cannot miss it because compaction packed it away.
+ */
+export function pdfExpandedBytes(pdf: Buffer): string {
+  return withFile(pdf, (path) => execFileSync('qpdf', ['--object-streams=disable', '--stream-data=uncompress', '--decode-level=all', path, '-'], { maxBuffer: 512 * 1024 * 1024 }).toString('latin1'));
+}
+
 /** The document outline (bookmarks) titles, via qpdf's JSON view. */
 export function pdfOutlineTitles(pdf: Buffer): string[] {
   const json = withFile(pdf, (path) => execFileSync('qpdf', ['--json', '--json-key=outlines', path], { encoding: 'utf8' }));

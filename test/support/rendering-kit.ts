@@ -17,6 +17,8 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     queueLimit: 20,
     timeoutMs: 30_000,
     templateTimeoutMs: 10_000,
+    asyncTimeoutMs: 300_000,
+    printMsPerPage: { tagged: 120, untagged: 50 },
     templateOutputLimitBytes: 2 * 1024 * 1024,
     recycleAfterRenders: 10_000,
     evaluator: 'compartment',

@@ -1,5 +1,6 @@
 /** `POST /v1/image/create`: an image (PNG, JPEG, WebP) of an image template, in TemplateFox's shape. */
 import { Type, type Static } from 'typebox';
+import { jsonListHeader, setWarningHeaders } from '../warning-headers.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, GenerationOptions, GenerationResult } from '../../documents/documents.js';
@@ -54,6 +55,7 @@ type CreateImageBody = Static<typeof CreateImageBody>;
 /** Fields of the other create endpoints an image cannot honour: refused, never silently dropped. */
 const NOT_FOR_IMAGES: Record<string, string> = {
   pdf_variant: 'applies to PDFs; an image has no PDF/A variant',
+  tagged: 'applies to PDFs; an image has no structure tree',
   webhook_url: 'applies to POST /v1/pdf/create-async; image/create answers synchronously',
   webhook_secret: 'applies to POST /v1/pdf/create-async; image/create answers synchronously',
 };
@@ -91,16 +93,15 @@ const S3Answer = Type.Object({
 /** Largest `x-warnings` header: clients cap response headers (undici at 16 KiB for all of them). */
 const WARNINGS_HEADER_MAX_CHARS = 4096;
 
+/** TemplateFox's image API answers warnings as strings; an older stored replay may hold strings already. */
+function warningMessages(warnings: GenerationResult['warnings']): string[] {
+  // A resource's address goes into the sentence: strings have no field of their own for it.
+  return (warnings ?? []).map((w) => (typeof w === 'string' ? w : w.url ? `${w.message} (${w.url})` : w.message));
+}
+
 /** The warnings of a binary answer as a JSON array in ASCII (header-safe), shortened when long. */
 function warningsHeader(warnings: string[]): string {
-  const ascii = (list: string[]) => JSON.stringify(list).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  let shown = warnings.length;
-  let value = ascii(warnings);
-  while (value.length > WARNINGS_HEADER_MAX_CHARS && shown > 0) {
-    shown -= 1;
-    value = ascii([...warnings.slice(0, shown), `…and ${warnings.length - shown} more`]);
-  }
-  return value;
+  return jsonListHeader(warnings, WARNINGS_HEADER_MAX_CHARS, (left) => `…and ${left} more`);
 }
 
 function sendImage(reply: FastifyReply, result: GenerationResult): FastifyReply {
@@ -110,13 +111,14 @@ function sendImage(reply: FastifyReply, result: GenerationResult): FastifyReply 
     .header('content-type', d.contentType ?? 'application/octet-stream')
     .header('content-disposition', attachmentDisposition(d.filename))
     .header('x-credits-remaining', String(result.creditsRemaining));
-  if (result.warnings && result.warnings.length > 0) reply.header('x-warnings', warningsHeader(result.warnings));
+  if (result.warnings && result.warnings.length > 0) reply.header('x-warnings', warningsHeader(warningMessages(result.warnings)));
+  if (result.warnings?.every((w) => typeof w !== 'string')) setWarningHeaders(reply, result.warnings);
   return reply.send(d.pdf);
 }
 
 function jsonAnswer(result: GenerationResult, expirationSeconds: number): Static<typeof UrlAnswer> | Static<typeof S3Answer> | null {
   const d = result.delivery;
-  const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
+  const warnings = result.warnings && result.warnings.length > 0 ? { warnings: warningMessages(result.warnings) } : {};
   if (d.kind === 'url') {
     // A replay counts down from the first answer (the link's expiry is rounded up to whole seconds, hence the min).
     const expiresIn = result.replayed ? Math.min(expirationSeconds, Math.max(0, Math.ceil((d.expiresAt - Date.now()) / 1000))) : expirationSeconds;

@@ -3,6 +3,7 @@
  * `GET /v1/pdf/status/{job_id}`, which TemplateFox's SDK docs still poll), `GET /v1/pdf/jobs`.
  */
 import { Type, type Static } from 'typebox';
+import { DocumentWarnings } from './pdf.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IdempotencyService } from '../../idempotency/idempotency.js';
@@ -57,6 +58,7 @@ const JobSchema = Type.Object({
     number: Type.Integer({ description: 'Version number' }),
     tag: Nullable(Type.String({ description: 'The tag the version had when the job was accepted' })),
   }), { description: 'The template version the job renders; null: the draft as it was when the job ran' }),
+  warnings: DocumentWarnings,
 }, { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' });
 
 /** `webhook_secret` signs webhooks: without `webhook_url` it could not apply, so it is refused, not dropped. */
@@ -87,6 +89,7 @@ function jobJson(job: Job): Static<typeof JobSchema> {
     error_message: job.errorMessage,
     error_code: job.errorCode,
     version: job.version,
+    ...(job.warnings.length > 0 ? { warnings: job.warnings } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 /** `POST /v1/pdf/create`: synchronous generation, exactly as the spec describes it. */
 import { Type, type Static } from 'typebox';
+import { setWarningHeaders, warningsField } from '../warning-headers.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, GenerationOptions, GenerationResult } from '../../documents/documents.js';
@@ -7,6 +8,7 @@ import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/id
 import { attachmentDisposition } from '../../storage/content-disposition.js';
 import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../examples.js';
+import { EInvoiceRequestSchema } from '../../einvoice/einvoice.js';
 import { JsonObject, Nullable, PdfBytes, StringEnum, TEMPLATE_ID, errorResponses, mediaResponse } from '../schemas.js';
 
 /** A template version named by its tag or its number (create, create-async and preview take one). */
@@ -31,6 +33,13 @@ export const generationFields = {
   s3_bucket: Type.Optional(Nullable(Type.String({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$', description: 'Bucket (default: the configured one); needs store_s3: true' }))),
   pdf_variant: Type.Optional(Nullable(StringEnum(['pdf/a-1b', 'pdf/a-2b', 'pdf/a-3b'] as const, { description: 'Archival PDF/A variant; unset gives a standard PDF. pdf/a-3b allows attachments' }))),
   version: Type.Optional(versionRef('Render this template version (a tag, or a version number) instead of the current draft; unknown → 404 VERSION_NOT_FOUND, nothing charged')),
+  tagged: Type.Optional(Nullable(Type.Boolean({
+    description:
+      'Overrides the template\'s page.tagged for this document (unset: the template\'s, which defaults to true). true: tagged (accessible) PDF with ' +
+      'structure tree and outline, which screen readers and PDF/UA need; false: no structure tree or outline, faster and smaller. With a pdf_variant ' +
+      '(PDF/A level b, which does not require tags) false gives a valid untagged PDF/A file',
+  }))),
+  einvoice: Type.Optional(EInvoiceRequestSchema),
 };
 
 const CreateBody = Type.Object({
@@ -45,11 +54,24 @@ export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ description: 'Repeat within 24 h → the first answer, charged once' })),
 });
 
+/** Resources that did not load and other non-fatal issues of the render (issue 13); present only when there are some. */
+export const DocumentWarnings = Type.Optional(
+  Type.Array(
+    Type.Object({
+      code: Type.String({ description: 'ASSET_NOT_FOUND, RESOURCE_BLOCKED, RESOURCE_FAILED, RESOURCE_TIMEOUT, RESOURCE_TOO_LARGE, RESOURCE_TYPE_REFUSED, RESOURCE_LIMIT, …', examples: ['RESOURCE_BLOCKED'] }),
+      message: Type.String({ description: 'What happened, for a person' }),
+      url: Type.Optional(Type.String({ description: 'The resource concerned, credentials redacted' })),
+    }),
+    { description: 'Non-fatal issues: resources (assets, remote images, fonts, stylesheets) that did not load. Binary answers carry them in X-Pressroom-Warnings (count) and X-Pressroom-Warning-Details (JSON).' },
+  ),
+);
+
 const UrlAnswer = Type.Object({
   url: Type.String({ description: 'Signed download link' }),
   filename: Type.String({ description: 'File name, ending in .pdf' }),
   credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
   expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
+  warnings: DocumentWarnings,
 }, { description: 'export_type url' });
 
 const S3Answer = Type.Object({
@@ -57,6 +79,7 @@ const S3Answer = Type.Object({
   s3_key: Type.String({ description: 'Its key in the bucket' }),
   filename: Type.String({ description: 'File name, ending in .pdf' }),
   credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
+  warnings: DocumentWarnings,
 }, { description: 'store_s3 true' });
 
 /**
@@ -79,7 +102,7 @@ export function checkDeliveryOptions(body: { store_s3?: boolean; s3_filepath?: s
 /** The delivery fields every generation shares (PDF and image), with their defaults. */
 export type DeliveryFields = Pick<CreateBody, 'expiration' | 'filename' | 'store_s3' | 's3_filepath' | 's3_bucket' | 'version'> & { export_type?: 'url' | 'binary' };
 
-export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, 'pdfVariant' | 'image'> {
+export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, 'pdfVariant' | 'image' | 'tagged'> {
   return {
     exportType: body.export_type ?? 'url',
     expirationSeconds: body.expiration ?? 86_400,
@@ -92,7 +115,7 @@ export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, '
 }
 
 export function generationOptions(body: Omit<CreateBody, 'export_type'> & { export_type?: 'url' | 'binary' }): GenerationOptions {
-  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null };
+  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null, tagged: body.tagged ?? null, einvoice: body.einvoice ?? null };
 }
 
 type UrlAnswer = Static<typeof UrlAnswer>;
@@ -103,9 +126,9 @@ export function jsonAnswer(result: GenerationResult, expirationSeconds: number):
   const d = result.delivery;
   if (d.kind === 'url') {
     const expiresIn = result.replayed ? Math.max(0, Math.ceil((d.expiresAt - Date.now()) / 1000)) : expirationSeconds;
-    return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresIn };
+    return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresIn, ...warningsField(result.warnings) };
   }
-  if (d.kind === 's3') return { s3_bucket: d.bucket, s3_key: d.key, filename: d.filename, credits_remaining: result.creditsRemaining };
+  if (d.kind === 's3') return { s3_bucket: d.bucket, s3_key: d.key, filename: d.filename, credits_remaining: result.creditsRemaining, ...warningsField(result.warnings) };
   return null;
 }
 
@@ -148,6 +171,7 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
         200: mediaResponse('The link or S3 location (JSON), or the PDF itself for export_type binary', {
           'application/json': Type.Union([UrlAnswer, S3Answer]),
           'application/pdf': PdfBytes(),
+          'application/xml': Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'application/xml', description: 'The XRechnung XML (einvoice.format xrechnung-cii or xrechnung-ubl with export_type binary)' }),
         }),
         ...errorResponses(400, 401, 402, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504),
       },
@@ -168,7 +192,8 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
       const json = jsonAnswer(result, options.expirationSeconds);
       if (json) return reply.send(json);
       const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
-      return sendPdf(reply, d.pdf, d.filename, result.creditsRemaining);
+      if (d.contentType === 'application/xml') return sendPdf(setWarningHeaders(reply, result.warnings), d.pdf, d.filename, result.creditsRemaining).header('content-type', 'application/xml');
+      return sendPdf(setWarningHeaders(reply, result.warnings), d.pdf, d.filename, result.creditsRemaining);
     },
   });
 }

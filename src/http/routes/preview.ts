@@ -4,6 +4,7 @@
  * version named by `version`, as `POST /v1/pdf/create` would render it.
  */
 import { Type, type Static } from 'typebox';
+import { setWarningHeaders } from '../warning-headers.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, PreviewSource } from '../../documents/documents.js';
@@ -56,8 +57,8 @@ export function previewRoutes(app: FastifyInstance, deps: { documents: DocumentS
           details: { retryAfterSeconds: budget.retryAfterSeconds },
         });
       }
-      const pdf = await deps.documents.preview(request.caller.accountId, { source, data: request.body.data ?? null });
-      return reply.header('content-type', 'application/pdf').header('content-disposition', 'inline; filename="preview.pdf"').send(pdf);
+      const { pdf, warnings } = await deps.documents.preview(request.caller.accountId, { source, data: request.body.data ?? null });
+      return setWarningHeaders(reply, warnings).header('content-type', 'application/pdf').header('content-disposition', 'inline; filename="preview.pdf"').send(pdf);
     },
   });
 }

@@ -24,7 +24,7 @@
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './cdp-helpers.js';
-import type { ClosedRoomOptions } from './closed-room.js';
+import type { ClosedRoomOptions, DocumentResources } from './closed-room.js';
 import { PageTarget } from './page-target.js';
 import { openBlankDocument } from './print-page.js';
 import { disarmMetaRefresh } from './scripted-page.js';
@@ -43,6 +43,8 @@ export interface CaptureParams {
   scale: number;
   /** Run the document's scripts (it contains a `<script>`). */
   scripts: boolean;
+  /** What the document may load: its account's assets, remote files (closed-room.ts). */
+  resources?: DocumentResources;
 }
 
 /** Loads `html` into a fresh page of the closed room and returns the encoded image. */
@@ -69,7 +71,9 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
     loads = new LoadCounter(session, all);
     step = 'open blank document';
     if (!params.scripts) await raceSignal(session.send('Emulation.setScriptExecutionDisabled', { value: true }), all);
-    const frameId = await openBlankDocument(target, room, { scripts: params.scripts }, all);
+    const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: params.scripts }, all);
+    // A single-use page: its resources stay set until it is closed.
+    closedRoom.resources = params.resources;
     await raceSignal(session.send('Emulation.setDeviceMetricsOverride', { ...params.viewport, deviceScaleFactor: params.scale, mobile: false }), all);
     await loads.reached(1);
     step = 'load document';

@@ -3,7 +3,11 @@
  * `network-sinkhole.ts` is the second). Every request the page — its frames and its dedicated
  * workers — makes is paused by the CDP Fetch domain and decided here:
  *   - our own fake-origin documents (`https://*.invalid/`) are fulfilled from memory;
- *   - `https://assets.pressroom.internal/…` goes to the optional asset resolver;
+ *   - while a document is loaded, its `DocumentResources` (set per document by the page printing
+ *     it) answer the asset origin and `http(s)://` images, fonts and stylesheets: the render's own
+ *     account's assets, remote files fetched by the service through the outbound guard
+ *     (`rendering/resources/`). The page itself never reaches the network;
+ *   - otherwise `https://assets.pressroom.internal/…` goes to the optional asset resolver;
  *   - everything else fails. Frame navigations fail as `Aborted`, which leaves the frame where it
  *     is instead of committing an error page (whose text would end up in the PDF).
  * `data:` and `blob:` URLs never reach the network and are not paused.
@@ -26,6 +30,19 @@ export interface AssetResponse {
 
 /** Looks up `https://assets.pressroom.internal/…` URLs; `undefined` answers 404. */
 export type AssetResolver = (url: string) => Buffer | AssetResponse | undefined | Promise<Buffer | AssetResponse | undefined>;
+
+/**
+ * What one document may load besides data: and blob: URLs (issue 13). Set on the page's closed room
+ * while that document is loaded and printed, then cleared, so a reused page never answers one
+ * document's requests with another's resources.
+ */
+export interface DocumentResources {
+  /**
+   * Answers a request of the document for `url` (the asset origin, or any `http:`/`https:` URL
+   * outside our own fake origins); `undefined` refuses it. It records its own warnings.
+   */
+  load(url: string, resourceType: string, signal?: AbortSignal): Promise<AssetResponse | undefined>;
+}
 
 /** A document served from memory at one of our fake origins. */
 export interface ServedDocument {
@@ -54,12 +71,18 @@ const CONTENT_TYPES: Record<string, string> = {
   otf: 'font/otf',
 };
 
-/** Asset responses may be read by our documents, whose origin differs (RENDER_ORIGIN). */
-const ASSET_HEADERS = { 'Access-Control-Allow-Origin': '*' };
+/**
+ * Asset responses may be read by our documents, whose origin differs (RENDER_ORIGIN). `no-store`:
+ * print pages are reused, and Chromium's memory cache would otherwise hand the next document — of
+ * another account, perhaps — a resource by URL without asking the closed room again.
+ */
+const ASSET_HEADERS = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store' };
 
 /** Interception state of one page session. */
 export class ClosedRoom {
   readonly #documents = new Map<string, { doc: ServedDocument; once: boolean }>();
+  /** The resources of the document loaded now (see DocumentResources); none between documents. */
+  resources: DocumentResources | undefined;
 
   constructor(
     private readonly session: CDPSession,
@@ -93,6 +116,13 @@ export class ClosedRoom {
       await this.session.send('Fetch.continueRequest', { requestId });
       return;
     }
+    const resources = this.resources;
+    // A resolver configured for the whole renderer (engine tests) keeps the asset origin's other paths.
+    const resolverPath = this.options.assetResolver !== undefined && request.url.startsWith(`${ASSET_ORIGIN}/`) && !/^https:\/\/assets\.pressroom\.internal\/(~[A-Za-z0-9]+\/)?a\//.test(request.url);
+    if (resources && !resolverPath && request.method === 'GET' && resourceType !== 'Document' && isDocumentResourceUrl(request.url)) {
+      await this.#load(resources, requestId, request.url, resourceType);
+      return;
+    }
     if (this.options.assetResolver && request.url.startsWith(`${ASSET_ORIGIN}/`) && request.method === 'GET') {
       await this.#resolveAsset(requestId, request.url);
       return;
@@ -123,6 +153,21 @@ export class ClosedRoom {
     await this.#fulfil(requestId, asset.body, asset.contentType ?? CONTENT_TYPES[extension] ?? 'application/octet-stream', ASSET_HEADERS);
   }
 
+  async #load(resources: DocumentResources, requestId: string, url: string, resourceType: string): Promise<void> {
+    let found: AssetResponse | undefined;
+    try {
+      found = await resources.load(url, resourceType);
+    } catch (error) {
+      this.options.logger.warn({ err: error, url: url.slice(0, 200) }, 'document resource failed');
+    }
+    if (found === undefined) {
+      this.options.onBlocked?.();
+      await this.session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
+      return;
+    }
+    await this.#fulfil(requestId, found.body, found.contentType ?? 'application/octet-stream', ASSET_HEADERS);
+  }
+
   async #fulfil(requestId: string, body: Buffer, contentType: string, headers: Record<string, string> = {}): Promise<void> {
     const responseHeaders = [{ name: 'Content-Type', value: contentType }];
     for (const [name, value] of Object.entries(headers)) responseHeaders.push({ name, value });
@@ -132,5 +177,16 @@ export class ClosedRoom {
       responseHeaders,
       body: body.toString('base64'),
     });
+  }
+}
+
+/** The asset origin, or an http(s) URL that is not one of our own fake `.invalid` origins. */
+function isDocumentResourceUrl(url: string): boolean {
+  if (url.startsWith(`${ASSET_ORIGIN}/`)) return true;
+  if (!url.startsWith('https://') && !url.startsWith('http://')) return false;
+  try {
+    return !new URL(url).hostname.endsWith('.invalid');
+  } catch {
+    return false;
   }
 }

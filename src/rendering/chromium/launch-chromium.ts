@@ -69,9 +69,14 @@ export function chromiumArgs(sinkholePort: number): string[] {
     `--js-flags=${v8Flags.join(' ')}`,
     '--disable-breakpad',
     '--disable-crash-reporter',
+    // Remote resources (issue 13): a document at our https origin may name `http://` images, fonts
+    // and stylesheets. Chromium would block the fonts and stylesheets as mixed content and rewrite
+    // the images to https; with these the request reaches the closed room as written, and the
+    // service fetches it through the outbound guard (or refuses it). The page still reaches nothing.
+    '--allow-running-insecure-content',
     // A document that navigates away must not be kept alive (frozen) in the back/forward cache.
     // IntensiveWakeUpThrottling would slow timers in pages hidden for more than 5 minutes.
-    '--disable-features=BackForwardCache,IntensiveWakeUpThrottling,MediaRouter,DialMediaRouteProvider,OptimizationHints,Translate',
+    '--disable-features=BackForwardCache,IntensiveWakeUpThrottling,MediaRouter,DialMediaRouteProvider,OptimizationHints,Translate,AutoupgradeMixedContent',
   ];
   // Chromium refuses to start as root with its sandbox on; elsewhere keep it.
   if (process.getuid?.() === 0) args.unshift('--no-sandbox');

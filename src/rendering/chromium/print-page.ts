@@ -15,7 +15,7 @@
 import type { CDPSession, Protocol } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
 import { raceSignal, readProtocolStream, waitForEvent } from './cdp-helpers.js';
-import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions } from './closed-room.js';
+import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions, type DocumentResources } from './closed-room.js';
 import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from './page-target.js';
@@ -26,12 +26,18 @@ const RENDER_URL = `${RENDER_ORIGIN}/`;
 export type PrintParams = Omit<Protocol.Page.PrintToPDFRequest, 'transferMode'>;
 
 const SOURCES = `data: blob: ${ASSET_ORIGIN}`;
-/** Connections refused by the renderer itself; resources only from data:, blob: and the asset origin. */
+/**
+ * Images, fonts and stylesheets may also name `https:`/`http:` URLs (issue 13): the closed room
+ * hands each such request to the document's resources, which fetch it in Node through the outbound
+ * guard or refuse it with a warning. The page itself still connects nowhere.
+ */
+const REMOTE_SOURCES = `${SOURCES} https: http:`;
+/** Connections refused by the renderer itself; resources only from data:, blob:, the asset origin and (fetched for it) the web. */
 const RESOURCE_CSP = [
   "default-src 'none'",
-  `img-src ${SOURCES}`,
-  `font-src ${SOURCES}`,
-  `style-src 'unsafe-inline' ${SOURCES}`,
+  `img-src ${REMOTE_SOURCES}`,
+  `font-src ${REMOTE_SOURCES}`,
+  `style-src 'unsafe-inline' ${REMOTE_SOURCES}`,
   `script-src 'unsafe-inline' 'unsafe-eval' ${SOURCES}`,
   `media-src ${SOURCES}`,
   `object-src ${SOURCES}`,
@@ -62,6 +68,7 @@ export class PrintPage {
   private constructor(
     private readonly target: PageTarget,
     private readonly frameId: string,
+    private readonly room: ClosedRoom,
   ) {
     this.#meter = new ImagePixelMeter(target.session, frameId);
   }
@@ -71,8 +78,13 @@ export class PrintPage {
     const target = await PageTarget.open(root, { background: true });
     try {
       await target.session.send('Emulation.setScriptExecutionDisabled', { value: true });
-      const frameId = await openBlankDocument(target, room, { scripts: false }, signal);
-      return new PrintPage(target, frameId);
+      // The page is reused and its documents replace each other in place (setDocumentContent), so
+      // an image URL a previous document loaded would be reused by URL without a request — the next
+      // document's account must never get the previous one's `asset()` (issue 13). No cache at all.
+      await target.session.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
+      await target.session.send('Network.setCacheDisabled', { cacheDisabled: true });
+      const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: false }, signal);
+      return new PrintPage(target, frameId, closedRoom);
     } catch (error) {
       await target.close();
       throw error;
@@ -89,13 +101,16 @@ export class PrintPage {
   }
 
   /** Replaces the document with `html`, waits for its load event and prints it within `bounds`. */
-  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
+  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
+    this.room.resources = resources;
     try {
       return await loadAndPrint(this.target, this.frameId, html, params, signal, { awaitReady: false, bounds, meter: this.#meter });
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
       throw error;
+    } finally {
+      this.room.resources = undefined;
     }
   }
 }
@@ -106,15 +121,24 @@ export class PrintPage {
  * document still ask for a reload, the closed room refuses it rather than navigate the page back
  * to a blank document while it, or the next one, is being printed.
  */
-export async function openBlankDocument(target: PageTarget, room: ClosedRoomOptions, page: { scripts: boolean }, signal: AbortSignal): Promise<string> {
+export async function openBlankDocument(
+  target: PageTarget,
+  room: ClosedRoomOptions,
+  page: { scripts: boolean },
+  signal: AbortSignal,
+): Promise<{ frameId: string; closedRoom: ClosedRoom }> {
   const closedRoom = new ClosedRoom(target.session, room);
   closedRoom.serve(RENDER_URL, { html: BLANK, headers: page.scripts ? SCRIPTED_HEADERS : SCRIPTLESS_HEADERS }, true);
   await closedRoom.enable();
-  return target.navigate(RENDER_URL, signal);
+  return { frameId: await target.navigate(RENDER_URL, signal), closedRoom };
 }
 
-/** The bounds the print step itself enforces; the page bound is the renderer's (`pdf-renderer.ts`). */
-export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePixels'>;
+/**
+ * The bounds the print step itself enforces; the page bound is the renderer's (`pdf-renderer.ts`).
+ * `checkLength`, when given, sees the laid-out document's height in CSS pixels before printing and
+ * may throw to refuse it (a synchronous request that would print past its deadline, `pdf-renderer.ts`).
+ */
+export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePixels'> & { checkLength?: (contentHeightPx: number) => void };
 
 /**
  * Writes `html` into the page (document.open/write/close via setDocumentContent), waits for its
@@ -155,6 +179,11 @@ export async function loadAndPrint(
     const meter = options.meter ?? new ImagePixelMeter(session, frameId);
     const pixels = await meter.measure(all);
     if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
+    if (bounds.checkLength) {
+      // Layout is done by the load event; its height needs no script on the page, one round trip.
+      const layout = await raceSignal(session.send('Page.getLayoutMetrics'), all);
+      bounds.checkLength(layout.cssContentSize.height);
+    }
   }
   const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
   if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');

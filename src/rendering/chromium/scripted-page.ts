@@ -18,7 +18,7 @@
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './cdp-helpers.js';
-import type { ClosedRoomOptions } from './closed-room.js';
+import type { ClosedRoom, ClosedRoomOptions, DocumentResources } from './closed-room.js';
 import { PageTarget } from './page-target.js';
 import { loadAndPrint, openBlankDocument, type PrintBounds, type PrintParams } from './print-page.js';
 
@@ -35,6 +35,7 @@ export class ScriptedPage {
     private readonly browserContextId: string,
     private readonly target: PageTarget,
     private readonly frameId: string,
+    private readonly room: ClosedRoom,
   ) {}
 
   /** Creates the context and page and loads the blank document (scripts enabled). */
@@ -44,11 +45,11 @@ export class ScriptedPage {
     try {
       // Its own context gets its own window, so the page is visible: requestAnimationFrame runs.
       const target = await raceSignal(PageTarget.open(root, { browserContextId }), signal);
-      const frameId = await openBlankDocument(target, room, { scripts: true }, AbortSignal.any([signal, target.lost]));
+      const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: true }, AbortSignal.any([signal, target.lost]));
       // A first print in a new renderer is slow (fonts, PDF and tagging code cold): pay that here,
       // in the background, with our own document. It is replaced by the real one.
       await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, { awaitReady: false });
-      return new ScriptedPage(root, browserContextId, target, frameId);
+      return new ScriptedPage(root, browserContextId, target, frameId, closedRoom);
     } catch (error) {
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => {});
       throw error;
@@ -61,8 +62,9 @@ export class ScriptedPage {
   }
 
   /** Prints `html` (its scripts run) within `bounds`, then disposes the context whatever happened. */
-  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal): Promise<Buffer> {
+  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
     this.#used = true;
+    this.room.resources = resources;
     try {
       return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { awaitReady: true, bounds });
     } finally {

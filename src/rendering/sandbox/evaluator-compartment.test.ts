@@ -11,7 +11,7 @@ import { openTripwire, testOptions } from '../../../test/support/rendering-kit.j
 import { launchChromium, type LaunchedChromium } from '../chromium/launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../chromium/network-sinkhole.js';
 import { EvaluatorPage } from './evaluator-page.js';
-import { PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-script.js';
+import { PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-page-html.js';
 
 const logger = createLogger(process.env.TEST_LOG ?? 'silent');
 const room = { logger };

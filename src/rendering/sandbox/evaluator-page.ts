@@ -1,7 +1,7 @@
 /**
  * Node side of the template evaluator: one Chromium page per pool slot, at an opaque-origin
  * sandboxed URL (CSP `sandbox allow-scripts`, `connect-src 'none'`, behind the closed room), whose
- * harness (`evaluator-script.ts`) evaluates each document. One CDP round trip per evaluation.
+ * harness (`template-language/browser/harness-entry.ts`, page built by `evaluator-page-html.ts`) evaluates each document. One CDP round trip per evaluation.
  *
  * Template code cannot reach the server by construction: it runs only inside Chromium, in a page
  * with no network, no files and no Node API; the data goes in as a JSON string and the HTML comes
@@ -46,11 +46,12 @@
  * as surely as terminating a worker does.
  */
 import type { CDPSession } from 'puppeteer-core';
+import type { DocumentWarning } from '../../shared/document-warnings.js';
 import { AppError, type ErrorDetails } from '../../shared/errors.js';
 import { raceSignal, timeoutSignal } from '../chromium/cdp-helpers.js';
 import { ClosedRoom, EVALUATOR_ORIGIN, type ClosedRoomOptions } from '../chromium/closed-room.js';
 import { PageTarget } from '../chromium/page-target.js';
-import { EVALUATOR_HEADERS, evaluatorPageHtml, PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-script.js';
+import { EVALUATOR_HEADERS, evaluatorPageHtml, PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-page-html.js';
 
 const EVALUATOR_URL = `${EVALUATOR_ORIGIN}/`;
 /** How much longer than the template limit the page itself may take before it is given up. */
@@ -71,6 +72,13 @@ export interface EvaluateOptions {
   signal: AbortSignal;
 }
 
+/** The evaluated HTML of each part, the warnings evaluation raised, and the time spent in the page. */
+export interface EvaluatedParts {
+  html: Record<string, string>;
+  warnings: DocumentWarning[];
+  evalMs: number;
+}
+
 export interface EvaluatorOpenOptions {
   kind: EvaluatorKind;
 }
@@ -79,6 +87,8 @@ interface HarnessResult {
   /** `miss`: the page no longer holds a template it was told it holds (never expected). */
   kind: 'ok' | 'timeout' | 'too-large' | 'error' | 'failed' | 'miss';
   out?: Record<string, string>;
+  /** `ok`: what evaluation warned about (undefined variables, text where a number belongs…). */
+  warnings?: { code: string; message: string }[];
   message?: string;
   template?: string;
   line?: number;
@@ -98,12 +108,14 @@ export class EvaluatorPage {
 
   /** Opens the page and loads the harness, which starts its first worker. */
   static async open(root: CDPSession, room: ClosedRoomOptions, options: EvaluatorOpenOptions = { kind: 'compartment' }): Promise<EvaluatorPage> {
+    // Built (bundled, when running from source) once per process, before the start-up deadline runs.
+    const html = evaluatorPageHtml(options.kind);
     const target = await PageTarget.open(root, { background: true });
     const { session } = target;
     const deadline = timeoutSignal(OPEN_TIMEOUT_MS, () => new AppError('RENDER_FAILED', 'The template sandbox did not start in time'));
     try {
       const closedRoom = new ClosedRoom(session, room);
-      closedRoom.serve(EVALUATOR_URL, { html: evaluatorPageHtml(options.kind), headers: EVALUATOR_HEADERS }, true);
+      closedRoom.serve(EVALUATOR_URL, { html, headers: EVALUATOR_HEADERS }, true);
       await closedRoom.enable();
       const signal = AbortSignal.any([deadline.signal, target.lost]);
       await target.navigate(EVALUATOR_URL, signal);
@@ -137,7 +149,7 @@ export class EvaluatorPage {
   }
 
   /** Evaluates the parts with `dataJson`; returns the HTML of each part or throws a template AppError. */
-  async evaluate(parts: CompiledParts, dataJson: string, options: EvaluateOptions): Promise<{ html: Record<string, string>; evalMs: number }> {
+  async evaluate(parts: CompiledParts, dataJson: string, options: EvaluateOptions): Promise<EvaluatedParts> {
     // Compartment: this deadline is the limit. Worker: the harness terminates the worker at the
     // limit, and this is a backstop in case the page hangs.
     const limitMs = this.kind === 'compartment' ? options.timeoutMs : options.timeoutMs + BACKSTOP_GRACE_MS;
@@ -168,7 +180,7 @@ export class EvaluatorPage {
     // hundred ms later — taking the NEXT document on this page down with it (seen in CI). Such a
     // page is never reused; the pool opens a fresh one (in a fresh renderer process).
     if (result.kind === 'failed' || result.kind === 'timeout' || result.kind === 'miss') this.target.markLost('abandoned');
-    return { html: toParts(result, options), evalMs: result.evalMs ?? 0 };
+    return { html: toParts(result, options), evalMs: result.evalMs ?? 0, warnings: result.warnings ?? [] };
   }
 
   /** One call of the harness: the code of templates the page does not hold yet, the ids of all. */
@@ -264,13 +276,17 @@ function outputTooLarge(limitBytes: number): AppError {
   return new AppError('TEMPLATE_OUTPUT_TOO_LARGE', `The template produced more than ${limit} of HTML`, { details: { limitBytes } });
 }
 
+/** Evaluated parts by name, as errors name them (`part`): `main` is the html. */
+const PART_OF_TEMPLATE: Record<string, string> = { main: 'html', header: 'header', footer: 'footer', css: 'css' };
+
 function renderError(result: HarnessResult): AppError {
   const details: ErrorDetails = {};
+  const part = result.template ? PART_OF_TEMPLATE[result.template] : undefined;
+  if (part) details.part = part;
   if (result.line !== undefined) details.line = result.line;
   if (result.column !== undefined) details.column = result.column;
-  const part = result.template && result.template !== 'main' ? `${result.template}_html ` : '';
-  if (part) details.template = `${result.template}_html`;
-  const where = result.line === undefined ? '' : ` (${part}line ${result.line}${result.column === undefined ? '' : `, column ${result.column}`})`;
+  const label = part && part !== 'html' ? (part === 'css' ? 'css ' : `page.${part}_html `) : '';
+  const where = result.line === undefined ? '' : ` (${label}line ${result.line}${result.column === undefined ? '' : `, column ${result.column}`})`;
   const message = (result.message ?? 'The template failed').replace(/^Error: /, '');
   return new AppError('TEMPLATE_RENDER_ERROR', `Template error${where}: ${message}`, { details });
 }

@@ -2,7 +2,7 @@
  * The one place the studio talks to the API: every call sends `x-api-key`, reports the X-RateLimit-*
  * headers, and turns a failed response into an ApiError carrying the parsed body.
  */
-import type { RateLimitState } from '../lib/api-types.js';
+import type { RateLimitState, ValidationIssue } from '../lib/api-types.js';
 import { describeErrorBody, readRateLimit } from '../lib/format.js';
 
 /** A non-2xx answer (or a network failure, status 0). */
@@ -23,7 +23,23 @@ export class ApiError extends Error {
   }
 }
 
+/** The refusal as the user should see it: the code first, then what the service said. */
+export function describeRefusal(error: unknown): string {
+  if (!(error instanceof ApiError)) return (error as Error).message;
+  const body = error.body as { error?: string; message?: string; detail?: unknown } | null;
+  if (body && Array.isArray(body.detail)) {
+    return (body.detail as ValidationIssue[])
+      .map((issue) => {
+        const where = issue.loc.filter((part) => part !== 'body').join('.');
+        return `${issue.type}${where ? ` at ${where}` : ''}: ${issue.msg}`;
+      })
+      .join('; ');
+  }
+  return error.code ? `${error.code}: ${error.message}` : error.message;
+}
+
 export interface RequestOptions {
+  /** JSON, or FormData sent as multipart/form-data (uploads). */
   body?: unknown;
   query?: Record<string, string | number | undefined>;
   signal?: AbortSignal;
@@ -63,13 +79,15 @@ function buildUrl(path: string, query?: RequestOptions['query']): string {
 export function createApiClient(apiKey: string, hooks: ClientHooks): ApiClient {
   async function raw(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { 'x-api-key': apiKey, accept: 'application/json, application/pdf' };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const multipart = options.body instanceof FormData;
+    // The browser writes the multipart content-type itself (with the boundary).
+    if (options.body !== undefined && !multipart) headers['content-type'] = 'application/json';
     let response: Response;
     try {
       response = await fetch(buildUrl(path, options.query), {
         method,
         headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        body: options.body === undefined ? undefined : multipart ? (options.body as FormData) : JSON.stringify(options.body),
         signal: options.signal,
         credentials: 'omit',
         cache: 'no-store',

@@ -10,7 +10,9 @@ import { Link, paths, usePathname } from '../router.js';
 
 const NAV = [
   { href: paths.templates, label: 'Templates', match: /^\/($|templates)/ },
+  { href: paths.assets, label: 'Assets', match: /^\/assets/ },
   { href: paths.jobs, label: 'Jobs', match: /^\/jobs/ },
+  { href: paths.pdfTools, label: 'PDF tools', match: /^\/tools\/pdf/ },
   { href: paths.transactions, label: 'Transactions', match: /^\/transactions/ },
   { href: paths.s3, label: 'S3 storage', match: /^\/settings\/s3/ },
   { href: paths.apiKeys, label: 'API keys', match: /^\/settings\/api-keys/ },

@@ -10,10 +10,20 @@ export interface Account {
   plan: Plan;
 }
 
+/** `pdf` (paper, page setup) or `image` (a canvas, rendered by POST /v1/image/create). */
+export type TemplateKind = 'pdf' | 'image';
+
+/** An image template's canvas, in CSS pixels (16–5000 each). */
+export interface Canvas {
+  width: number;
+  height: number;
+}
+
 /** Item of `GET /v1/templates`. */
 export interface TemplateSummary {
   id: string;
   name: string;
+  kind: TemplateKind;
   created_at: string;
   updated_at: string;
 }
@@ -39,18 +49,24 @@ export interface Field {
   spec?: FieldSpec[] | null;
 }
 
-export type PageFormat = 'A4' | 'Letter' | 'Legal' | 'A3' | 'A5';
-export const PAGE_FORMATS: readonly PageFormat[] = ['A4', 'Letter', 'Legal', 'A3', 'A5'];
+/** The server's own paper sizes and rule (src/rendering/page-size.ts), not a copy. */
+export { PAPER_FORMAT_NAMES as PAGE_FORMATS, pageSizeProblem, type PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
+import type { PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
 export type Orientation = 'portrait' | 'landscape';
 export type MarginSide = 'top' | 'right' | 'bottom' | 'left';
 export const MARGIN_SIDES: readonly MarginSide[] = ['top', 'right', 'bottom', 'left'];
 
 export interface PageSetup {
   format?: PageFormat;
+  /** A custom paper size (both or neither), instead of format. */
+  width?: string;
+  height?: string;
   orientation?: Orientation;
   margin?: Partial<Record<MarginSide, string>>;
   header_html?: string;
   footer_html?: string;
+  /** Tagged (accessible) PDF with outline; false prints without. Absent = true. */
+  tagged?: boolean;
 }
 
 /** A full template (`GET /v1/templates/{id}`). */
@@ -63,9 +79,32 @@ export interface Template {
   fields_inferred: boolean;
   sample_data: Record<string, unknown> | null;
   page: PageSetup | null;
+  kind: TemplateKind;
+  canvas: Canvas | null;
   created_at: string;
   updated_at: string;
 }
+
+/** Item of `GET /v1/templates/{id}/layers`: an element a modification of POST /v1/image/create can address. */
+export interface TemplateLayer {
+  name: string;
+  tag: string;
+  type: 'text' | 'image' | 'shape' | 'background';
+  current_text?: string;
+  modifiable: string[];
+}
+
+/** One item of `modifications` on POST /v1/image/create. */
+export interface Modification {
+  name: string;
+  text?: string;
+  image_url?: string;
+  color?: string;
+  background?: string;
+  hidden?: boolean;
+}
+
+export type ImageFormat = 'png' | 'jpeg' | 'webp';
 
 /** Item of `GET /v1/templates/{id}/versions`. */
 export interface TemplateVersion {
@@ -155,6 +194,8 @@ export interface CreateUrlResult {
   filename: string;
   credits_remaining: number;
   expires_in: number;
+  /** Issue 13: what the document needed and did not get (absent on older servers). */
+  warnings?: unknown;
 }
 
 /** `POST /v1/pdf/create-async`. */
@@ -178,4 +219,14 @@ export interface ValidationIssue {
   msg: string;
   type: string;
   ctx?: Record<string, unknown>;
+}
+
+/** An item of `GET /v1/assets` and the answer of `POST /v1/assets` (issue 13). */
+export interface AssetInfo {
+  name: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_at: string;
+  updated_at: string;
 }

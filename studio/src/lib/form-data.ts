@@ -43,13 +43,48 @@ export function writeField(data: DataObject, key: string, value: unknown): DataO
   return next;
 }
 
-/** Text of a number input → a number, or undefined when empty or not a number. */
-export function parseNumberInput(text: string, integer: boolean): number | undefined {
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const INTEGER_TEXT = /^[+-]?\d+$/;
+
+/** What a number input's text is: empty, a number of the field's type, or refused with a reason. */
+export type NumberInputCheck = { ok: true; value: number | undefined } | { ok: false; message: string; suggestion?: string };
+
+/**
+ * Checks a number input as JSON would read it: digits, one dot for decimals, an optional exponent;
+ * an integer field takes whole numbers only. Anything else (`1.234,56`, `12 €`, `1,5`) is refused,
+ * never dropped or truncated; a locale spelling that can be read one way only comes back as a
+ * `suggestion` the user can take (`1.234,56` → `1234.56`).
+ */
+export function checkNumberInput(text: string, integer: boolean): NumberInputCheck {
   const trimmed = text.trim();
-  if (trimmed === '') return undefined;
-  const value = Number(trimmed);
-  if (!Number.isFinite(value)) return undefined;
-  return integer ? Math.trunc(value) : value;
+  if (trimmed === '') return { ok: true, value: undefined };
+  if ((integer ? INTEGER_TEXT : NUMBER_TEXT).test(trimmed)) {
+    const value = Number(trimmed);
+    if (Number.isFinite(value)) return { ok: true, value };
+  }
+  const suggestion = numberSuggestion(trimmed, integer);
+  const message = integer ? 'Not a whole number: digits only, e.g. 42' : 'Not a number: a dot for decimals and no thousands separators, e.g. 1234.56';
+  return suggestion === undefined ? { ok: false, message } : { ok: false, message, suggestion };
+}
+
+/** The number a locale spelling means when only one reading is possible, as the input should hold it. */
+export function numberSuggestion(text: string, integer: boolean): string | undefined {
+  let plain: string | undefined;
+  // 1.234,56 or 1.234.567 (dots group thousands, a comma marks decimals)
+  if (/^[+-]?\d{1,3}(\.\d{3})+(,\d+)?$/.test(text)) plain = text.replace(/\./g, '').replace(',', '.');
+  // 1,234.56 or 1,234,567 (commas group thousands, a dot marks decimals): one group alone (1,234) is ambiguous
+  else if (/^[+-]?\d{1,3}(,\d{3}){2,}(\.\d+)?$/.test(text) || /^[+-]?\d{1,3}(,\d{3})+\.\d+$/.test(text)) plain = text.replace(/,/g, '');
+  // 12,5 (a decimal comma), unless it could be a thousands group (1,234)
+  else if (/^[+-]?\d+,\d+$/.test(text) && !/^[+-]?\d{1,3},\d{3}$/.test(text)) plain = text.replace(',', '.');
+  if (plain === undefined || !NUMBER_TEXT.test(plain)) return undefined;
+  if (integer && !INTEGER_TEXT.test(plain)) return undefined;
+  return plain;
+}
+
+/** Text of a number input → the number, or undefined when empty or refused (see checkNumberInput). */
+export function parseNumberInput(text: string, integer: boolean): number | undefined {
+  const checked = checkNumberInput(text, integer);
+  return checked.ok ? checked.value : undefined;
 }
 
 /** A value shown in a text or number input. */

@@ -1,7 +1,10 @@
 /**
  * Turns the server's error bodies into problems the editor can place: which pane, which line, what to say.
  * Two sources: a 422 validation body from saving (`loc` names the part, `ctx.line` the line) and a coded
- * 422 from the preview (`line`/`column` refer to the HTML unless the message names another part).
+ * template error (`{error, message, part, line, column}`, issue 13), whose `part` names the pane. The
+ * message text is never parsed for a place. A coded error without `part` (a server before issue 13)
+ * goes on the pane the caller knows is the likely one (the only one edited since the last good
+ * preview), else on the HTML.
  */
 import type { ValidationIssue } from './api-types.js';
 
@@ -31,15 +34,22 @@ export interface Problem {
   source?: string;
 }
 
-/** Stamps each code-pane problem with the text it was reported for. */
-export function withSources(problems: Problem[], sources: Partial<Record<CodePane, string>>): Problem[] {
+/** Stamps each problem with the text (or value, as a string) of its pane it was reported for. */
+export function withSources(problems: Problem[], sources: Partial<Record<Pane, string>>): Problem[] {
   return problems.map((p) => {
-    const source = (CODE_PANES as readonly string[]).includes(p.pane) ? sources[p.pane as CodePane] : undefined;
+    const source = sources[p.pane];
     return source === undefined ? p : { ...p, source };
   });
 }
 
-const LINE_IN_MESSAGE = /\(line (\d+)(?:, column (\d+))?\)/;
+/** Whether the pane's text changed since the problem was reported (it may be fixed; its marker would be misplaced). */
+export function isStale(problem: Problem, current: Partial<Record<Pane, string>>): boolean {
+  const now = current[problem.pane];
+  return problem.source !== undefined && now !== undefined && now !== problem.source;
+}
+
+/** The template part names of coded errors (`part`) → the editor's panes. */
+const PART_PANES: Record<string, CodePane> = { html: 'html', main: 'html', css: 'css', header: 'header_html', header_html: 'header_html', footer: 'footer_html', footer_html: 'footer_html' };
 
 function paneOfLoc(loc: readonly (string | number)[]): Pane {
   const path = loc[0] === 'body' ? loc.slice(1) : loc;
@@ -53,8 +63,6 @@ function positionOf(issue: { msg?: string; message?: string; ctx?: Record<string
   const line = typeof issue.ctx?.line === 'number' ? issue.ctx.line : issue.line;
   const column = typeof issue.ctx?.column === 'number' ? issue.ctx.column : issue.column;
   if (typeof line === 'number' && line > 0) return { line, column: typeof column === 'number' ? column : undefined };
-  const match = LINE_IN_MESSAGE.exec(issue.msg ?? issue.message ?? '');
-  if (match) return { line: Number(match[1]), column: match[2] ? Number(match[2]) : undefined };
   return {};
 }
 
@@ -68,27 +76,35 @@ export function problemsFromValidation(detail: readonly ValidationIssue[]): Prob
   });
 }
 
-/** The pane a coded template error (preview) is about: the HTML, unless its message names another part. */
-export function paneOfMessage(message: string): CodePane {
-  if (/\bheader\b/i.test(message)) return 'header_html';
-  if (/\bfooter\b/i.test(message)) return 'footer_html';
-  if (/\b(css|stylesheet)\b/i.test(message)) return 'css';
-  return 'html';
+interface CodedErrorBody {
+  error?: string;
+  message?: string;
+  part?: string;
+  line?: number;
+  column?: number;
 }
 
-/** Problems from a coded error body `{error, message, line?, column?}`. */
-export function problemsFromCodedError(body: { error?: string; message?: string; line?: number; column?: number }): Problem[] {
+/** Problems from a coded error body `{error, message, part?, line?, column?}`; `fallbackPane` when it names no part. */
+export function problemsFromCodedError(body: CodedErrorBody, fallbackPane: CodePane = 'html'): Problem[] {
   const message = body.message ?? body.error ?? 'The template could not be rendered.';
-  return [{ pane: paneOfMessage(message), message, ...positionOf(body) }];
+  const pane = (typeof body.part === 'string' ? PART_PANES[body.part] : undefined) ?? fallbackPane;
+  return [{ pane, message, ...positionOf(body) }];
 }
 
 /** Problems from any error body the API may send. */
-export function problemsFromBody(body: unknown): Problem[] {
+export function problemsFromBody(body: unknown, fallbackPane: CodePane = 'html'): Problem[] {
   if (typeof body !== 'object' || body === null) return [];
-  const b = body as { detail?: unknown; error?: string; message?: string; line?: number; column?: number };
+  const b = body as CodedErrorBody & { detail?: unknown };
   if (Array.isArray(b.detail)) return problemsFromValidation(b.detail as ValidationIssue[]);
-  if (typeof b.error === 'string') return problemsFromCodedError(b);
+  if (typeof b.error === 'string') return problemsFromCodedError(b, fallbackPane);
   return [];
+}
+
+/** The one code pane whose text differs between two versions of the template, if exactly one does. */
+export function onlyChangedPane(before: Partial<Record<CodePane, string>> | null, after: Partial<Record<CodePane, string>>): CodePane | undefined {
+  if (!before) return undefined;
+  const changed = CODE_PANES.filter((pane) => (before[pane] ?? '') !== (after[pane] ?? ''));
+  return changed.length === 1 ? changed[0] : undefined;
 }
 
 /** One line for a person: "HTML, line 3: Template syntax error: …". */

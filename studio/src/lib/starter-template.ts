@@ -36,3 +36,20 @@ export const STARTER_PAGE: PageSetup = {
   orientation: 'portrait',
   margin: { top: '20mm', right: '15mm', bottom: '20mm', left: '15mm' },
 };
+
+/** What a new image template starts with: a card whose parts are layers (`data-layer`) to modify per render. */
+export const STARTER_IMAGE_HTML = `<div class="card" data-layer="card">
+  <h1 data-layer="headline">{{ title }}</h1>
+  <p data-layer="subtitle">Made with Pressroom</p>
+</div>
+`;
+
+export const STARTER_IMAGE_CSS = `body { margin: 0; font-family: sans-serif; }
+.card { box-sizing: border-box; width: 100vw; height: 100vh; padding: 8%; background: #1f4fd1; color: #fff; }
+h1 { font-size: 12vw; margin: 0 0 0.2em; }
+p { font-size: 5vw; margin: 0; }
+`;
+
+export const STARTER_IMAGE_DATA = { title: 'Hello' };
+
+export const DEFAULT_CANVAS = { width: 1080, height: 1080 };

@@ -26,7 +26,9 @@ export interface PartDiff {
 /** Page setup as lines, with the renderer's defaults filled in so "not set" and "A4" compare equal. */
 export function pageSetupLines(page: PageSetup | null): string {
   const p = page ?? {};
-  const lines = [`format: ${p.format ?? 'A4'}`, `orientation: ${p.orientation ?? 'portrait'}`];
+  const paper = p.width !== undefined ? `size: ${p.width} x ${p.height ?? ''}` : `format: ${p.format ?? 'A4'}`;
+  const lines = [paper, `orientation: ${p.orientation ?? 'portrait'}`];
+  if (p.tagged === false) lines.push('tagged: false');
   for (const side of ['top', 'right', 'bottom', 'left'] as const) {
     const value = p.margin?.[side];
     if (value) lines.push(`margin ${side}: ${value}`);

@@ -6,6 +6,8 @@ import { formatTime, jobVersionText } from '../lib/format.js';
 import { ErrorNotice } from '../components/notice.js';
 import { Pager } from '../components/pager.js';
 import { useLoad } from '../components/use-load.js';
+import { TemplateRef } from '../components/template-ref.js';
+import { useTemplateNames } from '../components/use-template-names.js';
 import { Link, paths } from '../router.js';
 
 const PAGE_SIZE = 20;
@@ -14,6 +16,7 @@ const POLL_MS = 2000;
 export function JobsScreen() {
   const [status, setStatus] = useState<JobStatus | ''>('');
   const [offset, setOffset] = useState(0);
+  const templateNames = useTemplateNames();
   const jobs = useLoad(() => api().json<JobList>('GET', '/v1/pdf/jobs', { query: { status: status || undefined, limit: PAGE_SIZE, offset } }), [status, offset]);
   const live = jobs.data?.jobs.some((j) => j.status === 'pending' || j.status === 'processing') ?? false;
 
@@ -80,9 +83,7 @@ export function JobsScreen() {
                   <span class={`badge badge-${job.status}`}>{job.status}</span>
                 </td>
                 <td data-label="Template">
-                  <Link href={paths.editor(job.template_id)}>
-                    <code>{job.template_id}</code>
-                  </Link>
+<TemplateRef id={job.template_id} names={templateNames} />
                 </td>
                 <td data-label="Version">{job.version ? jobVersionText(job.version) : 'draft'}</td>
                 <td data-label="Created">{formatTime(job.created_at)}</td>

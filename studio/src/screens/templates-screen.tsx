@@ -1,19 +1,23 @@
-/** Templates: list with search; create, open, duplicate, rename and delete. */
+/** Templates: list with search and a kind filter (PDF / image); create, open, duplicate, rename and delete. */
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api/session.js';
-import type { Template, TemplateSummary } from '../lib/api-types.js';
+import type { Template, TemplateKind, TemplateSummary } from '../lib/api-types.js';
 import { formatTime } from '../lib/format.js';
-import { STARTER_CSS, STARTER_DATA, STARTER_HTML, STARTER_PAGE } from '../lib/starter-template.js';
+import { STARTER_CSS, STARTER_DATA, STARTER_HTML, STARTER_IMAGE_CSS, STARTER_IMAGE_DATA, STARTER_IMAGE_HTML, STARTER_PAGE } from '../lib/starter-template.js';
 import { confirmAction } from '../components/confirm-dialog.js';
 import { ErrorNotice, StatusNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
 import { Link, navigate, paths } from '../router.js';
-import { CreateTemplateDialog } from './create-template-dialog.js';
+import { CreateTemplateDialog, type NewTemplate } from './create-template-dialog.js';
 
-const listTemplates = async () => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates')).templates;
+// The kind filter is the API's own (`?kind=`), so the list is what a client asking for one kind gets.
+const listTemplates = async (kind: TemplateKind | '') => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind } })).templates;
+
+const KIND_LABELS: Record<TemplateKind, string> = { pdf: 'PDF', image: 'Image' };
 
 export function TemplatesScreen() {
-  const templates = useLoad(listTemplates, []);
+  const [kind, setKind] = useState<TemplateKind | ''>('');
+  const templates = useLoad(() => listTemplates(kind), [kind]);
   const [query, setQuery] = useState('');
   const [creating, setCreating] = useState(false);
   const [renaming, setRenaming] = useState<string | null>(null);
@@ -38,11 +42,13 @@ export function TemplatesScreen() {
     }
   };
 
-  const create = (name: string) =>
+  const create = ({ name, kind: newKind, canvas }: NewTemplate) =>
     run(async () => {
-      const created = await api().json<Template>('POST', '/v1/templates', {
-        body: { name, html: STARTER_HTML, css: STARTER_CSS, sample_data: STARTER_DATA, page: STARTER_PAGE },
-      });
+      const body =
+        newKind === 'image'
+          ? { name, kind: 'image', canvas, html: STARTER_IMAGE_HTML, css: STARTER_IMAGE_CSS, sample_data: STARTER_IMAGE_DATA }
+          : { name, html: STARTER_HTML, css: STARTER_CSS, sample_data: STARTER_DATA, page: STARTER_PAGE };
+      const created = await api().json<Template>('POST', '/v1/templates', { body });
       setCreating(false);
       navigate(paths.editor(created.id));
     });
@@ -51,7 +57,14 @@ export function TemplatesScreen() {
     run(async () => {
       const t = await api().json<Template>('GET', `/v1/templates/${summary.id}`);
       const copy = await api().json<Template>('POST', '/v1/templates', {
-        body: { name: `${t.name} (copy)`.slice(0, 200), html: t.html, css: t.css, sample_data: t.sample_data, page: t.page, ...(t.fields_inferred ? {} : { fields: t.fields }) },
+        body: {
+          name: `${t.name} (copy)`.slice(0, 200),
+          html: t.html,
+          css: t.css,
+          sample_data: t.sample_data,
+          ...(t.kind === 'image' ? { kind: 'image', canvas: t.canvas } : { page: t.page }),
+          ...(t.fields_inferred ? {} : { fields: t.fields }),
+        },
       });
       return `Duplicated as “${copy.name}”.`;
     });
@@ -85,6 +98,16 @@ export function TemplatesScreen() {
           <span class="field-label">Search</span>
           <input type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Name or id" />
         </label>
+        <div class="field field-inline">
+          <label class="field-label" for="template-kind-filter">
+            Kind
+          </label>
+          <select id="template-kind-filter" value={kind} onChange={(e) => setKind(e.currentTarget.value as TemplateKind | '')}>
+            <option value="">All</option>
+            <option value="pdf">PDF</option>
+            <option value="image">Image</option>
+          </select>
+        </div>
         <span class="muted" aria-live="polite">
           {templates.data ? `${shown.length} of ${templates.data.length}` : ''}
         </span>
@@ -92,13 +115,14 @@ export function TemplatesScreen() {
       <ErrorNotice>{error ?? templates.error?.message}</ErrorNotice>
       {message && <StatusNotice tone="success">{message}</StatusNotice>}
       {templates.loading && !templates.data && <p class="muted">Loading templates…</p>}
-      {templates.data && templates.data.length === 0 && <p class="empty">No templates yet. Create one to start: it opens with a small invoice example.</p>}
+      {templates.data && templates.data.length === 0 && <p class="empty">{kind ? `No ${KIND_LABELS[kind]} templates.` : 'No templates yet. Create one to start: it opens with a small invoice example.'}</p>}
       {shown.length > 0 && (
         <table class="table responsive-table">
           <caption class="visually-hidden">Your templates</caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Kind</th>
               <th scope="col">Id</th>
               <th scope="col">Updated</th>
               <th scope="col">
@@ -112,6 +136,7 @@ export function TemplatesScreen() {
                 <td data-label="Name">
                   {renaming === t.id ? <RenameInput summary={t} onDone={(name) => rename(t, name)} onCancel={() => setRenaming(null)} /> : <Link href={paths.editor(t.id)}>{t.name}</Link>}
                 </td>
+                <td data-label="Kind">{KIND_LABELS[t.kind] ?? t.kind}</td>
                 <td data-label="Id">
                   <code>{t.id}</code>
                 </td>

@@ -6,13 +6,15 @@ import { formatBalanceChange, formatTime } from '../lib/format.js';
 import { ErrorNotice } from '../components/notice.js';
 import { Pager } from '../components/pager.js';
 import { useLoad } from '../components/use-load.js';
-import { Link, paths } from '../router.js';
+import { TemplateRef } from '../components/template-ref.js';
+import { useTemplateNames } from '../components/use-template-names.js';
 
 const PAGE_SIZE = 25;
 const TYPE_LABELS: Record<string, string> = { PDFGEN: 'Generation', REFUND: 'Refund', PURCHASE: 'Purchase', BONUS: 'Bonus' };
 
 export function TransactionsScreen() {
   const [offset, setOffset] = useState(0);
+  const templateNames = useTemplateNames();
   const list = useLoad(() => api().json<TransactionList>('GET', '/v1/account/transactions', { query: { limit: PAGE_SIZE, offset } }), [offset]);
   useEffect(() => {
     void refreshAccount().catch(() => undefined);
@@ -52,7 +54,7 @@ export function TransactionsScreen() {
                 <td data-label="Credits" class={`numeric ${tx.credits > 0 ? 'debit' : 'credit'}`}>
                   {formatBalanceChange(tx.credits)}
                 </td>
-                <td data-label="Template">{tx.template_id ? <Link href={paths.editor(tx.template_id)}><code>{tx.template_id}</code></Link> : '—'}</td>
+                <td data-label="Template">{tx.template_id ? <TemplateRef id={tx.template_id} names={templateNames} /> : '—'}</td>
                 <td data-label="Time" class="numeric">
                   {tx.exec_tm != null ? `${tx.exec_tm} ms` : '—'}
                 </td>

@@ -3,8 +3,10 @@
  * land in the editor, the copy-paste snippets, and the line diff that compares template versions.
  */
 import { describe, expect, it } from 'vitest';
-import { emptyRow, missingRequired, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
-import { describeProblem, problemsFromBody } from '../../../studio/src/lib/problems.js';
+import { checkNumberInput, emptyRow, missingRequired, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
+import { describeProblem, isStale, onlyChangedPane, problemsFromBody, withSources } from '../../../studio/src/lib/problems.js';
+import { parseWarningHeaders } from '../../../studio/src/lib/warnings.js';
+import { assetNameFor, assetPath, assetSnippet, assetUsageExample } from '../../../studio/src/lib/assets.js';
 import { buildSnippets, pythonLiteral, shellQuote } from '../../../studio/src/lib/snippets.js';
 import { formatBalanceChange, isVersionTag, jobVersionText, readRateLimit } from '../../../studio/src/lib/format.js';
 import { diffLines, withContext } from '../../../studio/src/lib/line-diff.js';
@@ -29,7 +31,7 @@ describe('form data', () => {
 
   it('converts inputs to the field types', () => {
     expect(parseNumberInput(' 12.5 ', false)).toBe(12.5);
-    expect(parseNumberInput('12.9', true)).toBe(12);
+    expect(parseNumberInput('12.9', true)).toBeUndefined();
     expect(parseNumberInput('', false)).toBeUndefined();
     expect(parseNumberInput('abc', false)).toBeUndefined();
     expect(parseItemInput({ name: 'tags', label: 'Tags', type: 'array' }, 'a, b,,c ')).toEqual(['a', 'b', 'c']);
@@ -58,7 +60,7 @@ describe('problems from server errors', () => {
     const problems = problemsFromBody({
       detail: [
         { loc: ['body', 'html'], type: 'template_syntax', msg: 'Template syntax error: unexpected token (line 3, column 10)', ctx: { line: 3, column: 10 } },
-        { loc: ['body', 'page', 'footer_html'], type: 'template_syntax', msg: 'Template syntax error: x (line 2)' },
+        { loc: ['body', 'page', 'footer_html'], type: 'template_syntax', msg: 'Template syntax error: x (line 2)', ctx: { line: 2 } },
         { loc: ['body', 'page', 'margin', 'top'], type: 'string_pattern_mismatch', msg: 'String should match pattern' },
       ],
     });
@@ -70,11 +72,69 @@ describe('problems from server errors', () => {
     expect(describeProblem(problems[0]!)).toBe('HTML, line 3: Template syntax error: unexpected token (line 3, column 10)');
   });
 
-  it('places preview errors in the HTML unless the message names another part', () => {
-    expect(problemsFromBody({ error: 'TEMPLATE_SYNTAX_ERROR', message: 'unexpected end', line: 4, column: 2 })).toEqual([{ pane: 'html', line: 4, column: 2, message: 'unexpected end' }]);
-    expect(problemsFromBody({ error: 'TEMPLATE_RENDER_ERROR', message: 'In the footer: x is undefined', line: 1 })[0]!.pane).toBe('footer_html');
+  it('places coded template errors on the pane their part names, never by reading the message', () => {
+    expect(problemsFromBody({ error: 'TEMPLATE_SYNTAX_ERROR', message: 'unexpected end', part: 'html', line: 4, column: 2 })).toEqual([{ pane: 'html', line: 4, column: 2, message: 'unexpected end' }]);
+    expect(problemsFromBody({ error: 'TEMPLATE_RENDER_ERROR', message: 'x is undefined', part: 'footer', line: 1 })[0]).toMatchObject({ pane: 'footer_html', line: 1 });
+    expect(problemsFromBody({ error: 'TEMPLATE_SYNTAX_ERROR', message: 'bad', part: 'header', line: 2 })[0]!.pane).toBe('header_html');
+    expect(problemsFromBody({ error: 'TEMPLATE_SYNTAX_ERROR', message: 'bad', part: 'css', line: 2 })[0]!.pane).toBe('css');
+    // No part (a server before issue 13): the caller's guess, else the HTML — whatever the message says.
+    expect(problemsFromBody({ error: 'TEMPLATE_RENDER_ERROR', message: 'page.footer_html: In the footer: x', line: 1 })[0]!.pane).toBe('html');
+    expect(problemsFromBody({ error: 'TEMPLATE_RENDER_ERROR', message: 'x', line: 1 }, 'footer_html')[0]!.pane).toBe('footer_html');
     expect(problemsFromBody({ error: 'TEMPLATE_TIMEOUT', message: 'Rendering took too long' })).toEqual([{ pane: 'html', message: 'Rendering took too long' }]);
     expect(problemsFromBody('text')).toEqual([]);
+  });
+
+  it('guesses the pane of a part-less error only when exactly one pane changed since the last good preview', () => {
+    const good = { html: '<p>a</p>', css: '', header_html: '', footer_html: 'f' };
+    expect(onlyChangedPane(good, { ...good, footer_html: 'f {{ x | }}' })).toBe('footer_html');
+    expect(onlyChangedPane(good, { ...good, html: 'x', footer_html: 'y' })).toBeUndefined();
+    expect(onlyChangedPane(good, good)).toBeUndefined();
+    expect(onlyChangedPane(null, good)).toBeUndefined();
+  });
+
+  it('knows a problem is stale once its pane changed', () => {
+    const [problem] = withSources([{ pane: 'page', message: 'width' }], { page: '{"width":"1"}' });
+    expect(isStale(problem!, { page: '{"width":"1"}' })).toBe(false);
+    expect(isStale(problem!, { page: '{"width":"10mm"}' })).toBe(true);
+  });
+});
+
+describe('number inputs', () => {
+  it('takes what JSON numbers are and refuses the rest, with a fix when a locale spelling has one reading', () => {
+    expect(checkNumberInput('1234.56', false)).toEqual({ ok: true, value: 1234.56 });
+    expect(checkNumberInput('-3e2', false)).toEqual({ ok: true, value: -300 });
+    expect(checkNumberInput(' ', false)).toEqual({ ok: true, value: undefined });
+    expect(checkNumberInput('42', true)).toEqual({ ok: true, value: 42 });
+    expect(checkNumberInput('1.234,56', false)).toMatchObject({ ok: false, suggestion: '1234.56' });
+    expect(checkNumberInput('12,5', false)).toMatchObject({ ok: false, suggestion: '12.5' });
+    expect(checkNumberInput('1,234,567.5', false)).toMatchObject({ ok: false, suggestion: '1234567.5' });
+    // Ambiguous (one thousand two hundred thirty-four, or one point two three four): refused, no guess.
+    expect(checkNumberInput('1,234', false)).toEqual({ ok: false, message: expect.stringContaining('Not a number') });
+    expect(checkNumberInput('12 €', false)).toMatchObject({ ok: false });
+    expect(checkNumberInput('0x10', false)).toMatchObject({ ok: false });
+    expect(checkNumberInput('Infinity', false)).toMatchObject({ ok: false });
+    expect(checkNumberInput('12.9', true)).toEqual({ ok: false, message: expect.stringContaining('whole number') });
+    expect(checkNumberInput('1.234', true)).toMatchObject({ ok: false, suggestion: '1234' });
+  });
+});
+
+describe('warnings and assets', () => {
+  it('reads the warning headers of a binary answer, and none from a server without them', () => {
+    const headers = (h: Record<string, string>) => (name: string) => h[name] ?? null;
+    const details = JSON.stringify([{ code: 'RESOURCE_BLOCKED', message: 'Blocked \u00e9', url: 'https://x.test/a.png' }, { nope: 1 }]);
+    expect(parseWarningHeaders(headers({ 'x-pressroom-warnings': '3', 'x-pressroom-warning-details': details }))).toEqual({
+      warnings: [{ code: 'RESOURCE_BLOCKED', message: 'Blocked \u00e9', url: 'https://x.test/a.png' }],
+      count: 3,
+    });
+    expect(parseWarningHeaders(headers({ 'x-pressroom-warning-details': 'not json' }))).toEqual({ warnings: [], count: 0 });
+    expect(parseWarningHeaders(headers({}))).toEqual({ warnings: [], count: 0 });
+  });
+
+  it('addresses assets with slashes in their names, and names uploads as the API allows', () => {
+    expect(assetPath('brand/logo v2.png')).toBe('/v1/assets/brand/logo%20v2.png');
+    expect(assetSnippet('brand/logo.png')).toBe("{{ asset('brand/logo.png') }}");
+    expect(assetNameFor('My Logo (final).png')).toBe('My-Logo-final-.png');
+    expect(assetUsageExample({ name: 'fonts/Brand.woff2', content_type: 'font/woff2' })).toBe(`@font-face { font-family: "Brand"; src: url("{{ asset('fonts/Brand.woff2') }}"); }`);
   });
 });
 

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { pdfText } from '../../support/pdf-tools.js';
+import { warmUpPatiently } from '../../support/rendering-kit.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../../support/test-app.js';
 import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
 
@@ -54,7 +55,8 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     alice = await t.createAccount({ credits: 20, email: 'alice@example.com', plan: 'pro' });
     bob = await t.createAccount({ credits: 5, email: 'bob@example.com' });
     // The service's Chromium (previews, generation) starts while playwright's does.
-    [browser] = await Promise.all([launchBrowser(), t.services.renderer.warmUp()]);
+    // Patiently: on a loaded machine the first start of the service's Chromium can miss its own deadline (seen).
+    [browser] = await Promise.all([launchBrowser(), warmUpPatiently(t.services.renderer)]);
   });
 
   afterAll(async () => {
@@ -249,6 +251,7 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
       ['/templates', 'phone-templates'],
       [`/templates/${template.id}`, 'phone-editor'],
       ['/jobs', 'phone-jobs'],
+      ['/assets', 'phone-assets'],
       ['/transactions', 'phone-transactions'],
       ['/settings/s3', 'phone-s3'],
       ['/settings/api-keys', 'phone-api-keys'],
@@ -385,7 +388,7 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await page.getByLabel('Qty (Items row 1)').fill('3');
     await page.getByLabel('Description (Items row 2)').fill('Debugging moth');
     await page.getByLabel('Qty (Items row 2)').fill('1');
-    await page.getByLabel('Paid').check();
+    await page.getByRole('checkbox', { name: 'Paid' }).check();
     await page.getByRole('tab', { name: 'JSON' }).click();
     const json = JSON.parse((await editorLines(page, 'sample-data')).join('\n'));
     expect(json).toEqual({ invoice: { number: 'INV-7731' }, customer: { name: 'Grace Hopper' }, items: [{ description: 'Compiler', qty: '3' }, { description: 'Debugging moth', qty: '1' }], paid: true });

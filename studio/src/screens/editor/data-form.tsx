@@ -3,38 +3,73 @@
  * GET /v1/templates/{id}/fields: text, number and checkbox inputs, and repeatable rows for array fields.
  * It edits the sample data in place (dotted keys become nested objects).
  */
-import { useLayoutEffect, useState } from 'preact/hooks';
+import { createContext } from 'preact';
+import { useContext, useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import type { Field, FieldSpec } from '../../lib/api-types.js';
-import { emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
+import { checkNumberInput, emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
 
 interface Props {
   fields: readonly Field[];
   data: DataObject;
   onChange(data: DataObject): void;
+  /** An input's text is refused (`label`) or fine again (null); the editor holds preview, save and run meanwhile. */
+  onInputValidity?(id: string, label: string | null): void;
 }
+
+const InputValidity = createContext<(id: string, label: string | null) => void>(() => undefined);
 
 const fieldId = (key: string) => `data-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 
-/** A number input that keeps what is being typed ("1.", "-") while the data holds the parsed number. */
-function NumberInput({ id, value, integer, onValue, ...rest }: { id: string; value: unknown; integer: boolean; onValue(v: number | undefined): void; required?: boolean; 'aria-describedby'?: string; 'aria-label'?: string }) {
+/**
+ * A number input that keeps what is being typed ("1.", "-") while the data holds the parsed number.
+ * Text that is not a number of the field's type is refused with a message (and a one-click fix when a
+ * locale spelling has one reading); the data keeps its last good value and the editor is told.
+ */
+function NumberInput({ id, value, integer, label, onValue, ...rest }: { id: string; value: unknown; integer: boolean; label: string; onValue(v: number | undefined): void; required?: boolean; 'aria-describedby'?: string; 'aria-label'?: string }) {
   const [text, setText] = useState(inputText(value));
+  const report = useContext(InputValidity);
   // A layout effect, so a late run with an older value cannot overwrite what is being typed.
   useLayoutEffect(() => {
     if (parseNumberInput(text, integer) !== (typeof value === 'number' ? value : undefined)) setText(inputText(value));
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [value]);
+  const checked = checkNumberInput(text, integer);
+  useEffect(() => {
+    report(id, checked.ok ? null : label);
+  }, [id, label, checked.ok, report]);
+  useEffect(() => () => report(id, null), [id, report]);
+  const take = (next: string) => {
+    setText(next);
+    const result = checkNumberInput(next, integer);
+    if (result.ok) onValue(result.value);
+  };
+  const errorId = `${id}-error`;
   return (
-    <input
-      {...rest}
-      id={id}
-      type="text"
-      inputMode={integer ? 'numeric' : 'decimal'}
-      value={text}
-      onInput={(e) => {
-        setText(e.currentTarget.value);
-        onValue(parseNumberInput(e.currentTarget.value, integer));
-      }}
-    />
+    <>
+      <input
+        {...rest}
+        id={id}
+        type="text"
+        inputMode={integer ? 'numeric' : 'decimal'}
+        value={text}
+        aria-invalid={!checked.ok || undefined}
+        aria-describedby={checked.ok ? rest['aria-describedby'] : errorId}
+        onInput={(e) => take(e.currentTarget.value)}
+      />
+      {!checked.ok && (
+        <span class="field-error" id={errorId} role="alert">
+          {checked.message}.
+          {checked.suggestion !== undefined && (
+            <>
+              {' '}
+              <button type="button" class="button button-small" onClick={() => take(checked.suggestion!)}>
+                Use {checked.suggestion}
+              </button>
+            </>
+          )}
+        </span>
+      )}
+    </>
   );
 }
 
@@ -61,7 +96,7 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
         {field.required && <span aria-hidden="true" class="required-mark"> *</span>}
       </label>
       {field.type === 'number' || field.type === 'integer' ? (
-        <NumberInput id={id} value={value} integer={field.type === 'integer'} onValue={set} required={field.required} aria-describedby={helpId} />
+        <NumberInput id={id} value={value} integer={field.type === 'integer'} label={field.label} onValue={set} required={field.required} aria-describedby={helpId} />
       ) : (
         <input id={id} type="text" value={inputText(value)} onInput={(e) => set(e.currentTarget.value)} required={field.required} aria-describedby={helpId} />
       )}
@@ -90,7 +125,7 @@ function ItemInput({ item, value, rowLabel, id, onValue }: { item: FieldSpec; va
         <span class="visually-hidden"> ({rowLabel})</span>
       </label>
       {item.type === 'number' ? (
-        <NumberInput id={id} value={value} integer={false} onValue={onValue} />
+        <NumberInput id={id} value={value} integer={false} label={`${label} (${rowLabel})`} onValue={onValue} />
       ) : (
         <input id={id} type="text" value={itemInputText(item, value)} onInput={(e) => onValue(parseItemInput(item, e.currentTarget.value))} placeholder={item.type === 'array' ? 'comma, separated' : undefined} />
       )}
@@ -141,11 +176,14 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
   );
 }
 
-export function DataForm({ fields, data, onChange }: Props) {
+export function DataForm({ fields, data, onChange, onInputValidity = () => undefined }: Props) {
   if (fields.length === 0) return <p class="empty">This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the template.</p>;
   return (
-    <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
-      {fields.map((field) => (field.type === 'array' ? <ArrayInput key={field.key} field={field} data={data} onChange={onChange} /> : <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />))}
-    </form>
+    <InputValidity.Provider value={onInputValidity}>
+      <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
+        {/* In the template's fields order (GET /v1/templates/{id}: `fields`), which the Fields tab can change. */}
+        {fields.map((field) => (field.type === 'array' ? <ArrayInput key={field.key} field={field} data={data} onChange={onChange} /> : <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />))}
+      </form>
+    </InputValidity.Provider>
   );
 }

@@ -1,12 +1,14 @@
 /**
  * The template editor: text panes and page setup on the left with the data (generated form, JSON,
  * fields) and the versions below them; the live preview and Run on the right (stacked on a phone).
+ * An image template has a canvas instead of a page setup, and Render image (layers, modifications,
+ * format, width) instead of Run.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../../api/session.js';
 import type { Template, TemplateVersion } from '../../lib/api-types.js';
 import type { TemplateSnapshot } from '../../lib/template-diff.js';
-import { describeProblem, type Problem } from '../../lib/problems.js';
+import { describeProblem, isStale, type Problem } from '../../lib/problems.js';
 import { CodeEditor } from '../../components/code-editor.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
@@ -14,11 +16,12 @@ import { useLoad } from '../../components/use-load.js';
 import { Link, paths } from '../../router.js';
 import { DataForm } from './data-form.js';
 import { FieldsEditor } from './fields-editor.js';
+import { ImagePanel } from './image-panel.js';
 import { PreviewPane } from './preview-pane.js';
 import { RunPanel } from './run-panel.js';
 import { TemplatePanes, type TemplateTab } from './template-panes.js';
 import { usePreview } from './use-preview.js';
-import { invalidMargins, pageOf, useTemplateDraft } from './use-template-draft.js';
+import { invalidMargins, pageOf, paneSources, paperProblem, useTemplateDraft } from './use-template-draft.js';
 import { VersionsPanel } from './versions-panel.js';
 
 type DataTab = 'form' | 'json' | 'fields';
@@ -59,10 +62,33 @@ function Editor({ template }: { template: Template }) {
     requestAnimationFrame(() => document.getElementById('run-template')?.focus());
   };
 
+  // Number inputs of the form whose text is not a number (keyed by input id → field label): refused, never dropped.
+  const [invalidInputs, setInvalidInputs] = useState<Record<string, string>>({});
+  const reportInput = useCallback((id: string, label: string | null) => {
+    setInvalidInputs((current) => {
+      if ((current[id] ?? null) === label) return current;
+      const next = { ...current };
+      if (label === null) delete next[id];
+      else next[id] = label;
+      return next;
+    });
+  }, []);
+  const invalidLabels = Object.values(invalidInputs);
+  const inputsProblem = invalidLabels.length ? `${invalidLabels.join(', ')}: not a number` : null;
+
   const marginsInvalid = invalidMargins(draft).length > 0;
+  const paper = paperProblem(draft);
   const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), data: t.data }), [draft, t.data]);
   const preview = usePreview(previewInput, {
-    pausedReason: t.jsonError ? 'Preview paused: the sample data is not valid JSON.' : marginsInvalid ? 'Preview paused: a margin is not a CSS length.' : null,
+    pausedReason: t.jsonError
+      ? 'Preview paused: the sample data is not valid JSON.'
+      : marginsInvalid
+        ? 'Preview paused: a margin is not a CSS length.'
+        : paper
+          ? `Preview paused: ${paper.message}`
+          : inputsProblem
+            ? `Preview paused: ${inputsProblem}.`
+            : null,
   });
 
   useEffect(() => {
@@ -70,9 +96,15 @@ function Editor({ template }: { template: Template }) {
   }, [preview.version]);
 
   const problems: Problem[] = useMemo(() => [...t.problems, ...preview.problems], [t.problems, preview.problems]);
+  // The save's problems that still apply: one whose pane has changed since may be fixed, and is not listed.
+  const current = useMemo(() => paneSources(draft, t.data), [draft, t.data]);
+  const openSaveProblems = t.problems.filter((p) => !isStale(p, current));
+  const [inputsRefused, setInputsRefused] = useState(false);
 
   const save = async () => {
     setSavedNotice(false);
+    setInputsRefused(!!inputsProblem);
+    if (inputsProblem) return;
     setSavedNotice(await t.save());
   };
 
@@ -129,21 +161,34 @@ function Editor({ template }: { template: Template }) {
           Save
         </button>
       </div>
+      {inputsRefused && inputsProblem && (
+        <div class="notice notice-error" role="alert" data-testid="save-error">
+          <p>Not saved: {inputsProblem}. Fix the form's highlighted fields.</p>
+        </div>
+      )}
       {t.saveError && (
         <div class="notice notice-error" role="alert" data-testid="save-error">
           <p>{t.saveError}</p>
-          {t.problems.length > 0 && (
-            <ul>
-              {t.problems.map((p, i) => (
-                <li key={i}>{describeProblem(p)}</li>
-              ))}
-            </ul>
-          )}
+        </div>
+      )}
+      {t.refusedForProblems && openSaveProblems.length > 0 && (
+        <div class="notice notice-error" role="alert" data-testid="save-error">
+          <p>Not saved: {openSaveProblems.length === 1 ? 'one problem' : `${openSaveProblems.length} problems`} to fix.</p>
+          <ul>
+            {openSaveProblems.map((p, i) => (
+              <li key={i}>{describeProblem(p)}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {t.refusedForProblems && openSaveProblems.length === 0 && t.dirty && (
+        <div class="notice notice-info" role="status" data-testid="save-fixed">
+          <p>Problems fixed. Not saved yet: press Save to keep your changes.</p>
         </div>
       )}
       <div class="editor-grid">
         <div class="editor-main">
-          <TemplatePanes draft={draft} update={t.update} problems={problems} selected={templateTab} onSelect={setTemplateTab} />
+          <TemplatePanes draft={draft} update={t.update} problems={problems} selected={templateTab} onSelect={setTemplateTab} kind={template.kind} />
           <section class="panel" aria-labelledby="data-title">
             <div class="panel-head">
               <h2 id="data-title">Data</h2>
@@ -161,7 +206,7 @@ function Editor({ template }: { template: Template }) {
               ]}
             />
             <TabPanel idPrefix="data" id="form" selected={dataTab === 'form'}>
-              <DataForm fields={fields} data={t.data} onChange={t.setData} />
+              <DataForm fields={fields} data={t.data} onChange={t.setData} onInputValidity={reportInput} />
             </TabPanel>
             <TabPanel idPrefix="data" id="json" selected={dataTab === 'json'} class="code-panel">
               <CodeEditor id="editor-sample-data" label="Sample data (JSON)" language="json" value={t.jsonText} onChange={t.setJson} problems={jsonProblems} />
@@ -184,7 +229,20 @@ function Editor({ template }: { template: Template }) {
         </div>
         <div class="editor-side">
           <PreviewPane preview={preview} />
-          <RunPanel templateId={template.id} data={t.data} fields={fields} templateDirty={t.templateDirty} versions={versions.data ?? []} version={runVersion} onVersion={setRunVersion} />
+          {template.kind === 'image' ? (
+            <ImagePanel
+              templateId={template.id}
+              canvas={t.saved?.canvas ?? template.canvas}
+              data={t.data}
+              templateDirty={t.templateDirty}
+              revision={t.saved?.updated_at ?? template.updated_at}
+              versions={versions.data ?? []}
+              version={runVersion}
+              onVersion={setRunVersion}
+            />
+          ) : (
+            <RunPanel templateId={template.id} data={t.data} fields={fields} inputsProblem={inputsProblem} templateDirty={t.templateDirty} versions={versions.data ?? []} version={runVersion} onVersion={setRunVersion} />
+          )}
         </div>
       </div>
     </main>

@@ -66,6 +66,13 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
     setDirty(true);
     setStatus(null);
   };
+  /** The form shows the fields in this order (inference lists them in order of first use). */
+  const move = (index: number, by: -1 | 1) => {
+    const next = [...edited];
+    const [moved] = next.splice(index, 1);
+    next.splice(index + by, 0, moved!);
+    change(next);
+  };
   const set = (index: number, patch: Partial<Field>) => change(edited.map((f, i) => (i === index ? { ...f, ...patch } : f)));
   const problems = edited.flatMap((f, i) => (f.key.trim() ? [] : [`Field ${i + 1} needs a key.`])).concat(edited.flatMap((f) => (f.spec ?? []).filter((s) => !s.name.trim()).map(() => `An item attribute of “${f.key}” needs a name.`)));
 
@@ -79,7 +86,7 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
   return (
     <div class="fields-editor">
       <p class="help">
-        {inferred ? 'Inferred from the template; they follow it on every save until you edit them here.' : 'Edited by hand: they stay as saved until you go back to inference.'}
+        {inferred ? 'Inferred from the template, in order of first use; they follow it on every save until you edit or reorder them here.' : 'Edited by hand: they stay as saved, in this order, until you go back to inference.'} The form lists the fields in this order.
       </p>
       {edited.map((field, index) => {
         const prefix = `field-${index}`;
@@ -115,9 +122,17 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
               <input value={field.helpText ?? ''} onInput={(e) => set(index, { helpText: e.currentTarget.value || null })} placeholder="Example: …" />
             </label>
             {field.type === 'array' && <SpecEditor field={field} prefix={prefix} onChange={(spec) => set(index, { spec })} />}
-            <button type="button" class="button button-small button-danger-quiet" onClick={() => change(edited.filter((_, i) => i !== index))}>
-              Remove field {field.key}
-            </button>
+            <div class="button-row">
+              <button type="button" class="button button-small" disabled={index === 0} onClick={() => move(index, -1)} aria-label={`Move ${field.key || `field ${index + 1}`} up`}>
+                Move up
+              </button>
+              <button type="button" class="button button-small" disabled={index === edited.length - 1} onClick={() => move(index, 1)} aria-label={`Move ${field.key || `field ${index + 1}`} down`}>
+                Move down
+              </button>
+              <button type="button" class="button button-small button-danger-quiet" onClick={() => change(edited.filter((_, i) => i !== index))}>
+                Remove field {field.key}
+              </button>
+            </div>
           </fieldset>
         );
       })}

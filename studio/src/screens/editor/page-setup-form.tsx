@@ -1,24 +1,26 @@
-/** Page setup: format, orientation and the four margins (CSS lengths, checked as the server does). */
+/** Page setup: paper (a named size or a custom width × height), orientation, the four margins — checked with the server's own rules — and tagged PDF. */
 import { MARGIN_SIDES, PAGE_FORMATS, type MarginSide, type Orientation, type PageFormat } from '../../lib/api-types.js';
 import { isPageLength, PAGE_LENGTH_UNITS_TEXT } from '../../lib/format.js';
 import type { Problem } from '../../lib/problems.js';
-import type { Draft } from './use-template-draft.js';
+import { paperProblem, type Draft } from './use-template-draft.js';
 
 const SIDE_LABELS: Record<MarginSide, string> = { top: 'Top', right: 'Right', bottom: 'Bottom', left: 'Left' };
 
 export function PageSetupForm({ draft, update, problems }: { draft: Draft; update(patch: Partial<Draft>): void; problems: Problem[] }) {
   const setMargin = (side: MarginSide, value: string) => update({ margin: { ...draft.margin, [side]: value } });
+  const paper = paperProblem(draft);
   return (
     <div class="page-setup">
       <div class="form-row">
         <label class="field">
           <span class="field-label">Paper format</span>
-          <select value={draft.format} onChange={(e) => update({ format: e.currentTarget.value as PageFormat })}>
+          <select value={draft.format} onChange={(e) => update({ format: e.currentTarget.value as PageFormat | 'custom' })}>
             {PAGE_FORMATS.map((f) => (
               <option key={f} value={f}>
                 {f}
               </option>
             ))}
+            <option value="custom">Custom size…</option>
           </select>
         </label>
         <fieldset class="field radio-group">
@@ -31,6 +33,38 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
           ))}
         </fieldset>
       </div>
+      {draft.format === 'custom' && (
+        <fieldset class="margins">
+          <legend class="field-label">Custom paper size</legend>
+          <p class="help" id="paper-help">
+            Width and height as CSS lengths with {PAGE_LENGTH_UNITS_TEXT} (e.g. <code>100mm</code> × <code>150mm</code>); landscape swaps them.
+          </p>
+          <div class="margin-grid">
+            {(['width', 'height'] as const).map((side) => {
+              const invalid = paper?.field === side;
+              return (
+                <label key={side} class="field">
+                  <span class="field-label">{side === 'width' ? 'Width' : 'Height'}</span>
+                  <input
+                    value={draft[side]}
+                    onInput={(e) => update({ [side]: e.currentTarget.value })}
+                    aria-invalid={invalid || undefined}
+                    aria-describedby={invalid ? 'paper-error' : 'paper-help'}
+                    placeholder={side === 'width' ? 'e.g. 100mm' : 'e.g. 150mm'}
+                    inputMode="decimal"
+                    spellcheck={false}
+                  />
+                </label>
+              );
+            })}
+          </div>
+          {paper && (
+            <span class="field-error" id="paper-error">
+              {paper.message}
+            </span>
+          )}
+        </fieldset>
+      )}
       <fieldset class="margins">
         <legend class="field-label">Margins</legend>
         <p class="help" id="margin-help">
@@ -62,6 +96,13 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
           })}
         </div>
       </fieldset>
+      <label class="field checkbox">
+        <input type="checkbox" checked={draft.tagged} onChange={(e) => update({ tagged: e.currentTarget.checked })} aria-describedby="tagged-help" />
+        <span class="field-label">Tagged PDF (accessible)</span>
+      </label>
+      <p class="help" id="tagged-help">
+        A structure tree and bookmarks, which screen readers and PDF/UA need. Off: faster and much smaller for long documents, but not accessible.
+      </p>
       {problems.map((p, i) => (
         <p key={i} class="notice notice-error" role="alert">
           {p.message}

@@ -34,6 +34,27 @@ export function PreviewPane({ preview }: { preview: PreviewState }) {
           {preview.problems.length ? preview.problems.map(describeProblem).join(' ') : preview.message}
         </p>
       )}
+      {preview.warningCount > 0 && (
+        <div class="notice notice-warning" data-testid="preview-warnings">
+          <p>
+            {preview.warningCount === 1 ? 'One thing' : `${preview.warningCount} things`} in this document did not come out as written:
+          </p>
+          <ul>
+            {preview.warnings.map((w, i) => (
+              <li key={i}>
+                <code>{w.code}</code> {w.message}
+                {w.url && (
+                  <>
+                    {' '}
+                    (<span class="warning-url">{w.url}</span>)
+                  </>
+                )}
+              </li>
+            ))}
+            {preview.warningCount > preview.warnings.length && <li>and {preview.warningCount - preview.warnings.length} more.</li>}
+          </ul>
+        </div>
+      )}
       <div class={`preview-frame ${stale ? 'preview-stale' : ''}`}>
         {preview.url ? (
           <iframe title="PDF preview" src={preview.url} data-testid="preview-frame" data-preview-url={preview.url} data-preview-version={preview.version} />

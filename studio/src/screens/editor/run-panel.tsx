@@ -12,16 +12,19 @@ import type { RunMode } from '../../lib/snippets.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { Link, paths } from '../../router.js';
 import { SnippetsView } from './snippets-view.js';
+import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../lib/warnings.js';
 
 type Result =
-  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string }
-  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string }
+  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string; warnings: DocumentWarning[] }
+  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string; warnings: DocumentWarning[] }
   | { kind: 'job'; job: Job | { id: string; status: Job['status'] } };
 
 interface RunPanelProps {
   templateId: string;
   data: DataObject;
   fields: Field[];
+  /** Form inputs whose text is refused ("Price: not a number"): nothing is generated until they are fixed. */
+  inputsProblem: string | null;
   templateDirty: boolean;
   versions: TemplateVersion[];
   /** The version to run (its number), or null for the saved draft. */
@@ -40,7 +43,7 @@ const MODES: { id: RunMode; label: string; help: string }[] = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function RunPanel({ templateId, data, fields, templateDirty, versions, version, onVersion }: RunPanelProps) {
+export function RunPanel({ templateId, data, fields, inputsProblem, templateDirty, versions, version, onVersion }: RunPanelProps) {
   const [mode, setMode] = useState<RunMode>('url');
   const [filename, setFilename] = useState('');
   const [busy, setBusy] = useState(false);
@@ -75,6 +78,10 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
   const generate = async (event: Event) => {
     event.preventDefault();
     if (filenameInvalid) return;
+    if (inputsProblem) {
+      setError(`Not generated, nothing charged: ${inputsProblem}. Fix the form first.`);
+      return;
+    }
     setBusy(true);
     setError(null);
     setResult(null);
@@ -84,14 +91,14 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
       if (mode === 'url') {
         const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
         setCredits(r.credits_remaining);
-        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from });
+        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from, warnings: readWarnings(r.warnings) });
       } else if (mode === 'binary') {
         const response = await api().raw('POST', '/v1/pdf/create', { body: { ...base, export_type: 'binary' } });
         const blob = new Blob([await response.blob()], { type: 'application/pdf' });
         if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
         blobUrl.current = URL.createObjectURL(blob);
         const name = `${filename || 'document'}.pdf`;
-        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from });
+        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings });
         const a = document.createElement('a');
         a.href = blobUrl.current;
         a.download = name;
@@ -144,8 +151,13 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
             {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
           </label>
         )}
+        {inputsProblem && (
+          <p class="notice notice-error" data-testid="run-inputs-problem">
+            {inputsProblem}: fix the form before generating.
+          </p>
+        )}
         {missing.length > 0 && <p class="notice notice-warning">Required fields without a value: {missing.map((f) => f.label).join(', ')}.</p>}
-        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid}>
+        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem}>
           {busy ? 'Generating…' : 'Generate PDF'}
         </button>
       </form>
@@ -166,6 +178,19 @@ export function RunPanel({ templateId, data, fields, templateDirty, versions, ve
           </p>
         )}
         {result?.kind === 'job' && <JobResult job={result.job} />}
+        {result && result.kind !== 'job' && result.warnings.length > 0 && (
+          <div class="notice notice-warning">
+            <p>Generated with {result.warnings.length === 1 ? 'a warning' : `${result.warnings.length} warnings`}:</p>
+            <ul>
+              {result.warnings.map((w, i) => (
+                <li key={i}>
+                  <code>{w.code}</code> {w.message}
+                  {w.url ? ` (${w.url})` : ''}
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
       </div>
       <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} version={chosen?.tag} />
     </section>

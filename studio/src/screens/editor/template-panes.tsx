@@ -1,10 +1,14 @@
-/** The template's text panes (HTML, CSS, header, footer) and page setup, as tabs with problem badges. */
+/**
+ * The template's text panes (HTML, CSS, header, footer) and page setup, as tabs with problem badges.
+ * An image template has no header, footer or paper: its last tab is the canvas size instead.
+ */
 import { useMemo } from 'preact/hooks';
 import { CodeEditor } from '../../components/code-editor.js';
 import { TabPanel, Tabs, type TabItem } from '../../components/tabs.js';
-import { describeProblem, type CodePane, type Problem } from '../../lib/problems.js';
+import { describeProblem, isStale, type CodePane, type Problem } from '../../lib/problems.js';
 import { PageSetupForm } from './page-setup-form.js';
-import { invalidMargins, type Draft } from './use-template-draft.js';
+import type { TemplateKind } from '../../lib/api-types.js';
+import { invalidCanvas, invalidMargins, paneSources, paperProblem, type Draft } from './use-template-draft.js';
 
 export type TemplateTab = CodePane | 'page';
 
@@ -21,23 +25,27 @@ interface Props {
   problems: Problem[];
   selected: TemplateTab;
   onSelect(tab: TemplateTab): void;
+  kind?: TemplateKind;
 }
 
-export function TemplatePanes({ draft, update, problems, selected, onSelect }: Props) {
+const IMAGE_PANES = new Set<CodePane>(['html', 'css']);
+
+export function TemplatePanes({ draft, update, problems, selected, onSelect, kind = 'pdf' }: Props) {
+  const panes = kind === 'image' ? PANES.filter((p) => IMAGE_PANES.has(p.id)) : PANES;
   // Problems reported for text that has since been edited are stale: no badge, no list entry.
   // (The editor's own markers filter the same way.)
+  const sources = useMemo(() => paneSources(draft, {}), [draft]);
   const byPane = useMemo(() => {
     const map = new Map<string, Problem[]>();
     for (const p of problems) {
-      const text = (draft as unknown as Record<string, unknown>)[p.pane];
-      if (p.source !== undefined && typeof text === 'string' && p.source !== text) continue;
+      if (isStale(p, sources)) continue;
       const list = map.get(p.pane) ?? [];
       // Save and preview often report the same line: say it once.
       if (p.line !== undefined && list.some((q) => q.line === p.line)) continue;
       map.set(p.pane, [...list, p]);
     }
     return map;
-  }, [problems, draft]);
+  }, [problems, sources]);
 
   const badge = (pane: string, extra = 0) => {
     const count = (byPane.get(pane)?.length ?? 0) + extra;
@@ -45,8 +53,10 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect }: P
   };
 
   const tabs: TabItem<TemplateTab>[] = [
-    ...PANES.map((p) => ({ id: p.id, label: p.label, ...badge(p.id) })),
-    { id: 'page', label: 'Page setup', ...badge('page', invalidMargins(draft).length) },
+    ...panes.map((p) => ({ id: p.id, label: p.label, ...badge(p.id) })),
+    kind === 'image'
+      ? { id: 'page', label: 'Canvas', ...badge('page', invalidCanvas(draft).length) }
+      : { id: 'page', label: 'Page setup', ...badge('page', invalidMargins(draft).length + (paperProblem(draft) ? 1 : 0)) },
   ];
 
   return (
@@ -55,7 +65,7 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect }: P
         Template
       </h2>
       <Tabs idPrefix="tpl" label="Template parts" tabs={tabs} selected={selected} onSelect={onSelect} />
-      {PANES.map((pane) => {
+      {panes.map((pane) => {
         const paneProblems = byPane.get(pane.id) ?? [];
         return (
           <TabPanel key={pane.id} idPrefix="tpl" id={pane.id} selected={selected === pane.id} class="code-panel">
@@ -82,8 +92,28 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect }: P
         );
       })}
       <TabPanel idPrefix="tpl" id="page" selected={selected === 'page'}>
-        <PageSetupForm draft={draft} update={update} problems={byPane.get('page') ?? []} />
+        {kind === 'image' ? <CanvasForm draft={draft} update={update} /> : <PageSetupForm draft={draft} update={update} problems={byPane.get('page') ?? []} />}
       </TabPanel>
     </section>
+  );
+}
+
+/** An image template's canvas: the size the template is laid out at (the rendered width scales it). */
+function CanvasForm({ draft, update }: { draft: Draft; update(patch: Partial<Draft>): void }) {
+  const bad = invalidCanvas(draft);
+  return (
+    <div class="page-setup">
+      <div class="form-row">
+        <label class="field">
+          <span class="field-label">Canvas width (px)</span>
+          <input type="number" min={16} max={5000} value={draft.canvas_width} onInput={(e) => update({ canvas_width: e.currentTarget.value })} aria-invalid={bad.includes('width') || undefined} />
+        </label>
+        <label class="field">
+          <span class="field-label">Canvas height (px)</span>
+          <input type="number" min={16} max={5000} value={draft.canvas_height} onInput={(e) => update({ canvas_height: e.currentTarget.value })} aria-invalid={bad.includes('height') || undefined} />
+        </label>
+      </div>
+      {bad.length > 0 ? <p class="field-error">Each side is a whole number of pixels from 16 to 5000.</p> : <p class="help">CSS pixels the template is laid out at; an image of another width is scaled to it.</p>}
+    </div>
   );
 }

@@ -9,7 +9,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.js';
 import { api } from '../../api/session.js';
 import type { PageSetup } from '../../lib/api-types.js';
-import { problemsFromBody, withSources, type Problem } from '../../lib/problems.js';
+import { parseWarningHeaders, type DocumentWarning } from '../../lib/warnings.js';
+import { onlyChangedPane, problemsFromBody, withSources, type CodePane, type Problem } from '../../lib/problems.js';
 
 export interface PreviewInput {
   html: string;
@@ -29,9 +30,15 @@ export interface PreviewState {
   message: string | null;
   problems: Problem[];
   renderedAt: Date | null;
+  /** What the latest good PDF needed and did not get (remote images, assets…), from its X-Pressroom-Warning* headers. */
+  warnings: DocumentWarning[];
+  /** The count X-Pressroom-Warnings gave (may exceed `warnings` when the details were cut). */
+  warningCount: number;
 }
 
-const INITIAL: PreviewState = { status: 'idle', url: null, version: 0, message: null, problems: [], renderedAt: null };
+const INITIAL: PreviewState = { status: 'idle', url: null, version: 0, message: null, problems: [], renderedAt: null, warnings: [], warningCount: 0 };
+
+const sourcesOf = (input: PreviewInput): Record<CodePane, string> => ({ html: input.html, css: input.css, header_html: input.page.header_html ?? '', footer_html: input.page.footer_html ?? '' });
 
 /** `pausedReason` set (e.g. invalid JSON) holds the preview without sending anything. */
 export function usePreview(input: PreviewInput, options: { delayMs?: number; pausedReason?: string | null } = {}): PreviewState {
@@ -39,6 +46,8 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
   const [state, setState] = useState<PreviewState>(INITIAL);
   const [retryNonce, setRetryNonce] = useState(0);
   const urlRef = useRef<string | null>(null);
+  // The template text of the latest good preview: an error without a `part` is placed on the one pane edited since.
+  const lastGood = useRef<Record<CodePane, string> | null>(null);
   const key = JSON.stringify(input);
 
   useEffect(() => {
@@ -56,10 +65,12 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
         const response = await api().raw('POST', '/v1/templates/preview', { body, signal: controller.signal });
         const blob = await response.blob();
         if (controller.signal.aborted) return;
+        const { warnings, count } = parseWarningHeaders((name) => response.headers.get(name));
         const url = URL.createObjectURL(new Blob([blob], { type: 'application/pdf' }));
         if (urlRef.current) URL.revokeObjectURL(urlRef.current);
         urlRef.current = url;
-        setState((s) => ({ status: 'ready', url, version: s.version + 1, message: null, problems: [], renderedAt: new Date() }));
+        lastGood.current = sourcesOf(input);
+        setState((s) => ({ status: 'ready', url, version: s.version + 1, message: null, problems: [], renderedAt: new Date(), warnings, warningCount: count }));
       } catch (error) {
         if (controller.signal.aborted || (error as Error).name === 'AbortError') return;
         if (error instanceof ApiError && error.status === 429) {
@@ -68,8 +79,9 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
           retryTimer = setTimeout(() => setRetryNonce((n) => n + 1), wait * 1000);
           return;
         }
-        const found = error instanceof ApiError && error.status === 422 ? problemsFromBody(error.body) : [];
-        const problems = withSources(found, { html: input.html, css: input.css, header_html: input.page.header_html ?? '', footer_html: input.page.footer_html ?? '' });
+        const sources = sourcesOf(input);
+        const found = error instanceof ApiError && error.status === 422 ? problemsFromBody(error.body, onlyChangedPane(lastGood.current, sources)) : [];
+        const problems = withSources(found, sources);
         setState((s) => ({ ...s, status: 'error', message: (error as Error).message, problems }));
       }
     }, delayMs);

@@ -1,5 +1,6 @@
 /**
- * The editor's working copy of one template: the text panes and page setup (the draft), the sample
+ * The editor's working copy of one template: the text panes and page setup — or, for an image
+ * template, its canvas — (the draft), the sample
  * data (as an object and as the JSON pane's text), the fields, and saving them back with PUT.
  * The JSON text and the data object stay in step: typing valid JSON updates the data; the form writes
  * the data and re-renders the text.
@@ -7,10 +8,12 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.js';
 import { api } from '../../api/session.js';
-import type { Field, MarginSide, Orientation, PageFormat, PageSetup, Template } from '../../lib/api-types.js';
+import { pageSizeProblem, type Field, type MarginSide, type Orientation, type PageFormat, type PageSetup, type Template } from '../../lib/api-types.js';
 import { isPageLength } from '../../lib/format.js';
 import { formatDataJson, parseDataJson, type DataObject } from '../../lib/form-data.js';
-import { CODE_PANES, problemsFromBody, withSources, type Problem } from '../../lib/problems.js';
+import { CODE_PANES, problemsFromBody, withSources, type Pane, type Problem } from '../../lib/problems.js';
+
+const JSON_NOT_SAVED = 'Not saved: the sample data is not valid JSON.';
 
 const isCodeProblem = (p: Problem) => (CODE_PANES as readonly string[]).includes(p.pane);
 
@@ -20,9 +23,25 @@ export interface Draft {
   css: string;
   header_html: string;
   footer_html: string;
-  format: PageFormat;
+  /** A named paper size, or `custom` for width × height. */
+  format: PageFormat | 'custom';
+  width: string;
+  height: string;
   orientation: Orientation;
   margin: Record<MarginSide, string>;
+  tagged: boolean;
+  /** Image templates: the canvas size as typed (CSS pixels). */
+  canvas_width: string;
+  canvas_height: string;
+}
+
+const CANVAS_MIN = 16;
+const CANVAS_MAX = 5000;
+
+/** The canvas sides that are not whole numbers within the server's 16–5000. */
+export function invalidCanvas(d: Draft): ('width' | 'height')[] {
+  const bad = (v: string) => !/^\d+$/.test(v.trim()) || Number(v) < CANVAS_MIN || Number(v) > CANVAS_MAX;
+  return [...(bad(d.canvas_width) ? (['width'] as const) : []), ...(bad(d.canvas_height) ? (['height'] as const) : [])];
 }
 
 export function draftOf(t: Template): Draft {
@@ -34,9 +53,14 @@ export function draftOf(t: Template): Draft {
     css: t.css ?? '',
     header_html: page.header_html ?? '',
     footer_html: page.footer_html ?? '',
-    format: page.format ?? 'A4',
+    format: page.width !== undefined ? 'custom' : page.format ?? 'A4',
+    width: page.width ?? '',
+    height: page.height ?? '',
     orientation: page.orientation ?? 'portrait',
     margin: { top: m.top ?? '', right: m.right ?? '', bottom: m.bottom ?? '', left: m.left ?? '' },
+    tagged: page.tagged ?? true,
+    canvas_width: String(t.canvas?.width ?? 1080),
+    canvas_height: String(t.canvas?.height ?? 1080),
   };
 }
 
@@ -44,12 +68,26 @@ export function draftOf(t: Template): Draft {
 export function pageOf(d: Draft): PageSetup {
   const margin = Object.fromEntries(Object.entries(d.margin).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]));
   return {
-    format: d.format,
+    ...(d.format === 'custom' ? { width: d.width.trim(), height: d.height.trim() } : { format: d.format }),
     orientation: d.orientation,
     ...(Object.keys(margin).length ? { margin } : {}),
     ...(d.header_html.trim() ? { header_html: d.header_html } : {}),
     ...(d.footer_html.trim() ? { footer_html: d.footer_html } : {}),
+    // Only the non-default choice is sent: a template saved before this option looks the same.
+    ...(d.tagged ? {} : { tagged: false }),
   };
+}
+
+/** Each pane's current text or value as a string: a problem reported for another value is stale. */
+export function paneSources(d: Draft, data: DataObject): Partial<Record<Pane, string>> {
+  const { header_html, footer_html, ...page } = pageOf(d);
+  return { html: d.html, css: d.css, header_html: header_html ?? '', footer_html: footer_html ?? '', page: JSON.stringify(page), name: d.name.trim(), sample_data: JSON.stringify(data) };
+}
+
+/** Why the custom paper size cannot be printed (the server's own rule), or null. */
+export function paperProblem(d: Draft): { field: 'format' | 'width' | 'height'; message: string } | null {
+  // An empty box is a side not given yet (the server would see no such field).
+  return d.format === 'custom' ? pageSizeProblem({ width: d.width.trim() || undefined, height: d.height.trim() || undefined }) ?? (d.width.trim() ? null : { field: 'width', message: 'Give page.width and page.height for a custom paper size' }) : null;
 }
 
 /** Margins that do not match the server's CSS length rule. */
@@ -66,6 +104,8 @@ export function useTemplateDraft(template: Template | undefined) {
   const [problems, setProblems] = useState<Problem[]>([]);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
+  /** The last save was refused for `problems` (which may since have been fixed: see the editor's banner). */
+  const [refusedForProblems, setRefusedForProblems] = useState(false);
 
   useEffect(() => {
     if (!template) return;
@@ -93,6 +133,7 @@ export function useTemplateDraft(template: Template | undefined) {
     if ('data' in parsed) {
       setDataState(parsed.data);
       setJsonError(null);
+      setSaveError((current) => (current === JSON_NOT_SAVED ? null : current));
     } else setJsonError(parsed.error);
   }, []);
 
@@ -100,21 +141,22 @@ export function useTemplateDraft(template: Template | undefined) {
   const templateDirty = useMemo(() => !!saved && !!draft && JSON.stringify(draftOf(saved)) !== JSON.stringify(draft), [saved, draft]);
   const dirty = useMemo(() => templateDirty || (!!saved && JSON.stringify(saved.sample_data ?? {}) !== JSON.stringify(data)), [templateDirty, saved, data]);
 
-  const put = async (body: Record<string, unknown>): Promise<boolean> => {
+  /** PUT `body`; on a 422 the problems are stamped with `sources`, the values they were found in. */
+  const put = async (body: Record<string, unknown>, sources: Partial<Record<Pane, string>> = {}): Promise<boolean> => {
     if (!saved) return false;
     setSaving(true);
     setSaveError(null);
+    setRefusedForProblems(false);
     try {
       const next = await api().json<Template>('PUT', `/v1/templates/${saved.id}`, { body });
       setSaved(next);
       setProblems([]);
       return true;
     } catch (error) {
-      const page = body.page as PageSetup | undefined;
-      const sources = { html: body.html as string | undefined, css: body.css as string | undefined, header_html: page ? page.header_html ?? '' : undefined, footer_html: page ? page.footer_html ?? '' : undefined };
       const found = error instanceof ApiError && error.status === 422 ? withSources(problemsFromBody(error.body), sources) : [];
       setProblems(found);
-      setSaveError(found.length ? `Not saved: ${found.length === 1 ? 'one problem' : `${found.length} problems`} to fix.` : (error as Error).message);
+      setRefusedForProblems(found.length > 0);
+      setSaveError(found.length ? null : (error as Error).message);
       return false;
     } finally {
       setSaving(false);
@@ -125,10 +167,19 @@ export function useTemplateDraft(template: Template | undefined) {
   const save = () => {
     if (!draft) return Promise.resolve(false);
     if (jsonError) {
-      setSaveError('Not saved: the sample data is not valid JSON.');
+      setSaveError(JSON_NOT_SAVED);
       return Promise.resolve(false);
     }
-    return put({ name: draft.name.trim() || saved?.name, html: draft.html, css: draft.css, page: pageOf(draft), sample_data: data });
+    const common = { name: draft.name.trim() || saved?.name, html: draft.html, css: draft.css, sample_data: data };
+    // An image template has a canvas instead of a page setup (the API refuses `page` on it).
+    if (saved?.kind === 'image') {
+      if (invalidCanvas(draft).length) {
+        setSaveError(`Not saved: each side of the canvas is a whole number of pixels from ${CANVAS_MIN} to ${CANVAS_MAX}.`);
+        return Promise.resolve(false);
+      }
+      return put({ ...common, canvas: { width: Number(draft.canvas_width), height: Number(draft.canvas_height) } }, paneSources(draft, data));
+    }
+    return put({ ...common, page: pageOf(draft) }, paneSources(draft, data));
   };
 
   /** PUT edited fields, or null to go back to inference. */
@@ -137,7 +188,7 @@ export function useTemplateDraft(template: Template | undefined) {
   /** Drops the problems on the code panes (the preview just rendered the same text). */
   const clearCodeProblems = useCallback(() => setProblems((list) => (list.some(isCodeProblem) ? list.filter((p) => !isCodeProblem(p)) : list)), []);
 
-  return { saved, draft, update, data, setData, jsonText, setJson, jsonError, dirty, templateDirty, save, saveFields, saving, saveError, problems, clearCodeProblems };
+  return { saved, draft, update, data, setData, jsonText, setJson, jsonError, dirty, templateDirty, save, saveFields, saving, saveError, refusedForProblems, problems, clearCodeProblems };
 }
 
 export type TemplateDraft = ReturnType<typeof useTemplateDraft>;

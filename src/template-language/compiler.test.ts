@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { checkTemplateSyntax, compileTemplate, MAX_TEMPLATE_SOURCE_BYTES } from './template-compiler.js';
+import { compileTemplate, MAX_TEMPLATE_SOURCE_CHARS } from './compiler.js';
 
 function syntaxError(source: string): AppError {
   try {
@@ -41,19 +41,24 @@ describe('compileTemplate', () => {
   });
 
   it('refuses templates above the size cap before parsing them', () => {
-    const error = syntaxError('x'.repeat(MAX_TEMPLATE_SOURCE_BYTES + 1));
-    expect(error.message).toMatch(/larger than/);
+    const error = syntaxError('x'.repeat(MAX_TEMPLATE_SOURCE_CHARS + 1));
+    expect(error.message).toMatch(/longer than 2000000 characters/);
   });
 
   it('caches by source text', () => {
     const source = `{{ cached_${Date.now()} }}`;
     expect(compileTemplate(source)).toBe(compileTemplate(source));
   });
-});
 
-describe('checkTemplateSyntax', () => {
-  it('accepts valid templates and describes invalid ones', () => {
-    expect(checkTemplateSyntax('{% set a = 1 %}{{ a }}')).toEqual({ ok: true });
-    expect(checkTemplateSyntax('x\n{% if %}')).toMatchObject({ ok: false, line: 2 });
+  it.each([
+    ['an unknown filter', 'Total\n  {{ amount | money }}', 'filter', 'money', 2, 15],
+    ['an unknown filter after a known one', '{{ name | upper | shout }}', 'filter', 'shout', 1, 19],
+    ['an unknown filter block', 'a\n{% filter loud %}x{% endfilter %}', 'filter', 'loud', 2, 11],
+    ['an unknown test', '{% if x is positive %}y{% endif %}', 'test', 'positive', 1, 12],
+  ])('refuses %s at its own line and column (issue 13: it used to save, then fail at generation)', (_name, source, kind, name, line, column) => {
+    const error = syntaxError(source);
+    expect(error.code).toBe('TEMPLATE_SYNTAX_ERROR');
+    expect(error.details).toEqual({ line, column });
+    expect(error.message).toContain(`unknown ${kind} "${name}"`);
   });
 });

@@ -1,0 +1,165 @@
+/**
+ * The 330-page report (the peers' report fixture with its data ×10): p50 latency at concurrency 1 and
+ * peak RSS, Pressroom through create-async (the job path, which long documents take) against the
+ * floor (a warm puppeteer Chromium, setContent + page.pdf), tagged and untagged. Part of
+ * `npm run bench -- --suite issue17` (run.ts); alone: `node --import tsx bench/long-report.ts [--n 3]`.
+ *
+ * Memory: the peers' ProcMem sampler (summed RSS of every process below this one, every 100 ms). The
+ * floor runs first, with no service started; then the service is started and measured alone, its
+ * Chromium included. Latency of the service: from POST create-async to the PDF downloaded.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PEERS = join(ROOT, 'bench', 'out', 'peers');
+
+export interface LongRow {
+  engine: string;
+  tagged: boolean;
+  p50Ms: number;
+  kb: number;
+  pages: number;
+  peakRssMb: number | null;
+  n: number;
+  /** The first failure, when a document failed (its error code and message). */
+  error?: string;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench:long] ${message}\n`);
+}
+
+export function longReportData(): Record<string, unknown> {
+  const data = JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')) as { rows: unknown[] };
+  return { ...data, rows: Array.from({ length: 10 }, () => data.rows).flat() };
+}
+
+function pagesOf(pdf: Buffer): number {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-long-'));
+  try {
+    writeFileSync(join(dir, 'a.pdf'), pdf);
+    return Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [join(dir, 'a.pdf')], { encoding: 'utf8' }))?.[1] ?? 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length / 2) - 1]!;
+
+async function procMem(): Promise<{ reset(): void; read(): { peakRssMB: number | null }; stop(): Promise<void> }> {
+  const { ProcMem } = await import(pathToFileURL(join(PEERS, 'lib', 'procmem.mjs')).href);
+  return new ProcMem({ intervalMs: 100, pssEvery: 0 });
+}
+
+/** The floor: one warm Chromium with the peers' flags, one page, setContent + page.pdf per document. */
+export async function measureFloor(n: number): Promise<LongRow[]> {
+  const peersRequire = createRequire(join(PEERS, 'package.json'));
+  const nunjucks = peersRequire('nunjucks');
+  const puppeteer = peersRequire('puppeteer-core');
+  const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
+  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
+  const html = env.render('report.html', longReportData());
+  const rows: LongRow[] = [];
+  const mem = await procMem();
+  const profile = mkdtempSync(join(tmpdir(), 'bench-long-floor-'));
+  const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, userDataDir: profile, protocolTimeout: 0 });
+  try {
+    const page = await browser.newPage();
+    for (const tagged of [true, false]) {
+      mem.reset();
+      const times: number[] = [];
+      let pdf = Buffer.alloc(0);
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await page.setContent(html, { waitUntil: 'load', timeout: 0 });
+        pdf = Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged, timeout: 0 }));
+        times.push(performance.now() - t0);
+        log(`floor ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
+      }
+      rows.push({ engine: 'floor', tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n });
+    }
+  } finally {
+    await browser.close();
+    await mem.stop();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** Pressroom: create-async, poll the job, download the PDF; `n` documents one after another per setting. */
+export async function measureService(baseUrl: string, apiKey: string, templateId: string, n: number): Promise<LongRow[]> {
+  const data = longReportData();
+  const rows: LongRow[] = [];
+  const mem = await procMem();
+  const call = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } });
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
+    return res;
+  };
+  try {
+    for (const tagged of [true, false]) {
+      mem.reset();
+      const times: number[] = [];
+      let pdf = Buffer.alloc(0);
+      let error: string | undefined;
+      for (let i = 0; i < n && !error; i++) {
+        const t0 = performance.now();
+        const job = (await (await call('/v1/pdf/create-async', { method: 'POST', body: JSON.stringify({ template_id: templateId, data, tagged }) })).json()) as { job_id: string };
+        let status: { status: string; result_url?: string; error_code?: string; error_message?: string } = { status: 'pending' };
+        while (status.status !== 'completed' && status.status !== 'failed') {
+          await new Promise((r) => setTimeout(r, 100));
+          status = (await (await call(`/v1/pdf/jobs/${job.job_id}`)).json()) as typeof status;
+        }
+        if (status.status !== 'completed') {
+          error = `${status.error_code}: ${status.error_message}`;
+          log(`service ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n} failed after ${Math.round(performance.now() - t0)} ms: ${error}`);
+          break;
+        }
+        pdf = Buffer.from(await (await fetch(status.result_url!)).arrayBuffer());
+        times.push(performance.now() - t0);
+        log(`service ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
+      }
+      rows.push(error && times.length === 0
+        ? { engine: 'service', tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, n, error }
+        : { engine: 'service', tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n: times.length, error });
+    }
+  } finally {
+    await mem.stop();
+  }
+  return rows;
+}
+
+export function longTable(rows: LongRow[]): string {
+  const floor = (tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.tagged === tagged);
+  const lines = [
+    '| 330-page report, c=1 | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | failure |',
+    '|---|---|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  for (const r of rows) {
+    const f = floor(r.tagged);
+    lines.push(`| ${r.engine} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.error ?? ''} |`);
+  }
+  return lines.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { startBenchService, createBenchAccount, preparePeers } = await import('./run.js');
+  const nIndex = process.argv.indexOf('--n');
+  const n = nIndex > 0 ? Number(process.argv[nIndex + 1]) : 3;
+  preparePeers();
+  const rows = await measureFloor(n);
+  const service = await startBenchService({ PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000' });
+  try {
+    const { apiKey, reportId } = await createBenchAccount(service.baseUrl);
+    rows.push(...(await measureService(service.baseUrl, apiKey, reportId, n)));
+  } finally {
+    await service.stop();
+  }
+  process.stdout.write(`${longTable(rows)}\n`);
+}

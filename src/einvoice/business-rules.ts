@@ -1,0 +1,178 @@
+/**
+ * EN 16931 business rules (and XRechnung's BR-DE rules) checked on the JSON before any XML is built or
+ * anything charged. Each finding carries the rule id the standard gives it as its `type` and the `loc`
+ * of the field in the request body, so a caller can fix the field the rule names. Checking the JSON
+ * (rather than the XML) is what lets a finding point at a field; the XML is then checked against the
+ * syntax's schema (xml-schema-check.ts). The rule ids and their texts are the ones of the CEN
+ * schematron (EN16931 validation artefacts 1.3.x) and XRechnung 3.0; docs/einvoice.md lists them.
+ */
+import type { ValidationIssue } from '../shared/errors.js';
+import { ALLOWANCE_REASONS, CHARGE_REASONS, COUNTRIES, CURRENCIES, ELECTRONIC_ADDRESS_SCHEMES, PAYMENT_MEANS, UNITS, VAT_CATEGORIES } from './code-lists.js';
+import { INVOICE_TYPE_CODES, type EInvoiceFormat, type Invoice, type InvoiceAllowanceCharge, type InvoiceParty } from './invoice-schema.js';
+import { computeTotals, formatCents, PRICE_DECIMALS, QUANTITY_DECIMALS, toScaled, type Cents } from './totals.js';
+
+type Loc = (string | number)[];
+const BASE: Loc = ['body', 'einvoice', 'invoice'];
+
+/** Collects findings; `rule` becomes the issue's `type`. */
+class Findings {
+  readonly issues: ValidationIssue[] = [];
+  add(rule: string, loc: Loc, msg: string): void {
+    this.issues.push({ loc: [...BASE, ...loc], msg: `[${rule}] ${msg}`, type: rule });
+  }
+}
+
+/** Categories whose rate must be 0 and which need an exemption reason, with their rule prefix. */
+const ZERO_RATED: Record<string, string> = { Z: 'BR-Z', E: 'BR-E', AE: 'BR-AE', K: 'BR-IC', G: 'BR-G' };
+const NEEDS_REASON: Record<string, string> = { E: 'BR-E-10', AE: 'BR-AE-10', K: 'BR-IC-10', G: 'BR-G-10', O: 'BR-O-10' };
+
+/** True for a real calendar date written YYYY-MM-DD. */
+function isCalendarDate(value: string): boolean {
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+}
+
+/** Every rule the invoice breaks for this format and profile; empty when it may be built. */
+export function checkBusinessRules(invoice: Invoice, format: EInvoiceFormat): ValidationIssue[] {
+  const f = new Findings();
+  checkDocument(f, invoice);
+  checkParty(f, invoice.seller, 'seller');
+  checkParty(f, invoice.buyer, 'buyer');
+  checkLines(f, invoice);
+  (invoice.allowances ?? []).forEach((a, i) => checkAllowanceCharge(f, a, ['allowances', i], 'allowance'));
+  (invoice.charges ?? []).forEach((c, i) => checkAllowanceCharge(f, c, ['charges', i], 'charge'));
+  checkVat(f, invoice);
+  checkPayment(f, invoice);
+  checkSentTotals(f, invoice);
+  if (format === 'xrechnung-cii' || format === 'xrechnung-ubl') checkXRechnung(f, invoice);
+  return f.issues;
+}
+
+function checkDocument(f: Findings, inv: Invoice): void {
+  if (inv.type_code !== undefined && !(INVOICE_TYPE_CODES as readonly string[]).includes(inv.type_code)) {
+    f.add('BR-CL-01', ['type_code'], `Invoice type code "${inv.type_code}" is not offered; use one of ${INVOICE_TYPE_CODES.join(', ')}`);
+  }
+  if (!CURRENCIES.has(inv.currency)) f.add('BR-CL-04', ['currency'], `"${inv.currency}" is not an ISO 4217 currency code; use e.g. EUR`);
+  for (const key of ['issue_date', 'due_date', 'delivery_date'] as const) {
+    const value = inv[key];
+    if (value !== undefined && !isCalendarDate(value)) f.add('BR-DEC-DATE', [key], `"${value}" is not a calendar date (YYYY-MM-DD)`);
+  }
+}
+
+function checkParty(f: Findings, party: InvoiceParty, role: 'seller' | 'buyer'): void {
+  const country = party.address.country_code;
+  if (!COUNTRIES.has(country)) f.add('BR-CL-14', [role, 'address', 'country_code'], `"${country}" is not an ISO 3166-1 alpha-2 country code; use e.g. DE`);
+  const scheme = party.electronic_address?.scheme;
+  if (scheme !== undefined && !ELECTRONIC_ADDRESS_SCHEMES.has(scheme)) {
+    f.add('BR-CL-25', [role, 'electronic_address', 'scheme'], `"${scheme}" is not an EAS code; use e.g. EM (e-mail) or 0204 (Leitweg-ID)`);
+  }
+  if (role === 'seller' && !party.vat_id && !party.legal_registration_id && !('tax_number' in party && party.tax_number)) {
+    f.add('BR-CO-26', [role], 'The seller needs a VAT id (vat_id), a legal registration id or a tax number, so the buyer can identify it');
+  }
+}
+
+function checkLines(f: Findings, inv: Invoice): void {
+  const seen = new Set<string>();
+  inv.lines.forEach((line, i) => {
+    if (seen.has(line.id)) f.add('BR-21', ['lines', i, 'id'], `Line id "${line.id}" is used twice; each line needs its own id`);
+    seen.add(line.id);
+    if (!UNITS.has(line.unit_code)) f.add('BR-CL-23', ['lines', i, 'unit_code'], `"${line.unit_code}" is not a UN/ECE Rec 20/21 unit code; use e.g. C62 (one), H87 (piece), HUR (hour)`);
+    if (line.net_price < 0) f.add('BR-27', ['lines', i, 'net_price'], 'The item net price must not be negative; invoice a negative quantity instead');
+    if (toScaled(line.net_price, PRICE_DECIMALS) === undefined) f.add('BR-DEC-PRICE', ['lines', i, 'net_price'], `At most ${PRICE_DECIMALS} decimals`);
+    if (toScaled(line.quantity, QUANTITY_DECIMALS) === undefined) f.add('BR-DEC-QUANTITY', ['lines', i, 'quantity'], `At most ${QUANTITY_DECIMALS} decimals`);
+    if (line.vat_category === undefined) f.add('BR-CO-04', ['lines', i, 'vat_category'], 'Each line needs a VAT category code (vat_category), e.g. S with vat_rate 19');
+    else checkVatCategory(f, line.vat_category, line.vat_rate, ['lines', i]);
+  });
+}
+
+function checkAllowanceCharge(f: Findings, item: InvoiceAllowanceCharge, loc: Loc, kind: 'allowance' | 'charge'): void {
+  const [ruleCategory, ruleReason, ruleReasonCode, reasonList] = kind === 'allowance'
+    ? ['BR-32', 'BR-33', 'BR-CL-19', ALLOWANCE_REASONS] as const
+    : ['BR-37', 'BR-38', 'BR-CL-20', CHARGE_REASONS] as const;
+  if (toScaled(item.amount, 2) === undefined) f.add('BR-DEC-01', [...loc, 'amount'], 'At most 2 decimals');
+  if (item.vat_category === undefined) f.add(ruleCategory, [...loc, 'vat_category'], `Each document ${kind} needs a VAT category code (vat_category)`);
+  else checkVatCategory(f, item.vat_category, item.vat_rate, loc);
+  if (!item.reason && !item.reason_code) f.add(ruleReason, loc, `A document ${kind} needs a reason or a reason_code`);
+  if (item.reason_code !== undefined && !reasonList.has(item.reason_code)) f.add(ruleReasonCode, [...loc, 'reason_code'], `"${item.reason_code}" is not a ${kind} reason code`);
+}
+
+function checkVatCategory(f: Findings, category: string, rate: number | undefined, loc: Loc): void {
+  if (!VAT_CATEGORIES.has(category)) {
+    f.add('BR-CL-18', [...loc, 'vat_category'], `"${category}" is not an EN 16931 VAT category; use one of ${[...VAT_CATEGORIES].join(', ')}`);
+    return;
+  }
+  if (category === 'S' && !(rate !== undefined && rate > 0)) f.add('BR-S-05', [...loc, 'vat_rate'], 'A standard-rated (S) item needs a VAT rate above 0');
+  const zero = ZERO_RATED[category];
+  if (zero && rate !== 0) f.add(`${zero}-05`, [...loc, 'vat_rate'], `Category ${category} needs vat_rate 0`);
+  if (category === 'O' && rate !== undefined) f.add('BR-O-05', [...loc, 'vat_rate'], 'Category O (not subject to VAT) has no VAT rate; leave vat_rate out');
+  if (rate !== undefined && toScaled(rate, 2) === undefined) f.add('BR-DEC-RATE', [...loc, 'vat_rate'], 'At most 2 decimals');
+}
+
+function checkVat(f: Findings, inv: Invoice): void {
+  const categories = new Set([...inv.lines, ...(inv.allowances ?? []), ...(inv.charges ?? [])].map((x) => x.vat_category));
+  const seller = inv.seller;
+  if (categories.has('S') && !seller.vat_id && !seller.tax_number) {
+    f.add('BR-S-02', ['seller', 'vat_id'], 'An invoice with a standard-rated (S) item needs the seller VAT id (seller.vat_id) or tax number (seller.tax_number)');
+  }
+  for (const [category, prefix] of [['Z', 'BR-Z'], ['E', 'BR-E'], ['G', 'BR-G']] as const) {
+    if (categories.has(category) && !seller.vat_id && !seller.tax_number) f.add(`${prefix}-02`, ['seller', 'vat_id'], `An invoice with category ${category} needs the seller VAT id or tax number`);
+  }
+  if (categories.has('AE')) {
+    if (!seller.vat_id && !seller.tax_number) f.add('BR-AE-02', ['seller', 'vat_id'], 'A reverse-charge (AE) invoice needs the seller VAT id');
+    if (!inv.buyer.vat_id && !inv.buyer.legal_registration_id) f.add('BR-AE-02', ['buyer', 'vat_id'], 'A reverse-charge (AE) invoice needs the buyer VAT id');
+  }
+  if (categories.has('K')) {
+    if (!seller.vat_id) f.add('BR-IC-02', ['seller', 'vat_id'], 'An intra-community (K) invoice needs the seller VAT id');
+    if (!inv.buyer.vat_id) f.add('BR-IC-02', ['buyer', 'vat_id'], 'An intra-community (K) invoice needs the buyer VAT id');
+  }
+  if (categories.has('O') && seller.vat_id) f.add('BR-O-02', ['seller', 'vat_id'], 'An invoice with category O (not subject to VAT) must not carry the seller VAT id');
+  const reasons = new Set((inv.vat_exemption_reasons ?? []).map((r) => r.vat_category));
+  for (const category of categories) {
+    const rule = category && NEEDS_REASON[category];
+    if (rule && !reasons.has(category)) f.add(rule, ['vat_exemption_reasons'], `Category ${category} needs an exemption reason: add {"vat_category": "${category}", "reason": "…"}`);
+  }
+}
+
+function checkPayment(f: Findings, inv: Invoice): void {
+  const payment = inv.payment;
+  if (payment && !PAYMENT_MEANS.has(payment.means_code)) f.add('BR-CL-16', ['payment', 'means_code'], `"${payment.means_code}" is not a UNTDID 4461 payment means code; use e.g. 58 (SEPA credit transfer)`);
+  if (payment && ['30', '58'].includes(payment.means_code) && !payment.iban) f.add('BR-61', ['payment', 'iban'], 'A credit transfer (means_code 30 or 58) needs the payee account (payment.iban)');
+  if (inv.prepaid_amount !== undefined && toScaled(inv.prepaid_amount, 2) === undefined) f.add('BR-DEC-16', ['prepaid_amount'], 'At most 2 decimals');
+  if (computeTotals(inv).amountDue > 0n && !inv.due_date && !payment?.terms) {
+    f.add('BR-CO-25', ['due_date'], 'An invoice with an amount due needs a due date (due_date) or payment terms (payment.terms)');
+  }
+}
+
+/** Totals the caller sent, each against the computed one (BR-CO-10…16). */
+function checkSentTotals(f: Findings, inv: Invoice): void {
+  if (!inv.totals) return;
+  const t = computeTotals(inv);
+  const pairs: [keyof NonNullable<Invoice['totals']>, Cents, string][] = [
+    ['line_total', t.lineTotal, 'BR-CO-10'], ['allowance_total', t.allowanceTotal, 'BR-CO-11'], ['charge_total', t.chargeTotal, 'BR-CO-12'],
+    ['tax_exclusive', t.taxExclusive, 'BR-CO-13'], ['tax_total', t.taxTotal, 'BR-CO-14'], ['tax_inclusive', t.taxInclusive, 'BR-CO-15'],
+    ['amount_due', t.amountDue, 'BR-CO-16'],
+  ];
+  for (const [key, computed, rule] of pairs) {
+    const sent = inv.totals[key];
+    if (sent === undefined) continue;
+    const sentCents = toScaled(sent, 2);
+    if (sentCents !== computed) f.add(rule, ['totals', key], `${key} is ${sent}, but the lines, allowances, charges and VAT give ${formatCents(computed)}`);
+  }
+}
+
+/** XRechnung 3.0 (BR-DE-*): what German public buyers require on top of EN 16931. */
+function checkXRechnung(f: Findings, inv: Invoice): void {
+  if (!inv.buyer_reference) f.add('BR-DE-15', ['buyer_reference'], 'XRechnung needs the buyer reference (buyer_reference), e.g. the Leitweg-ID');
+  if (!inv.payment) f.add('BR-DE-1', ['payment'], 'XRechnung needs payment instructions (payment with means_code)');
+  const contact = inv.seller.contact;
+  if (!contact) f.add('BR-DE-2', ['seller', 'contact'], 'XRechnung needs a seller contact (seller.contact with name, phone and email)');
+  else {
+    if (!contact.name) f.add('BR-DE-5', ['seller', 'contact', 'name'], 'XRechnung needs the seller contact name');
+    if (!contact.phone) f.add('BR-DE-6', ['seller', 'contact', 'phone'], 'XRechnung needs the seller contact telephone');
+    if (!contact.email) f.add('BR-DE-7', ['seller', 'contact', 'email'], 'XRechnung needs the seller contact e-mail');
+  }
+  if (!inv.seller.address.city) f.add('BR-DE-3', ['seller', 'address', 'city'], 'XRechnung needs the seller city');
+  if (!inv.seller.address.postal_code) f.add('BR-DE-4', ['seller', 'address', 'postal_code'], 'XRechnung needs the seller post code');
+  if (!inv.buyer.address.city) f.add('BR-DE-8', ['buyer', 'address', 'city'], 'XRechnung needs the buyer city');
+  if (!inv.buyer.address.postal_code) f.add('BR-DE-9', ['buyer', 'address', 'postal_code'], 'XRechnung needs the buyer post code');
+}

@@ -1,0 +1,93 @@
+/**
+ * E-invoices (issue 16): one EN 16931 invoice as JSON → the XML of the requested syntax, checked
+ * before anything is charged. The order, per request:
+ *   request shape (TypeBox, in the route) → format/profile/PDF variant fit → EN 16931 + XRechnung
+ *   business rules and code lists on the JSON (business-rules.ts) → totals (totals.ts) → XML
+ *   (cii-xml.ts / ubl-xml.ts) → the XML against the syntax's schema (xml-schema-check.ts).
+ * Every failure is a ValidationError (422) with one detail item per failed rule, raised from
+ * `checkEInvoice`, which documents.prepare calls before the credit is reserved. `buildEInvoice` makes
+ * the same XML again when the paid work runs (the XML is a pure function of the request).
+ * Factur-X / ZUGFeRD carry the XML inside a PDF/A-3b (facturx-attachment.ts); XRechnung is the XML alone.
+ */
+import { ValidationError, type ValidationIssue } from '../shared/errors.js';
+import { checkBusinessRules } from './business-rules.js';
+import { buildCiiXml } from './cii-xml.js';
+import type { EInvoiceFormat, EInvoiceProfile, EInvoiceRequest } from './invoice-schema.js';
+import { computeTotals, formatCents, type InvoiceTotals } from './totals.js';
+import { buildUblXml } from './ubl-xml.js';
+import { checkCiiSchema, checkWellFormed } from './xml-schema-check.js';
+
+export { EInvoiceRequestSchema, InvoiceSchema, type EInvoiceRequest, type Invoice } from './invoice-schema.js';
+
+/** An e-invoice made from a request. */
+export interface BuiltEInvoice {
+  format: EInvoiceFormat;
+  /** The Factur-X profile; 'en16931' for XRechnung (its content level). */
+  profile: EInvoiceProfile;
+  xml: string;
+  totals: InvoiceTotals;
+}
+
+/** True for the formats delivered inside a PDF (Factur-X, ZUGFeRD); XRechnung is XML only. */
+export function isHybridFormat(format: EInvoiceFormat): boolean {
+  return format === 'factur-x' || format === 'zugferd';
+}
+
+const LOC = ['body', 'einvoice'] as const;
+
+/** What the request asks that the format cannot do: a profile for XRechnung, a PDF/A without attachments. */
+function checkFit(request: EInvoiceRequest, pdfVariant: string | null | undefined): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (!isHybridFormat(request.format) && request.profile !== undefined) {
+    issues.push({ loc: [...LOC, 'profile'], msg: `${request.format} has no profiles (it is EN 16931 content with XRechnung's rules); leave profile out`, type: 'value_error' });
+  }
+  if (isHybridFormat(request.format) && pdfVariant && pdfVariant !== 'pdf/a-3b') {
+    issues.push({ loc: ['body', 'pdf_variant'], msg: `${request.format} embeds the XML in the PDF, which only PDF/A-3 allows (${pdfVariant} forbids attachments); use pdf/a-3b or leave pdf_variant out`, type: 'value_error' });
+  }
+  return issues;
+}
+
+/** Builds the XML; throws a ValidationError for a request that breaks a rule (no XSD pass: see checkEInvoice). */
+export function buildEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): BuiltEInvoice {
+  const issues = [...checkFit(request, pdfVariant), ...checkBusinessRules(request.invoice, request.format)];
+  if (issues.length > 0) throw new ValidationError(issues);
+  const totals = computeTotals(request.invoice);
+  const profile = request.profile ?? 'en16931';
+  const xml = request.format === 'xrechnung-ubl'
+    ? buildUblXml({ invoice: request.invoice, totals })
+    : buildCiiXml({ invoice: request.invoice, totals, profile: request.format === 'xrechnung-cii' ? 'xrechnung' : profile });
+  return { format: request.format, profile: isHybridFormat(request.format) ? profile : 'en16931', xml, totals };
+}
+
+/** Everything checkable before a charge: the rules, then the built XML against its schema. */
+export async function checkEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): Promise<BuiltEInvoice> {
+  const built = buildEInvoice(request, pdfVariant);
+  const findings = built.format === 'xrechnung-ubl' ? await checkWellFormed(built.xml) : await checkCiiSchema(built.xml, built.profile);
+  if (findings.length > 0) {
+    // The rules above passed, so the model let through something the syntax cannot say: report each
+    // schema message (with its XML line) rather than sending an invalid invoice.
+    throw new ValidationError(findings.map((f) => ({
+      loc: [...LOC, 'invoice'],
+      msg: `The ${built.format} XML does not match its schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+      type: 'xml_schema',
+    })));
+  }
+  return built;
+}
+
+/** What the visual template sees as `einvoice`: the request plus every computed amount as text. */
+export function templateView(request: EInvoiceRequest, built: BuiltEInvoice): Record<string, unknown> {
+  const t = built.totals;
+  return {
+    format: request.format,
+    profile: built.profile,
+    invoice: request.invoice,
+    totals: {
+      line_total: formatCents(t.lineTotal), allowance_total: formatCents(t.allowanceTotal), charge_total: formatCents(t.chargeTotal),
+      tax_exclusive: formatCents(t.taxExclusive), tax_total: formatCents(t.taxTotal), tax_inclusive: formatCents(t.taxInclusive),
+      prepaid: formatCents(t.prepaid), amount_due: formatCents(t.amountDue),
+      lines: t.lineNet.map((net) => formatCents(net)),
+      vat: t.vat.map((g) => ({ category: g.category, rate: g.rate ?? null, taxable: formatCents(g.taxable), tax: formatCents(g.tax) })),
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * OASIS UBL 2.1 Invoice from the JSON model, with XRechnung 3.0's specification identifier and the
+ * Peppol BIS billing process id that XRechnung's UBL examples carry. Elements in the order of the UBL
+ * 2.1 Invoice schema; the mapping of each business term follows the CEN UBL binding (EN 16931-3-2).
+ */
+import { XMLBuilder } from 'fast-xml-parser';
+import { GUIDELINE_IDS } from './cii-xml.js';
+import type { Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
+import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
+
+type Node = Record<string, unknown>;
+const omitEmpty = (node: Node): Node => Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
+const VAT_SCHEME = { 'cbc:ID': 'VAT' };
+
+/** The UBL Invoice XML document, UTF-8, with an XML declaration. */
+export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: InvoiceTotals }): string {
+  const currency = invoice.currency;
+  const money = (cents: bigint) => ({ '@_currencyID': currency, '#text': formatCents(cents) });
+  const p = invoice.payment;
+  const document = {
+    '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' },
+    Invoice: omitEmpty({
+      '@_xmlns': 'urn:oasis:names:specification:ubl:schema:xsd:Invoice-2',
+      '@_xmlns:cac': 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2',
+      '@_xmlns:cbc': 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2',
+      'cbc:CustomizationID': GUIDELINE_IDS.xrechnung,
+      'cbc:ProfileID': 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+      'cbc:ID': invoice.number,
+      'cbc:IssueDate': invoice.issue_date,
+      'cbc:DueDate': invoice.due_date,
+      'cbc:InvoiceTypeCode': invoice.type_code ?? '380',
+      'cbc:Note': invoice.notes,
+      'cbc:DocumentCurrencyCode': currency,
+      'cbc:BuyerReference': invoice.buyer_reference,
+      'cac:OrderReference': invoice.order_reference ? { 'cbc:ID': invoice.order_reference } : undefined,
+      'cac:ContractDocumentReference': invoice.contract_reference ? { 'cbc:ID': invoice.contract_reference } : undefined,
+      'cac:AccountingSupplierParty': { 'cac:Party': party(invoice.seller, 'tax_number' in invoice.seller ? invoice.seller.tax_number : undefined) },
+      'cac:AccountingCustomerParty': { 'cac:Party': party(invoice.buyer, undefined) },
+      'cac:Delivery': invoice.delivery_date ? { 'cbc:ActualDeliveryDate': invoice.delivery_date } : undefined,
+      'cac:PaymentMeans': p ? omitEmpty({
+        'cbc:PaymentMeansCode': p.means_code,
+        'cbc:PaymentID': p.remittance_information,
+        'cac:PayeeFinancialAccount': p.iban ? omitEmpty({
+          'cbc:ID': p.iban,
+          'cbc:Name': p.account_name,
+          'cac:FinancialInstitutionBranch': p.bic ? { 'cbc:ID': p.bic } : undefined,
+        }) : undefined,
+      }) : undefined,
+      'cac:PaymentTerms': p?.terms ? { 'cbc:Note': p.terms } : undefined,
+      'cac:AllowanceCharge': [
+        ...(invoice.allowances ?? []).map((a) => allowanceCharge(a, false, currency)),
+        ...(invoice.charges ?? []).map((c) => allowanceCharge(c, true, currency)),
+      ],
+      'cac:TaxTotal': {
+        'cbc:TaxAmount': money(totals.taxTotal),
+        'cac:TaxSubtotal': totals.vat.map((g) => ({
+          'cbc:TaxableAmount': money(g.taxable),
+          'cbc:TaxAmount': money(g.tax),
+          'cac:TaxCategory': omitEmpty({
+            'cbc:ID': g.category,
+            'cbc:Percent': g.rate === undefined ? undefined : formatDecimal(g.rate, 2),
+            'cbc:TaxExemptionReason': g.exemptionReason,
+            'cac:TaxScheme': VAT_SCHEME,
+          }),
+        })),
+      },
+      'cac:LegalMonetaryTotal': omitEmpty({
+        'cbc:LineExtensionAmount': money(totals.lineTotal),
+        'cbc:TaxExclusiveAmount': money(totals.taxExclusive),
+        'cbc:TaxInclusiveAmount': money(totals.taxInclusive),
+        'cbc:AllowanceTotalAmount': money(totals.allowanceTotal),
+        'cbc:ChargeTotalAmount': money(totals.chargeTotal),
+        'cbc:PrepaidAmount': totals.prepaid !== 0n ? money(totals.prepaid) : undefined,
+        'cbc:PayableAmount': money(totals.amountDue),
+      }),
+      'cac:InvoiceLine': invoice.lines.map((line, i) => omitEmpty({
+        'cbc:ID': line.id,
+        'cbc:Note': line.note,
+        'cbc:InvoicedQuantity': { '@_unitCode': line.unit_code, '#text': formatDecimal(line.quantity, 4) },
+        'cbc:LineExtensionAmount': money(totals.lineNet[i]!),
+        'cac:Item': omitEmpty({
+          'cbc:Description': line.description,
+          'cbc:Name': line.name,
+          'cac:SellersItemIdentification': line.seller_item_id ? { 'cbc:ID': line.seller_item_id } : undefined,
+          'cac:ClassifiedTaxCategory': taxCategory(line.vat_category, line.vat_rate),
+        }),
+        'cac:Price': { 'cbc:PriceAmount': { '@_currencyID': currency, '#text': formatDecimal(line.net_price, 4) } },
+      })),
+    }),
+  };
+  const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, suppressEmptyNode: true, processEntities: true });
+  return builder.build(document) as string;
+}
+
+function taxCategory(category: string | undefined, rate: number | undefined): Node {
+  return omitEmpty({ 'cbc:ID': category, 'cbc:Percent': category === 'O' || rate === undefined ? undefined : formatDecimal(rate, 2), 'cac:TaxScheme': VAT_SCHEME });
+}
+
+function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean, currency: string): Node {
+  return omitEmpty({
+    'cbc:ChargeIndicator': String(isCharge),
+    'cbc:AllowanceChargeReasonCode': item.reason_code,
+    'cbc:AllowanceChargeReason': item.reason,
+    'cbc:Amount': { '@_currencyID': currency, '#text': formatDecimal(item.amount, 2) },
+    'cac:TaxCategory': taxCategory(item.vat_category, item.vat_rate),
+  });
+}
+
+function party(p: InvoiceParty, taxNumber: string | undefined): Node {
+  const a = p.address;
+  const c = p.contact;
+  return omitEmpty({
+    'cbc:EndpointID': p.electronic_address ? { '@_schemeID': p.electronic_address.scheme, '#text': p.electronic_address.value } : undefined,
+    'cac:PartyName': p.trading_name ? { 'cbc:Name': p.trading_name } : undefined,
+    'cac:PostalAddress': omitEmpty({
+      'cbc:StreetName': a.line1, 'cbc:AdditionalStreetName': a.line2, 'cbc:CityName': a.city, 'cbc:PostalZone': a.postal_code,
+      'cac:Country': { 'cbc:IdentificationCode': a.country_code },
+    }),
+    'cac:PartyTaxScheme': [
+      p.vat_id ? { 'cbc:CompanyID': p.vat_id, 'cac:TaxScheme': VAT_SCHEME } : undefined,
+      taxNumber ? { 'cbc:CompanyID': taxNumber, 'cac:TaxScheme': { 'cbc:ID': 'FC' } } : undefined,
+    ].filter(Boolean),
+    'cac:PartyLegalEntity': omitEmpty({ 'cbc:RegistrationName': p.name, 'cbc:CompanyID': p.legal_registration_id }),
+    'cac:Contact': c ? omitEmpty({ 'cbc:Name': c.name, 'cbc:Telephone': c.phone, 'cbc:ElectronicMail': c.email }) : undefined,
+  });
+}

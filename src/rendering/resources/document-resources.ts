@@ -1,0 +1,134 @@
+/**
+ * What one document may load (closed-room.ts `DocumentResources`), made per render:
+ *   - `https://assets.pressroom.internal/a/<name>` → the RENDER's account's asset `<name>` (each
+ *     `/`-separated segment percent-encoded, as `asset()` writes it). Any other path of the asset
+ *     origin, or a name the account does not have, answers nothing and warns `ASSET_NOT_FOUND`.
+ *     There is no way to name another account: the account is the render's, never the URL's.
+ *   - `http(s)://…` images, fonts and stylesheets → the remote fetcher (remote-fetcher.ts), within
+ *     this document's bounds (count, bytes, time from its first remote request). Anything else the
+ *     document asks the network for (scripts, XHR, media) is refused with a warning.
+ * Every refusal or failure becomes a warning in the render's collector; nothing is dropped silently.
+ */
+import { ASSET_ORIGIN, type AssetResponse, type DocumentResources } from '../chromium/closed-room.js';
+import type { RenderWarnings } from './render-warnings.js';
+import type { RemoteResourceFetcher } from './remote-fetcher.js';
+import { RemoteResourceError } from './remote-fetcher.js';
+
+/** The account's assets, for rendering. */
+export type AssetSource = (accountId: string, name: string) => Promise<AssetResponse | undefined>;
+
+/** Per-document bounds on remote resources. */
+export interface RemoteDocumentBounds {
+  maxPerDocument: number;
+  documentMaxBytes: number;
+  documentTimeoutMs: number;
+}
+
+export interface DocumentResourcesOptions {
+  accountId: string;
+  warnings: RenderWarnings;
+  assets?: AssetSource | undefined;
+  remote?: RemoteResourceFetcher | undefined;
+  bounds: RemoteDocumentBounds;
+}
+
+/** The path prefix `asset()` URLs use. */
+export const ASSET_PATH_PREFIX = '/a/';
+
+/** `asset(name)`'s URL: the asset origin, `/a/`, each segment of `name` percent-encoded. */
+export function assetUrl(name: string): string {
+  return `${ASSET_ORIGIN}${ASSET_PATH_PREFIX}${name.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** The asset name an asset URL names, or undefined when it is not an `asset()` URL. */
+export function assetNameOf(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.origin !== ASSET_ORIGIN) return undefined;
+  // `/~<render>/a/…` is how the renderer marks one render's asset URLs (uniqueAssetUrls).
+  const path = parsed.pathname.replace(/^\/~[A-Za-z0-9]+(?=\/a\/)/, '');
+  if (!path.startsWith(ASSET_PATH_PREFIX)) return undefined;
+  try {
+    return path.slice(ASSET_PATH_PREFIX.length).split('/').map(decodeURIComponent).join('/');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Gives this render's `asset()` URLs in `html` a prefix of their own (`/~<render>/a/…`). A print
+ * page is reused and its documents replace each other in place, and a document keeps a "list of
+ * available images" by URL (HTML spec) that no cache setting clears: without this, the next
+ * document — another account's — would be handed an image the previous one loaded, by URL, without
+ * a request. The account is still the render's own; the prefix only makes the URL new.
+ */
+export function uniqueAssetUrls(html: string, renderId: string): string {
+  return html.split(`${ASSET_ORIGIN}${ASSET_PATH_PREFIX}`).join(`${ASSET_ORIGIN}/~${renderId}${ASSET_PATH_PREFIX}`);
+}
+
+/** Resource types the remote fetcher serves; the rest of the web stays closed. */
+const REMOTE_TYPES = new Set(['Image', 'Font', 'Stylesheet']);
+
+export function createDocumentResources(options: DocumentResourcesOptions): DocumentResources {
+  const { accountId, warnings, bounds } = options;
+  let count = 0;
+  let bytes = 0;
+  let documentDeadline: AbortSignal | undefined;
+
+  async function loadAsset(url: string): Promise<AssetResponse | undefined> {
+    const name = assetNameOf(url);
+    const found = name === undefined || !options.assets ? undefined : await options.assets(accountId, name);
+    if (!found) {
+      warnings.add({
+        code: 'ASSET_NOT_FOUND',
+        message: name === undefined ? 'This is not an asset URL; use {{ asset("name") }}.' : `This account has no asset named "${name}"; GET /v1/assets lists them.`,
+        url: name === undefined ? url : assetUrl(name),
+      });
+    }
+    return found;
+  }
+
+  async function loadRemote(url: string, resourceType: string): Promise<AssetResponse | undefined> {
+    const remote = options.remote;
+    if (!remote?.enabled) {
+      remote?.record('disabled');
+      warnings.add({ code: 'RESOURCE_BLOCKED', message: 'Remote resources are turned off on this server (PRESSROOM_REMOTE_RESOURCES=off); upload the file as an asset.', url });
+      return undefined;
+    }
+    if (!REMOTE_TYPES.has(resourceType)) {
+      warnings.add({ code: 'RESOURCE_BLOCKED', message: `Documents load only images, fonts and stylesheets from the web; this ${resourceType.toLowerCase()} request was refused.`, url });
+      return undefined;
+    }
+    if (count >= bounds.maxPerDocument) {
+      remote.record('document_limit');
+      warnings.add({ code: 'RESOURCE_LIMIT', message: `A document may load at most ${bounds.maxPerDocument} remote resources (PRESSROOM_REMOTE_RESOURCES_PER_DOCUMENT).`, url });
+      return undefined;
+    }
+    count += 1;
+    documentDeadline ??= AbortSignal.timeout(bounds.documentTimeoutMs);
+    try {
+      const resource = await remote.fetch(url, documentDeadline);
+      if (bytes + resource.body.length > bounds.documentMaxBytes) {
+        remote.record('document_limit');
+        warnings.add({ code: 'RESOURCE_LIMIT', message: `The document's remote resources would exceed ${bounds.documentMaxBytes} bytes (PRESSROOM_REMOTE_RESOURCE_DOCUMENT_MAX_BYTES).`, url });
+        return undefined;
+      }
+      bytes += resource.body.length;
+      return resource;
+    } catch (error) {
+      const failure = error instanceof RemoteResourceError ? error : new RemoteResourceError('RESOURCE_FAILED', 'The resource could not be loaded.', 'failed');
+      warnings.add({ code: failure.code, message: failure.message, url });
+      return undefined;
+    }
+  }
+
+  return {
+    load(url, resourceType) {
+      return url.startsWith(`${ASSET_ORIGIN}/`) ? loadAsset(url) : loadRemote(url, resourceType);
+    },
+  };
+}

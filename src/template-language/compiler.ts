@@ -1,0 +1,205 @@
+/**
+ * Turns Jinja2-style template source into JavaScript source with Nunjucks' compiler — in Node, but
+ * without ever running it. The compiler only lexes, parses and generates code; the generated code is
+ * executed only inside Chromium's sandboxed evaluator (see `sandbox/evaluator-page.ts`), because
+ * Nunjucks running in Node hands a template author the server
+ * (`{{ range.constructor("return process.pid")() }}` works there).
+ *
+ * Compiling is slow (≈20 ms for the benchmark invoice), so results are cached by source text.
+ */
+import { createRequire } from 'node:module';
+import nunjucks from 'nunjucks';
+import { AppError } from '../shared/errors.js';
+import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from './catalogue.js';
+
+/**
+ * Largest template source accepted, in characters: the largest part the template schema accepts
+ * (html, 2,000,000), so what saves also renders (save and render share this check). Compiling is
+ * ~1.4 s per MiB and blocks the event loop once; the result is cached.
+ */
+export const MAX_TEMPLATE_SOURCE_CHARS = 2_000_000;
+
+const CACHE_MAX_ENTRIES = 256;
+const CACHE_MAX_CODE_CHARS = 64 * 1024 * 1024;
+
+// The Jinja2 compatibility layer also teaches the *parser* slices (`items[1:3]`); the runtime half is
+// installed again inside the sandbox, where the code runs.
+nunjucks.installJinjaCompat();
+
+/** The parser and compiler Nunjucks exports but its type definitions omit, and its transformer (not exported). */
+const { parser, compiler } = nunjucks as unknown as {
+  parser: { parse(src: string, extensions: unknown[], opts: object): TemplateNode };
+  compiler: { Compiler: new (name: string, throwOnUndefined: boolean) => { compile(ast: TemplateNode): void; getCode(): string } };
+};
+const transformer = createRequire(import.meta.url)('nunjucks/src/transformer') as { transform(ast: TemplateNode, asyncFilters: string[], name: string): TemplateNode };
+
+/** A node of Nunjucks' parse tree (positions are 0-based). */
+export interface TemplateNode {
+  typename: string;
+  lineno?: number;
+  colno?: number;
+  fields?: string[];
+  [field: string]: unknown;
+}
+
+/**
+ * String literals in the generated code (template text, quoted strings) are written with `<`, `>`,
+ * `(` and `/` as \u escapes. The compartment evaluator's SES refuses any source in which it sees
+ * an HTML comment token or `import(`/`eval(` — even inside a string — so template text such as
+ * `<!-- note -->` or "see import(2024)" would otherwise fail. Same string values, other spelling.
+ */
+const { Compiler } = (nunjucks as unknown as { compiler: { Compiler: { prototype: Record<string, unknown> } } }).compiler;
+const compileLiteral = Compiler.prototype.compileLiteral as (this: { _emit(code: string): void }, node: { value: unknown }, frame: unknown) => void;
+Compiler.prototype.compileLiteral = function (this: { _emit(code: string): void }, node: { value: unknown }, frame: unknown): void {
+  if (typeof node.value !== 'string') return compileLiteral.call(this, node, frame);
+  this._emit(JSON.stringify(node.value).replace(/[<>(/\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+};
+
+/**
+ * `{% set ns.total = ns.total + x %}` (Jinja2's way out of loop scoping, with `namespace()`): nunjucks
+ * parses the target as a lookup and then compiles nonsense ("unexpected end of template", issue 13).
+ * Such a set becomes a call of the runtime's namespace setter (`browser/jinja2-additions.ts`), which
+ * refuses anything that is not a `namespace()`, and prints nothing.
+ */
+const NAMESPACE_SETTER = '__pressroom_namespace_set';
+type ParserThis = { fail(message: string, lineno?: number, colno?: number): never };
+const { Parser } = (nunjucks as unknown as { parser: { Parser: { prototype: Record<string, unknown> } } }).parser;
+const nodes = createRequire(import.meta.url)('nunjucks/src/nodes') as Record<string, new (...args: unknown[]) => TemplateNode>;
+const parseSet = Parser.prototype.parseSet as (this: ParserThis) => TemplateNode;
+Parser.prototype.parseSet = function (this: ParserThis): TemplateNode {
+  const node = parseSet.call(this);
+  const targets = node.targets as TemplateNode[];
+  if (!targets.some((t) => t.typename === 'LookupVal')) return node;
+  const target = targets[0]!;
+  const attr = target.val as TemplateNode | undefined;
+  if (targets.length !== 1 || target.typename !== 'LookupVal' || attr?.typename !== 'Literal' || typeof attr.value !== 'string') {
+    this.fail('set: only one target, a name or namespace.attribute, can be set here', node.lineno, node.colno);
+  }
+  const { lineno, colno } = node;
+  const value = node.value ?? node.body;
+  const args = new nodes.NodeList!(lineno, colno, [target.target, attr, value]);
+  const call = new nodes.FunCall!(lineno, colno, new nodes.Symbol!(lineno, colno, NAMESPACE_SETTER), args);
+  return new nodes.Output!(lineno, colno, [call]);
+};
+
+const cache = new Map<string, string>();
+let cachedChars = 0;
+
+/** Precompiles template source to Nunjucks' JavaScript form; throws TEMPLATE_SYNTAX_ERROR with line/column. */
+export function compileTemplate(source: string, name = 'template'): string {
+  const hit = cache.get(source);
+  if (hit !== undefined) {
+    // Refresh recency: Map iteration order is insertion order, so re-insert.
+    cache.delete(source);
+    cache.set(source, hit);
+    return hit;
+  }
+  const code = compileUncached(source, name);
+  remember(source, code);
+  return code;
+}
+
+function compileUncached(source: string, name: string): string {
+  if (source.length > MAX_TEMPLATE_SOURCE_CHARS) {
+    throw new AppError('TEMPLATE_SYNTAX_ERROR', `The template is longer than ${MAX_TEMPLATE_SOURCE_CHARS} characters; split it or move data into the request`);
+  }
+  let ast: TemplateNode;
+  try {
+    ast = parser.parse(source, [], {});
+  } catch (error) {
+    throw toSyntaxError(error, source);
+  }
+  assertKnownNames(ast);
+  try {
+    const c = new compiler.Compiler(name, false);
+    c.compile(transformer.transform(ast, [], name));
+    return c.getCode();
+  } catch (error) {
+    throw toSyntaxError(error, source);
+  }
+}
+
+/** Parses template source (never runs it); throws TEMPLATE_SYNTAX_ERROR with line/column. */
+export function parseTemplate(source: string): TemplateNode {
+  try {
+    return parser.parse(source, [], {});
+  } catch (error) {
+    throw toSyntaxError(error, source);
+  }
+}
+
+/**
+ * Refuses a filter or test the language does not have (catalogue.ts), at its own position: nunjucks
+ * would only find out while rendering, and then without a useful position.
+ */
+function assertKnownNames(ast: TemplateNode): void {
+  const seen = new Set<object>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) return node.forEach(visit);
+    const n = node as TemplateNode;
+    const nameNode = n.name as TemplateNode | undefined;
+    if ((n.typename === 'Filter' || n.typename === 'FilterAsync') && nameNode?.typename === 'Symbol') {
+      const name = String(nameNode.value);
+      if (!SUPPORTED_FILTERS.has(name)) throw unknownName('filter', name, nameNode.lineno ?? n.lineno, nameNode.colno ?? n.colno, SUPPORTED_FILTERS);
+    }
+    if (n.typename === 'Is') {
+      const right = n.right as TemplateNode | undefined;
+      const name = right?.typename === 'Symbol' ? String(right.value) : right?.typename === 'FunCall' && (right.name as TemplateNode)?.typename === 'Symbol' ? String((right.name as TemplateNode).value) : undefined;
+      if (name !== undefined && !SUPPORTED_TESTS.has(name)) throw unknownName('test', name, right?.lineno ?? n.lineno, right?.colno ?? n.colno, SUPPORTED_TESTS);
+    }
+    for (const field of n.fields ?? []) visit(n[field]);
+    if (Array.isArray(n.children)) visit(n.children);
+  };
+  visit(ast);
+}
+
+function unknownName(kind: 'filter' | 'test', name: string, lineno: number | undefined, colno: number | undefined, known: ReadonlySet<string>): AppError {
+  const line = (lineno ?? 0) + 1;
+  const column = (colno ?? 0) + 1;
+  const near = [...known].filter((k) => k.startsWith(name.slice(0, 2))).slice(0, 5);
+  const hint = near.length > 0 ? ` (did you mean ${near.map((k) => `"${k}"`).join(', ')}?)` : '';
+  return new AppError('TEMPLATE_SYNTAX_ERROR', `Template syntax error (line ${line}, column ${column}): unknown ${kind} "${name}"${hint}; the list is in docs/templates.md`, {
+    details: { line, column },
+  });
+}
+
+interface NunjucksTemplateError {
+  message?: unknown;
+  lineno?: unknown;
+  colno?: unknown;
+}
+
+function toSyntaxError(error: unknown, source: string): AppError {
+  if (error instanceof RangeError) {
+    // The parser is recursive: thousands of nested brackets or blocks exhaust the stack.
+    return new AppError('TEMPLATE_SYNTAX_ERROR', 'The template is nested too deeply (brackets, tags or blocks); flatten it', { cause: error });
+  }
+  const e = (error ?? {}) as NunjucksTemplateError;
+  const isNunjucksError = error instanceof Error && error.name === 'Template render error';
+  let line = typeof e.lineno === 'number' ? e.lineno : undefined;
+  const column = typeof e.colno === 'number' ? e.colno : undefined;
+  let reason = isNunjucksError && typeof e.message === 'string' ? e.message : 'unexpected end of template (an unclosed tag, bracket or string?)';
+  // Parser errors raised at end of input carry no position; the end of the source is where it is.
+  if (line === undefined && /end of (file|template)|unclosed|expected variable end|expected block end/i.test(reason)) {
+    line = source.split('\n').length;
+  }
+  reason = reason.split('\n')[0]!.slice(0, 300);
+  const where = line === undefined ? '' : column === undefined ? ` (line ${line})` : ` (line ${line}, column ${column})`;
+  return new AppError('TEMPLATE_SYNTAX_ERROR', `Template syntax error${where}: ${reason}`, {
+    cause: error,
+    details: { ...(line === undefined ? {} : { line }), ...(column === undefined ? {} : { column }) },
+  });
+}
+
+function remember(source: string, code: string): void {
+  cache.set(source, code);
+  cachedChars += source.length + code.length;
+  while (cache.size > CACHE_MAX_ENTRIES || cachedChars > CACHE_MAX_CODE_CHARS) {
+    const oldest = cache.keys().next();
+    if (oldest.done) break;
+    cachedChars -= oldest.value.length + (cache.get(oldest.value)?.length ?? 0);
+    cache.delete(oldest.value);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The template language as a document sees it, in real Chromium on both evaluators: the names a
+ * document's environment holds are exactly the catalogue's supported ones, and the helpers print
+ * what docs/templates.md says they print (evaluated HTML, through the renderer).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../shared/log.js';
+import { launchChromium, type LaunchedChromium } from '../rendering/chromium/launch-chromium.js';
+import { openNetworkSinkhole, type NetworkSinkhole } from '../rendering/chromium/network-sinkhole.js';
+import { EvaluatorPage, type EvaluatorKind } from '../rendering/sandbox/evaluator-page.js';
+import { testOptions } from '../../test/support/rendering-kit.js';
+import { LANGUAGE } from './catalogue.js';
+import { compileTemplate } from './compiler.js';
+
+const logger = createLogger(process.env.TEST_LOG ?? 'silent');
+let sinkhole: NetworkSinkhole;
+let chromium: LaunchedChromium;
+const pages = {} as Record<EvaluatorKind, EvaluatorPage>;
+
+beforeAll(async () => {
+  sinkhole = await openNetworkSinkhole();
+  chromium = await launchChromium({ executablePath: testOptions().chromiumPath, sinkholePort: sinkhole.port, protocolTimeoutMs: 30_000 });
+  for (const kind of ['compartment', 'worker'] as const) pages[kind] = await EvaluatorPage.open(chromium.root, { logger }, { kind });
+});
+
+afterAll(async () => {
+  for (const page of Object.values(pages)) await page?.close();
+  await chromium?.shutdown();
+  await sinkhole?.close();
+});
+
+const limits = { timeoutMs: 10_000, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal };
+/** Compiled-template-shaped code that prints the names of its environment's filters, tests and globals. */
+const LIST_NAMES = `function root(env, context, frame, runtime, cb) { cb(null, JSON.stringify({ filter: Object.keys(env.filters), test: Object.keys(env.tests), global: Object.keys(env.globals) })); }\nreturn { root: root };`;
+
+describe.each(['compartment', 'worker'] as const)('a document in the %s evaluator', (kind) => {
+  it('has exactly the filters, tests and globals the catalogue lists as supported', async () => {
+    const { html } = await pages[kind].evaluate({ main: LIST_NAMES }, '{}', limits);
+    const seen = JSON.parse(html.main!) as Record<string, string[]>;
+    for (const k of ['filter', 'test', 'global'] as const) {
+      const expected = LANGUAGE.filter((e) => e.kind === k && e.support !== 'no').map((e) => e.name).sort();
+      // The namespace setter `{% set ns.attr = … %}` compiles to is internal, not a name to offer.
+      expect([...new Set(seen[k])].filter((n) => n !== '__pressroom_namespace_set').sort(), k).toEqual(expected);
+    }
+  });
+
+  /** Jinja2 as TemplateFox and Flask users write it (issue 13), each with the exact text Jinja2 prints. */
+  it.each([
+    ['namespace() carries a total out of a loop', '{% set ns = namespace(total=0) %}{% for i in items %}{% set ns.total = ns.total + i.qty %}{% endfor %}{{ ns.total }}', '6'],
+    ['set on something that is not a namespace is refused', '{% set d = {"a": 1} %}{% set d.a = 2 %}', 'ERROR: only attributes of a namespace() can be set'],
+    ['map with a filter', '{{ names | map("upper") | join(", ") }}', 'ADA, BOB'],
+    ['map with an attribute', '{{ items | map(attribute="sku") | join(",") }}', 'a,b,c'],
+    ['map with an attribute and a default', '{{ items | map(attribute="colour", default="-") | join(",") }}', 'red,-,-'],
+    ['selectattr with a test', '{{ items | selectattr("qty", "gt", 1) | map(attribute="sku") | join(",") }}', 'b,c'],
+    ['selectattr by truthiness', '{{ items | selectattr("colour") | map(attribute="sku") | join }}', 'a'],
+    ['rejectattr with a test', '{{ items | rejectattr("sku", "eq", "b") | map(attribute="sku") | join(",") }}', 'a,c'],
+    ['select and reject with a test', '{{ [1, 2, 3, 4] | select("odd") | join }}{{ [1, 2, 3, 4] | reject("odd") | join }}', '1324'],
+    ['tojson, HTML-safe', '{{ {"a": "<b>", "n": [1, 2]} | tojson }}', '{"a":"\\u003cb\\u003e","n":[1,2]}'],
+    ['items', '{% for k, v in {"x": 1, "y": 2} | items %}{{ k }}={{ v }};{% endfor %}', 'x=1;y=2;'],
+    ['unique', '{{ ["a", "A", "b", "a"] | unique | join }}', 'ab'],
+    ['min and max with an attribute', '{{ (items | min(attribute="qty")).sku }}{{ (items | max(attribute="qty")).sku }}', 'ac'],
+    ['sum with an attribute', '{{ items | sum(attribute="qty") }} {{ items | sum("qty", 10) }} {{ [1, 2] | sum }}', '6 16 3'],
+    ['dictsort', '{% for k, v in {"b": 1, "a": 2} | dictsort %}{{ k }}{% endfor %}', 'ab'],
+    ['batch and slice', '{{ [1, 2, 3, 4, 5] | batch(2) | list | length }}/{{ [1, 2, 3, 4, 5] | slice(2) | list | length }}', '3/2'],
+    ['format', '{{ "%05.1f|%-4s|%x" | format(3.14159, "ab", 255) }}', '003.1|ab  |ff'],
+    ['wordcount', '{{ "one two  three" | wordcount }}', '3'],
+    ['indent', '{{ "a\nb" | indent(2) }}', 'a\n  b'],
+    ['truncate', '{{ "Hello wonderful world" | truncate(9, true) }}', 'Hello won...'],
+    ['default with boolean', '{{ "" | default("empty", true) }}{{ "" | d("never") }}', 'empty'],
+    ['round methods', '{{ 2.5 | round }} {{ 2.1 | round(0, "ceil") }} {{ 2.19 | round(1, "floor") }}', '3 3 2.1'],
+    ['int and float', '{{ "42" | int + 1 }} {{ "x" | int(7) }} {{ "1.5" | float * 2 }}', '43 7 3'],
+    ['xmlattr', '<p{{ {"class": "a&b", "id": none, "title": "x"} | xmlattr }}>', '<p class="a&amp;b" title="x">'],
+    ['count and attr', '{{ items | count }}{{ items[0] | attr("sku") }}', '3a'],
+    ['filesizeformat', '{{ 1234567 | filesizeformat }} / {{ 1234567 | filesizeformat(true) }} / {{ 1 | filesizeformat }}', '1.2 MB / 1.2 MiB / 1 Byte'],
+    ['wordwrap', '{{ "aaa bbb ccc" | wordwrap(7) }}', 'aaa bbb\nccc'],
+    ['tests Jinja2 has and nunjucks lacked', '{{ 1 is integer }}{{ 1.5 is float }}{{ none is none }}{{ true is boolean }}{{ 2 in [1, 2] }}{{ "upper" is filter }}{{ "odd" is test }}{{ false is false }}{{ [] is sequence }}', 'truetruetruetruetruetruetruetruetrue'],
+    ['dict()', '{{ dict(a=1, b="x") | tojson }}', '{"a":1,"b":"x"}'],
+  ])('%s', async (_name, source, expected) => {
+    const data = JSON.stringify({ names: ['Ada', 'Bob'], items: [{ sku: 'a', qty: 1, colour: 'red' }, { sku: 'b', qty: 2 }, { sku: 'c', qty: 3 }] });
+    try {
+      const { html } = await pages[kind].evaluate({ main: compileTemplate(source) }, data, limits);
+      expect(html.main).toBe(expected);
+    } catch (error) {
+      if (!String(expected).startsWith('ERROR: ')) throw error;
+      expect((error as Error).message).toContain(expected.slice(7));
+    }
+  });
+});

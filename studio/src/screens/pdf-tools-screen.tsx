@@ -1,0 +1,229 @@
+/**
+ * PDF tools: merge several PDFs, extract pages, rotate — on files picked from this computer (sent as
+ * `pdf_base64`), 1 credit each. The result downloads at once and stays linked; a refusal shows the
+ * API's code (`pdf_invalid`, `page_out_of_range`, …) next to its message.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeRefusal } from '../api/client.js';
+import { api, refreshAccount } from '../api/session.js';
+import { FILENAME } from '../lib/format.js';
+import { TabPanel, Tabs } from '../components/tabs.js';
+import { ErrorNotice } from '../components/notice.js';
+
+type Tool = 'merge' | 'extract' | 'rotate';
+
+const TOOLS: { id: Tool; label: string; path: string; help: string }[] = [
+  { id: 'merge', label: 'Merge', path: '/v1/pdf-tools/merge', help: 'Two or more PDFs become one, their pages in the order listed.' },
+  { id: 'extract', label: 'Extract pages', path: '/v1/pdf-tools/extract-pages', help: 'A new PDF of the pages named, in the order named ("3, 1-2" gives 3, 1, 2).' },
+  { id: 'rotate', label: 'Rotate', path: '/v1/pdf-tools/rotate', help: 'Turns pages clockwise, adding to their current rotation.' },
+];
+
+const ANGLES = [90, 180, 270, 0] as const;
+
+/** A file as the API takes it: its bytes as a data: URL (the service accepts the prefix). */
+function readAsDataUrl(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error ?? new Error(`Could not read ${file.name}.`));
+    reader.readAsDataURL(file);
+  });
+}
+
+/** "3: 90, 5: 180" → {"3": 90, "5": 180}; the service checks pages and angles. */
+export function parsePageRotations(text: string): Record<string, number> | string {
+  const out: Record<string, number> = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(\d+)\s*:\s*(-?\d+)$/.exec(part);
+    if (!m) return `“${part}” is not page: angle (e.g. 3: 90).`;
+    out[m[1]!] = Number(m[2]);
+  }
+  return Object.keys(out).length ? out : 'Name at least one page, e.g. 3: 90.';
+}
+
+export function PdfToolsScreen() {
+  const [tool, setTool] = useState<Tool>('merge');
+  const [files, setFiles] = useState<File[]>([]);
+  const [pages, setPages] = useState('');
+  const [rotateMode, setRotateMode] = useState<'all' | 'pages'>('all');
+  const [angle, setAngle] = useState<number>(90);
+  const [pageRotations, setPageRotations] = useState('');
+  const [filename, setFilename] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [result, setResult] = useState<{ url: string; filename: string; bytes: number } | null>(null);
+  const blobUrl = useRef<string | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  useEffect(
+    () => () => {
+      if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
+    },
+    [],
+  );
+
+  const current = TOOLS.find((t) => t.id === tool)!;
+  const filenameInvalid = filename !== '' && !FILENAME.test(filename);
+  const enoughFiles = tool === 'merge' ? files.length >= 2 : files.length === 1;
+
+  const choose = (tab: Tool) => {
+    setTool(tab);
+    setFiles([]);
+    setError(null);
+    setResult(null);
+    if (fileInput.current) fileInput.current.value = '';
+  };
+
+  const addFiles = (list: FileList | null) => {
+    const picked = [...(list ?? [])];
+    setFiles((prev) => (tool === 'merge' ? [...prev, ...picked] : picked.slice(0, 1)));
+    if (fileInput.current) fileInput.current.value = '';
+  };
+
+  const move = (index: number, by: -1 | 1) =>
+    setFiles((prev) => {
+      const next = [...prev];
+      const [item] = next.splice(index, 1);
+      next.splice(index + by, 0, item!);
+      return next;
+    });
+
+  const run = async (event: Event) => {
+    event.preventDefault();
+    if (!enoughFiles || filenameInvalid) return;
+    setError(null);
+    setResult(null);
+    let body: Record<string, unknown> = { export_type: 'binary', ...(filename ? { filename } : {}) };
+    if (tool === 'rotate' && rotateMode === 'pages') {
+      const parsed = parsePageRotations(pageRotations);
+      if (typeof parsed === 'string') return setError(parsed);
+      body = { ...body, page_rotations: parsed };
+    }
+    setBusy(true);
+    try {
+      const inputs = await Promise.all(files.map(async (f) => ({ pdf_base64: await readAsDataUrl(f) })));
+      if (tool === 'merge') body = { ...body, pdfs: inputs };
+      else body = { ...body, ...inputs[0], ...(tool === 'extract' ? { pages } : rotateMode === 'all' ? { rotation: angle } : {}) };
+      const response = await api().raw('POST', current.path, { body });
+      const blob = new Blob([await response.blob()], { type: 'application/pdf' });
+      if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
+      blobUrl.current = URL.createObjectURL(blob);
+      const name = `${filename || 'document'}.pdf`;
+      setResult({ url: blobUrl.current, filename: name, bytes: blob.size });
+      const a = document.createElement('a');
+      a.href = blobUrl.current;
+      a.download = name;
+      a.click();
+    } catch (e) {
+      setError(describeRefusal(e));
+    } finally {
+      setBusy(false);
+      void refreshAccount().catch(() => undefined);
+    }
+  };
+
+  return (
+    <main class="screen" id="main">
+      <div class="screen-head">
+        <h1 tabIndex={-1}>PDF tools</h1>
+      </div>
+      <p class="help">Work on PDFs you already have. Each run costs 1 credit; a refused file costs nothing. The files go to this Pressroom only.</p>
+      <Tabs<Tool> idPrefix="pdf-tool" label="PDF tool" selected={tool} onSelect={choose} tabs={TOOLS.map((t) => ({ id: t.id, label: t.label }))} />
+      {TOOLS.map((t) => (
+        <TabPanel key={t.id} idPrefix="pdf-tool" id={t.id} selected={tool === t.id}>
+          {tool === t.id && (
+            <form class="card tool-form" onSubmit={run}>
+              <p class="help">{t.help}</p>
+              <label class="field">
+                <span class="field-label">{t.id === 'merge' ? 'Add PDFs' : 'PDF'}</span>
+                <input ref={fileInput} type="file" accept="application/pdf,.pdf" multiple={t.id === 'merge'} onChange={(e) => addFiles(e.currentTarget.files)} />
+              </label>
+              {files.length > 0 && (
+                <ol class="file-list" aria-label="Chosen files">
+                  {files.map((f, i) => (
+                    <li key={`${i}-${f.name}`}>
+                      <span>
+                        {f.name} <span class="muted">({Math.max(1, Math.round(f.size / 1024))} KB)</span>
+                      </span>
+                      {t.id === 'merge' && (
+                        <span class="row-actions">
+                          <button type="button" class="button button-small" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${f.name} up`}>
+                            ↑
+                          </button>
+                          <button type="button" class="button button-small" disabled={i === files.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${f.name} down`}>
+                            ↓
+                          </button>
+                        </span>
+                      )}
+                      <button type="button" class="button button-small button-danger-quiet" onClick={() => setFiles((prev) => prev.filter((_, j) => j !== i))} aria-label={`Remove ${f.name}`}>
+                        Remove
+                      </button>
+                    </li>
+                  ))}
+                </ol>
+              )}
+              {t.id === 'extract' && (
+                <label class="field">
+                  <span class="field-label">Pages</span>
+                  <input value={pages} onInput={(e) => setPages(e.currentTarget.value)} placeholder="1-3, 5" required spellcheck={false} />
+                </label>
+              )}
+              {t.id === 'rotate' && (
+                <>
+                  <fieldset class="radio-group">
+                    <legend class="field-label">Turn</legend>
+                    <label class="radio">
+                      <input type="radio" name="rotate-mode" checked={rotateMode === 'all'} onChange={() => setRotateMode('all')} />
+                      Every page
+                    </label>
+                    <label class="radio">
+                      <input type="radio" name="rotate-mode" checked={rotateMode === 'pages'} onChange={() => setRotateMode('pages')} />
+                      Some pages
+                    </label>
+                  </fieldset>
+                  {rotateMode === 'all' ? (
+                    <label class="field">
+                      <span class="field-label">Angle (clockwise)</span>
+                      <select value={String(angle)} onChange={(e) => setAngle(Number(e.currentTarget.value))}>
+                        {ANGLES.map((a) => (
+                          <option key={a} value={String(a)}>
+                            {a}°
+                          </option>
+                        ))}
+                      </select>
+                    </label>
+                  ) : (
+                    <label class="field">
+                      <span class="field-label">Page rotations (page: angle)</span>
+                      <input value={pageRotations} onInput={(e) => setPageRotations(e.currentTarget.value)} placeholder="1: 90, 3: 180" spellcheck={false} />
+                    </label>
+                  )}
+                </>
+              )}
+              <label class="field">
+                <span class="field-label">File name (optional, without .pdf)</span>
+                <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder="document" maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+                {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
+              </label>
+              <button type="submit" class="button button-primary" disabled={busy || !enoughFiles || filenameInvalid}>
+                {busy ? 'Working…' : `${t.label} (1 credit)`}
+              </button>
+              {!enoughFiles && <p class="muted">{t.id === 'merge' ? 'Add at least two PDFs.' : 'Choose a PDF.'}</p>}
+            </form>
+          )}
+        </TabPanel>
+      ))}
+      <ErrorNotice>{error}</ErrorNotice>
+      <div aria-live="polite" data-testid="tool-result">
+        {result && (
+          <p class="notice notice-success">
+            Done:{' '}
+            <a href={result.url} download={result.filename} data-testid="tool-result-link">
+              {result.filename}
+            </a>{' '}
+            ({Math.max(1, Math.round(result.bytes / 1024))} KB).
+          </p>
+        )}
+      </div>
+    </main>
+  );
+}

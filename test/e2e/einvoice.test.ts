@@ -1,0 +1,197 @@
+/**
+ * E-invoices through the API (issue 16), real Chromium, on SQLite and PostgreSQL: the issue's
+ * 3-line invoice (19 % and 7 % VAT, a document allowance) as Factur-X in every profile and as
+ * ZUGFeRD, whose embedded XML (pdfdetach) passes the service's own schema check with the hand-computed
+ * totals; XRechnung CII and UBL as XML answers; broken invoices answer 422 with the rule id and cost nothing.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCiiSchema } from '../../src/einvoice/xml-schema-check.js';
+import type { Invoice } from '../../src/einvoice/invoice-schema.js';
+import { DIALECTS } from '../support/databases.js';
+import { SAMPLE_INVOICE, SAMPLE_TOTALS } from '../support/einvoice-samples.js';
+import { pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+const TEMPLATE = '<h1>Invoice {{ einvoice.invoice.number }}</h1><p>{{ note }}</p><p>Amount due {{ einvoice.totals.amount_due }} {{ einvoice.invoice.currency }}</p>';
+
+/** The files pdfdetach lists, and the first one's bytes. */
+function detach(pdf: Buffer): { names: string[]; first: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'einvoice-test-'));
+  try {
+    const path = join(dir, 'in.pdf');
+    writeFileSync(path, pdf);
+    const list = execFileSync('pdfdetach', ['-list', path], { encoding: 'utf8' });
+    const names = list.split('\n').slice(1).map((l) => l.replace(/^\d+:\s*/, '').trim()).filter(Boolean);
+    execFileSync('pdfdetach', ['-save', '1', '-o', join(dir, 'out.xml'), path]);
+    return { names, first: readFileSync(join(dir, 'out.xml'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** /AFRelationship and the MIME type of the catalog's first associated file. */
+async function associatedFile(pdf: Buffer): Promise<{ relationship?: string; mimeType?: string }> {
+  const doc = await PDFDocument.load(pdf, { updateMetadata: false });
+  const spec = doc.catalog.lookup(PDFName.of('AF'), PDFArray).lookup(0, PDFDict);
+  const stream = spec.lookup(PDFName.of('EF'), PDFDict).lookup(PDFName.of('F'));
+  if (!(stream instanceof PDFRawStream)) throw new Error('the associated file has no embedded stream');
+  return {
+    relationship: spec.lookup(PDFName.of('AFRelationship'), PDFName).decodeText(),
+    mimeType: stream.dict.lookup(PDFName.of('Subtype'), PDFName).decodeText(),
+  };
+}
+
+/** The CII totals, as text, from the XML. */
+function ciiTotals(xml: string): Record<string, unknown> {
+  const parsed = new XMLParser({ removeNSPrefix: true, parseTagValue: false }).parse(xml);
+  const settlement = parsed.CrossIndustryInvoice.SupplyChainTradeTransaction.ApplicableHeaderTradeSettlement;
+  const sum = settlement.SpecifiedTradeSettlementHeaderMonetarySummation;
+  const tax = typeof sum.TaxTotalAmount === 'object' ? sum.TaxTotalAmount['#text'] : sum.TaxTotalAmount;
+  return { taxExclusive: sum.TaxBasisTotalAmount, taxTotal: tax, taxInclusive: sum.GrandTotalAmount, amountDue: sum.DuePayableAmount, line: sum.LineTotalAmount, allowance: sum.AllowanceTotalAmount, vat: settlement.ApplicableTradeTax };
+}
+
+const clone = (): Invoice => structuredClone(SAMPLE_INVOICE);
+
+/** The issue's broken invoices: each with the rule it breaks and where. */
+const BROKEN: { name: string; format?: string; invoice: (inv: Invoice) => void; type: string; loc: (string | number)[] }[] = [
+  { name: 'a wrong total sent', invoice: (inv) => { inv.totals = { tax_inclusive: 1460.2 }; }, type: 'BR-CO-15', loc: ['totals', 'tax_inclusive'] },
+  { name: 'a wrong VAT total sent', invoice: (inv) => { inv.totals = { tax_total: 225.62 }; }, type: 'BR-CO-14', loc: ['totals', 'tax_total'] },
+  { name: 'no seller VAT id with a standard-rated line', invoice: (inv) => { delete inv.seller.vat_id; }, type: 'BR-S-02', loc: ['seller', 'vat_id'] },
+  { name: 'an unknown currency', invoice: (inv) => { inv.currency = 'EUX'; }, type: 'BR-CL-04', loc: ['currency'] },
+  { name: 'an unknown unit code', invoice: (inv) => { inv.lines[1]!.unit_code = 'PCE'; }, type: 'BR-CL-23', loc: ['lines', 1, 'unit_code'] },
+  { name: 'a line without VAT category', invoice: (inv) => { delete inv.lines[2]!.vat_category; }, type: 'BR-CO-04', loc: ['lines', 2, 'vat_category'] },
+  { name: 'XRechnung without buyer reference', format: 'xrechnung-cii', invoice: (inv) => { delete inv.buyer_reference; }, type: 'BR-DE-15', loc: ['buyer_reference'] },
+  { name: 'an unknown country', invoice: (inv) => { inv.buyer.address.country_code = 'XX'; }, type: 'BR-CL-14', loc: ['buyer', 'address', 'country_code'] },
+  { name: 'a standard-rated line at 0 %', invoice: (inv) => { inv.lines[0]!.vat_rate = 0; }, type: 'BR-S-05', loc: ['lines', 0, 'vat_rate'] },
+  { name: 'an unknown payment means code', invoice: (inv) => { inv.payment!.means_code = '999'; }, type: 'BR-CL-16', loc: ['payment', 'means_code'] },
+  { name: 'no due date nor payment terms', invoice: (inv) => { delete inv.due_date; delete inv.payment!.terms; }, type: 'BR-CO-25', loc: ['due_date'] },
+  { name: 'an allowance without reason', invoice: (inv) => { delete inv.allowances![0]!.reason; delete inv.allowances![0]!.reason_code; }, type: 'BR-33', loc: ['allowances', 0] },
+  { name: 'XRechnung UBL without seller contact', format: 'xrechnung-ubl', invoice: (inv) => { delete inv.seller.contact; }, type: 'BR-DE-2', loc: ['seller', 'contact'] },
+];
+
+describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
+  let t: TestApp;
+  let account: { accountId: string; apiKey: string };
+  let templateId: string;
+  const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
+  const create = (body: Record<string, unknown>) => t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, data: { note: 'Hello' }, export_type: 'binary', ...body } });
+
+  beforeAll(async () => {
+    // The machine is shared with other renders: generous deadlines, never a shorter one.
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '120000', PRESSROOM_TEMPLATE_TIMEOUT_MS: '30000' });
+    t.services.startWorkers();
+    account = await t.createAccount({ credits: 50, plan: 'enterprise' });
+    const res = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Invoice', html: TEMPLATE } });
+    expect(res.status).toBe(201);
+    templateId = res.body.id;
+  });
+  afterAll(async () => t?.close());
+
+  it.each([
+    { format: 'factur-x', profile: 'minimum', level: 'MINIMUM', relationship: 'Data' },
+    { format: 'factur-x', profile: 'basic-wl', level: 'BASIC WL', relationship: 'Data' },
+    { format: 'factur-x', profile: 'basic', level: 'BASIC', relationship: 'Alternative' },
+    { format: 'factur-x', profile: 'en16931', level: 'EN 16931', relationship: 'Alternative' },
+    { format: 'factur-x', profile: 'extended', level: 'EXTENDED', relationship: 'Alternative' },
+    { format: 'zugferd', profile: 'en16931', level: 'EN 16931', relationship: 'Alternative' },
+  ] as const)('$format $profile: a PDF/A-3b carrying factur-x.xml with the hand-computed totals', async ({ format, profile, level, relationship }) => {
+    const before = await balance();
+    const res = await create({ einvoice: { format, profile, invoice: SAMPLE_INVOICE } });
+    expect(res.status, res.bytes.toString('utf8', 0, 500)).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    const pdf = res.bytes;
+    expect(pdfText(pdf)).toContain(`Amount due ${SAMPLE_TOTALS.amountDue} EUR`);
+    const { names, first: xml } = detach(pdf);
+    expect(names).toEqual(['factur-x.xml']);
+    expect(await checkCiiSchema(xml, profile)).toEqual([]);
+    const totals = ciiTotals(xml);
+    expect(totals).toMatchObject({ taxExclusive: SAMPLE_TOTALS.taxExclusive, taxTotal: SAMPLE_TOTALS.taxTotal, taxInclusive: SAMPLE_TOTALS.taxInclusive, amountDue: SAMPLE_TOTALS.amountDue });
+    if (profile !== 'minimum') {
+      expect(totals).toMatchObject({ line: SAMPLE_TOTALS.lineTotal, allowance: SAMPLE_TOTALS.allowanceTotal });
+      const vat = (totals.vat as { BasisAmount: string; CalculatedAmount: string; RateApplicablePercent: string }[]).map((g) => ({ rate: g.RateApplicablePercent, basis: g.BasisAmount, tax: g.CalculatedAmount }));
+      expect(vat).toEqual(SAMPLE_TOTALS.vat);
+    }
+    expect(await associatedFile(pdf)).toEqual({ relationship, mimeType: 'text/xml' });
+    const xmp = pdfXmp(pdf);
+    expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
+    expect(xmp).toContain(`<fx:ConformanceLevel>${level}</fx:ConformanceLevel>`);
+    expect(xmp).toContain('<fx:DocumentFileName>factur-x.xml</fx:DocumentFileName>');
+    expect(xmp).toContain('<pdfaSchema:namespaceURI>urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#</pdfaSchema:namespaceURI>');
+    expect(pdfInfo(pdf).Pages).toBe('1');
+    expect(await balance()).toBe(before - 1);
+  });
+
+  it.each([
+    { format: 'xrechnung-cii', root: 'rsm:CrossIndustryInvoice', due: '<ram:DuePayableAmount>1460.21</ram:DuePayableAmount>' },
+    { format: 'xrechnung-ubl', root: 'Invoice', due: '<cbc:PayableAmount currencyID="EUR">1460.21</cbc:PayableAmount>' },
+  ] as const)('$format: the XML itself (application/xml), 1 credit', async ({ format, root, due }) => {
+    const before = await balance();
+    const res = await create({ einvoice: { format, invoice: SAMPLE_INVOICE }, filename: 'RE-2026-0042' });
+    expect(res.status, res.bytes.toString('utf8', 0, 500)).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/xml/);
+    expect(res.headers.get('content-disposition')).toContain('RE-2026-0042.xml');
+    const xml = res.bytes.toString('utf8');
+    expect(xml).toContain(`<${root}`);
+    expect(xml).toContain('urn:xeinkauf.de:kosit:xrechnung_3.0');
+    expect(xml).toContain(due);
+    if (format === 'xrechnung-cii') expect(await checkCiiSchema(xml, 'en16931')).toEqual([]);
+    expect(await balance()).toBe(before - 1);
+  });
+
+  it.each(BROKEN)('$name: 422 $type, nothing charged', async ({ format, invoice, type, loc }) => {
+    const before = await balance();
+    const broken = clone();
+    invoice(broken);
+    const res = await create({ einvoice: { format: format ?? 'factur-x', invoice: broken } });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.detail).toContainEqual(expect.objectContaining({ type, loc: ['body', 'einvoice', 'invoice', ...loc] }));
+    expect(await balance()).toBe(before);
+  });
+
+  it('refuses Factur-X in PDF/A-2b (no attachments allowed) and a profile for XRechnung, nothing charged', async () => {
+    const before = await balance();
+    const a = await create({ einvoice: { format: 'factur-x', invoice: SAMPLE_INVOICE }, pdf_variant: 'pdf/a-2b' });
+    expect(a.status).toBe(422);
+    expect(a.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'pdf_variant'] }));
+    const b = await create({ einvoice: { format: 'xrechnung-ubl', profile: 'basic', invoice: SAMPLE_INVOICE } });
+    expect(b.status).toBe(422);
+    expect(b.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'einvoice', 'profile'] }));
+    expect(await balance()).toBe(before);
+  });
+
+  it('every request body in docs/einvoice.md succeeds as written', async () => {
+    const markdown = readFileSync(new URL('../../docs/einvoice.md', import.meta.url), 'utf8');
+    const bodies = [...markdown.matchAll(/^```json\n([\s\S]*?)\n```$/gm)].map((m) => JSON.parse(m[1]!)).filter((b) => b.einvoice && b.template_id);
+    expect(bodies.map((b) => `${b.einvoice.format} ${b.einvoice.profile ?? ''}`.trim())).toEqual([
+      'factur-x minimum', 'factur-x basic-wl', 'factur-x basic', 'factur-x en16931', 'factur-x extended', 'zugferd en16931', 'xrechnung-cii', 'xrechnung-ubl',
+    ]);
+    for (const body of bodies) {
+      const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { ...body, template_id: templateId } });
+      expect(res.status, `${body.einvoice.format}: ${res.bytes.toString('utf8', 0, 400)}`).toBe(200);
+      if (body.export_type === 'url') expect(res.body.filename).toBe('RE-2026-0042.pdf');
+      else expect(res.bytes.toString('utf8')).toMatch(/<(cbc|ram):ID>RE-2026-0042</);
+    }
+  });
+
+  it('create-async records the invoice: the job delivers a Factur-X PDF', async () => {
+    const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templateId, data: { note: 'async' }, einvoice: { format: 'factur-x', invoice: SAMPLE_INVOICE } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const jobId = res.body.job_id as string;
+    let job: any;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      job = (await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey: account.apiKey })).body;
+      if (job.status === 'completed' || job.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const pdf = Buffer.from(await (await fetch(job.result_url ?? job.url)).arrayBuffer());
+    expect(detach(pdf).names).toEqual(['factur-x.xml']);
+  });
+}, 300_000);
