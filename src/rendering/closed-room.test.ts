@@ -11,6 +11,7 @@ import { openNetworkSinkhole } from './chromium/network-sinkhole.js';
 import { PageTarget } from './chromium/page-target.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 
+const SLOW_IMAGE_MS = 1_500;
 const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
 
 let renderer: PdfRenderer;
@@ -30,8 +31,13 @@ beforeAll(async () => {
     ['https://assets.pressroom.internal/brand.css', Buffer.from('.brand::after { content: "FROM-ASSET-CSS"; }')],
     ['https://assets.pressroom.internal/serif.ttf', readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf')],
   ]);
+  // An image that keeps its document loading for a while: a script's navigation starts before the load.
+  const resolve = async (url: string) => {
+    if (url.endsWith('/slow.png')) await new Promise((done) => setTimeout(done, SLOW_IMAGE_MS));
+    return assets.get(url) ?? (url.endsWith('/slow.png') ? PNG_1X1 : undefined);
+  };
   [renderer, bare] = await Promise.all([
-    startTestRenderer({ concurrency: 2 }, { assetResolver: (url) => assets.get(url) }),
+    startTestRenderer({ concurrency: 2 }, { assetResolver: resolve }),
     startTestRenderer({ concurrency: 1, evaluator: 'worker' }),
   ]);
 });
@@ -87,6 +93,43 @@ describe('no network from templates', () => {
     </script>`;
     const { pdf } = await renderer.render({ template: { html }, data: {} });
     expect(pdfText(pdf)).toContain('SCRIPTED');
+  });
+
+  it('a script navigating its own page (refused) before the load does not hang the render: the document prints', async () => {
+    // Starting a navigation cuts the document's loading short, so its load event never comes; the
+    // render waited for it until the deadline (RENDER_TIMEOUT) whenever the navigation started first.
+    const t = target();
+    const slow = '<img src="https://assets.pressroom.internal/slow.png">';
+    const scripts = {
+      location: `location.href = 'http://${t}/navigate';`,
+      reload: 'location.reload();',
+      stop: 'window.stop();',
+      'a form': `const f = document.createElement('form'); f.action = 'http://${t}/form'; f.method = 'post'; document.body.append(f); f.submit();`,
+      'during pressroomReady': `window.pressroomReady = new Promise((r) => setTimeout(r, 600)); setTimeout(() => { location.href = 'http://${t}/later'; }, 300);`,
+    };
+    const results = await Promise.all(
+      Object.entries(scripts).map(async ([name, script]) => {
+        const html = `<p>NAVIGATES-${name}</p>${slow}<script>${script}</script>`;
+        const { pdf } = await renderer.render({ template: { html }, data: {} });
+        return pdfText(pdf);
+      }),
+    );
+    for (const [i, name] of Object.keys(scripts).entries()) expect(results[i]).toContain(`NAVIGATES-${name}`);
+  });
+
+  it('a script that replaces its document (about:blank, a blob: page) gets a template error, not a blank PDF', async () => {
+    // These navigations need no request the closed room could refuse: they commit.
+    const ready = 'window.pressroomReady = new Promise((r) => setTimeout(r, 5000));';
+    for (const to of ["'about:blank'", "URL.createObjectURL(new Blob(['<p>OTHER</p>'], { type: 'text/html' }))"]) {
+      const html = `<p>FIRST</p><script>${ready} setTimeout(() => { location.href = ${to}; }, 50);</script>`;
+      await expect(renderer.render({ template: { html }, data: {} })).rejects.toMatchObject({
+        code: 'TEMPLATE_RENDER_ERROR',
+        message: expect.stringMatching(/navigated its page away \((to about:blank|to blob:)/) as unknown,
+      });
+    }
+    // The slot is fine afterwards.
+    const { pdf } = await renderer.render({ template: { html: '<p>AFTER</p><script>document.body.append("RAN")</script>' }, data: {} });
+    expect(pdfText(pdf)).toMatch(/AFTER[\s\S]*RAN/);
   });
 
   it('blocks template code in the evaluator sandbox', async () => {

@@ -7,7 +7,7 @@
  *     JavaScript disabled and the script-less sandbox policy, exactly like the reused print page;
  *   - a document with `<script>` (charts): a page in its own throwaway browser context (which has its
  *     own window), scripts on, `<meta http-equiv="refresh">` disarmed and `window.pressroomReady`
- *     awaited, like `ScriptedPage`.
+ *     awaited, like `ScriptedPage` (`scripted-document.ts`).
  * Why a window of its own: a screenshot needs a page that is painted. On a hidden background tab
  * (how print pages are opened) `Page.captureScreenshot` hung now and then — 3 of 30 renders of a
  * document whose image the closed room had refused, never with a window of its own (0 of 30), nor as
@@ -27,6 +27,7 @@ import { raceSignal } from './cdp-helpers.js';
 import type { ClosedRoomOptions, DocumentResources } from './closed-room.js';
 import { PageTarget } from './page-target.js';
 import { openBlankDocument } from './print-page.js';
+import { ScriptedDocumentWatch } from './scripted-document.js';
 import { disarmMetaRefresh } from './scripted-page.js';
 
 /** Encodings Chromium's screenshot can produce. */
@@ -55,6 +56,7 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
   };
   let target: PageTarget | undefined;
   let loads: LoadCounter | undefined;
+  let watch: ScriptedDocumentWatch | undefined;
   let step = 'open page';
   try {
     // A visible window of its own: painted (see the file comment), and requestAnimationFrame runs.
@@ -77,30 +79,31 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
     await raceSignal(session.send('Emulation.setDeviceMetricsOverride', { ...params.viewport, deviceScaleFactor: params.scale, mobile: false }), all);
     await loads.reached(1);
     step = 'load document';
+    // A scripted document may cut its own loading short: see scripted-document.ts.
+    watch = params.scripts ? ScriptedDocumentWatch.start(session, frameId) : undefined;
     await raceSignal(session.send('Page.setDocumentContent', { frameId, html: params.scripts ? disarmMetaRefresh(html) : html }), all);
-    await loads.reached(2);
-    if (params.scripts) {
-      step = 'wait for pressroomReady';
-      const expression = 'Promise.resolve(window.pressroomReady).then(() => true, () => true)';
-      await raceSignal(session.send('Runtime.evaluate', { expression, awaitPromise: true }), all);
-    }
+    if (watch) step = 'wait for the document and pressroomReady';
+    await (watch ? watch.ready(all) : loads.reached(2));
     step = 'capture';
-    const { data } = await raceSignal(
-      session.send('Page.captureScreenshot', {
-        format: params.format,
-        ...(params.format === 'png' ? {} : { quality: params.quality }),
-        clip: { x: 0, y: 0, ...params.viewport, scale: 1 },
-        captureBeyondViewport: false,
-        fromSurface: true,
-      }),
-      all,
-    );
+    const capture = () =>
+      raceSignal(
+        session.send('Page.captureScreenshot', {
+          format: params.format,
+          ...(params.format === 'png' ? {} : { quality: params.quality }),
+          clip: { x: 0, y: 0, ...params.viewport, scale: 1 },
+          captureBeyondViewport: false,
+          fromSurface: true,
+        }),
+        all,
+      );
+    const { data } = await (watch ? watch.run(capture, all) : capture());
     return Buffer.from(data, 'base64');
   } catch (error) {
     room.logger.warn({ err: error, step }, 'image capture failed');
     throw error;
   } finally {
     loads?.stop();
+    watch?.stop();
     await target?.close();
     dispose();
   }

@@ -19,6 +19,7 @@ import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions, type D
 import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from './page-target.js';
+import { ScriptedDocumentWatch } from './scripted-document.js';
 
 const RENDER_URL = `${RENDER_ORIGIN}/`;
 
@@ -104,7 +105,7 @@ export class PrintPage {
   async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
     this.room.resources = resources;
     try {
-      return await loadAndPrint(this.target, this.frameId, html, params, signal, { awaitReady: false, bounds, meter: this.#meter });
+      return await loadAndPrint(this.target, this.frameId, html, params, signal, { scripted: false, bounds, meter: this.#meter });
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
@@ -142,9 +143,10 @@ export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePix
 
 /**
  * Writes `html` into the page (document.open/write/close via setDocumentContent), waits for its
- * load event — subresources such as data: images and fonts are in by then — and prints. With
- * `awaitReady`, a scripted document may first set `window.pressroomReady` to a promise (charts that
- * draw asynchronously); printing waits for it, within the render deadline.
+ * load event — subresources such as data: images and fonts are in by then — and prints. A
+ * `scripted` document is waited for by `ScriptedDocumentWatch` instead: until it is complete, and
+ * until the promise it may set as `window.pressroomReady` (charts that draw asynchronously) has
+ * settled, within the render deadline.
  *
  * With `bounds` (every customer document; our own warm-up prints go without), before printing the
  * document's images are measured (`image-pixels.ts`) and a document whose images decode to more
@@ -161,32 +163,37 @@ export async function loadAndPrint(
   html: string,
   params: PrintParams,
   signal: AbortSignal,
-  options: { awaitReady: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter },
+  options: { scripted: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter },
 ): Promise<Buffer> {
   const { session } = target;
   const { bounds } = options;
   const all = AbortSignal.any([signal, target.lost]);
-  // The previous document's load fired before it was printed, so the next load event is this one's.
-  const loaded = waitForEvent(session, 'Page.loadEventFired', () => true, all);
-  loaded.catch(() => {});
-  await raceSignal(session.send('Page.setDocumentContent', { frameId, html }), all);
-  await loaded;
-  if (options.awaitReady) {
-    const expression = 'Promise.resolve(window.pressroomReady).then(() => true, () => true)';
-    await raceSignal(session.send('Runtime.evaluate', { expression, awaitPromise: true }), all);
-  }
-  if (bounds) {
-    const meter = options.meter ?? new ImagePixelMeter(session, frameId);
-    const pixels = await meter.measure(all);
-    if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
-    if (bounds.checkLength) {
-      // Layout is done by the load event; its height needs no script on the page, one round trip.
-      const layout = await raceSignal(session.send('Page.getLayoutMetrics'), all);
-      bounds.checkLength(layout.cssContentSize.height);
+  // A scripted document may cut its own loading short: see scripted-document.ts.
+  const watch = options.scripted ? ScriptedDocumentWatch.start(session, frameId) : undefined;
+  try {
+    // The previous document's load fired before it was printed, so the next load event is this one's.
+    const loaded = watch ? undefined : waitForEvent(session, 'Page.loadEventFired', () => true, all);
+    loaded?.catch(() => {});
+    await raceSignal(session.send('Page.setDocumentContent', { frameId, html }), all);
+    await (watch ? watch.ready(all) : loaded);
+    if (bounds) {
+      const meter = options.meter ?? new ImagePixelMeter(session, frameId);
+      const pixels = await meter.measure(all);
+      if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
+      if (bounds.checkLength) {
+        // Layout is done by the load event; its height needs no script on the page, one round trip.
+        const layout = await raceSignal(session.send('Page.getLayoutMetrics'), all);
+        bounds.checkLength(layout.cssContentSize.height);
+      }
     }
+    const print = async (): Promise<Buffer> => {
+      const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
+      if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
+      const limit = bounds && { maxBytes: bounds.maxDocumentBytes, tooLarge: () => tooManyBytes(bounds.maxDocumentBytes) };
+      return readProtocolStream(session, stream, all, limit);
+    };
+    return await (watch ? watch.run(print, all) : print());
+  } finally {
+    watch?.stop();
   }
-  const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
-  if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
-  const limit = bounds && { maxBytes: bounds.maxDocumentBytes, tooLarge: () => tooManyBytes(bounds.maxDocumentBytes) };
-  return readProtocolStream(session, stream, all, limit);
 }

@@ -14,7 +14,8 @@
  * script-less print page is (Chromium allows a refresh wherever scripts are allowed), so such tags
  * are disarmed in the source before it is loaded: a refresh would navigate the page while it is
  * printed (`Printing failed`) or to about:blank (a blank PDF). A script can still navigate its own
- * page; that reaches only this single-use page and its one document.
+ * page; that reaches only this single-use page and its one document, and `scripted-document.ts`
+ * makes sure it neither hangs the render nor prints another document.
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './cdp-helpers.js';
@@ -48,7 +49,7 @@ export class ScriptedPage {
       const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: true }, AbortSignal.any([signal, target.lost]));
       // A first print in a new renderer is slow (fonts, PDF and tagging code cold): pay that here,
       // in the background, with our own document. It is replaced by the real one.
-      await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, { awaitReady: false });
+      await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, { scripted: false });
       return new ScriptedPage(root, browserContextId, target, frameId, closedRoom);
     } catch (error) {
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => {});
@@ -66,7 +67,7 @@ export class ScriptedPage {
     this.#used = true;
     this.room.resources = resources;
     try {
-      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { awaitReady: true, bounds });
+      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { scripted: true, bounds });
     } finally {
       this.dispose();
     }
