@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up on Debian 12 + Node 20: system packages (Chromium, fonts, PDF tools), npm ci, build.
+# Usage: bash scripts/setup.sh [--test]
 # Nothing downloads a browser: Pressroom drives Debian's /usr/bin/chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,8 @@ APT_PACKAGES=(
   fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
   ghostscript qpdf poppler-utils
 )
+# `--test` (scripts/test.sh): also what only the tests use — zbar reads the barcodes a document prints.
+if [ "${1:-}" = "--test" ]; then APT_PACKAGES+=(zbar-tools); fi
 
 SUDO=""
 [ "$(id -u)" = "0" ] || SUDO="sudo"

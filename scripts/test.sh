@@ -2,7 +2,7 @@
 # Sets up, makes sure the local PostgreSQL and Redis are running, then runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start
 fi

@@ -6,7 +6,7 @@
  *  - running from source (tests, `tsx`), where no bundle sits next to this file, they are built in
  *    memory once per process with the same options.
  * Either way the result is checked for what SES refuses to evaluate and what would end an inline
- * `<script>` early.
+ * `<script>` early (REFUSED).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +26,20 @@ export const BROWSER_ENTRIES = {
 } as const;
 
 export type BrowserEntry = keyof typeof BROWSER_ENTRIES;
+
+/**
+ * What a bundle must not hold. SES refuses any source holding an HTML comment token, `import(` or
+ * `eval(` (even in a string): that binds what a Compartment evaluates. The others sit in the
+ * evaluator page's inline `<script>` (the worker's as a string literal), which `</script` would end
+ * and `<script` after a `<!--` would keep from ending; Markdown's parser holds `<!--` in a regular
+ * expression, which is harmless there.
+ */
+const REFUSED: Record<BrowserEntry, RegExp> = {
+  compartment: /<!--|-->|\bimport\s*\(|\beval\s*\(|<\/?script/i,
+  lockdown: /<\/?script/i,
+  harness: /<\/?script/i,
+  worker: /<\/?script/i,
+};
 
 const require = createRequire(import.meta.url);
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -65,9 +79,7 @@ function bundle(sourceDir: string, entry: BrowserEntry): string {
     logLevel: 'silent',
   });
   const code = result.outputFiles[0]!.text;
-  // SES refuses any source holding an HTML comment token, `import(` or `eval(` (even in a string);
-  // and an inline script ends at `</script`.
-  const refused = /<!--|-->|\bimport\s*\(|\beval\s*\(|<\/script/i.exec(code);
+  const refused = REFUSED[entry].exec(code);
   if (refused) throw new Error(`the ${entry} bundle holds "${refused[0]}", which the evaluator page cannot take; spell it differently in src/template-language/browser`);
   return code;
 }

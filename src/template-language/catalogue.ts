@@ -83,10 +83,18 @@ const JINJA2_FILTERS: Row[] = [
   ['xmlattr', 'pressroom', 'skips null and undefined values, escapes values'],
 ];
 
-/** Filters nunjucks has beyond Jinja2's. */
+/** Filters nunjucks has beyond Jinja2's, and Pressroom's helpers (docs/templates.md#helpers). */
 const OTHER_FILTERS: Row[] = [
+  ['barcode', 'pressroom', '`sku|barcode("ean13")`: an inline SVG barcode (qrcode, code128, code39, ean13, ean8, upca, itf14, interleaved2of5, gs1_128, datamatrix, pdf417, azteccode, swissqrcode)'],
   ['dump', 'nunjucks', 'JSON text, like `tojson`'],
+  ['format_currency', 'pressroom', '`1234.56|format_currency("EUR", "de-DE")` → `1.234,56 €`', 'number'],
+  ['format_date', 'pressroom', '`"2026-11-24"|format_date("long", "de-DE")` → `24. November 2026`'],
+  ['format_datetime', 'pressroom', '`ts|format_datetime("short", "en-GB", "Europe/London")`'],
+  ['format_number', 'pressroom', '`1234.5|format_number("de-DE", 2)` → `1.234,50`', 'number'],
+  ['format_percent', 'pressroom', '`0.19|format_percent("de-DE")` → `19 %`', 'number'],
+  ['markdown', 'pressroom', 'Markdown to HTML; HTML inside it is printed as text'],
   ['nl2br', 'nunjucks'],
+  ['qrcode', 'pressroom', '`url|qrcode(width="30mm")`: an inline SVG QR code'],
 ];
 
 const JINJA2_TESTS: Row[] = [
@@ -142,6 +150,7 @@ const JINJA2_GLOBALS: Row[] = [
 
 const OTHER_GLOBALS: Row[] = [
   ['asset', 'pressroom', '`asset("logo.png")`: the URL of the account\'s asset of that name (docs/templates.md#assets)'],
+  ['sepa_qrcode', 'pressroom', '`sepa_qrcode(iban=…, name=…, amount=…, reference=…)`: the EPC payment QR code (GiroCode) banking apps read'],
 ];
 
 function entries(kind: LanguageEntry['kind'], jinja2: boolean, rows: Row[]): LanguageEntry[] {

@@ -75,14 +75,47 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
     ['wordwrap', '{{ "aaa bbb ccc" | wordwrap(7) }}', 'aaa bbb\nccc'],
     ['tests Jinja2 has and nunjucks lacked', '{{ 1 is integer }}{{ 1.5 is float }}{{ none is none }}{{ true is boolean }}{{ 2 in [1, 2] }}{{ "upper" is filter }}{{ "odd" is test }}{{ false is false }}{{ [] is sequence }}', 'truetruetruetruetruetruetruetruetrue'],
     ['dict()', '{{ dict(a=1, b="x") | tojson }}', '{"a":1,"b":"x"}'],
+    // Pressroom's helpers (docs/templates.md#helpers). Intl puts a no-break space between amount and unit.
+    ['format_currency in German', '{{ 1234.56 | format_currency("EUR", "de-DE") }}', '1.234,56\u00a0€'],
+    ['format_currency in US English', '{{ 1234.56 | format_currency("USD", "en-US") }}|{{ "1234.5" | format_currency("USD") }}', '$1,234.56|$1,234.50'],
+    ['format_number with decimals, Babel-style locale', '{{ 1234.5 | format_number("de_DE", 2) }}|{{ 1234567.891 | format_number("en-US") }}', '1.234,50|1,234,567.891'],
+    ['format_percent', '{{ 0.19 | format_percent("de-DE") }}|{{ 0.075 | format_percent("en-US", 1) }}', '19\u00a0%|7.5%'],
+    ['format_date and format_datetime (UTC unless a time zone is given)', '{{ "2026-11-24" | format_date("long", "de-DE") }}|{{ "2026-11-24T15:30:00Z" | format_datetime("short", "en-GB", "Europe/Berlin") }}', '24. November 2026|24/11/2026, 16:30'],
+    ['the locale of the document: a variable, or {% set %}', '{{ 2.5 | format_number }}|{% set locale = "fr-FR" %}{{ 1234.5 | format_number }}', '2.5|1\u202f234,5'],
+    ['a currency variable', '{% set currency = "CHF" %}{{ 10 | format_currency(locale="de-CH") }}', 'CHF\u00a010.00'],
+    ['format_currency without a currency is an error', '{{ 10 | format_currency }}', 'ERROR: format_currency needs a currency code'],
+    ['markdown, with its HTML printed as text and script links dropped', '{{ "**Net 30** <b>x</b> [pay](javascript:alert(1)) [site](https://example.com)" | markdown }}', '<p><strong>Net 30</strong> &lt;b&gt;x&lt;/b&gt; [pay](javascript:alert(1)) <a href="https://example.com">site</a></p>\n'],
+    ['an invalid barcode is an error naming the problem', '{{ "123" | barcode("ean13") }}', 'ERROR: ean13: EAN-13 must be 12 or 13 digits'],
+    ['an unknown barcode type is an error', '{{ "123" | barcode("nope") }}', 'ERROR: unknown barcode type "nope"'],
+    ['sepa_qrcode checks the IBAN', '{{ sepa_qrcode(iban="DE00", name="A", amount=1) }}', 'ERROR: is not an IBAN'],
   ])('%s', async (_name, source, expected) => {
     const data = JSON.stringify({ names: ['Ada', 'Bob'], items: [{ sku: 'a', qty: 1, colour: 'red' }, { sku: 'b', qty: 2 }, { sku: 'c', qty: 3 }] });
     try {
       const { html } = await pages[kind].evaluate({ main: compileTemplate(source) }, data, limits);
       expect(html.main).toBe(expected);
+      expect(String(expected)).not.toMatch(/^ERROR: /);
     } catch (error) {
       if (!String(expected).startsWith('ERROR: ')) throw error;
       expect((error as Error).message).toContain(expected.slice(7));
     }
+  });
+
+
+  it('a barcode and a QR code are inline SVG; sepa_qrcode holds the EPC payment text', async () => {
+    const source = '{{ "4006381333931" | barcode("ean13", includetext=true) }}{{ "https://example.com/i/42" | qrcode(width="30mm") }}{{ sepa_qrcode(iban="DE89 3704 0044 0532 0130 00", name="Pressroom GmbH", amount=1234.5, reference="RE-2026-001") }}';
+    const { html } = await pages[kind].evaluate({ main: compileTemplate(source) }, '{}', limits);
+    const svgs = html.main!.match(/<svg [^>]*>/g) ?? [];
+    expect(svgs).toHaveLength(3);
+    expect(svgs[0]).toMatch(/class="pressroom-barcode" role="img" aria-label="ean13" width="\d+/);
+    expect(svgs[1]).toContain('style="width:30mm;height:auto"');
+    expect(html.main).toMatch(/<path d="M/);
+  });
+
+  it('a text where a number belongs prints as it was sent, with a warning naming the filter and the part', async () => {
+    const source = '{{ price | format_currency("EUR", "de-DE") }}|{{ missing | format_number }}|{{ "yesterday" | format_date }}';
+    const { html, warnings } = await pages[kind].evaluate({ main: compileTemplate(source) }, JSON.stringify({ price: '1.234,56' }), limits);
+    expect(html.main).toBe('1.234,56||yesterday');
+    expect(warnings.map((w) => w.code)).toEqual(['INVALID_NUMBER', 'INVALID_DATE']);
+    expect(warnings[0]!.message).toMatch(/format_currency: "1\.234,56" is not a number.*\(in the HTML\)/);
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The template language over real HTTP, on SQLite and PostgreSQL (issue 13): template errors carry
  * `part`, `line` and `column` as fields when a template is saved and when it is rendered, an unknown
- * filter is refused at save with its own position, and the css is a template filled from the data.
+ * filter is refused at save with its own position, and the css is a template filled from the data;
+ * the helpers an invoice needs print what a reader and a scanner expect.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
-import { pdfText } from '../support/pdf-tools.js';
+import { pdfBarcodes, pdfText } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 describe.each(DIALECTS)('the template language over the API on %s', (dialect) => {
@@ -62,5 +63,32 @@ describe.each(DIALECTS)('the template language over the API on %s', (dialect) =>
     });
     expect(preview.status).toBe(200);
     expect(pdfText(preview.bytes)).toContain('HelloFish & Chips');
+  });
+
+  it('prints locale amounts and dates, Markdown terms and a SEPA QR code a scanner reads; a text amount is a warning, not a NaN', async () => {
+    const html = `{% set locale = "de-DE" %}<h1>Rechnung {{ number }}</h1>
+      <p>Datum: {{ date | format_date("long") }}</p>
+      <p>Summe: {{ total | format_currency("EUR") }} (MwSt. {{ vat | format_percent }})</p>
+      <p>Alt: {{ legacy_total | format_currency("EUR") }}</p>
+      <div>{{ terms | markdown }}</div>
+      {{ sepa_qrcode(iban=iban, name="Pressroom GmbH", amount=total, reference=number, width="40mm") }}
+      {{ number | barcode("code128", includetext=true, width="60mm") }}`;
+    const created = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Invoice helpers', html } });
+    expect(created.status).toBe(201);
+    const data = { number: 'RE-2026-0042', date: '2026-11-24', total: 1234.56, vat: 0.19, legacy_total: '1.234,56', iban: 'DE89370400440532013000', terms: 'Zahlbar **innerhalb von 14 Tagen**.' };
+    const before = await balance();
+    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: created.body.id, data, export_type: 'binary' } });
+    expect(res.status).toBe(200);
+    expect(await balance()).toBe(before - 1);
+    const text = pdfText(res.bytes).replace(/\u00a0/g, ' ');
+    expect(text).toContain('Datum: 24. November 2026');
+    expect(text).toContain('Summe: 1.234,56 € (MwSt. 19 %)');
+    expect(text).toContain('Alt: 1.234,56');
+    expect(text).not.toContain('NaN');
+    expect(text).toContain('Zahlbar innerhalb von 14 Tagen.');
+    expect(res.headers.get('x-pressroom-warnings')).toBe('1');
+    const codes = pdfBarcodes(res.bytes);
+    expect(codes).toContain('CODE-128:RE-2026-0042');
+    expect(codes).toContain('QR-Code:BCD\n002\n1\nSCT\n\nPressroom GmbH\nDE89370400440532013000\nEUR1234.56\n\nRE-2026-0042');
   });
 });

@@ -100,3 +100,24 @@ export function pdfWordBoxes(pdf: Buffer, page = 1): { word: string; xMin: numbe
     yMax: Number(m[4]),
   }));
 }
+
+/**
+ * The barcodes and QR codes on one page, each as `TYPE:text`, as zbar (Debian's zbar-tools, what a
+ * scanner app does) decodes them from the page rendered by pdftoppm at `dpi`.
+ */
+export function pdfBarcodes(pdf: Buffer, page = 1, dpi = 200): string[] {
+  return withFile(pdf, (path) => {
+    const png = execFileSync('pdftoppm', ['-r', String(dpi), '-f', String(page), '-l', String(page), '-png', path], { maxBuffer: 256 << 20 });
+    const image = join(path, '..', 'page.png');
+    writeFileSync(image, png);
+    try {
+      // XML keeps a symbol's text whole (an EPC payment code holds line breaks).
+      const xml = execFileSync('zbarimg', ['-q', '--xml', image], { encoding: 'utf8' });
+      return [...xml.matchAll(/<symbol type='([^']+)'[^>]*>[\s\S]*?<data[^>]*><!\[CDATA\[([\s\S]*?)\]\]><\/data>/g)].map((m) => `${m[1]}:${m[2]}`);
+    } catch (error) {
+      // zbarimg exits 4 when it found nothing.
+      if ((error as { status?: number }).status === 4) return [];
+      throw error;
+    }
+  });
+}

@@ -5,6 +5,7 @@
  * copy, the environment with Pressroom's filters, tests and globals, and renders every part into one
  * plain result (never throws). Intrinsics are captured before any template code runs.
  */
+import type { DocumentHelpers } from './document-helpers.js';
 import type { DocumentResult } from './document-result.js';
 import type { Nunjucks } from './nunjucks-types.js';
 import { installLanguage } from './language.js';
@@ -17,7 +18,7 @@ export interface DocumentRenderer<T> {
   renderParts(templates: Record<string, T>, load: LoadPart<T>, dataJson: string, limit: number): DocumentResult;
 }
 
-export function createDocumentRenderer<T>(nj: Nunjucks): DocumentRenderer<T> {
+export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers): DocumentRenderer<T> {
   nj.installJinjaCompat();
   // Nunjucks copies the data into its context with `target[key] = value`; for a `__proto__` key
   // (which JSON.parse keeps as an own property) that would set the context's prototype and let the
@@ -36,8 +37,8 @@ export function createDocumentRenderer<T>(nj: Nunjucks): DocumentRenderer<T> {
   // The `css` part is a template too, but CSS is not HTML: `&`, quotes and `<` print as they are
   // (`html-assembly.ts` keeps `</style` from ending its element).
   const cssEnv = new nj.Environment([], { autoescape: false, throwOnUndefined: false, dev: true });
-  const language = installLanguage(nj, env);
-  installLanguage(nj, cssEnv, language);
+  const language = installLanguage(nj, env, helpers);
+  installLanguage(nj, cssEnv, helpers, language);
   // Captured before any template code runs, which may replace globals.
   const Template = nj.Template;
   const parse = JSON.parse;

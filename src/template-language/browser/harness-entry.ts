@@ -17,6 +17,7 @@
  * Template code never runs with this global: the harness only reads strings and plain data it
  * parsed or cloned itself.
  */
+import { createDocumentHelpers, type DocumentHelpers } from './document-helpers.js';
 import type { DocumentResult, EvaluationWarning } from './document-result.js';
 
 /** What the harness answers Node (`HarnessResult` in evaluator-page.ts). */
@@ -73,6 +74,9 @@ function checkWarnings(given: unknown): EvaluationWarning[] {
 // Captured at start; lockdown() has frozen them, so no document can have replaced them.
 const NewCompartment = typeof Compartment === 'function' ? Compartment : null;
 const NewChannel = MessageChannel;
+// The helpers (Intl, barcodes, Markdown) live in this realm, which has Intl; every compartment gets
+// the same hardened object: frozen functions that take plain values and return strings.
+const compartmentHelpers: DocumentHelpers | null = MODE === 'compartment' && NewCompartment ? harden(createDocumentHelpers()) : null;
 
 function evaluateInCompartment(templates: Record<string, string>, data: string, _timeoutMs: number, limit: number): Promise<HarnessResult> {
   const started = now();
@@ -80,8 +84,8 @@ function evaluateInCompartment(templates: Record<string, string>, data: string, 
   const parts = names.map((name) => `${stringify(name)}: function () {\n${templates[name]}\n}`).join(',\n');
   let text: unknown;
   try {
-    const compartment = new NewCompartment!({ __options__: true, globals: {} });
-    const render = compartment.evaluate(`${DOCUMENT_RUNTIME_SOURCE}\n;pressroomDocument.create(${NUNJUCKS_EXPRESSION}, {${parts}})`);
+    const compartment = new NewCompartment!({ __options__: true, globals: { pressroomHelpers: compartmentHelpers } });
+    const render = compartment.evaluate(`${DOCUMENT_RUNTIME_SOURCE}\n;pressroomDocument.create(${NUNJUCKS_EXPRESSION}, {${parts}}, pressroomHelpers)`);
     text = typeof render === 'function' ? render(data, limit) : null;
   } catch (e) {
     // SES refused the code (it is not code our compiler produces), or the document broke its own copy.

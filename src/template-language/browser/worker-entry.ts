@@ -2,6 +2,7 @@
  * Runs in a document's fresh Web Worker (the `worker` evaluator), after nunjucks-slim: renders the
  * one document it is sent, posts the result and is terminated by the harness.
  */
+import { createDocumentHelpers } from './document-helpers.js';
 import { createDocumentRenderer } from './document-runtime.js';
 import type { Nunjucks } from './nunjucks-types.js';
 
@@ -12,7 +13,7 @@ interface WorkerScope {
 }
 
 const scope = self as unknown as WorkerScope;
-const renderer = createDocumentRenderer<string>(scope.nunjucks);
+const renderer = createDocumentRenderer<string>(scope.nunjucks, createDocumentHelpers());
 const post = scope.postMessage.bind(scope);
 const makeFunction = Function;
 // Defence in depth only: the page's CSP (connect-src 'none'), request interception and the proxy
