@@ -3,7 +3,8 @@
  * and in the footer, an uploaded font in the body and in the header, another account's asset out of
  * reach, remote images through the outbound guard (an operator-named loopback host works; the same
  * URL without that setting is a warning and no connection; a redirect to a private address is
- * refused at the hop), and a warning for every resource that did not load.
+ * refused at the hop), and a warning for every resource that did not load; the remote bounds (size,
+ * type, count per document, time), the cache's Cache-Control policy, and remote fetching turned off.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -12,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTripwire, pdfTool, startTestRenderer } from '../../../test/support/rendering-kit.js';
 import { createLogger } from '../../shared/log.js';
 import type { PdfRenderer } from '../pdf-renderer.js';
-import { createRemoteResourceFetcher, type RemoteResourceFetcher } from './remote-fetcher.js';
+import { createDocumentResources } from './document-resources.js';
+import { createRemoteResourceFetcher, type RemoteOutcome, type RemoteResourceFetcher } from './remote-fetcher.js';
+import { RenderWarnings } from './render-warnings.js';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
 const FONT = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuMathTeXGyre.ttf');
@@ -27,6 +30,10 @@ const assets = async (accountId: string, name: string) => ASSETS.get(`${accountI
 let imageServer: Server;
 let imagePort = 0;
 let imageConnections = 0;
+/** Requests the image server answered, by path. */
+const requests = new Map<string, number>();
+const asked = (path: string) => requests.get(path) ?? 0;
+const BIG = Buffer.concat([PNG, Buffer.alloc(1536 * 1024)]);
 const imageSockets = new Set<Socket>();
 let tripwire: Awaited<ReturnType<typeof openTripwire>>;
 let named: RemoteResourceFetcher;
@@ -39,7 +46,19 @@ const logger = createLogger('silent');
 beforeAll(async () => {
   tripwire = await openTripwire();
   imageServer = createServer((req, res) => {
-    if (req.url === '/logo.png') {
+    requests.set(req.url ?? '', asked(req.url ?? '') + 1);
+    if (req.url === '/cached.png') {
+      res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'max-age=600' }).end(PNG);
+    } else if (req.url === '/no-store.png') {
+      res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' }).end(PNG);
+    } else if (req.url === '/big.png') {
+      res.writeHead(200, { 'content-type': 'image/png' }).end(BIG);
+    } else if (req.url === '/page.html') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<p>not an image</p>');
+    } else if (req.url === '/slow.png') {
+      // Answers after the test's fetcher has given up (it allows 300 ms).
+      setTimeout(() => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG), 3_000).unref();
+    } else if (req.url === '/logo.png') {
       res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'max-age=60' }).end(PNG);
     } else if (req.url === '/to-private') {
       res.writeHead(302, { location: `http://127.0.0.1:${tripwire.port}/secret.png` }).end();
@@ -159,5 +178,72 @@ describe('remote resources', () => {
   it('warns about a remote file that is not there', async () => {
     const result = await renderer.render({ template: { html: `<img src="http://127.0.0.1:${imagePort}/nothing.png">` }, data: {}, accountId: ACCOUNT_A });
     expect(result.warnings).toEqual([{ code: 'RESOURCE_FAILED', message: 'The server answered HTTP 404.', url: `http://127.0.0.1:${imagePort}/nothing.png` }]);
+  });
+});
+
+describe('remote resource bounds and cache', () => {
+  const img = (path: string) => `<img src="http://127.0.0.1:${imagePort}${path}" width="64">`;
+
+  it('keeps a response its server lets it keep, and fetches again one it may not (Cache-Control)', async () => {
+    // Through the process's fetcher: a reused print page may itself reuse an image it printed before
+    // by URL (the document's list of available images), so page renders cannot count requests.
+    for (let i = 0; i < 2; i++) {
+      for (const path of ['/cached.png', '/no-store.png']) expect((await named.fetch(`http://127.0.0.1:${imagePort}${path}`)).contentType).toBe('image/png');
+    }
+    expect(asked('/cached.png')).toBe(1);
+    expect(asked('/no-store.png')).toBe(2);
+  });
+
+  it('refuses a file past the size bound and one that is not an image, font or stylesheet, with a warning each', async () => {
+    const result = await renderer.render({ template: { html: img('/big.png') + img('/page.html') }, data: {}, accountId: ACCOUNT_A });
+    expect(images(result.pdf)).toHaveLength(0);
+    expect(result.warnings).toEqual(
+      expect.arrayContaining([
+        { code: 'RESOURCE_TOO_LARGE', message: expect.stringContaining('larger than 1048576 bytes'), url: `http://127.0.0.1:${imagePort}/big.png` },
+        { code: 'RESOURCE_TYPE_REFUSED', message: expect.stringContaining('this is text/html'), url: `http://127.0.0.1:${imagePort}/page.html` },
+      ]),
+    );
+    expect(result.warnings).toHaveLength(2);
+  });
+
+  // The bounds below are the document's (document-resources.ts): checked on its resources directly,
+  // with the real fetcher and server, no page needed.
+  const bounds = { maxPerDocument: 2, documentMaxBytes: 1024 * 1024, documentTimeoutMs: 10_000 };
+
+  it('loads at most the per-document count of remote resources; the rest are warnings', async () => {
+    const warnings = new RenderWarnings();
+    const resources = createDocumentResources({ accountId: ACCOUNT_A, warnings, remote: named, bounds });
+    const loaded = [];
+    for (const path of ['/cached.png', '/logo.png', '/no-store.png']) loaded.push(await resources.load(`http://127.0.0.1:${imagePort}${path}`, 'Image'));
+    expect(loaded.map((r) => r?.contentType)).toEqual(['image/png', 'image/png', undefined]);
+    expect(warnings.list()).toEqual([{ code: 'RESOURCE_LIMIT', message: expect.stringContaining('at most 2 remote resources'), url: `http://127.0.0.1:${imagePort}/no-store.png` }]);
+  });
+
+  it('gives up on a resource that does not arrive in time', async () => {
+    const outcomes: RemoteOutcome[] = [];
+    const quick = createRemoteResourceFetcher({ enabled: true, hosts: [`127.0.0.1:${imagePort}`], maxBytes: 1024 * 1024, timeoutMs: 300, cacheBytes: 1024, logger, onOutcome: (o) => outcomes.push(o) });
+    try {
+      const warnings = new RenderWarnings();
+      const resources = createDocumentResources({ accountId: ACCOUNT_A, warnings, remote: quick, bounds });
+      expect(await resources.load(`http://127.0.0.1:${imagePort}/slow.png`, 'Image')).toBeUndefined();
+      expect(warnings.list()).toEqual([{ code: 'RESOURCE_TIMEOUT', message: expect.stringContaining('within 300 ms'), url: `http://127.0.0.1:${imagePort}/slow.png` }]);
+      expect(outcomes).toEqual(['timeout']);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('with remote resources off (PRESSROOM_REMOTE_RESOURCES=off), asks no server and says so', async () => {
+    const off = createRemoteResourceFetcher({ enabled: false, hosts: [`127.0.0.1:${imagePort}`], maxBytes: 1024, timeoutMs: 1000, cacheBytes: 1024, logger });
+    try {
+      const before = asked('/logo.png');
+      const warnings = new RenderWarnings();
+      const resources = createDocumentResources({ accountId: ACCOUNT_A, warnings, remote: off, bounds });
+      expect(await resources.load(`http://127.0.0.1:${imagePort}/logo.png`, 'Image')).toBeUndefined();
+      expect(warnings.list()).toEqual([{ code: 'RESOURCE_BLOCKED', message: expect.stringContaining('PRESSROOM_REMOTE_RESOURCES=off'), url: `http://127.0.0.1:${imagePort}/logo.png` }]);
+      expect(asked('/logo.png')).toBe(before);
+    } finally {
+      await off.close();
+    }
   });
 });
