@@ -121,15 +121,15 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
     expect(warnings[0]!.message).toMatch(/format_currency: "1\.234,56" is not a number.*\(in the HTML\)/);
   });
 
-  it('an undefined variable prints nothing, with a warning naming it and its place; null prints nothing without a word', async () => {
-    const source = 'Dear {{ customer.name }},\n  {{ items[0].sku }}{{ items[5].sku }}|{{ note }}|{{ customer.vat_id }}|{% for i in items %}{{ i.colour }}{% endfor %}|{{ customer.name | default("-") }}';
+  it('an undefined variable prints nothing, with a warning naming it and its place; null, loop, set and macro names print without a word', async () => {
+    const source = 'Dear {{ customer.name }},\n  {{ items[0].sku }}{{ items[5].sku }}|{{ note }}|{{ customer.vat_id }}|{% for i in items %}{{ loop.index }}{{ i.colour }}{% endfor %}|{{ customer.name | default("-") }}{% set total = 3 %}{{ total }}{% macro line(label, value="-") %}{{ label }}{{ value }}{% endmacro %}{{ line("x") }}';
     const data = { note: null, customer: { vat_id: null }, items: [{ sku: 'a', colour: 'red' }, { sku: 'b' }] };
     const { html, warnings } = await pages[kind].evaluate({ main: compileTemplate(source) }, JSON.stringify(data), limits);
-    expect(html.main).toBe('Dear ,\n  a|||red|-');
+    expect(html.main).toBe('Dear ,\n  a|||1red2|-3x-');
     expect(warnings).toEqual([
       { code: 'UNDEFINED_VARIABLE', message: '"customer.name" is not in the data (line 1, column 9); printed as nothing (in the HTML)' },
       { code: 'UNDEFINED_VARIABLE', message: '"items[5].sku" is not in the data (line 2, column 24); printed as nothing (in the HTML)' },
-      { code: 'UNDEFINED_VARIABLE', message: '"i.colour" is not in the data (line 2, column 96); printed as nothing (in the HTML)' },
+      { code: 'UNDEFINED_VARIABLE', message: '"i.colour" is not in the data (line 2, column 112); printed as nothing (in the HTML)' },
     ]);
   });
 
