@@ -12,6 +12,7 @@ import { migration0010FairClaims } from './migrations/0010-fair-claims.js';
 import { migration0011TemplateVersions } from './migrations/0011-template-versions.js';
 import { migration0012TemplateKind } from './migrations/0012-template-kind.js';
 import { migration0013Assets } from './migrations/0013-assets.js';
+import { migration0014TemplateStrict } from './migrations/0014-template-strict.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0011-template-versions': migration0011TemplateVersions,
   '0012-template-kind': migration0012TemplateKind,
   '0013-assets': migration0013Assets,
+  '0014-template-strict': migration0014TemplateStrict,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -59,6 +59,8 @@ export interface TemplateContentColumns {
   kind: 'pdf' | 'image';
   /** JSON `{width, height}` for an image template, null for a PDF one. */
   canvas: string | null;
+  /** 1 for a strict template (undefined variables and missing required fields are errors), else 0 (migration 0014). */
+  strict: number;
 }
 
 export interface TemplatesTable extends TemplateContentColumns {

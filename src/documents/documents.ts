@@ -5,7 +5,8 @@
  * a PDF (image-generation.ts).
  *
  * A synchronous generation, in order: the idempotency key (replay, 409, 422) → the template (404/403)
- * → the S3 target when `store_s3` (400 when not configured) → the credit, reserved (402) → render →
+ * → its required fields (a strict template: 422, required-fields.ts) → the S3 target when `store_s3`
+ * (400 when not configured) → the credit, reserved (402) → render →
  * PDF/A → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. The key,
  * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").
@@ -22,6 +23,7 @@ import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
+import { checkRequiredFields } from './required-fields.js';
 import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest } from '../einvoice/einvoice.js';
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
@@ -67,12 +69,15 @@ export interface CustomerStorage {
 
 /** What a preview renders: template text not saved yet, or a saved template (its draft, or a version). */
 export type PreviewSource =
-  | { kind: 'text'; html: string; css: string | null; page: Template['page'] }
+  | { kind: 'text'; html: string; css: string | null; page: Template['page']; strict: boolean }
   | { kind: 'saved'; templateId: string; version: string | number | null };
 
 export interface DocumentService {
-  /** Checks what can be checked before any charge: the template and the delivery target. */
-  prepare(accountId: string, templateId: string, options: GenerationOptions): Promise<Template>;
+  /**
+   * Checks what can be checked before any charge: the template, the required fields of a strict
+   * template in `data` (422), and the delivery target.
+   */
+  prepare(accountId: string, templateId: string, options: GenerationOptions, data: Record<string, unknown>): Promise<Template>;
   /** Synchronous generation: key, prepare, reserve, produce, post; voids once on failure. */
   generate(request: GenerationRequest): Promise<GenerationResult>;
   /**
@@ -124,6 +129,15 @@ export function checkS3Filepath(filepath: string | null | undefined): void {
   }
 }
 
+/**
+ * The required-field check of a generation (required-fields.ts): nothing to check when only XML is made
+ * (no template is rendered); with an e-invoice, `einvoice` is the service's to fill, not the caller's.
+ */
+function requiredFieldWarnings(template: Template, data: Record<string, unknown>, options: GenerationOptions): DocumentWarning[] {
+  if (options.einvoice && !isHybridFormat(options.einvoice.format)) return [];
+  return checkRequiredFields(template, data, options.einvoice ? ['einvoice'] : []);
+}
+
 export function createDocumentService(deps: DocumentDeps): DocumentService {
   const { templates, charged, renderer, files, customerStorage, logger } = deps;
 
@@ -155,11 +169,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   const service: DocumentService = {
-    async prepare(accountId, templateId, options) {
+    async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
       if (options.einvoice) await checkEInvoice(options.einvoice, options.pdfVariant);
       const template = options.version == null ? await templates.get(accountId, templateId) : await templates.versions.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
+      // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
+      requiredFieldWarnings(template, data, options);
       if (options.storeS3) {
         await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: outputFile(options).filename });
       }
@@ -168,11 +184,14 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
 
     async produce(accountId, template, data, options, signal, mode) {
       const started = performance.now();
+      // Checked again: a job renders the template as it is when it runs, which may have changed since
+      // it was accepted (a strict one then fails the job, refunded).
+      const fieldWarnings = requiredFieldWarnings(template, data, options);
       if (options.image) {
         const loadImages: ImageLoader = deps.loadImages ?? (async (urls) => new Map(urls.map((url) => [url, { error: 'image downloads are not set up in this process' }])));
         const image = await renderImageDocument({ renderer, loadImages }, { accountId, template, data, image: options.image, signal });
         const renderMs = Math.round(performance.now() - started);
-        return { delivery: await deliver(accountId, image.bytes, options), renderMs, warnings: image.warnings };
+        return { delivery: await deliver(accountId, image.bytes, options), renderMs, warnings: [...fieldWarnings, ...image.warnings] };
       }
       // Checked in prepare (before the charge); built again here from the same request.
       const einvoice: BuiltEInvoice | undefined = options.einvoice ? buildEInvoice(options.einvoice, options.pdfVariant) : undefined;
@@ -181,7 +200,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
       const rendered = await renderer.render({
-        template: { html: template.html, css: template.css, page: template.page },
+        template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
         // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
         data: (einvoice && options.einvoice ? { ...bound, einvoice: templateView(options.einvoice, einvoice) } : bound) as ReturnType<typeof expandDottedKeys>,
         signal,
@@ -195,7 +214,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       const archival = variant ? await toPdfA(titled, variant, einvoice ? facturXPdfAMeta(einvoice) : {}) : titled;
       const pdf = await compactLast(archival, variant, rendered.deadlineLeftMs - (performance.now() - started - rendered.renderMs));
       const renderMs = Math.round(performance.now() - started);
-      return { delivery: await deliver(accountId, pdf, options), renderMs, warnings: rendered.warnings };
+      return { delivery: await deliver(accountId, pdf, options), renderMs, warnings: [...fieldWarnings, ...rendered.warnings] };
     },
 
     async generate(request) {
@@ -208,7 +227,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           templateId: request.templateId,
           idempotency: request.idempotency,
           log,
-          prepare: () => service.prepare(request.accountId, request.templateId, request.options),
+          prepare: () => service.prepare(request.accountId, request.templateId, request.options, request.data),
           produce: async (template) => {
             const { delivery, renderMs, warnings } = await service.produce(request.accountId, template, request.data, request.options, undefined, 'sync');
             return { delivery, execMs: renderMs, warnings };
@@ -223,19 +242,21 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async preview(accountId, { source, data }) {
       const template =
         source.kind === 'text'
-          ? { html: source.html, css: source.css, page: source.page, sampleData: null }
+          ? { html: source.html, css: source.css, page: source.page, sampleData: null, fields: [], strict: source.strict }
           : source.version === null
             ? await templates.get(accountId, source.templateId)
             : await templates.versions.resolve(accountId, source.templateId, source.version);
+      const values = data ?? template.sampleData ?? {};
+      const fieldWarnings = checkRequiredFields(template, values);
       const rendered = await renderer.render({
-        template: { html: template.html, css: template.css, page: template.page },
-        data: expandDottedKeys(data ?? template.sampleData ?? {}),
+        template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
+        data: expandDottedKeys(values),
         preview: true,
         accountId,
         kind: 'preview',
       });
       const titled = await withDocumentInfo(rendered.pdf, 'Preview');
-      return { pdf: await compactLast(titled, null, rendered.deadlineLeftMs), warnings: rendered.warnings };
+      return { pdf: await compactLast(titled, null, rendered.deadlineLeftMs), warnings: [...fieldWarnings, ...rendered.warnings] };
     },
   };
   return service;

@@ -70,7 +70,7 @@ export async function renderImageDocument(
   const images = urls.length > 0 ? await deps.loadImages(urls, request.signal) : new Map<string, LoadedImage>();
   const warnings: DocumentWarning[] = [];
   const rendered = await deps.renderer.renderImage({
-    template: { html: template.html, css: template.css },
+    template: { html: template.html, css: template.css, strict: template.strict },
     data: expandDottedKeys(request.data),
     canvas: template.canvas!,
     output: { format: image.format, width: outputWidth(template, image), quality: image.quality },

@@ -1,8 +1,9 @@
 /**
  * Asynchronous PDF jobs: accept (`POST /v1/pdf/create-async`), read and list. Accepting runs the same
- * checks as a synchronous request in the same order (webhook URL 422 → template 404/403 → S3 target
- * 400 → credit 402), then debits the credit and inserts the job in ONE transaction: either both
- * happen or neither (a 402 writes no job). Workers (job-worker.ts) take it from there.
+ * checks as a synchronous request in the same order (webhook URL 422 → template 404/403 → a strict
+ * template's required fields 422 → S3 target 400 → credit 402), then debits the credit and inserts
+ * the job in ONE transaction: either both happen or neither (a 402 writes no job). Workers
+ * (job-worker.ts) take it from there.
  */
 import type { Charges } from '../credits/charges.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
@@ -147,7 +148,7 @@ export function createJobService(deps: JobServiceDeps): JobService {
   return {
     async accept(accountId, request) {
       checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
-      const template = await documents.prepare(accountId, request.templateId, request.options);
+      const template = await documents.prepare(accountId, request.templateId, request.options, request.data);
       const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
       const jobId = newJobId();
       const now = Date.now();

@@ -32,7 +32,8 @@ export interface ImageOutput {
 
 /** One image to render. */
 export interface ImageRenderRequest {
-  template: { html: string; css?: string | null };
+  /** `strict`: the template's strict mode, as for a PDF (`RenderTemplate`). */
+  template: { html: string; css?: string | null; strict?: boolean };
   data: unknown;
   /** The layout size in CSS pixels. */
   canvas: { width: number; height: number };

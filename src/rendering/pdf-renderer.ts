@@ -80,6 +80,12 @@ export interface RenderTemplate {
   html: string;
   css?: string | null;
   page?: PageSetup | null;
+  /**
+   * The template's strict mode (docs/templates.md "Strict mode and warnings"): an undefined variable,
+   * or a text where a number or date belongs, fails the render with TEMPLATE_RENDER_ERROR naming it
+   * instead of being a warning. @defaultValue false
+   */
+  strict?: boolean;
 }
 
 /** One document to render. */
@@ -276,7 +282,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
 
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
     const startedAt = performance.now();
-    const request: RenderRequest = { template: { html: req.template.html, css: req.template.css }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
+    const request: RenderRequest = { template: { html: req.template.html, css: req.template.css, strict: req.template.strict }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
     const warnings = new RenderWarnings();
     const image = await this.#run(request, warnings, (html, _parts, generation, _printer, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
     return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list() };
@@ -352,7 +358,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
         const { evaluator, printer } = await slot.ready(signal);
         const remainingMs = timeoutMs - (performance.now() - startedAt);
         const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
-        const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal };
+        const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal, strict: req.template.strict === true };
         const evaluated = await evaluator.evaluate(parts, dataJson, limits).catch((error: unknown) => {
           // When the render deadline, not the template limit, was the binding one, say so.
           throw isAppError(error, 'TEMPLATE_TIMEOUT') && templateMs < this.options.templateTimeoutMs ? renderTimeout() : error;

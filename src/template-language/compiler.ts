@@ -49,11 +49,62 @@ export interface TemplateNode {
  * `<!-- note -->` or "see import(2024)" would otherwise fail. Same string values, other spelling.
  */
 const { Compiler } = (nunjucks as unknown as { compiler: { Compiler: { prototype: Record<string, unknown> } } }).compiler;
-const compileLiteral = Compiler.prototype.compileLiteral as (this: { _emit(code: string): void }, node: { value: unknown }, frame: unknown) => void;
-Compiler.prototype.compileLiteral = function (this: { _emit(code: string): void }, node: { value: unknown }, frame: unknown): void {
+const compileLiteral = Compiler.prototype.compileLiteral as (this: CompilerThis, node: { value: unknown }, frame: unknown) => void;
+Compiler.prototype.compileLiteral = function (this: CompilerThis, node: { value: unknown }, frame: unknown): void {
   if (typeof node.value !== 'string') return compileLiteral.call(this, node, frame);
-  this._emit(JSON.stringify(node.value).replace(/[<>(/\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  this._emit(stringLiteral(node.value));
 };
+
+/** The part of nunjucks' Compiler the patches here use. */
+type CompilerThis = { _emit(code: string): void; compile(node: TemplateNode, frame: unknown): void; buffer: string };
+
+/** `text` as a JavaScript string literal SES accepts (see above). */
+function stringLiteral(text: string): string {
+  return JSON.stringify(text).replace(/[<>(/\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Undefined variables (issue 13): an output whose value is a variable lookup — `{{ x }}`,
+ * `{{ a.b.c }}`, `{{ a[0].b }}` — prints through the runtime's check (`browser/language.ts`, the
+ * global of this name), which reports an undefined value with the variable's name and position: a
+ * warning UNDEFINED_VARIABLE and nothing printed, or in a strict template an error. (null is printed
+ * as nothing without a word: JSON null is a deliberate empty.) Before the call the code sets
+ * nunjucks' `lineno`/`colno`, as its own function calls do, so an error is placed at the variable.
+ * The code is the same for strict and normal templates (it is cached by source): the document says
+ * which it is at runtime.
+ */
+const UNDEFINED_CHECK = '__pressroom_check_defined';
+type OutputNode = { children: TemplateNode[]; lineno?: number; colno?: number };
+const compileOutput = Compiler.prototype.compileOutput as (this: CompilerThis, node: OutputNode, frame: unknown) => void;
+Compiler.prototype.compileOutput = function (this: CompilerThis, node: OutputNode, frame: unknown): void {
+  for (const child of node.children) {
+    const name = child.typename === 'TemplateData' ? undefined : variableName(child);
+    if (name === undefined) {
+      compileOutput.call(this, { lineno: node.lineno, colno: node.colno, children: [child] }, frame);
+      continue;
+    }
+    const { lineno = 0, colno = 0 } = rootOf(child);
+    this._emit(`${this.buffer} += runtime.suppressValue((lineno = ${lineno}, colno = ${colno}, env.getGlobal("${UNDEFINED_CHECK}")(`);
+    this.compile(child, frame);
+    this._emit(`, ${stringLiteral(name)}, ${lineno}, ${colno})), env.opts.autoescape);\n`);
+  }
+};
+
+/** `customer.name`, `items[0].sku`, `rows[i]` for a lookup chain rooted in a variable; undefined for anything else. */
+function variableName(node: TemplateNode): string | undefined {
+  if (node.typename === 'Symbol') return String(node.value);
+  if (node.typename !== 'LookupVal') return undefined;
+  const base = variableName(node.target as TemplateNode);
+  if (base === undefined) return undefined;
+  const key = node.val as TemplateNode;
+  if (key.typename === 'Literal') return typeof key.value === 'string' && /^[A-Za-z_$][\w$]*$/.test(key.value) ? `${base}.${key.value}` : `${base}[${JSON.stringify(key.value)}]`;
+  return `${base}[${variableName(key) ?? '…'}]`;
+}
+
+/** The variable a lookup chain starts from (its position is where the expression starts). */
+function rootOf(node: TemplateNode): TemplateNode {
+  return node.typename === 'LookupVal' ? rootOf(node.target as TemplateNode) : node;
+}
 
 /**
  * `{% set ns.total = ns.total + x %}` (Jinja2's way out of loop scoping, with `namespace()`): nunjucks

@@ -4,6 +4,7 @@
  * what docs/templates.md says they print (evaluated HTML, through the renderer).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppError } from '../shared/errors.js';
 import { createLogger } from '../shared/log.js';
 import { launchChromium, type LaunchedChromium } from '../rendering/chromium/launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../rendering/chromium/network-sinkhole.js';
@@ -39,8 +40,9 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
     const seen = JSON.parse(html.main!) as Record<string, string[]>;
     for (const k of ['filter', 'test', 'global'] as const) {
       const expected = LANGUAGE.filter((e) => e.kind === k && e.support !== 'no').map((e) => e.name).sort();
-      // The namespace setter `{% set ns.attr = … %}` compiles to is internal, not a name to offer.
-      expect([...new Set(seen[k])].filter((n) => n !== '__pressroom_namespace_set').sort(), k).toEqual(expected);
+      // What compiled code calls (the namespace setter `{% set ns.attr = … %}` compiles to, the check of
+      // printed variables) is internal, not a name to offer.
+      expect([...new Set(seen[k])].filter((n) => !n.startsWith('__pressroom_')).sort(), k).toEqual(expected);
     }
   });
 
@@ -117,5 +119,30 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
     expect(html.main).toBe('1.234,56||yesterday');
     expect(warnings.map((w) => w.code)).toEqual(['INVALID_NUMBER', 'INVALID_DATE']);
     expect(warnings[0]!.message).toMatch(/format_currency: "1\.234,56" is not a number.*\(in the HTML\)/);
+  });
+
+  it('an undefined variable prints nothing, with a warning naming it and its place; null, loop, set and macro names print without a word', async () => {
+    const source = 'Dear {{ customer.name }},\n  {{ items[0].sku }}{{ items[5].sku }}|{{ note }}|{{ customer.vat_id }}|{% for i in items %}{{ loop.index }}{{ i.colour }}{% endfor %}|{{ customer.name | default("-") }}{% set total = 3 %}{{ total }}{% macro line(label, value="-") %}{{ label }}{{ value }}{% endmacro %}{{ line("x") }}';
+    const data = { note: null, customer: { vat_id: null }, items: [{ sku: 'a', colour: 'red' }, { sku: 'b' }] };
+    const { html, warnings } = await pages[kind].evaluate({ main: compileTemplate(source) }, JSON.stringify(data), limits);
+    expect(html.main).toBe('Dear ,\n  a|||1red2|-3x-');
+    expect(warnings).toEqual([
+      { code: 'UNDEFINED_VARIABLE', message: '"customer.name" is not in the data (line 1, column 9); printed as nothing (in the HTML)' },
+      { code: 'UNDEFINED_VARIABLE', message: '"items[5].sku" is not in the data (line 2, column 24); printed as nothing (in the HTML)' },
+      { code: 'UNDEFINED_VARIABLE', message: '"i.colour" is not in the data (line 2, column 112); printed as nothing (in the HTML)' },
+    ]);
+  });
+
+  it('a strict template fails at an undefined variable, naming it and its place; null and default() still print nothing', async () => {
+    const strict = { ...limits, strict: true };
+    const ok = await pages[kind].evaluate({ main: compileTemplate('{{ note }}|{{ missing | default("-") }}|{% if missing %}x{% endif %}') }, '{"note": null}', strict);
+    expect(ok).toMatchObject({ html: { main: '|-|' }, warnings: [] });
+    const failure = await pages[kind].evaluate({ main: compileTemplate('<p>\n  Dear {{ customer.name }}</p>') }, '{"customer": {}}', strict).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'TEMPLATE_RENDER_ERROR' });
+    expect((failure as AppError).details).toEqual({ part: 'html', line: 2, column: 11 });
+    expect((failure as Error).message).toMatch(/^Template error \(line 2, column 11\): "customer\.name" is not in the data, and this template is strict/);
+    // A text where a number belongs is an error too.
+    const number = await pages[kind].evaluate({ main: compileTemplate('{{ total | format_currency("EUR") }}') }, '{"total": "1.234,56"}', strict).catch((error: unknown) => error);
+    expect(number).toMatchObject({ code: 'TEMPLATE_RENDER_ERROR', message: expect.stringContaining('format_currency: "1.234,56" is not a number') });
   });
 });

@@ -20,6 +20,12 @@ export interface TemplateContent {
   kind: TemplateKind;
   /** The image canvas in CSS pixels; null for a PDF template. */
   canvas: Canvas | null;
+  /**
+   * Strict mode (docs/templates.md "Strict mode and warnings"): an undefined variable, a text where a
+   * number or date belongs, or a required field the data lacks is an error (422, nothing charged)
+   * instead of a warning.
+   */
+  strict: boolean;
 }
 
 /** Parses the JSON columns of a draft or a version. */
@@ -34,5 +40,6 @@ export function templateContentOf(row: TemplateContentRow): TemplateContent {
     page: row.page === null ? null : (JSON.parse(row.page) as PageSetup),
     kind: row.kind === 'image' ? 'image' : 'pdf',
     canvas: row.canvas === null ? null : (JSON.parse(row.canvas) as Canvas),
+    strict: Number(row.strict) === 1,
   };
 }

@@ -1,8 +1,8 @@
 /**
  * Template versions: immutable, tagged snapshots of a template (html, css, page setup with header and
- * footer, fields, sample data, kind and image canvas). `POST /v1/pdf/create` and `create-async` render one when given
- * `version`; without it they render the draft (the template as it is now). Editing the draft never
- * changes a version; deleting the template deletes its versions.
+ * footer, fields, sample data, kind, image canvas and strict mode). `POST /v1/pdf/create` and
+ * `create-async` render one when given `version`; without it they render the draft (the template as
+ * it is now). Editing the draft never changes a version; deleting the template deletes its versions.
  *
  * A `version` reference is a tag, or else a version number (`3` or `"3"`): a tag that looks like a
  * number wins over the number.
@@ -106,6 +106,7 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
           page: t.page === null ? null : JSON.stringify(t.page),
           kind: t.kind,
           canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
+          strict: t.strict ? 1 : 0,
           created_at: Date.now(),
         };
         await store.insertVersion(trx, row);

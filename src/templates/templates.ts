@@ -35,6 +35,8 @@ export interface TemplateInput {
   kind?: TemplateKind;
   /** Image templates only; DEFAULT_CANVAS when an image template is created without one. */
   canvas?: Canvas | null;
+  /** Strict mode (TemplateContent.strict). @defaultValue false */
+  strict?: boolean;
 }
 
 /** A template as the owner sees it. */
@@ -134,6 +136,7 @@ export function createTemplateService(db: Db): TemplateService {
         page: json(input.page),
         kind,
         canvas: json(canvas),
+        strict: input.strict ? 1 : 0,
         created_at: now,
         updated_at: now,
       };
@@ -178,6 +181,7 @@ export function createTemplateService(db: Db): TemplateService {
         fields_inferred: fieldsGiven || keepUserFields ? 0 : 1,
         kind,
         canvas: json(canvas),
+        strict: (changes.strict ?? current.strict) ? 1 : 0,
         updated_at: Math.max(Date.now(), current.updatedAt + 1),
       };
       await store.updateTemplate(db, templateId, row);

@@ -20,7 +20,11 @@ export function versionRef(description: string) {
 /** Fields shared by both create endpoints (the async one adds webhooks and allows only `url`). */
 export const generationFields = {
   template_id: TEMPLATE_ID,
-  data: JsonObject({ description: 'Values for the template variables; keys match the template (dotted keys such as "customer.name" work)' }),
+  data: JsonObject({
+    description:
+      'Values for the template variables; keys match the template (dotted keys such as "customer.name" work). A required field of the template ' +
+      'without a value (missing, null or "") is a 422 before any charge for a strict template (loc body.data.<key>), a MISSING_REQUIRED_FIELD warning otherwise',
+  }),
   expiration: Type.Optional(Type.Integer({
     minimum: 60,
     maximum: 604_800,
@@ -54,15 +58,23 @@ export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ description: 'Repeat within 24 h → the first answer, charged once' })),
 });
 
-/** Resources that did not load and other non-fatal issues of the render (issue 13); present only when there are some. */
+/** What the document needed and did not get — data and resources — (issue 13); present only when there are some. */
 export const DocumentWarnings = Type.Optional(
   Type.Array(
     Type.Object({
-      code: Type.String({ description: 'ASSET_NOT_FOUND, RESOURCE_BLOCKED, RESOURCE_FAILED, RESOURCE_TIMEOUT, RESOURCE_TOO_LARGE, RESOURCE_TYPE_REFUSED, RESOURCE_LIMIT, …', examples: ['RESOURCE_BLOCKED'] }),
+      code: Type.String({
+        description: 'MISSING_REQUIRED_FIELD, UNDEFINED_VARIABLE, INVALID_NUMBER, INVALID_DATE, EMPTY_BARCODE, ASSET_NOT_FOUND, RESOURCE_BLOCKED, RESOURCE_FAILED, RESOURCE_TIMEOUT, RESOURCE_TOO_LARGE, RESOURCE_TYPE_REFUSED, RESOURCE_LIMIT, …',
+        examples: ['UNDEFINED_VARIABLE'],
+      }),
       message: Type.String({ description: 'What happened, for a person' }),
       url: Type.Optional(Type.String({ description: 'The resource concerned, credentials redacted' })),
     }),
-    { description: 'Non-fatal issues: resources (assets, remote images, fonts, stylesheets) that did not load. Binary answers carry them in X-Pressroom-Warnings (count) and X-Pressroom-Warning-Details (JSON).' },
+    {
+      description:
+        'Non-fatal issues: required fields the data lacks, variables the template prints that are not in the data, texts where a number or date belongs ' +
+        '(a strict template answers 422 for these instead, charging nothing), and resources (assets, remote images, fonts, stylesheets) that did not load. ' +
+        'Binary answers carry them in X-Pressroom-Warnings (count) and X-Pressroom-Warning-Details (JSON).',
+    },
   ),
 );
 
@@ -164,7 +176,8 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
         'Renders a saved template (or one of its versions) with `data` and answers when the PDF is ready: a signed link (`export_type: url`, JSON), ' +
         'the bytes (`export_type: binary`, application/pdf, with an X-Credits-Remaining header), or an upload to your bucket (`store_s3: true`, JSON). ' +
         '1 credit per delivered document; a failed one is refunded. Unknown body fields are ignored; a known field that cannot apply ' +
-        '(s3_filepath without store_s3, binary with store_s3) is a 422. An `Idempotency-Key` header makes retries safe.',
+        '(s3_filepath without store_s3, binary with store_s3) is a 422. An `Idempotency-Key` header makes retries safe. What the document needed and did not get ' +
+        '(required fields, undefined variables, resources) is listed in `warnings`; a strict template answers 422 for the data instead, charging nothing.',
       body: CreateBody,
       headers: IdempotencyHeaders,
       response: {

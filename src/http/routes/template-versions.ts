@@ -37,6 +37,7 @@ const VersionContentView = Type.Object({
   fields_inferred: Type.Boolean({ description: 'true when those fields were inferred from the template' }),
   sample_data: Nullable(JsonObject(), { description: 'The snapshot\'s sample data' }),
   page: Nullable(PageSetupSchema, { description: 'The snapshot\'s page setup, header and footer included' }),
+  strict: Type.Boolean({ description: 'The snapshot\'s strict mode: missing required fields and undefined variables are errors (422), not warnings' }),
 });
 
 const CreateVersionBody = Type.Object(
@@ -57,7 +58,7 @@ function view(v: TemplateVersion): Static<typeof VersionView> {
 
 function contentView(v: TemplateVersionWithContent): Static<typeof VersionContentView> {
   const c = v.content;
-  return { ...view(v), name: c.name, html: c.html, css: c.css, fields: c.fields, fields_inferred: c.fieldsInferred, sample_data: c.sampleData, page: c.page };
+  return { ...view(v), name: c.name, html: c.html, css: c.css, fields: c.fields, fields_inferred: c.fieldsInferred, sample_data: c.sampleData, page: c.page, strict: c.strict };
 }
 
 /** Registers the version routes under /v1/templates/{template_id}/versions. */

@@ -19,6 +19,11 @@ const CanvasSchema = Type.Object(
   { description: 'Image templates only: the size the template is laid out at; image/create `width` scales it. Default 1080 × 1080.' },
 );
 
+const STRICT_DESCRIPTION =
+  'Strict mode (Jinja2\'s StrictUndefined; docs/templates.md "Strict mode and warnings"): a required field the data lacks, an undefined variable ' +
+  'printed by the template, or a text where a number or date belongs fails the generation with 422 naming it, and nothing is charged. ' +
+  'Off (the default), the document is generated and each of these comes back as a warning (MISSING_REQUIRED_FIELD, UNDEFINED_VARIABLE, INVALID_NUMBER, INVALID_DATE).';
+
 const createdAt = () => Type.String({ format: 'date-time', description: 'When the template was created (ISO 8601)' });
 const updatedAt = () => Type.String({ format: 'date-time', description: 'Last change (ISO 8601)' });
 
@@ -39,6 +44,8 @@ const templateFields = {
   page: Type.Optional(Nullable(PageSetupSchema)),
   kind: Type.Optional(KIND),
   canvas: Type.Optional(Nullable(CanvasSchema)),
+  // No schema `default`: the validator fills defaults in, and an update without `strict` keeps the stored value.
+  strict: Type.Optional(Type.Boolean({ description: `${STRICT_DESCRIPTION} Default false.` })),
 };
 const TemplateBody = Type.Object(templateFields, { examples: [TEMPLATE_EXAMPLE] });
 type TemplateBody = Static<typeof TemplateBody>;
@@ -56,6 +63,7 @@ const TemplateView = Type.Object({
   page: Nullable(PageSetupSchema),
   kind: KIND,
   canvas: Nullable(CanvasSchema),
+  strict: Type.Boolean({ description: STRICT_DESCRIPTION }),
   created_at: createdAt(),
   updated_at: updatedAt(),
 }, { description: 'A template with everything it holds' });
@@ -76,6 +84,7 @@ function view(t: Template): Static<typeof TemplateView> {
     page: t.page,
     kind: t.kind,
     canvas: t.canvas,
+    strict: t.strict,
     created_at: isoTime(t.createdAt),
     updated_at: isoTime(t.updatedAt),
   };

@@ -70,6 +70,11 @@ export interface EvaluateOptions {
   limitChars: number;
   limitBytes: number;
   signal: AbortSignal;
+  /**
+   * The template's strict mode: an undefined variable, or a text where a number or date belongs, fails
+   * the evaluation (TEMPLATE_RENDER_ERROR naming it) instead of being a warning. @defaultValue false
+   */
+  strict?: boolean;
 }
 
 /** The evaluated HTML of each part, the warnings evaluation raised, and the time spent in the page. */
@@ -189,8 +194,8 @@ export class EvaluatorPage {
     const response = await raceSignal(
       this.target.session.send('Runtime.callFunctionOn', {
         objectId: this.globalObjectId,
-        functionDeclaration: 'function (t, ids, d, ms, limit) { return this.pressroomEvaluate(t, ids, d, ms, limit); }',
-        arguments: [{ value: message.code }, { value: message.ids }, { value: dataJson }, { value: options.timeoutMs }, { value: options.limitChars }],
+        functionDeclaration: 'function (t, ids, d, ms, limit, strict) { return this.pressroomEvaluate(t, ids, d, ms, limit, strict); }',
+        arguments: [{ value: message.code }, { value: message.ids }, { value: dataJson }, { value: options.timeoutMs }, { value: options.limitChars }, { value: options.strict === true }],
         awaitPromise: true,
         returnByValue: true,
       }),

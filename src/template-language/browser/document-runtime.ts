@@ -14,8 +14,11 @@ import { installLanguage } from './language.js';
 export type LoadPart<T> = (part: T) => unknown;
 
 export interface DocumentRenderer<T> {
-  /** Renders every part with `dataJson`; output over `limit` UTF-16 units is `too-large`. */
-  renderParts(templates: Record<string, T>, load: LoadPart<T>, dataJson: string, limit: number): DocumentResult;
+  /**
+   * Renders every part with `dataJson`; output over `limit` UTF-16 units is `too-large`. `strict`: the
+   * template's strict mode, where what would be a warning of the data is an error (`language.ts`).
+   */
+  renderParts(templates: Record<string, T>, load: LoadPart<T>, dataJson: string, limit: number, strict: boolean): DocumentResult;
 }
 
 export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers): DocumentRenderer<T> {
@@ -67,10 +70,11 @@ export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers
   }
 
   return {
-    renderParts(templates, load, dataJson, limit) {
+    renderParts(templates, load, dataJson, limit, strict) {
       const out: Record<string, string> = {};
       let total = 0;
       let key = '';
+      language.setStrict(strict === true);
       try {
         const keys = keysOf(templates);
         for (let i = 0; i < keys.length; i++) {

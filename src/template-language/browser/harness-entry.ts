@@ -11,7 +11,7 @@
  *    waits for a task boundary, so every promise job the document queued has run by then. Node
  *    enforces the time limit (`Runtime.terminateExecution`) and replaces the page.
  *  - `worker`: a fresh dedicated Web Worker per document holding nunjucks-slim and the document
- *    runtime (`worker-entry.ts`), pre-started as a spare; it gets `{templates, data, limit}`, posts
+ *    runtime (`worker-entry.ts`), pre-started as a spare; it gets `{templates, data, limit, strict}`, posts
  *    one result and is terminated; the harness terminates it at the time limit.
  *
  * Template code never runs with this global: the harness only reads strings and plain data it
@@ -78,7 +78,7 @@ const NewChannel = MessageChannel;
 // the same hardened object: frozen functions that take plain values and return strings.
 const compartmentHelpers: DocumentHelpers | null = MODE === 'compartment' && NewCompartment ? harden(createDocumentHelpers()) : null;
 
-function evaluateInCompartment(templates: Record<string, string>, data: string, _timeoutMs: number, limit: number): Promise<HarnessResult> {
+function evaluateInCompartment(templates: Record<string, string>, data: string, _timeoutMs: number, limit: number, strict: boolean): Promise<HarnessResult> {
   const started = now();
   const names = keysOf(templates);
   const parts = names.map((name) => `${stringify(name)}: function () {\n${templates[name]}\n}`).join(',\n');
@@ -86,7 +86,7 @@ function evaluateInCompartment(templates: Record<string, string>, data: string, 
   try {
     const compartment = new NewCompartment!({ __options__: true, globals: { pressroomHelpers: compartmentHelpers } });
     const render = compartment.evaluate(`${DOCUMENT_RUNTIME_SOURCE}\n;pressroomDocument.create(${NUNJUCKS_EXPRESSION}, {${parts}}, pressroomHelpers)`);
-    text = typeof render === 'function' ? render(data, limit) : null;
+    text = typeof render === 'function' ? render(data, limit, strict) : null;
   } catch (e) {
     // SES refused the code (it is not code our compiler produces), or the document broke its own copy.
     let message = 'The template failed';
@@ -175,10 +175,10 @@ function runDocument(current: StartedWorker, message: unknown, timeoutMs: number
 }
 
 let spare: StartedWorker | null = null;
-function evaluateInWorker(templates: Record<string, string>, data: string, timeoutMs: number, limit: number): Promise<HarnessResult> {
+function evaluateInWorker(templates: Record<string, string>, data: string, timeoutMs: number, limit: number, strict: boolean): Promise<HarnessResult> {
   const current = spare ?? startFreshWorker();
   spare = null;
-  return runDocument(current, { templates, data, limit }, timeoutMs, keysOf(templates), limit, () => {
+  return runDocument(current, { templates, data, limit, strict }, timeoutMs, keysOf(templates), limit, () => {
     current.worker.terminate();
     // The next worker starts after this result is handed back, so its start-up does not delay it.
     setTimeout(() => {
@@ -223,7 +223,7 @@ page.pressroomEvaluator = { mode: MODE };
 if (MODE === 'worker') spare = startFreshWorker();
 else if (!NewCompartment) page.pressroomEvaluator = { mode: 'failed' };
 const evaluate = MODE === 'worker' ? evaluateInWorker : evaluateInCompartment;
-page.pressroomEvaluate = (sent: Record<string, string | null>, ids: Record<string, number>, data: string, timeoutMs: number, limit: number) => {
+page.pressroomEvaluate = (sent: Record<string, string | null>, ids: Record<string, number>, data: string, timeoutMs: number, limit: number, strict: unknown) => {
   const templates = heldTemplates(sent, ids);
-  return templates ? evaluate(templates, data, timeoutMs, limit) : { kind: 'miss' };
+  return templates ? evaluate(templates, data, timeoutMs, limit, strict === true) : { kind: 'miss' };
 };

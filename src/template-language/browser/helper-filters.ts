@@ -3,14 +3,23 @@
  * locale-aware numbers, currencies, percentages and dates, barcodes and QR codes (a SEPA payment
  * code among them), and Markdown. The work is done by `DocumentHelpers` (`document-helpers.ts`),
  * which lives where `Intl` is; this file reads the template's arguments Jinja2's way and decides
- * what a value that does not fit becomes (a warning, or an error naming the problem).
+ * what a value that does not fit becomes (a warning, or an error naming the problem; in a strict
+ * template a number or date that does not fit is an error too).
  */
 import type { DocumentHelpers, NumberOptions } from './document-helpers.js';
 import type { Nunjucks, NunjucksEnvironment } from './nunjucks-types.js';
 import { splitKeywords } from './printf-format.js';
 
-/** Reports a warning of the document being evaluated (`language.ts`). */
-export type Warn = (code: string, message: string) => void;
+/** How the language reports what a document's data got wrong (`language.ts`). */
+export interface Report {
+  /** A warning of the document being evaluated (each distinct one is kept once). */
+  warn(code: string, message: string): void;
+  /**
+   * A value of the data that does not fit: the `warning` (the document goes on), or in a strict
+   * template an error with the `error` text (the document fails).
+   */
+  invalid(code: string, texts: { warning: string; error: string }): void;
+}
 
 /** A filter's `this`: nunjucks' context, which can look up a variable of the data or a `{% set %}`. */
 type FilterThis = { lookup?: (name: string) => unknown } | undefined;
@@ -26,7 +35,7 @@ function localeOf(context: FilterThis, given: unknown): string {
   return typeof value === 'string' && value.trim() !== '' ? value.trim().replace(/_/g, '-') : DEFAULT_LOCALE;
 }
 
-export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, helpers: DocumentHelpers, warn: Warn): void {
+export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, helpers: DocumentHelpers, report: Report): void {
   const markSafe = nj.runtime.markSafe;
 
   /** The number in `value`, or undefined (after a warning when there was something else). */
@@ -34,7 +43,9 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
     if (value === undefined || value === null || value === '') return undefined;
     if (typeof value === 'number' && Number.isFinite(value)) return value;
     if (typeof value === 'string' && NUMERIC_TEXT.test(value.trim())) return Number(value.trim());
-    warn('INVALID_NUMBER', `${filter}: ${JSON.stringify(String(value)).slice(0, 60)} is not a number, printed as it is (send numbers as JSON numbers, like 1234.56)`);
+    const problem = `${filter}: ${JSON.stringify(String(value)).slice(0, 60)} is not a number`;
+    const hint = 'send numbers as JSON numbers, like 1234.56';
+    report.invalid('INVALID_NUMBER', { warning: `${problem}, printed as it is (${hint})`, error: `${problem} (${hint})` });
     return undefined;
   };
   /** What a filter prints for a value it could not format: the value itself, or nothing. */
@@ -74,7 +85,9 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
       if (typeof style !== 'string' || !DATE_STYLES.has(style)) throw new Error(`${name}: the format is one of short, medium, long, full; got ${JSON.stringify(style)}`);
       const timeZone = named?.timezone ?? positional[2];
       if (typeof value !== 'string' && typeof value !== 'number') {
-        warn('INVALID_DATE', `${name}: ${JSON.stringify(String(value)).slice(0, 60)} is not a date, printed as it is (send ISO 8601 text, like "2026-11-24")`);
+        const problem = `${name}: ${JSON.stringify(String(value)).slice(0, 60)} is not a date`;
+        const hint = 'send ISO 8601 text, like "2026-11-24"';
+        report.invalid('INVALID_DATE', { warning: `${problem}, printed as it is (${hint})`, error: `${problem} (${hint})` });
         return asGiven(value);
       }
       try {
@@ -86,7 +99,7 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
       } catch (error) {
         const message = String((error as { message?: unknown })?.message ?? error);
         if (!/is not a date/.test(message)) throw error;
-        warn('INVALID_DATE', `${name}: ${message}; printed as it is`);
+        report.invalid('INVALID_DATE', { warning: `${name}: ${message}; printed as it is`, error: `${name}: ${message}` });
         return asGiven(value);
       }
     };
@@ -103,7 +116,7 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
   };
   const draw = (type: string, value: unknown, named: Record<string, unknown> | null) => {
     if (value === undefined || value === null || value === '') {
-      warn('EMPTY_BARCODE', `${type}: no value to encode; nothing printed`);
+      report.warn('EMPTY_BARCODE', `${type}: no value to encode; nothing printed`);
       return '';
     }
     return markSafe(helpers.barcode(type, String(value), barcodeOptions(named)));

@@ -30,7 +30,7 @@ for (const name of ['fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', '
 }
 scope.onmessage = (event) => {
   scope.onmessage = null;
-  const msg = event.data as { templates: Record<string, string>; data: string; limit: number };
-  post(renderer.renderParts(msg.templates, (code) => makeFunction(code)(), msg.data, msg.limit));
+  const msg = event.data as { templates: Record<string, string>; data: string; limit: number; strict: boolean };
+  post(renderer.renderParts(msg.templates, (code) => makeFunction(code)(), msg.data, msg.limit, msg.strict === true));
 };
 post('ready');

@@ -81,6 +81,8 @@ export interface Template {
   page: PageSetup | null;
   kind: TemplateKind;
   canvas: Canvas | null;
+  /** Strict mode: missing required fields and undefined variables are a 422, not warnings. Absent (older servers) = false. */
+  strict?: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -123,6 +125,7 @@ export interface TemplateVersionContent extends TemplateVersion {
   fields_inferred: boolean;
   sample_data: Record<string, unknown> | null;
   page: PageSetup | null;
+  strict?: boolean;
 }
 
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';

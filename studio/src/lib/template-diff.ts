@@ -11,6 +11,8 @@ export interface TemplateSnapshot {
   css: string | null;
   page: PageSetup | null;
   sample_data: Record<string, unknown> | null;
+  /** Strict mode (shown with the page setup); absent = false. */
+  strict?: boolean;
 }
 
 export type DiffPart = 'html' | 'css' | 'header_html' | 'footer_html' | 'page' | 'sample_data';
@@ -41,7 +43,7 @@ const PARTS: { part: DiffPart; label: string; text(s: TemplateSnapshot): string 
   { part: 'css', label: 'CSS', text: (s) => s.css ?? '' },
   { part: 'header_html', label: 'Header', text: (s) => s.page?.header_html ?? '' },
   { part: 'footer_html', label: 'Footer', text: (s) => s.page?.footer_html ?? '' },
-  { part: 'page', label: 'Page setup', text: (s) => pageSetupLines(s.page) },
+  { part: 'page', label: 'Page setup', text: (s) => pageSetupLines(s.page) + (s.strict ? '\nstrict mode: on' : '') },
   { part: 'sample_data', label: 'Sample data', text: (s) => JSON.stringify(s.sample_data ?? {}, null, 2) },
 ];
 

@@ -64,6 +64,7 @@ export function TemplatesScreen() {
           sample_data: t.sample_data,
           ...(t.kind === 'image' ? { kind: 'image', canvas: t.canvas } : { page: t.page }),
           ...(t.fields_inferred ? {} : { fields: t.fields }),
+          ...(t.strict ? { strict: true } : {}),
         },
       });
       return `Duplicated as “${copy.name}”.`;

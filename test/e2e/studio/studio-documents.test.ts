@@ -2,7 +2,8 @@
  * The studio for real documents (issue 13, part C), end to end: the real service in-process (SQLite),
  * the built studio, Debian's Chromium driven by playwright-core. What a new user ran into: a number
  * field that swallowed `1.234,56`, a footer error placed on the HTML pane, a save banner that stayed
- * after the fix, template ids instead of names, the phone navigation cut off; and the asset screen.
+ * after the fix, template ids instead of names, the phone navigation cut off; the asset screen; and a
+ * variable the sample data lacks, warned of beside the preview (an error in strict mode).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -136,6 +137,26 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     const saved = (await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body;
     expect(saved.page).toMatchObject({ width: '100mm', height: '150mm', footer_html: '<div>Page <span class="pageNumber"></span> · {{ title }}</div>' });
     expect(saved.page.format).toBeUndefined();
+    expect(problems).toEqual([]);
+  });
+
+  it('warns of a variable the sample data lacks next to the preview; strict mode turns it into a problem at its line, and is saved', async () => {
+    const template = await createTemplate({ name: 'Strictly', html: '<h1>Letter</h1>\n<p>Dear {{ customer.name }}</p>', sample_data: { customer: {} } });
+    const { page, problems } = await studio();
+    await signIn(page, alice.apiKey, `/templates/${template.id}`);
+    const warnings = page.getByTestId('preview-warnings');
+    await warnings.waitFor({ timeout: 60_000 });
+    expect(await warnings.innerText()).toContain('"customer.name" is not in the data (line 2, column 12)');
+
+    await page.getByRole('tab', { name: 'Page setup' }).click();
+    await page.getByRole('checkbox', { name: 'Strict mode' }).check();
+    await expect.poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 60_000 }).toBe('error');
+    await page.getByRole('tab', { name: /HTML/ }).click();
+    await expect.poll(() => lintMarkerLines(page, 'html')).toEqual([2]);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.getByTestId('save-state').innerText()).toBe('Saved');
+    expect((await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body.strict).toBe(true);
+    await screenshot(page, 'strict-mode');
     expect(problems).toEqual([]);
   });
 

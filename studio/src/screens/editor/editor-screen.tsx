@@ -55,7 +55,7 @@ function Editor({ template }: { template: Template }) {
   const draft = t.draft!;
   const versions = useLoad(async () => (await api().json<{ versions: TemplateVersion[] }>('GET', `/v1/templates/${encodeURIComponent(template.id)}/versions`)).versions, [template.id]);
   const [runVersion, setRunVersion] = useState<number | null>(null);
-  const draftSnapshot: TemplateSnapshot = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), sample_data: t.data }), [draft, t.data]);
+  const draftSnapshot: TemplateSnapshot = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), sample_data: t.data, strict: draft.strict }), [draft, t.data]);
 
   const runThisVersion = (v: TemplateVersion) => {
     setRunVersion(v.version_number);
@@ -78,7 +78,7 @@ function Editor({ template }: { template: Template }) {
 
   const marginsInvalid = invalidMargins(draft).length > 0;
   const paper = paperProblem(draft);
-  const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), data: t.data }), [draft, t.data]);
+  const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), data: t.data, strict: draft.strict }), [draft, t.data]);
   const preview = usePreview(previewInput, {
     pausedReason: t.jsonError
       ? 'Preview paused: the sample data is not valid JSON.'

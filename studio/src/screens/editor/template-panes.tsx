@@ -1,6 +1,7 @@
 /**
  * The template's text panes (HTML, CSS, header, footer) and page setup, as tabs with problem badges.
- * An image template has no header, footer or paper: its last tab is the canvas size instead.
+ * An image template has no header, footer or paper: its last tab is the canvas size instead. Both
+ * kinds have the strict-mode setting on that last tab.
  */
 import { useMemo } from 'preact/hooks';
 import { CodeEditor } from '../../components/code-editor.js';
@@ -93,8 +94,24 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
       })}
       <TabPanel idPrefix="tpl" id="page" selected={selected === 'page'}>
         {kind === 'image' ? <CanvasForm draft={draft} update={update} /> : <PageSetupForm draft={draft} update={update} problems={byPane.get('page') ?? []} />}
+        <StrictModeSetting draft={draft} update={update} />
       </TabPanel>
     </section>
+  );
+}
+
+/** The template's strict mode (Jinja2's StrictUndefined), for PDF and image templates alike. */
+function StrictModeSetting({ draft, update }: { draft: Draft; update(patch: Partial<Draft>): void }) {
+  return (
+    <div class="page-setup">
+      <label class="field checkbox">
+        <input type="checkbox" checked={draft.strict} onChange={(e) => update({ strict: e.currentTarget.checked })} aria-describedby="strict-help" />
+        <span class="field-label">Strict mode</span>
+      </label>
+      <p class="help" id="strict-help">
+        A required field or variable missing from the data, or a text where a number belongs, is refused (422, nothing charged) instead of printing a blank with a warning.
+      </p>
+    </div>
   );
 }
 

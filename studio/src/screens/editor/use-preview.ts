@@ -17,6 +17,8 @@ export interface PreviewInput {
   css: string;
   page: PageSetup;
   data: Record<string, unknown>;
+  /** Render as a strict template: an undefined variable is a problem at its line, not a warning. */
+  strict: boolean;
 }
 
 export type PreviewStatus = 'idle' | 'waiting' | 'rendering' | 'ready' | 'error' | 'rate_limited' | 'paused';
@@ -61,7 +63,7 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
     const timer = setTimeout(async () => {
       setState((s) => ({ ...s, status: 'rendering' }));
       try {
-        const body = { html: input.html, css: input.css || undefined, page: input.page, data: input.data };
+        const body = { html: input.html, css: input.css || undefined, page: input.page, data: input.data, ...(input.strict ? { strict: true } : {}) };
         const response = await api().raw('POST', '/v1/templates/preview', { body, signal: controller.signal });
         const blob = await response.blob();
         if (controller.signal.aborted) return;

@@ -30,6 +30,8 @@ export interface Draft {
   orientation: Orientation;
   margin: Record<MarginSide, string>;
   tagged: boolean;
+  /** Strict mode: undefined variables and missing required fields are errors, not warnings. */
+  strict: boolean;
   /** Image templates: the canvas size as typed (CSS pixels). */
   canvas_width: string;
   canvas_height: string;
@@ -59,6 +61,7 @@ export function draftOf(t: Template): Draft {
     orientation: page.orientation ?? 'portrait',
     margin: { top: m.top ?? '', right: m.right ?? '', bottom: m.bottom ?? '', left: m.left ?? '' },
     tagged: page.tagged ?? true,
+    strict: t.strict ?? false,
     canvas_width: String(t.canvas?.width ?? 1080),
     canvas_height: String(t.canvas?.height ?? 1080),
   };
@@ -170,7 +173,7 @@ export function useTemplateDraft(template: Template | undefined) {
       setSaveError(JSON_NOT_SAVED);
       return Promise.resolve(false);
     }
-    const common = { name: draft.name.trim() || saved?.name, html: draft.html, css: draft.css, sample_data: data };
+    const common = { name: draft.name.trim() || saved?.name, html: draft.html, css: draft.css, sample_data: data, strict: draft.strict };
     // An image template has a canvas instead of a page setup (the API refuses `page` on it).
     if (saved?.kind === 'image') {
       if (invalidCanvas(draft).length) {
