@@ -121,3 +121,14 @@ export function pdfBarcodes(pdf: Buffer, page = 1, dpi = 200): string[] {
     }
   });
 }
+
+/** The files embedded in the PDF (qpdf's attachment names, e.g. `factur-x.xml`) with their text. */
+export function pdfAttachments(pdf: Buffer): Record<string, string> {
+  return withFile(pdf, (path) => {
+    const names = execFileSync('qpdf', ['--list-attachments', path], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => /^(.+?) -> /.exec(line)?.[1])
+      .filter((name): name is string => !!name);
+    return Object.fromEntries(names.map((name) => [name, execFileSync('qpdf', [`--show-attachment=${name}`, path], { encoding: 'utf8' })]));
+  });
+}

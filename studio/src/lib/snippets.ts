@@ -13,6 +13,8 @@ export interface SnippetInput {
   filename?: string;
   /** A template version's tag; omitted renders the draft. */
   version?: string;
+  /** An e-invoice to attach (docs/einvoice.md); XRechnung's binary answer is XML. */
+  einvoice?: { format: string; profile?: string; invoice: Record<string, unknown> };
 }
 
 export interface Snippets {
@@ -27,8 +29,12 @@ function requestBody(input: SnippetInput): Record<string, unknown> {
   if (input.mode === 'url') body.export_type = 'url';
   if (input.filename && input.mode !== 'binary') body.filename = input.filename;
   if (input.version) body.version = input.version;
+  if (input.einvoice) body.einvoice = input.einvoice;
   return body;
 }
+
+/** The file a binary answer is saved as: XML for XRechnung, else PDF. */
+const outputName = (input: SnippetInput) => `${input.filename || 'document'}.${input.einvoice?.format.startsWith('xrechnung') ? 'xml' : 'pdf'}`;
 
 const endpoint = (input: SnippetInput) => `${input.baseUrl.replace(/\/+$/, '')}/v1/pdf/${input.mode === 'async' ? 'create-async' : 'create'}`;
 
@@ -62,7 +68,7 @@ function curlSnippet(input: SnippetInput): string {
     `  -H 'content-type: application/json' \\`,
     `  -d ${shellQuote(body)}${input.mode === 'binary' ? ' \\' : ''}`,
   ];
-  if (input.mode === 'binary') lines.push(`  -o ${shellQuote(`${input.filename || 'document'}.pdf`)}`);
+  if (input.mode === 'binary') lines.push(`  -o ${shellQuote(outputName(input))}`);
   return lines.join('\n');
 }
 
@@ -77,7 +83,7 @@ function javascriptSnippet(input: SnippetInput): string {
     `if (!response.ok) throw new Error(\`\${response.status}: \${await response.text()}\`);`,
   ];
   if (input.mode === 'binary') {
-    return [`import { writeFile } from 'node:fs/promises';`, '', ...head, `await writeFile(${JSON.stringify(`${input.filename || 'document'}.pdf`)}, Buffer.from(await response.arrayBuffer()));`].join('\n');
+    return [`import { writeFile } from 'node:fs/promises';`, '', ...head, `await writeFile(${JSON.stringify(outputName(input))}, Buffer.from(await response.arrayBuffer()));`].join('\n');
   }
   if (input.mode === 'async') return [...head, `const { job_id } = await response.json();`, `// poll GET /v1/pdf/jobs/\${job_id} until status is completed or failed`].join('\n');
   return [...head, `const { url, filename, expires_in } = await response.json();`, `console.log(url);`].join('\n');
@@ -96,7 +102,7 @@ function pythonSnippet(input: SnippetInput): string {
     ')',
     'response.raise_for_status()',
   ];
-  if (input.mode === 'binary') lines.push(`with open(${JSON.stringify(`${input.filename || 'document'}.pdf`)}, "wb") as f:`, '    f.write(response.content)');
+  if (input.mode === 'binary') lines.push(`with open(${JSON.stringify(outputName(input))}, "wb") as f:`, '    f.write(response.content)');
   else if (input.mode === 'async') lines.push('job_id = response.json()["job_id"]', '# poll GET /v1/pdf/jobs/{job_id} until status is completed or failed');
   else lines.push('print(response.json()["url"])');
   return lines.join('\n');

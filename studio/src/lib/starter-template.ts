@@ -1,5 +1,9 @@
-/** What a new template starts with: a small invoice that shows variables, a loop and a condition. */
+/**
+ * What a new template starts with: a small invoice that shows variables, a loop and a condition, or
+ * (for PDF templates) the e-invoice starter of starter-einvoice.ts.
+ */
 import type { PageSetup } from './api-types.js';
+import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_NAME, EINVOICE_STARTER_PAGE } from './starter-einvoice.js';
 
 export const STARTER_HTML = `<h1>Invoice {{ invoice.number }}</h1>
 <p>Billed to <strong>{{ customer.name }}</strong></p>
@@ -36,6 +40,22 @@ export const STARTER_PAGE: PageSetup = {
   orientation: 'portrait',
   margin: { top: '20mm', right: '15mm', bottom: '20mm', left: '15mm' },
 };
+
+export type PdfStarterId = 'example' | 'einvoice';
+
+/** The PDF starters the "New template" dialog offers: the parts of the template it creates. */
+export const PDF_STARTERS: { id: PdfStarterId; label: string; help: string; html: string; css: string; sample_data: Record<string, unknown>; page: PageSetup }[] = [
+  { id: 'example', label: 'Small example', help: 'It starts as a small invoice example you can edit.', html: STARTER_HTML, css: STARTER_CSS, sample_data: STARTER_DATA, page: STARTER_PAGE },
+  {
+    id: 'einvoice',
+    label: EINVOICE_STARTER_NAME,
+    help: 'An invoice whose data is an EN 16931 e-invoice: Run can attach the same data as Factur-X, ZUGFeRD or XRechnung.',
+    html: EINVOICE_STARTER_HTML,
+    css: EINVOICE_STARTER_CSS,
+    sample_data: EINVOICE_STARTER_DATA,
+    page: EINVOICE_STARTER_PAGE,
+  },
+];
 
 /** What a new image template starts with: a card whose parts are layers (`data-layer`) to modify per render. */
 export const STARTER_IMAGE_HTML = `<div class="card" data-layer="card">

@@ -1,13 +1,18 @@
-/** The "New template" dialog: a name and a kind (PDF, or image with a canvas size), then the editor opens on a starter example. */
+/**
+ * The "New template" dialog: a name and a kind (PDF, with a choice of starters, or image with a canvas
+ * size), then the editor opens on the starter.
+ */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Canvas, TemplateKind } from '../lib/api-types.js';
-import { DEFAULT_CANVAS } from '../lib/starter-template.js';
+import { DEFAULT_CANVAS, PDF_STARTERS, type PdfStarterId } from '../lib/starter-template.js';
 
 export interface NewTemplate {
   name: string;
   kind: TemplateKind;
   /** Image templates only. */
   canvas?: Canvas;
+  /** PDF templates only: what it starts as. */
+  starter?: PdfStarterId;
 }
 
 const CANVAS_MIN = 16;
@@ -18,6 +23,7 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
   const dialog = useRef<HTMLDialogElement>(null);
   const [name, setName] = useState('');
   const [kind, setKind] = useState<TemplateKind>('pdf');
+  const [starter, setStarter] = useState<PdfStarterId>('example');
   const [width, setWidth] = useState(String(DEFAULT_CANVAS.width));
   const [height, setHeight] = useState(String(DEFAULT_CANVAS.height));
   const [busy, setBusy] = useState(false);
@@ -28,6 +34,7 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
     if (open && !d.open) {
       setName('');
       setKind('pdf');
+      setStarter('example');
       setWidth(String(DEFAULT_CANVAS.width));
       setHeight(String(DEFAULT_CANVAS.height));
       d.showModal();
@@ -44,7 +51,7 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
           if (!name.trim() || canvasInvalid) return;
           setBusy(true);
           try {
-            await onCreate({ name: name.trim(), kind, ...(kind === 'image' ? { canvas: { width: Number(width), height: Number(height) } } : {}) });
+            await onCreate({ name: name.trim(), kind, ...(kind === 'image' ? { canvas: { width: Number(width), height: Number(height) } } : { starter }) });
           } finally {
             setBusy(false);
           }
@@ -66,6 +73,17 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
             Image
           </label>
         </fieldset>
+        {kind === 'pdf' && (
+          <fieldset class="radio-group">
+            <legend class="field-label">Start from</legend>
+            {PDF_STARTERS.map((s) => (
+              <label key={s.id} class="radio">
+                <input type="radio" name="template-starter" checked={starter === s.id} onChange={() => setStarter(s.id)} />
+                {s.label}
+              </label>
+            ))}
+          </fieldset>
+        )}
         {kind === 'image' && (
           <div class="form-row">
             <label class="field">
@@ -79,7 +97,7 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
           </div>
         )}
         {canvasInvalid && <p class="field-error">Each side of the canvas is a whole number of pixels from {CANVAS_MIN} to {CANVAS_MAX}.</p>}
-        <p class="help">{kind === 'image' ? 'It starts as a card whose headline and subtitle are layers you can change per image.' : 'It starts as a small invoice example you can edit.'}</p>
+        <p class="help">{kind === 'image' ? 'It starts as a card whose headline and subtitle are layers you can change per image.' : PDF_STARTERS.find((s) => s.id === starter)?.help}</p>
         <div class="dialog-actions">
           <button type="button" class="button" onClick={onClose}>
             Cancel

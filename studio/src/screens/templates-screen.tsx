@@ -3,7 +3,7 @@ import { useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api/session.js';
 import type { Template, TemplateKind, TemplateSummary } from '../lib/api-types.js';
 import { formatTime } from '../lib/format.js';
-import { STARTER_CSS, STARTER_DATA, STARTER_HTML, STARTER_IMAGE_CSS, STARTER_IMAGE_DATA, STARTER_IMAGE_HTML, STARTER_PAGE } from '../lib/starter-template.js';
+import { PDF_STARTERS, STARTER_IMAGE_CSS, STARTER_IMAGE_DATA, STARTER_IMAGE_HTML } from '../lib/starter-template.js';
 import { confirmAction } from '../components/confirm-dialog.js';
 import { ErrorNotice, StatusNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
@@ -42,12 +42,13 @@ export function TemplatesScreen() {
     }
   };
 
-  const create = ({ name, kind: newKind, canvas }: NewTemplate) =>
+  const create = ({ name, kind: newKind, canvas, starter: starterId }: NewTemplate) =>
     run(async () => {
+      const starter = PDF_STARTERS.find((s) => s.id === starterId) ?? PDF_STARTERS[0]!;
       const body =
         newKind === 'image'
           ? { name, kind: 'image', canvas, html: STARTER_IMAGE_HTML, css: STARTER_IMAGE_CSS, sample_data: STARTER_IMAGE_DATA }
-          : { name, html: STARTER_HTML, css: STARTER_CSS, sample_data: STARTER_DATA, page: STARTER_PAGE };
+          : { name, html: starter.html, css: starter.css, sample_data: starter.sample_data, page: starter.page };
       const created = await api().json<Template>('POST', '/v1/templates', { body });
       setCreating(false);
       navigate(paths.editor(created.id));

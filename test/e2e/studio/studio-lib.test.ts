@@ -1,8 +1,13 @@
 /**
  * The studio's pure logic, without a browser: the generated form's data model, where server errors
- * land in the editor, the copy-paste snippets, and the line diff that compares template versions.
+ * land in the editor, the copy-paste snippets, the line diff that compares template versions, and the
+ * e-invoice request and findings.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { EXAMPLE_INVOICE, describeDelivered, einvoiceFindings, einvoiceRequest, formatPath, initialEInvoiceDraft, isFilledByEInvoice, jsonValueLines, lineOfField, looksLikeInvoice, resolveEInvoice } from '../../../studio/src/lib/einvoice.js';
+import { EINVOICE_STARTER_DATA } from '../../../studio/src/lib/starter-einvoice.js';
+import { SAMPLE_INVOICE } from '../../support/einvoice-samples.js';
 import { checkNumberInput, emptyRow, missingRequired, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
 import { describeProblem, isStale, onlyChangedPane, problemsFromBody, withSources } from '../../../studio/src/lib/problems.js';
 import { parseWarningHeaders } from '../../../studio/src/lib/warnings.js';
@@ -233,5 +238,84 @@ describe('formatting', () => {
     expect(readRateLimit(() => null)).toBeNull();
     expect(formatBalanceChange(1)).toBe('−1');
     expect(formatBalanceChange(-100)).toBe('+100');
+  });
+});
+
+describe('e-invoices', () => {
+  it('prefills the example of docs/einvoice.md, and the starter\'s data is that invoice', () => {
+    const docs = readFileSync(new URL('../../../docs/einvoice.md', import.meta.url), 'utf8');
+    const en16931 = /### Factur-X EN 16931\s+```json\n([\s\S]*?)\n```/.exec(docs);
+    expect(en16931, 'docs/einvoice.md has a Factur-X EN 16931 example').not.toBeNull();
+    expect(EXAMPLE_INVOICE).toEqual(JSON.parse(en16931![1]!).einvoice.invoice);
+    expect(EXAMPLE_INVOICE).toEqual(SAMPLE_INVOICE);
+    expect(EINVOICE_STARTER_DATA).toEqual(EXAMPLE_INVOICE);
+    expect(looksLikeInvoice(EINVOICE_STARTER_DATA)).toBe(true);
+    expect(looksLikeInvoice({ invoice: { number: 'INV-001' }, items: [] })).toBe(false);
+  });
+
+  it('sends a profile only with Factur-X and ZUGFeRD, and the data or the JSON as the invoice', () => {
+    const invoice = { number: '1' };
+    expect(einvoiceRequest('factur-x', 'basic', invoice)).toEqual({ format: 'factur-x', profile: 'basic', invoice });
+    expect(einvoiceRequest('xrechnung-cii', 'basic', invoice)).toEqual({ format: 'xrechnung-cii', invoice });
+    const data = { seller: {}, buyer: {}, lines: [] };
+    const draft = initialEInvoiceDraft(data);
+    expect(draft).toMatchObject({ attach: false, format: 'factur-x', profile: 'en16931', source: 'data' });
+    expect(initialEInvoiceDraft({ title: 'x' }).source).toBe('json');
+    expect(resolveEInvoice(draft, data)).toEqual({ request: null });
+    expect(resolveEInvoice({ ...draft, attach: true }, data)).toEqual({ request: { format: 'factur-x', profile: 'en16931', invoice: data } });
+    expect(resolveEInvoice({ ...draft, attach: true, source: 'json', json: '{"number": "7"}' }, data)).toEqual({ request: { format: 'factur-x', profile: 'en16931', invoice: { number: '7' } } });
+    expect(resolveEInvoice({ ...draft, attach: true, source: 'json', json: '{"number": ' }, data)).toMatchObject({ error: expect.stringContaining('not valid JSON') });
+    expect(resolveEInvoice({ ...draft, attach: true, source: 'json', json: '[1]' }, data)).toMatchObject({ error: expect.stringContaining('JSON object') });
+    expect(describeDelivered({ format: 'zugferd', profile: 'basic-wl' })).toBe('ZUGFeRD BASIC WL, its XML embedded as factur-x.xml in a PDF/A-3b');
+    expect(describeDelivered({ format: 'xrechnung-cii' })).toBe('XRechnung (CII): the XML itself (application/xml), no PDF');
+    expect(isFilledByEInvoice('einvoice.totals')).toBe(true);
+    expect(isFilledByEInvoice('einvoices')).toBe(false);
+  });
+
+  it('groups the findings of a 422 by rule id, with the field inside the invoice, and leaves other refusals alone', () => {
+    const body = {
+      detail: [
+        { loc: ['body', 'einvoice', 'invoice', 'lines', 2, 'vat_category'], msg: '[BR-CO-04] Each line needs a VAT category code', type: 'BR-CO-04' },
+        { loc: ['body', 'einvoice', 'invoice', 'totals', 'tax_inclusive'], msg: '[BR-CO-15] tax_inclusive is 1460.2', type: 'BR-CO-15' },
+        { loc: ['body', 'einvoice', 'invoice', 'lines', 0, 'vat_category'], msg: '[BR-CO-04] Each line needs a VAT category code', type: 'BR-CO-04' },
+        { loc: ['body', 'einvoice', 'profile'], msg: 'xrechnung-cii has no profiles', type: 'value_error' },
+        { loc: ['body', 'einvoice', 'invoice'], msg: 'The XML does not match its schema', type: 'xml_schema' },
+        { loc: ['body', 'filename'], msg: 'bad name', type: 'value_error' },
+      ],
+    };
+    const found = einvoiceFindings(body)!;
+    expect(found.rules.map((r) => r.rule)).toEqual(['BR-CO-04', 'BR-CO-15', 'value_error', 'xml_schema']);
+    expect(found.rules[0]!.findings).toEqual([
+      { path: 'lines[2].vat_category', invoiceLoc: ['lines', 2, 'vat_category'], message: 'Each line needs a VAT category code' },
+      { path: 'lines[0].vat_category', invoiceLoc: ['lines', 0, 'vat_category'], message: 'Each line needs a VAT category code' },
+    ]);
+    expect(found.rules[2]!.findings).toEqual([{ path: 'einvoice.profile', invoiceLoc: null, message: 'xrechnung-cii has no profiles' }]);
+    expect(found.rules[3]!.findings[0]!.path).toBe('');
+    expect(found.rest).toEqual([body.detail[5]]);
+    expect(einvoiceFindings({ detail: [body.detail[5]] })).toBeNull();
+    expect(einvoiceFindings({ error: 'TEMPLATE_NOT_FOUND', message: 'x' })).toBeNull();
+    expect(formatPath(['a', 0, 'b', 1])).toBe('a[0].b[1]');
+  });
+
+  it('finds the line of a field in the invoice JSON, or of the value around a missing one', () => {
+    const text = JSON.stringify(EXAMPLE_INVOICE, null, 2);
+    const lines = jsonValueLines(text);
+    const at = (loc: (string | number)[]) => text.split('\n')[lineOfField(lines, loc)! - 1]!.trim();
+    expect(at(['lines', 1, 'unit_code'])).toBe('"unit_code": "H87",');
+    expect(at(['seller', 'address', 'city'])).toBe('"city": "Berlin",');
+    expect(at(['buyer', 'vat_id'])).toBe('"buyer": {');
+    expect(lineOfField(lines, ['totals', 'tax_inclusive'])).toBe(1);
+    expect([...jsonValueLines('{"a\\"b": [1, {"c": "x\\\\"}],\n "d": {}}')]).toEqual([['', 1], ['a"b', 1], ['a"b[0]', 1], ['a"b[1]', 1], ['a"b[1].c', 1], ['d', 2]]);
+  });
+
+  it('writes the e-invoice into the snippets, and saves XRechnung\'s binary answer as XML', () => {
+    const base = { baseUrl: 'https://pdf.example.com', templateId: 'abcdefghijkl', data: {}, filename: 'inv' };
+    const facturx = buildSnippets({ ...base, mode: 'binary', einvoice: { format: 'factur-x', profile: 'en16931', invoice: { number: 'RE-1' } } });
+    expect(facturx.curl).toContain('"format": "factur-x"');
+    expect(facturx.curl).toContain("-o 'inv.pdf'");
+    const xrechnung = buildSnippets({ ...base, mode: 'binary', einvoice: { format: 'xrechnung-ubl', invoice: { number: 'RE-1' } } });
+    expect(xrechnung.curl).toContain("-o 'inv.xml'");
+    expect(xrechnung.python).toContain('"inv.xml"');
+    expect(buildSnippets({ ...base, mode: 'url' }).curl).not.toContain('einvoice');
   });
 });

@@ -6,6 +6,7 @@
 import { createContext } from 'preact';
 import { useContext, useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import type { Field, FieldSpec } from '../../lib/api-types.js';
+import { isFilledByEInvoice } from '../../lib/einvoice.js';
 import { checkNumberInput, emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
 
 interface Props {
@@ -178,11 +179,26 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
 
 export function DataForm({ fields, data, onChange, onInputValidity = () => undefined }: Props) {
   if (fields.length === 0) return <p class="empty">This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the template.</p>;
+  // `einvoice.*` is not data to type in: the service fills it when Run attaches an e-invoice.
+  const filled = fields.filter((f) => isFilledByEInvoice(f.key));
   return (
     <InputValidity.Provider value={onInputValidity}>
       <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
         {/* In the template's fields order (GET /v1/templates/{id}: `fields`), which the Fields tab can change. */}
-        {fields.map((field) => (field.type === 'array' ? <ArrayInput key={field.key} field={field} data={data} onChange={onChange} /> : <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />))}
+        {fields
+          .filter((f) => !isFilledByEInvoice(f.key))
+          .map((field) => (field.type === 'array' ? <ArrayInput key={field.key} field={field} data={data} onChange={onChange} /> : <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />))}
+        {filled.length > 0 && (
+          <p class="help">
+            {filled.map((f, i) => (
+              <span key={f.key}>
+                {i > 0 && ', '}
+                <code>{f.key}</code>
+              </span>
+            ))}
+            : filled in by the service when Run attaches an e-invoice.
+          </p>
+        )}
       </form>
     </InputValidity.Provider>
   );

@@ -1,10 +1,12 @@
 /**
  * Run: generate the real PDF (1 credit) with the form's data, from the saved draft or a version — sync
  * as a download link or as bytes, or async as a job polled until it finishes — and the same call as
- * curl / JavaScript / Python snippets.
+ * curl / JavaScript / Python snippets. Optionally with an e-invoice attached (einvoice-section.tsx):
+ * a refused invoice shows its findings by rule instead of a generic error.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, refreshAccount, setCredits } from '../../api/session.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, describeRefusal } from '../../api/client.js';
+import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
 import type { CreateAsyncResult, CreateUrlResult, Field, Job, TemplateVersion } from '../../lib/api-types.js';
 import { FILENAME, formatDuration, jobVersionText } from '../../lib/format.js';
 import { missingRequired, type DataObject } from '../../lib/form-data.js';
@@ -13,11 +15,16 @@ import { ErrorNotice } from '../../components/notice.js';
 import { Link, paths } from '../../router.js';
 import { SnippetsView } from './snippets-view.js';
 import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../lib/warnings.js';
+import { describeDelivered, einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice.js';
+import { EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
+
+/** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
+type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
 
 type Result =
-  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string; warnings: DocumentWarning[] }
-  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string; warnings: DocumentWarning[] }
-  | { kind: 'job'; job: Job | { id: string; status: Job['status'] } };
+  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string; warnings: DocumentWarning[]; einvoice: Attached }
+  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string; warnings: DocumentWarning[]; einvoice: Attached }
+  | { kind: 'job'; job: Job | { id: string; status: Job['status'] }; einvoice: Attached };
 
 interface RunPanelProps {
   templateId: string;
@@ -49,6 +56,10 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<Result | null>(null);
+  const [einvoiceDraft, setEInvoiceDraft] = useState(() => initialEInvoiceDraft(data));
+  // The refused invoice's findings, with the JSON text they were reported for (null: the invoice was the data).
+  const [findings, setFindings] = useState<{ rules: EInvoiceRuleFindings[]; json: string | null } | null>(null);
+  const credits = useSession().account?.credits ?? null;
   const alive = useRef(true);
   const blobUrl = useRef<string | null>(null);
   useEffect(
@@ -64,12 +75,17 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
   // A version deleted since it was chosen is no longer offered: Run falls back to the draft.
   const chosen = versions.find((v) => v.version_number === version);
   const from = describeSource(chosen);
+  const resolved = useMemo(() => resolveEInvoice(einvoiceDraft, data), [einvoiceDraft, data]);
+  const einvoice = 'request' in resolved ? resolved.request : null;
+  const einvoiceProblem = 'error' in resolved ? resolved.error : null;
+  const attached: Attached = einvoice ? { format: einvoice.format, profile: einvoice.profile } : null;
+  const xmlOnly = !!einvoice && !isHybridFormat(einvoice.format);
 
   const pollJob = async (id: string) => {
     for (let i = 0; i < 300 && alive.current; i++) {
       const job = await api().json<Job>('GET', `/v1/pdf/jobs/${encodeURIComponent(id)}`);
       if (!alive.current) return;
-      setResult({ kind: 'job', job });
+      setResult({ kind: 'job', job, einvoice: attached });
       if (job.status === 'completed' || job.status === 'failed') return;
       await sleep(i < 10 ? 1000 : 2000);
     }
@@ -77,7 +93,7 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
 
   const generate = async (event: Event) => {
     event.preventDefault();
-    if (filenameInvalid) return;
+    if (filenameInvalid || einvoiceProblem) return;
     if (inputsProblem) {
       setError(`Not generated, nothing charged: ${inputsProblem}. Fix the form first.`);
       return;
@@ -85,20 +101,23 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
     setBusy(true);
     setError(null);
     setResult(null);
+    setFindings(null);
     // The tag names the version as a client would; tags are unique per template.
-    const base = { template_id: templateId, data, ...(filename && mode !== 'binary' ? { filename } : {}), ...(chosen ? { version: chosen.tag } : {}) };
+    const base = { template_id: templateId, data, ...(filename && mode !== 'binary' ? { filename } : {}), ...(chosen ? { version: chosen.tag } : {}), ...(einvoice ? { einvoice } : {}) };
     try {
       if (mode === 'url') {
         const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
         setCredits(r.credits_remaining);
-        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from, warnings: readWarnings(r.warnings) });
+        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from, warnings: readWarnings(r.warnings), einvoice: attached });
       } else if (mode === 'binary') {
         const response = await api().raw('POST', '/v1/pdf/create', { body: { ...base, export_type: 'binary' } });
-        const blob = new Blob([await response.blob()], { type: 'application/pdf' });
+        // XRechnung answers its XML (application/xml) instead of a PDF.
+        const xml = (response.headers.get('content-type') ?? '').startsWith('application/xml');
+        const blob = new Blob([await response.blob()], { type: xml ? 'application/xml' : 'application/pdf' });
         if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
         blobUrl.current = URL.createObjectURL(blob);
-        const name = `${filename || 'document'}.pdf`;
-        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings });
+        const name = `${filename || 'document'}.${xml ? 'xml' : 'pdf'}`;
+        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings, einvoice: attached });
         const a = document.createElement('a');
         a.href = blobUrl.current;
         a.download = name;
@@ -107,11 +126,18 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
       } else {
         const r = await api().json<CreateAsyncResult>('POST', '/v1/pdf/create-async', { body: base });
         setCredits(r.credits_remaining);
-        setResult({ kind: 'job', job: { id: r.job_id, status: r.status } });
+        setResult({ kind: 'job', job: { id: r.job_id, status: r.status }, einvoice: attached });
         await pollJob(r.job_id);
       }
     } catch (e) {
-      if (alive.current) setError((e as Error).message);
+      if (!alive.current) return;
+      // A refused e-invoice: its findings by rule (anything else the 422 names stays a plain error).
+      const refused = e instanceof ApiError && e.status === 422 ? einvoiceFindings(e.body) : null;
+      if (refused) {
+        setFindings({ rules: refused.rules, json: einvoiceDraft.source === 'json' ? einvoiceDraft.json : null });
+        if (refused.rest.length > 0) setError(describeRefusal(new ApiError(422, { detail: refused.rest })));
+        void refreshAccount().catch(() => undefined);
+      } else setError((e as Error).message);
     } finally {
       if (alive.current) setBusy(false);
     }
@@ -157,11 +183,13 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
           </p>
         )}
         {missing.length > 0 && <p class="notice notice-warning">Required fields without a value: {missing.map((f) => f.label).join(', ')}.</p>}
-        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem}>
-          {busy ? 'Generating…' : 'Generate PDF'}
+        <EInvoiceSection draft={einvoiceDraft} onChange={setEInvoiceDraft} data={data} problem={einvoiceProblem} findings={findings?.json != null ? findings : null} />
+        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem}>
+          {busy ? 'Generating…' : xmlOnly ? 'Generate XML' : 'Generate PDF'}
         </button>
       </form>
       <ErrorNotice>{error}</ErrorNotice>
+      {findings && <EInvoiceFindings rules={findings.rules} credits={credits} />}
       <div aria-live="polite" class="run-result" data-testid="run-result">
         {result?.kind === 'url' && (
           <p class="notice notice-success">
@@ -178,6 +206,11 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
           </p>
         )}
         {result?.kind === 'job' && <JobResult job={result.job} />}
+        {result?.einvoice && (result.kind !== 'job' || result.job.status === 'completed') && (
+          <p class="notice notice-success" data-testid="einvoice-result">
+            E-invoice: {describeDelivered(result.einvoice)}.
+          </p>
+        )}
         {result && result.kind !== 'job' && result.warnings.length > 0 && (
           <div class="notice notice-warning">
             <p>Generated with {result.warnings.length === 1 ? 'a warning' : `${result.warnings.length} warnings`}:</p>
@@ -192,7 +225,7 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
           </div>
         )}
       </div>
-      <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} version={chosen?.tag} />
+      <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} version={chosen?.tag} einvoice={einvoice ?? undefined} />
     </section>
   );
 }

@@ -4,6 +4,7 @@ import { CopyButton } from '../../components/copy-button.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
 import { buildSnippets, type RunMode, type Snippets } from '../../lib/snippets.js';
 import type { DataObject } from '../../lib/form-data.js';
+import type { EInvoiceRequest } from '../../lib/einvoice.js';
 
 const LANGS: { id: keyof Snippets; label: string }[] = [
   { id: 'curl', label: 'curl' },
@@ -11,9 +12,9 @@ const LANGS: { id: keyof Snippets; label: string }[] = [
   { id: 'python', label: 'Python' },
 ];
 
-export function SnippetsView({ templateId, data, mode, filename, version }: { templateId: string; data: DataObject; mode: RunMode; filename?: string; version?: string }) {
+export function SnippetsView({ templateId, data, mode, filename, version, einvoice }: { templateId: string; data: DataObject; mode: RunMode; filename?: string; version?: string; einvoice?: EInvoiceRequest }) {
   const [lang, setLang] = useState<keyof Snippets>('curl');
-  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename, version }), [templateId, data, mode, filename, version]);
+  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename, version, einvoice }), [templateId, data, mode, filename, version, einvoice]);
   return (
     <div class="snippets">
       <h3>Call it from code</h3>

@@ -1,0 +1,144 @@
+/**
+ * Run → E-invoice (issue 16): attach an EN 16931 invoice to the generation — the format and profile, and
+ * the invoice either as the template's own data or as its own JSON (prefilled with a complete example) —
+ * and, when the service refuses the invoice, its findings grouped by rule.
+ */
+import { useMemo } from 'preact/hooks';
+import { CodeEditor, type EditorProblem } from '../../components/code-editor.js';
+import {
+  EINVOICE_FORMATS,
+  EINVOICE_PROFILES,
+  EXAMPLE_INVOICE,
+  isHybridFormat,
+  jsonValueLines,
+  lineOfField,
+  looksLikeInvoice,
+  type EInvoiceDraft,
+  type EInvoiceFormat,
+  type EInvoiceProfile,
+  type EInvoiceRuleFindings,
+} from '../../lib/einvoice.js';
+import type { DataObject } from '../../lib/form-data.js';
+
+interface EInvoiceSectionProps {
+  draft: EInvoiceDraft;
+  onChange(draft: EInvoiceDraft): void;
+  data: DataObject;
+  /** Why the invoice cannot be sent as it is (invalid JSON), shown under the editor. */
+  problem: string | null;
+  /** The findings of the last refusal of the invoice's own JSON, marked at their lines while that text is unchanged. */
+  findings: { rules: EInvoiceRuleFindings[]; json: string | null } | null;
+}
+
+/** Lint markers for findings: each at its field's line (or the enclosing value's, for a missing field). */
+function findingMarkers(findings: EInvoiceSectionProps['findings']): EditorProblem[] {
+  if (!findings?.json) return [];
+  const lines = jsonValueLines(findings.json);
+  return findings.rules.flatMap((group) =>
+    group.findings.filter((f) => f.invoiceLoc).map((f) => ({ line: lineOfField(lines, f.invoiceLoc!), message: `${group.rule}: ${f.message}`, source: findings.json! })),
+  );
+}
+
+export function EInvoiceSection({ draft, onChange, data, problem, findings }: EInvoiceSectionProps) {
+  const markers = useMemo(() => findingMarkers(findings), [findings]);
+  const set = (patch: Partial<EInvoiceDraft>) => onChange({ ...draft, ...patch });
+  const format = EINVOICE_FORMATS.find((f) => f.id === draft.format)!;
+  return (
+    <fieldset class="einvoice">
+      <legend class="field-label">
+        E-invoice
+      </legend>
+      <label class="check">
+        <input type="checkbox" checked={draft.attach} onChange={(e) => set({ attach: e.currentTarget.checked })} />
+        Attach an e-invoice (EN 16931)
+      </label>
+      {draft.attach && (
+        <div class="einvoice-body">
+          <div class="form-row">
+            <div class="field">
+              <label class="field-label" for="einvoice-format">
+                Format
+              </label>
+              <select id="einvoice-format" value={draft.format} onChange={(e) => set({ format: e.currentTarget.value as EInvoiceFormat })}>
+                {EINVOICE_FORMATS.map((f) => (
+                  <option key={f.id} value={f.id}>
+                    {f.label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            {isHybridFormat(draft.format) && (
+              <div class="field">
+                <label class="field-label" for="einvoice-profile">
+                  Profile
+                </label>
+                <select id="einvoice-profile" value={draft.profile} onChange={(e) => set({ profile: e.currentTarget.value as EInvoiceProfile })}>
+                  {EINVOICE_PROFILES.map((p) => (
+                    <option key={p.id} value={p.id}>
+                      {p.label}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            )}
+          </div>
+          <p class="help">
+            Delivers {format.output}. The invoice is checked against the EN 16931 rules{draft.format.startsWith('xrechnung') ? " and XRechnung's" : ''} before anything is charged.
+          </p>
+          <fieldset class="radio-group">
+            <legend class="field-label">Invoice</legend>
+            <label class="radio">
+              <input type="radio" name="einvoice-source" checked={draft.source === 'data'} onChange={() => set({ source: 'data' })} />
+              The template's data
+            </label>
+            <label class="radio">
+              <input type="radio" name="einvoice-source" checked={draft.source === 'json'} onChange={() => set({ source: 'json' })} />
+              Its own JSON
+            </label>
+          </fieldset>
+          {draft.source === 'data' ? (
+            looksLikeInvoice(data) ? (
+              <p class="help">The data above is sent both as the template's data and as the invoice.</p>
+            ) : (
+              <p class="notice notice-warning">The data has no seller, buyer and lines, so it is not an invoice: use its own JSON, or start from the “Invoice (Factur-X EN 16931)” template.</p>
+            )
+          ) : (
+            <div class="code-panel einvoice-json">
+              <CodeEditor id="editor-einvoice-invoice" label="Invoice (JSON)" language="json" value={draft.json} onChange={(json) => set({ json })} problems={markers} />
+              <button type="button" class="button button-small" onClick={() => set({ json: JSON.stringify(EXAMPLE_INVOICE, null, 2) })}>
+                Reset to the example
+              </button>
+            </div>
+          )}
+          {problem && <p class="field-error">{problem}.</p>}
+        </div>
+      )}
+    </fieldset>
+  );
+}
+
+/** A refused invoice: one entry per rule id, each listing the field (inside the invoice) and the message. */
+export function EInvoiceFindings({ rules, credits }: { rules: EInvoiceRuleFindings[]; credits: number | null }) {
+  const count = rules.reduce((n, r) => n + r.findings.length, 0);
+  return (
+    <div class="notice notice-error einvoice-findings" role="alert" data-testid="einvoice-findings">
+      <p>
+        The e-invoice was refused: {count === 1 ? 'one finding' : `${count} findings`}. Nothing was charged{credits === null ? '' : ` (balance: ${credits} ${credits === 1 ? 'credit' : 'credits'})`}.
+      </p>
+      <ul>
+        {rules.map((group) => (
+          <li key={group.rule} data-rule={group.rule}>
+            <strong class="rule-id">{group.rule}</strong>
+            <ul>
+              {group.findings.map((f, i) => (
+                <li key={i}>
+                  {f.path ? <code class="finding-path">{f.path}</code> : <span class="finding-path">the invoice</span>}: {f.message}
+                </li>
+              ))}
+            </ul>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
