@@ -12,6 +12,7 @@ import type { DataObject } from '../../lib/form-data.js';
 import { ErrorNotice, StatusNotice } from '../../components/notice.js';
 import { useLoad } from '../../components/use-load.js';
 import { describeSource } from './run-panel.js';
+import { VersionSelect } from './version-select.js';
 
 type Edits = Record<string, Omit<Modification, 'name'>>;
 
@@ -183,19 +184,7 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
         </div>
       )}
       <form onSubmit={render} class="run-form">
-        <div class="field">
-          <label class="field-label" for="run-template">
-            Template
-          </label>
-          <select id="run-template" value={chosen ? String(chosen.version_number) : ''} onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}>
-            <option value="">Draft (saved template)</option>
-            {versions.map((v) => (
-              <option key={v.version_number} value={String(v.version_number)}>
-                Version {v.version_number} · {v.tag}
-              </option>
-            ))}
-          </select>
-        </div>
+        <VersionSelect versions={versions} chosen={chosen} onVersion={onVersion} />
         <div class="form-row">
           <div class="field">
             <label class="field-label" for="image-format">

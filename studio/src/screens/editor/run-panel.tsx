@@ -17,6 +17,7 @@ import { SnippetsView } from './snippets-view.js';
 import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../lib/warnings.js';
 import { describeDelivered, einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice.js';
 import { EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
+import { VersionSelect } from './version-select.js';
 
 /** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
 type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
@@ -147,19 +148,7 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
     <section class="panel run" aria-labelledby="run-title">
       <h2 id="run-title">Run</h2>
       <form onSubmit={generate} class="run-form">
-        <div class="field">
-          <label class="field-label" for="run-template">
-            Template
-          </label>
-          <select id="run-template" value={chosen ? String(chosen.version_number) : ''} onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}>
-            <option value="">Draft (saved template)</option>
-            {versions.map((v) => (
-              <option key={v.version_number} value={String(v.version_number)}>
-                Version {v.version_number} · {v.tag}
-              </option>
-            ))}
-          </select>
-        </div>
+        <VersionSelect versions={versions} chosen={chosen} onVersion={onVersion} />
         <fieldset class="radio-group">
           <legend class="field-label">Output</legend>
           {MODES.map((m) => (
