@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AccountService } from '../../accounts/accounts.js';
 import type { CreditLedger } from '../../credits/ledger.js';
 import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../schemas.js';
+import { templateFoxShape } from '../templatefox-clients.js';
 
 const Transaction = Type.Object({
   transaction_ref: Type.String({ format: 'uuid', description: 'Unique reference' }),
@@ -31,15 +32,15 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
         200: Type.Object({
           credits: Type.Integer({ description: 'Remaining credits' }),
           email: Nullable(Type.String({ description: "The account's e-mail address" })),
-          account_id: Type.String({ description: 'Account ID (Pressroom; not in TemplateFox\'s answer)' }),
-          plan: StringEnum(['free', 'pro', 'enterprise'] as const, { description: 'Rate-limit plan (Pressroom; not in TemplateFox\'s answer)' }),
+          account_id: Type.Optional(Type.String({ description: 'Account ID (Pressroom; not in TemplateFox\'s answer, and left out for its Go SDK: docs/templatefox.md)' })),
+          plan: Type.Optional(StringEnum(['free', 'pro', 'enterprise'] as const, { description: 'Rate-limit plan (Pressroom; not in TemplateFox\'s answer, and left out for its Go SDK: docs/templatefox.md)' })),
         }),
         ...errorResponses(401, 422, 429),
       },
     },
     handler: async (request) => {
       const account = await deps.accounts.get(request.caller.accountId);
-      return { credits: account.credits, email: account.email, account_id: account.id, plan: account.plan };
+      return templateFoxShape(request, { credits: account.credits, email: account.email, account_id: account.id, plan: account.plan }, ['account_id', 'plan']);
     },
   });
 

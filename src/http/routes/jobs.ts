@@ -13,6 +13,7 @@ import { ValidationError } from '../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../examples.js';
 import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../schemas.js';
 import { IdempotencyHeaders, checkDeliveryOptions, generationFields, generationOptions } from './pdf.js';
+import { templateFoxShape } from '../templatefox-clients.js';
 
 const CreateAsyncBody = Type.Object({
   ...generationFields,
@@ -54,10 +55,10 @@ const JobSchema = Type.Object({
   result_s3_key: Nullable(Type.String({ description: 'Key, when stored in S3' })),
   error_message: Nullable(Type.String({ description: 'Why the job failed' })),
   error_code: Nullable(Type.String({ description: 'Coded reason of a failure, e.g. TEMPLATE_RENDER_ERROR' })),
-  version: Nullable(Type.Object({
+  version: Type.Optional(Nullable(Type.Object({
     number: Type.Integer({ description: 'Version number' }),
     tag: Nullable(Type.String({ description: 'The tag the version had when the job was accepted' })),
-  }), { description: 'The template version the job renders; null: the draft as it was when the job ran' }),
+  }), { description: 'The template version the job renders; null: the draft as it was when the job ran (left out for TemplateFox\'s Go SDK: docs/templatefox.md)' })),
   warnings: DocumentWarnings,
 }, { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' });
 
@@ -69,6 +70,9 @@ function checkWebhookOptions(body: CreateAsyncBody): void {
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
+
+/** What Pressroom adds to TemplateFox's job answer (templatefox-clients.ts). */
+const JOB_ADDITIONS = ['version', 'warnings'] as const;
 
 function jobJson(job: Job): Static<typeof JobSchema> {
   return {
@@ -153,7 +157,7 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempo
         params: Type.Object({ job_id: Type.String({ description: 'Job ID, as create-async answered it' }) }),
         response: { 200: Type.Unsafe({ $ref: 'JobStatusResponse#' }), ...errorResponses(401, 404, 422, 429) },
       },
-      handler: async (request) => jobJson(await deps.jobs.get(request.caller.accountId, request.params.job_id)),
+      handler: async (request) => templateFoxShape(request, jobJson(await deps.jobs.get(request.caller.accountId, request.params.job_id)), JOB_ADDITIONS),
     });
   }
 
@@ -182,7 +186,7 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempo
       const limit = request.query.limit ?? 20;
       const offset = request.query.offset ?? 0;
       const { jobs, total } = await deps.jobs.list(request.caller.accountId, { status: request.query.status, limit, offset });
-      return { jobs: jobs.map(jobJson), total, limit, offset };
+      return { jobs: jobs.map((job) => templateFoxShape(request, jobJson(job), JOB_ADDITIONS)), total, limit, offset };
     },
   });
 }

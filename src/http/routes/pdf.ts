@@ -10,6 +10,7 @@ import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../examples.js';
 import { EInvoiceRequestSchema } from '../../einvoice/einvoice.js';
 import { JsonObject, Nullable, PdfBytes, StringEnum, TEMPLATE_ID, errorResponses, mediaResponse } from '../schemas.js';
+import { templateFoxShape, wantsTemplateFoxPropertiesOnly } from '../templatefox-clients.js';
 
 /** A template version named by its tag or its number (create, create-async and preview take one). */
 export function versionRef(description: string) {
@@ -203,6 +204,8 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
       });
       settleWhenAnswered(reply, result);
       const json = jsonAnswer(result, options.expirationSeconds);
+      // A client that takes TemplateFox's properties only gets the warnings in the headers.
+      if (json && wantsTemplateFoxPropertiesOnly(request)) return setWarningHeaders(reply, result.warnings).send(templateFoxShape(request, json, ['warnings']));
       if (json) return reply.send(json);
       const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
       if (d.contentType === 'application/xml') return sendPdf(setWarningHeaders(reply, result.warnings), d.pdf, d.filename, result.creditsRemaining).header('content-type', 'application/xml');
