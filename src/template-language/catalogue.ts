@@ -149,7 +149,7 @@ const JINJA2_GLOBALS: Row[] = [
 ];
 
 const OTHER_GLOBALS: Row[] = [
-  ['asset', 'pressroom', '`asset("logo.png")`: the URL of the account\'s asset of that name (docs/templates.md#assets)'],
+  ['asset', 'pressroom', '`asset("logo.png")`: the URL of the account\'s asset of that name (docs/assets.md#assets-in-templates)'],
   ['sepa_qrcode', 'pressroom', '`sepa_qrcode(iban=…, name=…, amount=…, reference=…)`: the EPC payment QR code (GiroCode) banking apps read'],
 ];
 
