@@ -59,7 +59,7 @@ const port = (images.address() as { port: number }).port;
 
 const t = await startTestApp('sqlite', { PRESSROOM_REMOTE_RESOURCE_HOSTS: `127.0.0.1:${port}`, PRESSROOM_RENDER_CONCURRENCY: '1' });
 try {
-  const account = await t.createAccount({ credits: 10 * n + 20, plan: 'pro' });
+  const account = await t.createAccount({ credits: 10 * n + 20, plan: 'enterprise', rate_limit: { per_minute: 100_000, per_day: 1_000_000 } });
   const rows = Array.from({ length: 12 }, (_, i) => `<tr><td>Item ${i + 1}</td><td>{{ qty }}</td><td>{{ price }}</td></tr>`).join('');
   const body = (src: string) => `<img src="${src}" width="120"><h1>Invoice {{ number }}</h1><table>${rows}</table>`;
   const make = async (name: string, src: string) => (await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name, html: body(src) } })).body.id as string;
