@@ -194,7 +194,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         return { delivery: await deliver(accountId, image.bytes, options), renderMs, warnings: [...fieldWarnings, ...image.warnings] };
       }
       // Checked in prepare (before the charge); built again here from the same request.
-      const einvoice: BuiltEInvoice | undefined = options.einvoice ? buildEInvoice(options.einvoice, options.pdfVariant) : undefined;
+      const einvoice: BuiltEInvoice | undefined = options.einvoice ? await buildEInvoice(options.einvoice, options.pdfVariant) : undefined;
       if (einvoice && !isHybridFormat(einvoice.format)) {
         return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started) };
       }

@@ -1,9 +1,10 @@
 /**
  * E-invoices (issue 16): one EN 16931 invoice as JSON → the XML of the requested syntax, checked
  * before anything is charged. The order, per request:
- *   request shape (TypeBox, in the route) → format/profile/PDF variant fit → EN 16931 + XRechnung
- *   business rules and code lists on the JSON (business-rules.ts) → totals (totals.ts) → XML
- *   (cii-xml.ts / ubl-xml.ts) → the XML against the syntax's schema (xml-schema-check.ts).
+ *   request shape (TypeBox, in the route) → exactly one of invoice and xml → format/profile/PDF variant
+ *   fit → EN 16931 + XRechnung business rules and code lists on the JSON (business-rules.ts) → totals
+ *   (totals.ts) → XML (cii-xml.ts / ubl-xml.ts) → the XML against the syntax's schema (xml-schema-check.ts).
+ * Or, with `einvoice.xml`, the customer's own XML: form, syntax, profile and schema (supplied-xml.ts).
  * Every failure is a ValidationError (422) with one detail item per failed rule, raised from
  * `checkEInvoice`, which documents.prepare calls before the credit is reserved. `buildEInvoice` makes
  * the same XML again when the paid work runs (the XML is a pure function of the request).
@@ -12,7 +13,8 @@
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 import { checkBusinessRules } from './business-rules.js';
 import { buildCiiXml } from './cii-xml.js';
-import type { EInvoiceFormat, EInvoiceProfile, EInvoiceRequest } from './invoice-schema.js';
+import type { EInvoiceFormat, EInvoiceProfile, EInvoiceRequest, Invoice } from './invoice-schema.js';
+import { checkSuppliedXml } from './supplied-xml.js';
 import { computeTotals, formatCents, type InvoiceTotals } from './totals.js';
 import { buildUblXml } from './ubl-xml.js';
 import { checkCiiSchema, checkWellFormed } from './xml-schema-check.js';
@@ -22,10 +24,11 @@ export { EInvoiceRequestSchema, InvoiceSchema, type EInvoiceRequest, type Invoic
 /** An e-invoice made from a request. */
 export interface BuiltEInvoice {
   format: EInvoiceFormat;
-  /** The Factur-X profile; 'en16931' for XRechnung (its content level). */
+  /** The Factur-X profile (read from the XML when the customer sent one); 'en16931' for XRechnung (its content level). */
   profile: EInvoiceProfile;
   xml: string;
-  totals: InvoiceTotals;
+  /** The amounts computed from the invoice; null for the customer's own XML (there is no invoice to compute from). */
+  totals: InvoiceTotals | null;
 }
 
 /** True for the formats delivered inside a PDF (Factur-X, ZUGFeRD); XRechnung is XML only. */
@@ -34,6 +37,18 @@ export function isHybridFormat(format: EInvoiceFormat): boolean {
 }
 
 const LOC = ['body', 'einvoice'] as const;
+
+/** What the e-invoice is made from: exactly one of the invoice as JSON and the customer's XML. */
+function sourceOf(request: EInvoiceRequest): { invoice: Invoice } | { xml: string } {
+  if (request.invoice !== undefined && request.xml === undefined) return { invoice: request.invoice };
+  if (request.xml !== undefined && request.invoice === undefined) return { xml: request.xml };
+  const which = request.invoice === undefined ? 'neither' : 'both';
+  throw new ValidationError([{
+    loc: [...LOC],
+    msg: `einvoice needs exactly one of invoice (the invoice as JSON; the service builds the XML) and xml (your own CII or UBL XML, as a string); this request has ${which}`,
+    type: 'value_error',
+  }]);
+}
 
 /** What the request asks that the format cannot do: a profile for XRechnung, a PDF/A without attachments. */
 function checkFit(request: EInvoiceRequest, pdfVariant: string | null | undefined): ValidationIssue[] {
@@ -47,37 +62,61 @@ function checkFit(request: EInvoiceRequest, pdfVariant: string | null | undefine
   return issues;
 }
 
-/** Builds the XML; throws a ValidationError for a request that breaks a rule (no XSD pass: see checkEInvoice). */
-export function buildEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): BuiltEInvoice {
-  const issues = [...checkFit(request, pdfVariant), ...checkBusinessRules(request.invoice, request.format)];
+/** Builds the XML from the invoice; throws a ValidationError with the misfits and every rule the invoice breaks. */
+function buildFromInvoice(request: EInvoiceRequest, invoice: Invoice, misfits: ValidationIssue[]): BuiltEInvoice {
+  const issues = [...misfits, ...checkBusinessRules(invoice, request.format)];
   if (issues.length > 0) throw new ValidationError(issues);
-  const totals = computeTotals(request.invoice);
+  const totals = computeTotals(invoice);
   const profile = request.profile ?? 'en16931';
   const xml = request.format === 'xrechnung-ubl'
-    ? buildUblXml({ invoice: request.invoice, totals })
-    : buildCiiXml({ invoice: request.invoice, totals, profile: request.format === 'xrechnung-cii' ? 'xrechnung' : profile });
+    ? buildUblXml({ invoice, totals })
+    : buildCiiXml({ invoice, totals, profile: request.format === 'xrechnung-cii' ? 'xrechnung' : profile });
   return { format: request.format, profile: isHybridFormat(request.format) ? profile : 'en16931', xml, totals };
 }
 
-/** Everything checkable before a charge: the rules, then the built XML against its schema. */
-export async function checkEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): Promise<BuiltEInvoice> {
-  const built = buildEInvoice(request, pdfVariant);
+/** The built XML against its schema; the rules passed, so a finding is something the model let through. */
+async function checkBuiltSchema(built: BuiltEInvoice): Promise<void> {
   const findings = built.format === 'xrechnung-ubl' ? await checkWellFormed(built.xml) : await checkCiiSchema(built.xml, built.profile);
-  if (findings.length > 0) {
-    // The rules above passed, so the model let through something the syntax cannot say: report each
-    // schema message (with its XML line) rather than sending an invalid invoice.
-    throw new ValidationError(findings.map((f) => ({
-      loc: [...LOC, 'invoice'],
-      msg: `The ${built.format} XML does not match its schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
-      type: 'xml_schema',
-    })));
+  if (findings.length === 0) return;
+  // Report each schema message (with its XML line) rather than sending an invalid invoice.
+  throw new ValidationError(findings.map((f) => ({
+    loc: [...LOC, 'invoice'],
+    msg: `The ${built.format} XML does not match its schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+    type: 'xml_schema',
+  })));
+}
+
+/** The e-invoice of a request; `checkSchema` adds the XSD pass (before the charge, not again on the same request). */
+async function makeEInvoice(request: EInvoiceRequest, pdfVariant: string | null | undefined, checkSchema: boolean): Promise<BuiltEInvoice> {
+  const source = sourceOf(request);
+  const misfits = checkFit(request, pdfVariant);
+  if ('xml' in source) {
+    if (misfits.length > 0) throw new ValidationError(misfits);
+    const profile = await checkSuppliedXml({ format: request.format, profile: request.profile, xml: source.xml }, { checkSchema });
+    return { format: request.format, profile, xml: source.xml, totals: null };
   }
+  const built = buildFromInvoice(request, source.invoice, misfits);
+  if (checkSchema) await checkBuiltSchema(built);
   return built;
 }
 
-/** What the visual template sees as `einvoice`: the request plus every computed amount as text. */
+/** Everything checkable before a charge: the rules, then the XML against its schema. Throws a ValidationError. */
+export function checkEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): Promise<BuiltEInvoice> {
+  return makeEInvoice(request, pdfVariant, true);
+}
+
+/** The same e-invoice again when the paid work runs (checkEInvoice passed on this request): no schema pass. */
+export function buildEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): Promise<BuiltEInvoice> {
+  return makeEInvoice(request, pdfVariant, false);
+}
+
+/**
+ * What the visual template sees as `einvoice`: the request plus every computed amount as text; for the
+ * customer's own XML only what is known without reading its content: `{format, profile, xml: true}`.
+ */
 export function templateView(request: EInvoiceRequest, built: BuiltEInvoice): Record<string, unknown> {
   const t = built.totals;
+  if (!t) return { format: built.format, profile: built.profile, xml: true };
   return {
     format: request.format,
     profile: built.profile,

@@ -131,11 +131,25 @@ export const EINVOICE_PROFILES = ['minimum', 'basic-wl', 'basic', 'en16931', 'ex
 export type EInvoiceFormat = (typeof EINVOICE_FORMATS)[number];
 export type EInvoiceProfile = (typeof EINVOICE_PROFILES)[number];
 
-/** The `einvoice` field of a generation request. */
+/**
+ * The longest `einvoice.xml`, in characters (5 MiB). Far above any real invoice (a 1,000-line one is
+ * about 1 MB); it bounds what libxml2 parses and what a job row keeps. The body limit of the generation
+ * routes (PRESSROOM_BODY_LIMIT_BYTES, 10 MiB by default) leaves room for it and its JSON escapes.
+ */
+export const SUPPLIED_XML_MAX_CHARS = 5 * 1024 * 1024;
+
+/** The `einvoice` field of a generation request: the invoice as JSON, or the customer's own XML (exactly one). */
 export const EInvoiceRequestSchema = Type.Object({
   format: Type.Unsafe<EInvoiceFormat>({ type: 'string', enum: [...EINVOICE_FORMATS], description: 'factur-x and zugferd (ZUGFeRD 2.3 = Factur-X 1.07: the same XML and file) give a PDF/A-3b with the CII XML embedded as factur-x.xml; xrechnung-cii and xrechnung-ubl give the XRechnung 3.0 XML alone (application/xml)' }),
-  profile: Type.Optional(Type.Unsafe<EInvoiceProfile>({ type: 'string', enum: [...EINVOICE_PROFILES], description: 'Factur-X / ZUGFeRD profile; default en16931. XRechnung has no profiles (leave it out)' })),
-  invoice: InvoiceSchema,
-}, { additionalProperties: false, description: 'Build an e-invoice from the same request (docs/einvoice.md); the invoice is also given to the template as `einvoice`' });
+  profile: Type.Optional(Type.Unsafe<EInvoiceProfile>({ type: 'string', enum: [...EINVOICE_PROFILES], description: 'Factur-X / ZUGFeRD profile; default en16931, or with `xml` the one the XML names (a profile given must match it). XRechnung has no profiles (leave it out)' })),
+  // Exactly one of invoice and xml: einvoice.ts checks it, to answer with a message rather than a schema's anyOf.
+  invoice: Type.Optional(InvoiceSchema),
+  xml: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: SUPPLIED_XML_MAX_CHARS,
+    description: 'Your own e-invoice XML, as a string (UTF-8, no DOCTYPE, at most 5 MiB): CII (rsm:CrossIndustryInvoice) for factur-x, zugferd and xrechnung-cii, UBL 2.1 Invoice or CreditNote for xrechnung-ubl. ' +
+      'Checked before any charge for form, syntax, profile (its specification identifier, BT-24) and, for CII, the profile\'s XSD; not for the EN 16931 business rules. Exactly one of invoice and xml',
+  })),
+}, { additionalProperties: false, description: 'Build an e-invoice from the same request (docs/einvoice.md): from `invoice` (the EN 16931 invoice as JSON), or from your own `xml`, exactly one of the two; the template sees it as `einvoice`' });
 
 export type EInvoiceRequest = Static<typeof EInvoiceRequestSchema>;

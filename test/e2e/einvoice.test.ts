@@ -3,6 +3,8 @@
  * 3-line invoice (19 % and 7 % VAT, a document allowance) as Factur-X in every profile and as
  * ZUGFeRD, whose embedded XML (pdfdetach) passes the service's own schema check with the hand-computed
  * totals; XRechnung CII and UBL as XML answers; broken invoices answer 422 with the rule id and cost nothing.
+ * Then `einvoice: {format, xml}`, the customer's own XML: embedded byte for byte or answered as it came,
+ * and refused at no charge when it is broken or misfiled (the checks one by one: src/einvoice/supplied-xml.test.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,14 +13,22 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildEInvoice } from '../../src/einvoice/einvoice.js';
 import { checkCiiSchema } from '../../src/einvoice/xml-schema-check.js';
-import type { Invoice } from '../../src/einvoice/invoice-schema.js';
+import { SUPPLIED_XML_MAX_CHARS, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from '../../src/einvoice/invoice-schema.js';
 import { DIALECTS } from '../support/databases.js';
 import { SAMPLE_INVOICE, SAMPLE_TOTALS } from '../support/einvoice-samples.js';
-import { pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
+import { pdfAttachments, pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 const TEMPLATE = '<h1>Invoice {{ einvoice.invoice.number }}</h1><p>{{ note }}</p><p>Amount due {{ einvoice.totals.amount_due }} {{ einvoice.invoice.currency }}</p>';
+/** For the customer's own XML: what the template is given instead of the invoice and its totals. */
+const XML_TEMPLATE = '<h1>{{ note }}</h1><p>Format {{ einvoice.format }} profile {{ einvoice.profile }} own XML {{ einvoice.xml }} totals {% if einvoice.totals %}some{% else %}none{% endif %}</p>';
+
+/** The XML the service builds from the sample invoice: what a customer's own XML looks like. */
+async function ownXml(format: EInvoiceFormat, profile?: EInvoiceProfile): Promise<string> {
+  return (await buildEInvoice({ format, profile, invoice: SAMPLE_INVOICE })).xml;
+}
 
 /** The files pdfdetach lists, and the first one's bytes. */
 function detach(pdf: Buffer): { names: string[]; first: string } {
@@ -79,7 +89,9 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   let templateId: string;
+  let xmlTemplateId: string;
   const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
+  const jobCount = async () => (await t.request('GET', '/v1/pdf/jobs', { apiKey: account.apiKey })).body.total as number;
   const create = (body: Record<string, unknown>) => t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, data: { note: 'Hello' }, export_type: 'binary', ...body } });
 
   beforeAll(async () => {
@@ -90,6 +102,9 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     const res = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Invoice', html: TEMPLATE } });
     expect(res.status).toBe(201);
     templateId = res.body.id;
+    const xmlRes = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Own XML', html: XML_TEMPLATE } });
+    expect(xmlRes.status).toBe(201);
+    xmlTemplateId = xmlRes.body.id;
   });
   afterAll(async () => t?.close());
 
@@ -168,9 +183,12 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
   it('every request body in docs/einvoice.md succeeds as written', async () => {
     const markdown = readFileSync(new URL('../../docs/einvoice.md', import.meta.url), 'utf8');
     const bodies = [...markdown.matchAll(/^```json\n([\s\S]*?)\n```$/gm)].map((m) => JSON.parse(m[1]!)).filter((b) => b.einvoice && b.template_id);
-    expect(bodies.map((b) => `${b.einvoice.format} ${b.einvoice.profile ?? ''}`.trim())).toEqual([
-      'factur-x minimum', 'factur-x basic-wl', 'factur-x basic', 'factur-x en16931', 'factur-x extended', 'zugferd en16931', 'xrechnung-cii', 'xrechnung-ubl',
+    expect(bodies.map((b) => `${b.einvoice.format} ${b.einvoice.profile ?? ''}${b.einvoice.xml ? 'own xml' : ''}`.trim())).toEqual([
+      'factur-x own xml', 'factur-x minimum', 'factur-x basic-wl', 'factur-x basic', 'factur-x en16931', 'factur-x extended', 'zugferd en16931', 'xrechnung-cii', 'xrechnung-ubl',
     ]);
+    // The readable XML shown beside the own-XML request is the one the request sends.
+    const shown = [...markdown.matchAll(/^```xml\n([\s\S]*?)\n```$/gm)].map((m) => `${m[1]}\n`);
+    expect(shown).toEqual([bodies[0].einvoice.xml]);
     for (const body of bodies) {
       const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { ...body, template_id: templateId } });
       expect(res.status, `${body.einvoice.format}: ${res.bytes.toString('utf8', 0, 400)}`).toBe(200);
@@ -193,5 +211,80 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     expect(job.status, JSON.stringify(job)).toBe('completed');
     const pdf = Buffer.from(await (await fetch(job.result_url ?? job.url)).arrayBuffer());
     expect(detach(pdf).names).toEqual(['factur-x.xml']);
+  });
+
+  it('factur-x with its own XML: the PDF/A-3b carries that XML as sent, the level read from it, 1 credit', async () => {
+    const xml = await ownXml('factur-x', 'basic');
+    const before = await balance();
+    const res = await create({ template_id: xmlTemplateId, data: { note: 'Own XML' }, einvoice: { format: 'factur-x', xml } });
+    expect(res.status, res.bytes.toString('utf8', 0, 500)).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    const pdf = res.bytes;
+    expect(pdfAttachments(pdf)).toEqual({ 'factur-x.xml': xml });
+    expect(await associatedFile(pdf)).toEqual({ relationship: 'Alternative', mimeType: 'text/xml' });
+    const xmp = pdfXmp(pdf);
+    expect(xmp).toContain('<pdfaid:part>3</pdfaid:part>');
+    expect(xmp).toContain('<fx:ConformanceLevel>BASIC</fx:ConformanceLevel>');
+    expect(pdfText(pdf).replace(/\s+/g, ' ')).toContain('Format factur-x profile basic own XML true totals none');
+    expect(await balance()).toBe(before - 1);
+  });
+
+  it('xrechnung-ubl with its own XML answers that XML, 1 credit; create-async delivers it too', async () => {
+    const xml = await ownXml('xrechnung-ubl');
+    const before = await balance();
+    const res = await create({ einvoice: { format: 'xrechnung-ubl', xml }, filename: 'RE-2026-0042' });
+    expect(res.status, res.bytes.toString('utf8', 0, 500)).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/xml/);
+    expect(res.headers.get('content-disposition')).toContain('RE-2026-0042.xml');
+    expect(res.bytes.toString('utf8')).toBe(xml);
+    expect(await balance()).toBe(before - 1);
+
+    const cii = await ownXml('xrechnung-cii');
+    const accepted = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templateId, data: {}, einvoice: { format: 'xrechnung-cii', xml: cii } } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    let job: any;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      job = (await t.request('GET', `/v1/pdf/jobs/${accepted.body.job_id}`, { apiKey: account.apiKey })).body;
+      if (job.status === 'completed' || job.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect(Buffer.from(await (await fetch(job.result_url ?? job.url)).arrayBuffer()).toString('utf8')).toBe(cii);
+    expect(await balance()).toBe(before - 2);
+  });
+
+  it.each([
+    { name: 'not well-formed', format: 'factur-x', xml: async () => (await ownXml('factur-x')).replace('</ram:TypeCode>', ''), type: 'xml_syntax' },
+    {
+      name: 'a DOCTYPE with an external entity', format: 'factur-x', type: 'xml_doctype',
+      xml: async () => (await ownXml('factur-x')).replace('?>\n', '?>\n<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n').replace('<ram:ID>RE-2026-0042', '<ram:ID>&xxe;'),
+    },
+    { name: 'CII sent as xrechnung-ubl', format: 'xrechnung-ubl', xml: () => ownXml('xrechnung-cii'), type: 'einvoice_syntax' },
+    { name: 'a profile that is not the XML\'s', format: 'factur-x', profile: 'en16931', xml: () => ownXml('factur-x', 'minimum'), type: 'einvoice_profile' },
+    { name: 'a required element removed (XSD)', format: 'zugferd', xml: async () => (await ownXml('factur-x')).replace(/<ram:TypeCode>380<\/ram:TypeCode>\n\s*/, ''), type: 'xml_schema' },
+  ] as const)('own XML, $name: 422 $type on body.einvoice.xml, nothing charged', async ({ format, xml, type, ...rest }) => {
+    const before = await balance();
+    const jobsBefore = await jobCount();
+    const profile = 'profile' in rest ? rest.profile : undefined;
+    const res = await create({ einvoice: { format, profile, xml: await xml() } });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'einvoice', 'xml'], type });
+    expect(res.body.detail[0].msg).toEqual(expect.any(String));
+    const async = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templateId, data: {}, einvoice: { format, profile, xml: await xml() } } });
+    expect(async.status).toBe(422);
+    expect(await balance()).toBe(before);
+    expect(await jobCount()).toBe(jobsBefore);
+  });
+
+  it('own XML: both invoice and xml, or an XML over 5 MiB, is a 422, nothing charged', async () => {
+    const before = await balance();
+    const both = await create({ einvoice: { format: 'factur-x', invoice: SAMPLE_INVOICE, xml: await ownXml('factur-x') } });
+    expect(both.status).toBe(422);
+    expect(both.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'einvoice'], type: 'value_error', msg: expect.stringContaining('exactly one of invoice') })]);
+    const tooLong = await create({ einvoice: { format: 'factur-x', xml: 'x'.repeat(SUPPLIED_XML_MAX_CHARS + 1) } });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'einvoice', 'xml'] }));
+    expect(await balance()).toBe(before);
   });
 }, 300_000);
