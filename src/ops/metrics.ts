@@ -40,6 +40,8 @@ export interface MetricSources {
     queuedByAccount?: ReadonlyMap<string, number>;
     /** Accounts whose failed render time is over their budget. */
     accountsOverFailureBudget?: number;
+    /** Renders tried once more on fresh pages after a page's renderer crashed. */
+    pageCrashRetries?: number;
   };
   /** Redis connection state; undefined when no Redis is configured. */
   redisReady?(): boolean;
@@ -270,14 +272,23 @@ export function createMetrics(): Metrics {
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the three looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, crashes: 0 };
+  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0 };
   const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
+  const pageCrashRetries = new Counter({
+    name: 'pressroom_render_page_crash_retries_total',
+    help: 'Renders tried once more on fresh pages because a page renderer had crashed',
+    registers,
+    collect: syncBrowserCounters,
+  });
   function syncBrowserCounters(): void {
     if (!sources) return;
     const stats = sources.rendererStats();
     if (stats.crashes > seen.crashes) crashes.inc(stats.crashes - seen.crashes);
+    const retries = stats.pageCrashRetries ?? 0;
+    if (retries > seen.pageCrashRetries) pageCrashRetries.inc(retries - seen.pageCrashRetries);
+    seen.pageCrashRetries = retries;
     if (stats.launches > seen.launches) {
       launches.inc(stats.launches - seen.launches);
       const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);

@@ -112,6 +112,11 @@ export class BrowserGeneration {
   }
 
   /** Usable for new renders. */
+  /** True while the browser is connected and not closed (a retiring browser still finishes its renders). */
+  get isConnected(): boolean {
+    return !this.#closed && this.chromium.browser.connected;
+  }
+
   get isLive(): boolean {
     return !this.#closed && !this.#retiring && this.chromium.browser.connected;
   }

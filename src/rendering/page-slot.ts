@@ -26,9 +26,19 @@ export class PageSlot {
 
   /** Resolves when both pages are usable, opening whatever is missing (or rejects with `signal`). */
   async ready(signal: AbortSignal): Promise<{ evaluator: EvaluatorPage; printer: PrintPage }> {
+    let failedOpenings = 0;
     for (;;) {
       if (!this.#opening && !this.#usable()) this.#startOpening();
-      if (this.#opening) await raceSignal(this.#opening, signal);
+      if (this.#opening) {
+        try {
+          await raceSignal(this.#opening, signal);
+        } catch (error) {
+          // A new page can land on a renderer process that has just died (Chromium's spare renderer,
+          // killed from outside): it never answers and is given up at its deadline. One more opening
+          // gets a fresh process; a second failure is the render's.
+          if (signal.aborted || ++failedOpenings > 1) throw error;
+        }
+      }
       if (this.#usable()) return { evaluator: this.#evaluator!, printer: this.#printer! };
     }
   }

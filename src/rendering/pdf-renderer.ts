@@ -27,6 +27,7 @@ import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
 import type { BrowserGeneration } from './browser-generation.js';
+import type { PageSlot } from './page-slot.js';
 import { BrowserSupervisor } from './browser-supervisor.js';
 import { raceSignal, timeoutSignal } from './chromium/cdp-helpers.js';
 import type { AssetResolver } from './chromium/closed-room.js';
@@ -136,6 +137,8 @@ export interface RendererStats {
   accountsOverFailureBudget: number;
   rendersTotal: number;
   rendersFailed: number;
+  /** Renders tried once more on fresh pages because a page renderer had crashed. */
+  pageCrashRetries: number;
   rendersSinceLaunch: number;
   pagesReplaced: number;
   /** Requests refused by interception, and connections that reached the proxy sinkhole. */
@@ -193,7 +196,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
   /** One compaction thread per render slot at most: compaction follows printing, off the slot. */
   readonly #compaction: CompactionPool;
   #closing: Promise<void> | undefined;
-  readonly #renders = { total: 0, failed: 0 };
+  readonly #renders = { total: 0, failed: 0, pageCrashRetries: 0 };
   readonly #resources: Pick<RendererDependencies, 'assets' | 'remoteResources'> & { bounds: RemoteDocumentBounds };
 
   constructor(
@@ -314,6 +317,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       accountsOverFailureBudget: this.#budget?.overBudgetCount() ?? 0,
       rendersTotal: this.#renders.total,
       rendersFailed: this.#renders.failed,
+      pageCrashRetries: this.#renders.pageCrashRetries,
       rendersSinceLaunch: current?.renders ?? 0,
       sinkholeConnections: this.#browsers.sinkholeConnections(),
     };
@@ -355,25 +359,20 @@ class ChromiumPdfRenderer implements PdfRenderer {
       releaseWatch = generation.watchRender();
       const slot = generation.takeSlot();
       try {
-        const { evaluator, printer } = await slot.ready(signal);
-        const remainingMs = timeoutMs - (performance.now() - startedAt);
-        const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
-        const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal, strict: req.template.strict === true };
-        const evaluated = await evaluator.evaluate(parts, dataJson, limits).catch((error: unknown) => {
-          // When the render deadline, not the template limit, was the binding one, say so.
-          throw isAppError(error, 'TEMPLATE_TIMEOUT') && templateMs < this.options.templateTimeoutMs ? renderTimeout() : error;
-        });
-        for (const warning of evaluated.warnings) warnings.add(warning);
-        // The css is a template too (issue 13), evaluated with the same data.
-        const html = uniqueAssetUrls(injectCss(evaluated.html.main ?? '', evaluated.html.css), randomId(12));
-        const evaluatedAt = performance.now();
-        const resources = createDocumentResources({ accountId, warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
-        const result = await finish(html, evaluated.html, generation, printer, signal, startedAt, resources);
-        this.logger.debug(
-          { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
-          'document rendered',
-        );
-        return result;
+        // A renderer can die of causes that are not this document's (killed from outside, the
+        // kernel's OOM killer, a Chromium fault), and Pressroom learns of it only when the crash
+        // event arrives: possibly after this render took the page. So a render whose page crashed
+        // is tried once more on fresh pages; a document that crashes those too is at fault itself.
+        // The memory watch's kills are excluded: those are the documents' own memory.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await this.#renderOnSlot(req, slot, generation, { parts, dataJson, accountId, warnings, signal, startedAt, timeoutMs, renderTimeout }, finish);
+          } catch (error) {
+            if (attempt > 1 || signal.aborted || !isPageCrash(error) || !generation.isConnected || generation.killedRendererSince(startedAt)) throw error;
+            this.#renders.pageCrashRetries += 1;
+            this.logger.warn({ err: error }, 'a page of the render crashed before or while it was used; rendering once more on fresh pages');
+          }
+        }
       } finally {
         generation.returnSlot(slot);
       }
@@ -390,6 +389,30 @@ class ChromiumPdfRenderer implements PdfRenderer {
       release();
       if (generation) this.#browsers.afterRender(generation);
     }
+  }
+
+  /** One attempt on a slot's pages: evaluate, assemble, then `finish`. */
+  async #renderOnSlot<T>(req: RenderRequest, slot: PageSlot, generation: BrowserGeneration, run: RunState, finish: Finish<T>): Promise<T> {
+    const { signal, startedAt, timeoutMs } = run;
+    const { evaluator, printer } = await slot.ready(signal);
+    const remainingMs = timeoutMs - (performance.now() - startedAt);
+    const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
+    const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal, strict: req.template.strict === true };
+    const evaluated = await evaluator.evaluate(run.parts, run.dataJson, limits).catch((error: unknown) => {
+      // When the render deadline, not the template limit, was the binding one, say so.
+      throw isAppError(error, 'TEMPLATE_TIMEOUT') && templateMs < this.options.templateTimeoutMs ? run.renderTimeout() : error;
+    });
+    for (const warning of evaluated.warnings) run.warnings.add(warning);
+    // The css is a template too (issue 13), evaluated with the same data.
+    const html = uniqueAssetUrls(injectCss(evaluated.html.main ?? '', evaluated.html.css), randomId(12));
+    const evaluatedAt = performance.now();
+    const resources = createDocumentResources({ accountId: run.accountId, warnings: run.warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
+    const result = await finish(html, evaluated.html, generation, printer, signal, startedAt, resources);
+    this.logger.debug(
+      { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
+      'document rendered',
+    );
+    return result;
   }
 
   #clientError(error: unknown, callerSignal: AbortSignal | undefined): unknown {
@@ -436,6 +459,23 @@ function compilePart(source: string, part: TemplatePart): string {
 function isCrash(error: unknown): boolean {
   if (!(error instanceof AppError)) return true;
   return error.code === 'RENDER_FAILED' || error.details?.reason === 'crashed';
+}
+
+/** The error of a page whose renderer process died (the evaluator's or the print page's). */
+function isPageCrash(error: unknown): boolean {
+  return error instanceof AppError && error.details?.reason === 'crashed';
+}
+
+/** What one render carries from its start into each attempt on a slot. */
+interface RunState {
+  parts: CompiledParts;
+  dataJson: string;
+  accountId: string;
+  warnings: RenderWarnings;
+  signal: AbortSignal;
+  startedAt: number;
+  timeoutMs: number;
+  renderTimeout: () => AppError;
 }
 
 function round(ms: number): number {

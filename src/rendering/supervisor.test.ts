@@ -128,6 +128,23 @@ describe('crash recovery', () => {
     expect(pdfText((await renderer.render(doc('AFTER-PAGE-CRASH'))).pdf)).toContain('AFTER-PAGE-CRASH');
     expect(renderer.stats().browserPid).toBe(pid);
   });
+
+  it.each(['compartment', 'worker'] as const)(
+    'renders a document asked for right after its pages’ renderers were killed, before Chromium reports the crash or after (%s)',
+    async (evaluator) => {
+      const renderer = renderers[evaluator];
+      await warmUpPatiently(renderer);
+      const pid = renderer.stats().browserPid!;
+      const killed = descendants(pid, '--type=renderer');
+      expect(killed.length).toBeGreaterThan(0);
+      for (const child of killed) process.kill(child, 'SIGKILL');
+      // No wait: the render may take pages whose crash Pressroom has not heard of yet. Either way
+      // it must print, not blame the document (TEMPLATE_RENDER_ERROR) or fail (RENDER_FAILED).
+      expect(pdfText((await renderer.render(doc(`RIGHT-AFTER-KILL-${evaluator}`))).pdf)).toContain(`RIGHT-AFTER-KILL-${evaluator}`);
+      expect(renderer.stats().browserPid).toBe(pid);
+      await until(() => killed.every((child) => !isAlive(child)), PROCESS_GONE_MS, 'the killed renderers to be reaped');
+    },
+  );
 });
 
 describe('limits', () => {

@@ -46,15 +46,24 @@ export class PageTarget {
    * (scripted documents may need requestAnimationFrame). `newWindow` gives the page a visible window
    * of its own without taking the visible tab of another window (image captures).
    */
-  static async open(root: CDPSession, options: { browserContextId?: string; background?: boolean; newWindow?: boolean } = {}): Promise<PageTarget> {
-    const { targetId } = await root.send('Target.createTarget', {
+  static async open(root: CDPSession, options: { browserContextId?: string; background?: boolean; newWindow?: boolean } = {}, signal?: AbortSignal): Promise<PageTarget> {
+    const creating = root.send('Target.createTarget', {
       url: 'about:blank',
       ...(options.background ? { background: true } : {}),
       ...(options.newWindow ? { newWindow: true } : {}),
       ...(options.browserContextId === undefined ? {} : { browserContextId: options.browserContextId }),
     });
+    let targetId: string;
     try {
-      const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
+      ({ targetId } = signal ? await raceSignal(creating, signal) : await creating);
+    } catch (error) {
+      // A target Chromium creates after the caller gave up must not be left open.
+      creating.then(({ targetId: late }) => root.send('Target.closeTarget', { targetId: late })).catch(() => {});
+      throw error;
+    }
+    try {
+      const attaching = root.send('Target.attachToTarget', { targetId, flatten: true });
+      const { sessionId } = signal ? await raceSignal(attaching, signal) : await attaching;
       const session = root.connection()?.session(sessionId);
       if (!session) throw new Error('CDP session vanished right after attaching');
       return new PageTarget(root, targetId, session);
@@ -88,8 +97,10 @@ export class PageTarget {
    */
   async navigate(url: string, signal: AbortSignal): Promise<string> {
     const { session } = this;
-    await session.send('Page.enable');
-    await session.send('Page.setLifecycleEventsEnabled', { enabled: true });
+    // Bounded like the rest: a page whose renderer died before it ever committed (a spare
+    // renderer process killed from outside, say) answers nothing and reports no crash.
+    await raceSignal(session.send('Page.enable'), signal);
+    await raceSignal(session.send('Page.setLifecycleEventsEnabled', { enabled: true }), signal);
     // The load event may arrive before Page.navigate answers, so remember loads until we know ours.
     let loaderId: string | undefined;
     const loadedLoaders = new Set<string>();

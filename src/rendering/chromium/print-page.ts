@@ -76,14 +76,16 @@ export class PrintPage {
 
   /** Opens the page at RENDER_ORIGIN with scripts off. */
   static async open(root: CDPSession, room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
-    const target = await PageTarget.open(root, { background: true });
+    const target = await PageTarget.open(root, { background: true }, signal);
     try {
-      await target.session.send('Emulation.setScriptExecutionDisabled', { value: true });
+      // Every step under `signal`: a page whose renderer died before it committed never answers.
+      const send = <T>(sending: Promise<T>) => raceSignal(sending, AbortSignal.any([signal, target.lost]));
+      await send(target.session.send('Emulation.setScriptExecutionDisabled', { value: true }));
       // The page is reused and its documents replace each other in place (setDocumentContent), so
       // an image URL a previous document loaded would be reused by URL without a request — the next
       // document's account must never get the previous one's `asset()` (issue 13). No cache at all.
-      await target.session.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 });
-      await target.session.send('Network.setCacheDisabled', { cacheDisabled: true });
+      await send(target.session.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }));
+      await send(target.session.send('Network.setCacheDisabled', { cacheDisabled: true }));
       const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: false }, signal);
       return new PrintPage(target, frameId, closedRoom);
     } catch (error) {
@@ -130,7 +132,7 @@ export async function openBlankDocument(
 ): Promise<{ frameId: string; closedRoom: ClosedRoom }> {
   const closedRoom = new ClosedRoom(target.session, room);
   closedRoom.serve(RENDER_URL, { html: BLANK, headers: page.scripts ? SCRIPTED_HEADERS : SCRIPTLESS_HEADERS }, true);
-  await closedRoom.enable();
+  await raceSignal(closedRoom.enable(), AbortSignal.any([signal, target.lost]));
   return { frameId: await target.navigate(RENDER_URL, signal), closedRoom };
 }
 

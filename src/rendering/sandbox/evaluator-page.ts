@@ -115,14 +115,21 @@ export class EvaluatorPage {
   static async open(root: CDPSession, room: ClosedRoomOptions, options: EvaluatorOpenOptions = { kind: 'compartment' }): Promise<EvaluatorPage> {
     // Built (bundled, when running from source) once per process, before the start-up deadline runs.
     const html = evaluatorPageHtml(options.kind);
-    const target = await PageTarget.open(root, { background: true });
-    const { session } = target;
+    // Every step is under the deadline: a page whose renderer died before it committed never answers.
     const deadline = timeoutSignal(OPEN_TIMEOUT_MS, () => new AppError('RENDER_FAILED', 'The template sandbox did not start in time'));
+    let target: PageTarget;
+    try {
+      target = await PageTarget.open(root, { background: true }, deadline.signal);
+    } catch (error) {
+      deadline.clear();
+      throw error;
+    }
+    const { session } = target;
     try {
       const closedRoom = new ClosedRoom(session, room);
       closedRoom.serve(EVALUATOR_URL, { html, headers: EVALUATOR_HEADERS }, true);
-      await closedRoom.enable();
       const signal = AbortSignal.any([deadline.signal, target.lost]);
+      await raceSignal(closedRoom.enable(), signal);
       await target.navigate(EVALUATOR_URL, signal);
       const [{ result: global }, { result: mode }] = await raceSignal(
         Promise.all([
