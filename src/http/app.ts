@@ -11,6 +11,7 @@ import type { Services } from '../services.js';
 import { registerAuth, type AuthMode } from './auth.js';
 import { errorHandler, sendCodedError } from './errors.js';
 import { registerBodyLimits } from './body-limits.js';
+import { closeIdleConnectionsWhileClosing } from './graceful-close.js';
 import { CodedError, DetailError, ValidationErrorBody } from './schemas.js';
 import { checkTextParts, validatorCompiler } from './validation.js';
 import { registerJsonBodyParser } from './json-body/json-body-parser.js';
@@ -167,6 +168,7 @@ export async function buildOpsApp(services: Services): Promise<FastifyInstance> 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; a worker serves /healthz, /readyz and /metrics only.`));
   registerRequestTracking(app, services);
+  closeIdleConnectionsWhileClosing(app);
   healthRoutes(app, services);
   metricsRoutes(app, { metrics: services.metrics, token: services.config.http.metricsToken });
   await app.ready();
@@ -201,6 +203,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.addSchema(DetailError);
 
   registerRequestTracking(app, services);
+  closeIdleConnectionsWhileClosing(app);
   registerAuth(app, { accounts: services.accounts, rateLimiter: services.rateLimiter, adminToken: config.http.adminToken });
   app.addHook('preValidation', async (request) => {
     if (request.query && typeof request.query === 'object') checkTextParts(request.query as Record<string, unknown>, 'query');
