@@ -2,8 +2,8 @@
  * UN/CEFACT Cross Industry Invoice (CII D16B) from the JSON model: the XML inside Factur-X / ZUGFeRD
  * files and the XRechnung CII syntax. Elements are written in the order the D16B schema requires
  * (xml-schema-check.ts checks it against the Factur-X XSD of the profile); what each profile may carry
- * follows the Factur-X 1.07 profile schemas: MINIMUM and BASIC WL have no lines, MINIMUM only the
- * parties' names, VAT ids and countries, and the four totals. The header delivery block is always
+ * follows the Factur-X 1.07 profile schemas and schematrons: MINIMUM and BASIC WL have no lines, MINIMUM only the
+ * parties' names, VAT ids and countries, and the four totals; the buyer's trading name only EN 16931 and up. The header delivery block is always
  * written (empty when there is no delivery date): the D16B schema requires it though EN 16931 does not.
  */
 import { XMLBuilder } from 'fast-xml-parser';
@@ -82,8 +82,11 @@ function party(p: InvoiceParty, level: EInvoiceProfile, isSeller: boolean): Node
     p.vat_id ? { 'ram:ID': { '@_schemeID': 'VA', '#text': p.vat_id } } : undefined,
     !minimum && 'tax_number' in p && p.tax_number ? { 'ram:ID': { '@_schemeID': 'FC', '#text': p.tax_number } } : undefined,
   ].filter(Boolean);
-  const legal = p.legal_registration_id || (!minimum && p.trading_name)
-    ? omitEmpty({ 'ram:ID': p.legal_registration_id, 'ram:TradingBusinessName': minimum ? undefined : p.trading_name })
+  // Trading name: the seller's (BT-28) from BASIC WL on, the buyer's (BT-45) only in EN 16931 and EXTENDED
+  // (Factur-X's BASIC WL and BASIC schematrons report a buyer TradingBusinessName as "not used").
+  const tradingName = !minimum && (isSeller || isFull(level)) ? p.trading_name : undefined;
+  const legal = p.legal_registration_id || tradingName
+    ? omitEmpty({ 'ram:ID': p.legal_registration_id, 'ram:TradingBusinessName': tradingName })
     : undefined;
   if (minimum) {
     // MINIMUM: the buyer has only its name and legal id; the seller adds its country and VAT id.

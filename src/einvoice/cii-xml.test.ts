@@ -1,0 +1,53 @@
+/**
+ * What the CII builder writes per Factur-X profile where the profile's own schematron (Factur-X 1.07.3)
+ * is stricter than its XSD: elements the XSD admits but the schematron reports as "not used" in that
+ * profile. The schematron itself is not run here (README, design: it was run during development).
+ */
+import { XMLParser } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { buildCiiXml } from './cii-xml.js';
+import type { EInvoiceProfile, Invoice } from './invoice-schema.js';
+import { computeTotals } from './totals.js';
+
+type Node = Record<string, any>;
+const parser = new XMLParser({ ignoreAttributes: false, removeNSPrefix: true });
+
+/** The parsed header trade agreement of the XML built for the invoice in the profile. */
+function agreement(invoice: Invoice, profile: EInvoiceProfile | 'xrechnung'): Node {
+  const xml = buildCiiXml({ invoice, totals: computeTotals(invoice), profile });
+  return parser.parse(xml).CrossIndustryInvoice.SupplyChainTradeTransaction.ApplicableHeaderTradeAgreement as Node;
+}
+
+describe('CII builder: what each Factur-X profile may carry', () => {
+  const invoice: Invoice = {
+    ...SAMPLE_INVOICE,
+    seller: { ...SAMPLE_INVOICE.seller, trading_name: 'Beispiel Druck' },
+    buyer: { ...SAMPLE_INVOICE.buyer, trading_name: 'Stadt Muster' },
+  };
+
+  it.each(['basic-wl', 'basic'] as const)('%s: the seller trading name (BT-28) but no buyer trading name (BT-45)', (profile) => {
+    const a = agreement(invoice, profile);
+    expect(a.SellerTradeParty.SpecifiedLegalOrganization).toEqual({ ID: 'HRB 12345', TradingBusinessName: 'Beispiel Druck' });
+    // The sample buyer has no legal registration id, so no SpecifiedLegalOrganization at all (not an empty one).
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toBeUndefined();
+    expect(a.BuyerTradeParty.Name).toBe('Stadtverwaltung Musterstadt');
+  });
+
+  it('basic: a buyer legal registration id is kept without the trading name', () => {
+    const a = agreement({ ...invoice, buyer: { ...invoice.buyer, legal_registration_id: 'HRB 999' } }, 'basic');
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toEqual({ ID: 'HRB 999' });
+  });
+
+  it.each(['en16931', 'extended', 'xrechnung'] as const)('%s: both trading names', (profile) => {
+    const a = agreement(invoice, profile);
+    expect(a.SellerTradeParty.SpecifiedLegalOrganization.TradingBusinessName).toBe('Beispiel Druck');
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toEqual({ TradingBusinessName: 'Stadt Muster' });
+  });
+
+  it('minimum: neither trading name', () => {
+    const a = agreement(invoice, 'minimum');
+    expect(a.SellerTradeParty.SpecifiedLegalOrganization).toEqual({ ID: 'HRB 12345' });
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toBeUndefined();
+  });
+});
