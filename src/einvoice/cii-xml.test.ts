@@ -13,11 +13,12 @@ import { computeTotals } from './totals.js';
 type Node = Record<string, any>;
 const parser = new XMLParser({ ignoreAttributes: false, removeNSPrefix: true });
 
-/** The parsed header trade agreement of the XML built for the invoice in the profile. */
-function agreement(invoice: Invoice, profile: EInvoiceProfile | 'xrechnung'): Node {
+/** The parsed supply chain trade transaction of the XML built for the invoice in the profile. */
+function transaction(invoice: Invoice, profile: EInvoiceProfile | 'xrechnung'): Node {
   const xml = buildCiiXml({ invoice, totals: computeTotals(invoice), profile });
-  return parser.parse(xml).CrossIndustryInvoice.SupplyChainTradeTransaction.ApplicableHeaderTradeAgreement as Node;
+  return parser.parse(xml).CrossIndustryInvoice.SupplyChainTradeTransaction as Node;
 }
+const agreement = (invoice: Invoice, profile: EInvoiceProfile | 'xrechnung') => transaction(invoice, profile).ApplicableHeaderTradeAgreement as Node;
 
 describe('CII builder: what each Factur-X profile may carry', () => {
   const invoice: Invoice = {
@@ -51,3 +52,28 @@ describe('CII builder: what each Factur-X profile may carry', () => {
     expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toBeUndefined();
   });
 });
+
+describe('CII builder: the deliver-to party (BG-13 / BG-15)', () => {
+  const deliverTo = { name: 'Entrepôt Lyon', address: { line1: '5 rue du Port', city: 'Lyon', postal_code: '69002', country_code: 'FR' } };
+
+  it.each(['basic-wl', 'basic', 'en16931', 'extended', 'xrechnung'] as const)('%s: ShipToTradeParty before the delivery date (BR-IC-12 needs its country)', (profile) => {
+    const delivery = transaction({ ...SAMPLE_INVOICE, deliver_to: deliverTo }, profile).ApplicableHeaderTradeDelivery as Node;
+    expect(Object.keys(delivery)).toEqual(['ShipToTradeParty', 'ActualDeliverySupplyChainEvent']);
+    expect(delivery.ShipToTradeParty).toEqual({
+      Name: 'Entrepôt Lyon',
+      PostalTradeAddress: { PostcodeCode: 69002, LineOne: '5 rue du Port', CityName: 'Lyon', CountryID: 'FR' },
+    });
+  });
+
+  it('a country alone is a complete deliver-to address; without a delivery date only the party is written', () => {
+    const { delivery_date: _, ...invoice } = SAMPLE_INVOICE;
+    const delivery = transaction({ ...invoice, deliver_to: { address: { country_code: 'FR' } } }, 'en16931').ApplicableHeaderTradeDelivery as Node;
+    expect(delivery).toEqual({ ShipToTradeParty: { PostalTradeAddress: { CountryID: 'FR' } } });
+  });
+
+  it('minimum: no delivery content (the profile has none)', () => {
+    const delivery = transaction({ ...SAMPLE_INVOICE, deliver_to: deliverTo }, 'minimum').ApplicableHeaderTradeDelivery;
+    expect(delivery).toBe('');
+  });
+});
+

@@ -3,7 +3,8 @@
  * files and the XRechnung CII syntax. Elements are written in the order the D16B schema requires
  * (xml-schema-check.ts checks it against the Factur-X XSD of the profile); what each profile may carry
  * follows the Factur-X 1.07 profile schemas and schematrons: MINIMUM and BASIC WL have no lines, MINIMUM only the
- * parties' names, VAT ids and countries, and the four totals; the buyer's trading name only EN 16931 and up. The header delivery block is always
+ * parties' names, VAT ids and countries, and the four totals (no delivery: the deliver-to party and date
+ * start at BASIC WL); the buyer's trading name only EN 16931 and up. The header delivery block is always
  * written (empty when there is no delivery date): the D16B schema requires it though EN 16931 does not.
  */
 import { XMLBuilder } from 'fast-xml-parser';
@@ -62,15 +63,29 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
           'ram:BuyerOrderReferencedDocument': invoice.order_reference ? { 'ram:IssuerAssignedID': invoice.order_reference } : undefined,
           'ram:ContractReferencedDocument': !minimum && invoice.contract_reference ? { 'ram:IssuerAssignedID': invoice.contract_reference } : undefined,
         }),
-        'ram:ApplicableHeaderTradeDelivery': !minimum && invoice.delivery_date
-          ? { 'ram:ActualDeliverySupplyChainEvent': { 'ram:OccurrenceDateTime': date102(invoice.delivery_date) } }
-          : '',
+        'ram:ApplicableHeaderTradeDelivery': minimum ? '' : delivery(invoice),
         'ram:ApplicableHeaderTradeSettlement': settlement(invoice, totals, level),
       }),
     },
   };
   const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, suppressEmptyNode: true, processEntities: true });
   return builder.build(document) as string;
+}
+
+/** The header delivery block (BASIC WL and up): deliver-to party (BG-13/BG-15) and actual delivery date (BT-72); '' (an empty element) when neither. */
+function delivery(invoice: Invoice): Node | '' {
+  const to = invoice.deliver_to;
+  const a = to?.address;
+  const node = omitEmpty({
+    'ram:ShipToTradeParty': to && a ? omitEmpty({
+      'ram:Name': to.name,
+      'ram:PostalTradeAddress': omitEmpty({
+        'ram:PostcodeCode': a.postal_code, 'ram:LineOne': a.line1, 'ram:LineTwo': a.line2, 'ram:CityName': a.city, 'ram:CountryID': a.country_code,
+      }),
+    }) : undefined,
+    'ram:ActualDeliverySupplyChainEvent': invoice.delivery_date ? { 'ram:OccurrenceDateTime': date102(invoice.delivery_date) } : undefined,
+  });
+  return Object.keys(node).length > 0 ? node : '';
 }
 
 /** EN 16931 and EXTENDED carry every field of the model; BASIC and BASIC WL lack contacts, line details and bank details beyond the IBAN. */

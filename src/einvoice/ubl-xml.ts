@@ -36,7 +36,11 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
       'cac:ContractDocumentReference': invoice.contract_reference ? { 'cbc:ID': invoice.contract_reference } : undefined,
       'cac:AccountingSupplierParty': { 'cac:Party': party(invoice.seller, 'tax_number' in invoice.seller ? invoice.seller.tax_number : undefined) },
       'cac:AccountingCustomerParty': { 'cac:Party': party(invoice.buyer, undefined) },
-      'cac:Delivery': invoice.delivery_date ? { 'cbc:ActualDeliveryDate': invoice.delivery_date } : undefined,
+      'cac:Delivery': invoice.delivery_date || invoice.deliver_to ? omitEmpty({
+        'cbc:ActualDeliveryDate': invoice.delivery_date,
+        'cac:DeliveryLocation': invoice.deliver_to ? { 'cac:Address': address(invoice.deliver_to.address) } : undefined,
+        'cac:DeliveryParty': invoice.deliver_to?.name ? { 'cac:PartyName': { 'cbc:Name': invoice.deliver_to.name } } : undefined,
+      }) : undefined,
       'cac:PaymentMeans': p ? omitEmpty({
         'cbc:PaymentMeansCode': p.means_code,
         'cbc:PaymentID': p.remittance_information,
@@ -106,16 +110,21 @@ function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean, curren
   });
 }
 
+/** A UBL address (party postal address, deliver-to location), in the schema's element order. */
+function address(a: { line1?: string; line2?: string; city?: string; postal_code?: string; country_code: string }): Node {
+  return omitEmpty({
+    'cbc:StreetName': a.line1, 'cbc:AdditionalStreetName': a.line2, 'cbc:CityName': a.city, 'cbc:PostalZone': a.postal_code,
+    'cac:Country': { 'cbc:IdentificationCode': a.country_code },
+  });
+}
+
 function party(p: InvoiceParty, taxNumber: string | undefined): Node {
   const a = p.address;
   const c = p.contact;
   return omitEmpty({
     'cbc:EndpointID': p.electronic_address ? { '@_schemeID': p.electronic_address.scheme, '#text': p.electronic_address.value } : undefined,
     'cac:PartyName': p.trading_name ? { 'cbc:Name': p.trading_name } : undefined,
-    'cac:PostalAddress': omitEmpty({
-      'cbc:StreetName': a.line1, 'cbc:AdditionalStreetName': a.line2, 'cbc:CityName': a.city, 'cbc:PostalZone': a.postal_code,
-      'cac:Country': { 'cbc:IdentificationCode': a.country_code },
-    }),
+    'cac:PostalAddress': address(a),
     'cac:PartyTaxScheme': [
       p.vat_id ? { 'cbc:CompanyID': p.vat_id, 'cac:TaxScheme': VAT_SCHEME } : undefined,
       taxNumber ? { 'cbc:CompanyID': taxNumber, 'cac:TaxScheme': { 'cbc:ID': 'FC' } } : undefined,
