@@ -77,3 +77,18 @@ describe('CII builder: the deliver-to party (BG-13 / BG-15)', () => {
   });
 });
 
+describe('CII builder: the business process (BT-23)', () => {
+  const context = (profile: EInvoiceProfile | 'xrechnung') =>
+    parser.parse(buildCiiXml({ invoice: SAMPLE_INVOICE, totals: computeTotals(SAMPLE_INVOICE), profile })).CrossIndustryInvoice.ExchangedDocumentContext as Node;
+
+  it('XRechnung carries it before the specification identifier (XRechnung 3.0.2: PEPPOL-EN16931-R001)', () => {
+    const c = context('xrechnung');
+    expect(Object.keys(c)).toEqual(['BusinessProcessSpecifiedDocumentContextParameter', 'GuidelineSpecifiedDocumentContextParameter']);
+    expect(c.BusinessProcessSpecifiedDocumentContextParameter).toEqual({ ID: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0' });
+  });
+
+  it.each(['minimum', 'basic-wl', 'basic', 'en16931', 'extended'] as const)('Factur-X %s leaves it out', (profile) => {
+    expect(Object.keys(context(profile))).toEqual(['GuidelineSpecifiedDocumentContextParameter']);
+  });
+});
+

@@ -21,6 +21,12 @@ export const GUIDELINE_IDS: Record<EInvoiceProfile | 'xrechnung', string> = {
   xrechnung: 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0',
 };
 
+/**
+ * The business process type (BT-23) XRechnung's CII and UBL carry: XRechnung 3.0.2's schematron requires it
+ * (PEPPOL-EN16931-R001, "Business process MUST be provided"). Factur-X output leaves it out (optional there).
+ */
+export const XRECHNUNG_BUSINESS_PROCESS = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
+
 type Node = Record<string, unknown>;
 const date102 = (iso: string) => ({ 'udt:DateTimeString': { '@_format': '102', '#text': iso.replaceAll('-', '') } });
 const omitEmpty = (node: Node): Node => Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
@@ -45,9 +51,10 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
       '@_xmlns:ram': 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100',
       '@_xmlns:qdt': 'urn:un:unece:uncefact:data:standard:QualifiedDataType:100',
       '@_xmlns:udt': 'urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100',
-      'rsm:ExchangedDocumentContext': {
+      'rsm:ExchangedDocumentContext': omitEmpty({
+        'ram:BusinessProcessSpecifiedDocumentContextParameter': profile === 'xrechnung' ? { 'ram:ID': XRECHNUNG_BUSINESS_PROCESS } : undefined,
         'ram:GuidelineSpecifiedDocumentContextParameter': { 'ram:ID': GUIDELINE_IDS[profile] },
-      },
+      }),
       'rsm:ExchangedDocument': omitEmpty({
         'ram:ID': invoice.number,
         'ram:TypeCode': invoice.type_code ?? '380',

@@ -4,7 +4,7 @@
  * 2.1 Invoice schema; the mapping of each business term follows the CEN UBL binding (EN 16931-3-2).
  */
 import { XMLBuilder } from 'fast-xml-parser';
-import { GUIDELINE_IDS } from './cii-xml.js';
+import { GUIDELINE_IDS, XRECHNUNG_BUSINESS_PROCESS } from './cii-xml.js';
 import type { Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
 import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
 
@@ -24,7 +24,7 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
       '@_xmlns:cac': 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2',
       '@_xmlns:cbc': 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2',
       'cbc:CustomizationID': GUIDELINE_IDS.xrechnung,
-      'cbc:ProfileID': 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+      'cbc:ProfileID': XRECHNUNG_BUSINESS_PROCESS,
       'cbc:ID': invoice.number,
       'cbc:IssueDate': invoice.issue_date,
       'cbc:DueDate': invoice.due_date,
