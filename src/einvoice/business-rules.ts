@@ -38,6 +38,7 @@ export function checkBusinessRules(invoice: Invoice, format: EInvoiceFormat): Va
   checkDocument(f, invoice);
   checkParty(f, invoice.seller, 'seller');
   checkParty(f, invoice.buyer, 'buyer');
+  checkDeliverTo(f, invoice);
   checkLines(f, invoice);
   (invoice.allowances ?? []).forEach((a, i) => checkAllowanceCharge(f, a, ['allowances', i], 'allowance'));
   (invoice.charges ?? []).forEach((c, i) => checkAllowanceCharge(f, c, ['charges', i], 'charge'));
@@ -69,6 +70,11 @@ function checkParty(f: Findings, party: InvoiceParty, role: 'seller' | 'buyer'):
   if (role === 'seller' && !party.vat_id && !party.legal_registration_id && !('tax_number' in party && party.tax_number)) {
     f.add('BR-CO-26', [role], 'The seller needs a VAT id (vat_id), a legal registration id or a tax number, so the buyer can identify it');
   }
+}
+
+function checkDeliverTo(f: Findings, inv: Invoice): void {
+  const country = inv.deliver_to?.address.country_code;
+  if (country !== undefined && !COUNTRIES.has(country)) f.add('BR-CL-14', ['deliver_to', 'address', 'country_code'], `"${country}" is not an ISO 3166-1 alpha-2 country code; use e.g. FR`);
 }
 
 function checkLines(f: Findings, inv: Invoice): void {
@@ -124,6 +130,9 @@ function checkVat(f: Findings, inv: Invoice): void {
   if (categories.has('K')) {
     if (!seller.vat_id) f.add('BR-IC-02', ['seller', 'vat_id'], 'An intra-community (K) invoice needs the seller VAT id');
     if (!inv.buyer.vat_id) f.add('BR-IC-02', ['buyer', 'vat_id'], 'An intra-community (K) invoice needs the buyer VAT id');
+    // The model has no invoicing period (BG-14), so the actual delivery date is the way to satisfy BR-IC-11.
+    if (!inv.delivery_date) f.add('BR-IC-11', ['delivery_date'], 'An intra-community (K) invoice needs the actual delivery date (delivery_date)');
+    if (!inv.deliver_to) f.add('BR-IC-12', ['deliver_to'], 'An intra-community (K) invoice needs the deliver to country: add deliver_to {"address": {"country_code": "FR"}}');
   }
   if (categories.has('O') && seller.vat_id) f.add('BR-O-02', ['seller', 'vat_id'], 'An invoice with category O (not subject to VAT) must not carry the seller VAT id');
   const reasons = new Set((inv.vat_exemption_reasons ?? []).map((r) => r.vat_category));
@@ -175,4 +184,7 @@ function checkXRechnung(f: Findings, inv: Invoice): void {
   if (!inv.seller.address.postal_code) f.add('BR-DE-4', ['seller', 'address', 'postal_code'], 'XRechnung needs the seller post code');
   if (!inv.buyer.address.city) f.add('BR-DE-8', ['buyer', 'address', 'city'], 'XRechnung needs the buyer city');
   if (!inv.buyer.address.postal_code) f.add('BR-DE-9', ['buyer', 'address', 'postal_code'], 'XRechnung needs the buyer post code');
+  const deliverTo = inv.deliver_to?.address;
+  if (deliverTo && !deliverTo.city) f.add('BR-DE-10', ['deliver_to', 'address', 'city'], 'XRechnung needs the deliver to city when there is a deliver to address');
+  if (deliverTo && !deliverTo.postal_code) f.add('BR-DE-11', ['deliver_to', 'address', 'postal_code'], 'XRechnung needs the deliver to post code when there is a deliver to address');
 }

@@ -2,8 +2,9 @@
  * UN/CEFACT Cross Industry Invoice (CII D16B) from the JSON model: the XML inside Factur-X / ZUGFeRD
  * files and the XRechnung CII syntax. Elements are written in the order the D16B schema requires
  * (xml-schema-check.ts checks it against the Factur-X XSD of the profile); what each profile may carry
- * follows the Factur-X 1.07 profile schemas: MINIMUM and BASIC WL have no lines, MINIMUM only the
- * parties' names, VAT ids and countries, and the four totals. The header delivery block is always
+ * follows the Factur-X 1.07 profile schemas and schematrons: MINIMUM and BASIC WL have no lines, MINIMUM only the
+ * parties' names, VAT ids and countries, and the four totals (no delivery: the deliver-to party and date
+ * start at BASIC WL); the buyer's trading name only EN 16931 and up. The header delivery block is always
  * written (empty when there is no delivery date): the D16B schema requires it though EN 16931 does not.
  */
 import { XMLBuilder } from 'fast-xml-parser';
@@ -19,6 +20,12 @@ export const GUIDELINE_IDS: Record<EInvoiceProfile | 'xrechnung', string> = {
   extended: 'urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended',
   xrechnung: 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0',
 };
+
+/**
+ * The business process type (BT-23) XRechnung's CII and UBL carry: XRechnung 3.0.2's schematron requires it
+ * (PEPPOL-EN16931-R001, "Business process MUST be provided"). Factur-X output leaves it out (optional there).
+ */
+export const XRECHNUNG_BUSINESS_PROCESS = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
 
 type Node = Record<string, unknown>;
 const date102 = (iso: string) => ({ 'udt:DateTimeString': { '@_format': '102', '#text': iso.replaceAll('-', '') } });
@@ -44,9 +51,10 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
       '@_xmlns:ram': 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100',
       '@_xmlns:qdt': 'urn:un:unece:uncefact:data:standard:QualifiedDataType:100',
       '@_xmlns:udt': 'urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100',
-      'rsm:ExchangedDocumentContext': {
+      'rsm:ExchangedDocumentContext': omitEmpty({
+        'ram:BusinessProcessSpecifiedDocumentContextParameter': profile === 'xrechnung' ? { 'ram:ID': XRECHNUNG_BUSINESS_PROCESS } : undefined,
         'ram:GuidelineSpecifiedDocumentContextParameter': { 'ram:ID': GUIDELINE_IDS[profile] },
-      },
+      }),
       'rsm:ExchangedDocument': omitEmpty({
         'ram:ID': invoice.number,
         'ram:TypeCode': invoice.type_code ?? '380',
@@ -62,15 +70,29 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
           'ram:BuyerOrderReferencedDocument': invoice.order_reference ? { 'ram:IssuerAssignedID': invoice.order_reference } : undefined,
           'ram:ContractReferencedDocument': !minimum && invoice.contract_reference ? { 'ram:IssuerAssignedID': invoice.contract_reference } : undefined,
         }),
-        'ram:ApplicableHeaderTradeDelivery': !minimum && invoice.delivery_date
-          ? { 'ram:ActualDeliverySupplyChainEvent': { 'ram:OccurrenceDateTime': date102(invoice.delivery_date) } }
-          : '',
+        'ram:ApplicableHeaderTradeDelivery': minimum ? '' : delivery(invoice),
         'ram:ApplicableHeaderTradeSettlement': settlement(invoice, totals, level),
       }),
     },
   };
   const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, suppressEmptyNode: true, processEntities: true });
   return builder.build(document) as string;
+}
+
+/** The header delivery block (BASIC WL and up): deliver-to party (BG-13/BG-15) and actual delivery date (BT-72); '' (an empty element) when neither. */
+function delivery(invoice: Invoice): Node | '' {
+  const to = invoice.deliver_to;
+  const a = to?.address;
+  const node = omitEmpty({
+    'ram:ShipToTradeParty': to && a ? omitEmpty({
+      'ram:Name': to.name,
+      'ram:PostalTradeAddress': omitEmpty({
+        'ram:PostcodeCode': a.postal_code, 'ram:LineOne': a.line1, 'ram:LineTwo': a.line2, 'ram:CityName': a.city, 'ram:CountryID': a.country_code,
+      }),
+    }) : undefined,
+    'ram:ActualDeliverySupplyChainEvent': invoice.delivery_date ? { 'ram:OccurrenceDateTime': date102(invoice.delivery_date) } : undefined,
+  });
+  return Object.keys(node).length > 0 ? node : '';
 }
 
 /** EN 16931 and EXTENDED carry every field of the model; BASIC and BASIC WL lack contacts, line details and bank details beyond the IBAN. */
@@ -82,8 +104,11 @@ function party(p: InvoiceParty, level: EInvoiceProfile, isSeller: boolean): Node
     p.vat_id ? { 'ram:ID': { '@_schemeID': 'VA', '#text': p.vat_id } } : undefined,
     !minimum && 'tax_number' in p && p.tax_number ? { 'ram:ID': { '@_schemeID': 'FC', '#text': p.tax_number } } : undefined,
   ].filter(Boolean);
-  const legal = p.legal_registration_id || (!minimum && p.trading_name)
-    ? omitEmpty({ 'ram:ID': p.legal_registration_id, 'ram:TradingBusinessName': minimum ? undefined : p.trading_name })
+  // Trading name: the seller's (BT-28) from BASIC WL on, the buyer's (BT-45) only in EN 16931 and EXTENDED
+  // (Factur-X's BASIC WL and BASIC schematrons report a buyer TradingBusinessName as "not used").
+  const tradingName = !minimum && (isSeller || isFull(level)) ? p.trading_name : undefined;
+  const legal = p.legal_registration_id || tradingName
+    ? omitEmpty({ 'ram:ID': p.legal_registration_id, 'ram:TradingBusinessName': tradingName })
     : undefined;
   if (minimum) {
     // MINIMUM: the buyer has only its name and legal id; the seller adds its country and VAT id.

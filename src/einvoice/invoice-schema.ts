@@ -51,6 +51,17 @@ const Seller = Type.Object({
 }, { additionalProperties: false, description: 'Seller (BG-4)' });
 const Buyer = Type.Object(partyFields('Buyer'), { additionalProperties: false, description: 'Buyer (BG-7)' });
 
+const DeliverTo = Type.Object({
+  name: Type.Optional(text('Deliver to party name (BT-70)', 200)),
+  address: Type.Object({
+    line1: Type.Optional(text('Deliver to address line 1 (BT-75)')),
+    line2: Type.Optional(text('Deliver to address line 2 (BT-76)')),
+    city: Type.Optional(text('Deliver to city (BT-77)', 200)),
+    postal_code: Type.Optional(text('Deliver to post code (BT-78)', 20)),
+    country_code: Type.String({ description: 'Deliver to country code, ISO 3166-1 alpha-2 (BT-80, BR-57, BR-CL-14)' }),
+  }, { additionalProperties: false, description: 'Deliver to address (BG-15)' }),
+}, { additionalProperties: false, description: 'Where the goods or services went (BG-13: BT-70 and BG-15); an intra-community supply (category K) requires it (BR-IC-12). Not written in Factur-X MINIMUM' });
+
 const VatFields = {
   vat_category: Type.Optional(Type.String({ description: 'VAT category code (UNTDID 5305 subset): S standard, Z zero, E exempt, AE reverse charge, K intra-community, G export, O not subject, L, M (BR-CL-18). Required (BR-CO-04 / BR-32 / BR-37)' })),
   vat_rate: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'VAT rate in percent, e.g. 19 (BT-152 / BT-96 / BT-103); 0 for Z, E, AE, K, G; absent for O' })),
@@ -100,7 +111,8 @@ export const InvoiceSchema = Type.Object({
   type_code: Type.Optional(Type.String({ description: `Invoice type code, UNTDID 1001 (BT-3): ${INVOICE_TYPE_CODES.join(', ')}; default 380 (commercial invoice)` })),
   issue_date: Type.String(DATE),
   due_date: Type.Optional(Type.String({ ...DATE, description: 'Payment due date (BT-9); it or payment.terms is required when an amount is due (BR-CO-25)' })),
-  delivery_date: Type.Optional(Type.String({ ...DATE, description: 'Actual delivery date (BT-72)' })),
+  delivery_date: Type.Optional(Type.String({ ...DATE, description: 'Actual delivery date (BT-72); an intra-community supply (category K) requires it (BR-IC-11)' })),
+  deliver_to: Type.Optional(DeliverTo),
   currency: Type.String({ description: 'ISO 4217 currency code, e.g. EUR (BT-5, BR-CL-04)' }),
   buyer_reference: Type.Optional(text("Buyer reference, e.g. the German Leitweg-ID (BT-10); XRechnung requires it (BR-DE-15)", 200)),
   order_reference: Type.Optional(text('Purchase order reference (BT-13)', 200)),

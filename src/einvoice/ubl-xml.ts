@@ -4,7 +4,7 @@
  * 2.1 Invoice schema; the mapping of each business term follows the CEN UBL binding (EN 16931-3-2).
  */
 import { XMLBuilder } from 'fast-xml-parser';
-import { GUIDELINE_IDS } from './cii-xml.js';
+import { GUIDELINE_IDS, XRECHNUNG_BUSINESS_PROCESS } from './cii-xml.js';
 import type { Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
 import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
 
@@ -24,7 +24,7 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
       '@_xmlns:cac': 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2',
       '@_xmlns:cbc': 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2',
       'cbc:CustomizationID': GUIDELINE_IDS.xrechnung,
-      'cbc:ProfileID': 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0',
+      'cbc:ProfileID': XRECHNUNG_BUSINESS_PROCESS,
       'cbc:ID': invoice.number,
       'cbc:IssueDate': invoice.issue_date,
       'cbc:DueDate': invoice.due_date,
@@ -36,7 +36,11 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
       'cac:ContractDocumentReference': invoice.contract_reference ? { 'cbc:ID': invoice.contract_reference } : undefined,
       'cac:AccountingSupplierParty': { 'cac:Party': party(invoice.seller, 'tax_number' in invoice.seller ? invoice.seller.tax_number : undefined) },
       'cac:AccountingCustomerParty': { 'cac:Party': party(invoice.buyer, undefined) },
-      'cac:Delivery': invoice.delivery_date ? { 'cbc:ActualDeliveryDate': invoice.delivery_date } : undefined,
+      'cac:Delivery': invoice.delivery_date || invoice.deliver_to ? omitEmpty({
+        'cbc:ActualDeliveryDate': invoice.delivery_date,
+        'cac:DeliveryLocation': invoice.deliver_to ? { 'cac:Address': address(invoice.deliver_to.address) } : undefined,
+        'cac:DeliveryParty': invoice.deliver_to?.name ? { 'cac:PartyName': { 'cbc:Name': invoice.deliver_to.name } } : undefined,
+      }) : undefined,
       'cac:PaymentMeans': p ? omitEmpty({
         'cbc:PaymentMeansCode': p.means_code,
         'cbc:PaymentID': p.remittance_information,
@@ -106,16 +110,21 @@ function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean, curren
   });
 }
 
+/** A UBL address (party postal address, deliver-to location), in the schema's element order. */
+function address(a: { line1?: string; line2?: string; city?: string; postal_code?: string; country_code: string }): Node {
+  return omitEmpty({
+    'cbc:StreetName': a.line1, 'cbc:AdditionalStreetName': a.line2, 'cbc:CityName': a.city, 'cbc:PostalZone': a.postal_code,
+    'cac:Country': { 'cbc:IdentificationCode': a.country_code },
+  });
+}
+
 function party(p: InvoiceParty, taxNumber: string | undefined): Node {
   const a = p.address;
   const c = p.contact;
   return omitEmpty({
     'cbc:EndpointID': p.electronic_address ? { '@_schemeID': p.electronic_address.scheme, '#text': p.electronic_address.value } : undefined,
     'cac:PartyName': p.trading_name ? { 'cbc:Name': p.trading_name } : undefined,
-    'cac:PostalAddress': omitEmpty({
-      'cbc:StreetName': a.line1, 'cbc:AdditionalStreetName': a.line2, 'cbc:CityName': a.city, 'cbc:PostalZone': a.postal_code,
-      'cac:Country': { 'cbc:IdentificationCode': a.country_code },
-    }),
+    'cac:PostalAddress': address(a),
     'cac:PartyTaxScheme': [
       p.vat_id ? { 'cbc:CompanyID': p.vat_id, 'cac:TaxScheme': VAT_SCHEME } : undefined,
       taxNumber ? { 'cbc:CompanyID': taxNumber, 'cac:TaxScheme': { 'cbc:ID': 'FC' } } : undefined,

@@ -1,0 +1,56 @@
+/**
+ * Business rules on the JSON that the CEN and Factur-X schematrons enforce on the XML and that need a
+ * field of the model: an intra-community supply (K) needs the delivery date and the deliver-to country
+ * (BR-IC-11, BR-IC-12); XRechnung needs the deliver-to city and post code when there is a deliver-to
+ * address (BR-DE-10, BR-DE-11). The UBL builder writes the deliver-to location.
+ */
+import { describe, expect, it } from 'vitest';
+import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { checkBusinessRules } from './business-rules.js';
+import type { Invoice } from './invoice-schema.js';
+import { computeTotals } from './totals.js';
+import { buildUblXml } from './ubl-xml.js';
+
+/** The sample invoice as an intra-community supply to a French buyer. */
+const K_INVOICE: Invoice = {
+  ...SAMPLE_INVOICE,
+  buyer: { ...SAMPLE_INVOICE.buyer, vat_id: 'FR12345678901', address: { ...SAMPLE_INVOICE.buyer.address, country_code: 'FR' } },
+  lines: SAMPLE_INVOICE.lines.map((l) => ({ ...l, vat_category: 'K', vat_rate: 0 })),
+  allowances: SAMPLE_INVOICE.allowances!.map((a) => ({ ...a, vat_category: 'K', vat_rate: 0 })),
+  vat_exemption_reasons: [{ vat_category: 'K', reason: 'Intra-community supply' }],
+  deliver_to: { name: 'Entrepôt Lyon', address: { line1: '5 rue du Port', city: 'Lyon', postal_code: '69002', country_code: 'FR' } },
+};
+const rules = (invoice: Invoice, format: 'factur-x' | 'xrechnung-cii' = 'factur-x') => checkBusinessRules(invoice, format).map((i) => [i.type, i.loc.slice(3).join('.')]);
+
+describe('intra-community supply (K): delivery date and deliver-to country', () => {
+  it('passes with both', () => {
+    expect(rules(K_INVOICE)).toEqual([]);
+    expect(rules(K_INVOICE, 'xrechnung-cii')).toEqual([]);
+  });
+
+  it('BR-IC-11 without the delivery date, BR-IC-12 without deliver_to', () => {
+    const { delivery_date: _d, deliver_to: _t, ...invoice } = K_INVOICE;
+    expect(rules(invoice)).toEqual([['BR-IC-11', 'delivery_date'], ['BR-IC-12', 'deliver_to']]);
+  });
+
+  it('an unknown deliver-to country is BR-CL-14', () => {
+    expect(rules({ ...K_INVOICE, deliver_to: { address: { country_code: 'XX' } } })).toEqual([['BR-CL-14', 'deliver_to.address.country_code']]);
+  });
+
+  it('XRechnung: a deliver-to address needs city and post code (BR-DE-10, BR-DE-11); other formats take the country alone', () => {
+    const invoice = { ...K_INVOICE, deliver_to: { address: { country_code: 'FR' } } };
+    expect(rules(invoice)).toEqual([]);
+    expect(rules(invoice, 'xrechnung-cii')).toEqual([['BR-DE-10', 'deliver_to.address.city'], ['BR-DE-11', 'deliver_to.address.postal_code']]);
+  });
+
+  it('UBL: cac:Delivery carries the date, the deliver-to location and party, in the schema order', () => {
+    const xml = buildUblXml({ invoice: K_INVOICE, totals: computeTotals(K_INVOICE) });
+    const delivery = /<cac:Delivery>([\s\S]*?)<\/cac:Delivery>/.exec(xml)?.[1]?.replace(/\s+/g, '');
+    expect(delivery).toBe(
+      '<cbc:ActualDeliveryDate>2026-11-18</cbc:ActualDeliveryDate>' +
+      '<cac:DeliveryLocation><cac:Address><cbc:StreetName>5rueduPort</cbc:StreetName><cbc:CityName>Lyon</cbc:CityName><cbc:PostalZone>69002</cbc:PostalZone>' +
+      '<cac:Country><cbc:IdentificationCode>FR</cbc:IdentificationCode></cac:Country></cac:Address></cac:DeliveryLocation>' +
+      '<cac:DeliveryParty><cac:PartyName><cbc:Name>EntrepôtLyon</cbc:Name></cac:PartyName></cac:DeliveryParty>',
+    );
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * What the CII builder writes per Factur-X profile where the profile's own schematron (Factur-X 1.07.3)
+ * is stricter than its XSD: elements the XSD admits but the schematron reports as "not used" in that
+ * profile. The schematron itself is not run here (README, design: it was run during development).
+ */
+import { XMLParser } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { buildCiiXml } from './cii-xml.js';
+import type { EInvoiceProfile, Invoice } from './invoice-schema.js';
+import { computeTotals } from './totals.js';
+
+type Node = Record<string, any>;
+const parser = new XMLParser({ ignoreAttributes: false, removeNSPrefix: true });
+
+/** The parsed supply chain trade transaction of the XML built for the invoice in the profile. */
+function transaction(invoice: Invoice, profile: EInvoiceProfile | 'xrechnung'): Node {
+  const xml = buildCiiXml({ invoice, totals: computeTotals(invoice), profile });
+  return parser.parse(xml).CrossIndustryInvoice.SupplyChainTradeTransaction as Node;
+}
+const agreement = (invoice: Invoice, profile: EInvoiceProfile | 'xrechnung') => transaction(invoice, profile).ApplicableHeaderTradeAgreement as Node;
+
+describe('CII builder: what each Factur-X profile may carry', () => {
+  const invoice: Invoice = {
+    ...SAMPLE_INVOICE,
+    seller: { ...SAMPLE_INVOICE.seller, trading_name: 'Beispiel Druck' },
+    buyer: { ...SAMPLE_INVOICE.buyer, trading_name: 'Stadt Muster' },
+  };
+
+  it.each(['basic-wl', 'basic'] as const)('%s: the seller trading name (BT-28) but no buyer trading name (BT-45)', (profile) => {
+    const a = agreement(invoice, profile);
+    expect(a.SellerTradeParty.SpecifiedLegalOrganization).toEqual({ ID: 'HRB 12345', TradingBusinessName: 'Beispiel Druck' });
+    // The sample buyer has no legal registration id, so no SpecifiedLegalOrganization at all (not an empty one).
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toBeUndefined();
+    expect(a.BuyerTradeParty.Name).toBe('Stadtverwaltung Musterstadt');
+  });
+
+  it('basic: a buyer legal registration id is kept without the trading name', () => {
+    const a = agreement({ ...invoice, buyer: { ...invoice.buyer, legal_registration_id: 'HRB 999' } }, 'basic');
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toEqual({ ID: 'HRB 999' });
+  });
+
+  it.each(['en16931', 'extended', 'xrechnung'] as const)('%s: both trading names', (profile) => {
+    const a = agreement(invoice, profile);
+    expect(a.SellerTradeParty.SpecifiedLegalOrganization.TradingBusinessName).toBe('Beispiel Druck');
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toEqual({ TradingBusinessName: 'Stadt Muster' });
+  });
+
+  it('minimum: neither trading name', () => {
+    const a = agreement(invoice, 'minimum');
+    expect(a.SellerTradeParty.SpecifiedLegalOrganization).toEqual({ ID: 'HRB 12345' });
+    expect(a.BuyerTradeParty.SpecifiedLegalOrganization).toBeUndefined();
+  });
+});
+
+describe('CII builder: the deliver-to party (BG-13 / BG-15)', () => {
+  const deliverTo = { name: 'Entrepôt Lyon', address: { line1: '5 rue du Port', city: 'Lyon', postal_code: '69002', country_code: 'FR' } };
+
+  it.each(['basic-wl', 'basic', 'en16931', 'extended', 'xrechnung'] as const)('%s: ShipToTradeParty before the delivery date (BR-IC-12 needs its country)', (profile) => {
+    const delivery = transaction({ ...SAMPLE_INVOICE, deliver_to: deliverTo }, profile).ApplicableHeaderTradeDelivery as Node;
+    expect(Object.keys(delivery)).toEqual(['ShipToTradeParty', 'ActualDeliverySupplyChainEvent']);
+    expect(delivery.ShipToTradeParty).toEqual({
+      Name: 'Entrepôt Lyon',
+      PostalTradeAddress: { PostcodeCode: 69002, LineOne: '5 rue du Port', CityName: 'Lyon', CountryID: 'FR' },
+    });
+  });
+
+  it('a country alone is a complete deliver-to address; without a delivery date only the party is written', () => {
+    const { delivery_date: _, ...invoice } = SAMPLE_INVOICE;
+    const delivery = transaction({ ...invoice, deliver_to: { address: { country_code: 'FR' } } }, 'en16931').ApplicableHeaderTradeDelivery as Node;
+    expect(delivery).toEqual({ ShipToTradeParty: { PostalTradeAddress: { CountryID: 'FR' } } });
+  });
+
+  it('minimum: no delivery content (the profile has none)', () => {
+    const delivery = transaction({ ...SAMPLE_INVOICE, deliver_to: deliverTo }, 'minimum').ApplicableHeaderTradeDelivery;
+    expect(delivery).toBe('');
+  });
+});
+
+describe('CII builder: the business process (BT-23)', () => {
+  const context = (profile: EInvoiceProfile | 'xrechnung') =>
+    parser.parse(buildCiiXml({ invoice: SAMPLE_INVOICE, totals: computeTotals(SAMPLE_INVOICE), profile })).CrossIndustryInvoice.ExchangedDocumentContext as Node;
+
+  it('XRechnung carries it before the specification identifier (XRechnung 3.0.2: PEPPOL-EN16931-R001)', () => {
+    const c = context('xrechnung');
+    expect(Object.keys(c)).toEqual(['BusinessProcessSpecifiedDocumentContextParameter', 'GuidelineSpecifiedDocumentContextParameter']);
+    expect(c.BusinessProcessSpecifiedDocumentContextParameter).toEqual({ ID: 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0' });
+  });
+
+  it.each(['minimum', 'basic-wl', 'basic', 'en16931', 'extended'] as const)('Factur-X %s leaves it out', (profile) => {
+    expect(Object.keys(context(profile))).toEqual(['GuidelineSpecifiedDocumentContextParameter']);
+  });
+});
+
