@@ -35,6 +35,7 @@ import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { instrumentLedger, instrumentRenderer } from './ops/instrument.js';
 import { createReadinessCheck } from './ops/readiness.js';
+import { closeXmlChecks } from './einvoice/xml-schema-check.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -133,6 +134,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
       metrics,
     );
     releasers.push(() => renderer.close());
+    // The e-invoice XML checks' threads (einvoice/xmllint-pool.ts), started by the first check.
+    releasers.push(() => closeXmlChecks());
     const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
     // This process, as recorded on the reservations and idempotency keys it holds.
     const instanceId = newInstanceId();

@@ -7,12 +7,18 @@
  * (docs/einvoice.md says so); its content is checked by business-rules.ts like every format's.
  * `readXml` is the same parser with one XPath expression: how a customer's own XML (supplied-xml.ts)
  * is read, so that namespaces are resolved by libxml2 rather than by hand.
+ *
+ * xmllint runs warm, on the process's xmllint pool (xmllint-pool.ts: the module compiled once, a fresh
+ * instance per check, a time limit per check), with the arguments xmllint-wasm's `validateXML` would
+ * pass, and its output is read as `validateXML` reads it (exit codes, error lines), so the findings are
+ * the ones that function gave (xmllint-pool.test.ts compares them).
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { validateXML, type XMLValidationResult } from 'xmllint-wasm';
+import type { XMLValidationError, XMLValidationResult } from 'xmllint-wasm';
 import type { EInvoiceProfile } from './invoice-schema.js';
+import { XmllintPool } from './xmllint-pool.js';
 
 const XSD_NAMES: Record<EInvoiceProfile, string> = {
   minimum: 'MINIMUM', 'basic-wl': 'BASICWL', basic: 'BASIC', en16931: 'EN16931', extended: 'EXTENDED',
@@ -50,12 +56,59 @@ function loadSchemas(profile: EInvoiceProfile): Promise<SchemaSet> {
 export interface SchemaFinding { message: string; line: number | null }
 
 const XML_FILE = 'invoice.xml';
+const SCHEMA_FILE = 'file_0.xsd';
 /**
  * Room for libxml2 in its WebAssembly memory (it grows on demand up to this). A customer's XML may be
  * 5 Mi characters (supplied-xml.ts), up to 4 bytes each in UTF-8, and several times that once parsed:
  * more than the library's default 32 MiB (measured: 5 MB of ASCII CII parses and validates within it).
  */
 const MAX_MEMORY_PAGES = 4096; // 256 MiB in 64 KiB pages
+/**
+ * Threads of the process's xmllint pool, started on the first check. A warm check of the sample
+ * invoice takes tens of milliseconds of CPU (README, design), so two serve many e-invoice requests a
+ * second; more checks at once wait their turn in line.
+ */
+const XMLLINT_THREADS = 2;
+/**
+ * A check that has not answered this long after reaching its thread is stopped (its thread ended and
+ * replaced) and fails: libxml2 hung or looped. Far above any real check: measured, the largest XML a
+ * customer may send (5 Mi characters of CII) validates in 0.1–0.4 s on a loaded 2-core machine.
+ */
+const XMLLINT_TIMEOUT_MS = 30_000;
+
+const pool = new XmllintPool({ threads: XMLLINT_THREADS, timeoutMs: XMLLINT_TIMEOUT_MS });
+
+/** Ends the xmllint threads (services.ts, at shutdown); a later check starts them again. */
+export function closeXmlChecks(): Promise<void> {
+  return pool.close();
+}
+
+/** xmllint-wasm 5.3's reading of xmllint's stderr (index-node.js `parseErrors`): one error per line, `file:line: message` when it has that shape. */
+function parseErrors(output: string): XMLValidationError[] {
+  return output
+    .split('\n')
+    .slice(0, -2)
+    .map((line): XMLValidationError => {
+      const [fileName, lineNumber, ...rest] = line.split(':');
+      return fileName && lineNumber && rest.length > 0
+        ? { rawMessage: line, message: rest.join(':').trim(), loc: { fileName, lineNumber: parseInt(lineNumber) } }
+        : { rawMessage: line, message: line, loc: null };
+    })
+    // xmllint prints "<file> validates" for a valid file: not an error.
+    .filter((error) => !(error.loc === null && error.rawMessage.trim().endsWith(' validates')));
+}
+
+/**
+ * Runs xmllint on the pool and reads its result as xmllint-wasm's `validateXML` does: exit code 0 is
+ * valid, 3 and 4 (a validation or parse error) invalid, anything else (an abort, an unknown failure)
+ * an error carrying xmllint's stderr and its exit code as `code`.
+ */
+async function xmllint(inputFiles: { fileName: string; contents: string }[], args: string[]): Promise<XMLValidationResult> {
+  const { exitCode, stdout, stderr } = await pool.run({ inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES });
+  const valid = exitCode === 0 ? true : exitCode === 3 || exitCode === 4 ? false : null;
+  if (valid === null) throw Object.assign(new Error(stderr), { code: exitCode });
+  return { valid, normalized: stdout, errors: valid ? [] : parseErrors(stderr), rawOutput: stderr };
+}
 
 /** libxml2's messages about the document; the source excerpt and caret lines it prints under a parser error are not findings. */
 function findingsOf(result: XMLValidationResult): SchemaFinding[] {
@@ -66,7 +119,8 @@ function findingsOf(result: XMLValidationResult): SchemaFinding[] {
 /** Validates CII XML against the profile's XSD; returns the findings (empty when valid). */
 export async function checkCiiSchema(xml: string, profile: EInvoiceProfile): Promise<SchemaFinding[]> {
   const { main, preload } = await loadSchemas(profile);
-  const result = await validateXML({ xml: [{ fileName: XML_FILE, contents: xml }], schema: [main], preload, maxMemoryPages: MAX_MEMORY_PAGES });
+  // validateXML's names and order: the document, the schema (file_0.xsd, as a string schema is named), the imports.
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload], ['--schema', SCHEMA_FILE, '--noout', XML_FILE]);
   return findingsOf(result);
 }
 
@@ -81,14 +135,8 @@ export async function checkWellFormed(xml: string): Promise<SchemaFinding[]> {
  * The expression should give a string (wrap node sets in string() or concat()).
  */
 export async function readXml(xml: string, expression: string): Promise<{ findings: SchemaFinding[]; value: string | null }> {
-  const result = await validateXML({
-    xml: [{ fileName: XML_FILE, contents: xml }],
-    // The typings want a schema or a normalization; --xpath replaces the --format this adds (and prints
-    // only the expression's value, on stdout, which the library hands back as `normalized`).
-    normalization: 'format',
-    maxMemoryPages: MAX_MEMORY_PAGES,
-    modifyArguments: (args) => ['--xpath', expression, ...args.filter((arg) => arg !== '--format')],
-  });
+  // xmllint --xpath prints only the expression's value, on stdout (`normalized`).
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }], ['--xpath', expression, XML_FILE]);
   if (!result.valid) return { findings: findingsOf(result), value: null };
   // xmllint ends what it prints with one newline of its own.
   return { findings: [], value: result.normalized.endsWith('\n') ? result.normalized.slice(0, -1) : result.normalized };

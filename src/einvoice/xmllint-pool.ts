@@ -1,0 +1,190 @@
+/**
+ * libxml2's xmllint (xmllint-wasm) on a few long-lived `worker_threads` threads (xmllint-worker.ts),
+ * one check per thread at a time, in a FIFO line.
+ *
+ * xmllint-wasm's own `validateXML` starts a thread, then reads and compiles its 0.8 MB WebAssembly
+ * module, for every call (measured ~0.3–0.5 s of CPU per check of a 10 kB invoice). Here
+ * `xmllint.wasm` is compiled once per process, the `WebAssembly.Module` is handed to every thread,
+ * and each check instantiates it afresh (cheap next to compiling): libxml2's global state, its
+ * in-memory files and its wasm memory never outlive the check they belong to.
+ *
+ * Bounds:
+ * - threads: at most `threads`, started on first use and kept; an idle thread does not keep the
+ *   process alive (unref), a thread with a check does (ref);
+ * - memory: each check's wasm memory may grow to the `maxMemoryPages` of its task, no further;
+ * - time: a check that has not answered within `timeoutMs` of reaching its thread (a hang or a loop
+ *   in libxml2) has its thread terminated, and answers an error; a thread that dies answers its check
+ *   with an error too. A replacement starts on the next check.
+ *
+ * `close()` ends the idle threads at once and each busy one as soon as its check answered; the pool
+ * stays usable (a later check starts a thread again), since one pool serves the whole process.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { wasm, type WasmModule } from './wasm.js';
+import type { XmllintAnswer, XmllintTask, XmllintWorkerData } from './xmllint-worker.js';
+
+/** One xmllint run: its files, its command line (without the program name) and its memory bound. */
+export interface XmllintRun {
+  readonly inputFiles: readonly { fileName: string; contents: string }[];
+  readonly args: readonly string[];
+  /** In 64 KiB pages. */
+  readonly maxMemoryPages: number;
+}
+
+/** What xmllint printed and how it exited (as xmllint-wasm's worker reports it: −1 after an abort). */
+export interface XmllintOutput {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface XmllintPoolOptions {
+  readonly threads: number;
+  readonly timeoutMs: number;
+  /** Called with each thread as it starts (tests end threads with it). */
+  readonly onThreadStart?: (worker: Worker) => void;
+}
+
+/** xmllint-wasm's default initial memory (16 MiB); the memory grows on demand up to the run's maximum. */
+const INITIAL_MEMORY_PAGES = 256;
+
+let compiled: Promise<WasmModule> | undefined;
+/** xmllint.wasm compiled, once per process (a failure is retried by the next check). */
+function compiledModule(): Promise<WasmModule> {
+  if (!compiled) {
+    const attempt = readFile(createRequire(import.meta.url).resolve('xmllint-wasm/xmllint.wasm')).then((bytes) => wasm.compile(bytes));
+    attempt.catch(() => {
+      if (compiled === attempt) compiled = undefined;
+    });
+    compiled = attempt;
+  }
+  return compiled;
+}
+
+/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
+function startWorker(module: WasmModule): Worker {
+  const workerData: XmllintWorkerData = { module };
+  if (import.meta.url.endsWith('.ts')) {
+    const source = new URL('./xmllint-worker.ts', import.meta.url).href;
+    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
+    return new Worker(bootstrap, { eval: true, workerData, name: 'xmllint' });
+  }
+  return new Worker(new URL('./xmllint-worker.js', import.meta.url), { workerData, name: 'xmllint' });
+}
+
+interface Job {
+  readonly run: XmllintRun;
+  readonly timeoutMs: number;
+  resolve(output: XmllintOutput): void;
+  reject(error: Error): void;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  job: { readonly id: number; readonly job: Job; readonly timer: NodeJS.Timeout } | undefined;
+  /** close() was called while it had a check: it ends once that check answered. */
+  retiring: boolean;
+  readonly exited: Promise<void>;
+}
+
+export class XmllintPool {
+  readonly #threads: Thread[] = [];
+  readonly #line: Job[] = [];
+  #module: WasmModule | undefined;
+  #nextId = 1;
+
+  constructor(private readonly options: XmllintPoolOptions) {}
+
+  /** Runs xmllint once on a fresh instance; rejects when it timed out (`timeoutMs`, from reaching a thread) or its thread died. */
+  async run(run: XmllintRun, timeoutMs = this.options.timeoutMs): Promise<XmllintOutput> {
+    this.#module ??= await compiledModule();
+    return new Promise((resolve, reject) => {
+      this.#line.push({ run, timeoutMs, resolve, reject });
+      this.#dispatch();
+    });
+  }
+
+  /** Threads running, and those with a check. */
+  stats(): { threads: number; busy: number; waiting: number } {
+    return { threads: this.#threads.length, busy: this.#threads.filter((t) => t.job).length, waiting: this.#line.length };
+  }
+
+  /** Ends the idle threads now and the busy ones once their check answered; resolves when all have exited. */
+  async close(): Promise<void> {
+    const threads = [...this.#threads];
+    for (const thread of threads) {
+      if (thread.job) thread.retiring = true;
+      else this.#end(thread);
+    }
+    await Promise.all(threads.map((t) => t.exited));
+  }
+
+  #dispatch(): void {
+    while (this.#line.length > 0) {
+      const thread = this.#threads.find((t) => !t.job && !t.retiring) ?? (this.#threads.length < this.options.threads ? this.#startThread() : undefined);
+      if (!thread) return;
+      const job = this.#line.shift()!;
+      const id = this.#nextId++;
+      const timer = setTimeout(() => {
+        if (thread.job?.id !== id) return;
+        thread.job = undefined;
+        this.#end(thread);
+        job.reject(new Error(`The XML check did not finish within ${job.timeoutMs / 1000} s and was stopped.`));
+        this.#dispatch();
+      }, job.timeoutMs);
+      thread.job = { id, job, timer };
+      thread.worker.ref();
+      const task: XmllintTask = { id, inputFiles: job.run.inputFiles, args: job.run.args, initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages), maxMemoryPages: job.run.maxMemoryPages };
+      thread.worker.postMessage(task);
+    }
+  }
+
+  /** Takes the thread out of the pool and terminates it (its `exit` handler answers nothing: its job was taken first). */
+  #end(thread: Thread): void {
+    const index = this.#threads.indexOf(thread);
+    if (index >= 0) this.#threads.splice(index, 1);
+    void thread.worker.terminate();
+  }
+
+  #startThread(): Thread {
+    const worker = startWorker(this.#module!);
+    let failure: Error | undefined;
+    const thread: Thread = {
+      worker,
+      job: undefined,
+      retiring: false,
+      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+    };
+    worker.unref();
+    worker.on('message', (answer: XmllintAnswer) => {
+      const running = thread.job;
+      if (!running || running.id !== answer.id) return;
+      clearTimeout(running.timer);
+      thread.job = undefined;
+      worker.unref();
+      if (thread.retiring) this.#end(thread);
+      if ('error' in answer) running.job.reject(new Error(`xmllint failed: ${answer.error}`));
+      else running.job.resolve({ exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr });
+      this.#dispatch();
+    });
+    worker.on('error', (error: Error) => {
+      failure = error;
+    });
+    worker.on('exit', (code) => {
+      const index = this.#threads.indexOf(thread);
+      if (index >= 0) this.#threads.splice(index, 1);
+      const running = thread.job;
+      thread.job = undefined;
+      if (running) {
+        clearTimeout(running.timer);
+        running.job.reject(new Error(`The XML check's thread stopped (${failure ? failure.message : `exit code ${code}`}).`));
+      }
+      this.#dispatch();
+    });
+    this.#threads.push(thread);
+    this.options.onThreadStart?.(worker);
+    return thread;
+  }
+}
