@@ -99,10 +99,13 @@ describe.each(['sqlite', 'postgres'] as const)('a crash during synchronous gener
     const u = await ledgerOf(unkeyed.accountId);
     const delivered = unkeyedOutcomes.filter((o) => o.response?.status === 200).length;
     const cutOffUnkeyed = unkeyedOutcomes.filter((o) => o.error).length;
-    // Never a charge without an answer. (A request whose answer was written in the instant before the
-    // kill, before its charge was recorded, is the one way to be answered and not charged.)
+    // Never a charge without an answer. The other direction is allowed by design (charged-run.ts): a
+    // request without a key is charged once its answer has been handed to the connection, so answers
+    // handed over in the instant before the kill, their charges not yet posted, are free. How many that
+    // is depends on how many finished at that instant (measured: 1 or 2 on a loaded 2-core machine), not
+    // a number to pin; what is pinned is that each of them had its credit reserved and voided, once.
     expect(u.charged).toBeLessThanOrEqual(delivered);
-    expect(u.charged).toBeGreaterThanOrEqual(delivered - 1);
+    expect(u.pdfgen).toBeGreaterThanOrEqual(delivered);
     // Cut-off requests that had reserved a credit got it back, once each (a REFUND refers to its PDFGEN, uniquely).
     expect(u.refunds).toBe(u.pdfgen - u.charged);
     if (cutOffUnkeyed > 0) expect(u.refunds).toBeGreaterThan(0);
