@@ -5,7 +5,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
 import { buildCiiXml } from './cii-xml.js';
 import type { EInvoiceProfile, Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
@@ -92,3 +92,25 @@ describe('CII builder: the business process (BT-23)', () => {
   });
 });
 
+
+describe('CII builder: category O (not subject to VAT) and the breakdown rate (BT-119)', () => {
+  const settlement = (profile: EInvoiceProfile | 'xrechnung') => transaction(NOT_SUBJECT_INVOICE, profile).ApplicableHeaderTradeSettlement as Node;
+
+  it('XRechnung writes rate 0 in the O breakdown (XRechnung BR-DE-14 requires BT-119)', () => {
+    expect(settlement('xrechnung').ApplicableTradeTax).toEqual({
+      CalculatedAmount: 0, TypeCode: 'VAT', ExemptionReason: 'Not subject to VAT', BasisAmount: 1234.6, CategoryCode: 'O', RateApplicablePercent: 0,
+    });
+  });
+
+  it.each(['basic-wl', 'basic', 'en16931', 'extended'] as const)('Factur-X %s leaves it out (EN 16931: not subject to VAT has no rate, BR-48)', (profile) => {
+    const tax = settlement(profile).ApplicableTradeTax as Node;
+    expect(tax.CategoryCode).toBe('O');
+    expect(tax).not.toHaveProperty('RateApplicablePercent');
+  });
+
+  it('lines and allowances never carry a rate for O, XRechnung included (BR-O-05, BR-O-06)', () => {
+    const t = transaction(NOT_SUBJECT_INVOICE, 'xrechnung');
+    for (const line of t.IncludedSupplyChainTradeLineItem as Node[]) expect(line.SpecifiedLineTradeSettlement.ApplicableTradeTax).toEqual({ TypeCode: 'VAT', CategoryCode: 'O' });
+    expect(t.ApplicableHeaderTradeSettlement.SpecifiedTradeAllowanceCharge.CategoryTradeTax).toEqual({ TypeCode: 'VAT', CategoryCode: 'O' });
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
 import type { Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
 import { buildUblXml, isUblCreditNote } from './ubl-xml.js';
@@ -68,5 +68,26 @@ describe('UBL builder: Invoice or CreditNote by the type code (BT-3)', () => {
   it('every credit-note code of UNTDID 1001 that UBL lists makes a CreditNote (381 is the one the model offers)', () => {
     for (const code of ['81', '83', '261', '262', '296', '308', '381', '396', '420', '458', '502', '503', '532']) expect(isUblCreditNote(code)).toBe(true);
     expect(isUblCreditNote(undefined)).toBe(false);
+  });
+});
+
+describe('UBL builder: category O (not subject to VAT)', () => {
+  const inv = ubl(NOT_SUBJECT_INVOICE).Invoice as Node;
+
+  it('the breakdown carries rate 0 (UBL is XRechnung here: BR-DE-14 requires BT-119)', () => {
+    expect(inv['cac:TaxTotal']['cac:TaxSubtotal']['cac:TaxCategory']).toEqual({
+      'cbc:ID': 'O', 'cbc:Percent': '0', 'cbc:TaxExemptionReason': 'Not subject to VAT', 'cac:TaxScheme': { 'cbc:ID': 'VAT' },
+    });
+    expect(inv['cac:TaxTotal']['cac:TaxSubtotal']['cbc:TaxAmount']['#text']).toBe('0.00');
+  });
+
+  it('lines and allowances carry no rate (BR-O-05, BR-O-06)', () => {
+    for (const line of inv['cac:InvoiceLine'] as Node[]) expect(line['cac:Item']['cac:ClassifiedTaxCategory']).toEqual({ 'cbc:ID': 'O', 'cac:TaxScheme': { 'cbc:ID': 'VAT' } });
+    expect(inv['cac:AllowanceCharge']['cac:TaxCategory']).toEqual({ 'cbc:ID': 'O', 'cac:TaxScheme': { 'cbc:ID': 'VAT' } });
+  });
+
+  it('other categories keep their own rate in the breakdown', () => {
+    const subtotals = (ubl(SAMPLE_INVOICE).Invoice as Node)['cac:TaxTotal']['cac:TaxSubtotal'] as Node[];
+    expect(subtotals.map((s) => [s['cac:TaxCategory']['cbc:ID'], s['cac:TaxCategory']['cbc:Percent']])).toEqual([['S', '19'], ['S', '7']]);
   });
 });

@@ -9,7 +9,7 @@
  * UBL 2.1 CreditNote has no header element for: the CEN binding puts it in PaymentMeans/PaymentDueDate.
  */
 import { XMLBuilder } from 'fast-xml-parser';
-import { GUIDELINE_IDS, XRECHNUNG_BUSINESS_PROCESS } from './cii-xml.js';
+import { breakdownRate, GUIDELINE_IDS, XRECHNUNG_BUSINESS_PROCESS } from './cii-xml.js';
 import type { Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
 import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
 
@@ -84,7 +84,8 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
           'cbc:TaxAmount': money(g.tax),
           'cac:TaxCategory': omitEmpty({
             'cbc:ID': g.category,
-            'cbc:Percent': g.rate === undefined ? undefined : formatDecimal(g.rate, 2),
+            // UBL is XRechnung only here: category O gets rate 0 in the breakdown (BR-DE-14), none on lines and allowances (BR-O-05…07).
+            'cbc:Percent': breakdownRate(g.category, g.rate, true),
             'cbc:TaxExemptionReason': g.exemptionReason,
             'cac:TaxScheme': VAT_SCHEME,
           }),

@@ -43,3 +43,18 @@ export const SAMPLE_TOTALS = {
   lineTotal: '1284.60', allowanceTotal: '50.00', taxExclusive: '1234.60', taxTotal: '225.61', taxInclusive: '1460.21', amountDue: '1460.21',
   vat: [{ rate: '19', basis: '1159.90', tax: '220.38' }, { rate: '7', basis: '74.70', tax: '5.23' }],
 };
+
+/**
+ * The sample invoice not subject to VAT (category O, BR-O-*): every line and the allowance in O without
+ * a rate, the exemption reason, and a seller with a tax number instead of a VAT id (BR-O-02).
+ */
+export const NOT_SUBJECT_INVOICE: Invoice = (() => {
+  const { vat_id: _, ...seller } = SAMPLE_INVOICE.seller;
+  return {
+    ...SAMPLE_INVOICE,
+    seller: { ...seller, tax_number: '201/113/40209' },
+    lines: SAMPLE_INVOICE.lines.map(({ vat_rate: _rate, ...line }) => ({ ...line, vat_category: 'O' })),
+    allowances: [{ amount: 50, reason: 'Loyalty discount', reason_code: '95', vat_category: 'O' }],
+    vat_exemption_reasons: [{ vat_category: 'O', reason: 'Not subject to VAT' }],
+  };
+})();
