@@ -5,7 +5,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
 import { buildCiiXml } from './cii-xml.js';
 import type { EInvoiceProfile, Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
@@ -112,5 +112,35 @@ describe('CII builder: category O (not subject to VAT) and the breakdown rate (B
     const t = transaction(NOT_SUBJECT_INVOICE, 'xrechnung');
     for (const line of t.IncludedSupplyChainTradeLineItem as Node[]) expect(line.SpecifiedLineTradeSettlement.ApplicableTradeTax).toEqual({ TypeCode: 'VAT', CategoryCode: 'O' });
     expect(t.ApplicableHeaderTradeSettlement.SpecifiedTradeAllowanceCharge.CategoryTradeTax).toEqual({ TypeCode: 'VAT', CategoryCode: 'O' });
+  });
+});
+
+describe('CII builder: a direct debit with its mandate (BG-19)', () => {
+  const invoice: Invoice = { ...SAMPLE_INVOICE, payment: DIRECT_DEBIT_PAYMENT };
+
+  it.each(['basic-wl', 'basic', 'en16931', 'extended', 'xrechnung'] as const)('%s: creditor id (BT-90), debited account (BT-91), mandate reference (BT-89) where D16B puts them', (profile) => {
+    const s = transaction(invoice, profile).ApplicableHeaderTradeSettlement as Node;
+    expect(Object.keys(s)[0]).toBe('CreditorReferenceID');
+    expect(s.CreditorReferenceID).toBe('DE98ZZZ09999999999');
+    expect(s.SpecifiedTradeSettlementPaymentMeans).toEqual({ TypeCode: 59, PayerPartyDebtorFinancialAccount: { IBANID: 'DE75512108001245126199' } });
+    expect(Object.keys(s.SpecifiedTradePaymentTerms)).toEqual(['Description', 'DueDateDateTime', 'DirectDebitMandateID']);
+    expect(s.SpecifiedTradePaymentTerms.DirectDebitMandateID).toBe('MANDATE-2026-001');
+  });
+
+  it('the debited account precedes a payee account in the payment means (D16B order)', () => {
+    const s = transaction({ ...invoice, payment: { ...DIRECT_DEBIT_PAYMENT, iban: 'DE02120300000000202051' } }, 'en16931').ApplicableHeaderTradeSettlement as Node;
+    expect(Object.keys(s.SpecifiedTradeSettlementPaymentMeans)).toEqual(['TypeCode', 'PayerPartyDebtorFinancialAccount', 'PayeePartyCreditorFinancialAccount']);
+  });
+
+  it('a mandate reference alone still gives payment terms to carry it', () => {
+    const { due_date: _, ...noDue } = invoice;
+    const { terms: _t, ...payment } = DIRECT_DEBIT_PAYMENT;
+    const s = transaction({ ...noDue, payment }, 'en16931').ApplicableHeaderTradeSettlement as Node;
+    expect(s.SpecifiedTradePaymentTerms).toEqual({ DirectDebitMandateID: 'MANDATE-2026-001' });
+  });
+
+  it('minimum: no payment content at all (the profile has none)', () => {
+    const s = transaction(invoice, 'minimum').ApplicableHeaderTradeSettlement as Node;
+    expect(Object.keys(s)).toEqual(['InvoiceCurrencyCode', 'SpecifiedTradeSettlementHeaderMonetarySummation']);
   });
 });

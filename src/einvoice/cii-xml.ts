@@ -203,11 +203,15 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, 
         'ram:DuePayableAmount': formatCents(t.amountDue),
       });
   if (minimum) return { 'ram:InvoiceCurrencyCode': currency, 'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation };
+  // A direct debit (BG-19, BASIC WL and up): the creditor id (BT-90) heads the settlement, the debited account (BT-91)
+  // precedes the payee account in the payment means, the mandate reference (BT-89) follows the due date in the terms.
   return omitEmpty({
+    'ram:CreditorReferenceID': p?.creditor_id,
     'ram:PaymentReference': p?.remittance_information,
     'ram:InvoiceCurrencyCode': currency,
     'ram:SpecifiedTradeSettlementPaymentMeans': p ? omitEmpty({
       'ram:TypeCode': p.means_code,
+      'ram:PayerPartyDebtorFinancialAccount': p.debited_account ? { 'ram:IBANID': p.debited_account } : undefined,
       'ram:PayeePartyCreditorFinancialAccount': p.iban ? omitEmpty({ 'ram:IBANID': p.iban, 'ram:AccountName': full ? p.account_name : undefined }) : undefined,
       'ram:PayeeSpecifiedCreditorFinancialInstitution': full && p.bic ? { 'ram:BICID': p.bic } : undefined,
     }) : undefined,
@@ -223,8 +227,8 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, 
       ...(invoice.allowances ?? []).map((a) => allowanceCharge(a, false)),
       ...(invoice.charges ?? []).map((c) => allowanceCharge(c, true)),
     ],
-    'ram:SpecifiedTradePaymentTerms': p?.terms || invoice.due_date
-      ? omitEmpty({ 'ram:Description': p?.terms, 'ram:DueDateDateTime': invoice.due_date ? date102(invoice.due_date) : undefined })
+    'ram:SpecifiedTradePaymentTerms': p?.terms || invoice.due_date || p?.mandate_reference
+      ? omitEmpty({ 'ram:Description': p?.terms, 'ram:DueDateDateTime': invoice.due_date ? date102(invoice.due_date) : undefined, 'ram:DirectDebitMandateID': p?.mandate_reference })
       : undefined,
     'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation,
   });

@@ -5,7 +5,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
 import type { Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
 import { buildUblXml, isUblCreditNote } from './ubl-xml.js';
@@ -89,5 +89,37 @@ describe('UBL builder: category O (not subject to VAT)', () => {
   it('other categories keep their own rate in the breakdown', () => {
     const subtotals = (ubl(SAMPLE_INVOICE).Invoice as Node)['cac:TaxTotal']['cac:TaxSubtotal'] as Node[];
     expect(subtotals.map((s) => [s['cac:TaxCategory']['cbc:ID'], s['cac:TaxCategory']['cbc:Percent']])).toEqual([['S', '19'], ['S', '7']]);
+  });
+});
+
+describe('UBL builder: a direct debit with its mandate (BG-19)', () => {
+  const invoice: Invoice = { ...SAMPLE_INVOICE, payment: DIRECT_DEBIT_PAYMENT };
+
+  it('PaymentMandate with the mandate reference (BT-89) and the debited account (BT-91), no payee account', () => {
+    const means = (ubl(invoice).Invoice as Node)['cac:PaymentMeans'] as Node;
+    expect(means).toEqual({
+      'cbc:PaymentMeansCode': '59',
+      'cbc:PaymentID': 'RE-2026-0042',
+      'cac:PaymentMandate': { 'cbc:ID': 'MANDATE-2026-001', 'cac:PayerFinancialAccount': { 'cbc:ID': 'DE75512108001245126199' } },
+    });
+  });
+
+  it("the creditor id (BT-90) is the seller's SEPA party identification, between EndpointID and PostalAddress", () => {
+    const seller = (ubl(invoice).Invoice as Node)['cac:AccountingSupplierParty']['cac:Party'] as Node;
+    expect(seller['cac:PartyIdentification']).toEqual({ 'cbc:ID': { '@_schemeID': 'SEPA', '#text': 'DE98ZZZ09999999999' } });
+    expect(Object.keys(seller).slice(0, 3)).toEqual(['cbc:EndpointID', 'cac:PartyIdentification', 'cac:PostalAddress']);
+    const buyer = (ubl(invoice).Invoice as Node)['cac:AccountingCustomerParty']['cac:Party'] as Node;
+    expect(buyer['cac:PartyIdentification']).toBeUndefined();
+  });
+
+  it('PaymentMandate follows a payee account (UBL 2.1 PaymentMeans order), and a credit note has it too', () => {
+    const cn = ubl({ ...invoice, type_code: '381', payment: { ...DIRECT_DEBIT_PAYMENT, iban: 'DE02120300000000202051' } }).CreditNote as Node;
+    expect(Object.keys(cn['cac:PaymentMeans'])).toEqual(['cbc:PaymentMeansCode', 'cbc:PaymentDueDate', 'cbc:PaymentID', 'cac:PayeeFinancialAccount', 'cac:PaymentMandate']);
+  });
+
+  it('no mandate fields, no PaymentMandate and no party identification (the sample)', () => {
+    const inv = ubl(SAMPLE_INVOICE).Invoice as Node;
+    expect(inv['cac:PaymentMeans']['cac:PaymentMandate']).toBeUndefined();
+    expect(inv['cac:AccountingSupplierParty']['cac:Party']['cac:PartyIdentification']).toBeUndefined();
   });
 });

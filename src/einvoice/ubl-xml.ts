@@ -54,8 +54,8 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
       'cbc:BuyerReference': invoice.buyer_reference,
       'cac:OrderReference': invoice.order_reference ? { 'cbc:ID': invoice.order_reference } : undefined,
       'cac:ContractDocumentReference': invoice.contract_reference ? { 'cbc:ID': invoice.contract_reference } : undefined,
-      'cac:AccountingSupplierParty': { 'cac:Party': party(invoice.seller, 'tax_number' in invoice.seller ? invoice.seller.tax_number : undefined) },
-      'cac:AccountingCustomerParty': { 'cac:Party': party(invoice.buyer, undefined) },
+      'cac:AccountingSupplierParty': { 'cac:Party': party(invoice.seller, 'tax_number' in invoice.seller ? invoice.seller.tax_number : undefined, p?.creditor_id) },
+      'cac:AccountingCustomerParty': { 'cac:Party': party(invoice.buyer, undefined, undefined) },
       'cac:Delivery': invoice.delivery_date || invoice.deliver_to ? omitEmpty({
         'cbc:ActualDeliveryDate': invoice.delivery_date,
         'cac:DeliveryLocation': invoice.deliver_to ? { 'cac:Address': address(invoice.deliver_to.address) } : undefined,
@@ -70,6 +70,11 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
           'cbc:ID': p.iban,
           'cbc:Name': p.account_name,
           'cac:FinancialInstitutionBranch': p.bic ? { 'cbc:ID': p.bic } : undefined,
+        }) : undefined,
+        // Direct debit (BG-19): mandate reference (BT-89) and debited account (BT-91); the creditor id (BT-90) is the seller's SEPA identifier (party()).
+        'cac:PaymentMandate': p.mandate_reference || p.debited_account ? omitEmpty({
+          'cbc:ID': p.mandate_reference,
+          'cac:PayerFinancialAccount': p.debited_account ? { 'cbc:ID': p.debited_account } : undefined,
         }) : undefined,
       }) : undefined,
       'cac:PaymentTerms': p?.terms ? { 'cbc:Note': p.terms } : undefined,
@@ -141,11 +146,13 @@ function address(a: { line1?: string; line2?: string; city?: string; postal_code
   });
 }
 
-function party(p: InvoiceParty, taxNumber: string | undefined): Node {
+/** A UBL party; `creditorId` is the seller's bank assigned creditor identifier (BT-90), written as its SEPA party identification. */
+function party(p: InvoiceParty, taxNumber: string | undefined, creditorId: string | undefined): Node {
   const a = p.address;
   const c = p.contact;
   return omitEmpty({
     'cbc:EndpointID': p.electronic_address ? { '@_schemeID': p.electronic_address.scheme, '#text': p.electronic_address.value } : undefined,
+    'cac:PartyIdentification': creditorId ? { 'cbc:ID': { '@_schemeID': 'SEPA', '#text': creditorId } } : undefined,
     'cac:PartyName': p.trading_name ? { 'cbc:Name': p.trading_name } : undefined,
     'cac:PostalAddress': address(a),
     'cac:PartyTaxScheme': [

@@ -58,3 +58,16 @@ export const NOT_SUBJECT_INVOICE: Invoice = (() => {
     vat_exemption_reasons: [{ vat_category: 'O', reason: 'Not subject to VAT' }],
   };
 })();
+
+/**
+ * Payment by SEPA direct debit (59) with its mandate (BG-19), as XRechnung needs it: mandate reference
+ * (BT-89), the seller's SEPA creditor id (BT-90), the buyer's IBAN (BT-91); no payee account (BR-DE-25-b).
+ */
+export const DIRECT_DEBIT_PAYMENT: NonNullable<Invoice['payment']> = {
+  means_code: '59',
+  mandate_reference: 'MANDATE-2026-001',
+  creditor_id: 'DE98ZZZ09999999999',
+  debited_account: 'DE75512108001245126199',
+  remittance_information: 'RE-2026-0042',
+  terms: 'The amount is debited on the due date.',
+};
