@@ -5,7 +5,7 @@
  * address (BR-DE-10, BR-DE-11). The UBL builder writes the deliver-to location.
  */
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
 import { checkBusinessRules } from './business-rules.js';
 import type { Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
@@ -52,5 +52,55 @@ describe('intra-community supply (K): delivery date and deliver-to country', () 
       '<cac:Country><cbc:IdentificationCode>FR</cbc:IdentificationCode></cac:Country></cac:Address></cac:DeliveryLocation>' +
       '<cac:DeliveryParty><cac:PartyName><cbc:Name>EntrepôtLyon</cbc:Name></cac:PartyName></cac:DeliveryParty>',
     );
+  });
+});
+
+describe('direct debit: the mandate (BG-19) XRechnung requires', () => {
+  const withPayment = (payment: NonNullable<Invoice['payment']>): Invoice => ({ ...SAMPLE_INVOICE, payment });
+  const xr = (invoice: Invoice) => [rules(invoice, 'xrechnung-cii'), checkBusinessRules(invoice, 'xrechnung-ubl').map((i) => [i.type, i.loc.slice(3).join('.')])];
+
+  it('passes with mandate reference, creditor id and debited account, in every format', () => {
+    const invoice = withPayment(DIRECT_DEBIT_PAYMENT);
+    expect(rules(invoice)).toEqual([]);
+    expect(xr(invoice)).toEqual([[], []]);
+  });
+
+  it('XRechnung (CII and UBL): a SEPA direct debit without BG-19 is BR-DE-25-a, and each missing part its own rule', () => {
+    const expected = [
+      ['BR-DE-25-a', 'payment'], ['PEPPOL-EN16931-R061', 'payment.mandate_reference'],
+      ['BR-DE-30', 'payment.creditor_id'], ['BR-DE-31', 'payment.debited_account'],
+    ];
+    expect(xr(withPayment({ means_code: '59', terms: 'Debited on the due date.' }))).toEqual([expected, expected]);
+  });
+
+  it('XRechnung: each missing part alone (PEPPOL-EN16931-R061, BR-DE-30, BR-DE-31)', () => {
+    const { mandate_reference: _m, ...noMandate } = DIRECT_DEBIT_PAYMENT;
+    const { creditor_id: _c, ...noCreditor } = DIRECT_DEBIT_PAYMENT;
+    const { debited_account: _d, ...noDebited } = DIRECT_DEBIT_PAYMENT;
+    expect(rules(withPayment(noMandate), 'xrechnung-cii')).toEqual([['PEPPOL-EN16931-R061', 'payment.mandate_reference']]);
+    expect(rules(withPayment(noCreditor), 'xrechnung-cii')).toEqual([['BR-DE-30', 'payment.creditor_id']]);
+    expect(rules(withPayment(noDebited), 'xrechnung-cii')).toEqual([['BR-DE-31', 'payment.debited_account']]);
+  });
+
+  it('XRechnung: a SEPA direct debit must not carry the payee account (BR-DE-25-b), field by field', () => {
+    const invoice = withPayment({ ...DIRECT_DEBIT_PAYMENT, iban: 'DE02120300000000202051', bic: 'BYLADEM1001', account_name: 'Druckerei Beispiel GmbH' });
+    expect(rules(invoice, 'xrechnung-cii')).toEqual([['BR-DE-25-b', 'payment.iban'], ['BR-DE-25-b', 'payment.bic'], ['BR-DE-25-b', 'payment.account_name']]);
+    expect(rules(invoice)).toEqual([]);
+  });
+
+  it('XRechnung: direct debit 49 needs the mandate too (R061, then BR-DE-30/31), but BR-DE-25 is for 59 only', () => {
+    expect(rules(withPayment({ means_code: '49', iban: 'DE02120300000000202051', terms: 'Debited on the due date.' }), 'xrechnung-cii')).toEqual([
+      ['PEPPOL-EN16931-R061', 'payment.mandate_reference'], ['BR-DE-30', 'payment.creditor_id'], ['BR-DE-31', 'payment.debited_account'],
+    ]);
+  });
+
+  it('XRechnung: a mandate part with another means code makes a BG-19, which then needs the creditor id and the debited account', () => {
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, mandate_reference: 'M-1' }), 'xrechnung-cii')).toEqual([
+      ['BR-DE-30', 'payment.creditor_id'], ['BR-DE-31', 'payment.debited_account'],
+    ]);
+  });
+
+  it('Factur-X / ZUGFeRD: EN 16931 requires no mandate, so a bare direct debit passes', () => {
+    expect(rules(withPayment({ means_code: '59', iban: 'DE02120300000000202051', terms: 'Debited on the due date.' }))).toEqual([]);
   });
 });

@@ -187,4 +187,34 @@ function checkXRechnung(f: Findings, inv: Invoice): void {
   const deliverTo = inv.deliver_to?.address;
   if (deliverTo && !deliverTo.city) f.add('BR-DE-10', ['deliver_to', 'address', 'city'], 'XRechnung needs the deliver to city when there is a deliver to address');
   if (deliverTo && !deliverTo.postal_code) f.add('BR-DE-11', ['deliver_to', 'address', 'postal_code'], 'XRechnung needs the deliver to post code when there is a deliver to address');
+  if (inv.payment) checkXRechnungDirectDebit(f, inv.payment);
+}
+
+/**
+ * A direct debit in XRechnung: the mandate (BG-19) and no payee account. EN 16931 and Factur-X make
+ * none of this mandatory; XRechnung 3.0.2 does, for CII and UBL alike:
+ * PEPPOL-EN16931-R061 the mandate reference (BT-89) with means 59 or 49; BR-DE-25-a a SEPA direct debit (59)
+ * with no BG-19 at all; BR-DE-30 / BR-DE-31 the creditor id (BT-90) and the debited account (BT-91) once
+ * there is a BG-19 (a direct debit has one, by R061); BR-DE-25-b no payee account (BG-17: BT-84…86) with 59.
+ */
+function checkXRechnungDirectDebit(f: Findings, p: NonNullable<Invoice['payment']>): void {
+  const directDebit = p.means_code === '59' || p.means_code === '49';
+  const mandate = p.mandate_reference !== undefined || p.creditor_id !== undefined || p.debited_account !== undefined;
+  if (p.means_code === '59' && !mandate) {
+    f.add('BR-DE-25-a', ['payment'], 'XRechnung needs the direct debit mandate (BG-19) with a SEPA direct debit (means_code 59): payment.mandate_reference, payment.creditor_id and payment.debited_account');
+  }
+  if (directDebit && p.mandate_reference === undefined) {
+    f.add('PEPPOL-EN16931-R061', ['payment', 'mandate_reference'], `XRechnung needs the mandate reference (payment.mandate_reference) with a direct debit (means_code ${p.means_code})`);
+  }
+  if ((directDebit || mandate) && p.creditor_id === undefined) {
+    f.add('BR-DE-30', ['payment', 'creditor_id'], "XRechnung needs the bank assigned creditor identifier (payment.creditor_id, e.g. the SEPA creditor id) with a direct debit mandate");
+  }
+  if ((directDebit || mandate) && p.debited_account === undefined) {
+    f.add('BR-DE-31', ['payment', 'debited_account'], "XRechnung needs the debited account (payment.debited_account, the buyer's IBAN) with a direct debit mandate");
+  }
+  if (p.means_code === '59') {
+    for (const key of ['iban', 'bic', 'account_name'] as const) {
+      if (p[key] !== undefined) f.add('BR-DE-25-b', ['payment', key], `XRechnung: a SEPA direct debit (means_code 59) must not carry the payee account (BG-17); leave payment.${key} out (the buyer's account is payment.debited_account)`);
+    }
+  }
 }

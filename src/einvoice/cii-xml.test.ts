@@ -5,7 +5,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
 import { buildCiiXml } from './cii-xml.js';
 import type { EInvoiceProfile, Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
@@ -92,3 +92,55 @@ describe('CII builder: the business process (BT-23)', () => {
   });
 });
 
+
+describe('CII builder: category O (not subject to VAT) and the breakdown rate (BT-119)', () => {
+  const settlement = (profile: EInvoiceProfile | 'xrechnung') => transaction(NOT_SUBJECT_INVOICE, profile).ApplicableHeaderTradeSettlement as Node;
+
+  it('XRechnung writes rate 0 in the O breakdown (XRechnung BR-DE-14 requires BT-119)', () => {
+    expect(settlement('xrechnung').ApplicableTradeTax).toEqual({
+      CalculatedAmount: 0, TypeCode: 'VAT', ExemptionReason: 'Not subject to VAT', BasisAmount: 1234.6, CategoryCode: 'O', RateApplicablePercent: 0,
+    });
+  });
+
+  it.each(['basic-wl', 'basic', 'en16931', 'extended'] as const)('Factur-X %s leaves it out (EN 16931: not subject to VAT has no rate, BR-48)', (profile) => {
+    const tax = settlement(profile).ApplicableTradeTax as Node;
+    expect(tax.CategoryCode).toBe('O');
+    expect(tax).not.toHaveProperty('RateApplicablePercent');
+  });
+
+  it('lines and allowances never carry a rate for O, XRechnung included (BR-O-05, BR-O-06)', () => {
+    const t = transaction(NOT_SUBJECT_INVOICE, 'xrechnung');
+    for (const line of t.IncludedSupplyChainTradeLineItem as Node[]) expect(line.SpecifiedLineTradeSettlement.ApplicableTradeTax).toEqual({ TypeCode: 'VAT', CategoryCode: 'O' });
+    expect(t.ApplicableHeaderTradeSettlement.SpecifiedTradeAllowanceCharge.CategoryTradeTax).toEqual({ TypeCode: 'VAT', CategoryCode: 'O' });
+  });
+});
+
+describe('CII builder: a direct debit with its mandate (BG-19)', () => {
+  const invoice: Invoice = { ...SAMPLE_INVOICE, payment: DIRECT_DEBIT_PAYMENT };
+
+  it.each(['basic-wl', 'basic', 'en16931', 'extended', 'xrechnung'] as const)('%s: creditor id (BT-90), debited account (BT-91), mandate reference (BT-89) where D16B puts them', (profile) => {
+    const s = transaction(invoice, profile).ApplicableHeaderTradeSettlement as Node;
+    expect(Object.keys(s)[0]).toBe('CreditorReferenceID');
+    expect(s.CreditorReferenceID).toBe('DE98ZZZ09999999999');
+    expect(s.SpecifiedTradeSettlementPaymentMeans).toEqual({ TypeCode: 59, PayerPartyDebtorFinancialAccount: { IBANID: 'DE75512108001245126199' } });
+    expect(Object.keys(s.SpecifiedTradePaymentTerms)).toEqual(['Description', 'DueDateDateTime', 'DirectDebitMandateID']);
+    expect(s.SpecifiedTradePaymentTerms.DirectDebitMandateID).toBe('MANDATE-2026-001');
+  });
+
+  it('the debited account precedes a payee account in the payment means (D16B order)', () => {
+    const s = transaction({ ...invoice, payment: { ...DIRECT_DEBIT_PAYMENT, iban: 'DE02120300000000202051' } }, 'en16931').ApplicableHeaderTradeSettlement as Node;
+    expect(Object.keys(s.SpecifiedTradeSettlementPaymentMeans)).toEqual(['TypeCode', 'PayerPartyDebtorFinancialAccount', 'PayeePartyCreditorFinancialAccount']);
+  });
+
+  it('a mandate reference alone still gives payment terms to carry it', () => {
+    const { due_date: _, ...noDue } = invoice;
+    const { terms: _t, ...payment } = DIRECT_DEBIT_PAYMENT;
+    const s = transaction({ ...noDue, payment }, 'en16931').ApplicableHeaderTradeSettlement as Node;
+    expect(s.SpecifiedTradePaymentTerms).toEqual({ DirectDebitMandateID: 'MANDATE-2026-001' });
+  });
+
+  it('minimum: no payment content at all (the profile has none)', () => {
+    const s = transaction(invoice, 'minimum').ApplicableHeaderTradeSettlement as Node;
+    expect(Object.keys(s)).toEqual(['InvoiceCurrencyCode', 'SpecifiedTradeSettlementHeaderMonetarySummation']);
+  });
+});

@@ -71,7 +71,7 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
           'ram:ContractReferencedDocument': !minimum && invoice.contract_reference ? { 'ram:IssuerAssignedID': invoice.contract_reference } : undefined,
         }),
         'ram:ApplicableHeaderTradeDelivery': minimum ? '' : delivery(invoice),
-        'ram:ApplicableHeaderTradeSettlement': settlement(invoice, totals, level),
+        'ram:ApplicableHeaderTradeSettlement': settlement(invoice, totals, level, profile === 'xrechnung'),
       }),
     },
   };
@@ -169,7 +169,18 @@ function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean): Node 
   });
 }
 
-function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile): Node {
+/**
+ * The VAT category rate (BT-119) of a breakdown group. Category O (not subject to VAT) has none in
+ * EN 16931 (BR-48 exempts it; BR-O-05…07 forbid it on lines, allowances and charges), but XRechnung
+ * requires BT-119 in every breakdown (BR-DE-14), so XRechnung gets 0 there: measured, the CEN 1.3.16
+ * and Factur-X 1.07.3 schematrons accept it as well, and XRechnung 3.0.2 needs it.
+ */
+export function breakdownRate(category: string, rate: number | undefined, xrechnung: boolean): string | undefined {
+  if (category === 'O') return xrechnung ? '0' : undefined;
+  return rate === undefined ? undefined : formatDecimal(rate, 2);
+}
+
+function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, xrechnung: boolean): Node {
   const minimum = level === 'minimum';
   const full = isFull(level);
   const currency = invoice.currency;
@@ -192,11 +203,15 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile):
         'ram:DuePayableAmount': formatCents(t.amountDue),
       });
   if (minimum) return { 'ram:InvoiceCurrencyCode': currency, 'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation };
+  // A direct debit (BG-19, BASIC WL and up): the creditor id (BT-90) heads the settlement, the debited account (BT-91)
+  // precedes the payee account in the payment means, the mandate reference (BT-89) follows the due date in the terms.
   return omitEmpty({
+    'ram:CreditorReferenceID': p?.creditor_id,
     'ram:PaymentReference': p?.remittance_information,
     'ram:InvoiceCurrencyCode': currency,
     'ram:SpecifiedTradeSettlementPaymentMeans': p ? omitEmpty({
       'ram:TypeCode': p.means_code,
+      'ram:PayerPartyDebtorFinancialAccount': p.debited_account ? { 'ram:IBANID': p.debited_account } : undefined,
       'ram:PayeePartyCreditorFinancialAccount': p.iban ? omitEmpty({ 'ram:IBANID': p.iban, 'ram:AccountName': full ? p.account_name : undefined }) : undefined,
       'ram:PayeeSpecifiedCreditorFinancialInstitution': full && p.bic ? { 'ram:BICID': p.bic } : undefined,
     }) : undefined,
@@ -206,14 +221,14 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile):
       'ram:ExemptionReason': g.exemptionReason,
       'ram:BasisAmount': formatCents(g.taxable),
       'ram:CategoryCode': g.category,
-      'ram:RateApplicablePercent': g.rate === undefined ? undefined : formatDecimal(g.rate, 2),
+      'ram:RateApplicablePercent': breakdownRate(g.category, g.rate, xrechnung),
     })),
     'ram:SpecifiedTradeAllowanceCharge': [
       ...(invoice.allowances ?? []).map((a) => allowanceCharge(a, false)),
       ...(invoice.charges ?? []).map((c) => allowanceCharge(c, true)),
     ],
-    'ram:SpecifiedTradePaymentTerms': p?.terms || invoice.due_date
-      ? omitEmpty({ 'ram:Description': p?.terms, 'ram:DueDateDateTime': invoice.due_date ? date102(invoice.due_date) : undefined })
+    'ram:SpecifiedTradePaymentTerms': p?.terms || invoice.due_date || p?.mandate_reference
+      ? omitEmpty({ 'ram:Description': p?.terms, 'ram:DueDateDateTime': invoice.due_date ? date102(invoice.due_date) : undefined, 'ram:DirectDebitMandateID': p?.mandate_reference })
       : undefined,
     'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation,
   });

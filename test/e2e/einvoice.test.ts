@@ -17,7 +17,7 @@ import { buildEInvoice } from '../../src/einvoice/einvoice.js';
 import { checkCiiSchema } from '../../src/einvoice/xml-schema-check.js';
 import { SUPPLIED_XML_MAX_CHARS, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from '../../src/einvoice/invoice-schema.js';
 import { DIALECTS } from '../support/databases.js';
-import { SAMPLE_INVOICE, SAMPLE_TOTALS } from '../support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE, SAMPLE_TOTALS } from '../support/einvoice-samples.js';
 import { pdfAttachments, pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -83,6 +83,9 @@ const BROKEN: { name: string; format?: string; invoice: (inv: Invoice) => void; 
   { name: 'no due date nor payment terms', invoice: (inv) => { delete inv.due_date; delete inv.payment!.terms; }, type: 'BR-CO-25', loc: ['due_date'] },
   { name: 'an allowance without reason', invoice: (inv) => { delete inv.allowances![0]!.reason; delete inv.allowances![0]!.reason_code; }, type: 'BR-33', loc: ['allowances', 0] },
   { name: 'XRechnung UBL without seller contact', format: 'xrechnung-ubl', invoice: (inv) => { delete inv.seller.contact; }, type: 'BR-DE-2', loc: ['seller', 'contact'] },
+  { name: 'XRechnung UBL SEPA direct debit without the mandate', format: 'xrechnung-ubl', invoice: (inv) => { inv.payment = { means_code: '59', terms: 'Debited on the due date.' }; }, type: 'BR-DE-25-a', loc: ['payment'] },
+  { name: 'XRechnung CII direct debit without the mandate reference', format: 'xrechnung-cii', invoice: (inv) => { const { mandate_reference: _, ...p } = DIRECT_DEBIT_PAYMENT; inv.payment = p; }, type: 'PEPPOL-EN16931-R061', loc: ['payment', 'mandate_reference'] },
+  { name: 'XRechnung CII SEPA direct debit with the payee IBAN', format: 'xrechnung-cii', invoice: (inv) => { inv.payment = { ...DIRECT_DEBIT_PAYMENT, iban: 'DE02120300000000202051' }; }, type: 'BR-DE-25-b', loc: ['payment', 'iban'] },
 ];
 
 describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
@@ -157,6 +160,23 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     expect(xml).toContain(due);
     if (format === 'xrechnung-cii') expect(await checkCiiSchema(xml, 'en16931')).toEqual([]);
     expect(await balance()).toBe(before - 1);
+  });
+
+  it('xrechnung-ubl: a credit note (381) is a UBL CreditNote; a direct debit carries its mandate; 1 credit each', async () => {
+    const before = await balance();
+    const res = await create({ einvoice: { format: 'xrechnung-ubl', invoice: { ...SAMPLE_INVOICE, type_code: '381' } } });
+    expect(res.status, res.bytes.toString('utf8', 0, 500)).toBe(200);
+    const xml = res.bytes.toString('utf8');
+    expect(xml).toContain('<CreditNote xmlns="urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"');
+    expect(xml).toContain('<cbc:CreditNoteTypeCode>381</cbc:CreditNoteTypeCode>');
+    expect(xml).toContain('<cbc:CreditedQuantity unitCode="HUR">10</cbc:CreditedQuantity>');
+    const dd = await create({ einvoice: { format: 'xrechnung-cii', invoice: { ...SAMPLE_INVOICE, payment: DIRECT_DEBIT_PAYMENT } } });
+    expect(dd.status, dd.bytes.toString('utf8', 0, 500)).toBe(200);
+    const ddXml = dd.bytes.toString('utf8');
+    expect(ddXml).toContain('<ram:DirectDebitMandateID>MANDATE-2026-001</ram:DirectDebitMandateID>');
+    expect(ddXml).toContain('<ram:CreditorReferenceID>DE98ZZZ09999999999</ram:CreditorReferenceID>');
+    expect(await checkCiiSchema(ddXml, 'en16931')).toEqual([]);
+    expect(await balance()).toBe(before - 2);
   });
 
   it.each(BROKEN)('$name: 422 $type, nothing charged', async ({ format, invoice, type, loc }) => {

@@ -43,3 +43,31 @@ export const SAMPLE_TOTALS = {
   lineTotal: '1284.60', allowanceTotal: '50.00', taxExclusive: '1234.60', taxTotal: '225.61', taxInclusive: '1460.21', amountDue: '1460.21',
   vat: [{ rate: '19', basis: '1159.90', tax: '220.38' }, { rate: '7', basis: '74.70', tax: '5.23' }],
 };
+
+/**
+ * The sample invoice not subject to VAT (category O, BR-O-*): every line and the allowance in O without
+ * a rate, the exemption reason, and a seller with a tax number instead of a VAT id (BR-O-02).
+ */
+export const NOT_SUBJECT_INVOICE: Invoice = (() => {
+  const { vat_id: _, ...seller } = SAMPLE_INVOICE.seller;
+  return {
+    ...SAMPLE_INVOICE,
+    seller: { ...seller, tax_number: '201/113/40209' },
+    lines: SAMPLE_INVOICE.lines.map(({ vat_rate: _rate, ...line }) => ({ ...line, vat_category: 'O' })),
+    allowances: [{ amount: 50, reason: 'Loyalty discount', reason_code: '95', vat_category: 'O' }],
+    vat_exemption_reasons: [{ vat_category: 'O', reason: 'Not subject to VAT' }],
+  };
+})();
+
+/**
+ * Payment by SEPA direct debit (59) with its mandate (BG-19), as XRechnung needs it: mandate reference
+ * (BT-89), the seller's SEPA creditor id (BT-90), the buyer's IBAN (BT-91); no payee account (BR-DE-25-b).
+ */
+export const DIRECT_DEBIT_PAYMENT: NonNullable<Invoice['payment']> = {
+  means_code: '59',
+  mandate_reference: 'MANDATE-2026-001',
+  creditor_id: 'DE98ZZZ09999999999',
+  debited_account: 'DE75512108001245126199',
+  remittance_information: 'RE-2026-0042',
+  terms: 'The amount is debited on the due date.',
+};
