@@ -1,0 +1,103 @@
+/**
+ * Where Chromium's cost goes when it prints a long document (issue 17, docs/rendering.md "Long
+ * documents"): plain puppeteer on the peers' Chromium (no Pressroom), one document at a time, printing
+ * only pages 1–20 (`pageRanges`) so that the figures show the print layout of the whole document,
+ * not the painting of its pages. For each shape: the print time and the renderer process's peak RSS
+ * (sampled from `ps` every 250 ms). Shapes: N paragraphs, N rows of nine inline-blocks, an N-row
+ * table of nine cells, and the peers' report with its ledger ×3 and ×10 (the 330-page report).
+ *
+ *   node --import tsx bench/print-layout-cost.ts [--rows 5000,15000] [--report 3,10] [--ranges 1-20]
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { preparePeers } from './run.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PEERS = join(ROOT, 'bench', 'out', 'peers');
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: number): string {
+  const rows = Array.from({ length: n }, (_, i) =>
+    kind === 'paragraphs'
+      ? `<p>Row ${i} Lorem ipsum dolor sit amet 12,345.67 EUR paid</p>`
+      : kind === 'inline-block rows'
+        ? `<div class="r">${Array.from({ length: 9 }, (_, j) => `<span>c${j} ${i}</span>`).join('')}</div>`
+        : `<tr>${Array.from({ length: 9 }, (_, j) => `<td>c${j} ${i}</td>`).join('')}</tr>`,
+  ).join('');
+  const style = '<style>p,div.r{margin:0;font:8pt sans-serif} span{display:inline-block;width:10%} td{font:8pt sans-serif}</style>';
+  return `<!doctype html>${style}${kind === 'table rows' ? `<table>${rows}</table>` : rows}`;
+}
+
+/** Peak RSS of the renderer processes of Chromium `browserPid`, in MB, while `work` runs. */
+async function rendererPeak<T>(browserPid: number, work: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
+  let peakKb = 0;
+  const sample = () => {
+    try {
+      for (const line of execFileSync('ps', ['-o', 'rss=,args=', '--ppid', String(browserPid)], { encoding: 'utf8' }).split('\n')) {
+        if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
+      }
+      // Renderers of a zygote are its children, one level further down.
+      for (const zygote of execFileSync('pgrep', ['-P', String(browserPid)], { encoding: 'utf8' }).split('\n').filter(Boolean)) {
+        const out = execFileSync('ps', ['-o', 'rss=,args=', '--ppid', zygote], { encoding: 'utf8' });
+        for (const line of out.split('\n')) if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
+      }
+    } catch {
+      // a process that ended between listing and reading
+    }
+  };
+  const timer = setInterval(sample, 250);
+  try {
+    const result = await work();
+    sample();
+    return { result, peakMb: Math.round(peakKb / 1024) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function main(): Promise<void> {
+  preparePeers();
+  const peersRequire = createRequire(join(PEERS, 'package.json'));
+  const puppeteer = peersRequire('puppeteer-core');
+  const nunjucks = peersRequire('nunjucks');
+  const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
+  const ranges = option('--ranges', '1-20');
+  const documents: [string, string][] = [];
+  for (const n of option('--rows', '5000,15000').split(',').map(Number)) {
+    for (const kind of ['paragraphs', 'inline-block rows', 'table rows'] as const) documents.push([`${n} ${kind}`, shape(kind, n)]);
+  }
+  const report = JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')) as { rows: unknown[] };
+  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
+  for (const times of option('--report', '3,10').split(',').map(Number)) {
+    documents.push([`report, ledger ×${times} (${report.rows.length * times} rows)`, env.render('report.html', { ...report, rows: Array.from({ length: times }, () => report.rows).flat() })]);
+  }
+  console.log(`| document | print of pages ${ranges}, ms | renderer peak RSS, MB |\n|---|--:|--:|`);
+  for (const [name, html] of documents) {
+    // A fresh browser per document: one document's peak must not be the previous one's.
+    const profile = mkdtempSync(join(tmpdir(), 'bench-print-layout-'));
+    const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, userDataDir: profile, protocolTimeout: 0 });
+    try {
+      const page = await browser.newPage();
+      await page.setContent(html, { waitUntil: 'load', timeout: 0 });
+      const { result: ms, peakMb } = await rendererPeak(browser.process().pid, async () => {
+        const t0 = performance.now();
+        await page.pdf({ printBackground: true, preferCSSPageSize: true, pageRanges: ranges, tagged: false, timeout: 0 });
+        return Math.round(performance.now() - t0);
+      });
+      console.log(`| ${name} | ${ms} | ${peakMb} |`);
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }
+}
+
+await main();
