@@ -19,8 +19,9 @@ export default defineConfig({
         },
       },
       {
-        // The drills kill workers, stop Redis and restart the machine's PostgreSQL: they run after
-        // everything else (a later group order), one file at a time, so no other test sees the outage.
+        // Drill (b) restarts the machine's PostgreSQL: it runs after everything else (a later group
+        // order), alone, so no other test sees the outage. Drills (a) and (c) harm only their own
+        // processes and Redis, and run with the suite (test/e2e/drill-*.test.ts).
         extends: true,
         test: {
           name: 'drills',
