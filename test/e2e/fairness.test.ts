@@ -18,8 +18,12 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 /** The attack's preview: many printed pages, a few seconds per render on a 2-core machine. */
 const HEAVY_PREVIEW = '{% for i in range(n) %}<div style="page-break-after:always">Page {{ i }}</div>{% endfor %}';
 const HEAVY_PAGES = 400;
-/** A job that holds a render slot until the template time limit, then fails (TEMPLATE_TIMEOUT, refunded). */
-const SPIN = '{% for i in range(1000000000) %}{% endfor %}never printed';
+/**
+ * A job that holds a render slot until the template time limit, then fails (TEMPLATE_TIMEOUT, refunded).
+ * Pure CPU: loops over small lists. (One `range(1000000000)` builds its list first, and whether it hit
+ * the time limit or ran its renderer out of memory first was a race; CI once saw the memory win.)
+ */
+const SPIN = '{% for i in range(0, 1000000) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}never printed';
 const ONE_LINE = '<p>Receipt {{ n }}</p>';
 const BROKEN = 'line one\n{{ undefined_function() }}';
 
