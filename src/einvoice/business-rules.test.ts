@@ -104,3 +104,55 @@ describe('direct debit: the mandate (BG-19) XRechnung requires', () => {
     expect(rules(withPayment({ means_code: '59', iban: 'DE02120300000000202051', terms: 'Debited on the due date.' }))).toEqual([]);
   });
 });
+
+describe('IBAN check digits (BR-DE-19, BR-DE-20), in every format', () => {
+  const FORMATS = ['factur-x', 'zugferd', 'xrechnung-cii', 'xrechnung-ubl'] as const;
+  const withPayment = (payment: NonNullable<Invoice['payment']>): Invoice => ({ ...SAMPLE_INVOICE, payment });
+  const everyFormat = (invoice: Invoice) => FORMATS.map((format) => checkBusinessRules(invoice, format).map((i) => [i.type, i.loc.slice(3).join('.')]));
+  // DE89370400440532013000 with one digit mistyped, and with two neighbours swapped: length and format still fit.
+  const TYPO = 'DE89370400440532013001';
+  const SWAPPED = 'DE89370400440523013000';
+
+  it('the sample IBANs pass', () => {
+    expect(everyFormat(withPayment({ ...SAMPLE_INVOICE.payment!, iban: 'DE89370400440532013000' }))).toEqual([[], [], [], []]);
+    expect(everyFormat(withPayment(DIRECT_DEBIT_PAYMENT))).toEqual([[], [], [], []]);
+  });
+
+  it('SEPA credit transfer (58): a payee IBAN with wrong check digits is BR-DE-19 on payment.iban', () => {
+    const issues = checkBusinessRules(withPayment({ ...SAMPLE_INVOICE.payment!, iban: TYPO }), 'factur-x');
+    expect(issues).toEqual([expect.objectContaining({ type: 'BR-DE-19', loc: ['body', 'einvoice', 'invoice', 'payment', 'iban'] })]);
+    expect(issues[0]!.msg).toMatch(/^\[BR-DE-19\] payment\.iban is not a valid IBAN \(its check digits/);
+    expect(everyFormat(withPayment({ ...SAMPLE_INVOICE.payment!, iban: TYPO }))).toEqual(FORMATS.map(() => [['BR-DE-19', 'payment.iban']]));
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, iban: SWAPPED }))).toEqual([['BR-DE-19', 'payment.iban']]);
+  });
+
+  it('SEPA direct debit (59): a debited account with wrong check digits is BR-DE-20 on payment.debited_account', () => {
+    const issues = checkBusinessRules(withPayment({ ...DIRECT_DEBIT_PAYMENT, debited_account: 'DE75512108001245126198' }), 'xrechnung-ubl');
+    expect(issues).toEqual([expect.objectContaining({ type: 'BR-DE-20', loc: ['body', 'einvoice', 'invoice', 'payment', 'debited_account'] })]);
+    expect(issues[0]!.msg).toMatch(/^\[BR-DE-20\] payment\.debited_account is not a valid IBAN/);
+    expect(everyFormat(withPayment({ ...DIRECT_DEBIT_PAYMENT, debited_account: 'DE75512108001245126198' }))).toEqual(FORMATS.map(() => [['BR-DE-20', 'payment.debited_account']]));
+  });
+
+  it('a wrong length or an unknown country is not an IBAN either', () => {
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, iban: 'DE8937040044053201300' }))).toEqual([['BR-DE-19', 'payment.iban']]);
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, iban: 'XX89370400440532013000' }))).toEqual([['BR-DE-19', 'payment.iban']]);
+    expect(rules(withPayment({ ...DIRECT_DEBIT_PAYMENT, debited_account: 'not an iban' }))).toEqual([['BR-DE-20', 'payment.debited_account']]);
+  });
+
+  it('spaces and lower case are accepted: the check reads the IBAN without whitespace, in capitals', () => {
+    expect(everyFormat(withPayment({ ...SAMPLE_INVOICE.payment!, iban: 'DE89 3704 0044 0532 0130 00' }))).toEqual([[], [], [], []]);
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, iban: 'de89 3704 0044 0532 0130 00' }))).toEqual([]);
+    expect(everyFormat(withPayment({ ...DIRECT_DEBIT_PAYMENT, debited_account: 'DE75 5121 0800 1245 1261 99' }))).toEqual([[], [], [], []]);
+    // Spaces do not hide a wrong check digit.
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, iban: 'DE89 3704 0044 0532 0130 01' }))).toEqual([['BR-DE-19', 'payment.iban']]);
+  });
+
+  it('credit transfer (30) may name a non-IBAN account: not checked', () => {
+    expect(everyFormat(withPayment({ ...SAMPLE_INVOICE.payment!, means_code: '30', iban: '0532013000' }))).toEqual([[], [], [], []]);
+  });
+
+  it('each rule only for its means code: a debited account with 58, a payee IBAN with 49 are not checked', () => {
+    expect(rules(withPayment({ ...SAMPLE_INVOICE.payment!, debited_account: TYPO }))).toEqual([]);
+    expect(rules(withPayment({ means_code: '49', iban: TYPO, terms: 'Debited on the due date.' }))).toEqual([]);
+  });
+});

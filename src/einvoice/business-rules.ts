@@ -6,6 +6,7 @@
  * syntax's schema (xml-schema-check.ts). The rule ids and their texts are the ones of the CEN
  * schematron (EN16931 validation artefacts 1.3.x) and XRechnung 3.0; docs/einvoice.md lists them.
  */
+import { isValidIBAN } from 'ibantools';
 import type { ValidationIssue } from '../shared/errors.js';
 import { ALLOWANCE_REASONS, CHARGE_REASONS, COUNTRIES, CURRENCIES, ELECTRONIC_ADDRESS_SCHEMES, PAYMENT_MEANS, UNITS, VAT_CATEGORIES } from './code-lists.js';
 import { INVOICE_TYPE_CODES, type EInvoiceFormat, type Invoice, type InvoiceAllowanceCharge, type InvoiceParty } from './invoice-schema.js';
@@ -142,10 +143,29 @@ function checkVat(f: Findings, inv: Invoice): void {
   }
 }
 
+const IBAN_MISMATCH = 'its check digits, or its length or format for its country, do not match';
+
+/**
+ * An IBAN by ISO 13616 (ibantools: the mod-97 check digits, and the country's length and BBAN format). The
+ * check reads the value without whitespace, as XRechnung's BR-DE-19/20 do, so the printed form with spaces
+ * passes; it is also read in upper case. The model does not normalise: the XML carries the value as sent.
+ */
+function isIban(value: string): boolean {
+  return isValidIBAN(value.replace(/\s+/g, '').toUpperCase());
+}
+
 function checkPayment(f: Findings, inv: Invoice): void {
   const payment = inv.payment;
   if (payment && !PAYMENT_MEANS.has(payment.means_code)) f.add('BR-CL-16', ['payment', 'means_code'], `"${payment.means_code}" is not a UNTDID 4461 payment means code; use e.g. 58 (SEPA credit transfer)`);
   if (payment && ['30', '58'].includes(payment.means_code) && !payment.iban) f.add('BR-61', ['payment', 'iban'], 'A credit transfer (means_code 30 or 58) needs the payee account (payment.iban)');
+  // XRechnung publishes BR-DE-19 / BR-DE-20 as warnings; here they refuse the invoice in every format, since
+  // an invoice with a mistyped IBAN cannot be paid. Means 30 may name a non-IBAN account, so it is not checked.
+  if (payment?.means_code === '58' && payment.iban !== undefined && !isIban(payment.iban)) {
+    f.add('BR-DE-19', ['payment', 'iban'], `payment.iban is not a valid IBAN (${IBAN_MISMATCH}); a SEPA credit transfer (means_code 58) cannot be paid to it`);
+  }
+  if (payment?.means_code === '59' && payment.debited_account !== undefined && !isIban(payment.debited_account)) {
+    f.add('BR-DE-20', ['payment', 'debited_account'], `payment.debited_account is not a valid IBAN (${IBAN_MISMATCH}); a SEPA direct debit (means_code 59) cannot be collected from it`);
+  }
   if (inv.prepaid_amount !== undefined && toScaled(inv.prepaid_amount, 2) === undefined) f.add('BR-DEC-16', ['prepaid_amount'], 'At most 2 decimals');
   if (computeTotals(inv).amountDue > 0n && !inv.due_date && !payment?.terms) {
     f.add('BR-CO-25', ['due_date'], 'An invoice with an amount due needs a due date (due_date) or payment terms (payment.terms)');
