@@ -4,16 +4,20 @@
  * only pages 1–20 (`pageRanges`) so that the figures show the print layout of the whole document,
  * not the painting of its pages. For each shape: the print time and the renderer process's peak RSS
  * (sampled from `ps` every 250 ms). Shapes: N paragraphs, N rows of nine inline-blocks, an N-row
- * table of nine cells, and the peers' report with its ledger ×3 and ×10 (the 330-page report).
+ * table of nine cells, and the peers' report with its ledger ×3 and ×10 (the 330-page report); with
+ * `--split K`, also each report with its ledger written as consecutive tables of K rows (the template
+ * pattern docs/rendering.md "Long tables" recommends). `--rows none` leaves the shapes out, `--ranges
+ * all` prints every page.
  *
- *   node --import tsx bench/print-layout-cost.ts [--rows 5000,15000] [--report 3,10] [--ranges 1-20]
+ *   node --import tsx bench/print-layout-cost.ts [--rows 5000,15000|none] [--report 3,10] [--split 500] [--ranges 1-20|all]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { splitLedger } from '../test/support/split-ledger.js';
 import { preparePeers } from './run.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,6 +38,17 @@ function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: numbe
   ).join('');
   const style = '<style>p,div.r{margin:0;font:8pt sans-serif} span{display:inline-block;width:10%} td{font:8pt sans-serif}</style>';
   return `<!doctype html>${style}${kind === 'table rows' ? `<table>${rows}</table>` : rows}`;
+}
+
+/** Pages of a PDF, by pdfinfo (poppler-utils, which the peers' set-up installs). */
+function pageCount(pdf: Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-print-pages-'));
+  try {
+    writeFileSync(join(dir, 'out.pdf'), pdf);
+    return /Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [join(dir, 'out.pdf')], { encoding: 'utf8' }))?.[1] ?? '?';
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Peak RSS of the renderer processes of Chromium `browserPid`, in MB, while `work` runs. */
@@ -69,17 +84,25 @@ async function main(): Promise<void> {
   const puppeteer = peersRequire('puppeteer-core');
   const nunjucks = peersRequire('nunjucks');
   const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
-  const ranges = option('--ranges', '1-20');
+  const rangesOption = option('--ranges', '1-20');
+  const ranges = rangesOption === 'all' ? '' : rangesOption;
+  const splitRows = Number(option('--split', '0'));
   const documents: [string, string][] = [];
-  for (const n of option('--rows', '5000,15000').split(',').map(Number)) {
+  const shapeRows = option('--rows', '5000,15000');
+  for (const n of shapeRows === 'none' ? [] : shapeRows.split(',').map(Number)) {
     for (const kind of ['paragraphs', 'inline-block rows', 'table rows'] as const) documents.push([`${n} ${kind}`, shape(kind, n)]);
   }
   const report = JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')) as { rows: unknown[] };
   const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
   for (const times of option('--report', '3,10').split(',').map(Number)) {
-    documents.push([`report, ledger ×${times} (${report.rows.length * times} rows)`, env.render('report.html', { ...report, rows: Array.from({ length: times }, () => report.rows).flat() })]);
+    const data = { ...report, rows: Array.from({ length: times }, () => report.rows).flat() };
+    documents.push([`report, ledger ×${times} (${data.rows.length} rows)`, env.render('report.html', data)]);
+    if (splitRows > 0) {
+      const template = splitLedger(readFileSync(join(PEERS, 'fixtures', 'report.html'), 'utf8'), splitRows);
+      documents.push([`report, ledger ×${times} as tables of ${splitRows} rows`, env.renderString(template, data)]);
+    }
   }
-  console.log(`| document | print of pages ${ranges}, ms | renderer peak RSS, MB |\n|---|--:|--:|`);
+  console.log(`| document | print of ${ranges ? `pages ${ranges}` : 'every page'}, ms | renderer peak RSS, MB | pages |\n|---|--:|--:|--:|`);
   for (const [name, html] of documents) {
     // A fresh browser per document: one document's peak must not be the previous one's.
     const profile = mkdtempSync(join(tmpdir(), 'bench-print-layout-'));
@@ -87,12 +110,12 @@ async function main(): Promise<void> {
     try {
       const page = await browser.newPage();
       await page.setContent(html, { waitUntil: 'load', timeout: 0 });
-      const { result: ms, peakMb } = await rendererPeak(browser.process().pid, async () => {
+      const { result, peakMb } = await rendererPeak(browser.process().pid, async () => {
         const t0 = performance.now();
-        await page.pdf({ printBackground: true, preferCSSPageSize: true, pageRanges: ranges, tagged: false, timeout: 0 });
-        return Math.round(performance.now() - t0);
+        const pdf = await page.pdf({ printBackground: true, preferCSSPageSize: true, pageRanges: ranges, tagged: false, timeout: 0 });
+        return { ms: Math.round(performance.now() - t0), pdf: Buffer.from(pdf) };
       });
-      console.log(`| ${name} | ${ms} | ${peakMb} |`);
+      console.log(`| ${name} | ${result.ms} | ${peakMb} | ${pageCount(result.pdf)} |`);
     } finally {
       await browser.close();
       rmSync(profile, { recursive: true, force: true });
