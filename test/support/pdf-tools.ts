@@ -19,7 +19,8 @@ function withFile<T>(pdf: Buffer, work: (path: string) => T): T {
 export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean } = {}): string {
   const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : [])];
   if (options.page !== undefined) flags.push('-f', String(options.page), '-l', String(options.page));
-  return withFile(pdf, (path) => execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8' }));
+  // maxBuffer: a 300-page document's text is several MB, past execFileSync's 1 MB default.
+  return withFile(pdf, (path) => execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }));
 }
 
 /** Output of a poppler tool (`pdffonts`, `pdfimages -list`, …) run on the PDF. */
