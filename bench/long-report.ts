@@ -2,7 +2,14 @@
  * The 330-page report (the peers' report fixture with its data ×10): p50 latency at concurrency 1 and
  * peak RSS, Pressroom through create-async (the job path, which long documents take) against the
  * floor (a warm puppeteer Chromium, setContent + page.pdf), tagged and untagged. Part of
- * `npm run bench -- --suite issue17` (run.ts); alone: `node --import tsx bench/long-report.ts [--n 3]`.
+ * `npm run bench -- --suite issue17` (run.ts); alone:
+ * `node --import tsx bench/long-report.ts [--n 3] [--long-templates split,fixture]`.
+ *
+ * Template versions (`--long-templates`, default `split`): `split` is the fixture's template with its
+ * ledger written as tables of 500 rows (test/support/split-ledger.ts, docs/rendering.md "Long tables"),
+ * the version that renders within the service's memory bound; `fixture` is the template as the peers
+ * ship it, one table of 15,000 rows (~9 GB in Chromium's renderer: the service refuses it with
+ * DOCUMENT_TOO_LARGE unless PRESSROOM_RENDERER_MEMORY_MB allows that much).
  *
  * Memory: the peers' ProcMem sampler (summed RSS of every process below this one, every 100 ms). The
  * floor runs first, with no service started; then the service is started and measured alone, its
@@ -15,12 +22,32 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { splitLedger } from '../test/support/split-ledger.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PEERS = join(ROOT, 'bench', 'out', 'peers');
 
+/** The versions of the report template measured: as the peers ship it, or its ledger as tables of 500 rows. */
+export type LongTemplate = 'fixture' | 'split';
+export const SPLIT_ROWS = 500;
+
+export function longTemplateHtml(version: LongTemplate): string {
+  const html = readFileSync(join(PEERS, 'fixtures', 'report.html'), 'utf8');
+  return version === 'split' ? splitLedger(html, SPLIT_ROWS) : html;
+}
+
+/** `--long-templates a,b` from the command line, default `split`. */
+export function longTemplatesOption(args: string[]): LongTemplate[] {
+  const at = args.indexOf('--long-templates');
+  const value = at < 0 ? 'split' : args.splice(at, 2)[1] ?? '';
+  const versions = value.split(',');
+  for (const v of versions) if (v !== 'fixture' && v !== 'split') throw new Error(`--long-templates: ${v} is neither fixture nor split`);
+  return versions as LongTemplate[];
+}
+
 export interface LongRow {
   engine: string;
+  template: LongTemplate;
   tagged: boolean;
   p50Ms: number;
   kb: number;
@@ -58,20 +85,20 @@ async function procMem(): Promise<{ reset(): void; read(): { peakRssMB: number |
 }
 
 /** The floor: one warm Chromium with the peers' flags, one page, setContent + page.pdf per document. */
-export async function measureFloor(n: number): Promise<LongRow[]> {
+export async function measureFloor(n: number, templates: LongTemplate[]): Promise<LongRow[]> {
   const peersRequire = createRequire(join(PEERS, 'package.json'));
   const nunjucks = peersRequire('nunjucks');
   const puppeteer = peersRequire('puppeteer-core');
   const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
   const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
-  const html = env.render('report.html', longReportData());
   const rows: LongRow[] = [];
   const mem = await procMem();
   const profile = mkdtempSync(join(tmpdir(), 'bench-long-floor-'));
   const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, userDataDir: profile, protocolTimeout: 0 });
   try {
     const page = await browser.newPage();
-    for (const tagged of [true, false]) {
+    for (const template of templates) for (const tagged of [true, false]) {
+      const html = env.renderString(longTemplateHtml(template), longReportData());
       mem.reset();
       const times: number[] = [];
       let pdf = Buffer.alloc(0);
@@ -80,9 +107,9 @@ export async function measureFloor(n: number): Promise<LongRow[]> {
         await page.setContent(html, { waitUntil: 'load', timeout: 0 });
         pdf = Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged, timeout: 0 }));
         times.push(performance.now() - t0);
-        log(`floor ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
+        log(`floor ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
       }
-      rows.push({ engine: 'floor', tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n });
+      rows.push({ engine: 'floor', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n });
     }
   } finally {
     await browser.close();
@@ -93,7 +120,7 @@ export async function measureFloor(n: number): Promise<LongRow[]> {
 }
 
 /** Pressroom: create-async, poll the job, download the PDF; `n` documents one after another per setting. */
-export async function measureService(baseUrl: string, apiKey: string, templateId: string, n: number): Promise<LongRow[]> {
+export async function measureService(baseUrl: string, apiKey: string, n: number, templates: LongTemplate[]): Promise<LongRow[]> {
   const data = longReportData();
   const rows: LongRow[] = [];
   const mem = await procMem();
@@ -103,7 +130,8 @@ export async function measureService(baseUrl: string, apiKey: string, templateId
     return res;
   };
   try {
-    for (const tagged of [true, false]) {
+    for (const template of templates) for (const tagged of [true, false]) {
+      const templateId = ((await (await call('/v1/templates', { method: 'POST', body: JSON.stringify({ name: `330-page report (${template})`, html: longTemplateHtml(template) }) })).json()) as { id: string }).id;
       mem.reset();
       const times: number[] = [];
       let pdf = Buffer.alloc(0);
@@ -118,16 +146,16 @@ export async function measureService(baseUrl: string, apiKey: string, templateId
         }
         if (status.status !== 'completed') {
           error = `${status.error_code}: ${status.error_message}`;
-          log(`service ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n} failed after ${Math.round(performance.now() - t0)} ms: ${error}`);
+          log(`service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n} failed after ${Math.round(performance.now() - t0)} ms: ${error}`);
           break;
         }
         pdf = Buffer.from(await (await fetch(status.result_url!)).arrayBuffer());
         times.push(performance.now() - t0);
-        log(`service ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
+        log(`service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
       }
       rows.push(error && times.length === 0
-        ? { engine: 'service', tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, n, error }
-        : { engine: 'service', tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n: times.length, error });
+        ? { engine: 'service', template, tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, n, error }
+        : { engine: 'service', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n: times.length, error });
     }
   } finally {
     await mem.stop();
@@ -135,29 +163,37 @@ export async function measureService(baseUrl: string, apiKey: string, templateId
   return rows;
 }
 
+/**
+ * The service's settings for long documents: a longer template-evaluation limit (15,000 rows in the
+ * sandbox) and the renderer memory bound an operator raises for them (docs/rendering.md "Long tables").
+ */
+export const LONG_SERVICE_ENV = { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000', PRESSROOM_RENDERER_MEMORY_MB: '6144' };
+
 export function longTable(rows: LongRow[]): string {
-  const floor = (tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.tagged === tagged);
+  const floor = (template: LongTemplate, tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.template === template && r.tagged === tagged);
   const lines = [
-    '| 330-page report, c=1 | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | failure |',
-    '|---|---|--:|--:|--:|--:|--:|--:|---|',
+    `| 330-page report, c=1 | ledger | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | failure |`,
+    '|---|---|---|--:|--:|--:|--:|--:|--:|---|',
   ];
   for (const r of rows) {
-    const f = floor(r.tagged);
-    lines.push(`| ${r.engine} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.error ?? ''} |`);
+    const f = floor(r.template, r.tagged);
+    lines.push(`| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.error ?? ''} |`);
   }
   return lines.join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { startBenchService, createBenchAccount, preparePeers } = await import('./run.js');
-  const nIndex = process.argv.indexOf('--n');
-  const n = nIndex > 0 ? Number(process.argv[nIndex + 1]) : 3;
+  const args = process.argv.slice(2);
+  const templates = longTemplatesOption(args);
+  const nIndex = args.indexOf('--n');
+  const n = nIndex >= 0 ? Number(args[nIndex + 1]) : 3;
   preparePeers();
-  const rows = await measureFloor(n);
-  const service = await startBenchService({ PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000' });
+  const rows = await measureFloor(n, templates);
+  const service = await startBenchService(LONG_SERVICE_ENV);
   try {
-    const { apiKey, reportId } = await createBenchAccount(service.baseUrl);
-    rows.push(...(await measureService(service.baseUrl, apiKey, reportId, n)));
+    const { apiKey } = await createBenchAccount(service.baseUrl);
+    rows.push(...(await measureService(service.baseUrl, apiKey, n, templates)));
   } finally {
     await service.stop();
   }

@@ -119,18 +119,21 @@ function takeOption(args: string[], name: string): string | undefined {
  * 2. the invoice and the 33-page report through the API (tagged templates) with floor and wkhtmltopdf;
  * 3. the same untagged: templates with page.tagged false against the floor with `--tagged off`;
  * 4. the 330-page report through create-async, tagged and untagged, c=1, with peak RSS.
- * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3; other options go to both bench.mjs passes.
+ * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3 --long-templates split; other options go to both
+ * bench.mjs passes.
  */
 async function issue17Suite(args: string[]): Promise<void> {
-  const { measureFloor, measureService, longTable } = await import('./long-report.js');
+  const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import('./long-report.js');
   const nLong = Number(takeOption(args, '--n-long') ?? 3);
+  const longTemplates = longTemplatesOption(args);
   if (!args.includes('--concurrency')) args.unshift('--concurrency', '2');
   if (!args.includes('--n-report')) args.unshift('--n-report', '5');
   if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();
   log(`330-page report on the floor (n=${nLong})`);
-  const longRows = await measureFloor(nLong);
-  const service = await startBenchService({ PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000' });
+  const longRows = await measureFloor(nLong, longTemplates);
+  // The long-document settings (a 6 GB renderer bound) change nothing for the invoice and 33-page report.
+  const service = await startBenchService(LONG_SERVICE_ENV);
   try {
     const ids = await createBenchAccount(service.baseUrl);
     const harness = (extra: string[], invoiceId: string, reportId: string) => {
@@ -146,7 +149,7 @@ async function issue17Suite(args: string[]): Promise<void> {
     log('untagged: floor --tagged off, Pressroom with page.tagged false');
     harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
     log(`330-page report through create-async (n=${nLong})`);
-    longRows.push(...(await measureService(service.baseUrl, ids.apiKey, ids.reportId, nLong)));
+    longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates)));
   } finally {
     await service.stop();
   }
