@@ -125,7 +125,10 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
   const rows: LongRow[] = [];
   const mem = await procMem();
   const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } });
+    const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } }).catch((error: Error) => {
+      // undici's "fetch failed" says nothing by itself; its cause (ECONNREFUSED, a reset…) does.
+      throw new Error(`${path}: ${error.message} (${String((error.cause as Error | undefined)?.message ?? error.cause)})`, { cause: error });
+    });
     if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
     return res;
   };

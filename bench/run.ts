@@ -106,6 +106,20 @@ export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: str
   };
 }
 
+/**
+ * Runs the peers' bench.mjs and resolves with its exit status. Not spawnSync: a blocked event loop
+ * keeps this process's pooled keep-alive sockets past the service's keep-alive timeout (72 s), so
+ * the first request after a long harness run went out on a socket the service had already closed
+ * ("fetch failed: other side closed").
+ */
+function runHarness(args: string[], env: Record<string, string>): Promise<number> {
+  const child = spawn(process.execPath, ['bench.mjs', ...args], { cwd: PEERS, stdio: 'inherit', env: { ...process.env, ...env } });
+  return new Promise((resolvePromise, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => resolvePromise(code ?? 1));
+  });
+}
+
 /** Removes `--name value` from `args` and returns the value. */
 function takeOption(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -136,18 +150,14 @@ async function issue17Suite(args: string[]): Promise<void> {
   const service = await startBenchService(LONG_SERVICE_ENV);
   try {
     const ids = await createBenchAccount(service.baseUrl);
-    const harness = (extra: string[], invoiceId: string, reportId: string) => {
-      const result = spawnSync(process.execPath, ['bench.mjs', ...extra, ...args], {
-        cwd: PEERS,
-        stdio: 'inherit',
-        env: { ...process.env, BASE_URL: service.baseUrl, API_KEY: ids.apiKey, TEMPLATE_ID: invoiceId, TEMPLATE_ID_REPORT: reportId, SERVICE_PID: String(service.child.pid), SERVICE_VERSION: 'pressroom' },
-      });
-      if (result.status !== 0) process.exitCode = result.status ?? 1;
+    const harness = async (extra: string[], invoiceId: string, reportId: string) => {
+      const status = await runHarness([...extra, ...args], { BASE_URL: service.baseUrl, API_KEY: ids.apiKey, TEMPLATE_ID: invoiceId, TEMPLATE_ID_REPORT: reportId, SERVICE_PID: String(service.child.pid), SERVICE_VERSION: 'pressroom' });
+      if (status !== 0) process.exitCode = status;
     };
     log('tagged: floor, Pressroom, wkhtmltopdf');
-    harness(['--engines', 'floor,service,wkhtmltopdf', '--label', 'issue17-tagged'], ids.invoiceId, ids.reportId);
+    await harness(['--engines', 'floor,service,wkhtmltopdf', '--label', 'issue17-tagged'], ids.invoiceId, ids.reportId);
     log('untagged: floor --tagged off, Pressroom with page.tagged false');
-    harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
+    await harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
     log(`330-page report through create-async (n=${nLong})`);
     longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates)));
   } finally {
@@ -170,20 +180,15 @@ async function main(): Promise<void> {
   try {
     const { apiKey, invoiceId, reportId } = await createBenchAccount(service.baseUrl);
     log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness`);
-    const result = spawnSync(process.execPath, ['bench.mjs', ...args], {
-      cwd: PEERS,
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        BASE_URL: service.baseUrl,
-        API_KEY: apiKey,
-        TEMPLATE_ID: invoiceId,
-        TEMPLATE_ID_REPORT: reportId,
-        SERVICE_PID: String(service.child.pid),
-        SERVICE_VERSION: 'pressroom',
-      },
+    const status = await runHarness(args, {
+      BASE_URL: service.baseUrl,
+      API_KEY: apiKey,
+      TEMPLATE_ID: invoiceId,
+      TEMPLATE_ID_REPORT: reportId,
+      SERVICE_PID: String(service.child.pid),
+      SERVICE_VERSION: 'pressroom',
     });
-    if (result.status !== 0) process.exitCode = result.status ?? 1;
+    if (status !== 0) process.exitCode = status;
   } finally {
     await service.stop();
   }
