@@ -6,8 +6,8 @@
  * syntax's schema (xml-schema-check.ts). The rule ids and their texts are the ones of the CEN
  * schematron (EN16931 validation artefacts 1.3.x) and XRechnung 3.0; docs/einvoice.md lists them.
  */
-import { isValidIBAN } from 'ibantools';
 import type { ValidationIssue } from '../shared/errors.js';
+import { isIban } from './iban.js';
 import { ALLOWANCE_REASONS, CHARGE_REASONS, COUNTRIES, CURRENCIES, ELECTRONIC_ADDRESS_SCHEMES, PAYMENT_MEANS, UNITS, VAT_CATEGORIES } from './code-lists.js';
 import { INVOICE_TYPE_CODES, type EInvoiceFormat, type Invoice, type InvoiceAllowanceCharge, type InvoiceParty } from './invoice-schema.js';
 import { computeTotals, formatCents, PRICE_DECIMALS, QUANTITY_DECIMALS, toScaled, type Cents } from './totals.js';
@@ -144,15 +144,6 @@ function checkVat(f: Findings, inv: Invoice): void {
 }
 
 const IBAN_MISMATCH = 'its check digits, or its length or format for its country, do not match';
-
-/**
- * An IBAN by ISO 13616 (ibantools: the mod-97 check digits, and the country's length and BBAN format). The
- * check reads the value without whitespace, as XRechnung's BR-DE-19/20 do, so the printed form with spaces
- * passes; it is also read in upper case. The model does not normalise: the XML carries the value as sent.
- */
-function isIban(value: string): boolean {
-  return isValidIBAN(value.replace(/\s+/g, '').toUpperCase());
-}
 
 function checkPayment(f: Findings, inv: Invoice): void {
   const payment = inv.payment;

@@ -144,3 +144,19 @@ describe('CII builder: a direct debit with its mandate (BG-19)', () => {
     expect(Object.keys(s)).toEqual(['InvoiceCurrencyCode', 'SpecifiedTradeSettlementHeaderMonetarySummation']);
   });
 });
+
+describe('CII builder: accounts (BT-84, BT-91) in the XML', () => {
+  const settlement = (invoice: Invoice) => (transaction(invoice, 'en16931').ApplicableHeaderTradeSettlement as Node).SpecifiedTradeSettlementPaymentMeans as Node;
+
+  it('an IBAN sent in its printed form (spaces, lower case) is written in electronic format', () => {
+    const payee = settlement({ ...SAMPLE_INVOICE, payment: { ...SAMPLE_INVOICE.payment!, iban: 'de89 3704 0044 0532 0130 00' } });
+    expect(payee.PayeePartyCreditorFinancialAccount.IBANID).toBe('DE89370400440532013000');
+    const debited = settlement({ ...SAMPLE_INVOICE, payment: { ...DIRECT_DEBIT_PAYMENT, debited_account: 'DE75 5121 0800 1245 1261 99' } });
+    expect(debited.PayerPartyDebtorFinancialAccount.IBANID).toBe('DE75512108001245126199');
+  });
+
+  it('an account that is not an IBAN (a credit transfer, means 30, may name one) is written as sent', () => {
+    const payee = settlement({ ...SAMPLE_INVOICE, payment: { ...SAMPLE_INVOICE.payment!, means_code: '30', iban: '0012 3456 78 x' } });
+    expect(payee.PayeePartyCreditorFinancialAccount.IBANID).toBe('0012 3456 78 x');
+  });
+});

@@ -8,6 +8,7 @@
  * written (empty when there is no delivery date): the D16B schema requires it though EN 16931 does not.
  */
 import { XMLBuilder } from 'fast-xml-parser';
+import { accountForXml } from './iban.js';
 import type { EInvoiceProfile, Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
 import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
 
@@ -211,8 +212,8 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, 
     'ram:InvoiceCurrencyCode': currency,
     'ram:SpecifiedTradeSettlementPaymentMeans': p ? omitEmpty({
       'ram:TypeCode': p.means_code,
-      'ram:PayerPartyDebtorFinancialAccount': p.debited_account ? { 'ram:IBANID': p.debited_account } : undefined,
-      'ram:PayeePartyCreditorFinancialAccount': p.iban ? omitEmpty({ 'ram:IBANID': p.iban, 'ram:AccountName': full ? p.account_name : undefined }) : undefined,
+      'ram:PayerPartyDebtorFinancialAccount': p.debited_account ? { 'ram:IBANID': accountForXml(p.debited_account) } : undefined,
+      'ram:PayeePartyCreditorFinancialAccount': p.iban ? omitEmpty({ 'ram:IBANID': accountForXml(p.iban), 'ram:AccountName': full ? p.account_name : undefined }) : undefined,
       'ram:PayeeSpecifiedCreditorFinancialInstitution': full && p.bic ? { 'ram:BICID': p.bic } : undefined,
     }) : undefined,
     'ram:ApplicableTradeTax': t.vat.map((g) => omitEmpty({

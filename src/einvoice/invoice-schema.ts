@@ -88,14 +88,14 @@ const AllowanceCharge = (kind: 'allowance' | 'charge') => Type.Object({
 
 const Payment = Type.Object({
   means_code: Type.String({ description: 'Payment means code, UNTDID 4461, e.g. 58 SEPA credit transfer, 30 credit transfer, 59 SEPA direct debit, 48 card (BT-81, BR-CL-16)' }),
-  iban: Type.Optional(Type.String({ minLength: 5, maxLength: 34, description: 'Payee IBAN (BT-84); a credit transfer (58, 30) requires it (BR-61); with 58 it must be a valid IBAN, spaces allowed (BR-DE-19); XRechnung forbids the payee account (iban, bic, account_name) with a SEPA direct debit, 59 (BR-DE-25)' })),
+  iban: Type.Optional(Type.String({ minLength: 5, maxLength: 34, description: 'Payee IBAN (BT-84); a credit transfer (58, 30) requires it (BR-61); with 58 it must be a valid IBAN, spaces allowed (BR-DE-19), written to the XML without spaces in upper case; XRechnung forbids the payee account (iban, bic, account_name) with a SEPA direct debit, 59 (BR-DE-25)' })),
   bic: Type.Optional(Type.String({ minLength: 8, maxLength: 11, description: 'Payee BIC (BT-86)' })),
   account_name: Type.Optional(text('Payee account name (BT-85)', 200)),
   remittance_information: Type.Optional(text('Remittance information, e.g. the invoice number (BT-83)', 140)),
   terms: Type.Optional(text('Payment terms (BT-20)', 1000)),
   mandate_reference: Type.Optional(text('Direct debit mandate reference (BT-89, BG-19); XRechnung requires it with means_code 59 or 49 (PEPPOL-EN16931-R061, BR-DE-25)', 100)),
   creditor_id: Type.Optional(text('Bank assigned creditor identifier, e.g. the SEPA creditor id DE98ZZZ09999999999 (BT-90, BG-19); XRechnung requires it with a direct debit (BR-DE-30)', 50)),
-  debited_account: Type.Optional(Type.String({ minLength: 5, maxLength: 34, description: "Debited account identifier, the buyer's IBAN for a SEPA direct debit (BT-91, BG-19); with 59 it must be a valid IBAN, spaces allowed (BR-DE-20); XRechnung requires it with a direct debit (BR-DE-31)" })),
+  debited_account: Type.Optional(Type.String({ minLength: 5, maxLength: 34, description: "Debited account identifier, the buyer's IBAN for a SEPA direct debit (BT-91, BG-19); with 59 it must be a valid IBAN, spaces allowed (BR-DE-20), written to the XML without spaces in upper case; XRechnung requires it with a direct debit (BR-DE-31)" })),
 }, { additionalProperties: false, description: 'Payment instructions (BG-16), terms, and a direct debit\'s mandate (BG-19: mandate_reference, creditor_id, debited_account)' });
 
 const Totals = Type.Object({

@@ -123,3 +123,13 @@ describe('UBL builder: a direct debit with its mandate (BG-19)', () => {
     expect(inv['cac:AccountingSupplierParty']['cac:Party']['cac:PartyIdentification']).toBeUndefined();
   });
 });
+
+describe('UBL builder: accounts (BT-84, BT-91) in the XML', () => {
+  it('an IBAN sent in its printed form (spaces, lower case) is written in electronic format; another account as sent', () => {
+    const means = (invoice: Invoice) => (ubl(invoice).Invoice as Node)['cac:PaymentMeans'] as Node;
+    expect(means({ ...SAMPLE_INVOICE, payment: { ...SAMPLE_INVOICE.payment!, iban: 'de89 3704 0044 0532 0130 00' } })['cac:PayeeFinancialAccount']['cbc:ID']).toBe('DE89370400440532013000');
+    const debit = means({ ...SAMPLE_INVOICE, payment: { ...DIRECT_DEBIT_PAYMENT, debited_account: 'de75 5121 0800 1245 1261 99' } });
+    expect(debit['cac:PaymentMandate']['cac:PayerFinancialAccount']['cbc:ID']).toBe('DE75512108001245126199');
+    expect(means({ ...SAMPLE_INVOICE, payment: { ...SAMPLE_INVOICE.payment!, means_code: '30', iban: '0012 3456 78 x' } })['cac:PayeeFinancialAccount']['cbc:ID']).toBe('0012 3456 78 x');
+  });
+});

@@ -10,6 +10,7 @@
  */
 import { XMLBuilder } from 'fast-xml-parser';
 import { breakdownRate, GUIDELINE_IDS, XRECHNUNG_BUSINESS_PROCESS } from './cii-xml.js';
+import { accountForXml } from './iban.js';
 import type { Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
 import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
 
@@ -67,14 +68,14 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
         'cbc:PaymentDueDate': creditNote ? invoice.due_date : undefined,
         'cbc:PaymentID': p.remittance_information,
         'cac:PayeeFinancialAccount': p.iban ? omitEmpty({
-          'cbc:ID': p.iban,
+          'cbc:ID': accountForXml(p.iban),
           'cbc:Name': p.account_name,
           'cac:FinancialInstitutionBranch': p.bic ? { 'cbc:ID': p.bic } : undefined,
         }) : undefined,
         // Direct debit (BG-19): mandate reference (BT-89) and debited account (BT-91); the creditor id (BT-90) is the seller's SEPA identifier (party()).
         'cac:PaymentMandate': p.mandate_reference || p.debited_account ? omitEmpty({
           'cbc:ID': p.mandate_reference,
-          'cac:PayerFinancialAccount': p.debited_account ? { 'cbc:ID': p.debited_account } : undefined,
+          'cac:PayerFinancialAccount': p.debited_account ? { 'cbc:ID': accountForXml(p.debited_account) } : undefined,
         }) : undefined,
       }) : undefined,
       'cac:PaymentTerms': p?.terms ? { 'cbc:Note': p.terms } : undefined,
