@@ -45,6 +45,19 @@ export function preparePeers(): void {
   }
 }
 
+/**
+ * Makes sure a system engine of the harness (wkhtmltopdf) is installed: preparePeers installs only the npm
+ * part, so on a fresh machine the harness's own set-up runs once more with its apt part (idempotent: it
+ * installs what is missing), and the suite stops with the command to run if that cannot be done.
+ */
+function ensureSystemEngine(command: string): void {
+  const present = () => spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0;
+  if (present()) return;
+  log(`${command} is missing: running the peer harness set-up with its apt part (bash setup.sh)`);
+  spawnSync('bash', ['setup.sh'], { cwd: PEERS, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (!present()) throw new Error(`${command} is not installed and the peer set-up could not install it: run apt-get install ${command} as root`);
+}
+
 async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
@@ -144,6 +157,8 @@ async function issue17Suite(args: string[]): Promise<void> {
   if (!args.includes('--n-report')) args.unshift('--n-report', '5');
   if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();
+  // The issue's goals compare against wkhtmltopdf: the suite does not run without it.
+  ensureSystemEngine('wkhtmltopdf');
   log(`330-page report on the floor (n=${nLong})`);
   const longRows = await measureFloor(nLong, longTemplates);
   // The long-document settings (a 6 GB renderer bound) change nothing for the invoice and 33-page report.
