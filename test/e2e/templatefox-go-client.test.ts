@@ -4,7 +4,9 @@
  * (`User-Agent: OpenAPI-Generator/<version>/go`) keep to TemplateFox's properties; the warnings of a
  * document then come in the headers. Every other client gets Pressroom's additions too. The property
  * lists below are the Go SDK's models (model_account_info_response.go, model_create_pdf_response.go,
- * model_job_status_response.go). SQLite only: the answers' shape does not depend on the database.
+ * model_job_status_response.go, model_create_image_response.go, model_template_layers_response.go,
+ * model_template_layer.go, model_pdf_tools_response.go). SQLite only: the answers' shape does not
+ * depend on the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, until, type TestApp } from '../support/test-app.js';
@@ -13,6 +15,10 @@ const GO_SDK = { 'user-agent': 'OpenAPI-Generator/1.13.0/go' };
 const ACCOUNT_INFO = ['credits', 'email'];
 const CREATE_PDF = ['credits_remaining', 'expires_in', 'filename', 'url'];
 const JOB_STATUS = ['completed_at', 'created_at', 'error_code', 'error_message', 'export_type', 'filename', 'id', 'result_expires_at', 'result_filename', 'result_s3_bucket', 'result_s3_key', 'result_url', 'status', 'store_s3', 'template_id', 'updated_at'];
+const CREATE_IMAGE = ['credits_remaining', 'expires_in', 'filename', 'url', 'warnings'];
+const TEMPLATE_LAYERS = ['layers', 'warnings'];
+const TEMPLATE_LAYER = ['current_text', 'modifiable', 'name', 'tag', 'type'];
+const PDF_TOOLS = ['credits_remaining', 'expires_in', 'filename', 'url'];
 const within = (keys: string[], allowed: string[]) => keys.filter((k) => !allowed.includes(k));
 
 describe('answers to TemplateFox’s Go SDK', () => {
@@ -49,6 +55,31 @@ describe('answers to TemplateFox’s Go SDK', () => {
     expect(within(Object.keys(job), JOB_STATUS)).toEqual([]);
     const list = await t.request('GET', '/v1/pdf/jobs', { apiKey, headers: GO_SDK });
     for (const item of list.body.jobs as Record<string, unknown>[]) expect(within(Object.keys(item), JOB_STATUS)).toEqual([]);
+  });
+
+  it('an image, a template\'s layers and a PDF tool answer with only the properties the SDK\'s models list', async () => {
+    const html = '<h1 data-layer="title">{{ title }}</h1>';
+    const image = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Card', html, kind: 'image', canvas: { width: 200, height: 100 } } });
+    expect(image.status).toBe(201);
+
+    const layers = await t.request('GET', `/v1/templates/${image.body.id}/layers`, { apiKey, headers: GO_SDK });
+    expect(layers.status).toBe(200);
+    expect(within(Object.keys(layers.body), TEMPLATE_LAYERS)).toEqual([]);
+    expect((layers.body.layers as { name: string }[]).map((layer) => layer.name)).toContain('title');
+    for (const layer of layers.body.layers as Record<string, unknown>[]) expect(within(Object.keys(layer), TEMPLATE_LAYER)).toEqual([]);
+
+    // An unknown layer gives a warning, which the SDK's image model lists (as strings).
+    const created = await t.request('POST', '/v1/image/create', { apiKey, headers: GO_SDK, body: { template_id: image.body.id, data: { title: 'Card' }, modifications: [{ name: 'title', text: 'Hi' }, { name: 'ghost', text: 'x' }] } });
+    expect(created.status).toBe(200);
+    expect(within(Object.keys(created.body), CREATE_IMAGE)).toEqual([]);
+    expect(created.body.warnings).toEqual([expect.stringContaining('ghost')]);
+
+    const pdf = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: { name: 'Ada' }, export_type: 'binary' } });
+    expect(pdf.status).toBe(200);
+    const pdfBase64 = pdf.bytes.toString('base64');
+    const merged = await t.request('POST', '/v1/pdf-tools/merge', { apiKey, headers: GO_SDK, body: { pdfs: [{ pdf_base64: pdfBase64 }, { pdf_base64: pdfBase64 }] } });
+    expect(merged.status).toBe(200);
+    expect(Object.keys(merged.body).sort()).toEqual(PDF_TOOLS);
   });
 
   it('any other client gets Pressroom’s additions: warnings in the body, the account’s id and plan, the job’s version', async () => {
