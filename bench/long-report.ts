@@ -13,7 +13,9 @@
  *
  * Memory: the peers' ProcMem sampler (summed RSS of every process below this one, every 100 ms). The
  * floor runs first, with no service started; then the service is started and measured alone, its
- * Chromium included. Latency of the service: from POST create-async to the PDF downloaded.
+ * Chromium included. For the service, also the peak RSS of its own Node process alone (`ps`, every
+ * 100 ms): what holding the PDF in memory instead of streaming it costs, beside Chromium's share.
+ * Latency of the service: from POST create-async to the PDF downloaded.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -53,6 +55,8 @@ export interface LongRow {
   kb: number;
   pages: number;
   peakRssMb: number | null;
+  /** The service only: peak RSS of its own Node process (Chromium not included). */
+  processPeakRssMb?: number;
   n: number;
   /** The first failure, when a document failed (its error code and message). */
   error?: string;
@@ -119,11 +123,30 @@ export async function measureFloor(n: number, templates: LongTemplate[]): Promis
   return rows;
 }
 
-/** Pressroom: create-async, poll the job, download the PDF; `n` documents one after another per setting. */
-export async function measureService(baseUrl: string, apiKey: string, n: number, templates: LongTemplate[]): Promise<LongRow[]> {
+/** Peak RSS of one process (`ps`, every 100 ms), in MB. */
+function processPeak(pid: number): { reset(): void; readMb(): number; stop(): void } {
+  let peakKb = 0;
+  const sample = () => {
+    try {
+      peakKb = Math.max(peakKb, Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) || 0);
+    } catch {
+      // the process has ended
+    }
+  };
+  const timer = setInterval(sample, 100);
+  return {
+    reset: () => { peakKb = 0; sample(); },
+    readMb: () => { sample(); return Math.round(peakKb / 1024); },
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** Pressroom (process `servicePid`): create-async, poll the job, download the PDF; `n` documents one after another per setting. */
+export async function measureService(baseUrl: string, apiKey: string, n: number, templates: LongTemplate[], servicePid: number): Promise<LongRow[]> {
   const data = longReportData();
   const rows: LongRow[] = [];
   const mem = await procMem();
+  const own = processPeak(servicePid);
   const call = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } }).catch((error: Error) => {
       // undici's "fetch failed" says nothing by itself; its cause (ECONNREFUSED, a reset…) does.
@@ -136,6 +159,7 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
     for (const template of templates) for (const tagged of [true, false]) {
       const templateId = ((await (await call('/v1/templates', { method: 'POST', body: JSON.stringify({ name: `330-page report (${template})`, html: longTemplateHtml(template) }) })).json()) as { id: string }).id;
       mem.reset();
+      own.reset();
       const times: number[] = [];
       let pdf = Buffer.alloc(0);
       let error: string | undefined;
@@ -157,10 +181,11 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
         log(`service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
       }
       rows.push(error && times.length === 0
-        ? { engine: 'service', template, tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, n, error }
-        : { engine: 'service', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n: times.length, error });
+        ? { engine: 'service', template, tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), n, error }
+        : { engine: 'service', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), n: times.length, error });
     }
   } finally {
+    own.stop();
     await mem.stop();
   }
   return rows;
@@ -175,12 +200,12 @@ export const LONG_SERVICE_ENV = { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLA
 export function longTable(rows: LongRow[]): string {
   const floor = (template: LongTemplate, tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.template === template && r.tagged === tagged);
   const lines = [
-    `| 330-page report, c=1 | ledger | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | failure |`,
-    '|---|---|---|--:|--:|--:|--:|--:|--:|---|',
+    `| 330-page report, c=1 | ledger | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | of which the service's Node process | failure |`,
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
   for (const r of rows) {
     const f = floor(r.template, r.tagged);
-    lines.push(`| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.error ?? ''} |`);
+    lines.push(`| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.processPeakRssMb ?? ''} | ${r.error ?? ''} |`);
   }
   return lines.join('\n');
 }
@@ -196,7 +221,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const service = await startBenchService(LONG_SERVICE_ENV);
   try {
     const { apiKey } = await createBenchAccount(service.baseUrl);
-    rows.push(...(await measureService(service.baseUrl, apiKey, n, templates)));
+    rows.push(...(await measureService(service.baseUrl, apiKey, n, templates, service.child.pid!)));
   } finally {
     await service.stop();
   }

@@ -174,7 +174,7 @@ async function issue17Suite(args: string[]): Promise<void> {
     log('untagged: floor --tagged off, Pressroom with page.tagged false');
     await harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
     log(`330-page report through create-async (n=${nLong})`);
-    longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates)));
+    longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates, service.child.pid!)));
   } finally {
     await service.stop();
   }
