@@ -8,15 +8,17 @@
  *   3. the root element and its namespace are the format's syntax (CII, or UBL Invoice / CreditNote);
  *   4. the specification identifier names a profile the format offers, and the one the caller gave;
  *   5. CII only: the profile's XSD (checkCiiSchema). No npm package ships the UBL 2.1 schema.
- * Every failure is a 422 item on `body.einvoice.xml`. The EN 16931 business rules are not checked here:
- * they are schematron assertions over the XML and no schematron engine runs in the service
- * (docs/einvoice.md); the caller answers for the content.
+ *   6. the totals the document states against the parts it states (BR-CO-10…17, stated-totals.ts).
+ * Every failure is a 422 item on `body.einvoice.xml`. The other EN 16931 business rules are not checked
+ * here: they are schematron assertions over the XML and no schematron engine runs in the service
+ * (docs/einvoice.md); the caller answers for the rest of the content.
  */
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 import { GUIDELINE_IDS } from './cii-xml.js';
 import { CONFORMANCE_LEVELS } from './facturx-attachment.js';
 import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile } from './invoice-schema.js';
-import { checkCiiSchema, readXml, type SchemaFinding } from './xml-schema-check.js';
+import { readStatedTotals, statedTotalsIssues, type Syntax } from './stated-totals.js';
+import { checkCiiSchema, readXml, xpathElement as element, type SchemaFinding } from './xml-schema-check.js';
 
 /** What `einvoice.xml` comes with. */
 export interface SuppliedXml {
@@ -34,7 +36,6 @@ const CII_NS = 'urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100';
 const RAM_NS = 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100';
 const CBC_NS = 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2';
 
-type Syntax = 'cii' | 'ubl';
 const ROOTS: Record<Syntax, { name: string; namespace: string }[]> = {
   cii: [{ name: 'CrossIndustryInvoice', namespace: CII_NS }],
   ubl: [
@@ -44,7 +45,6 @@ const ROOTS: Record<Syntax, { name: string; namespace: string }[]> = {
 };
 const SYNTAX_NAMES: Record<Syntax, string> = { cii: 'UN/CEFACT CII D16B (rsm:CrossIndustryInvoice)', ubl: 'OASIS UBL 2.1 (Invoice or CreditNote)' };
 
-const element = (name: string, namespace: string) => `*[local-name()='${name}' and namespace-uri()='${namespace}']`;
 /** Where each syntax keeps the specification identifier (BT-24), and how the docs name that place. */
 const GUIDELINE: Record<Syntax, { xpath: string; path: string }> = {
   cii: {
@@ -145,7 +145,7 @@ function schemaIssues(findings: SchemaFinding[], schemaName: string): Validation
 /**
  * Checks a customer's XML and answers the profile it is in ('en16931' for XRechnung, its content
  * level); throws a ValidationError with every finding of the first step that fails. `checkSchema`
- * adds the XSD pass: before the charge, not again when the paid work runs on the same text.
+ * adds the XSD pass and the totals: before the charge, not again when the paid work runs on the same text.
  */
 export async function checkSuppliedXml(request: SuppliedXml, { checkSchema }: { checkSchema: boolean }): Promise<EInvoiceProfile> {
   const prolog = prologIssues(request.xml);
@@ -160,6 +160,11 @@ export async function checkSuppliedXml(request: SuppliedXml, { checkSchema }: { 
     const findings = await checkCiiSchema(request.xml, profile);
     const schemaName = request.format === 'xrechnung-cii' ? 'EN 16931 CII' : `Factur-X ${CONFORMANCE_LEVELS[profile]}`;
     if (findings.length > 0) throw new ValidationError(schemaIssues(findings, schemaName));
+  }
+  if (checkSchema) {
+    const syntax = syntaxOf(request.format);
+    const arithmetic = statedTotalsIssues(await readStatedTotals(request.xml, syntax), syntax, profile, LOC);
+    if (arithmetic.length > 0) throw new ValidationError(arithmetic);
   }
   return profile;
 }

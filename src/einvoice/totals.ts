@@ -61,6 +61,11 @@ export function lineNetCents(quantity: number, netPrice: number): Cents {
   return divRound(q * p, 10n ** BigInt(QUANTITY_DECIMALS + PRICE_DECIMALS - 2));
 }
 
+/** A VAT category's tax amount (BT-117): its taxable amount × rate / 100, rounded half away from zero to cents (BR-CO-17). */
+export function categoryTaxCents(taxable: Cents, ratePercent: number): Cents {
+  return divRound(taxable * (toScaled(ratePercent, 2) ?? 0n), 10_000n);
+}
+
 const cents = (x: number | undefined): Cents => (x === undefined ? 0n : toScaled(x, 2) ?? 0n);
 const groupKey = (category: string | undefined, rate: number | undefined) => `${category ?? ''}|${category === 'O' ? '' : rate ?? 0}`;
 
@@ -78,10 +83,11 @@ export function computeTotals(invoice: Invoice): InvoiceTotals {
   for (const a of invoice.allowances ?? []) add(a.vat_category, a.vat_rate, -cents(a.amount));
   for (const c of invoice.charges ?? []) add(c.vat_category, c.vat_rate, cents(c.amount));
   const reasons = new Map((invoice.vat_exemption_reasons ?? []).map((r) => [r.vat_category, r.reason]));
-  const vat = [...groups.values()].map((g) => {
-    const rate = toScaled(g.rate ?? 0, 2) ?? 0n;
-    return { ...g, tax: divRound(g.taxable * rate, 10_000n), ...(reasons.has(g.category) ? { exemptionReason: reasons.get(g.category) } : {}) };
-  });
+  const vat = [...groups.values()].map((g) => ({
+    ...g,
+    tax: categoryTaxCents(g.taxable, g.rate ?? 0),
+    ...(reasons.has(g.category) ? { exemptionReason: reasons.get(g.category) } : {}),
+  }));
   const sum = (xs: Cents[]) => xs.reduce((a, b) => a + b, 0n);
   const lineTotal = sum(lineNet);
   const allowanceTotal = sum((invoice.allowances ?? []).map((a) => cents(a.amount)));

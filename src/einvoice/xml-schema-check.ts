@@ -56,6 +56,9 @@ function loadSchemas(profile: EInvoiceProfile): Promise<SchemaSet> {
 export interface SchemaFinding { message: string; line: number | null }
 
 const XML_FILE = 'invoice.xml';
+
+/** An XPath step to the element `name` of `namespace`, whatever prefix the document gives it (for readXml). */
+export const xpathElement = (name: string, namespace: string): string => `*[local-name()='${name}' and namespace-uri()='${namespace}']`;
 const SCHEMA_FILE = 'file_0.xsd';
 /**
  * Room for libxml2 in its WebAssembly memory (it grows on demand up to this). A customer's XML may be

@@ -283,6 +283,8 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     { name: 'CII sent as xrechnung-ubl', format: 'xrechnung-ubl', xml: () => ownXml('xrechnung-cii'), type: 'einvoice_syntax' },
     { name: 'a profile that is not the XML\'s', format: 'factur-x', profile: 'en16931', xml: () => ownXml('factur-x', 'minimum'), type: 'einvoice_profile' },
     { name: 'a required element removed (XSD)', format: 'zugferd', xml: async () => (await ownXml('factur-x')).replace(/<ram:TypeCode>380<\/ram:TypeCode>\n\s*/, ''), type: 'xml_schema' },
+    { name: 'a total with VAT that is not BT-109 + BT-110', format: 'factur-x', xml: async () => (await ownXml('factur-x')).replace('<ram:GrandTotalAmount>1460.21<', '<ram:GrandTotalAmount>1460.12<'), type: 'BR-CO-15' },
+    { name: 'an amount due that does not add up (UBL)', format: 'xrechnung-ubl', xml: async () => (await ownXml('xrechnung-ubl')).replace('<cbc:PayableAmount currencyID="EUR">1460.21<', '<cbc:PayableAmount currencyID="EUR">1406.21<'), type: 'BR-CO-16' },
   ] as const)('own XML, $name: 422 $type on body.einvoice.xml, nothing charged', async ({ format, xml, type, ...rest }) => {
     const before = await balance();
     const jobsBefore = await jobCount();

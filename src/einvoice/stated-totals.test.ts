@@ -1,0 +1,125 @@
+/**
+ * BR-CO-10…17 on a customer's own XML: the XML the service builds (from the issue's sample invoice, a
+ * credit note with a charge and a prepaid amount, and an invoice not subject to VAT) reads back as the
+ * totals it was built with and breaks no rule, in every format and profile, whatever prefixes it
+ * uses; each total changed by hand is refused with its rule id, through checkEInvoice.
+ */
+import { describe, expect, it } from 'vitest';
+import { ValidationError, type ValidationIssue } from '../shared/errors.js';
+import { NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { buildEInvoice, checkEInvoice } from './einvoice.js';
+import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from './invoice-schema.js';
+import { readStatedTotals, statedTotalsIssues } from './stated-totals.js';
+import { computeTotals } from './totals.js';
+
+const LOC = ['body', 'einvoice', 'xml'];
+
+/** A credit note with a document charge and a prepaid amount: every total of BR-CO-11…16 differs. */
+const CREDIT_NOTE: Invoice = {
+  ...SAMPLE_INVOICE,
+  number: 'GS-2026-0007',
+  type_code: '381',
+  charges: [{ amount: 12.5, reason: 'Handling', reason_code: 'ABL', vat_category: 'S', vat_rate: 19 }],
+  prepaid_amount: 100,
+};
+
+const builds: { format: EInvoiceFormat; profile?: EInvoiceProfile }[] = [
+  ...EINVOICE_PROFILES.map((profile) => ({ format: 'factur-x' as const, profile })),
+  { format: 'xrechnung-cii' },
+  { format: 'xrechnung-ubl' },
+];
+const syntaxOf = (format: EInvoiceFormat): 'cii' | 'ubl' => (format === 'xrechnung-ubl' ? 'ubl' : 'cii');
+
+async function xmlOf(invoice: Invoice, format: EInvoiceFormat, profile?: EInvoiceProfile): Promise<string> {
+  return (await buildEInvoice({ format, profile, invoice })).xml;
+}
+
+async function refusal(format: EInvoiceFormat, xml: string): Promise<ValidationIssue[]> {
+  const error = await checkEInvoice({ format, xml }).then(() => null, (e: unknown) => e);
+  expect(error, 'the XML was accepted').toBeInstanceOf(ValidationError);
+  return (error as ValidationError).issues;
+}
+
+/** `xml` with the text of the `nth` (from 1) element named `tag` replaced. */
+function setText(xml: string, tag: string, value: string, nth = 1): string {
+  let seen = 0;
+  const out = xml.replace(new RegExp(`(<${tag}(?: [^>]*)?>)([^<]*)(</${tag}>)`, 'g'), (all, open: string, _text: string, close: string) => (++seen === nth ? `${open}${value}${close}` : all));
+  expect(seen, `${tag} in the XML`).toBeGreaterThanOrEqual(nth);
+  return out;
+}
+
+describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
+  for (const [name, invoice] of [['the sample invoice', SAMPLE_INVOICE], ['a credit note with a charge and a prepaid amount', CREDIT_NOTE], ['an invoice not subject to VAT', NOT_SUBJECT_INVOICE]] as const) {
+    it.each(builds)(`${name} as $format $profile reads back as built and breaks no rule`, async ({ format, profile }) => {
+      const xml = await xmlOf(invoice, format, profile);
+      const stated = await readStatedTotals(xml, syntaxOf(format));
+      const t = computeTotals(invoice);
+      expect(statedTotalsIssues(stated, syntaxOf(format), profile ?? 'en16931', LOC)).toEqual([]);
+      expect(stated.taxInclusive).toBe(t.taxInclusive);
+      expect(stated.amountDue).toBe(t.amountDue);
+      expect(stated.taxTotal).toBe(t.taxTotal);
+      if (profile === 'minimum') {
+        expect(stated.lineCount).toBe(0);
+        return;
+      }
+      expect(stated.lineTotal).toBe(t.lineTotal);
+      expect(stated.taxExclusive).toBe(t.taxExclusive);
+      expect(stated.groups.map((g) => g.tax)).toEqual(t.vat.map((g) => g.tax));
+      if (profile !== 'basic-wl') expect(stated.lineCount).toBe(invoice.lines.length);
+    });
+  }
+
+  it('reads CII whatever prefixes it uses (namespaces, not prefixes)', async () => {
+    const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931')).replaceAll('ram:', 'r:').replaceAll('xmlns:ram=', 'xmlns:r=');
+    expect(xml).not.toContain('ram:');
+    const stated = await readStatedTotals(xml, 'cii');
+    expect(stated.taxInclusive).toBe(146021n);
+    expect(stated.lineCount).toBe(3);
+    const broken = setText(xml, 'r:GrandTotalAmount', '1460.20');
+    expect((await refusal('factur-x', broken)).map((i) => i.type)).toEqual(['BR-CO-15', 'BR-CO-16']);
+  });
+
+  it.each([
+    { rule: 'BR-CO-10', tag: 'ram:LineTotalAmount', value: '1200.01', nth: 1, also: [] },
+    { rule: 'BR-CO-13', tag: 'ram:TaxBasisTotalAmount', value: '1234.61', nth: 1, also: ['BR-CO-15'] },
+    { rule: 'BR-CO-15', tag: 'ram:GrandTotalAmount', value: '1460.00', nth: 1, also: ['BR-CO-16'] },
+    { rule: 'BR-CO-16', tag: 'ram:DuePayableAmount', value: '1460.22', nth: 1, also: [] },
+    // The 19 % breakdown's VAT 0.05 off: its own rule, and the sum of the breakdown no longer the total.
+    { rule: 'BR-CO-17', tag: 'ram:CalculatedAmount', value: '220.43', nth: 1, also: ['BR-CO-14'] },
+  ])('Factur-X EN 16931 with $tag changed: $rule', async ({ rule, tag, value, nth, also }) => {
+    const xml = setText(await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931'), tag, value, nth);
+    const issues = await refusal('factur-x', xml);
+    expect(issues.map((i) => i.type).sort()).toEqual([rule, ...also].sort());
+    for (const i of issues) {
+      expect(i.loc).toEqual(LOC);
+      expect(i.msg).toMatch(/^\[BR-CO-1\d\] .+ is -?\d+\.\d\d, but .+ is -?\d+\.\d\d$/);
+    }
+  });
+
+  it('EXTENDED sub-lines (a line with a parent line) leave BR-CO-10 unchecked; the other totals still are', async () => {
+    const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'extended'))
+      .replace(/(<ram:AssociatedDocumentLineDocument>\s*<ram:LineID>2<\/ram:LineID>)/, '$1<ram:ParentLineID>1</ram:ParentLineID>');
+    expect(xml).toContain('<ram:ParentLineID>1</ram:ParentLineID>');
+    const stated = await readStatedTotals(setText(xml, 'ram:LineTotalAmount', '1.00'), 'cii');
+    expect(stated.subLineCount).toBe(1);
+    expect(statedTotalsIssues(stated, 'cii', 'extended', LOC)).toEqual([]);
+    const minimumDue = await readStatedTotals(setText(await xmlOf(SAMPLE_INVOICE, 'factur-x', 'minimum'), 'ram:DuePayableAmount', '1.00'), 'cii');
+    expect(statedTotalsIssues(minimumDue, 'cii', 'minimum', LOC)).toEqual([]);
+  });
+
+  it('a category VAT one cent off its rounded amount is allowed (a rounding convention), the sum of the breakdown is still checked', async () => {
+    const xml = setText(await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931'), 'ram:CalculatedAmount', '220.39');
+    expect((await refusal('factur-x', xml)).map((i) => i.type)).toEqual(['BR-CO-14']);
+  });
+
+  it.each([
+    { rule: 'BR-CO-11', tag: 'cbc:AllowanceTotalAmount', value: '40.00', also: ['BR-CO-13'] },
+    { rule: 'BR-CO-12', tag: 'cbc:ChargeTotalAmount', value: '12.00', also: ['BR-CO-13'] },
+    { rule: 'BR-CO-14', tag: 'cbc:TaxAmount', value: '1.00', also: ['BR-CO-15'] },
+    { rule: 'BR-CO-16', tag: 'cbc:PayableAmount', value: '0.00', also: [] },
+  ])('XRechnung UBL credit note with $tag changed: $rule', async ({ rule, tag, value, also }) => {
+    const xml = setText(await xmlOf(CREDIT_NOTE, 'xrechnung-ubl'), tag, value);
+    expect(xml).toContain('<CreditNote');
+    expect((await refusal('xrechnung-ubl', xml)).map((i) => i.type).sort()).toEqual([rule, ...also].sort());
+  });
+});
