@@ -96,6 +96,20 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
     }
   });
 
+  it('a VAT total stated a second time in another currency (BT-111) is not taken for BT-110', async () => {
+    const cii = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931'))
+      .replace('<ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>', '<ram:TaxTotalAmount currencyID="USD">244.02</ram:TaxTotalAmount><ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>');
+    expect(cii).toContain('currencyID="USD"');
+    expect((await readStatedTotals(cii, 'cii')).taxTotal).toBe(22561n);
+    const ubl = await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl');
+    const withUsd = ubl.replace('<cac:TaxTotal>', '<cac:TaxTotal><cbc:TaxAmount currencyID="USD">244.02</cbc:TaxAmount></cac:TaxTotal><cac:TaxTotal>');
+    expect(withUsd).toContain('currencyID="USD"');
+    const stated = await readStatedTotals(withUsd, 'ubl');
+    expect(stated.taxTotal).toBe(22561n);
+    expect(stated.groupCount).toBe(2);
+    expect(statedTotalsIssues(stated, 'ubl', 'en16931', LOC)).toEqual([]);
+  });
+
   it('EXTENDED sub-lines (a line with a parent line) leave BR-CO-10 unchecked; the other totals still are', async () => {
     const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'extended'))
       .replace(/(<ram:AssociatedDocumentLineDocument>\s*<ram:LineID>2<\/ram:LineID>)/, '$1<ram:ParentLineID>1</ram:ParentLineID>');
