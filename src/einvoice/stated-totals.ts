@@ -130,12 +130,9 @@ export interface StatedTotals {
   groups: { taxable?: Cents; tax?: Cents; rate?: number }[];
 }
 
-/** An amount as written, in cents; undefined when empty, not a number or with more than 2 decimals. */
+/** An amount as written, in cents (totals.toScaled); undefined when empty, not a number or with more than 2 decimals. */
 function writtenCents(text: string): Cents | undefined {
-  const m = /^\s*([+-]?)(\d+)(?:\.(\d{1,2})0*)?\s*$/.exec(text);
-  if (!m) return undefined;
-  const value = BigInt(m[2]!) * 100n + BigInt((m[3] ?? '').padEnd(2, '0') || '0');
-  return m[1] === '-' ? -value : value;
+  return text.trim() === '' ? undefined : toScaled(Number(text), 2);
 }
 
 /** A sum() result (an XPath number printed by libxml2), rounded to cents; undefined for NaN. */
