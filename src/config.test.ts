@@ -82,7 +82,7 @@ describe('config', () => {
     ['8', { accountSlots: 7, previewSlots: 4 }],
   ])('shares %s render slots fairly by default', (concurrency, slots) => {
     const config = loadConfig({ ...base(), PRESSROOM_RENDER_CONCURRENCY: concurrency, PRESSROOM_RENDER_QUEUE_LIMIT: '40' });
-    expect(config.renderFairness).toEqual({ ...slots, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
+    expect(config.renderFairness).toEqual({ ...slots, backfillMs: 2000, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
     expect(config.webhooks.accountConcurrency).toBe(4);
   });
 });

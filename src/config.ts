@@ -164,6 +164,13 @@ export interface Config {
      * @defaultValue rendering concurrency − 1, at least 1 (`PRESSROOM_RENDER_ACCOUNT_SLOTS`)
      */
     readonly accountSlots: number;
+    /**
+     * An account at its slot cap may still take a slot nobody else waits for, for a document whose last
+     * renders of the same template, options and data size each held a slot at most this long (the
+     * backfill); another account then waits about this long at worst. 0 turns backfill off.
+     * @defaultValue 2000 (`PRESSROOM_RENDER_BACKFILL_MS`)
+     */
+    readonly backfillMs: number;
     /** Render slots previews may hold at once, all accounts together. @defaultValue half the rendering concurrency, at least 1 (`PRESSROOM_RENDER_PREVIEW_SLOTS`) */
     readonly previewSlots: number;
     /** Renders one account may have waiting for a slot before it gets 429 `RATE_LIMITED`. @defaultValue a quarter of the render queue limit, at least 1 (`PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT`) */
@@ -467,6 +474,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
+      backfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_MS', 2000, 0, 600_000),
       previewSlots: readInt(env, 'PRESSROOM_RENDER_PREVIEW_SLOTS', Math.max(1, Math.floor(concurrency / 2)), 1, 64),
       accountQueueLimit: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', Math.max(1, Math.floor(queueLimit / 4)), 0),
       accountPreviewQueueLimit: readInt(env, 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT', 2, 0),

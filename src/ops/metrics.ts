@@ -42,6 +42,8 @@ export interface MetricSources {
     accountsOverFailureBudget?: number;
     /** Renders tried once more on fresh pages after a page's renderer crashed. */
     pageCrashRetries?: number;
+    /** Slots granted beyond an account's cap because nobody else could take them (render-queue.ts). */
+    backfills?: number;
   };
   /** Redis connection state; undefined when no Redis is configured. */
   redisReady?(): boolean;
@@ -271,14 +273,20 @@ export function createMetrics(): Metrics {
   });
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
-  // look (each of the three looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0 };
+  // look (each of the looks, since the registry reads them in no fixed order).
+  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0 };
   const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
   const pageCrashRetries = new Counter({
     name: 'pressroom_render_page_crash_retries_total',
     help: 'Renders tried once more on fresh pages because a page renderer had crashed',
+    registers,
+    collect: syncBrowserCounters,
+  });
+  const backfills = new Counter({
+    name: 'pressroom_render_backfills_total',
+    help: 'Render slots granted beyond an account\'s PRESSROOM_RENDER_ACCOUNT_SLOTS because nobody else could take them, for a document whose recent renders were short (PRESSROOM_RENDER_BACKFILL_MS)',
     registers,
     collect: syncBrowserCounters,
   });
@@ -289,6 +297,9 @@ export function createMetrics(): Metrics {
     const retries = stats.pageCrashRetries ?? 0;
     if (retries > seen.pageCrashRetries) pageCrashRetries.inc(retries - seen.pageCrashRetries);
     seen.pageCrashRetries = retries;
+    const backfilled = stats.backfills ?? 0;
+    if (backfilled > seen.backfills) backfills.inc(backfilled - seen.backfills);
+    seen.backfills = backfilled;
     if (stats.launches > seen.launches) {
       launches.inc(stats.launches - seen.launches);
       const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);

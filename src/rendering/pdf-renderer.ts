@@ -22,6 +22,7 @@
  * fails the render), memory by the browser generation's watch; a render whose page crashed because
  * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
  */
+import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
@@ -139,6 +140,8 @@ export interface RendererStats {
   rendersFailed: number;
   /** Renders tried once more on fresh pages because a page renderer had crashed. */
   pageCrashRetries: number;
+  /** Slots granted beyond an account's cap because nobody else could take them (render-queue.ts, backfill). */
+  backfills: number;
   rendersSinceLaunch: number;
   pagesReplaced: number;
   /** Requests refused by interception, and connections that reached the proxy sinkhole. */
@@ -218,6 +221,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       previewSlots: fairness?.previewSlots ?? options.concurrency,
       accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
       accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
+      backfillMs: fairness?.backfillMs ?? 0,
     }, this.#budget);
     this.#compaction = new CompactionPool(options.concurrency);
     this.#browsers = new BrowserSupervisor(
@@ -318,6 +322,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       rendersTotal: this.#renders.total,
       rendersFailed: this.#renders.failed,
       pageCrashRetries: this.#renders.pageCrashRetries,
+      backfills: this.#queue.backfills,
       rendersSinceLaunch: current?.renders ?? 0,
       sinkholeConnections: this.#browsers.sinkholeConnections(),
     };
@@ -339,7 +344,9 @@ class ChromiumPdfRenderer implements PdfRenderer {
     buildPrintParams({ page: req.template.page, headerHtml: undefined, footerHtml: undefined });
     const dataJson = toJson(req.data);
     const accountId = req.accountId ?? '';
-    const release = await this.#queue.acquire({ accountId, kind: req.kind ?? (req.preview ? 'preview' : 'document') }, this.options.timeoutMs, req.signal);
+    const kind = req.kind ?? (req.preview ? 'preview' : 'document');
+    const costKey = kind === 'document' ? costKeyOf(req, parts, dataJson) : undefined;
+    const release = await this.#queue.acquire({ accountId, kind, costKey }, this.options.timeoutMs, req.signal);
     const timeoutMs = this.#timeoutOf(req);
     // A synchronous request too long even to lay out before the deadline never reaches the estimate: point it the right way too.
     const hint = req.mode === 'sync' ? '; for long documents use POST /v1/pdf/create-async' : '';
@@ -480,6 +487,18 @@ interface RunState {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/**
+ * Renders expected to take alike for the queue's backfill: the same template parts, page options and
+ * tagging, and data of the same size to within a factor of two (a request with far more data than
+ * before has no history, so it cannot backfill on the strength of small ones).
+ */
+function costKeyOf(req: RenderRequest, parts: CompiledParts, dataJson: string): string {
+  const hash = createHash('sha1');
+  for (const part of [parts.main, parts.css, parts.header, parts.footer]) hash.update(`${part?.length ?? -1}:`).update(part ?? '');
+  hash.update(JSON.stringify(req.template.page ?? null)).update(`|${req.tagged}|${Math.ceil(Math.log2(dataJson.length + 1))}`);
+  return hash.digest('base64url');
 }
 
 function toJson(data: unknown): string {

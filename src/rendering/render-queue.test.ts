@@ -10,16 +10,16 @@ import { RenderQueue, type Release, type RenderKind, type RenderQueueLimits } fr
 const LONG_WAIT_MS = 60_000;
 
 function limits(overrides: Partial<RenderQueueLimits> = {}): RenderQueueLimits {
-  return { capacity: 1, queueLimit: 100, accountSlots: 1, previewSlots: 1, accountQueueLimit: 50, accountPreviewQueueLimit: 50, ...overrides };
+  return { capacity: 1, queueLimit: 100, accountSlots: 1, previewSlots: 1, accountQueueLimit: 50, accountPreviewQueueLimit: 50, backfillMs: 0, ...overrides };
 }
 
 /** A queue whose grants are recorded in order, as `account:label`. */
 function harness(queue: RenderQueue) {
   const granted: string[] = [];
   const releases = new Map<string, Release>();
-  const ask = (accountId: string, label: string, kind: RenderKind = 'document') => {
+  const ask = (accountId: string, label: string, kind: RenderKind = 'document', costKey?: string) => {
     const name = `${accountId}:${label}`;
-    const done = queue.acquire({ accountId, kind }, LONG_WAIT_MS).then((release) => {
+    const done = queue.acquire({ accountId, kind, costKey }, LONG_WAIT_MS).then((release) => {
       granted.push(name);
       releases.set(name, release);
     });
@@ -188,5 +188,103 @@ describe('caps', () => {
     expect(await aborted).toMatchObject({ message: 'client went away' });
     expect(await h.drain()).toEqual(['A:running', 'C:next']);
     expect(queue.waitingByAccount().size).toBe(0);
+  });
+});
+
+describe('backfill', () => {
+  /** Two slots, one per account, backfill for renders of at most 1 s; the clock is the test's. */
+  function backfillQueue(budget?: FailureBudget) {
+    const clock = { now: 0 };
+    const queue = new RenderQueue(limits({ capacity: 2, accountSlots: 1, backfillMs: 1_000 }), budget, () => clock.now);
+    /** Renders of `accountId`'s `costKey`, one after another, each holding its slot for the given ms. */
+    const history = async (accountId: string, costKey: string, durations: number[]) => {
+      for (const ms of durations) {
+        const release = await queue.acquire({ accountId, kind: 'document', costKey }, LONG_WAIT_MS);
+        clock.now += ms;
+        release();
+      }
+    };
+    return { queue, clock, history, h: harness(queue) };
+  }
+
+  it('an account at its cap takes the idle slot for a document whose last renders of that key were short', async () => {
+    const { queue, history, h } = backfillQueue();
+    // No history yet: the second render waits although a slot is free (the reservation).
+    h.ask('A', 'first', 'document', 'invoice');
+    h.ask('A', 'second', 'document', 'invoice');
+    await h.settle();
+    expect(h.granted).toEqual(['A:first']);
+    await h.drain();
+    expect(queue.backfills).toBe(0);
+
+    // drain() rendered two in no time (the test clock stood still); one more makes three short ones.
+    await history('A', 'invoice', [80]);
+    h.ask('A', 'third', 'document', 'invoice');
+    h.ask('A', 'fourth', 'document', 'invoice');
+    await h.settle();
+    expect(h.granted).toEqual(['A:first', 'A:second', 'A:third', 'A:fourth']);
+    expect(queue.active).toBe(2);
+    expect(queue.backfills).toBe(1);
+  });
+
+  it('never for a key with a long render among its last ones, nor for a key without history', async () => {
+    const { queue, history, h } = backfillQueue();
+    await history('A', 'report', [100, 100, 5_000, 100]);
+    await history('A', 'invoice', [100, 100, 100]);
+    h.ask('A', 'report-1', 'document', 'report');
+    h.ask('A', 'report-2', 'document', 'report');
+    h.ask('B', 'other-1', 'document', 'other');
+    h.ask('B', 'other-2', 'document', 'other');
+    await h.settle();
+    expect(h.granted).toEqual(['A:report-1', 'B:other-1']);
+    await h.release('A:report-1');
+    await h.release('B:other-1');
+    expect(h.granted).toEqual(['A:report-1', 'B:other-1', 'A:report-2', 'B:other-2']);
+    expect(queue.backfills).toBe(0);
+  });
+
+  it('goes after every render within its account cap: another account arriving takes the next free slot', async () => {
+    const { queue, history, h } = backfillQueue();
+    await history('A', 'invoice', [100, 100, 100]);
+    h.ask('A', 'running', 'document', 'invoice');
+    h.ask('B', 'running', 'document', 'x');
+    h.ask('A', 'waiting', 'document', 'invoice');
+    h.ask('C', 'waiting', 'document', 'y');
+    await h.settle();
+    expect(h.granted).toEqual(['A:running', 'B:running']);
+    await h.release('B:running');
+    expect(h.granted.at(-1)).toBe('C:waiting');
+    await h.release('C:waiting');
+    expect(h.granted.at(-1)).toBe('A:waiting');
+    expect(queue.backfills).toBe(1);
+  });
+
+  it('never for previews, for an account over its failure budget, or with backfillMs 0', async () => {
+    const budget = new FailureBudget({ budgetSeconds: 1, windowSeconds: 600 });
+    budget.recordFailure('X', 5_000);
+    const { queue, history, h } = backfillQueue(budget);
+    await history('X', 'invoice', [100, 100, 100]);
+    h.ask('X', 'running', 'document', 'invoice');
+    h.ask('X', 'waiting', 'document', 'invoice');
+    await h.settle();
+    expect(h.granted).toEqual(['X:running']);
+    await h.drain();
+
+    const previews = new RenderQueue(limits({ capacity: 2, accountSlots: 1, previewSlots: 2, backfillMs: 1_000 }), undefined, () => 0);
+    const p = harness(previews);
+    for (let i = 0; i < 3; i++) await previews.acquire({ accountId: 'P', kind: 'preview', costKey: 'k' }, LONG_WAIT_MS).then((release) => release());
+    p.ask('P', 'one', 'preview', 'k');
+    p.ask('P', 'two', 'preview', 'k');
+    await p.settle();
+    expect(p.granted).toEqual(['P:one']);
+
+    const off = new RenderQueue(limits({ capacity: 2, accountSlots: 1, backfillMs: 0 }), undefined, () => 0);
+    const o = harness(off);
+    for (let i = 0; i < 3; i++) await off.acquire({ accountId: 'A', kind: 'document', costKey: 'k' }, LONG_WAIT_MS).then((release) => release());
+    o.ask('A', 'one', 'document', 'k');
+    o.ask('A', 'two', 'document', 'k');
+    await o.settle();
+    expect(o.granted).toEqual(['A:one']);
+    expect(queue.backfills + previews.backfills + off.backfills).toBe(0);
   });
 });

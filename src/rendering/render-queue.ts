@@ -11,6 +11,12 @@
  *   2. documents (sync and jobs) before previews;
  *   3. the account holding the fewest slots first, then the one granted longest ago (round robin);
  *   4. within an account, its own renders in arrival order.
+ * - **Backfill.** An account at its cap may still take a free slot that nobody else may take, for a
+ *   document expected to be short: its last renders of the same kind (`costKey`: the template, its
+ *   options and the size of its data) each held a slot at most `backfillMs`. An account that arrives
+ *   then waits for the first slot to free, so about `backfillMs` at worst, instead of leaving a slot
+ *   idle while one account's line is full (the reservation's cost for a single busy tenant). A render
+ *   that overruns puts its long duration into that history, which stops its key backfilling.
  * - **Refusals.** The whole line holds at most `queueLimit` renders (then RENDERER_BUSY, 503); a render
  *   that waited `maxWaitMs` is refused with RENDERER_BUSY, or with RATE_LIMITED when its account is
  *   over its failure budget (it waited behind everyone on purpose, and the message says why).
@@ -24,6 +30,11 @@ export interface RenderTicket {
   /** The paying (or previewing) account; renders without one share the account `''`. */
   accountId: string;
   kind: RenderKind;
+  /**
+   * Renders alike (the same template, options and size of data, hashed by the caller): how long this
+   * key's last renders held their slot decides whether the next one may backfill. Without it, never.
+   */
+  costKey?: string;
 }
 
 /** Documents are paid for (sync and jobs); previews are free and go last. */
@@ -43,7 +54,15 @@ export interface RenderQueueLimits {
   accountQueueLimit: number;
   /** Previews one account may have waiting. */
   accountPreviewQueueLimit: number;
+  /** A document whose key's recent renders each held a slot at most this long may backfill; 0: never. */
+  backfillMs: number;
 }
+
+/** Renders of one key remembered for backfill, and how many of them must be known before it may. */
+const BACKFILL_HISTORY = 8;
+const BACKFILL_MIN_SAMPLES = 3;
+/** Keys remembered, all accounts together (the oldest is forgotten first). */
+const BACKFILL_KEYS = 4096;
 
 /** What the queue asks of the failure budget: who is over it, and the refusal that says so. */
 export interface BudgetVerdicts {
@@ -58,6 +77,7 @@ export type Release = () => void;
 interface Waiter {
   seq: number;
   kind: RenderKind;
+  costKey: string | undefined;
   grant: (release: Release) => void;
   refuse: (error: unknown) => void;
 }
@@ -78,11 +98,21 @@ export class RenderQueue {
   #waiting = 0;
   #seq = 0;
   #grants = 0;
+  #backfills = 0;
+  /** How long the last renders of each `accountId \0 costKey` held their slot, newest last. */
+  readonly #durations = new Map<string, number[]>();
 
+  /** `now` is injectable so that tests decide how long a render held its slot. */
   constructor(
     private readonly limits: RenderQueueLimits,
     private readonly budget?: BudgetVerdicts,
+    private readonly now: () => number = () => performance.now(),
   ) {}
+
+  /** Slots granted beyond an account's cap because they would otherwise have stayed idle (backfill). */
+  get backfills(): number {
+    return this.#backfills;
+  }
 
   /** Renders holding a permit. */
   get active(): number {
@@ -114,6 +144,7 @@ export class RenderQueue {
       const waiter: Waiter = {
         seq: ++this.#seq,
         kind: ticket.kind,
+        costKey: ticket.costKey,
         grant: (release) => {
           cleanup();
           resolve(release);
@@ -182,39 +213,64 @@ export class RenderQueue {
     while (this.#active < this.limits.capacity) {
       const next = this.#pickNext();
       if (!next) return;
-      const { accountId, line, waiter } = next;
+      const { accountId, line, waiter, backfill } = next;
       line.waiting.splice(line.waiting.indexOf(waiter), 1);
       this.#waiting -= 1;
       line.active += 1;
       line.lastGrant = ++this.#grants;
       this.#active += 1;
       if (waiter.kind === 'preview') this.#activePreviews += 1;
-      waiter.grant(this.#releaser(accountId, line, waiter.kind));
+      if (backfill) this.#backfills += 1;
+      waiter.grant(this.#releaser(accountId, line, waiter));
     }
   }
 
   /** The waiter with the smallest fair-order key (see the top of the file), or none that may start. */
-  #pickNext(): { accountId: string; line: AccountLine; waiter: Waiter } | undefined {
-    let best: { accountId: string; line: AccountLine; waiter: Waiter; key: number[] } | undefined;
+  #pickNext(): { accountId: string; line: AccountLine; waiter: Waiter; backfill: boolean } | undefined {
+    let best: { accountId: string; line: AccountLine; waiter: Waiter; backfill: boolean; key: number[] } | undefined;
     const previewSlotFree = this.#activePreviews < this.limits.previewSlots;
     for (const [accountId, line] of this.#accounts) {
-      if (line.waiting.length === 0 || line.active >= this.limits.accountSlots) continue;
-      const waiter = line.waiting.find((w) => w.kind === 'document') ?? (previewSlotFree ? line.waiting[0] : undefined);
-      if (!waiter) continue;
-      const key = [this.budget?.isOverBudget(accountId) ? 1 : 0, waiter.kind === 'preview' ? 1 : 0, line.active, line.lastGrant, waiter.seq];
-      if (!best || isBefore(key, best.key)) best = { accountId, line, waiter, key };
+      if (line.waiting.length === 0) continue;
+      const backfill = line.active >= this.limits.accountSlots;
+      const waiter = backfill
+        ? line.waiting.find((w) => w.kind === 'document')
+        : line.waiting.find((w) => w.kind === 'document') ?? (previewSlotFree ? line.waiting[0] : undefined);
+      if (!waiter || (backfill && !this.#mayBackfill(accountId, waiter))) continue;
+      // Backfills only take what no render within its account's cap may take.
+      const key = [backfill ? 1 : 0, this.budget?.isOverBudget(accountId) ? 1 : 0, waiter.kind === 'preview' ? 1 : 0, line.active, line.lastGrant, waiter.seq];
+      if (!best || isBefore(key, best.key)) best = { accountId, line, waiter, backfill, key };
     }
     return best;
   }
 
-  #releaser(accountId: string, line: AccountLine, kind: RenderKind): Release {
+  /** A document of an account within its failure budget, whose key's last renders were all short. */
+  #mayBackfill(accountId: string, waiter: Waiter): boolean {
+    if (this.limits.backfillMs <= 0 || waiter.kind !== 'document' || waiter.costKey === undefined) return false;
+    if (this.budget?.isOverBudget(accountId)) return false;
+    const durations = this.#durations.get(durationKey(accountId, waiter.costKey));
+    return durations !== undefined && durations.length >= BACKFILL_MIN_SAMPLES && durations.every((ms) => ms <= this.limits.backfillMs);
+  }
+
+  #recordDuration(accountId: string, costKey: string, ms: number): void {
+    const key = durationKey(accountId, costKey);
+    const durations = this.#durations.get(key) ?? [];
+    this.#durations.delete(key); // re-inserted below: Map order is recency
+    durations.push(ms);
+    if (durations.length > BACKFILL_HISTORY) durations.shift();
+    this.#durations.set(key, durations);
+    if (this.#durations.size > BACKFILL_KEYS) this.#durations.delete(this.#durations.keys().next().value!);
+  }
+
+  #releaser(accountId: string, line: AccountLine, waiter: Waiter): Release {
     let released = false;
+    const grantedAt = this.now();
     return () => {
       if (released) return;
       released = true;
+      if (waiter.kind === 'document' && waiter.costKey !== undefined) this.#recordDuration(accountId, waiter.costKey, this.now() - grantedAt);
       line.active -= 1;
       this.#active -= 1;
-      if (kind === 'preview') this.#activePreviews -= 1;
+      if (waiter.kind === 'preview') this.#activePreviews -= 1;
       this.#forgetIdle(accountId, line);
       this.#dispatch();
     };
@@ -243,6 +299,10 @@ export class RenderQueue {
   #forgetIdle(accountId: string, line: AccountLine): void {
     if (line.active === 0 && line.waiting.length === 0 && this.#accounts.get(accountId) === line) this.#accounts.delete(accountId);
   }
+}
+
+function durationKey(accountId: string, costKey: string): string {
+  return `${accountId}\u0000${costKey}`;
 }
 
 /** Lexicographic comparison of two fair-order keys. */

@@ -175,6 +175,31 @@ describe('a noisy free account next to a paying one (sqlite, real Chromium)', ()
     expect(t.services.renderer.stats().accountsOverFailureBudget).toBe(1);
     expect((await t.request('GET', '/metrics')).body).toMatch(/^pressroom_render_accounts_over_failure_budget 1$/m);
   }, 300_000);
+
+  it('one account alone fills both slots with short documents (backfill), each charged once', async () => {
+    // The default keeps one of the two slots from any one account; a document whose last renders were
+    // short may use it while nobody else waits (PRESSROOM_RENDER_BACKFILL_MS), which /metrics counts.
+    const solo = await t.createAccount({ credits: 100, plan: 'enterprise' });
+    const receipt = (await t.request('POST', '/v1/templates', { apiKey: solo.apiKey, body: { name: 'receipt', html: ONE_LINE } })).body.id as string;
+    const generate = async (n: string) => {
+      const res = await t.request('POST', '/v1/pdf/create', { apiKey: solo.apiKey, body: { template_id: receipt, export_type: 'binary', data: { n } } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    };
+    const backfills = async () => Number(/^pressroom_render_backfills_total (\d+)$/m.exec((await t.request('GET', '/metrics')).body)?.[1] ?? NaN);
+    const before = await backfills();
+    expect(before).toBe(t.services.renderer.stats().backfills);
+    // Its history: three renders one after the other, each far shorter than the 2 s default.
+    for (let i = 0; i < 3; i++) await generate(`warm ${i}`);
+    // Then batches of six at once, until one of them ran beside another (at most ten batches).
+    let sent = 3;
+    for (let batch = 0; batch < 10 && t.services.renderer.stats().backfills === before; batch++) {
+      await Promise.all(Array.from({ length: 6 }, (_, i) => generate(`batch ${batch}.${i}`)));
+      sent += 6;
+    }
+    expect(await backfills()).toBeGreaterThan(before);
+    expect((await t.request('GET', '/v1/account', { apiKey: solo.apiKey })).body.credits).toBe(100 - sent);
+  }, 120_000);
 });
 
 describe.each(DIALECTS)('jobs and webhooks across accounts on %s', (dialect) => {
