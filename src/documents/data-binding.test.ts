@@ -22,4 +22,19 @@ describe('data binding', () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
     expect(Object.prototype.hasOwnProperty.call(out, 'constructor')).toBe(true);
   });
+
+  it('never changes the data it is given, and hands back data without dotted keys as it is', () => {
+    const data = JSON.parse('{"customer": {"name": "Nested", "address": {"city": "Paris"}}, "customer.address.zip": "75001", "items": [{"a": 1}], "__proto__": {"x": 1}}');
+    const before = structuredClone(data);
+    const out = expandDottedKeys(data) as Record<string, any>;
+    expect(out.customer).toEqual({ name: 'Nested', address: { city: 'Paris', zip: '75001' } });
+    expect(data).toEqual(before);
+    expect(data.customer.address.zip).toBeUndefined();
+    expect(out.items).toBe(data.items); // unchanged parts are shared, not copied
+    expect(Object.prototype.hasOwnProperty.call(out, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+
+    const plain = JSON.parse('{"a": {"b": [1, {"c": 2}]}, "d": "e"}');
+    expect(expandDottedKeys(plain)).toBe(plain);
+  });
 });
