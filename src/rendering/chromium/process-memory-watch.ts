@@ -44,6 +44,11 @@ type Kind = KilledProcess['kind'];
 interface Known {
   startTicks: number;
   kind: Kind | undefined;
+  /**
+   * A Chromium helper of a final type (`--type=` anything but `zygote`: renderers, utilities, the GPU
+   * process), which starts no processes of its own; the browser and its zygotes do.
+   */
+  leaf: boolean;
 }
 
 export class ProcessMemoryWatch {
@@ -79,7 +84,11 @@ export class ProcessMemoryWatch {
     try {
       readdirSync('/proc/self'); // throws where there is no /proc: the watch stops, logged below
       const seen = new Set<number>();
-      for (const pid of descendantsOf(this.options.rootPid)) {
+      // Helpers start no processes of their own, so their threads are not searched for children
+      // (that was most of the work of a poll: a renderer has ~20 threads). Known from the last poll;
+      // a pid reused since by a process that forks has its children found at the next poll.
+      const isLeaf = (pid: number) => this.#known.get(pid)?.leaf === true;
+      for (const pid of descendantsOf(this.options.rootPid, isLeaf)) {
         seen.add(pid);
         const known = this.#classify(pid);
         if (!known?.kind) continue;
@@ -98,10 +107,12 @@ export class ProcessMemoryWatch {
     const startTicks = startTicksOf(pid);
     if (startTicks === undefined) return undefined;
     const cached = this.#known.get(pid);
-    // Only a kind is final: a child forked from the zygote shows the zygote's command line until
-    // it has renamed itself, so a process of no kind is looked at again next time.
-    if (cached?.startTicks === startTicks && cached.kind) return cached;
-    const known: Known = { startTicks, kind: kindOf(readText(`/proc/${pid}/cmdline`) ?? '') };
+    // Only a helper's type is final: a child forked from the zygote shows the zygote's command line
+    // until it has renamed itself, so the browser and zygotes are looked at again next time.
+    if (cached?.startTicks === startTicks && cached.leaf) return cached;
+    const args = argsOf(readText(`/proc/${pid}/cmdline`) ?? '');
+    const type = args.find((arg) => arg.startsWith('--type='));
+    const known: Known = { startTicks, kind: kindOf(args), leaf: type !== undefined && type !== '--type=zygote' };
     this.#known.set(pid, known);
     return known;
   }
@@ -127,9 +138,12 @@ export function nowTicks(): number {
   return uptime === undefined ? Number.NaN : Math.floor(Number(uptime.split(' ')[0]) * 100);
 }
 
-function kindOf(cmdline: string): Kind | undefined {
+function argsOf(cmdline: string): string[] {
   // Chromium rewrites its processes' titles: the arguments come separated by spaces, not NULs.
-  const args = cmdline.split(/[\0 ]/);
+  return cmdline.split(/[\0 ]/);
+}
+
+function kindOf(args: string[]): Kind | undefined {
   if (args.includes('--type=renderer')) return 'renderer';
   if (args.includes('--utility-sub-type=printing.mojom.PrintCompositor')) return 'print-compositor';
   return undefined;
@@ -138,13 +152,15 @@ function kindOf(cmdline: string): Kind | undefined {
 /**
  * Every descendant of `root`: through /proc/<pid>/task/<tid>/children where the kernel has them
  * (CONFIG_PROC_CHILDREN), else by the parent pid of every process. Empty once `root` has exited.
+ * The children of a pid `isLeaf` accepts are not looked for (it is still listed).
  */
-function descendantsOf(root: number): number[] {
+function descendantsOf(root: number, isLeaf: (pid: number) => boolean): number[] {
   if (readText(`/proc/${root}/task/${root}/children`) === undefined) return descendantsByParent(root);
   const found: number[] = [];
   const queue = [root];
   while (queue.length > 0) {
     const pid = queue.pop()!;
+    if (isLeaf(pid)) continue;
     let tasks: string[];
     try {
       tasks = readdirSync(`/proc/${pid}/task`);
