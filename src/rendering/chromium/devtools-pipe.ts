@@ -51,8 +51,8 @@ export class DevToolsPipeTransport implements ConnectionTransport {
 
   send(message: string): void {
     if (this.#closed) return;
-    this.toBrowser.write(message);
-    this.toBrowser.write('\0');
+    // One write, not two (message, then its NUL): each is a system call that wakes the browser.
+    this.toBrowser.write(`${message}\0`);
   }
 
   close(): void {
