@@ -147,7 +147,7 @@ function takeOption(args: string[], name: string): string | undefined {
  * 3. the same untagged: templates with page.tagged false against the floor with `--tagged off`;
  * 4. the 330-page report through create-async, tagged and untagged, c=1, with peak RSS.
  * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3 --long-templates split; other options go to both
- * bench.mjs passes.
+ * bench.mjs passes. `--n-long 0` leaves out steps 1 and 4 (the short documents alone, ~6 minutes).
  */
 async function issue17Suite(args: string[]): Promise<void> {
   const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import('./long-report.js');
@@ -159,8 +159,8 @@ async function issue17Suite(args: string[]): Promise<void> {
   preparePeers();
   // The issue's goals compare against wkhtmltopdf: the suite does not run without it.
   ensureSystemEngine('wkhtmltopdf');
-  log(`330-page report on the floor (n=${nLong})`);
-  const longRows = await measureFloor(nLong, longTemplates);
+  if (nLong > 0) log(`330-page report on the floor (n=${nLong})`);
+  const longRows = nLong > 0 ? await measureFloor(nLong, longTemplates) : [];
   // The long-document settings (a 6 GB renderer bound) change nothing for the invoice and 33-page report.
   const service = await startBenchService(LONG_SERVICE_ENV);
   try {
@@ -173,12 +173,14 @@ async function issue17Suite(args: string[]): Promise<void> {
     await harness(['--engines', 'floor,service,wkhtmltopdf', '--label', 'issue17-tagged'], ids.invoiceId, ids.reportId);
     log('untagged: floor --tagged off, Pressroom with page.tagged false');
     await harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
-    log(`330-page report through create-async (n=${nLong})`);
-    longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates, service.child.pid!)));
+    if (nLong > 0) {
+      log(`330-page report through create-async (n=${nLong})`);
+      longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates, service.child.pid!)));
+    }
   } finally {
     await service.stop();
   }
-  process.stdout.write(`\n${longTable(longRows)}\n`);
+  if (longRows.length > 0) process.stdout.write(`\n${longTable(longRows)}\n`);
 }
 
 async function main(): Promise<void> {
