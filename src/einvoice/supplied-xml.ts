@@ -8,7 +8,8 @@
  *   3. the root element and its namespace are the format's syntax (CII, or UBL Invoice / CreditNote);
  *   4. the specification identifier names a profile the format offers, and the one the caller gave;
  *   5. CII only: the profile's XSD (checkCiiSchema). No npm package ships the UBL 2.1 schema.
- *   6. the totals the document states against the parts it states (BR-CO-10…17, stated-totals.ts).
+ *   6. the codes it states against the EN 16931 code lists (BR-CL-*, stated-codes.ts) and the totals it
+ *      states against the parts it states (BR-CO-10…17, stated-totals.ts), both reported together.
  * Every failure is a 422 item on `body.einvoice.xml`. The other EN 16931 business rules are not checked
  * here: they are schematron assertions over the XML and no schematron engine runs in the service
  * (docs/einvoice.md); the caller answers for the rest of the content.
@@ -17,6 +18,7 @@ import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 import { GUIDELINE_IDS } from './cii-xml.js';
 import { CONFORMANCE_LEVELS } from './facturx-attachment.js';
 import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile } from './invoice-schema.js';
+import { codeIssues, readCodeFindings } from './stated-codes.js';
 import { readStatedTotals, statedTotalsIssues, type Syntax } from './stated-totals.js';
 import { checkCiiSchema, readXml, xpathElement as element, type SchemaFinding } from './xml-schema-check.js';
 
@@ -145,7 +147,8 @@ function schemaIssues(findings: SchemaFinding[], schemaName: string): Validation
 /**
  * Checks a customer's XML and answers the profile it is in ('en16931' for XRechnung, its content
  * level); throws a ValidationError with every finding of the first step that fails. `checkSchema`
- * adds the XSD pass and the totals: before the charge, not again when the paid work runs on the same text.
+ * adds the XSD pass, the codes and the totals: before the charge, not again when the paid work runs on
+ * the same text.
  */
 export async function checkSuppliedXml(request: SuppliedXml, { checkSchema }: { checkSchema: boolean }): Promise<EInvoiceProfile> {
   const prolog = prologIssues(request.xml);
@@ -163,8 +166,9 @@ export async function checkSuppliedXml(request: SuppliedXml, { checkSchema }: { 
   }
   if (checkSchema) {
     const syntax = syntaxOf(request.format);
-    const arithmetic = statedTotalsIssues(await readStatedTotals(request.xml, syntax), syntax, profile, LOC);
-    if (arithmetic.length > 0) throw new ValidationError(arithmetic);
+    const [codes, totals] = await Promise.all([readCodeFindings(request.xml, syntax), readStatedTotals(request.xml, syntax)]);
+    const content = [...codeIssues(codes, syntax, LOC), ...statedTotalsIssues(totals, syntax, profile, LOC)];
+    if (content.length > 0) throw new ValidationError(content);
   }
   return profile;
 }

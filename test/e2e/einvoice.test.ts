@@ -285,6 +285,8 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     { name: 'a required element removed (XSD)', format: 'zugferd', xml: async () => (await ownXml('factur-x')).replace(/<ram:TypeCode>380<\/ram:TypeCode>\n\s*/, ''), type: 'xml_schema' },
     { name: 'a total with VAT that is not BT-109 + BT-110', format: 'factur-x', xml: async () => (await ownXml('factur-x')).replace('<ram:GrandTotalAmount>1460.21<', '<ram:GrandTotalAmount>1460.12<'), type: 'BR-CO-15' },
     { name: 'an amount due that does not add up (UBL)', format: 'xrechnung-ubl', xml: async () => (await ownXml('xrechnung-ubl')).replace('<cbc:PayableAmount currencyID="EUR">1460.21<', '<cbc:PayableAmount currencyID="EUR">1406.21<'), type: 'BR-CO-16' },
+    { name: 'a unit code outside UN/ECE Rec 20/21', format: 'factur-x', xml: async () => (await ownXml('factur-x')).replace(/unitCode="[A-Z0-9]+"/, 'unitCode="PIECE"'), type: 'BR-CL-23' },
+    { name: 'an unknown currency (UBL)', format: 'xrechnung-ubl', xml: async () => (await ownXml('xrechnung-ubl')).replace('<cbc:DocumentCurrencyCode>EUR<', '<cbc:DocumentCurrencyCode>EUX<'), type: 'BR-CL-04' },
   ] as const)('own XML, $name: 422 $type on body.einvoice.xml, nothing charged', async ({ format, xml, type, ...rest }) => {
     const before = await balance();
     const jobsBefore = await jobCount();
