@@ -356,6 +356,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const startedAt = performance.now();
     let generation: BrowserGeneration | undefined;
     let releaseWatch = () => {};
+    let completed = false;
     this.#renders.total += 1;
     try {
       generation = await raceSignal(this.#browsers.generation(), signal);
@@ -373,7 +374,9 @@ class ChromiumPdfRenderer implements PdfRenderer {
         // The memory watch's kills are excluded: those are the documents' own memory.
         for (let attempt = 1; ; attempt++) {
           try {
-            return await this.#renderOnSlot(req, slot, generation, { parts, dataJson, accountId, warnings, signal, startedAt, timeoutMs, renderTimeout }, finish);
+            const result = await this.#renderOnSlot(req, slot, generation, { parts, dataJson, accountId, warnings, signal, startedAt, timeoutMs, renderTimeout }, finish);
+            completed = true;
+            return result;
           } catch (error) {
             if (attempt > 1 || signal.aborted || !isPageCrash(error) || !generation.isConnected || generation.killedRendererSince(startedAt)) throw error;
             this.#renders.pageCrashRetries += 1;
@@ -393,7 +396,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     } finally {
       releaseWatch();
       deadline.clear();
-      release();
+      release({ completed });
       if (generation) this.#browsers.afterRender(generation);
     }
   }

@@ -201,7 +201,7 @@ describe('backfill', () => {
       for (const ms of durations) {
         const release = await queue.acquire({ accountId, kind: 'document', costKey }, LONG_WAIT_MS);
         clock.now += ms;
-        release();
+        release({ completed: true });
       }
     };
     return { queue, clock, history, h: harness(queue) };
@@ -217,8 +217,8 @@ describe('backfill', () => {
     await h.drain();
     expect(queue.backfills).toBe(0);
 
-    // drain() rendered two in no time (the test clock stood still); one more makes three short ones.
-    await history('A', 'invoice', [80]);
+    // (drain() released without saying they completed: no evidence.) Three completed short renders:
+    await history('A', 'invoice', [80, 120, 60]);
     h.ask('A', 'third', 'document', 'invoice');
     h.ask('A', 'fourth', 'document', 'invoice');
     await h.settle();
@@ -259,6 +259,33 @@ describe('backfill', () => {
     expect(queue.backfills).toBe(1);
   });
 
+  it('short renders that did not complete are no evidence; a long one always counts', async () => {
+    const { queue, clock, h } = backfillQueue();
+    const render = async (ms: number, completed: boolean) => {
+      const release = await queue.acquire({ accountId: 'A', kind: 'document', costKey: 'k' }, LONG_WAIT_MS);
+      clock.now += ms;
+      release({ completed });
+    };
+    // Three quick failures (or aborts): nothing is known about how long 'k' takes.
+    for (let i = 0; i < 3; i++) await render(10, false);
+    h.ask('A', 'one', 'document', 'k');
+    h.ask('A', 'two', 'document', 'k');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one']);
+    await h.drain();
+    // drain() released without an outcome; two completed short renders and one long failure follow:
+    // the failure's length counts, so still no backfill.
+    await render(10, true);
+    await render(10, true);
+    await render(5_000, false);
+    await render(10, true);
+    h.ask('A', 'three', 'document', 'k');
+    h.ask('A', 'four', 'document', 'k');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one', 'A:two', 'A:three']);
+    expect(queue.backfills).toBe(0);
+  });
+
   it('never for previews, for an account over its failure budget, or with backfillMs 0', async () => {
     const budget = new FailureBudget({ budgetSeconds: 1, windowSeconds: 600 });
     budget.recordFailure('X', 5_000);
@@ -272,7 +299,7 @@ describe('backfill', () => {
 
     const previews = new RenderQueue(limits({ capacity: 2, accountSlots: 1, previewSlots: 2, backfillMs: 1_000 }), undefined, () => 0);
     const p = harness(previews);
-    for (let i = 0; i < 3; i++) await previews.acquire({ accountId: 'P', kind: 'preview', costKey: 'k' }, LONG_WAIT_MS).then((release) => release());
+    for (let i = 0; i < 3; i++) await previews.acquire({ accountId: 'P', kind: 'preview', costKey: 'k' }, LONG_WAIT_MS).then((release) => release({ completed: true }));
     p.ask('P', 'one', 'preview', 'k');
     p.ask('P', 'two', 'preview', 'k');
     await p.settle();
@@ -280,7 +307,7 @@ describe('backfill', () => {
 
     const off = new RenderQueue(limits({ capacity: 2, accountSlots: 1, backfillMs: 0 }), undefined, () => 0);
     const o = harness(off);
-    for (let i = 0; i < 3; i++) await off.acquire({ accountId: 'A', kind: 'document', costKey: 'k' }, LONG_WAIT_MS).then((release) => release());
+    for (let i = 0; i < 3; i++) await off.acquire({ accountId: 'A', kind: 'document', costKey: 'k' }, LONG_WAIT_MS).then((release) => release({ completed: true }));
     o.ask('A', 'one', 'document', 'k');
     o.ask('A', 'two', 'document', 'k');
     await o.settle();

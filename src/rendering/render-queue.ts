@@ -13,7 +13,7 @@
  *   4. within an account, its own renders in arrival order.
  * - **Backfill.** An account at its cap may still take a free slot that nobody else may take, for a
  *   document expected to be short: its last renders of the same kind (`costKey`: the template, its
- *   options and the size of its data) each held a slot at most `backfillMs`. An account that arrives
+ *   options and the size of its data) each delivered its document within `backfillMs` of holding a slot. An account that arrives
  *   then waits for the first slot to free, so about `backfillMs` at worst, instead of leaving a slot
  *   idle while one account's line is full (the reservation's cost for a single busy tenant). A render
  *   that overruns puts its long duration into that history, which stops its key backfilling.
@@ -71,8 +71,13 @@ export interface BudgetVerdicts {
   overBudgetError(accountId: string, waitedMs: number): AppError;
 }
 
-/** Releases a permit; calling it more than once is harmless. */
-export type Release = () => void;
+/**
+ * Releases a permit; calling it more than once is harmless. `completed`: the render delivered its
+ * document. Only a completed render counts as evidence that its kind is short (backfill); one that
+ * failed or was aborted early says nothing about how long the document takes, though any render that
+ * held its slot long counts as long.
+ */
+export type Release = (outcome?: { completed: boolean }) => void;
 
 interface Waiter {
   seq: number;
@@ -264,10 +269,11 @@ export class RenderQueue {
   #releaser(accountId: string, line: AccountLine, waiter: Waiter): Release {
     let released = false;
     const grantedAt = this.now();
-    return () => {
+    return (outcome) => {
       if (released) return;
       released = true;
-      if (waiter.kind === 'document' && waiter.costKey !== undefined) this.#recordDuration(accountId, waiter.costKey, this.now() - grantedAt);
+      const heldMs = this.now() - grantedAt;
+      if (waiter.kind === 'document' && waiter.costKey !== undefined && (outcome?.completed || heldMs > this.limits.backfillMs)) this.#recordDuration(accountId, waiter.costKey, heldMs);
       line.active -= 1;
       this.#active -= 1;
       if (waiter.kind === 'preview') this.#activePreviews -= 1;
