@@ -18,7 +18,9 @@ import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 export interface SupervisorOptions {
   chromiumPath: string;
   concurrency: number;
+  /** The render deadlines, sync and of jobs: DevTools commands are given longer (protocolTimeoutMs). */
   timeoutMs: number;
+  asyncTimeoutMs: number;
   recycleAfterRenders: number;
   assetResolver: AssetResolver | undefined;
   evaluator: EvaluatorKind;
@@ -126,8 +128,7 @@ export class BrowserSupervisor {
           id: this.counters.launches,
           executablePath: this.options.chromiumPath,
           sinkholePort: sinkhole.port,
-          // Our own deadlines are tighter; this only stops a command waiting forever.
-          protocolTimeoutMs: this.options.timeoutMs * 2 + 30_000,
+          protocolTimeoutMs: protocolTimeoutMs(this.options),
           evaluator: this.options.evaluator,
           rendererMemoryMb: this.options.rendererMemoryMb,
           room: {
@@ -164,4 +165,15 @@ export class BrowserSupervisor {
       // Logged in #launch; the next render tries again.
     });
   }
+}
+
+/**
+ * How long one DevTools command may take before puppeteer gives up on it: longer than any render
+ * deadline, so that our own deadlines (the sync one and the longer one of jobs) always decide; this
+ * only stops a command waiting for ever. (It was twice the sync deadline plus 30 s, 90 s by default:
+ * a job printing a long document for more than that failed with a protocol timeout well within its
+ * own 300 s.)
+ */
+export function protocolTimeoutMs(deadlines: { timeoutMs: number; asyncTimeoutMs: number }): number {
+  return Math.max(deadlines.timeoutMs, deadlines.asyncTimeoutMs) * 2 + 30_000;
 }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../shared/errors.js';
 import { descendants, pdfText, processesMentioning, startTestRenderer, testRenderer, warmUpPatiently } from '../../test/support/rendering-kit.js';
 import { until } from '../../test/support/until.js';
+import { protocolTimeoutMs } from './browser-supervisor.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 
 const doc = (marker: string) => ({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } });
@@ -237,5 +238,13 @@ describe('recycling', () => {
     } finally {
       await renderer.close();
     }
+  });
+});
+
+describe('DevTools command timeout', () => {
+  it('is longer than both render deadlines, so a long job is ended by its own deadline, not by puppeteer', () => {
+    // The defaults (30 s sync, 300 s for jobs): a job printing for 150 s once failed at 90 s.
+    expect(protocolTimeoutMs({ timeoutMs: 30_000, asyncTimeoutMs: 300_000 })).toBeGreaterThan(300_000);
+    expect(protocolTimeoutMs({ timeoutMs: 120_000, asyncTimeoutMs: 60_000 })).toBeGreaterThan(120_000);
   });
 });
