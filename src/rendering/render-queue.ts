@@ -13,10 +13,11 @@
  *   4. within an account, its own renders in arrival order.
  * - **Backfill.** An account at its cap may still take a free slot that nobody else may take, for a
  *   document expected to be short: its last renders of the same kind (`costKey`: the template, its
- *   options and the size of its data) each delivered its document within `backfillMs` of holding a slot. An account that arrives
- *   then waits for the first slot to free, so about `backfillMs` at worst, instead of leaving a slot
- *   idle while one account's line is full (the reservation's cost for a single busy tenant). A render
- *   that overruns puts its long duration into that history, which stops its key backfilling.
+ *   options and the size of its data) each delivered its document within `backfillMs` of getting a
+ *   slot. An account that arrives then waits for the first slot to free, so about `backfillMs` at
+ *   worst, instead of a slot staying idle while one account's line is full (the reservation's cost
+ *   for a single busy tenant). A render that overruns puts its long duration into that history, which
+ *   stops its key backfilling.
  * - **Refusals.** The whole line holds at most `queueLimit` renders (then RENDERER_BUSY, 503); a render
  *   that waited `maxWaitMs` is refused with RENDERER_BUSY, or with RATE_LIMITED when its account is
  *   over its failure budget (it waited behind everyone on purpose, and the message says why).
