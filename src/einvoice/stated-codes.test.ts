@@ -72,7 +72,7 @@ describe('the codes a customer\'s XML states (BR-CL-*)', () => {
     const xml = replaced(await xmlOf(SAMPLE_INVOICE, 'xrechnung-cii'), /unitCode="[A-Z0-9]+"/g, 'unitCode="C 62"');
     const issues = await refusal('xrechnung-cii', xml);
     const units = issues.find((i) => i.type === 'BR-CL-23');
-    expect(units?.msg).toBe(`[BR-CL-23] Of the unit codes (BT-130, BT-150) (ram:BilledQuantity/@unitCode), ${SAMPLE_INVOICE.lines.length} are not, the first "C 62" in UN/ECE Recommendations 20 and 21`);
+    expect(units?.msg).toBe(`[BR-CL-23] Unit codes (BT-130, BT-150) at ram:BilledQuantity/@unitCode: ${SAMPLE_INVOICE.lines.length} are, the first "C 62", not in UN/ECE Recommendations 20 and 21`);
     // Codes and totals are reported together: a wrong total next to a wrong code gives both.
     const both = await refusal('xrechnung-cii', xml.replace(/<ram:DuePayableAmount>([0-9.]+)</, '<ram:DuePayableAmount>1.00<'));
     expect(both.map((i) => i.type).sort()).toEqual(['BR-CL-23', 'BR-CO-16']);

@@ -44,7 +44,7 @@ const ublReasons = (charge: boolean) => `${cac('AllowanceCharge')}[${indicator(c
 /** The rules, with the CEN schematron's contexts for each syntax (EN16931-CII-codes.sch, EN16931-UBL-codes.sch). */
 const RULES: readonly CodeRule[] = [
   {
-    rule: 'BR-CL-03', list: CURRENCIES, what: 'currencies of amounts (@currencyID)', listName: 'ISO 4217',
+    rule: 'BR-CL-03', list: CURRENCIES, what: 'currencies of amounts', listName: 'ISO 4217',
     places: {
       cii: { xpath: `${ram('TaxTotalAmount')}/@currencyID`, name: 'ram:TaxTotalAmount/@currencyID' },
       ubl: { xpath: `//*[namespace-uri()='${CBC}']/@currencyID`, name: 'cbc:*Amount/@currencyID' },
@@ -148,7 +148,7 @@ export async function readCodeFindings(xml: string, syntax: Syntax): Promise<Cod
 export function codeIssues(findings: CodeFinding[], syntax: Syntax, loc: readonly (string | number)[]): ValidationIssue[] {
   return findings.map(({ rule, count, first }) => {
     const { what, listName, places } = RULES.find((r) => r.rule === rule)!;
-    const which = count === 1 ? `"${first}" is not` : `${count} are not, the first "${first}"`;
-    return { loc: [...loc], msg: `[${rule}] Of the ${what} (${places[syntax].name}), ${which} in ${listName}`, type: rule };
+    const which = count === 1 ? `"${first}" is` : `${count} are, the first "${first}",`;
+    return { loc: [...loc], msg: `[${rule}] ${what[0]!.toUpperCase()}${what.slice(1)} at ${places[syntax].name}: ${which} not in ${listName}`, type: rule };
   });
 }
