@@ -14,12 +14,9 @@
 import type { ValidationIssue } from '../shared/errors.js';
 import { ALLOWANCE_REASONS, CHARGE_REASONS, COUNTRIES, CURRENCIES, ELECTRONIC_ADDRESS_SCHEMES, PAYMENT_MEANS, UNITS, VAT_CATEGORIES } from './code-lists.js';
 import type { Syntax } from './stated-totals.js';
-import { readXml, xpathElement as el } from './xml-schema-check.js';
+import { readXml, XML_NS, xpathElement as el, xpathIndicatorIs as indicator } from './xml-schema-check.js';
 
-const RAM = 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100';
-const UDT = 'urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100';
-const CAC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2';
-const CBC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2';
+const { ram: RAM, udt: UDT, cac: CAC, cbc: CBC } = XML_NS;
 
 /** One code-list rule: the nodes it reads in each syntax (XPath, and the name a message shows), and its list. */
 interface CodeRule {
@@ -35,9 +32,6 @@ interface CodeRule {
 const ram = (name: string) => `//${el(name, RAM)}`;
 const cac = (name: string) => `//${el(name, CAC)}`;
 const cbc = (name: string) => el(name, CBC);
-/** An xs:boolean indicator that is true (`true` or `1`), or false. */
-const indicator = (path: string, value: boolean) =>
-  value ? `(normalize-space(${path})='true' or normalize-space(${path})='1')` : `(normalize-space(${path})='false' or normalize-space(${path})='0')`;
 const ciiReasons = (charge: boolean) => `${ram('SpecifiedTradeAllowanceCharge')}[${indicator(`${el('ChargeIndicator', RAM)}/${el('Indicator', UDT)}`, charge)}]/${el('ReasonCode', RAM)}`;
 const ublReasons = (charge: boolean) => `${cac('AllowanceCharge')}[${indicator(cbc('ChargeIndicator'), charge)}]/${cbc('AllowanceChargeReasonCode')}`;
 

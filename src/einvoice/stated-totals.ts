@@ -17,15 +17,11 @@
 import type { ValidationIssue } from '../shared/errors.js';
 import type { EInvoiceProfile } from './invoice-schema.js';
 import { categoryTaxCents, formatCents, toScaled, type Cents } from './totals.js';
-import { readXml, xpathElement as el } from './xml-schema-check.js';
+import { readXml, XML_NS, xpathElement as el, xpathIndicatorIs } from './xml-schema-check.js';
 
 export type Syntax = 'cii' | 'ubl';
 
-const RSM = 'urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100';
-const RAM = 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100';
-const UDT = 'urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100';
-const CAC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2';
-const CBC = 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2';
+const { rsm: RSM, ram: RAM, udt: UDT, cac: CAC, cbc: CBC } = XML_NS;
 
 /**
  * VAT breakdown groups read one by one (BR-CO-17); BR-CO-14 sums all of them whatever their number.
@@ -51,8 +47,8 @@ function ciiPlaces(): Places {
   const transaction = `/*/${el('SupplyChainTradeTransaction', RSM)}`;
   const settlement = `${transaction}/${ram('ApplicableHeaderTradeSettlement')}`;
   const sums = `${settlement}/${ram('SpecifiedTradeSettlementHeaderMonetarySummation')}`;
-  const allowanceCharge = (indicator: 'true' | 'false') =>
-    `${settlement}/${ram('SpecifiedTradeAllowanceCharge')}[${indicatorIs(`${ram('ChargeIndicator')}/${el('Indicator', UDT)}`, indicator)}]/${ram('ActualAmount')}`;
+  const allowanceCharge = (charge: boolean) =>
+    `${settlement}/${ram('SpecifiedTradeAllowanceCharge')}[${xpathIndicatorIs(`${ram('ChargeIndicator')}/${el('Indicator', UDT)}`, charge)}]/${ram('ActualAmount')}`;
   const taxTotals = `${sums}/${ram('TaxTotalAmount')}`;
   return {
     subLines: `${transaction}/${ram('IncludedSupplyChainTradeLineItem')}[${ram('AssociatedDocumentLineDocument')}/${ram('ParentLineID')} or ${ram('AssociatedDocumentLineDocument')}/${ram('LineStatusReasonCode')}]`,
@@ -67,8 +63,8 @@ function ciiPlaces(): Places {
     prepaid: `${sums}/${ram('TotalPrepaidAmount')}`,
     rounding: `${sums}/${ram('RoundingAmount')}`,
     amountDue: `${sums}/${ram('DuePayableAmount')}`,
-    allowances: allowanceCharge('false'),
-    charges: allowanceCharge('true'),
+    allowances: allowanceCharge(false),
+    charges: allowanceCharge(true),
     groups: `${settlement}/${ram('ApplicableTradeTax')}`,
     groupTaxable: ram('BasisAmount'),
     groupTax: ram('CalculatedAmount'),
@@ -86,7 +82,7 @@ function ublPlaces(): Places {
   const totals = `/*/${cac('LegalMonetaryTotal')}`;
   // The TaxTotal in the document's currency holds BT-110 and the breakdown; another may state BT-111.
   const taxTotal = `/*/${cac('TaxTotal')}[${cbc('TaxAmount')}/@currencyID = /*/${cbc('DocumentCurrencyCode')}]`;
-  const allowanceCharge = (indicator: 'true' | 'false') => `/*/${cac('AllowanceCharge')}[${indicatorIs(cbc('ChargeIndicator'), indicator)}]/${cbc('Amount')}`;
+  const allowanceCharge = (charge: boolean) => `/*/${cac('AllowanceCharge')}[${xpathIndicatorIs(cbc('ChargeIndicator'), charge)}]/${cbc('Amount')}`;
   return {
     // Sub-lines (cac:SubInvoiceLine) sit inside their line and are not read.
     subLines: `/*/${cac('InvoiceLine')}[false()]`,
@@ -100,8 +96,8 @@ function ublPlaces(): Places {
     prepaid: `${totals}/${cbc('PrepaidAmount')}`,
     rounding: `${totals}/${cbc('PayableRoundingAmount')}`,
     amountDue: `${totals}/${cbc('PayableAmount')}`,
-    allowances: allowanceCharge('false'),
-    charges: allowanceCharge('true'),
+    allowances: allowanceCharge(false),
+    charges: allowanceCharge(true),
     groups: `${taxTotal}/${cac('TaxSubtotal')}`,
     groupTaxable: cbc('TaxableAmount'),
     groupTax: cbc('TaxAmount'),
@@ -111,11 +107,6 @@ function ublPlaces(): Places {
       taxExclusive: 'cbc:TaxExclusiveAmount', taxTotal: 'cac:TaxTotal/cbc:TaxAmount', taxInclusive: 'cbc:TaxInclusiveAmount', amountDue: 'cbc:PayableAmount',
     },
   };
-}
-
-/** An xs:boolean indicator: `true`/`1` or `false`/`0`. */
-function indicatorIs(path: string, value: 'true' | 'false'): string {
-  return value === 'true' ? `normalize-space(${path})='true' or normalize-space(${path})='1'` : `normalize-space(${path})='false' or normalize-space(${path})='0'`;
 }
 
 const PLACES: Record<Syntax, Places> = { cii: ciiPlaces(), ubl: ublPlaces() };

@@ -20,7 +20,7 @@ import { CONFORMANCE_LEVELS } from './facturx-attachment.js';
 import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile } from './invoice-schema.js';
 import { codeIssues, readCodeFindings } from './stated-codes.js';
 import { readStatedTotals, statedTotalsIssues, type Syntax } from './stated-totals.js';
-import { checkCiiSchema, readXml, xpathElement as element, type SchemaFinding } from './xml-schema-check.js';
+import { checkCiiSchema, readXml, XML_NS, xpathElement as element, type SchemaFinding } from './xml-schema-check.js';
 
 /** What `einvoice.xml` comes with. */
 export interface SuppliedXml {
@@ -34,9 +34,7 @@ const LOC = ['body', 'einvoice', 'xml'];
 /** Schema findings beyond this many are counted, not listed: a large broken file would give thousands. */
 const MAX_SCHEMA_FINDINGS = 20;
 
-const CII_NS = 'urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100';
-const RAM_NS = 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100';
-const CBC_NS = 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2';
+const { rsm: CII_NS, ram: RAM_NS, cbc: CBC_NS } = XML_NS;
 
 const ROOTS: Record<Syntax, { name: string; namespace: string }[]> = {
   cii: [{ name: 'CrossIndustryInvoice', namespace: CII_NS }],

@@ -57,8 +57,22 @@ export interface SchemaFinding { message: string; line: number | null }
 
 const XML_FILE = 'invoice.xml';
 
+/** The namespaces of CII and UBL that XPath expressions over a customer's XML name (for readXml and xpathElement). */
+export const XML_NS = {
+  rsm: 'urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100',
+  ram: 'urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100',
+  udt: 'urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100',
+  cac: 'urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2',
+  cbc: 'urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2',
+} as const;
+
 /** An XPath step to the element `name` of `namespace`, whatever prefix the document gives it (for readXml). */
 export const xpathElement = (name: string, namespace: string): string => `*[local-name()='${name}' and namespace-uri()='${namespace}']`;
+
+/** An XPath test that the xs:boolean indicator at `path` is `value` (written `true`/`1` or `false`/`0`). */
+export function xpathIndicatorIs(path: string, value: boolean): string {
+  return value ? `(normalize-space(${path})='true' or normalize-space(${path})='1')` : `(normalize-space(${path})='false' or normalize-space(${path})='0')`;
+}
 const SCHEMA_FILE = 'file_0.xsd';
 /**
  * Room for libxml2 in its WebAssembly memory (it grows on demand up to this). A customer's XML may be
