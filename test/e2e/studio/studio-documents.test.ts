@@ -124,7 +124,8 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     await page.getByRole('tab', { name: 'Page setup' }).click();
     await page.getByLabel('Paper format').selectOption('custom');
     await page.getByLabel('Width').fill('100mm');
-    await page.getByText('page.width and page.height go together').waitFor();
+    // The field's own error in the page setup tab (the preview's "paused" notice may say the same, once it has run).
+    await page.getByRole('tabpanel', { name: /Page setup/ }).getByText('page.width and page.height go together').waitFor();
     const sized = previews.next(60_000, (body) => (body.page as { height?: string } | undefined)?.height === '150mm');
     await page.getByLabel('Height').fill('150mm');
     const size = /^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(await sized)['Page size'] ?? '');
