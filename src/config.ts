@@ -171,6 +171,15 @@ export interface Config {
      * @defaultValue 2000 (`PRESSROOM_RENDER_BACKFILL_MS`)
      */
     readonly backfillMs: number;
+    /**
+     * The backfill bound for an account **alone**: no other account asked for a render within
+     * `aloneWindowSeconds` and none is rendering or waiting. Nobody waits for the slot then; the first
+     * account to arrive waits for one render of this length at worst, once. 0: `backfillMs` only.
+     * @defaultValue a third of the sync render deadline, i.e. 10000 (`PRESSROOM_RENDER_BACKFILL_ALONE_MS`)
+     */
+    readonly aloneBackfillMs: number;
+    /** How long an account that asked for a render keeps the others from counting as alone. @defaultValue 60 (`PRESSROOM_RENDER_ALONE_WINDOW_SECONDS`) */
+    readonly aloneWindowSeconds: number;
     /** Render slots previews may hold at once, all accounts together. @defaultValue half the rendering concurrency, at least 1 (`PRESSROOM_RENDER_PREVIEW_SLOTS`) */
     readonly previewSlots: number;
     /** Renders one account may have waiting for a slot before it gets 429 `RATE_LIMITED`. @defaultValue a quarter of the render queue limit, at least 1 (`PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT`) */
@@ -408,6 +417,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   const concurrency = readInt(env, 'PRESSROOM_RENDER_CONCURRENCY', cores, 1, 64);
   const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const queueLimit = readInt(env, 'PRESSROOM_RENDER_QUEUE_LIMIT', 100, 0);
+  const renderTimeoutMs = readInt(env, 'PRESSROOM_RENDER_TIMEOUT_MS', 30_000, 100);
   const storageUrl = readUrl(env, 'PRESSROOM_STORAGE_URL', ['file:', 's3:']) ?? pathToFileURL(join(dataDir, 'files')).href;
   const adminToken = env.PRESSROOM_ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -457,7 +467,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       chromiumPath: env.PRESSROOM_CHROMIUM_PATH || '/usr/bin/chromium',
       concurrency,
       queueLimit,
-      timeoutMs: readInt(env, 'PRESSROOM_RENDER_TIMEOUT_MS', 30_000, 100),
+      timeoutMs: renderTimeoutMs,
       templateTimeoutMs: readInt(env, 'PRESSROOM_TEMPLATE_TIMEOUT_MS', 5_000, 50),
       asyncTimeoutMs: readInt(env, 'PRESSROOM_ASYNC_RENDER_TIMEOUT_MS', 300_000, 100),
       printMsPerPage: {
@@ -475,6 +485,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
       backfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_MS', 2000, 0, 600_000),
+      aloneBackfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_ALONE_MS', Math.floor(renderTimeoutMs / 3), 0, 600_000),
+      aloneWindowSeconds: readInt(env, 'PRESSROOM_RENDER_ALONE_WINDOW_SECONDS', 60, 1, 86_400),
       previewSlots: readInt(env, 'PRESSROOM_RENDER_PREVIEW_SLOTS', Math.max(1, Math.floor(concurrency / 2)), 1, 64),
       accountQueueLimit: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', Math.max(1, Math.floor(queueLimit / 4)), 0),
       accountPreviewQueueLimit: readInt(env, 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT', 2, 0),

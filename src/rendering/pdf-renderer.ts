@@ -222,6 +222,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
       accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
       accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
       backfillMs: fairness?.backfillMs ?? 0,
+      aloneBackfillMs: fairness?.aloneBackfillMs ?? 0,
+      aloneWindowMs: (fairness?.aloneWindowSeconds ?? 60) * 1000,
     }, this.#budget);
     this.#compaction = new CompactionPool(options.concurrency);
     this.#browsers = new BrowserSupervisor(

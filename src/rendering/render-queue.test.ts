@@ -10,7 +10,7 @@ import { RenderQueue, type Release, type RenderKind, type RenderQueueLimits } fr
 const LONG_WAIT_MS = 60_000;
 
 function limits(overrides: Partial<RenderQueueLimits> = {}): RenderQueueLimits {
-  return { capacity: 1, queueLimit: 100, accountSlots: 1, previewSlots: 1, accountQueueLimit: 50, accountPreviewQueueLimit: 50, backfillMs: 0, ...overrides };
+  return { capacity: 1, queueLimit: 100, accountSlots: 1, previewSlots: 1, accountQueueLimit: 50, accountPreviewQueueLimit: 50, backfillMs: 0, aloneBackfillMs: 0, aloneWindowMs: 60_000, ...overrides };
 }
 
 /** A queue whose grants are recorded in order, as `account:label`. */
@@ -313,5 +313,88 @@ describe('backfill', () => {
     await o.settle();
     expect(o.granted).toEqual(['A:one']);
     expect(queue.backfills + previews.backfills + off.backfills).toBe(0);
+  });
+});
+
+describe('backfill for an account alone', () => {
+  /** Two slots, one per account; backfill within 1 s, or 10 s while alone (window 60 s); the test's clock. */
+  function aloneQueue() {
+    const clock = { now: 0 };
+    const queue = new RenderQueue(limits({ capacity: 2, accountSlots: 1, backfillMs: 1_000, aloneBackfillMs: 10_000, aloneWindowMs: 60_000 }), undefined, () => clock.now);
+    const render = async (accountId: string, costKey: string, ms: number, completed = true) => {
+      const release = await queue.acquire({ accountId, kind: 'document', costKey }, LONG_WAIT_MS);
+      clock.now += ms;
+      release({ completed });
+    };
+    return { queue, clock, render, h: harness(queue) };
+  }
+
+  it('takes the idle slot for documents of a few seconds while no other account has asked for a render', async () => {
+    const { queue, render, h } = aloneQueue();
+    for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
+    h.ask('A', 'one', 'document', 'report');
+    h.ask('A', 'two', 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one', 'A:two']);
+    expect(queue.backfills).toBe(1);
+  });
+
+  it('not while another account asked within the window, nor for renders longer than the alone bound', async () => {
+    const { queue, clock, render, h } = aloneQueue();
+    for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
+    for (let i = 0; i < 3; i++) await render('A', 'ledger', 12_000);
+    await render('B', 'invoice', 100); // B was here 36.1 s before the asks below, within the window of 60 s
+    h.ask('A', 'one', 'document', 'report');
+    h.ask('A', 'two', 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one']);
+    await h.drain();
+
+    clock.now += 60_000; // B is out of the window: A is alone, for its reports but not its 12 s ledgers
+    h.ask('A', 'three', 'document', 'report');
+    h.ask('A', 'four', 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one', 'A:two', 'A:three', 'A:four']);
+    await h.drain();
+    h.ask('A', 'ledger-1', 'document', 'ledger');
+    h.ask('A', 'ledger-2', 'document', 'ledger');
+    await h.settle();
+    expect(h.granted.slice(4)).toEqual(['A:ledger-1']);
+    await h.drain();
+    expect(queue.backfills).toBe(1);
+  });
+
+  it('an account that arrives gets the first slot to free, and ends the other\'s being alone', async () => {
+    const { queue, render, h } = aloneQueue();
+    for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
+    h.ask('A', 'one', 'document', 'report');
+    h.ask('A', 'two', 'document', 'report');
+    h.ask('A', 'three', 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one', 'A:two']);
+    h.ask('B', 'invoice', 'document', 'invoice');
+    await h.release('A:one');
+    expect(h.granted.at(-1)).toBe('B:invoice');
+    await h.release('B:invoice');
+    // B asked just now: A's reports (5 s, over the 1 s bound) go one at a time again.
+    await h.release('A:two');
+    expect(h.granted.at(-1)).toBe('A:three');
+    h.ask('A', 'four', 'document', 'report');
+    await h.settle();
+    expect(h.granted.at(-1)).toBe('A:three');
+    expect(queue.backfills).toBe(1);
+  });
+
+  it('a failure that held its slot past the short bound is no evidence under the alone bound', async () => {
+    const { queue, render, h } = aloneQueue();
+    await render('A', 'report', 5_000);
+    await render('A', 'report', 3_000, false);
+    await render('A', 'report', 5_000);
+    await render('A', 'report', 5_000);
+    h.ask('A', 'one', 'document', 'report');
+    h.ask('A', 'two', 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one']);
+    expect(queue.backfills).toBe(0);
   });
 });

@@ -17,7 +17,11 @@
  *   slot. An account that arrives then waits for the first slot to free, so about `backfillMs` at
  *   worst, instead of a slot staying idle while one account's line is full (the reservation's cost
  *   for a single busy tenant). A render that overruns puts its long duration into that history, which
- *   stops its key backfilling.
+ *   stops its key backfilling. An account **alone** — no other account has asked for a render within
+ *   `aloneWindowMs`, and none is rendering or waiting — may backfill documents whose renders each
+ *   took up to `aloneBackfillMs` (longer: a third of the sync deadline by default), since nobody is
+ *   there to wait; the first account to arrive then waits for the first slot to free, once, about that
+ *   long at worst, and from then on the account is no longer alone.
  * - **Refusals.** The whole line holds at most `queueLimit` renders (then RENDERER_BUSY, 503); a render
  *   that waited `maxWaitMs` is refused with RENDERER_BUSY, or with RATE_LIMITED when its account is
  *   over its failure budget (it waited behind everyone on purpose, and the message says why).
@@ -57,6 +61,10 @@ export interface RenderQueueLimits {
   accountPreviewQueueLimit: number;
   /** A document whose key's recent renders each held a slot at most this long may backfill; 0: never. */
   backfillMs: number;
+  /** The same, for an account alone (no other account seen within `aloneWindowMs`); 0: no more than `backfillMs`. */
+  aloneBackfillMs: number;
+  /** How long after another account's last request an account still counts as not alone. */
+  aloneWindowMs: number;
 }
 
 /** Renders of one key remembered for backfill, and how many of them must be known before it may. */
@@ -105,8 +113,10 @@ export class RenderQueue {
   #seq = 0;
   #grants = 0;
   #backfills = 0;
-  /** How long the last renders of each `accountId \0 costKey` held their slot, newest last. */
+  /** How long the last renders of each `accountId \0 costKey` held their slot, newest last (Infinity: a long failure). */
   readonly #durations = new Map<string, number[]>();
+  /** When each account last asked for a render, oldest first; pruned to `aloneWindowMs`. */
+  readonly #lastSeen = new Map<string, number>();
 
   /** `now` is injectable so that tests decide how long a render held its slot. */
   constructor(
@@ -144,6 +154,7 @@ export class RenderQueue {
    */
   acquire(ticket: RenderTicket, maxWaitMs: number, signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    this.#seen(ticket.accountId);
     const line = this.#line(ticket.accountId);
     return new Promise<Release>((resolve, reject) => {
       const startedAt = performance.now();
@@ -249,12 +260,39 @@ export class RenderQueue {
     return best;
   }
 
-  /** A document of an account within its failure budget, whose key's last renders were all short. */
+  /**
+   * A document of an account within its failure budget, whose key's last renders were all short:
+   * within `backfillMs`, or within `aloneBackfillMs` while the account is alone.
+   */
   #mayBackfill(accountId: string, waiter: Waiter): boolean {
-    if (this.limits.backfillMs <= 0 || waiter.kind !== 'document' || waiter.costKey === undefined) return false;
+    const { backfillMs, aloneBackfillMs } = this.limits;
+    const boundMs = aloneBackfillMs > backfillMs && this.#isAlone(accountId) ? aloneBackfillMs : backfillMs;
+    if (boundMs <= 0 || waiter.kind !== 'document' || waiter.costKey === undefined) return false;
     if (this.budget?.isOverBudget(accountId)) return false;
     const durations = this.#durations.get(durationKey(accountId, waiter.costKey));
-    return durations !== undefined && durations.length >= BACKFILL_MIN_SAMPLES && durations.every((ms) => ms <= this.limits.backfillMs);
+    return durations !== undefined && durations.length >= BACKFILL_MIN_SAMPLES && durations.every((ms) => ms <= boundMs);
+  }
+
+  /** No other account asked for a render within `aloneWindowMs`, and none is rendering or waiting. */
+  #isAlone(accountId: string): boolean {
+    this.#pruneSeen();
+    const others = this.#lastSeen.size - (this.#lastSeen.has(accountId) ? 1 : 0);
+    const busyOthers = this.#accounts.size - (this.#accounts.has(accountId) ? 1 : 0);
+    return others === 0 && busyOthers === 0;
+  }
+
+  #seen(accountId: string): void {
+    this.#lastSeen.delete(accountId); // re-inserted: Map order is recency, so pruning stops at the first recent one
+    this.#lastSeen.set(accountId, this.now());
+    this.#pruneSeen();
+  }
+
+  #pruneSeen(): void {
+    const oldest = this.now() - this.limits.aloneWindowMs;
+    for (const [accountId, at] of this.#lastSeen) {
+      if (at >= oldest) return;
+      this.#lastSeen.delete(accountId);
+    }
   }
 
   #recordDuration(accountId: string, costKey: string, ms: number): void {
@@ -267,6 +305,12 @@ export class RenderQueue {
     if (this.#durations.size > BACKFILL_KEYS) this.#durations.delete(this.#durations.keys().next().value!);
   }
 
+  /** The shorter backfill bound in use (a failure held longer than it is evidence of a long kind). */
+  #shortestBoundMs(): number {
+    const bounds = [this.limits.backfillMs, this.limits.aloneBackfillMs].filter((ms) => ms > 0);
+    return bounds.length > 0 ? Math.min(...bounds) : 0;
+  }
+
   #releaser(accountId: string, line: AccountLine, waiter: Waiter): Release {
     let released = false;
     const grantedAt = this.now();
@@ -274,7 +318,12 @@ export class RenderQueue {
       if (released) return;
       released = true;
       const heldMs = this.now() - grantedAt;
-      if (waiter.kind === 'document' && waiter.costKey !== undefined && (outcome?.completed || heldMs > this.limits.backfillMs)) this.#recordDuration(accountId, waiter.costKey, heldMs);
+      if (waiter.kind === 'document' && waiter.costKey !== undefined) {
+        // A delivered document tells how long its kind takes; a failure only that it is not short,
+        // under either bound, once it held the slot longer than the shorter one.
+        if (outcome?.completed) this.#recordDuration(accountId, waiter.costKey, heldMs);
+        else if (heldMs > this.#shortestBoundMs()) this.#recordDuration(accountId, waiter.costKey, Number.POSITIVE_INFINITY);
+      }
       line.active -= 1;
       this.#active -= 1;
       if (waiter.kind === 'preview') this.#activePreviews -= 1;
