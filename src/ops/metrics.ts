@@ -286,7 +286,7 @@ export function createMetrics(): Metrics {
   });
   const backfills = new Counter({
     name: 'pressroom_render_backfills_total',
-    help: 'Render slots granted beyond an account\'s PRESSROOM_RENDER_ACCOUNT_SLOTS because nobody else could take them, for a document whose recent renders were short (PRESSROOM_RENDER_BACKFILL_MS)',
+    help: 'Render slots granted beyond an account\'s PRESSROOM_RENDER_ACCOUNT_SLOTS because nobody else could take them, for a document whose recent renders were short (PRESSROOM_RENDER_BACKFILL_MS, or PRESSROOM_RENDER_BACKFILL_ALONE_MS for an account alone)',
     registers,
     collect: syncBrowserCounters,
   });
