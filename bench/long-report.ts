@@ -192,11 +192,12 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
 }
 
 /**
- * The service's settings for long documents: a longer template-evaluation limit (15,000 rows in the
- * sandbox) and the renderer memory bound an operator raises for them (docs/rendering.md "Long tables");
- * PRESSROOM_RENDERER_MEMORY_MB in the environment replaces the bound (the one-table version needs ~10 GB).
+ * The service's settings for the long report: its defaults (the renderer memory bound sized to the
+ * machine, config.ts `defaultRendererMemoryMb`; the template evaluation limit), unless
+ * PRESSROOM_RENDERER_MEMORY_MB or PRESSROOM_TEMPLATE_TIMEOUT_MS in the environment replace them (the
+ * one-table version needs a bound of ~10 GB).
  */
-export const LONG_SERVICE_ENV = { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000', PRESSROOM_RENDERER_MEMORY_MB: process.env.PRESSROOM_RENDERER_MEMORY_MB ?? '6144' };
+export const LONG_SERVICE_ENV: Record<string, string> = { PRESSROOM_JOB_POLL_MS: '100' };
 
 export function longTable(rows: LongRow[]): string {
   const floor = (template: LongTemplate, tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.template === template && r.tagged === tagged);

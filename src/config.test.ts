@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, defaultRendererMemoryMb, loadConfig } from './config.js';
 
 const base = () => ({ PRESSROOM_DATA_DIR: mkdtempSync(join(tmpdir(), 'pressroom-config-')) });
 
@@ -84,6 +84,15 @@ describe('config', () => {
     const config = loadConfig({ ...base(), PRESSROOM_RENDER_CONCURRENCY: concurrency, PRESSROOM_RENDER_QUEUE_LIMIT: '40' });
     expect(config.renderFairness).toEqual({ ...slots, backfillMs: 2000, aloneBackfillMs: 10_000, aloneWindowSeconds: 60, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
     expect(config.webhooks.accountConcurrency).toBe(4);
+  });
+
+  it('sizes the renderer memory bound to the machine: half its memory over the slots, at least 2048 MB', () => {
+    expect(defaultRendererMemoryMb(24 * 1024, 2)).toBe(6144);
+    expect(defaultRendererMemoryMb(64 * 1024, 4)).toBe(8192);
+    expect(defaultRendererMemoryMb(8 * 1024, 2)).toBe(2048);
+    expect(defaultRendererMemoryMb(16 * 1024, 16)).toBe(2048);
+    expect(loadConfig({ ...base(), PRESSROOM_RENDERER_MEMORY_MB: '3000' }).rendering.rendererMemoryMb).toBe(3000);
+    expect(loadConfig(base()).rendering.rendererMemoryMb).toBeGreaterThanOrEqual(2048);
   });
 
   it('bounds a lone account\'s backfill by a third of the sync render deadline unless set', () => {

@@ -3,7 +3,7 @@
  * Every default is written here; a bad value stops start-up with a message naming the variable.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -149,8 +149,9 @@ export interface Config {
     readonly maxImagePixels: number;
     /**
      * A Chromium renderer or print compositor whose resident memory passes this is killed and its
-     * render fails (`DOCUMENT_TOO_LARGE`). Above the 1 GiB V8 heap cap plus 100 megapixels of images.
-     * @defaultValue 2048 (`PRESSROOM_RENDERER_MEMORY_MB`)
+     * render fails (`DOCUMENT_TOO_LARGE`). At least the 1 GiB V8 heap cap plus 100 megapixels of
+     * images; on a larger machine, enough for long documents (`defaultRendererMemoryMb`).
+     * @defaultValue half the machine's memory shared by the render slots, at least 2048 (`PRESSROOM_RENDERER_MEMORY_MB`)
      */
     readonly rendererMemoryMb: number;
   };
@@ -394,6 +395,28 @@ export function createDataDir(dataDir: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 }
 
+/**
+ * The renderer memory bound when none is set: half the machine's memory, shared by the render slots
+ * (each may print one document at its bound at once, so together they stay within half, leaving the
+ * rest to the service, its database and the system), and never below 2048 MB: the V8 heap cap of a
+ * renderer (1 GiB) plus 100 megapixels of decoded images (~400 MB), with room for the page itself.
+ * A long document needs more than an invoice by far — the peers' 330-page report, its ledger written
+ * as tables of 500 rows, takes ~3.7 GB in its renderer — so a fixed 2 GB refused it on a machine with
+ * 24 GB to spare, where this gives 6 GB with two slots.
+ */
+export function defaultRendererMemoryMb(memoryMb: number, concurrency: number): number {
+  return Math.max(2048, Math.floor(memoryMb / 2 / Math.max(1, concurrency)));
+}
+
+/** The memory this process may count on: the machine's, or its cgroup's limit (a container) when lower. */
+function machineMemoryMb(): number {
+  const machine = totalmem();
+  const constrained = process.constrainedMemory?.() ?? 0;
+  // constrainedMemory() is 0 (or an enormous "no limit" value) outside a memory cgroup.
+  const bytes = constrained > 0 && constrained < machine ? constrained : machine;
+  return Math.floor(bytes / (1024 * 1024));
+}
+
 /** What `loadConfig` may do to the file system. */
 export interface LoadOptions {
   /**
@@ -480,7 +503,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       maxDocumentBytes: readInt(env, 'PRESSROOM_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1024),
       maxPages: readInt(env, 'PRESSROOM_MAX_PAGES', 2000, 1, 1_000_000),
       maxImagePixels: readInt(env, 'PRESSROOM_MAX_IMAGE_PIXELS', 100_000_000, 1),
-      rendererMemoryMb: readInt(env, 'PRESSROOM_RENDERER_MEMORY_MB', 2048, 64),
+      rendererMemoryMb: readInt(env, 'PRESSROOM_RENDERER_MEMORY_MB', defaultRendererMemoryMb(machineMemoryMb(), concurrency), 64),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
