@@ -385,6 +385,30 @@ describe('backfill for an account alone', () => {
     expect(queue.backfills).toBe(1);
   });
 
+  it('alone, one delivered render of a kind is evidence enough; with others about, three are needed', async () => {
+    const { queue, render, h } = aloneQueue();
+    h.ask('A', 'first', 'document', 'report'); // nothing known yet: one at a time
+    h.ask('A', 'second', 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:first']);
+    await h.drain(); // released without an outcome: no evidence
+    await render('A', 'report', 5_000);
+    await render('A', 'invoice', 100);
+    h.ask('A', 'third', 'document', 'report');
+    h.ask('A', 'fourth', 'document', 'report');
+    await h.settle();
+    expect(h.granted.slice(2)).toEqual(['A:third', 'A:fourth']);
+    await h.drain();
+
+    await render('B', 'x', 100); // B is about now: A's one short invoice is not enough
+    h.ask('A', 'invoice-1', 'document', 'invoice');
+    h.ask('A', 'invoice-2', 'document', 'invoice');
+    await h.settle();
+    expect(h.granted.slice(4)).toEqual(['A:invoice-1']);
+    await h.drain();
+    expect(queue.backfills).toBe(1);
+  });
+
   it('a failure that held its slot past the short bound is no evidence under the alone bound', async () => {
     const { queue, render, h } = aloneQueue();
     await render('A', 'report', 5_000);

@@ -67,9 +67,15 @@ export interface RenderQueueLimits {
   aloneWindowMs: number;
 }
 
-/** Renders of one key remembered for backfill, and how many of them must be known before it may. */
+/**
+ * Renders of one key remembered for backfill, and how many of them must be known before it may: three
+ * when others are about (a wrong guess makes another account wait), one for an account alone (a wrong
+ * guess costs a newcomer one wait, which the alone bound already allows; the first render of a kind
+ * tells its length well, as the same template with data of the same size prints alike).
+ */
 const BACKFILL_HISTORY = 8;
 const BACKFILL_MIN_SAMPLES = 3;
+const ALONE_BACKFILL_MIN_SAMPLES = 1;
 /** Keys remembered, all accounts together (the oldest is forgotten first). */
 const BACKFILL_KEYS = 4096;
 
@@ -266,11 +272,13 @@ export class RenderQueue {
    */
   #mayBackfill(accountId: string, waiter: Waiter): boolean {
     const { backfillMs, aloneBackfillMs } = this.limits;
-    const boundMs = aloneBackfillMs > backfillMs && this.#isAlone(accountId) ? aloneBackfillMs : backfillMs;
+    const alone = aloneBackfillMs > 0 && this.#isAlone(accountId);
+    const boundMs = alone ? Math.max(aloneBackfillMs, backfillMs) : backfillMs;
     if (boundMs <= 0 || waiter.kind !== 'document' || waiter.costKey === undefined) return false;
     if (this.budget?.isOverBudget(accountId)) return false;
     const durations = this.#durations.get(durationKey(accountId, waiter.costKey));
-    return durations !== undefined && durations.length >= BACKFILL_MIN_SAMPLES && durations.every((ms) => ms <= boundMs);
+    const samples = alone ? ALONE_BACKFILL_MIN_SAMPLES : BACKFILL_MIN_SAMPLES;
+    return durations !== undefined && durations.length >= samples && durations.every((ms) => ms <= boundMs);
   }
 
   /** No other account asked for a render within `aloneWindowMs`, and none is rendering or waiting. */
