@@ -180,13 +180,13 @@ export async function loadAndPrint(
     await (watch ? watch.ready(all) : loaded);
     if (bounds) {
       const meter = options.meter ?? new ImagePixelMeter(session, frameId);
+      // Layout is done by the load event; its height needs no script on the page, one round trip,
+      // asked for beside the image measure's rather than after it (both only read the page).
+      const layout = bounds.checkLength ? raceSignal(session.send('Page.getLayoutMetrics'), all) : undefined;
+      layout?.catch(() => {});
       const pixels = await meter.measure(all);
       if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
-      if (bounds.checkLength) {
-        // Layout is done by the load event; its height needs no script on the page, one round trip.
-        const layout = await raceSignal(session.send('Page.getLayoutMetrics'), all);
-        bounds.checkLength(layout.cssContentSize.height);
-      }
+      if (layout && bounds.checkLength) bounds.checkLength((await layout).cssContentSize.height);
     }
     const print = async (): Promise<Buffer> => {
       const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
