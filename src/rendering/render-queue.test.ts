@@ -326,51 +326,48 @@ describe('backfill for an account alone', () => {
       clock.now += ms;
       release({ completed });
     };
-    return { queue, clock, render, h: harness(queue) };
+    const h = harness(queue);
+    /** A's two documents of `costKey` asked for at once; settled. */
+    const askTwo = async (first: string, second: string, costKey: string) => {
+      h.ask('A', first, 'document', costKey);
+      h.ask('A', second, 'document', costKey);
+      await h.settle();
+    };
+    return { queue, clock, render, h, askTwo };
   }
 
   it('takes the idle slot for documents of a few seconds while no other account has asked for a render', async () => {
-    const { queue, render, h } = aloneQueue();
+    const { queue, render, h, askTwo } = aloneQueue();
     for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
-    h.ask('A', 'one', 'document', 'report');
-    h.ask('A', 'two', 'document', 'report');
-    await h.settle();
+    await askTwo('one', 'two', 'report');
     expect(h.granted).toEqual(['A:one', 'A:two']);
     expect(queue.backfills).toBe(1);
   });
 
   it('not while another account asked within the window, nor for renders longer than the alone bound', async () => {
-    const { queue, clock, render, h } = aloneQueue();
+    const { queue, clock, render, h, askTwo } = aloneQueue();
     for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
     for (let i = 0; i < 3; i++) await render('A', 'ledger', 12_000);
     await render('B', 'invoice', 100); // B was here 36.1 s before the asks below, within the window of 60 s
-    h.ask('A', 'one', 'document', 'report');
-    h.ask('A', 'two', 'document', 'report');
-    await h.settle();
+    await askTwo('one', 'two', 'report');
     expect(h.granted).toEqual(['A:one']);
     await h.drain();
 
     clock.now += 60_000; // B is out of the window: A is alone, for its reports but not its 12 s ledgers
-    h.ask('A', 'three', 'document', 'report');
-    h.ask('A', 'four', 'document', 'report');
-    await h.settle();
+    await askTwo('three', 'four', 'report');
     expect(h.granted).toEqual(['A:one', 'A:two', 'A:three', 'A:four']);
     await h.drain();
-    h.ask('A', 'ledger-1', 'document', 'ledger');
-    h.ask('A', 'ledger-2', 'document', 'ledger');
-    await h.settle();
+    await askTwo('ledger-1', 'ledger-2', 'ledger');
     expect(h.granted.slice(4)).toEqual(['A:ledger-1']);
     await h.drain();
     expect(queue.backfills).toBe(1);
   });
 
   it('an account that arrives gets the first slot to free, and ends the other\'s being alone', async () => {
-    const { queue, render, h } = aloneQueue();
+    const { queue, render, h, askTwo } = aloneQueue();
     for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
     h.ask('A', 'one', 'document', 'report');
-    h.ask('A', 'two', 'document', 'report');
-    h.ask('A', 'three', 'document', 'report');
-    await h.settle();
+    await askTwo('two', 'three', 'report');
     expect(h.granted).toEqual(['A:one', 'A:two']);
     h.ask('B', 'invoice', 'document', 'invoice');
     await h.release('A:one');
@@ -386,38 +383,30 @@ describe('backfill for an account alone', () => {
   });
 
   it('alone, one delivered render of a kind is evidence enough; with others about, three are needed', async () => {
-    const { queue, render, h } = aloneQueue();
-    h.ask('A', 'first', 'document', 'report'); // nothing known yet: one at a time
-    h.ask('A', 'second', 'document', 'report');
-    await h.settle();
+    const { queue, render, h, askTwo } = aloneQueue();
+    await askTwo('first', 'second', 'report'); // nothing known yet: one at a time
     expect(h.granted).toEqual(['A:first']);
     await h.drain(); // released without an outcome: no evidence
     await render('A', 'report', 5_000);
     await render('A', 'invoice', 100);
-    h.ask('A', 'third', 'document', 'report');
-    h.ask('A', 'fourth', 'document', 'report');
-    await h.settle();
+    await askTwo('third', 'fourth', 'report');
     expect(h.granted.slice(2)).toEqual(['A:third', 'A:fourth']);
     await h.drain();
 
     await render('B', 'x', 100); // B is about now: A's one short invoice is not enough
-    h.ask('A', 'invoice-1', 'document', 'invoice');
-    h.ask('A', 'invoice-2', 'document', 'invoice');
-    await h.settle();
+    await askTwo('invoice-1', 'invoice-2', 'invoice');
     expect(h.granted.slice(4)).toEqual(['A:invoice-1']);
     await h.drain();
     expect(queue.backfills).toBe(1);
   });
 
   it('a failure that held its slot past the short bound is no evidence under the alone bound', async () => {
-    const { queue, render, h } = aloneQueue();
+    const { queue, render, h, askTwo } = aloneQueue();
     await render('A', 'report', 5_000);
     await render('A', 'report', 3_000, false);
     await render('A', 'report', 5_000);
     await render('A', 'report', 5_000);
-    h.ask('A', 'one', 'document', 'report');
-    h.ask('A', 'two', 'document', 'report');
-    await h.settle();
+    await askTwo('one', 'two', 'report');
     expect(h.granted).toEqual(['A:one']);
     expect(queue.backfills).toBe(0);
   });

@@ -82,5 +82,6 @@ export async function readProtocolStream(session: CDPSession, handle: string, si
     // Fire and forget: nobody waits on the close, and it fails harmlessly if the page is gone.
     session.send('IO.close', { handle }).catch(() => {});
   }
-  return Buffer.concat(chunks, total);
+  // One chunk (every PDF under STREAM_CHUNK_BYTES) is the PDF already: no copy.
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
