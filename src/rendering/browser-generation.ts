@@ -99,7 +99,7 @@ export class BrowserGeneration {
       await generation.close();
       throw error;
     }
-    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots }, 'Chromium started');
+    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb }, 'Chromium started');
     return generation;
   }
 
