@@ -161,7 +161,7 @@ async function issue17Suite(args: string[]): Promise<void> {
   ensureSystemEngine('wkhtmltopdf');
   if (nLong > 0) log(`330-page report on the floor (n=${nLong})`);
   const longRows = nLong > 0 ? await measureFloor(nLong, longTemplates) : [];
-  // The long-document settings (a 6 GB renderer bound) change nothing for the invoice and 33-page report.
+  // The long-report settings (long-report.ts: the service's defaults) are the ones the short documents run with too.
   const service = await startBenchService(LONG_SERVICE_ENV);
   try {
     const ids = await createBenchAccount(service.baseUrl);

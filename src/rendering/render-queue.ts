@@ -123,13 +123,18 @@ export class RenderQueue {
   readonly #durations = new Map<string, number[]>();
   /** When each account last asked for a render, oldest first; pruned to `aloneWindowMs`. */
   readonly #lastSeen = new Map<string, number>();
+  /** The shorter backfill bound in use: a failure that held its slot longer is evidence of a long kind. */
+  readonly #shortestBoundMs: number;
 
   /** `now` is injectable so that tests decide how long a render held its slot. */
   constructor(
     private readonly limits: RenderQueueLimits,
     private readonly budget?: BudgetVerdicts,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    const bounds = [limits.backfillMs, limits.aloneBackfillMs].filter((ms) => ms > 0);
+    this.#shortestBoundMs = bounds.length > 0 ? Math.min(...bounds) : 0;
+  }
 
   /** Slots granted beyond an account's cap because they would otherwise have stayed idle (backfill). */
   get backfills(): number {
@@ -313,12 +318,6 @@ export class RenderQueue {
     if (this.#durations.size > BACKFILL_KEYS) this.#durations.delete(this.#durations.keys().next().value!);
   }
 
-  /** The shorter backfill bound in use (a failure held longer than it is evidence of a long kind). */
-  #shortestBoundMs(): number {
-    const bounds = [this.limits.backfillMs, this.limits.aloneBackfillMs].filter((ms) => ms > 0);
-    return bounds.length > 0 ? Math.min(...bounds) : 0;
-  }
-
   #releaser(accountId: string, line: AccountLine, waiter: Waiter): Release {
     let released = false;
     const grantedAt = this.now();
@@ -330,7 +329,7 @@ export class RenderQueue {
         // A delivered document tells how long its kind takes; a failure only that it is not short,
         // under either bound, once it held the slot longer than the shorter one.
         if (outcome?.completed) this.#recordDuration(accountId, waiter.costKey, heldMs);
-        else if (heldMs > this.#shortestBoundMs()) this.#recordDuration(accountId, waiter.costKey, Number.POSITIVE_INFINITY);
+        else if (heldMs > this.#shortestBoundMs) this.#recordDuration(accountId, waiter.costKey, Number.POSITIVE_INFINITY);
       }
       line.active -= 1;
       this.#active -= 1;
