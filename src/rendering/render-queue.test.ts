@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { FailureBudget } from './failure-budget.js';
-import { RenderQueue, type Release, type RenderKind, type RenderQueueLimits } from './render-queue.js';
+import { RenderQueue, SlotReclaimed, type Release, type RenderKind, type RenderQueueLimits } from './render-queue.js';
 
 const LONG_WAIT_MS = 60_000;
 
@@ -17,9 +17,9 @@ function limits(overrides: Partial<RenderQueueLimits> = {}): RenderQueueLimits {
 function harness(queue: RenderQueue) {
   const granted: string[] = [];
   const releases = new Map<string, Release>();
-  const ask = (accountId: string, label: string, kind: RenderKind = 'document', costKey?: string) => {
+  const ask = (accountId: string, label: string, kind: RenderKind = 'document', costKey?: string, requeued?: boolean) => {
     const name = `${accountId}:${label}`;
-    const done = queue.acquire({ accountId, kind, costKey }, LONG_WAIT_MS).then((release) => {
+    const done = queue.acquire({ accountId, kind, costKey, requeued }, LONG_WAIT_MS).then((release) => {
       granted.push(name);
       releases.set(name, release);
     });
@@ -34,13 +34,19 @@ function harness(queue: RenderQueue) {
     r();
     await settle();
   };
+  /** The permit `name` holds. */
+  const permit = (name: string) => {
+    const r = releases.get(name);
+    if (!r) throw new Error(`${name} holds no slot (granted: ${granted.join(', ')})`);
+    return r;
+  };
   /** Releases whatever holds a slot, one at a time, until nothing waits; returns the grant order. */
   const drain = async () => {
     await settle();
     while (releases.size > 0) await release([...releases.keys()][0]!);
     return granted;
   };
-  return { granted, ask, settle, release, drain };
+  return { granted, ask, settle, release, permit, drain };
 }
 
 describe('fair order', () => {
@@ -155,6 +161,15 @@ describe('caps', () => {
     h.ask('B', 'waiting');
     await expect(queue.acquire({ accountId: 'C', kind: 'document' }, LONG_WAIT_MS)).rejects.toMatchObject({ code: 'RENDERER_BUSY' });
     expect(await h.drain()).toEqual(['A:running', 'B:waiting']);
+  });
+
+  it('never refuses a render asking again after its loan was taken back: it was admitted already', async () => {
+    const queue = new RenderQueue(limits({ queueLimit: 1, accountQueueLimit: 1 }));
+    const h = harness(queue);
+    h.ask('A', 'running');
+    h.ask('A', 'waiting');
+    h.ask('A', 'taken-back', 'document', undefined, true);
+    expect(await h.drain()).toEqual(['A:running', 'A:taken-back', 'A:waiting']);
   });
 
   it('a render that waited too long is refused: RENDERER_BUSY, or RATE_LIMITED naming the failure budget', async () => {
@@ -363,23 +378,63 @@ describe('backfill for an account alone', () => {
     expect(queue.backfills).toBe(1);
   });
 
-  it('an account that arrives gets the first slot to free, and ends the other\'s being alone', async () => {
+  it('an account that arrives takes the lent slot back at once, and ends the other\'s being alone', async () => {
     const { queue, render, h, askTwo } = aloneQueue();
-    for (let i = 0; i < 3; i++) await render('A', 'report', 5_000);
+    await render('A', 'report', 5_000);
     h.ask('A', 'one', 'document', 'report');
     await askTwo('two', 'three', 'report');
     expect(h.granted).toEqual(['A:one', 'A:two']);
+    expect(h.permit('A:one').reclaimed).toBeUndefined(); // within its cap: never taken back
+    const loan = h.permit('A:two').reclaimed!;
+    expect(loan.aborted).toBe(false);
+
     h.ask('B', 'invoice', 'document', 'invoice');
-    await h.release('A:one');
-    expect(h.granted.at(-1)).toBe('B:invoice');
-    await h.release('B:invoice');
-    // B asked just now: A's reports (5 s, over the 1 s bound) go one at a time again.
-    await h.release('A:two');
-    expect(h.granted.at(-1)).toBe('A:three');
-    h.ask('A', 'four', 'document', 'report');
     await h.settle();
+    expect(loan.aborted).toBe(true);
+    expect(loan.reason).toBeInstanceOf(SlotReclaimed);
+    expect(queue.reclaims).toBe(1);
+    expect(h.granted.at(-1)).toBe('A:two'); // B waits only for that print to stop
+    h.ask('A', 'two-again', 'document', 'report', true); // the lent render asks again...
+    await h.release('A:two'); // ...and lets go of the slot
+    expect(h.granted.at(-1)).toBe('B:invoice');
+
+    // B asked just now: A is held to its one slot, where the render taken back goes before A's later ones.
+    await h.release('A:one');
+    expect(h.granted.at(-1)).toBe('A:two-again');
+    await h.release('B:invoice');
+    expect(h.granted.at(-1)).toBe('A:two-again');
+    await h.release('A:two-again');
     expect(h.granted.at(-1)).toBe('A:three');
     expect(queue.backfills).toBe(1);
+    expect(queue.reclaims).toBe(1);
+  });
+
+  it('takes back the youngest loan, one per render within its cap that waits', async () => {
+    const clock = { now: 0 };
+    const queue = new RenderQueue(limits({ capacity: 3, accountSlots: 1, backfillMs: 1_000, aloneBackfillMs: 10_000 }), undefined, () => clock.now);
+    const h = harness(queue);
+    const first = await queue.acquire({ accountId: 'A', kind: 'document', costKey: 'report' }, LONG_WAIT_MS);
+    clock.now += 5_000;
+    first({ completed: true });
+    for (const label of ['one', 'two', 'three']) h.ask('A', label, 'document', 'report');
+    await h.settle();
+    expect(h.granted).toEqual(['A:one', 'A:two', 'A:three']);
+    const [older, younger] = [h.permit('A:two').reclaimed!, h.permit('A:three').reclaimed!];
+
+    h.ask('B', 'b1', 'document', 'invoice');
+    h.ask('B', 'b2', 'document', 'invoice'); // beyond B's cap: takes nothing back
+    await h.settle();
+    expect([older.aborted, younger.aborted]).toEqual([false, true]);
+    await h.release('A:three');
+    expect(h.granted.at(-1)).toBe('B:b1');
+    expect(older.aborted).toBe(false);
+
+    h.ask('C', 'c1', 'document', 'invoice');
+    await h.settle();
+    expect(older.aborted).toBe(true);
+    await h.release('A:two');
+    expect(h.granted.at(-1)).toBe('C:c1');
+    expect(queue.reclaims).toBe(2);
   });
 
   it('alone, one delivered render of a kind is evidence enough; with others about, three are needed', async () => {

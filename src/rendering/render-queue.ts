@@ -17,11 +17,15 @@
  *   slot. An account that arrives then waits for the first slot to free, so about `backfillMs` at
  *   worst, instead of a slot staying idle while one account's line is full (the reservation's cost
  *   for a single busy tenant). A render that overruns puts its long duration into that history, which
- *   stops its key backfilling. An account **alone** — no other account has asked for a render within
- *   `aloneWindowMs`, and none is rendering or waiting — may backfill documents whose renders each
- *   took up to `aloneBackfillMs` (longer: a third of the sync deadline by default), since nobody is
- *   there to wait; the first account to arrive then waits for the first slot to free, once, about that
- *   long at worst, and from then on the account is no longer alone.
+ *   stops its key backfilling.
+ * - **Lending.** An account **alone** — no other account has asked for a render within `aloneWindowMs`,
+ *   and none is rendering or waiting — is *lent* a free slot for documents whose renders each took up
+ *   to `aloneBackfillMs` (by default any document), and the loan is taken back the moment a render of
+ *   another account that is within its cap has to wait: the lent render's `reclaimed` signal aborts,
+ *   its caller stops printing, releases the slot (no evidence, no failure) and asks again with
+ *   `requeued`, first in its account's line. So the account that arrives waits only for a print to
+ *   stop, however long the lent document is; the lender loses the work done on it, and its document
+ *   starts again when a slot within its cap frees — when it would have started without the loan.
  * - **Refusals.** The whole line holds at most `queueLimit` renders (then RENDERER_BUSY, 503); a render
  *   that waited `maxWaitMs` is refused with RENDERER_BUSY, or with RATE_LIMITED when its account is
  *   over its failure budget (it waited behind everyone on purpose, and the message says why).
@@ -40,6 +44,8 @@ export interface RenderTicket {
    * key's last renders held their slot decides whether the next one may backfill. Without it, never.
    */
   costKey?: string;
+  /** A render whose lent slot was taken back, asking again: it goes first in its account's line. */
+  requeued?: boolean;
 }
 
 /** Documents are paid for (sync and jobs); previews are free and go last. */
@@ -61,7 +67,10 @@ export interface RenderQueueLimits {
   accountPreviewQueueLimit: number;
   /** A document whose key's recent renders each held a slot at most this long may backfill; 0: never. */
   backfillMs: number;
-  /** The same, for an account alone (no other account seen within `aloneWindowMs`); 0: no more than `backfillMs`. */
+  /**
+   * The same, for an account alone (no other account seen within `aloneWindowMs`), whose slot beyond its
+   * cap is then a loan, taken back when another account needs it; 0: no more than `backfillMs`.
+   */
   aloneBackfillMs: number;
   /** How long after another account's last request an account still counts as not alone. */
   aloneWindowMs: number;
@@ -90,9 +99,27 @@ export interface BudgetVerdicts {
  * Releases a permit; calling it more than once is harmless. `completed`: the render delivered its
  * document. Only a completed render counts as evidence that its kind is short (backfill); one that
  * failed or was aborted early says nothing about how long the document takes, though any render that
- * held its slot long counts as long.
+ * held its slot long counts as long. A render whose loan was taken back is no evidence either way.
  */
-export type Release = (outcome?: { completed: boolean }) => void;
+export interface Release {
+  (outcome?: { completed: boolean }): void;
+  /**
+   * For a slot lent to an account alone (see Lending above): aborts when the queue takes the slot
+   * back for another account. The render should stop, release, and ask again with `requeued`.
+   */
+  readonly reclaimed?: AbortSignal;
+}
+
+/** The reason a lent slot's `reclaimed` signal carries. */
+export class SlotReclaimed extends Error {
+  constructor() {
+    super('the render slot lent to this account was taken back for another account');
+    this.name = 'SlotReclaimed';
+  }
+}
+
+/** How a slot was granted beyond the account's cap: short history (waited for), or lent (taken back). */
+type Backfill = false | 'short' | 'lent';
 
 interface Waiter {
   seq: number;
@@ -119,6 +146,11 @@ export class RenderQueue {
   #seq = 0;
   #grants = 0;
   #backfills = 0;
+  #reclaims = 0;
+  /** Slots lent now, as their `reclaimed` controllers, oldest first; one taken back stays until released. */
+  readonly #loans = new Set<AbortController>();
+  /** A loan taken back whose render has not released its slot yet: one at a time. */
+  #reclaiming: AbortController | undefined;
   /** How long the last renders of each `accountId \0 costKey` held their slot, newest last (Infinity: a long failure). */
   readonly #durations = new Map<string, number[]>();
   /** When each account last asked for a render, oldest first; pruned to `aloneWindowMs`. */
@@ -139,6 +171,11 @@ export class RenderQueue {
   /** Slots granted beyond an account's cap because they would otherwise have stayed idle (backfill). */
   get backfills(): number {
     return this.#backfills;
+  }
+
+  /** Lent slots taken back for another account (see Lending above). */
+  get reclaims(): number {
+    return this.#reclaims;
   }
 
   /** Renders holding a permit. */
@@ -199,8 +236,10 @@ export class RenderQueue {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       // Limits apply only to a render that has to wait: checked with everyone else already in line.
-      const refusal = this.#refusal(ticket, line);
-      line.waiting.push(waiter);
+      // A render asking again after its loan was taken back was admitted already: never refused here.
+      const refusal = ticket.requeued ? undefined : this.#refusal(ticket, line);
+      if (ticket.requeued) line.waiting.unshift(waiter);
+      else line.waiting.push(waiter);
       this.#waiting += 1;
       this.#dispatch();
       if (refusal && line.waiting.includes(waiter)) {
@@ -236,11 +275,14 @@ export class RenderQueue {
     return undefined;
   }
 
-  /** Grants free slots to the fairest waiters until no slot is free or nobody may take one. */
+  /**
+   * Grants free slots to the fairest waiters until no slot is free or nobody may take one; then, if a
+   * render within its account's cap still waits, takes a lent slot back for it.
+   */
   #dispatch(): void {
     while (this.#active < this.limits.capacity) {
       const next = this.#pickNext();
-      if (!next) return;
+      if (!next) break;
       const { accountId, line, waiter, backfill } = next;
       line.waiting.splice(line.waiting.indexOf(waiter), 1);
       this.#waiting -= 1;
@@ -249,21 +291,43 @@ export class RenderQueue {
       this.#active += 1;
       if (waiter.kind === 'preview') this.#activePreviews += 1;
       if (backfill) this.#backfills += 1;
-      waiter.grant(this.#releaser(accountId, line, waiter));
+      waiter.grant(this.#releaser(accountId, line, waiter, backfill === 'lent'));
     }
+    this.#reclaimForWaiters();
+  }
+
+  /**
+   * Takes the youngest loan back (the least work lost) when a render within its account's cap waits
+   * and no slot is free: one at a time, since the freed slot goes to that render, and the next
+   * dispatch looks again. Accounts over their failure budget take nothing back.
+   */
+  #reclaimForWaiters(): void {
+    if (this.#reclaiming || this.#loans.size === 0 || this.#active < this.limits.capacity) return;
+    const previewSlotFree = this.#activePreviews < this.limits.previewSlots;
+    const waitsWithinCap = [...this.#accounts].some(([accountId, line]) =>
+      line.active < this.limits.accountSlots
+      && !this.budget?.isOverBudget(accountId)
+      && line.waiting.some((w) => w.kind === 'document' || previewSlotFree));
+    if (!waitsWithinCap) return;
+    const youngest = [...this.#loans].at(-1)!;
+    this.#reclaiming = youngest;
+    this.#reclaims += 1;
+    youngest.abort(new SlotReclaimed());
   }
 
   /** The waiter with the smallest fair-order key (see the top of the file), or none that may start. */
-  #pickNext(): { accountId: string; line: AccountLine; waiter: Waiter; backfill: boolean } | undefined {
-    let best: { accountId: string; line: AccountLine; waiter: Waiter; backfill: boolean; key: number[] } | undefined;
+  #pickNext(): { accountId: string; line: AccountLine; waiter: Waiter; backfill: Backfill } | undefined {
+    let best: { accountId: string; line: AccountLine; waiter: Waiter; backfill: Backfill; key: number[] } | undefined;
     const previewSlotFree = this.#activePreviews < this.limits.previewSlots;
     for (const [accountId, line] of this.#accounts) {
       if (line.waiting.length === 0) continue;
-      const backfill = line.active >= this.limits.accountSlots;
-      const waiter = backfill
+      const atCap = line.active >= this.limits.accountSlots;
+      const waiter = atCap
         ? line.waiting.find((w) => w.kind === 'document')
         : line.waiting.find((w) => w.kind === 'document') ?? (previewSlotFree ? line.waiting[0] : undefined);
-      if (!waiter || (backfill && !this.#mayBackfill(accountId, waiter))) continue;
+      if (!waiter) continue;
+      const backfill = atCap ? this.#mayBackfill(accountId, waiter) : false;
+      if (atCap && !backfill) continue;
       // Backfills only take what no render within its account's cap may take.
       const key = [backfill ? 1 : 0, this.budget?.isOverBudget(accountId) ? 1 : 0, waiter.kind === 'preview' ? 1 : 0, line.active, line.lastGrant, waiter.seq];
       if (!best || isBefore(key, best.key)) best = { accountId, line, waiter, backfill, key };
@@ -272,18 +336,20 @@ export class RenderQueue {
   }
 
   /**
-   * A document of an account within its failure budget, whose key's last renders were all short:
-   * within `backfillMs`, or within `aloneBackfillMs` while the account is alone.
+   * May a document of an account at its cap take a free slot: `short` when its key's last renders were
+   * all within `backfillMs` (the others wait for it, briefly), `lent` when the account is alone and
+   * they were within `aloneBackfillMs` (taken back when another account needs it), or not at all.
+   * Never for previews, nor for an account over its failure budget.
    */
-  #mayBackfill(accountId: string, waiter: Waiter): boolean {
+  #mayBackfill(accountId: string, waiter: Waiter): Backfill {
     const { backfillMs, aloneBackfillMs } = this.limits;
-    const alone = aloneBackfillMs > 0 && this.#isAlone(accountId);
-    const boundMs = alone ? Math.max(aloneBackfillMs, backfillMs) : backfillMs;
-    if (boundMs <= 0 || waiter.kind !== 'document' || waiter.costKey === undefined) return false;
+    if (waiter.kind !== 'document' || waiter.costKey === undefined) return false;
     if (this.budget?.isOverBudget(accountId)) return false;
-    const durations = this.#durations.get(durationKey(accountId, waiter.costKey));
-    const samples = alone ? ALONE_BACKFILL_MIN_SAMPLES : BACKFILL_MIN_SAMPLES;
-    return durations !== undefined && durations.length >= samples && durations.every((ms) => ms <= boundMs);
+    const durations = this.#durations.get(durationKey(accountId, waiter.costKey)) ?? [];
+    const within = (boundMs: number, samples: number) => boundMs > 0 && durations.length >= samples && durations.every((ms) => ms <= boundMs);
+    if (within(backfillMs, BACKFILL_MIN_SAMPLES)) return 'short';
+    if (aloneBackfillMs > 0 && within(aloneBackfillMs, ALONE_BACKFILL_MIN_SAMPLES) && this.#isAlone(accountId)) return 'lent';
+    return false;
   }
 
   /** No other account asked for a render within `aloneWindowMs`, and none is rendering or waiting. */
@@ -318,14 +384,21 @@ export class RenderQueue {
     if (this.#durations.size > BACKFILL_KEYS) this.#durations.delete(this.#durations.keys().next().value!);
   }
 
-  #releaser(accountId: string, line: AccountLine, waiter: Waiter): Release {
+  #releaser(accountId: string, line: AccountLine, waiter: Waiter, lent: boolean): Release {
     let released = false;
     const grantedAt = this.now();
-    return (outcome) => {
+    const loan = lent ? new AbortController() : undefined;
+    if (loan) this.#loans.add(loan);
+    const release = (outcome?: { completed: boolean }) => {
       if (released) return;
       released = true;
       const heldMs = this.now() - grantedAt;
-      if (waiter.kind === 'document' && waiter.costKey !== undefined) {
+      const reclaimed = loan?.signal.aborted === true;
+      if (loan) {
+        this.#loans.delete(loan);
+        if (this.#reclaiming === loan) this.#reclaiming = undefined;
+      }
+      if (waiter.kind === 'document' && waiter.costKey !== undefined && !(reclaimed && !outcome?.completed)) {
         // A delivered document tells how long its kind takes; a failure only that it is not short,
         // under either bound, once it held the slot longer than the shorter one.
         if (outcome?.completed) this.#recordDuration(accountId, waiter.costKey, heldMs);
@@ -337,6 +410,7 @@ export class RenderQueue {
       this.#forgetIdle(accountId, line);
       this.#dispatch();
     };
+    return Object.assign(release, { reclaimed: loan?.signal });
   }
 
   #line(accountId: string): AccountLine {
