@@ -44,6 +44,8 @@ export interface MetricSources {
     pageCrashRetries?: number;
     /** Slots granted beyond an account's cap because nobody else could take them (render-queue.ts). */
     backfills?: number;
+    /** Slots lent to an account alone and taken back for another account (render-queue.ts). */
+    reclaims?: number;
   };
   /** Redis connection state; undefined when no Redis is configured. */
   redisReady?(): boolean;
@@ -274,7 +276,7 @@ export function createMetrics(): Metrics {
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0 };
+  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
   const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
@@ -286,7 +288,13 @@ export function createMetrics(): Metrics {
   });
   const backfills = new Counter({
     name: 'pressroom_render_backfills_total',
-    help: 'Render slots granted beyond an account\'s PRESSROOM_RENDER_ACCOUNT_SLOTS because nobody else could take them, for a document whose recent renders were short (PRESSROOM_RENDER_BACKFILL_MS, or PRESSROOM_RENDER_BACKFILL_ALONE_MS for an account alone)',
+    help: 'Render slots granted beyond an account\'s PRESSROOM_RENDER_ACCOUNT_SLOTS because nobody else could take them: for a document whose recent renders were short (PRESSROOM_RENDER_BACKFILL_MS), or lent to an account alone (PRESSROOM_RENDER_BACKFILL_ALONE_MS)',
+    registers,
+    collect: syncBrowserCounters,
+  });
+  const reclaims = new Counter({
+    name: 'pressroom_render_reclaims_total',
+    help: 'Render slots lent to an account alone and taken back when another account needed one; the lent render started again later',
     registers,
     collect: syncBrowserCounters,
   });
@@ -300,6 +308,9 @@ export function createMetrics(): Metrics {
     const backfilled = stats.backfills ?? 0;
     if (backfilled > seen.backfills) backfills.inc(backfilled - seen.backfills);
     seen.backfills = backfilled;
+    const reclaimed = stats.reclaims ?? 0;
+    if (reclaimed > seen.reclaims) reclaims.inc(reclaimed - seen.reclaims);
+    seen.reclaims = reclaimed;
     if (stats.launches > seen.launches) {
       launches.inc(stats.launches - seen.launches);
       const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);

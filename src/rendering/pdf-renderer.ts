@@ -42,7 +42,7 @@ import { FailureBudget } from './failure-budget.js';
 import { CompactionPool, type Compaction } from './compaction-pool.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
 import { stampPreview } from './preview-stamp.js';
-import { RenderQueue, type RenderKind } from './render-queue.js';
+import { RenderQueue, SlotReclaimed, type Release, type RenderKind } from './render-queue.js';
 import type { CompiledParts } from './sandbox/evaluator-page.js';
 import { compileTemplate } from '../template-language/compiler.js';
 import type { TemplatePart } from '../template-language/syntax.js';
@@ -142,6 +142,8 @@ export interface RendererStats {
   pageCrashRetries: number;
   /** Slots granted beyond an account's cap because nobody else could take them (render-queue.ts, backfill). */
   backfills: number;
+  /** Slots lent to an account alone and taken back for another account (render-queue.ts, lending). */
+  reclaims: number;
   rendersSinceLaunch: number;
   pagesReplaced: number;
   /** Requests refused by interception, and connections that reached the proxy sinkhole. */
@@ -325,6 +327,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       rendersFailed: this.#renders.failed,
       pageCrashRetries: this.#renders.pageCrashRetries,
       backfills: this.#queue.backfills,
+      reclaims: this.#queue.reclaims,
       rendersSinceLaunch: current?.renders ?? 0,
       sinkholeConnections: this.#browsers.sinkholeConnections(),
     };
@@ -348,18 +351,36 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const accountId = req.accountId ?? '';
     const kind = req.kind ?? (req.preview ? 'preview' : 'document');
     const costKey = kind === 'document' ? costKeyOf(req, parts, dataJson) : undefined;
-    const release = await this.#queue.acquire({ accountId, kind, costKey }, this.options.timeoutMs, req.signal);
+    const ticket = { accountId, kind, costKey };
+    let release = await this.#queue.acquire(ticket, this.options.timeoutMs, req.signal);
+    this.#renders.total += 1;
+    // A slot lent to an account alone may be taken back for another account (render-queue.ts,
+    // "Lending"): the print stops, nothing is charged or counted against the account, and the same
+    // render asks again, first in its account's line, with a fresh deadline once it has a slot.
+    for (;;) {
+      try {
+        return await this.#runOnPermit(req, release, { parts, dataJson, accountId, warnings }, finish);
+      } catch (error) {
+        if (!(error instanceof SlotReclaimed)) throw error;
+        this.logger.info({ accountId }, 'a render slot lent to an account alone was taken back for another account; the render will start again');
+        release = await this.#queue.acquire({ ...ticket, requeued: true }, this.options.timeoutMs, req.signal);
+      }
+    }
+  }
+
+  /** Runs the render on the slot `release` grants, and releases it; SlotReclaimed when a lent slot was taken back. */
+  async #runOnPermit<T>(req: RenderRequest, release: Release, prepared: Pick<RunState, 'parts' | 'dataJson' | 'accountId' | 'warnings'>, finish: Finish<T>): Promise<T> {
+    const { accountId } = prepared;
     const timeoutMs = this.#timeoutOf(req);
     // A synchronous request too long even to lay out before the deadline never reaches the estimate: point it the right way too.
     const hint = req.mode === 'sync' ? '; for long documents use POST /v1/pdf/create-async' : '';
     const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${timeoutMs} ms${hint}`);
     const deadline = timeoutSignal(timeoutMs, renderTimeout);
-    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
+    const signal = AbortSignal.any([req.signal, deadline.signal, release.reclaimed].filter((s): s is AbortSignal => s !== undefined));
     const startedAt = performance.now();
     let generation: BrowserGeneration | undefined;
     let releaseWatch = () => {};
     let completed = false;
-    this.#renders.total += 1;
     try {
       generation = await raceSignal(this.#browsers.generation(), signal);
       // A recycle may have retired it between the promise settling and now; take a slot only from a
@@ -376,7 +397,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
         // The memory watch's kills are excluded: those are the documents' own memory.
         for (let attempt = 1; ; attempt++) {
           try {
-            const result = await this.#renderOnSlot(req, slot, generation, { parts, dataJson, accountId, warnings, signal, startedAt, timeoutMs, renderTimeout }, finish);
+            const result = await this.#renderOnSlot(req, slot, generation, { ...prepared, signal, startedAt, timeoutMs, renderTimeout }, finish);
             completed = true;
             return result;
           } catch (error) {
@@ -389,6 +410,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
         generation.returnSlot(slot);
       }
     } catch (error) {
+      // Taken back, not failed: no failure, no budget; the caller asks for a slot again.
+      if (release.reclaimed?.aborted && !req.signal?.aborted && !deadline.signal.aborted) throw new SlotReclaimed();
       this.#renders.failed += 1;
       // Failures are free of charge, so they count against the account's failure budget instead.
       if (!req.signal?.aborted) this.#budget?.recordFailure(accountId, performance.now() - startedAt);
