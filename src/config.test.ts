@@ -82,7 +82,7 @@ describe('config', () => {
     ['8', { accountSlots: 7, previewSlots: 4 }],
   ])('shares %s render slots fairly by default', (concurrency, slots) => {
     const config = loadConfig({ ...base(), PRESSROOM_RENDER_CONCURRENCY: concurrency, PRESSROOM_RENDER_QUEUE_LIMIT: '40' });
-    expect(config.renderFairness).toEqual({ ...slots, backfillMs: 2000, aloneBackfillMs: 10_000, aloneWindowSeconds: 60, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
+    expect(config.renderFairness).toEqual({ ...slots, backfillMs: 2000, aloneBackfillMs: 300_000, aloneWindowSeconds: 60, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
     expect(config.webhooks.accountConcurrency).toBe(4);
   });
 
@@ -95,8 +95,9 @@ describe('config', () => {
     expect(loadConfig(base()).rendering.rendererMemoryMb).toBeGreaterThanOrEqual(2048);
   });
 
-  it('bounds a lone account\'s backfill by a third of the sync render deadline unless set', () => {
-    expect(loadConfig({ ...base(), PRESSROOM_RENDER_TIMEOUT_MS: '60000' }).renderFairness.aloneBackfillMs).toBe(20_000);
-    expect(loadConfig({ ...base(), PRESSROOM_RENDER_TIMEOUT_MS: '60000', PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
+  it('lends a lone account slots for any document it may render (the async deadline) unless set', () => {
+    expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).renderFairness.aloneBackfillMs).toBe(900_000);
+    expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).rendering.asyncTimeoutMs).toBe(900_000);
+    expect(loadConfig({ ...base(), PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
   });
 });

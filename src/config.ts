@@ -174,9 +174,10 @@ export interface Config {
     readonly backfillMs: number;
     /**
      * The backfill bound for an account **alone**: no other account asked for a render within
-     * `aloneWindowSeconds` and none is rendering or waiting. Nobody waits for the slot then; the first
-     * account to arrive waits for one render of this length at worst, once. 0: `backfillMs` only.
-     * @defaultValue a third of the sync render deadline, i.e. 10000 (`PRESSROOM_RENDER_BACKFILL_ALONE_MS`)
+     * `aloneWindowSeconds` and none is rendering or waiting. The slot is then a loan, taken back the
+     * moment another account needs it (its render starts again later), so the bound only caps the
+     * work a loan can lose. 0: `backfillMs` only.
+     * @defaultValue the async render deadline, i.e. 300000: any document (`PRESSROOM_RENDER_BACKFILL_ALONE_MS`)
      */
     readonly aloneBackfillMs: number;
     /** How long an account that asked for a render keeps the others from counting as alone. @defaultValue 60 (`PRESSROOM_RENDER_ALONE_WINDOW_SECONDS`) */
@@ -441,6 +442,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   const publicUrl = (readUrl(env, 'PRESSROOM_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const queueLimit = readInt(env, 'PRESSROOM_RENDER_QUEUE_LIMIT', 100, 0);
   const renderTimeoutMs = readInt(env, 'PRESSROOM_RENDER_TIMEOUT_MS', 30_000, 100);
+  const asyncRenderTimeoutMs = readInt(env, 'PRESSROOM_ASYNC_RENDER_TIMEOUT_MS', 300_000, 100);
   const storageUrl = readUrl(env, 'PRESSROOM_STORAGE_URL', ['file:', 's3:']) ?? pathToFileURL(join(dataDir, 'files')).href;
   const adminToken = env.PRESSROOM_ADMIN_TOKEN || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
@@ -492,7 +494,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       queueLimit,
       timeoutMs: renderTimeoutMs,
       templateTimeoutMs: readInt(env, 'PRESSROOM_TEMPLATE_TIMEOUT_MS', 5_000, 50),
-      asyncTimeoutMs: readInt(env, 'PRESSROOM_ASYNC_RENDER_TIMEOUT_MS', 300_000, 100),
+      asyncTimeoutMs: asyncRenderTimeoutMs,
       printMsPerPage: {
         tagged: readInt(env, 'PRESSROOM_PRINT_MS_PER_PAGE_TAGGED', 120, 0, 600_000),
         untagged: readInt(env, 'PRESSROOM_PRINT_MS_PER_PAGE_UNTAGGED', 50, 0, 600_000),
@@ -508,7 +510,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
       backfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_MS', 2000, 0, 600_000),
-      aloneBackfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_ALONE_MS', Math.floor(renderTimeoutMs / 3), 0, 600_000),
+      aloneBackfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_ALONE_MS', asyncRenderTimeoutMs, 0),
       aloneWindowSeconds: readInt(env, 'PRESSROOM_RENDER_ALONE_WINDOW_SECONDS', 60, 1, 86_400),
       previewSlots: readInt(env, 'PRESSROOM_RENDER_PREVIEW_SLOTS', Math.max(1, Math.floor(concurrency / 2)), 1, 64),
       accountQueueLimit: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', Math.max(1, Math.floor(queueLimit / 4)), 0),
