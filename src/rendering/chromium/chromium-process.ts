@@ -5,10 +5,18 @@
  * (`devtools-pipe.ts`); puppeteer then connects over that transport.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 
 /** How much of Chromium's stderr is kept, for the message of a failed start. */
 const STDERR_TAIL_CHARS = 4096;
+/**
+ * How long kill() waits for the group's processes to be gone. A SIGKILLed renderer with gigabytes
+ * mapped takes a moment to die; seen still running just after the browser's exit on a loaded machine.
+ */
+const GROUP_GONE_MS = 5_000;
+const GROUP_POLL_MS = 20;
 
 /** A running (or exited) Chromium. */
 export interface ChromiumProcess {
@@ -22,9 +30,10 @@ export interface ChromiumProcess {
   stderrTail(): string;
   /**
    * SIGKILLs the whole process group (browser, zygotes, renderers, utilities), also after the
-   * browser itself has exited: its children may outlive it for a moment. Never throws.
+   * browser itself has exited: its children may outlive it for a moment. Settles once no process of
+   * the group is left running, or after `GROUP_GONE_MS`. Never rejects.
    */
-  kill(): void;
+  kill(): Promise<void>;
 }
 
 /** Spawns `executablePath args…` with the DevTools pipe. */
@@ -42,7 +51,7 @@ export function spawnChromium(executablePath: string, args: string[]): ChromiumP
     stderr = (stderr + text).slice(-STDERR_TAIL_CHARS);
   });
   let hasExited = false;
-  const kill = () => {
+  const killGroup = () => {
     if (child.pid === undefined) return;
     try {
       process.kill(-child.pid, 'SIGKILL');
@@ -51,16 +60,16 @@ export function spawnChromium(executablePath: string, args: string[]): ChromiumP
     }
   };
   // Should Node itself exit (a crash, process.exit), take the browser along.
-  process.once('exit', kill);
+  process.once('exit', killGroup);
   const exited = new Promise<string>((resolve) => {
     child.once('error', (error) => {
       hasExited = true;
-      process.off('exit', kill);
+      process.off('exit', killGroup);
       resolve(`could not be run (${error.message})`);
     });
     child.once('exit', (code, signal) => {
       hasExited = true;
-      process.off('exit', kill);
+      process.off('exit', killGroup);
       resolve(signal ? `exited on ${signal}` : `exited with code ${code}`);
     });
   });
@@ -74,6 +83,30 @@ export function spawnChromium(executablePath: string, args: string[]): ChromiumP
       return hasExited;
     },
     stderrTail: () => stderr,
-    kill,
+    kill: async () => {
+      killGroup();
+      if (child.pid !== undefined) await groupGone(child.pid, GROUP_GONE_MS);
+    },
   };
+}
+
+/**
+ * Resolves once no process of group `pgid` is running (zombies, already dead, aside), or after
+ * `withinMs`. Linux only (reads /proc); elsewhere at once.
+ */
+async function groupGone(pgid: number, withinMs: number): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  while (performance.now() < deadline && (await groupRunning(pgid))) await delay(GROUP_POLL_MS);
+}
+
+async function groupRunning(pgid: number): Promise<boolean> {
+  const pids = await readdir('/proc').catch(() => [] as string[]);
+  for (const pid of pids) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // After the command's closing parenthesis: state (field 3), ppid, pgrp (field 5).
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+  }
+  return false;
 }

@@ -124,7 +124,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
     });
     browser = await untilConnected(connecting, chromium, options.signal);
   } catch (error) {
-    chromium?.kill();
+    await chromium?.kill();
     await Promise.race([chromium?.exited, delay(5_000)]);
     await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
     // An abandoned launch (the renderer closing) is not a browser that failed to start.
@@ -180,7 +180,7 @@ async function killAndRemove(browser: Browser, chromium: ChromiumProcess, profil
     // Already disconnected (crashed or killed): fall through to the kill.
   }
   // The whole group: a zygote or renderer must not outlive its browser.
-  chromium.kill();
+  await chromium.kill();
   await Promise.race([chromium.exited, delay(5_000)]);
   // Chromium may still be writing into the profile for a moment after exit; retry the removal.
   await rm(profileDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => {});
