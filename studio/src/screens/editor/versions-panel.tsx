@@ -43,15 +43,19 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
   const preview = useVersionPreview(templateId);
   const base = `/v1/templates/${encodeURIComponent(templateId)}/versions`;
 
-  /** Runs one call; its success message or the API's error shows in the panel. Resolves true on success. */
+  /**
+   * Runs one call; its success message or the API's error shows in the panel. Resolves true on success.
+   * The message shows once the list is reloaded, in the same turn as the caller's own reset (the
+   * publish form clears its fields): a tag typed after the message appears is never cleared under it.
+   */
   const act = async (call: () => Promise<string | null>): Promise<boolean> => {
     setBusy(true);
     setMessage(null);
     setError(null);
     try {
       const done = await call();
-      if (done) setMessage(done);
       await reload();
+      if (done) setMessage(done);
       return true;
     } catch (e) {
       setError((e as Error).message);
