@@ -19,14 +19,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PEERS, peerChromium } from './peer-chromium.js';
 import { preparePeers } from './run.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PEERS = join(ROOT, 'bench', 'out', 'peers');
 const PAGE_BYTES = 4096;
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -89,14 +86,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 async function main(): Promise<void> {
   preparePeers();
-  const peersRequire = createRequire(join(PEERS, 'package.json'));
-  const puppeteer = peersRequire('puppeteer-core');
-  const nunjucks = peersRequire('nunjucks');
-  const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
+  const { puppeteer, fixtures, executablePath, args } = peerChromium();
   const n = Number(option('--n', '5'));
   const flagSets = option('--flags', ',--disable-features=PartitionAllocBackupRefPtr').split(',').map((set) => set.split(' ').filter(Boolean));
-  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
-  const html = env.render('report.html', JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')));
+  const html = fixtures.render('report.html', JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')));
 
   const cost = faultCostMicros();
   const thp = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8').trim();
@@ -104,7 +97,7 @@ async function main(): Promise<void> {
   console.log('| extra flags | tagged | print ms (median) | renderer CPU ms | renderer minor faults | faults × fault cost, ms |\n|---|---|--:|--:|--:|--:|');
   for (const flags of flagSets) {
     const profile = mkdtempSync(join(tmpdir(), 'bench-chromium-faults-'));
-    const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, ...flags], headless: true, userDataDir: profile, protocolTimeout: 0 });
+    const browser = await puppeteer.launch({ executablePath, args: [...args, ...flags], headless: true, userDataDir: profile, protocolTimeout: 0 });
     try {
       const page = await browser.newPage();
       const pid = browser.process().pid as number;

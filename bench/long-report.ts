@@ -18,16 +18,14 @@
  * Latency of the service: from POST create-async to the PDF downloaded.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { splitLedger } from '../test/support/split-ledger.js';
+import { PEERS, peerChromium } from './peer-chromium.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PEERS = join(ROOT, 'bench', 'out', 'peers');
 
 /** The versions of the report template measured: as the peers ship it, or its ledger as tables of 500 rows. */
 export type LongTemplate = 'fixture' | 'split';
@@ -90,19 +88,15 @@ async function procMem(): Promise<{ reset(): void; read(): { peakRssMB: number |
 
 /** The floor: one warm Chromium with the peers' flags, one page, setContent + page.pdf per document. */
 export async function measureFloor(n: number, templates: LongTemplate[]): Promise<LongRow[]> {
-  const peersRequire = createRequire(join(PEERS, 'package.json'));
-  const nunjucks = peersRequire('nunjucks');
-  const puppeteer = peersRequire('puppeteer-core');
-  const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
-  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
+  const { puppeteer, fixtures, executablePath, args } = peerChromium();
   const rows: LongRow[] = [];
   const mem = await procMem();
   const profile = mkdtempSync(join(tmpdir(), 'bench-long-floor-'));
-  const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, userDataDir: profile, protocolTimeout: 0 });
+  const browser = await puppeteer.launch({ executablePath, args, headless: true, userDataDir: profile, protocolTimeout: 0 });
   try {
     const page = await browser.newPage();
     for (const template of templates) for (const tagged of [true, false]) {
-      const html = env.renderString(longTemplateHtml(template), longReportData());
+      const html = fixtures.renderString(longTemplateHtml(template), longReportData());
       mem.reset();
       const times: number[] = [];
       let pdf = Buffer.alloc(0);

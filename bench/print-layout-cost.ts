@@ -13,15 +13,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { splitLedger } from '../test/support/split-ledger.js';
+import { PEERS, peerChromium } from './peer-chromium.js';
 import { preparePeers } from './run.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PEERS = join(ROOT, 'bench', 'out', 'peers');
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -80,10 +77,7 @@ async function rendererPeak<T>(browserPid: number, work: () => Promise<T>): Prom
 
 async function main(): Promise<void> {
   preparePeers();
-  const peersRequire = createRequire(join(PEERS, 'package.json'));
-  const puppeteer = peersRequire('puppeteer-core');
-  const nunjucks = peersRequire('nunjucks');
-  const { CHROMIUM_PATH, CHROMIUM_ARGS } = peersRequire('./lib/chromium-args.cjs');
+  const { puppeteer, fixtures, executablePath, args } = peerChromium();
   const rangesOption = option('--ranges', '1-20');
   const ranges = rangesOption === 'all' ? '' : rangesOption;
   const splitRows = Number(option('--split', '0'));
@@ -93,20 +87,19 @@ async function main(): Promise<void> {
     for (const kind of ['paragraphs', 'inline-block rows', 'table rows'] as const) documents.push([`${n} ${kind}`, shape(kind, n)]);
   }
   const report = JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')) as { rows: unknown[] };
-  const env = new nunjucks.Environment(new nunjucks.FileSystemLoader(join(PEERS, 'fixtures')), { autoescape: true });
   for (const times of option('--report', '3,10').split(',').map(Number)) {
     const data = { ...report, rows: Array.from({ length: times }, () => report.rows).flat() };
-    documents.push([`report, ledger ×${times} (${data.rows.length} rows)`, env.render('report.html', data)]);
+    documents.push([`report, ledger ×${times} (${data.rows.length} rows)`, fixtures.render('report.html', data)]);
     if (splitRows > 0) {
       const template = splitLedger(readFileSync(join(PEERS, 'fixtures', 'report.html'), 'utf8'), splitRows);
-      documents.push([`report, ledger ×${times} as tables of ${splitRows} rows`, env.renderString(template, data)]);
+      documents.push([`report, ledger ×${times} as tables of ${splitRows} rows`, fixtures.renderString(template, data)]);
     }
   }
   console.log(`| document | print of ${ranges ? `pages ${ranges}` : 'every page'}, ms | renderer peak RSS, MB | pages |\n|---|--:|--:|--:|`);
   for (const [name, html] of documents) {
     // A fresh browser per document: one document's peak must not be the previous one's.
     const profile = mkdtempSync(join(tmpdir(), 'bench-print-layout-'));
-    const browser = await puppeteer.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, userDataDir: profile, protocolTimeout: 0 });
+    const browser = await puppeteer.launch({ executablePath, args, headless: true, userDataDir: profile, protocolTimeout: 0 });
     try {
       const page = await browser.newPage();
       await page.setContent(html, { waitUntil: 'load', timeout: 0 });

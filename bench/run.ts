@@ -23,10 +23,10 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PEERS } from './peer-chromium.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED_PEERS = resolve(ROOT, '..', 'shared', 'peers');
-const PEERS = join(ROOT, 'bench', 'out', 'peers');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 function log(message: string): void {
