@@ -5,9 +5,9 @@
  * (`devtools-pipe.ts`); puppeteer then connects over that transport.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { isDead, listPids, readProcStat } from './proc-stat.js';
 
 /** How much of Chromium's stderr is kept, for the message of a failed start. */
 const STDERR_TAIL_CHARS = 4096;
@@ -84,29 +84,28 @@ export function spawnChromium(executablePath: string, args: string[]): ChromiumP
     },
     stderrTail: () => stderr,
     kill: async () => {
+      if (child.pid === undefined) return;
+      const members = groupMembers(child.pid);
       killGroup();
-      if (child.pid !== undefined) await groupGone(child.pid, GROUP_GONE_MS);
+      await allDead(members, GROUP_GONE_MS);
     },
   };
 }
 
-/**
- * Resolves once no process of group `pgid` is running (zombies, already dead, aside), or after
- * `withinMs`. Linux only (reads /proc); elsewhere at once.
- */
-async function groupGone(pgid: number, withinMs: number): Promise<void> {
-  const deadline = performance.now() + withinMs;
-  while (performance.now() < deadline && (await groupRunning(pgid))) await delay(GROUP_POLL_MS);
+/** The processes of group `pgid` now, with their start times (a pid may be reused once one dies). */
+function groupMembers(pgid: number): { pid: string; startTicks: number }[] {
+  return listPids().flatMap((pid) => {
+    const stat = readProcStat(pid);
+    return stat && stat.processGroup === pgid && !isDead(stat) ? [{ pid, startTicks: stat.startTicks }] : [];
+  });
 }
 
-async function groupRunning(pgid: number): Promise<boolean> {
-  const pids = await readdir('/proc').catch(() => [] as string[]);
-  for (const pid of pids) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    // After the command's closing parenthesis: state (field 3), ppid, pgrp (field 5).
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
-  }
-  return false;
+/** Resolves once each of `members` is dead (a zombie or gone), or after `withinMs`. */
+async function allDead(members: { pid: string; startTicks: number }[], withinMs: number): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  const running = () => members.some(({ pid, startTicks }) => {
+    const stat = readProcStat(pid);
+    return !isDead(stat) && stat!.startTicks === startTicks;
+  });
+  while (performance.now() < deadline && running()) await delay(GROUP_POLL_MS);
 }

@@ -20,6 +20,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Logger } from '../../shared/log.js';
+import { listPids, readProcStat } from './proc-stat.js';
 
 /** A document process that went past the bound and was killed. */
 export interface KilledProcess {
@@ -180,12 +181,10 @@ function descendantsOf(root: number, isLeaf: (pid: number) => boolean): number[]
 
 function descendantsByParent(root: number): number[] {
   const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readText(`/proc/${entry}/stat`);
+  for (const entry of listPids()) {
+    const stat = readProcStat(entry);
     if (stat === undefined) continue;
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    children.set(stat.parent, [...(children.get(stat.parent) ?? []), Number(entry)]);
   }
   const found: number[] = [];
   const queue = [root];
@@ -199,11 +198,8 @@ function descendantsByParent(root: number): number[] {
 }
 
 function startTicksOf(pid: number): number | undefined {
-  const stat = readText(`/proc/${pid}/stat`);
-  if (stat === undefined) return undefined;
-  // Fields after the command name, which is in parentheses and may hold spaces: starttime is the 22nd field.
-  const value = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-  return Number.isFinite(value) ? value : undefined;
+  const value = readProcStat(pid)?.startTicks;
+  return value !== undefined && Number.isFinite(value) ? value : undefined;
 }
 
 function residentBytes(pid: number): number | undefined {
