@@ -9,7 +9,8 @@
  *    columns cover Pressroom and its Chromium;
  * 4. prints the harness's tables (they also land in bench/out/peers/out/results-*.json).
  *
- * Options are passed through to bench.mjs (defaults: --n 100 --n-report 5 --concurrency 1,2,4).
+ * Options are passed through to bench.mjs (defaults: --n 100 --n-report 5 --concurrency 1,2,4); with
+ * `--tagged off` the service prints the same fixtures from templates with page.tagged false.
  * `--engines` defaults to floor,service,jsreport,naive: the harness runs engines in the order given,
  * and an engine run right after `naive` (hundreds of browser launches and profile directories) is
  * measured slow — the floor did 31.6 invoices/s at concurrency 2 first in a run and 27.1 right after
@@ -183,6 +184,12 @@ async function issue17Suite(args: string[]): Promise<void> {
   if (longRows.length > 0) process.stdout.write(`\n${longTable(longRows)}\n`);
 }
 
+/** Whether the harness arguments ask for untagged PDFs (`--tagged off|false|0|no`, as bench.mjs reads them). */
+function harnessTaggedOff(args: string[]): boolean {
+  const at = args.indexOf('--tagged');
+  return at >= 0 && /^(off|false|0|no)$/i.test(args[at + 1] ?? '');
+}
+
 async function main(): Promise<void> {
   const passThrough = process.argv.slice(2);
   const args = [...passThrough];
@@ -195,13 +202,16 @@ async function main(): Promise<void> {
   log('starting Pressroom (embedded default: SQLite, local files)');
   const service = await startBenchService();
   try {
-    const { apiKey, invoiceId, reportId } = await createBenchAccount(service.baseUrl);
-    log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness`);
+    const ids = await createBenchAccount(service.baseUrl);
+    // `--tagged off` makes the harness's Chromium engines print untagged: Pressroom then gets the
+    // templates with page.tagged false, so both sides of the comparison print the same kind of PDF.
+    const untagged = harnessTaggedOff(args);
+    log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness${untagged ? ' (untagged templates)' : ''}`);
     const status = await runHarness(args, {
       BASE_URL: service.baseUrl,
-      API_KEY: apiKey,
-      TEMPLATE_ID: invoiceId,
-      TEMPLATE_ID_REPORT: reportId,
+      API_KEY: ids.apiKey,
+      TEMPLATE_ID: untagged ? ids.invoiceUntaggedId : ids.invoiceId,
+      TEMPLATE_ID_REPORT: untagged ? ids.reportUntaggedId : ids.reportId,
       SERVICE_PID: String(service.child.pid),
       SERVICE_VERSION: 'pressroom',
     });
