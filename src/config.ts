@@ -154,6 +154,16 @@ export interface Config {
      * @defaultValue half the machine's memory shared by the render slots, at least 2048 (`PRESSROOM_RENDERER_MEMORY_MB`)
      */
     readonly rendererMemoryMb: number;
+    /**
+     * Where documents without scripts are printed. `shared`: a page per render slot in the one
+     * multi-process Chromium, which starts a print compositor process for every print. `per-slot`: each
+     * render slot prints in a Chromium of its own run with `--single-process` (renderer and compositor
+     * as threads of that browser), which saves that process per print (docs/rendering.md "Print
+     * browsers"); its memory bound, crash and restart concern that slot only. Needs a Chromium without
+     * its sandbox (the service runs as root), since a single-process browser has none.
+     * @defaultValue 'shared' (`PRESSROOM_PRINT_BROWSERS`)
+     */
+    readonly printBrowsers: 'shared' | 'per-slot';
   };
   /**
    * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
@@ -358,6 +368,18 @@ function readEvaluator(env: Env): Config['rendering']['evaluator'] {
   return raw;
 }
 
+function readPrintBrowsers(env: Env): Config['rendering']['printBrowsers'] {
+  const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'shared';
+  if (raw !== 'shared' && raw !== 'per-slot') {
+    throw new ConfigError(`PRESSROOM_PRINT_BROWSERS must be shared or per-slot; got "${raw}"`);
+  }
+  // A single-process Chromium has no renderer sandbox; Chromium runs without one only as root (launch-chromium.ts).
+  if (raw === 'per-slot' && process.getuid?.() !== 0) {
+    throw new ConfigError('PRESSROOM_PRINT_BROWSERS=per-slot needs Chromium without its sandbox, which Pressroom uses only when it runs as root; a single-process browser would take the sandbox away');
+  }
+  return raw;
+}
+
 function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -506,6 +528,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       maxPages: readInt(env, 'PRESSROOM_MAX_PAGES', 2000, 1, 1_000_000),
       maxImagePixels: readInt(env, 'PRESSROOM_MAX_IMAGE_PIXELS', 100_000_000, 1),
       rendererMemoryMb: readInt(env, 'PRESSROOM_RENDERER_MEMORY_MB', defaultRendererMemoryMb(machineMemoryMb(), concurrency), 64),
+      printBrowsers: readPrintBrowsers(env),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),

@@ -32,6 +32,8 @@ export interface MetricSources {
   queueStats(): Promise<QueueSnapshot>;
   rendererStats(): {
     launches: number;
+    /** Per-slot print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot). */
+    printBrowserLaunches?: number;
     crashes: number;
     active: number;
     queued: number;
@@ -276,7 +278,13 @@ export function createMetrics(): Metrics {
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
+  const seen = { launches: 0, printBrowserLaunches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
+  const printBrowserLaunches = new Counter({
+    name: 'pressroom_print_browser_launches_total',
+    help: 'Per-slot single-process print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot): one per slot at first, then one after each crash or memory kill',
+    registers,
+    collect: syncBrowserCounters,
+  });
   const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
@@ -308,6 +316,9 @@ export function createMetrics(): Metrics {
     const backfilled = stats.backfills ?? 0;
     if (backfilled > seen.backfills) backfills.inc(backfilled - seen.backfills);
     seen.backfills = backfilled;
+    const printLaunched = stats.printBrowserLaunches ?? 0;
+    if (printLaunched > seen.printBrowserLaunches) printBrowserLaunches.inc(printLaunched - seen.printBrowserLaunches);
+    seen.printBrowserLaunches = printLaunched;
     const reclaimed = stats.reclaims ?? 0;
     if (reclaimed > seen.reclaims) reclaims.inc(reclaimed - seen.reclaims);
     seen.reclaims = reclaimed;

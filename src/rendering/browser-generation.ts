@@ -21,6 +21,7 @@ import { PrintTracker } from './chromium/print-tracker.js';
 import { ProcessMemoryWatch, type KilledProcess } from './chromium/process-memory-watch.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
+import { SlotPrintBrowser } from './slot-print-browser.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 export interface GenerationOptions {
@@ -33,6 +34,11 @@ export interface GenerationOptions {
   room: ClosedRoomOptions;
   /** A renderer or print compositor past this many MB (resident) is killed. */
   rendererMemoryMb: number;
+  /** `per-slot`: each slot prints documents without scripts in a single-process browser of its own (`slot-print-browser.ts`). @defaultValue 'shared' */
+  printBrowsers?: 'shared' | 'per-slot';
+  /** A slot's print browser started, or ended unasked (per-slot print browsers only). */
+  onPrintBrowserLaunched?: () => void;
+  onPrintBrowserLost?: () => void;
   logger: Logger;
   onPageReplaced: () => void;
   onDisconnected: (generation: BrowserGeneration) => void;
@@ -158,7 +164,7 @@ export class BrowserGeneration {
 
   /** True when the memory watch killed one of this browser's renderers after `sinceMs` (performance.now()). */
   killedRendererSince(sinceMs: number): boolean {
-    return this.#rendererKills.some((at) => at >= sinceMs);
+    return this.#rendererKills.some((at) => at >= sinceMs) || [...this.#slots].some((slot) => slot.printBrowserKilledSince(sinceMs));
   }
 
   /**
@@ -226,7 +232,8 @@ export class BrowserGeneration {
   /** Ends the browser process and removes its profile directory. */
   close(): Promise<void> {
     this.#memoryWatch?.stop();
-    this.#closed ??= this.chromium.shutdown().then(() => {
+    const slots = [...this.#slots];
+    this.#closed ??= Promise.all([this.chromium.shutdown(), ...slots.map((slot) => slot.closePrintBrowser())]).then(() => {
       this.options.logger.debug({ generation: this.options.id, pid: this.chromium.pid }, 'Chromium closed');
       this.#markClosed();
     });
@@ -243,7 +250,20 @@ export class BrowserGeneration {
   }
 
   #newSlot(): PageSlot {
-    const slot = new PageSlot(this.chromium.root, this.options.room, this.options.onPageReplaced, { kind: this.options.evaluator });
+    const { options } = this;
+    const printBrowser =
+      options.printBrowsers === 'per-slot'
+        ? new SlotPrintBrowser({
+            executablePath: options.executablePath,
+            sinkholePort: options.sinkholePort,
+            protocolTimeoutMs: options.protocolTimeoutMs,
+            rendererMemoryMb: options.rendererMemoryMb,
+            logger: options.logger,
+            onLaunched: () => options.onPrintBrowserLaunched?.(),
+            onLost: () => options.onPrintBrowserLost?.(),
+          })
+        : undefined;
+    const slot = new PageSlot(this.chromium.root, options.room, options.onPageReplaced, { kind: options.evaluator }, printBrowser);
     this.#slots.add(slot);
     return slot;
   }

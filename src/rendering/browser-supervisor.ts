@@ -26,18 +26,22 @@ export interface SupervisorOptions {
   evaluator: EvaluatorKind;
   /** Renderer and print compositor processes past this many MB are killed (browser-generation.ts). */
   rendererMemoryMb: number;
+  /** Where documents without scripts are printed (`slot-print-browser.ts`). @defaultValue 'shared' */
+  printBrowsers?: 'shared' | 'per-slot';
 }
 
 /** Browser counters for `stats()`. */
 export interface SupervisorCounters {
   launches: number;
+  /** Per-slot print browsers started (`PRESSROOM_PRINT_BROWSERS=per-slot`), not in `launches`. */
+  printBrowserLaunches: number;
   crashes: number;
   pagesReplaced: number;
   blockedRequests: number;
 }
 
 export class BrowserSupervisor {
-  readonly counters: SupervisorCounters = { launches: 0, crashes: 0, pagesReplaced: 0, blockedRequests: 0 };
+  readonly counters: SupervisorCounters = { launches: 0, printBrowserLaunches: 0, crashes: 0, pagesReplaced: 0, blockedRequests: 0 };
   #current: BrowserGeneration | undefined;
   #starting: Promise<BrowserGeneration> | undefined;
   #recycling: Promise<void> | undefined;
@@ -131,6 +135,14 @@ export class BrowserSupervisor {
           protocolTimeoutMs: protocolTimeoutMs(this.options),
           evaluator: this.options.evaluator,
           rendererMemoryMb: this.options.rendererMemoryMb,
+          printBrowsers: this.options.printBrowsers,
+          // A slot's own print browser: its launches are counted apart, its crashes as a browser's.
+          onPrintBrowserLaunched: () => {
+            this.counters.printBrowserLaunches += 1;
+          },
+          onPrintBrowserLost: () => {
+            this.counters.crashes += 1;
+          },
           room: {
             assetResolver: this.options.assetResolver,
             logger: this.logger,

@@ -2,12 +2,15 @@
  * One unit of render concurrency: an evaluator page (templates) and a print page (PDF), both
  * reused. A page that crashed, timed out or was left with a command in flight is never reused: it
  * is closed and a new one opened in the background, and the next render on this slot waits for it.
+ * With a `SlotPrintBrowser` (`PRESSROOM_PRINT_BROWSERS=per-slot`) the print page lives in the slot's
+ * own single-process browser instead of the generation's.
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { PrintPage } from './chromium/print-page.js';
 import { EvaluatorPage, type EvaluatorOpenOptions } from './sandbox/evaluator-page.js';
+import type { SlotPrintBrowser } from './slot-print-browser.js';
 
 const OPEN_TIMEOUT_MS = 20_000;
 
@@ -22,7 +25,18 @@ export class PageSlot {
     private readonly room: ClosedRoomOptions,
     private readonly onReplaced: () => void,
     private readonly evaluatorOptions: EvaluatorOpenOptions,
+    private readonly printBrowser?: SlotPrintBrowser,
   ) {}
+
+  /** True when the memory watch killed this slot's own print browser after `sinceMs` (performance.now()). */
+  printBrowserKilledSince(sinceMs: number): boolean {
+    return this.printBrowser?.killedSince(sinceMs) ?? false;
+  }
+
+  /** Ends the slot's own print browser, if it has one (the generation is closing). */
+  closePrintBrowser(): Promise<void> {
+    return this.printBrowser?.close() ?? Promise.resolve();
+  }
 
   /** Resolves when both pages are usable, opening whatever is missing (or rejects with `signal`). */
   async ready(signal: AbortSignal): Promise<{ evaluator: EvaluatorPage; printer: PrintPage }> {
@@ -56,6 +70,7 @@ export class PageSlot {
     await Promise.all([this.#evaluator?.close(), this.#printer?.close()]);
     this.#evaluator = undefined;
     this.#printer = undefined;
+    await this.closePrintBrowser();
   }
 
   #usable(): boolean {
@@ -76,7 +91,7 @@ export class PageSlot {
     // allSettled: the opening ends only when both attempts have, so no late page is orphaned.
     this.#opening = Promise.allSettled([
       this.#evaluator ? undefined : EvaluatorPage.open(this.root, this.room, this.evaluatorOptions).then((page) => (this.#evaluator = page)),
-      this.#printer ? undefined : PrintPage.open(this.root, this.room, signal).then((page) => (this.#printer = page)),
+      this.#printer ? undefined : this.#openPrintPage(signal).then((page) => (this.#printer = page)),
     ])
       .then((results) => {
         for (const result of results) if (result.status === 'rejected') throw result.reason;
@@ -85,5 +100,9 @@ export class PageSlot {
         this.#opening = undefined;
       });
     return this.#opening;
+  }
+
+  #openPrintPage(signal: AbortSignal): Promise<PrintPage> {
+    return this.printBrowser ? this.printBrowser.openPrintPage(this.room, signal) : PrintPage.open(this.root, this.room, signal);
   }
 }

@@ -128,6 +128,8 @@ export interface RendererStats {
   browserPid: number | undefined;
   /** Browsers launched so far (first launch, crash replacements and recycling). */
   launches: number;
+  /** Per-slot print browsers launched so far (`PRESSROOM_PRINT_BROWSERS=per-slot`; 0 otherwise). */
+  printBrowserLaunches: number;
   crashes: number;
   concurrency: number;
   active: number;

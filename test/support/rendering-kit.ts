@@ -27,6 +27,8 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     maxPages: 2000,
     maxImagePixels: 100_000_000,
     rendererMemoryMb: 2048,
+    // PRESSROOM_PRINT_BROWSERS=per-slot runs the rendering tests with per-slot print browsers.
+    printBrowsers: process.env.PRESSROOM_PRINT_BROWSERS === 'per-slot' ? 'per-slot' : 'shared',
     ...overrides,
   };
 }

@@ -75,8 +75,9 @@ export class PrintPage {
   }
 
   /** Opens the page at RENDER_ORIGIN with scripts off. */
-  static async open(root: CDPSession, room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
-    const target = await PageTarget.open(root, { background: true }, signal);
+  /** `crashesWithBrowser`: opened in a single-process print browser (`PageTarget.open`). */
+  static async open(root: CDPSession, room: ClosedRoomOptions, signal: AbortSignal, options: { crashesWithBrowser?: boolean } = {}): Promise<PrintPage> {
+    const target = await PageTarget.open(root, { background: true, crashesWithBrowser: options.crashesWithBrowser }, signal);
     try {
       // Every step under `signal`: a page whose renderer died before it committed never answers.
       const send = <T>(sending: Promise<T>) => raceSignal(sending, AbortSignal.any([signal, target.lost]));
@@ -97,6 +98,11 @@ export class PrintPage {
   /** True once the page crashed, timed out or was closed; the pool must replace it. */
   get isLost(): boolean {
     return this.target.isLost;
+  }
+
+  /** Marks the page unusable: its browser ended (a per-slot print browser, `../slot-print-browser.ts`). */
+  markLost(why: 'crashed' | 'closed'): void {
+    this.target.markLost(why);
   }
 
   close(): Promise<void> {

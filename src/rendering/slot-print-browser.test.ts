@@ -1,0 +1,123 @@
+/**
+ * Per-slot print browsers (`PRESSROOM_PRINT_BROWSERS=per-slot`, slot-print-browser.ts), on real
+ * Chromium: documents without scripts print in each slot's own single-process browser, where no print
+ * compositor process is started per print; tags, text and scripted documents are as with the shared
+ * browser; a print browser killed from outside costs only the render on it, memory past the bound is
+ * DOCUMENT_TOO_LARGE, and closing the renderer leaves no process behind.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../shared/errors.js';
+import { dataUri, solidPng } from '../../test/support/png-images.js';
+import { descendants, pdfInfo, pdfText, startTestRenderer } from '../../test/support/rendering-kit.js';
+import type { PdfRenderer } from './pdf-renderer.js';
+
+/** Well above an idle single-process print browser (~150–250 MB resident here). */
+const LIMIT_MB = 600;
+
+let renderer: PdfRenderer;
+
+beforeAll(async () => {
+  renderer = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, maxImagePixels: 500_000_000 });
+});
+
+afterAll(async () => {
+  await renderer?.close();
+});
+
+const render = (html: string, options: { tagged?: boolean } = {}) => renderer.render({ template: { html }, data: {}, ...options }).then((r) => r.pdf);
+const printBrowsers = () => descendants(process.pid, '--single-process');
+
+/** Pids of print compositor utility processes that appear while `work` runs (/proc polled every 2 ms). */
+async function compositorsStartedDuring(work: () => Promise<unknown>): Promise<number> {
+  const seen = new Set<string>();
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      for (const pid of readdirSync('/proc')) {
+        if (!/^\d+$/.test(pid) || seen.has(pid)) continue;
+        try {
+          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('printing.mojom.PrintCompositor')) seen.add(pid);
+        } catch {
+          // gone already
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  })();
+  try {
+    await work();
+  } finally {
+    polling = false;
+    await poll;
+  }
+  return seen.size;
+}
+
+describe.sequential('per-slot print browsers', () => {
+  it('print documents without scripts with no print compositor process per print, in a single-process browser per slot', async () => {
+    const pdfs: Buffer[] = [];
+    const compositors = await compositorsStartedDuring(async () => {
+      for (let i = 0; i < 3; i++) pdfs.push(...(await Promise.all([render(`<h1>Invoice A-${i}</h1>`), render(`<h1>Invoice B-${i}</h1>`)])));
+    });
+    expect(pdfs.map((pdf) => pdfText(pdf).trim())).toEqual(['Invoice A-0', 'Invoice B-0', 'Invoice A-1', 'Invoice B-1', 'Invoice A-2', 'Invoice B-2']);
+    expect(compositors).toBe(0);
+    expect(printBrowsers().length).toBe(2);
+    expect(renderer.stats()).toMatchObject({ printBrowserLaunches: 2, crashes: 0 });
+  });
+
+  it('keep tags and the outline, or leave them out untagged', async () => {
+    const html = '<h1>Heading one</h1><p>text</p><h2>Heading two</h2>';
+    expect(pdfInfo(await render(html)).Tagged).toBe('yes');
+    expect(pdfInfo(await render(html, { tagged: false })).Tagged).toBe('no');
+  });
+
+  it('leave documents with scripts on the multi-process browser', async () => {
+    const compositors = await compositorsStartedDuring(async () => {
+      expect(pdfText(await render('<p id="out"></p><script>document.getElementById("out").textContent = "scripted " + (6 * 7);</script>'))).toContain('scripted 42');
+    });
+    expect(compositors).toBeGreaterThan(0);
+  });
+
+  it('a print browser killed from outside costs no render: a render that finds its page lost is tried once more on a new browser', async () => {
+    const before = printBrowsers();
+    expect(before.length).toBe(2);
+    for (const pid of before) process.kill(pid, 'SIGKILL');
+    // Both slots' browsers are gone; each slot launches a new one for its next document (at once, or
+    // after the print on the lost page failed as a crashed page's, which the renderer tries once more).
+    const texts = await Promise.all([render('<p>after the kill 1</p>'), render('<p>after the kill 2</p>')]).then((pdfs) => pdfs.map((pdf) => pdfText(pdf)));
+    expect(texts.join(' ')).toMatch(/after the kill 1[\s\S]*after the kill 2/);
+    const after = printBrowsers();
+    expect(after.length).toBe(2);
+    expect(after.some((pid) => before.includes(pid))).toBe(false);
+    expect(renderer.stats()).toMatchObject({ printBrowserLaunches: 4, crashes: 2 });
+  });
+
+  it('a document past the memory bound is DOCUMENT_TOO_LARGE; the next one prints', async () => {
+    const crashesBefore = renderer.stats().crashes;
+    const error = await render(`<p>photo</p><img style="width:100%" src="${dataUri(solidPng(8000, 8000, 77))}">`).then(
+      () => undefined,
+      (e: unknown) => e as AppError,
+    );
+    expect(error?.code).toBe('DOCUMENT_TOO_LARGE');
+    expect(error?.details).toMatchObject({ bound: 'memory', limitMb: LIMIT_MB });
+    expect(pdfText(await render('<p>Next</p>'))).toContain('Next');
+    // A memory kill is the document's bound, not a crash.
+    expect(renderer.stats().crashes).toBe(crashesBefore);
+  });
+
+  it('closing the renderer ends every print browser', async () => {
+    const pids = printBrowsers();
+    expect(pids.length).toBeGreaterThan(0);
+    await renderer.close();
+    const alive = pids.filter((pid) => {
+      try {
+        const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+        return state !== 'Z' && state !== 'X';
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  });
+});

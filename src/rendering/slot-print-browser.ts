@@ -1,0 +1,139 @@
+/**
+ * A render slot's own print browser (`PRESSROOM_PRINT_BROWSERS=per-slot`): a Chromium run with
+ * `--single-process`, in which the slot's print page lives, for documents without scripts.
+ *
+ * Why: Chromium starts a print compositor utility process for every `Page.printToPDF` and ends it
+ * afterwards; on a short document that process costs as much CPU as the rest of the print (a one-line
+ * page 12 ms, the peers' invoice 17 of its 55 ms untagged; `bench/print-process-cost.ts`). In a
+ * single-process browser the compositor is a thread. One such browser per slot, not one for all: a
+ * single-process browser has one renderer thread for all its pages, so two slots sharing one would
+ * lay out one document at a time.
+ *
+ * What changes for a document printed here, and how each is kept to its slot:
+ *  - memory: the whole browser is the document process; past `rendererMemoryMb` the watch kills it
+ *    (`killedSince` tells the renderer the document was too large), and the next render launches a
+ *    new one;
+ *  - a crash ends this browser only: the render on it fails as a crashed page would, the page is
+ *    marked lost, and the slot opens a new page on a new browser;
+ *  - the sandbox: a single-process browser has none, so config allows this mode only where Chromium
+ *    runs without it anyway (as root).
+ * Documents with scripts, images and template evaluation stay on the multi-process browser
+ * (`browser-generation.ts`): they need browser contexts of their own, which a single-process browser
+ * does not support.
+ */
+import type { Logger } from '../shared/log.js';
+import type { ClosedRoomOptions } from './chromium/closed-room.js';
+import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
+import { PrintPage } from './chromium/print-page.js';
+import { ProcessMemoryWatch } from './chromium/process-memory-watch.js';
+
+export interface SlotPrintBrowserOptions {
+  executablePath: string;
+  sinkholePort: number;
+  protocolTimeoutMs: number;
+  /** The browser is killed past this many MB (resident): it is the document process. */
+  rendererMemoryMb: number;
+  logger: Logger;
+  /** Counts a launch (the supervisor's `printBrowserLaunches`), and an end nobody asked for (`crashes`; not a memory kill). */
+  onLaunched: () => void;
+  onLost: () => void;
+}
+
+/** How often the memory watch reads /proc (the browser is watched while it is up: one /proc read). */
+const MEMORY_POLL_MS = 250;
+
+export class SlotPrintBrowser {
+  #chromium: LaunchedChromium | undefined;
+  #watch: ProcessMemoryWatch | undefined;
+  #releaseWatch: (() => void) | undefined;
+  #page: PrintPage | undefined;
+  /** When the memory watch killed this slot's browser (performance.now()). */
+  #killedAt = Number.NEGATIVE_INFINITY;
+  #closed = false;
+
+  constructor(private readonly options: SlotPrintBrowserOptions) {}
+
+  /** A new print page on this slot's browser, launching the browser when there is none (or it ended). */
+  async openPrintPage(room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
+    if (this.#closed) throw new Error('the slot print browser is closed');
+    const chromium = this.#chromium?.browser.connected ? this.#chromium : await this.#launch(signal);
+    const page = await PrintPage.open(chromium.root, room, signal, { crashesWithBrowser: true });
+    if (this.#closed || chromium !== this.#chromium) {
+      await page.close();
+      throw new Error('the slot print browser ended while its page opened');
+    }
+    this.#page = page;
+    return page;
+  }
+
+  /** True when the memory watch killed this slot's browser after `sinceMs` (performance.now()). */
+  killedSince(sinceMs: number): boolean {
+    return this.#killedAt >= sinceMs;
+  }
+
+  get pid(): number | undefined {
+    return this.#chromium?.pid;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#end();
+  }
+
+  async #launch(signal: AbortSignal): Promise<LaunchedChromium> {
+    await this.#end();
+    const chromium = await launchChromium({
+      executablePath: this.options.executablePath,
+      sinkholePort: this.options.sinkholePort,
+      protocolTimeoutMs: this.options.protocolTimeoutMs,
+      signal,
+      logger: this.options.logger,
+      singleProcess: true,
+    });
+    if (this.#closed) {
+      await chromium.shutdown();
+      throw new Error('the slot print browser is closed');
+    }
+    this.#chromium = chromium;
+    this.options.onLaunched();
+    let killedByWatch = false;
+    if (chromium.pid !== undefined) {
+      this.#watch = new ProcessMemoryWatch({
+        rootPid: chromium.pid,
+        rootIsDocumentProcess: true,
+        limitBytes: this.options.rendererMemoryMb * 1024 * 1024,
+        intervalMs: MEMORY_POLL_MS,
+        logger: this.options.logger,
+        onKilled: () => {
+          killedByWatch = true;
+          this.#killedAt = performance.now();
+        },
+      });
+      this.#releaseWatch = this.#watch.hold();
+    }
+    chromium.browser.once('disconnected', () => {
+      if (this.#chromium !== chromium) return;
+      // A memory kill is the document's bound (logged by the watch), not a crash.
+      if (!this.#closed && !killedByWatch) {
+        this.options.logger.warn({ pid: chromium.pid }, 'a slot print browser ended (crashed or killed from outside); its slot opens a new one');
+        this.options.onLost();
+      }
+      // The render on its page fails as on a crashed page; the slot replaces the page (and so the browser).
+      this.#page?.markLost('crashed');
+      void this.#end();
+    });
+    this.options.logger.debug({ pid: chromium.pid }, 'slot print browser started');
+    return chromium;
+  }
+
+  async #end(): Promise<void> {
+    const chromium = this.#chromium;
+    this.#chromium = undefined;
+    this.#page = undefined;
+    this.#releaseWatch?.();
+    this.#watch?.stop();
+    this.#releaseWatch = undefined;
+    this.#watch = undefined;
+    await chromium?.shutdown();
+  }
+}
