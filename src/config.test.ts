@@ -51,6 +51,7 @@ describe('config', () => {
     ['PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES', 'big', /PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES/],
     ['PRESSROOM_IMAGE_URL_MAX_BYTES', '10', /PRESSROOM_IMAGE_URL_MAX_BYTES/],
     ['PRESSROOM_IMAGE_URL_TIMEOUT_MS', '1h', /PRESSROOM_IMAGE_URL_TIMEOUT_MS/],
+    ['PRESSROOM_PRINT_BROWSERS', 'single', /PRESSROOM_PRINT_BROWSERS/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
@@ -99,5 +100,12 @@ describe('config', () => {
     expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).renderFairness.aloneBackfillMs).toBe(900_000);
     expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).rendering.asyncTimeoutMs).toBe(900_000);
     expect(loadConfig({ ...base(), PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
+  });
+
+  it('prints on the shared browser unless per-slot print browsers are asked for, and allows those only unsandboxed (as root)', () => {
+    expect(loadConfig(base()).rendering.printBrowsers).toBe('shared');
+    const perSlot = () => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSERS: 'per-slot' }).rendering.printBrowsers;
+    if (process.getuid?.() === 0) expect(perSlot()).toBe('per-slot');
+    else expect(perSlot).toThrow(/sandbox/);
   });
 });
