@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { dataUri, solidPng } from '../../test/support/png-images.js';
 import { descendants, pdfInfo, pdfText, startTestRenderer } from '../../test/support/rendering-kit.js';
+import { until } from '../../test/support/until.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 
 /** Well above an idle single-process print browser (~150–250 MB resident here). */
@@ -119,5 +120,28 @@ describe.sequential('per-slot print browsers', () => {
       }
     });
     expect(alive).toEqual([]);
+  });
+});
+
+describe('per-slot print browsers when the browser is recycled', () => {
+  it('close the retired generation\'s print browsers and print on new ones', async () => {
+    const recycling = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', recycleAfterRenders: 3 });
+    try {
+      const texts: string[] = [];
+      for (let round = 0; round < 5; round++) {
+        const pdfs = await Promise.all([0, 1].map((i) => recycling.render({ template: { html: `<p>Recycled ${round}-${i}</p>` }, data: {} }).then((r) => r.pdf)));
+        texts.push(...pdfs.map((pdf) => pdfText(pdf).trim()));
+      }
+      expect(texts).toEqual([0, 1, 2, 3, 4].flatMap((round) => [`Recycled ${round}-0`, `Recycled ${round}-1`]));
+      expect(recycling.stats().launches).toBeGreaterThan(1);
+      // The new generation opens its slots (and so their print browsers) beside the old one's renders.
+      await until(() => recycling.stats().printBrowserLaunches > 2 || undefined, 30_000, 'the new generation\'s print browsers');
+      expect(recycling.stats().crashes).toBe(0);
+      // Retired generations close once their renders are back: at most the live slots' browsers stay.
+      await until(() => (printBrowsers().length <= 2 ? true : undefined), 30_000, 'the retired print browsers to end');
+    } finally {
+      await recycling.close();
+    }
+    expect(printBrowsers()).toEqual([]);
   });
 });
