@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfInfo, pdfPageText, pdfPages, pdfText } from '../support/pdf-tools.js';
 import { splitLedger } from '../support/split-ledger.js';
-import { startTestApp, until, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
 
 const FIXTURE = new URL('../fixtures/report/', import.meta.url);
 const report = JSON.parse(readFileSync(new URL('report.json', FIXTURE), 'utf8')) as { rows: { id?: string }[]; [key: string]: unknown };
@@ -44,13 +44,7 @@ describe('a 330-page report', () => {
   it('renders through create-async', async () => {
     const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templateId, data: LONG_DATA, tagged: false } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const done = await until(async () => {
-      const job = await t.request('GET', `/v1/pdf/jobs/${res.body.job_id}`, { apiKey: account.apiKey });
-      return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
-    }, 900_000, 'the long job to finish');
-    expect(done.status, JSON.stringify(done)).toBe('completed');
-    const link = new URL(done.result_url);
-    const pdf = (await t.request('GET', `${link.pathname}${link.search}`)).bytes;
+    const pdf = await completedJobPdf(t, account.apiKey, res.body.job_id, 900_000);
     const pages = pdfPages(pdf);
     expect(pages).toBeGreaterThanOrEqual(300);
     expect(pdfInfo(pdf)).toMatchObject({ Tagged: 'no', 'PDF version': '1.5' });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/version.js';
 import { DIALECTS } from '../support/databases.js';
 import { pdfExpandedBytes, pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
-import { startTestApp, until, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
 
 const PRESSROOM = `Pressroom ${VERSION}`;
 const UNTITLED = '<h1>Invoice {{ n }}</h1><p>Total due 45.50</p>';
@@ -80,13 +80,7 @@ describe.each(DIALECTS)('PDF metadata on %s', (dialect) => {
   it('gives a job the same metadata (the worker produces it the same way)', async () => {
     const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templates.untitled, data: { n: 7 } } });
     expect(res.status).toBe(200);
-    const done = await until(async () => {
-      const job = await t.request('GET', `/v1/pdf/jobs/${res.body.job_id}`, { apiKey: account.apiKey });
-      return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
-    }, 90_000, 'the job to finish');
-    expect(done.status).toBe('completed');
-    const link = new URL(done.result_url);
-    const pdf = (await t.request('GET', `${link.pathname}${link.search}`)).bytes;
+    const pdf = await completedJobPdf(t, account.apiKey, res.body.job_id, 90_000);
     expect(pdfInfo(pdf)).toMatchObject({ Title: 'Monthly invoice', Creator: PRESSROOM, Producer: PRESSROOM });
     expectNoBrowserTraces(pdf);
   }, 120_000);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfInfo, pdfText } from '../support/pdf-tools.js';
-import { startTestApp, until, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
 
 const INVOICE = `<html><head><title>Invoice {{ number }}</title></head><body>
 <h1>Invoice {{ number }}</h1><table>{% for line in lines %}<tr><td>{{ line.item }}</td><td>{{ line.amount }}</td></tr>{% endfor %}</table></body></html>`;
@@ -60,13 +60,7 @@ describe.each(DIALECTS)('per-slot print browsers on %s', (dialect) => {
     const before = await balance();
     const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: ids.invoice, data: { number: 'PS-3', lines: [] } } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const done = await until(async () => {
-      const job = await t.request('GET', `/v1/pdf/jobs/${res.body.job_id}`, { apiKey: account.apiKey });
-      return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
-    }, 120_000, 'the job to finish');
-    expect(done.status, JSON.stringify(done)).toBe('completed');
-    const link = new URL(done.result_url);
-    expect(pdfText((await t.request('GET', `${link.pathname}${link.search}`)).bytes)).toContain('Invoice PS-3');
+    expect(pdfText(await completedJobPdf(t, account.apiKey, res.body.job_id, 120_000))).toContain('Invoice PS-3');
     expect(pdfText(await create(ids.scripted, {}))).toContain('Total 42');
     expect(await balance()).toBe(before - 2);
   });

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfInfo, pdfOutlineTitles, pdfPages, pdfText } from '../support/pdf-tools.js';
-import { startTestApp, until, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
 
 const SHORT = `<html><head><title>Statement {{ n }}</title><style>@page { size: A4; margin: 15mm }</style></head><body>
 <h1>Statement {{ n }}</h1><h2>Balance</h2><p>Balance due 45.50 EUR. <a href="https://example.com/pay">Pay online</a></p></body></html>`;
@@ -31,13 +31,7 @@ describe.each(DIALECTS)('tagged or untagged, compacted PDFs on %s', (dialect) =>
   const runJob = async (body: Record<string, unknown>): Promise<Buffer> => {
     const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const done = await until(async () => {
-      const job = await t.request('GET', `/v1/pdf/jobs/${res.body.job_id}`, { apiKey: account.apiKey });
-      return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
-    }, 240_000, 'the job to finish');
-    expect(done.status, JSON.stringify(done)).toBe('completed');
-    const link = new URL(done.result_url);
-    return (await t.request('GET', `${link.pathname}${link.search}`)).bytes;
+    return completedJobPdf(t, account.apiKey, res.body.job_id, 240_000);
   };
 
   beforeAll(async () => {

@@ -9,7 +9,9 @@ import { createServices, type Services } from '../../src/services.js';
 import { createLogger } from '../../src/shared/log.js';
 import { createTestDatabase, type TestDatabase, type TestDialect } from './databases.js';
 
-export { until } from './until.js';
+import { until } from './until.js';
+
+export { until };
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789abcdef';
@@ -27,6 +29,20 @@ export interface TestApp {
   request(method: string, path: string, options?: { apiKey?: string; bearer?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
   createAccount(input?: { credits?: number; plan?: string; email?: string; rate_limit?: { per_minute?: number; per_day?: number } }): Promise<{ accountId: string; apiKey: string }>;
   close(): Promise<void>;
+}
+
+/**
+ * Polls job `jobId` (`GET /v1/pdf/jobs/:id`) until it ends, within `timeoutMs`, and returns its PDF's
+ * bytes from the signed result link; throws with the job's body when it ended otherwise than completed.
+ */
+export async function completedJobPdf(t: TestApp, apiKey: string, jobId: string, timeoutMs: number): Promise<Buffer> {
+  const done = await until(async () => {
+    const job = await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey });
+    return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
+  }, timeoutMs, `job ${jobId} to finish`);
+  if (done.status !== 'completed') throw new Error(`job ${jobId} ended ${JSON.stringify(done)}`);
+  const link = new URL(done.result_url);
+  return (await t.request('GET', `${link.pathname}${link.search}`)).bytes;
 }
 
 export interface TestResponse {
