@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfInfo, pdfText } from '../support/pdf-tools.js';
-import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, createTemplates, startTestApp, type TestApp } from '../support/test-app.js';
 
 const INVOICE = `<html><head><title>Invoice {{ number }}</title></head><body>
 <h1>Invoice {{ number }}</h1><table>{% for line in lines %}<tr><td>{{ line.item }}</td><td>{{ line.amount }}</td></tr>{% endfor %}</table></body></html>`;
@@ -16,7 +16,7 @@ const SCRIPTED = '<p id="out"></p><script>document.getElementById("out").textCon
 describe.each(DIALECTS)('per-slot print browsers on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
-  const ids = { invoice: '', untagged: '', scripted: '' };
+  let ids: Record<'invoice' | 'untagged' | 'scripted', string>;
 
   const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
   const create = async (templateId: string, data: Record<string, unknown>): Promise<Buffer> => {
@@ -29,16 +29,11 @@ describe.each(DIALECTS)('per-slot print browsers on %s', (dialect) => {
     t = await startTestApp(dialect, { PRESSROOM_PRINT_BROWSERS: 'per-slot', PRESSROOM_RENDER_CONCURRENCY: '2', PRESSROOM_JOB_POLL_MS: '100' });
     t.services.startWorkers();
     account = await t.createAccount({ credits: 20, plan: 'enterprise' });
-    const templates = [
-      ['invoice', { name: 'Invoice', html: INVOICE }],
-      ['untagged', { name: 'Invoice, untagged', html: INVOICE, page: { format: 'A4', tagged: false } }],
-      ['scripted', { name: 'Scripted', html: SCRIPTED }],
-    ] as const;
-    for (const [key, body] of templates) {
-      const res = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body });
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      ids[key] = res.body.id;
-    }
+    ids = await createTemplates(t, account.apiKey, {
+      invoice: { name: 'Invoice', html: INVOICE },
+      untagged: { name: 'Invoice, untagged', html: INVOICE, page: { format: 'A4', tagged: false } },
+      scripted: { name: 'Scripted', html: SCRIPTED },
+    });
   }, 120_000);
   afterAll(async () => t?.close());
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfInfo, pdfOutlineTitles, pdfPages, pdfText } from '../support/pdf-tools.js';
-import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, createTemplates, startTestApp, type TestApp } from '../support/test-app.js';
 
 const SHORT = `<html><head><title>Statement {{ n }}</title><style>@page { size: A4; margin: 15mm }</style></head><body>
 <h1>Statement {{ n }}</h1><h2>Balance</h2><p>Balance due 45.50 EUR. <a href="https://example.com/pay">Pay online</a></p></body></html>`;
@@ -19,7 +19,7 @@ const LONG = `<html><head><style>@page { size: A4; margin: 0 } div { height: 250
 describe.each(DIALECTS)('tagged or untagged, compacted PDFs on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
-  const ids = { tagged: '', untagged: '', long: '' };
+  let ids: Record<'tagged' | 'untagged' | 'long', string>;
 
   const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
   const fileCount = async () => Number((await t.services.database.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
@@ -39,16 +39,11 @@ describe.each(DIALECTS)('tagged or untagged, compacted PDFs on %s', (dialect) =>
     t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '20000', PRESSROOM_PRINT_MS_PER_PAGE_TAGGED: '2000', PRESSROOM_PRINT_MS_PER_PAGE_UNTAGGED: '2000' });
     t.services.startWorkers();
     account = await t.createAccount({ credits: 30, plan: 'enterprise' });
-    const templates = [
-      ['tagged', { name: 'Statement', html: SHORT }],
-      ['untagged', { name: 'Fast statement', html: SHORT, page: { format: 'A4', tagged: false } }],
-      ['long', { name: 'Long', html: LONG }],
-    ] as const;
-    for (const [key, body] of templates) {
-      const res = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body });
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      ids[key] = res.body.id;
-    }
+    ids = await createTemplates(t, account.apiKey, {
+      tagged: { name: 'Statement', html: SHORT },
+      untagged: { name: 'Fast statement', html: SHORT, page: { format: 'A4', tagged: false } },
+      long: { name: 'Long', html: LONG },
+    });
   }, 120_000);
   afterAll(async () => t?.close());
 

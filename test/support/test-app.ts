@@ -31,6 +31,17 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Saves each template (`POST /v1/templates`) in order and returns their ids by key; throws with the answer of one refused. */
+export async function createTemplates<K extends string>(t: TestApp, apiKey: string, templates: Record<K, Record<string, unknown>>): Promise<Record<K, string>> {
+  const ids = {} as Record<K, string>;
+  for (const [key, body] of Object.entries(templates) as [K, Record<string, unknown>][]) {
+    const res = await t.request('POST', '/v1/templates', { apiKey, body });
+    if (res.status !== 201) throw new Error(`template ${key}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+    ids[key] = res.body.id;
+  }
+  return ids;
+}
+
 /**
  * Polls job `jobId` (`GET /v1/pdf/jobs/:id`) until it ends, within `timeoutMs`, and returns its PDF's
  * bytes from the signed result link; throws with the job's body when it ended otherwise than completed.
