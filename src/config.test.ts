@@ -105,7 +105,10 @@ describe('config', () => {
   it('prints on the shared browser unless per-slot print browsers are asked for, and allows those only unsandboxed (as root)', () => {
     expect(loadConfig(base()).rendering.printBrowsers).toBe('shared');
     const perSlot = () => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSERS: 'per-slot' }).rendering.printBrowsers;
-    if (process.getuid?.() === 0) expect(perSlot()).toBe('per-slot');
-    else expect(perSlot).toThrow(/sandbox/);
+    if (process.getuid?.() === 0) {
+      expect(perSlot()).toBe('per-slot');
+      // The memory bound then covers a whole browser, which holds ~350 MB before any document.
+      expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSERS: 'per-slot', PRESSROOM_RENDERER_MEMORY_MB: '512' })).toThrow(/PRESSROOM_RENDERER_MEMORY_MB of at least 1024/);
+    } else expect(perSlot).toThrow(/sandbox/);
   });
 });

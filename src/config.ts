@@ -368,7 +368,10 @@ function readEvaluator(env: Env): Config['rendering']['evaluator'] {
   return raw;
 }
 
-function readPrintBrowsers(env: Env): Config['rendering']['printBrowsers'] {
+/** A per-slot print browser holds ~350 MB before any document (docs/rendering.md "Print browsers"). */
+const MIN_PER_SLOT_MEMORY_MB = 1024;
+
+function readPrintBrowsers(env: Env, rendererMemoryMb: number): Config['rendering']['printBrowsers'] {
   const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'shared';
   if (raw !== 'shared' && raw !== 'per-slot') {
     throw new ConfigError(`PRESSROOM_PRINT_BROWSERS must be shared or per-slot; got "${raw}"`);
@@ -376,6 +379,10 @@ function readPrintBrowsers(env: Env): Config['rendering']['printBrowsers'] {
   // A single-process Chromium has no renderer sandbox; Chromium runs without one only as root (launch-chromium.ts).
   if (raw === 'per-slot' && process.getuid?.() !== 0) {
     throw new ConfigError('PRESSROOM_PRINT_BROWSERS=per-slot needs Chromium without its sandbox, which Pressroom uses only when it runs as root; a single-process browser would take the sandbox away');
+  }
+  // The bound then covers a whole browser: below this, every print browser would be killed as it starts.
+  if (raw === 'per-slot' && rendererMemoryMb < MIN_PER_SLOT_MEMORY_MB) {
+    throw new ConfigError(`PRESSROOM_PRINT_BROWSERS=per-slot needs PRESSROOM_RENDERER_MEMORY_MB of at least ${MIN_PER_SLOT_MEMORY_MB} (it bounds the whole print browser); got ${rendererMemoryMb}`);
   }
   return raw;
 }
@@ -476,6 +483,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     throw new ConfigError('PRESSROOM_METRICS_TOKEN must be at least 16 characters (for example `openssl rand -hex 24`)');
   }
   const bodyLimitBytes = readInt(env, 'PRESSROOM_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024);
+  const rendererMemoryMb = readInt(env, 'PRESSROOM_RENDERER_MEMORY_MB', defaultRendererMemoryMb(machineMemoryMb(), concurrency), 64);
   const config: Config = {
     http: {
       port,
@@ -527,8 +535,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       maxDocumentBytes: readInt(env, 'PRESSROOM_MAX_DOCUMENT_BYTES', 100 * 1024 * 1024, 1024),
       maxPages: readInt(env, 'PRESSROOM_MAX_PAGES', 2000, 1, 1_000_000),
       maxImagePixels: readInt(env, 'PRESSROOM_MAX_IMAGE_PIXELS', 100_000_000, 1),
-      rendererMemoryMb: readInt(env, 'PRESSROOM_RENDERER_MEMORY_MB', defaultRendererMemoryMb(machineMemoryMb(), concurrency), 64),
-      printBrowsers: readPrintBrowsers(env),
+      rendererMemoryMb,
+      printBrowsers: readPrintBrowsers(env, rendererMemoryMb),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
