@@ -306,29 +306,23 @@ export function createMetrics(): Metrics {
     registers,
     collect: syncBrowserCounters,
   });
+  /** Adds to `counter` what the renderer's own count `key` grew by since the last look. */
+  function follow(counter: Counter, key: keyof typeof seen, now: number): void {
+    if (now > seen[key]) counter.inc(now - seen[key]);
+    seen[key] = now;
+  }
   function syncBrowserCounters(): void {
     if (!sources) return;
     const stats = sources.rendererStats();
-    if (stats.crashes > seen.crashes) crashes.inc(stats.crashes - seen.crashes);
-    const retries = stats.pageCrashRetries ?? 0;
-    if (retries > seen.pageCrashRetries) pageCrashRetries.inc(retries - seen.pageCrashRetries);
-    seen.pageCrashRetries = retries;
-    const backfilled = stats.backfills ?? 0;
-    if (backfilled > seen.backfills) backfills.inc(backfilled - seen.backfills);
-    seen.backfills = backfilled;
-    const printLaunched = stats.printBrowserLaunches ?? 0;
-    if (printLaunched > seen.printBrowserLaunches) printBrowserLaunches.inc(printLaunched - seen.printBrowserLaunches);
-    seen.printBrowserLaunches = printLaunched;
-    const reclaimed = stats.reclaims ?? 0;
-    if (reclaimed > seen.reclaims) reclaims.inc(reclaimed - seen.reclaims);
-    seen.reclaims = reclaimed;
-    if (stats.launches > seen.launches) {
-      launches.inc(stats.launches - seen.launches);
-      const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);
-      if (more > 0) restarts.inc(more);
-    }
-    seen.crashes = stats.crashes;
-    seen.launches = stats.launches;
+    follow(crashes, 'crashes', stats.crashes);
+    follow(pageCrashRetries, 'pageCrashRetries', stats.pageCrashRetries ?? 0);
+    follow(backfills, 'backfills', stats.backfills ?? 0);
+    follow(printBrowserLaunches, 'printBrowserLaunches', stats.printBrowserLaunches ?? 0);
+    follow(reclaims, 'reclaims', stats.reclaims ?? 0);
+    // Every launch after the first is a restart (crash replacement or recycling).
+    const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);
+    if (more > 0) restarts.inc(more);
+    follow(launches, 'launches', stats.launches);
   }
   new Gauge({
     name: 'pressroom_render_slots',
