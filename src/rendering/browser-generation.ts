@@ -59,6 +59,8 @@ export class BrowserGeneration {
   #rendererKills: number[] = [];
   readonly #idle: PageSlot[] = [];
   readonly #slots = new Set<PageSlot>();
+  /** Releases the memory watch of a taken slot's own print browser (per-slot print browsers). */
+  readonly #slotWatches = new Map<PageSlot, () => void>();
   #busy = 0;
   #scriptedSpare: Promise<ScriptedPage> | undefined;
   #retiring = false;
@@ -140,12 +142,17 @@ export class BrowserGeneration {
   /** Takes an idle slot, or a new one (its pages open in `ready()`). */
   takeSlot(): PageSlot {
     this.#busy += 1;
-    return this.#idle.pop() ?? this.#newSlot();
+    const slot = this.#idle.pop() ?? this.#newSlot();
+    // A per-slot print browser's memory is watched while its slot renders, as this browser's is (`watchRender`).
+    this.#slotWatches.set(slot, slot.watchPrintBrowser());
+    return slot;
   }
 
   /** Gives a slot back after a render; lost pages are replaced in the background. */
   returnSlot(slot: PageSlot): void {
     this.#busy -= 1;
+    this.#slotWatches.get(slot)?.();
+    this.#slotWatches.delete(slot);
     if (this.#closed) return;
     if (this.#retiring) {
       this.#slots.delete(slot);
@@ -164,7 +171,9 @@ export class BrowserGeneration {
 
   /** True when the memory watch killed one of this browser's renderers after `sinceMs` (performance.now()). */
   killedRendererSince(sinceMs: number): boolean {
-    return this.#rendererKills.some((at) => at >= sinceMs) || [...this.#slots].some((slot) => slot.printBrowserKilledSince(sinceMs));
+    if (this.#rendererKills.some((at) => at >= sinceMs)) return true;
+    for (const slot of this.#slots) if (slot.printBrowserKilledSince(sinceMs)) return true;
+    return false;
   }
 
   /**

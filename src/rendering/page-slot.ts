@@ -33,6 +33,11 @@ export class PageSlot {
     return this.printBrowser?.killedSince(sinceMs) ?? false;
   }
 
+  /** A render took this slot: its own print browser's memory is watched until the returned function is called. */
+  watchPrintBrowser(): () => void {
+    return this.printBrowser?.watch() ?? (() => {});
+  }
+
   /** Ends the slot's own print browser, if it has one (the generation is closing). */
   closePrintBrowser(): Promise<void> {
     return this.printBrowser?.close() ?? Promise.resolve();

@@ -39,14 +39,15 @@ export interface SlotPrintBrowserOptions {
   onLost: () => void;
 }
 
-/** How often the memory watch reads /proc (the browser is watched while it is up: one /proc read). */
+/** How often the memory watch reads /proc while the slot renders (as the shared browser's watch). */
 const MEMORY_POLL_MS = 250;
 
 export class SlotPrintBrowser {
   #chromium: LaunchedChromium | undefined;
   #watch: ProcessMemoryWatch | undefined;
   #releaseWatch: (() => void) | undefined;
-  #page: PrintPage | undefined;
+  /** Renders on this slot holding the memory watch (one at a time; a count, like the watch's own). */
+  #watchers = 0;
   /** When the memory watch killed this slot's browser (performance.now()). */
   #killedAt = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -62,17 +63,30 @@ export class SlotPrintBrowser {
       await page.close();
       throw new Error('the slot print browser ended while its page opened');
     }
-    this.#page = page;
     return page;
+  }
+
+  /**
+   * Watches this browser's memory while a render holds the slot (also across a relaunch during it);
+   * call the result when the render is done. Idle, nothing polls /proc.
+   */
+  watch(): () => void {
+    this.#watchers += 1;
+    this.#releaseWatch ??= this.#watch?.hold();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#watchers -= 1;
+      if (this.#watchers > 0) return;
+      this.#releaseWatch?.();
+      this.#releaseWatch = undefined;
+    };
   }
 
   /** True when the memory watch killed this slot's browser after `sinceMs` (performance.now()). */
   killedSince(sinceMs: number): boolean {
     return this.#killedAt >= sinceMs;
-  }
-
-  get pid(): number | undefined {
-    return this.#chromium?.pid;
   }
 
   async close(): Promise<void> {
@@ -109,7 +123,7 @@ export class SlotPrintBrowser {
           this.#killedAt = performance.now();
         },
       });
-      this.#releaseWatch = this.#watch.hold();
+      if (this.#watchers > 0) this.#releaseWatch = this.#watch.hold();
     }
     chromium.browser.once('disconnected', () => {
       if (this.#chromium !== chromium) return;
@@ -118,8 +132,8 @@ export class SlotPrintBrowser {
         this.options.logger.warn({ pid: chromium.pid }, 'a slot print browser ended (crashed or killed from outside); its slot opens a new one');
         this.options.onLost();
       }
-      // The render on its page fails as on a crashed page; the slot replaces the page (and so the browser).
-      this.#page?.markLost('crashed');
+      // Its page was marked crashed as the connection closed (`crashesWithBrowser`): the render on it
+      // fails as on a crashed page, and the slot replaces the page, and so the browser.
       void this.#end();
     });
     this.options.logger.debug({ pid: chromium.pid }, 'slot print browser started');
@@ -129,7 +143,6 @@ export class SlotPrintBrowser {
   async #end(): Promise<void> {
     const chromium = this.#chromium;
     this.#chromium = undefined;
-    this.#page = undefined;
     this.#releaseWatch?.();
     this.#watch?.stop();
     this.#releaseWatch = undefined;

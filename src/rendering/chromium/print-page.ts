@@ -100,11 +100,6 @@ export class PrintPage {
     return this.target.isLost;
   }
 
-  /** Marks the page unusable: its browser ended (a per-slot print browser, `../slot-print-browser.ts`). */
-  markLost(why: 'crashed' | 'closed'): void {
-    this.target.markLost(why);
-  }
-
   close(): Promise<void> {
     return this.target.close();
   }
