@@ -21,17 +21,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readProcStat } from '../src/rendering/chromium/proc-stat.js';
+import { option } from './cli-option.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
 import { preparePeers } from './run.js';
 
 const PAGE_BYTES = 4096;
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-
-function option(name: string, fallback: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 
 interface ProcessCost {
   minorFaults: number;
@@ -46,25 +43,19 @@ function rendererCost(browserPid: number): ProcessCost {
     .filter((line) => line.includes('--type=renderer'))
     .map((line) => Number(line.trim().split(/\s+/)[0]));
   for (const pid of pids) {
-    try {
-      if (!isDescendant(pid, browserPid)) continue;
-      // Fields after the command's closing parenthesis: state is field 3, minflt 10, utime 14, stime 15.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total.minorFaults += Number(fields[10 - 3]);
-      total.cpuMs += ((Number(fields[14 - 3]) + Number(fields[15 - 3])) * 1000) / CLOCK_TICKS;
-    } catch {
-      // a process that ended between listing and reading
-    }
+    const stat = readProcStat(pid);
+    // Gone between listing and reading, or another browser's.
+    if (!stat || !isDescendant(pid, browserPid)) continue;
+    total.minorFaults += stat.minorFaults;
+    total.cpuMs += (stat.cpuTicks * 1000) / CLOCK_TICKS;
   }
   return total;
 }
 
 function isDescendant(pid: number, ancestor: number): boolean {
-  for (let current = pid, hops = 0; current > 1 && hops < 8; hops++) {
+  for (let current: number | undefined = pid, hops = 0; current !== undefined && current > 1 && hops < 8; hops++) {
     if (current === ancestor) return true;
-    const stat = readFileSync(`/proc/${current}/stat`, 'utf8');
-    current = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[4 - 3]); // field 4: the parent
+    current = readProcStat(current)?.parent;
   }
   return false;
 }

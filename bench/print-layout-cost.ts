@@ -16,14 +16,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { splitLedger } from '../test/support/split-ledger.js';
+import { option } from './cli-option.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
 import { preparePeers } from './run.js';
 
-
-function option(name: string, fallback: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 
 function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: number): string {
   const rows = Array.from({ length: n }, (_, i) =>

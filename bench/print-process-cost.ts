@@ -33,7 +33,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listPids } from '../src/rendering/chromium/proc-stat.js';
+import { listPids, readProcStat, type ProcStat } from '../src/rendering/chromium/proc-stat.js';
+import { option } from './cli-option.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
 import { preparePeers } from './run.js';
 
@@ -41,11 +42,6 @@ import { preparePeers } from './run.js';
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 const KINDS = ['browser', 'renderer', 'gpu-process', 'zygote', 'exited children', 'other'] as const;
 type Kind = (typeof KINDS)[number];
-
-function option(name: string, fallback: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
 
 interface ChromiumProcess {
   pid: number;
@@ -59,15 +55,10 @@ interface ChromiumProcess {
 
 /** Every process under `browserPid` (itself included), with its kind from `--type=`. */
 function chromiumProcesses(browserPid: number): ChromiumProcess[] {
-  const all = new Map<number, { parent: number; fields: string[] }>();
+  const all = new Map<number, ProcStat>();
   for (const pid of listPids()) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      all.set(Number(pid), { parent: Number(fields[4 - 3]), fields });
-    } catch {
-      // ended between listing and reading
-    }
+    const stat = readProcStat(pid);
+    if (stat) all.set(Number(pid), stat); // else ended between listing and reading
   }
   const under = (pid: number) => {
     for (let current: number | undefined = pid, hops = 0; current !== undefined && current > 1 && hops < 10; hops++) {
@@ -77,7 +68,7 @@ function chromiumProcesses(browserPid: number): ChromiumProcess[] {
     return false;
   };
   const found: ChromiumProcess[] = [];
-  for (const [pid, { parent, fields }] of all) {
+  for (const [pid, stat] of all) {
     if (!under(pid)) continue;
     let commandLine = '';
     try {
@@ -87,9 +78,8 @@ function chromiumProcesses(browserPid: number): ChromiumProcess[] {
     }
     const type = /--type=([a-z-]+)/.exec(commandLine)?.[1];
     const kind: Kind = pid === browserPid ? 'browser' : type === 'renderer' || type === 'gpu-process' || type === 'zygote' ? type : 'other';
-    const ms = (a: number, b: number) => ((Number(fields[a - 3]) + Number(fields[b - 3])) * 1000) / CLOCK_TICKS;
-    // proc(5): utime 14, stime 15, cutime 16, cstime 17.
-    found.push({ pid, parent, kind, ownMs: ms(14, 15), childrenMs: ms(16, 17) });
+    const ms = (ticks: number) => (ticks * 1000) / CLOCK_TICKS;
+    found.push({ pid, parent: stat.parent, kind, ownMs: ms(stat.cpuTicks), childrenMs: ms(stat.childrenCpuTicks) });
   }
   return found;
 }
@@ -110,13 +100,15 @@ function spent(before: ChromiumProcess[], after: ChromiumProcess[]): Record<Kind
 async function processesStarted(browserPid: number, work: () => Promise<void>): Promise<number> {
   const known = new Set(chromiumProcesses(browserPid).map((p) => p.pid));
   const started = new Set<number>();
+  // The browser's executable: its helpers' command lines start with it.
+  const executable = readFileSync(`/proc/${browserPid}/cmdline`, 'utf8').split('\0')[0]!;
   let polling = true;
   const poll = (async () => {
     while (polling) {
       for (const pid of listPids()) {
         if (known.has(Number(pid)) || started.has(Number(pid))) continue;
         try {
-          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(readFileSync(`/proc/${browserPid}/cmdline`, 'utf8').split('\0')[0]!)) started.add(Number(pid));
+          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(executable)) started.add(Number(pid));
         } catch {
           // gone already
         }

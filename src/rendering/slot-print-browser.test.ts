@@ -5,12 +5,12 @@
  * render, memory past the bound is DOCUMENT_TOO_LARGE, recycling ends the retired print browsers, and
  * closing the renderer leaves no process behind.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { dataUri, solidPng } from '../../test/support/png-images.js';
 import { descendants, pdfInfo, pdfText, startTestRenderer } from '../../test/support/rendering-kit.js';
 import { until } from '../../test/support/until.js';
+import { isDead, readProcStat } from './chromium/proc-stat.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 
 /** Well above an idle single-process print browser (~150–250 MB resident here). */
@@ -30,11 +30,7 @@ const render = (html: string, options: { tagged?: boolean } = {}) => renderer.re
 const printBrowsers = () => descendants(process.pid, '--single-process');
 
 /** CPU time (user + system, clock ticks) of process `pid` so far. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[14 - 3]) + Number(fields[15 - 3]);
-}
+const cpuTicks = (pid: number) => readProcStat(pid)?.cpuTicks ?? Number.NaN;
 
 describe.sequential('per-slot print browsers', () => {
   it('print documents without scripts in a single-process browser per slot', async () => {
@@ -92,14 +88,7 @@ describe.sequential('per-slot print browsers', () => {
     const pids = printBrowsers();
     expect(pids.length).toBeGreaterThan(0);
     await renderer.close();
-    const alive = pids.filter((pid) => {
-      try {
-        const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-        return state !== 'Z' && state !== 'X';
-      } catch {
-        return false;
-      }
-    });
+    const alive = pids.filter((pid) => !isDead(readProcStat(pid)));
     expect(alive).toEqual([]);
   });
 });
