@@ -61,8 +61,9 @@ export interface Config {
        */
       readonly accountLimit: number;
       /**
-       * Heap cap of each parse thread; a body that needs more gets 413 and ends only its thread. The
-       * worst shapes need about 25 bytes of heap per byte of JSON. @defaultValue 64 × the generation body
+       * Heap cap of each parse thread; a body whose parse would need more, by an estimate read off its
+       * bytes first (the costliest shapes ~48 bytes of heap per byte of JSON), gets 413 without being
+       * parsed (src/http/json-body/json-heap-estimate.ts). @defaultValue 64 × the generation body
        * limit in MiB, at least 256 (640 with the default 10 MiB) (`PRESSROOM_JSON_WORKER_MEMORY_MB`)
        */
       readonly memoryMb: number;

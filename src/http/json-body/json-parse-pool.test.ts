@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/errors.js';
 import { joinJson } from './json-pieces.js';
-import { JsonParsePool, type JsonParsePoolOutcome } from './json-parse-pool.js';
+import { JsonParsePool, parseHeapBytes, type JsonParsePoolOutcome } from './json-parse-pool.js';
+import { jsonParseHeapEstimate } from './json-heap-estimate.js';
 import { jsonSafetyIssues } from './json-safety.js';
 
 const pools: JsonParsePool[] = [];
@@ -112,14 +113,43 @@ describe('JSON parse pool', () => {
     expect(p.stats()).toMatchObject({ running: 0, waiting: 0 });
   });
 
-  it('ends only the thread of a body that needs more memory than allowed (413), then parses the next', async () => {
+  it('refuses a body whose parse would need more memory than allowed (413) without parsing it, then parses the next on the same thread', async () => {
     const { pool: p, outcomes } = pool({ memoryMb: 64 });
-    // ~12 MB of empty arrays: several hundred MB of heap once parsed.
+    // ~12 MB of empty arrays: several hundred MB of heap once parsed. Refused by its estimate: a parse
+    // that met the thread's heap cap could end the whole process (json-heap-estimate.ts).
     const hungry = bytes(`[${'[],'.repeat(4_000_000)}[]]`);
     const error = await rejection(p.parse(hungry, 'acct'));
     expect(error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('PRESSROOM_JSON_WORKER_MEMORY_MB') });
     const next = await p.parse(bytes(JSON.stringify({ data: rows(5_000) })), 'acct');
     expect(next.kind).toBe('parsed');
     expect(outcomes).toEqual(['refused', 'parsed']);
+    expect(p.stats().threads).toBe(1);
   });
+
+  // Bodies of the costliest shapes, each as large as the estimate lets through a 96 MB thread: every one
+  // parses there, so a body the estimate accepts never reaches the thread's heap cap.
+  const costliest: Record<string, (n: number) => string> = {
+    'empty arrays': (n) => `[${'[],'.repeat(n)}[]]`,
+    'empty objects': (n) => `[${'{},'.repeat(n)}{}]`,
+    'arrays 30 deep': (n) => `[${`${'['.repeat(30)}${']'.repeat(30)},`.repeat(n)}[]]`,
+    'an object of distinct keys': (n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`,
+    'two-byte strings': (n) => `[${'"abcdefghijklmnopqrstuvwxyz漢",'.repeat(n)}""]`,
+  };
+  for (const [shape, make] of Object.entries(costliest)) {
+    it(`parses ${shape} as large as the estimate allows within the thread's cap`, async () => {
+      const memoryMb = 96;
+      const allowed = parseHeapBytes(memoryMb);
+      const perItem = jsonParseHeapEstimate(bytes(make(1000))) / 1000;
+      let n = Math.floor(allowed / perItem);
+      while (jsonParseHeapEstimate(bytes(make(n))) > allowed) n = Math.floor(n * 0.98);
+      const { pool: p, outcomes } = pool({ memoryMb });
+      const outcome = await p.parse(bytes(make(n)), 'acct');
+      expect(outcome.kind).toBe('parsed');
+      expect(outcomes).toEqual(['parsed']);
+      // One item more than the estimate allows is refused, not parsed.
+      let over = n + 1;
+      while (jsonParseHeapEstimate(bytes(make(over))) <= allowed) over = Math.ceil(over * 1.01);
+      expect(await rejection(p.parse(bytes(make(over)), 'acct'))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    });
+  }
 });

@@ -9,8 +9,10 @@
  *   SERVICE_UNAVAILABLE (the server is parsing as much as it can);
  * - per account: at most `accountLimit` bodies waiting or being parsed; past it, 429 RATE_LIMITED,
  *   so one account's bodies cannot fill the line by themselves;
- * - memory: each thread's heap is capped at `memoryMb` (V8 resource limits); a body whose parse needs
- *   more ends its thread only, and its request gets 413 PAYLOAD_TOO_LARGE.
+ * - memory: each thread's heap is capped at `memoryMb` (V8 resource limits). A body whose parse would
+ *   need more, by an estimate read off its bytes first (json-heap-estimate.ts), is not parsed and gets
+ *   413 PAYLOAD_TOO_LARGE; should the estimate ever fall short, the cap ends the thread instead, and
+ *   the request gets the same 413.
  *
  * Order: a free thread takes a body of the account with the fewest bodies being parsed, then of the
  * account served longest ago (round robin), then the oldest: one account's line of bodies takes turns
@@ -21,7 +23,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../shared/errors.js';
-import type { ParseAnswer, ParseOutcome, ParseTask } from './json-parse-worker.js';
+import type { ParseAnswer, ParseOutcome, ParseTask, ParseWorkerData } from './json-parse-worker.js';
 
 export interface JsonParsePoolOptions {
   readonly threads: number;
@@ -64,12 +66,28 @@ interface Thread {
  */
 function startWorker(memoryMb: number): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
+  const workerData: ParseWorkerData = { heapBytes: parseHeapBytes(memoryMb) };
   if (import.meta.url.endsWith('.ts')) {
     const source = new URL('./json-parse-worker.ts', import.meta.url).href;
     const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, name: 'json-parse' });
+    return new Worker(bootstrap, { eval: true, resourceLimits, workerData, name: 'json-parse' });
   }
-  return new Worker(new URL('./json-parse-worker.js', import.meta.url), { resourceLimits, name: 'json-parse' });
+  return new Worker(new URL('./json-parse-worker.js', import.meta.url), { resourceLimits, workerData, name: 'json-parse' });
+}
+
+/** What a thread may spend on one body: its heap cap less what the thread itself holds (its code, Node's own). */
+export function parseHeapBytes(memoryMb: number): number {
+  return Math.max(0, memoryMb - THREAD_OWN_MB) * 1024 * 1024;
+}
+
+/** A parse thread's heap before its first body (~8 MB measured from dist/, ~20 MB under tsx), rounded up. */
+const THREAD_OWN_MB = 32;
+
+function bodyTooLarge(memoryMb: number): AppError {
+  return new AppError(
+    'PAYLOAD_TOO_LARGE',
+    `The JSON body needs more than ${memoryMb} MB to parse, the most the server allows for one body (PRESSROOM_JSON_WORKER_MEMORY_MB). Send less data, or flatter data.`,
+  );
 }
 
 /** The body's bytes as an ArrayBuffer that may be transferred: its own, or a copy when it shares one. */
@@ -194,15 +212,13 @@ export class JsonParsePool {
       const task = thread.task;
       if (!task || task.id !== answer.id) return;
       thread.task = undefined;
-      task.resolve(answer.outcome);
+      if (answer.outcome.kind === 'tooLarge') task.reject(bodyTooLarge(this.options.memoryMb));
+      else task.resolve(answer.outcome);
       this.dispatch();
     });
     let failure: Error | undefined;
     thread.worker.on('error', (error: Error & { code?: string }) => {
-      failure =
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new AppError('PAYLOAD_TOO_LARGE', `The JSON body needs more than ${this.options.memoryMb} MB to parse, the most the server allows for one body (PRESSROOM_JSON_WORKER_MEMORY_MB). Send less data, or flatter data.`)
-          : error;
+      failure = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? bodyTooLarge(this.options.memoryMb) : error;
     });
     thread.worker.on('exit', () => {
       const index = this.threads.indexOf(thread);

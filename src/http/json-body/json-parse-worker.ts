@@ -4,11 +4,18 @@
  * (json-pieces.ts). Everything costly about a large body happens here, off the event loop.
  *
  * In: `{ id, bytes }` with the body's bytes transferred (not copied). Out: `{ id, outcome }`.
+ * `workerData.heapBytes` is the thread's heap cap: a body whose estimate (json-heap-estimate.ts) is past
+ * it is answered `tooLarge` without being parsed.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { ValidationIssue } from '../../shared/errors.js';
 import { jsonSafetyIssues } from './json-safety.js';
 import { cutJson, type JsonPiece } from './json-pieces.js';
+import { jsonParseHeapEstimate } from './json-heap-estimate.js';
+
+export interface ParseWorkerData {
+  readonly heapBytes: number;
+}
 
 export interface ParseTask {
   readonly id: number;
@@ -22,12 +29,16 @@ export type ParseOutcome =
   | { readonly kind: 'syntax'; readonly message: string }
   | { readonly kind: 'unsafe'; readonly issues: ValidationIssue[] };
 
+/** What the thread answers: an outcome, or `tooLarge` (its parse would need more heap than the thread has, by the estimate), which the pool refuses. */
+export type ParseAnswerOutcome = ParseOutcome | { readonly kind: 'tooLarge' };
+
 export interface ParseAnswer {
   readonly id: number;
-  readonly outcome: ParseOutcome;
+  readonly outcome: ParseAnswerOutcome;
 }
 
-function parseBody(bytes: ArrayBuffer): ParseOutcome {
+function parseBody(bytes: ArrayBuffer, heapBytes: number): ParseAnswerOutcome {
+  if (jsonParseHeapEstimate(new Uint8Array(bytes)) > heapBytes) return { kind: 'tooLarge' };
   // Decoded exactly as the event loop decodes a small body (json-body-parser.ts).
   const text = Buffer.from(bytes).toString('utf8');
   if (text.trim() === '') return { kind: 'empty' };
@@ -44,7 +55,8 @@ function parseBody(bytes: ArrayBuffer): ParseOutcome {
 
 const port = parentPort;
 if (!port) throw new Error('json-parse-worker.ts runs as a worker thread (json-parse-pool.ts starts it)');
+const { heapBytes } = workerData as ParseWorkerData;
 port.on('message', (task: ParseTask) => {
-  const answer: ParseAnswer = { id: task.id, outcome: parseBody(task.bytes) };
+  const answer: ParseAnswer = { id: task.id, outcome: parseBody(task.bytes, heapBytes) };
   port.postMessage(answer);
 });
