@@ -24,7 +24,11 @@
  * page per worker (the floor's shape) and with one `--single-process` browser per worker, and reports
  * documents per second.
  *
- *   node --import tsx bench/print-process-cost.ts [--n 100] [--n-throughput 300] [--models ',--single-process'] [--documents one-line,invoice,report]
+ *   node --import tsx bench/print-process-cost.ts [--n 100] [--n-throughput 300] [--models ',--single-process'] [--documents one-line,invoice,report,report:100]
+ *     [--throughput-only yes]
+ *
+ * `report:N` is the 33-page report with only its first N ledger rows (report:30 is ~1 page, report:100
+ * ~3), to find the length from which a single-process browser per worker stops paying.
  *
  * `--models` is a comma-separated list of flag sets, each a space-separated list of flags; the empty
  * set is the peers' Chromium as it is.
@@ -127,14 +131,23 @@ async function main(): Promise<void> {
   const { puppeteer, fixtures, executablePath, args } = peerChromium();
   const n = Number(option('--n', '100'));
   const models = option('--models', ',--single-process').split(',').map((set) => set.split(' ').filter(Boolean));
-  const fixture = (name: string) => fixtures.render(`${name}.html`, JSON.parse(readFileSync(join(PEERS, 'fixtures', `${name}.json`), 'utf8')));
+  const fixtureData = (name: string) => JSON.parse(readFileSync(join(PEERS, 'fixtures', `${name}.json`), 'utf8'));
+  const fixture = (name: string) => fixtures.render(`${name}.html`, fixtureData(name));
+  // `report:N`: the report with only its first N ledger rows, to find where a document counts as long.
+  const reportRows = (rows: number) => {
+    const data = fixtureData('report');
+    return fixtures.render('report.html', { ...data, rows: data.rows.slice(0, rows) });
+  };
   const available: Record<string, () => string> = { 'one-line': () => '<p>One line.</p>', invoice: () => fixture('invoice'), report: () => fixture('report') };
   const documents = Object.fromEntries(
     option('--documents', 'one-line,invoice').split(',').map((name) => {
-      if (!available[name]) throw new Error(`--documents: ${name} is none of ${Object.keys(available).join(', ')}`);
+      const rows = /^report:(\d+)$/.exec(name)?.[1];
+      if (rows) return [`${name} (${Math.round(reportRows(Number(rows)).length / 1024)} KB of HTML)`, reportRows(Number(rows))];
+      if (!available[name]) throw new Error(`--documents: ${name} is none of ${Object.keys(available).join(', ')}, report:<rows>`);
       return [name, available[name]()];
     }),
   );
+  if (option('--throughput-only', 'no') === 'yes') return throughput(Number(option('--n-throughput', String(n * 3))), documents);
   console.log(`| flags | document | tagged | ms per print | ${KINDS.join(' | ')} | all, CPU ms | processes started per print |`);
   console.log(`|---|---|---|--:|${KINDS.map(() => '--:|').join('')}--:|--:|`);
   for (const flags of models) {
