@@ -18,6 +18,10 @@
  * rather than the harness's 40: a 40-invoice batch lasts ~1.5 s at concurrency 2, and two such
  * batches of the same engine differed by up to 15 % on this machine.
  * `BENCH_NODE_ARGS` adds Node flags to the service process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * `--rounds N` runs the comparison N times, the engines' order reversed every other round, and ends with
+ * each engine's docs/s ÷ the same round's floor as a median and range (rounds.ts says why).
+ * `--service-tagged off|on` chooses the service's templates apart from the floor's `--tagged` (issue 17's
+ * untagged-invoice goal is against the tagged floor).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PEERS } from './peer-chromium.js';
+import { engineOrder, resultFile, roundsTable } from './rounds.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED_PEERS = resolve(ROOT, '..', 'shared', 'peers');
@@ -196,6 +201,8 @@ async function main(): Promise<void> {
   const suite = takeOption(args, '--suite');
   if (suite === 'issue17') return issue17Suite(args);
   if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the one there is: issue17`);
+  const rounds = Number(takeOption(args, '--rounds') ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a whole number ≥ 1');
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();
@@ -205,17 +212,36 @@ async function main(): Promise<void> {
     const ids = await createBenchAccount(service.baseUrl);
     // `--tagged off` makes the harness's Chromium engines print untagged: Pressroom then gets the
     // templates with page.tagged false, so both sides of the comparison print the same kind of PDF.
-    const untagged = harnessTaggedOff(args);
+    // `--service-tagged off` gives the service the untagged templates while the floor prints as --tagged
+    // says: issue 17's goal for untagged invoices is a ratio to the *tagged* floor, measured in one round.
+    const serviceTagged = takeOption(args, '--service-tagged');
+    const untagged = serviceTagged === undefined ? harnessTaggedOff(args) : /^(off|false|0|no)$/i.test(serviceTagged);
     log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness${untagged ? ' (untagged templates)' : ''}`);
-    const status = await runHarness(args, {
+    const env = {
       BASE_URL: service.baseUrl,
       API_KEY: ids.apiKey,
       TEMPLATE_ID: untagged ? ids.invoiceUntaggedId : ids.invoiceId,
       TEMPLATE_ID_REPORT: untagged ? ids.reportUntaggedId : ids.reportId,
       SERVICE_PID: String(service.child.pid),
       SERVICE_VERSION: 'pressroom',
-    });
-    if (status !== 0) process.exitCode = status;
+    };
+    if (rounds === 1) {
+      const status = await runHarness(args, env);
+      if (status !== 0) process.exitCode = status;
+      return;
+    }
+    // --rounds N (rounds.ts): the engines' order reversed every other round, ratios within each round.
+    const engines = takeOption(args, '--engines')!;
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const labels: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const label = `round${round + 1}-of-${rounds}-${stamp}`;
+      log(`round ${round + 1} of ${rounds}: ${engineOrder(engines, round)}`);
+      const status = await runHarness([...args, '--engines', engineOrder(engines, round), '--label', label], env);
+      if (status !== 0) process.exitCode = status;
+      labels.push(label);
+    }
+    process.stdout.write(`\n${roundsTable(labels.map((label) => resultFile(join(PEERS, 'out'), label)))}\n`);
   } finally {
     await service.stop();
   }
