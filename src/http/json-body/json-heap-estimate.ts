@@ -16,13 +16,7 @@
  * typical data are overestimated 2–3×, the worst shapes ~1.5×; with the default cap (64 MB per MiB
  * of body limit) no body within the limit is refused by it.
  */
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const OPEN_OBJECT = 0x7b;
+import { BACKSLASH, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-syntax.js';
 
 /** Bytes of heap per token; see the header. */
 const COST = {

@@ -14,6 +14,7 @@
  * too large for a run, cut further. The texts are slices of the original, so the value put together is
  * the one JSON.parse gives for the whole text: same numbers, same key order, last duplicate key wins.
  */
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-syntax.js';
 
 /** Largest JSON text of one run (characters); a member larger than this is cut further. */
 export const PIECE_CHARS = 16 * 1024;
@@ -21,15 +22,6 @@ export const PIECE_CHARS = 16 * 1024;
 export type JsonPiece = { readonly text: string } | { readonly array: readonly JsonRun[] } | { readonly object: readonly JsonRun[] };
 
 export type JsonRun = { readonly text: string } | { readonly key?: string; readonly piece: JsonPiece };
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
