@@ -39,24 +39,32 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-/** A markdown table: per engine other than the floor, fixture and concurrency, docs/s ÷ the same round's floor. */
-export function roundsTable(files: readonly string[]): string {
+const resultsOf = (file: string) => (JSON.parse(readFileSync(file, 'utf8')) as { results: BatchResult[] }).results;
+
+/**
+ * A markdown table: per engine other than `reference` (the floor, or wkhtmltopdf for issue 17's report
+ * goals), fixture and concurrency, docs/s ÷ the same round's `reference` — found in the round's own file,
+ * or in `referenceFiles[round]` (issue 17's untagged goals are against the tagged pass of the round).
+ */
+export function roundsTable(files: readonly string[], reference = 'floor', referenceFiles: readonly string[] = files): string {
   const ratios = new Map<string, number[]>();
   const rates = new Map<string, number[]>();
-  for (const file of files) {
-    const { results } = JSON.parse(readFileSync(file, 'utf8')) as { results: BatchResult[] };
+  for (const [round, file] of files.entries()) {
+    const results = resultsOf(file);
+    const references = referenceFiles === files ? results : resultsOf(referenceFiles[round]!);
     for (const batch of results) {
       const key = `${batch.engine} | ${batch.fixture} | ${batch.concurrency}`;
       rates.set(key, [...(rates.get(key) ?? []), batch.docsPerSec]);
-      if (batch.engine === 'floor') continue;
-      const floor = results.find((r) => r.engine === 'floor' && r.fixture === batch.fixture && r.concurrency === batch.concurrency);
-      if (floor && floor.docsPerSec > 0) ratios.set(key, [...(ratios.get(key) ?? []), batch.docsPerSec / floor.docsPerSec]);
+      // Against its own round's file an engine is its own reference; against another's (untagged ÷ tagged) it is not.
+      if (batch.engine === reference && referenceFiles === files) continue;
+      const base = references.find((r) => r.engine === reference && r.fixture === batch.fixture && r.concurrency === batch.concurrency);
+      if (base && base.docsPerSec > 0) ratios.set(key, [...(ratios.get(key) ?? []), batch.docsPerSec / base.docsPerSec]);
     }
   }
-  const lines = [`| engine | fixture | c | docs/s per round | ÷ the round's floor, median | range |`, '|---|---|--:|---|--:|---|'];
+  const lines = [`| engine | fixture | c | docs/s per round | ÷ the round's ${reference}, median | range |`, '|---|---|--:|---|--:|---|'];
   for (const [key, values] of rates) {
     const r = ratios.get(key);
-    const ratioCells = r ? `${median(r).toFixed(2)} | ${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}` : '1.00 | ';
+    const ratioCells = r ? `${median(r).toFixed(2)} | ${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}` : key.startsWith(`${reference} |`) ? '1.00 | ' : '– | ';
     lines.push(`| ${key} | ${values.map((v) => v.toFixed(2)).join(', ')} | ${ratioCells} |`);
   }
   return lines.join('\n');

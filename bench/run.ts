@@ -154,10 +154,12 @@ function takeOption(args: string[], name: string): string | undefined {
  * 4. the 330-page report through create-async, tagged and untagged, c=1, with peak RSS.
  * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3 --long-templates split; other options go to both
  * bench.mjs passes. `--n-long 0` leaves out steps 1 and 4 (the short documents alone, ~6 minutes).
+ * `--rounds N` repeats steps 2 and 3 N times and ends with each ratio's median and range over the rounds.
  */
 async function issue17Suite(args: string[]): Promise<void> {
   const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import('./long-report.js');
   const nLong = Number(takeOption(args, '--n-long') ?? 3);
+  const rounds = roundsOption(args);
   const longTemplates = longTemplatesOption(args);
   if (!args.includes('--concurrency')) args.unshift('--concurrency', '2');
   if (!args.includes('--n-report')) args.unshift('--n-report', '5');
@@ -175,10 +177,28 @@ async function issue17Suite(args: string[]): Promise<void> {
       const status = await runHarness([...extra, ...args], { BASE_URL: service.baseUrl, API_KEY: ids.apiKey, TEMPLATE_ID: invoiceId, TEMPLATE_ID_REPORT: reportId, SERVICE_PID: String(service.child.pid), SERVICE_VERSION: 'pressroom' });
       if (status !== 0) process.exitCode = status;
     };
-    log('tagged: floor, Pressroom, wkhtmltopdf');
-    await harness(['--engines', 'floor,service,wkhtmltopdf', '--label', 'issue17-tagged'], ids.invoiceId, ids.reportId);
-    log('untagged: floor --tagged off, Pressroom with page.tagged false');
-    await harness(['--engines', 'floor,service', '--tagged', 'off', '--label', 'issue17-untagged'], ids.invoiceUntaggedId, ids.reportUntaggedId);
+    // With --rounds N each pass runs N times, the engines' order reversed every other round (rounds.ts).
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const tagged: string[] = [];
+    const untagged: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const suffix = rounds > 1 ? `-round${round + 1}-of-${rounds}-${stamp}` : '';
+      log(`tagged: floor, Pressroom, wkhtmltopdf${rounds > 1 ? ` (round ${round + 1} of ${rounds})` : ''}`);
+      await harness(['--engines', engineOrder('floor,service,wkhtmltopdf', round), '--label', `issue17-tagged${suffix}`], ids.invoiceId, ids.reportId);
+      tagged.push(`issue17-tagged${suffix}`);
+      log('untagged: floor --tagged off, Pressroom with page.tagged false');
+      // wkhtmltopdf prints the same either way; the untagged goals are read against the tagged pass's.
+      await harness(['--engines', engineOrder('floor,service', round), '--tagged', 'off', '--label', `issue17-untagged${suffix}`], ids.invoiceUntaggedId, ids.reportUntaggedId);
+      untagged.push(`issue17-untagged${suffix}`);
+    }
+    if (rounds > 1) {
+      const files = (labels: string[]) => labels.map((label) => resultFile(join(PEERS, 'out'), label));
+      process.stdout.write(`\nTagged, against the floor:\n${roundsTable(files(tagged))}\n`);
+      process.stdout.write(`\nTagged, against wkhtmltopdf:\n${roundsTable(files(tagged), 'wkhtmltopdf')}\n`);
+      process.stdout.write(`\nUntagged, against the untagged floor:\n${roundsTable(files(untagged))}\n`);
+      process.stdout.write(`\nUntagged, against the same round's tagged floor (the invoice goal):\n${roundsTable(files(untagged), 'floor', files(tagged))}\n`);
+      process.stdout.write(`\nUntagged, against the same round's wkhtmltopdf (the report goal):\n${roundsTable(files(untagged), 'wkhtmltopdf', files(tagged))}\n`);
+    }
     if (nLong > 0) {
       log(`330-page report through create-async (n=${nLong})`);
       longRows.push(...(await measureService(service.baseUrl, ids.apiKey, nLong, longTemplates, service.child.pid!)));
@@ -187,6 +207,13 @@ async function issue17Suite(args: string[]): Promise<void> {
     await service.stop();
   }
   if (longRows.length > 0) process.stdout.write(`\n${longTable(longRows)}\n`);
+}
+
+/** `--rounds N` (default 1), taken out of `args`. */
+function roundsOption(args: string[]): number {
+  const rounds = Number(takeOption(args, '--rounds') ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a whole number ≥ 1');
+  return rounds;
 }
 
 /** Whether the harness arguments ask for untagged PDFs (`--tagged off|false|0|no`, as bench.mjs reads them). */
@@ -201,8 +228,7 @@ async function main(): Promise<void> {
   const suite = takeOption(args, '--suite');
   if (suite === 'issue17') return issue17Suite(args);
   if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the one there is: issue17`);
-  const rounds = Number(takeOption(args, '--rounds') ?? 1);
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a whole number ≥ 1');
+  const rounds = roundsOption(args);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');
   preparePeers();
