@@ -216,10 +216,13 @@ function roundsOption(args: string[]): number {
   return rounds;
 }
 
-/** Whether the harness arguments ask for untagged PDFs (`--tagged off|false|0|no`, as bench.mjs reads them). */
+/** An option value that turns a thing off (`off|false|0|no`), as bench.mjs reads `--tagged`. */
+const isOff = (value: string) => /^(off|false|0|no)$/i.test(value);
+
+/** Whether the harness arguments ask for untagged PDFs (`--tagged off`). */
 function harnessTaggedOff(args: string[]): boolean {
   const at = args.indexOf('--tagged');
-  return at >= 0 && /^(off|false|0|no)$/i.test(args[at + 1] ?? '');
+  return at >= 0 && isOff(args[at + 1] ?? '');
 }
 
 async function main(): Promise<void> {
@@ -241,7 +244,7 @@ async function main(): Promise<void> {
     // `--service-tagged off` gives the service the untagged templates while the floor prints as --tagged
     // says: issue 17's goal for untagged invoices is a ratio to the *tagged* floor, measured in one round.
     const serviceTagged = takeOption(args, '--service-tagged');
-    const untagged = serviceTagged === undefined ? harnessTaggedOff(args) : /^(off|false|0|no)$/i.test(serviceTagged);
+    const untagged = serviceTagged === undefined ? harnessTaggedOff(args) : isOff(serviceTagged);
     log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness${untagged ? ' (untagged templates)' : ''}`);
     const env = {
       BASE_URL: service.baseUrl,
