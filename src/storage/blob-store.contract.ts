@@ -3,6 +3,9 @@
  * factory that opens a fresh store; see blob-store.test.ts for the local and S3 runs.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isAppError } from '../shared/errors.js';
 import type { BlobStore, StoredBlob } from './blob-store.js';
@@ -41,6 +44,23 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
       expect(blob!.size).toBe(body.length);
       expect(blob!.contentType).toBe('application/pdf');
       expect((await readAll(blob!)).equals(body)).toBe(true);
+    });
+
+    it('stores a spooled file, streamed from disk, and leaves the file as it was', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'pressroom-contract-'));
+      try {
+        const body = randomBytes(3 * 1024 * 1024 + 17);
+        const path = join(dir, 'spooled.pdf');
+        await writeFile(path, body);
+        await store().put('acc_1/spooled.pdf', { path, size: body.length }, { contentType: 'application/pdf' });
+        const blob = await store().get('acc_1/spooled.pdf');
+        expect(blob!.size).toBe(body.length);
+        expect(blob!.contentType).toBe('application/pdf');
+        expect((await readAll(blob!)).equals(body)).toBe(true);
+        expect((await readFile(path)).equals(body)).toBe(true);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     it('replaces an object on a second put', async () => {

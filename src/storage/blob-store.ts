@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { isAbsolute } from 'node:path';
 import { createLocalDiskStore } from './local-disk.js';
 import { createS3BlobStore, parseS3StorageUrl } from './s3.js';
+import type { BlobBody } from './blob-body.js';
+
+export { bodyBytes, bodySize, type BlobBody } from './blob-body.js';
 
 /** A stored object as read back. */
 export interface StoredBlob {
@@ -25,7 +28,7 @@ export interface PutOptions {
 export interface BlobStore {
   readonly kind: 'local' | 's3';
   /** Stores (or replaces) an object; readers see the old or the new bytes, never a partial file. */
-  put(key: string, body: Buffer, opts: PutOptions): Promise<void>;
+  put(key: string, body: BlobBody, opts: PutOptions): Promise<void>;
   /** Reads an object; null when there is none. */
   get(key: string): Promise<StoredBlob | null>;
   /** Deletes an object; deleting a missing one is not an error. */

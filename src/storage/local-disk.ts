@@ -10,11 +10,14 @@
  * a dot (storage-key.ts), so they can never collide with .meta or .tmp.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { AppError } from '../shared/errors.js';
 import type { BlobStore, PutOptions, StoredBlob } from './blob-store.js';
+import type { BlobBody } from './blob-body.js';
 import { assertValidKey } from './storage-key.js';
+import type { SpooledFile } from './spool.js';
 
 interface Metadata {
   contentType: string;
@@ -39,14 +42,17 @@ export function createLocalDiskStore(rootDir: string): BlobStore {
   const dataPath = (key: string) => pathFor(root, key);
   const metaPath = (key: string) => pathFor(join(root, '.meta'), key, '.json');
 
-  async function writeAtomically(target: string, bytes: Buffer | string): Promise<void> {
+  async function writeAtomically(target: string, bytes: BlobBody | string): Promise<void> {
     await mkdir(tmpDir, { recursive: true, mode: 0o700 });
     await mkdir(dirname(target), { recursive: true, mode: 0o700 });
     const tmp = join(tmpDir, randomUUID());
     try {
-      const handle = await open(tmp, 'wx', 0o600);
+      const inMemory = typeof bytes === 'string' || Buffer.isBuffer(bytes) ? bytes : undefined;
+      // A spooled file is copied by the kernel (copy_file_range), never read into memory.
+      if (!inMemory) await copyFile((bytes as SpooledFile).path, tmp, constants.COPYFILE_EXCL);
+      const handle = await open(tmp, inMemory ? 'wx' : 'r+', 0o600);
       try {
-        await handle.writeFile(bytes);
+        if (inMemory) await handle.writeFile(inMemory);
         await handle.datasync(); // a link may be handed out right after put: the bytes must survive a crash
       } finally {
         await handle.close();
@@ -70,7 +76,7 @@ export function createLocalDiskStore(rootDir: string): BlobStore {
   return {
     kind: 'local',
 
-    async put(key: string, body: Buffer, opts: PutOptions): Promise<void> {
+    async put(key: string, body: BlobBody, opts: PutOptions): Promise<void> {
       const target = dataPath(key);
       const metadata: Metadata = { contentType: opts.contentType, contentDisposition: opts.contentDisposition };
       try {

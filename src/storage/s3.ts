@@ -8,6 +8,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { AppError } from '../shared/errors.js';
 import type { BlobStore, CreateBlobStoreOptions, PutOptions, StoredBlob } from './blob-store.js';
+import { bodyBytes, type BlobBody } from './blob-body.js';
 import { attachmentDisposition } from './content-disposition.js';
 import { createS3Client } from './s3-client.js';
 import { assertValidKey } from './storage-key.js';
@@ -76,11 +77,11 @@ export function createS3BlobStore(location: S3StorageLocation, opts: CreateBlobS
   return {
     kind: 's3',
 
-    async put(key: string, body: Buffer, opts: PutOptions): Promise<void> {
+    async put(key: string, body: BlobBody, opts: PutOptions): Promise<void> {
       const command = new PutObjectCommand({
         Bucket,
         Key: objectKey(key),
-        Body: body,
+        Body: await bodyBytes(body),
         ContentType: opts.contentType,
         ContentDisposition: opts.contentDisposition,
       });
