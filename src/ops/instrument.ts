@@ -4,7 +4,7 @@
  * worker, admin grants) goes through the counted object.
  */
 import type { CreditLedger } from '../credits/ledger.js';
-import { boundOf, type PdfRenderer } from '../rendering/pdf-renderer.js';
+import { boundOf, type Compaction, type FileCompaction, type PdfRenderer } from '../rendering/pdf-renderer.js';
 import { isAppError } from '../shared/errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -22,6 +22,12 @@ function compactionOutcome(reason: string): string {
 }
 
 export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit' | 'compaction'>): PdfRenderer {
+  /** One compaction counted, whether of bytes or of a spooled file. */
+  function counted<T extends Compaction | FileCompaction>(result: T, startedAt: number): T {
+    const outcome = result.compacted ? 'compacted' : compactionOutcome(result.reason);
+    metrics.compaction({ outcome, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds: (performance.now() - startedAt) / 1000, spooled: 'file' in result });
+    return result;
+  }
   return {
     async render(request) {
       const kind = request.preview ? 'preview' : 'document';
@@ -53,9 +59,11 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
     },
     async compact(pdf, options) {
       const startedAt = performance.now();
-      const result = await renderer.compact(pdf, options);
-      metrics.compaction({ outcome: result.compacted ? 'compacted' : compactionOutcome(result.reason), bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds: (performance.now() - startedAt) / 1000 });
-      return result;
+      return counted(await renderer.compact(pdf, options), startedAt);
+    },
+    async compactFile(input, outputPath, options) {
+      const startedAt = performance.now();
+      return counted(await renderer.compactFile(input, outputPath, options), startedAt);
     },
     renderHtml: (request) => renderer.renderHtml(request),
     warmUp: () => renderer.warmUp(),

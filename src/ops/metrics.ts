@@ -69,7 +69,8 @@ export interface Metrics {
   /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels or memory. */
   documentBoundHit(bound: string): void;
   /** One PDF through compaction (rendering/pdf-compaction.ts): how it ended, its size before and after, the time taken. */
-  compaction(input: { outcome: string; bytesBefore: number; bytesAfter: number; seconds: number }): void;
+  /** `spooled`: the PDF was compacted from a spool file (a long one, storage/spool.ts), not in memory. */
+  compaction(input: { outcome: string; bytesBefore: number; bytesAfter: number; seconds: number; spooled?: boolean }): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;
   webhookAttempt(outcome: WebhookAttemptOutcome): void;
@@ -149,6 +150,11 @@ export function createMetrics(): Metrics {
     registers,
   });
   const compactionSaved = new Counter({ name: 'pressroom_pdf_compaction_bytes_saved_total', help: 'Bytes compaction took off the PDFs', registers });
+  const spooledPdfs = new Counter({
+    name: 'pressroom_pdf_spooled_total',
+    help: 'PDFs that went from printing to delivery through a spool file on disk instead of memory (at least PRESSROOM_PDF_SPOOL_BYTES, not PDF/A)',
+    registers,
+  });
   const compactionDuration = new Histogram({
     name: 'pressroom_pdf_compaction_duration_seconds',
     help: 'Time from handing a PDF to compaction to getting it back, waiting for a thread included',
@@ -378,8 +384,9 @@ export function createMetrics(): Metrics {
       if (outcome === 'ok') renderDuration.observe({ kind }, seconds);
     },
     documentBoundHit: (bound) => documentBoundsHit.inc({ bound }),
-    compaction({ outcome, bytesBefore, bytesAfter, seconds }) {
+    compaction({ outcome, bytesBefore, bytesAfter, seconds, spooled }) {
       compactions.inc({ outcome });
+      if (spooled) spooledPdfs.inc();
       compactionBytes.inc({ stage: 'before' }, bytesBefore);
       compactionBytes.inc({ stage: 'after' }, bytesAfter);
       compactionSaved.inc(bytesBefore - bytesAfter);

@@ -1,7 +1,8 @@
 /**
  * Runs compaction (pdf-compaction.ts) on a few `worker_threads` threads, one PDF per thread at a time,
  * so neither the event loop nor a Chromium render slot waits for it. Threads start on first use and
- * are kept; a PDF waits its turn in a FIFO line.
+ * are kept; a PDF waits its turn in a FIFO line. A PDF comes as bytes (a copy goes to the thread) or,
+ * when long, as a spooled file the thread reads and compacts into another file.
  *
  * Compaction is an optimisation: every way it can end other than a smaller file (no time left, the
  * thread died, a file of a shape it does not handle) gives the caller its PDF back unchanged, with a
@@ -14,10 +15,30 @@ import type { Compaction } from './pdf-compaction.js';
 
 export type { Compaction } from './pdf-compaction.js';
 
+/** A PDF in a file on local disk (the spool), compacted from file to file. */
+export interface PdfFile {
+  readonly path: string;
+  readonly size: number;
+}
+
+/** The outcome for a PDF in a file: the compacted file, or the input file unchanged with the reason. */
+export type FileCompaction =
+  | { compacted: true; file: PdfFile; bytesBefore: number; bytesAfter: number }
+  | { compacted: false; file: PdfFile; bytesBefore: number; bytesAfter: number; reason: string };
+
+/** How a PDF's compaction ended, before it is turned into its caller's result. */
+type Outcome = { answer: CompactionAnswer } | { reason: string };
+
 interface Job {
-  readonly pdf: Buffer;
   readonly deadline: number;
-  resolve(result: Compaction): void;
+  /** The message for the thread, and what it transfers. */
+  message(id: number): { task: CompactionTask; transfer: ArrayBuffer[] };
+  settle(outcome: Outcome): void;
+}
+
+/** The reason an answer that is not a compacted file gives. */
+function reasonOf(answer: CompactionAnswer): string {
+  return answer.error ? `failed: ${answer.error}` : (answer.reason ?? 'not compacted');
 }
 
 /** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
@@ -41,19 +62,57 @@ export class CompactionPool {
 
   /** `pdf` compacted, or unchanged with a reason; gives up (unchanged, reason `timeout`) after `timeoutMs`, waiting included. */
   compact(pdf: Buffer, timeoutMs: number): Promise<Compaction> {
-    const unchanged = (reason: string): Compaction => ({ compacted: false, pdf, bytesBefore: pdf.length, bytesAfter: pdf.length, reason });
-    if (this.#closed) return Promise.resolve(unchanged('shutting down'));
-    if (timeoutMs <= 0) return Promise.resolve(unchanged('timeout'));
-    return new Promise((resolve) => {
-      this.#line.push({ pdf, deadline: performance.now() + timeoutMs, resolve });
-      this.#dispatch();
-    });
+    return this.#enqueue(timeoutMs, (resolve) => ({
+      // A copy goes to the thread (transferred, not copied again): the caller keeps `pdf` to fall back on.
+      message: (id) => {
+        const bytes = new Uint8Array(pdf).buffer as ArrayBuffer;
+        return { task: { id, bytes }, transfer: [bytes] };
+      },
+      settle: (outcome) => {
+        if ('answer' in outcome && outcome.answer.compacted && outcome.answer.bytes) {
+          const out = Buffer.from(outcome.answer.bytes);
+          resolve({ compacted: true, pdf: out, bytesBefore: pdf.length, bytesAfter: out.length });
+        } else {
+          resolve({ compacted: false, pdf, bytesBefore: pdf.length, bytesAfter: pdf.length, reason: 'answer' in outcome ? reasonOf(outcome.answer) : outcome.reason });
+        }
+      },
+    }));
+  }
+
+  /**
+   * The PDF in `input` compacted into a new file at `outputPath`, read and written by the thread, so
+   * the event loop holds neither; or `input` unchanged with a reason, as `compact`. The caller removes
+   * both files when done (`outputPath` may hold a partial file after a timeout).
+   */
+  compactFile(input: PdfFile, outputPath: string, timeoutMs: number): Promise<FileCompaction> {
+    return this.#enqueue(timeoutMs, (resolve) => ({
+      message: (id) => ({ task: { id, inputPath: input.path, outputPath }, transfer: [] }),
+      settle: (outcome) => {
+        if ('answer' in outcome && outcome.answer.compacted && outcome.answer.bytesAfter !== undefined) {
+          const { bytesBefore = input.size, bytesAfter } = outcome.answer;
+          resolve({ compacted: true, file: { path: outputPath, size: bytesAfter }, bytesBefore, bytesAfter });
+        } else {
+          resolve({ compacted: false, file: input, bytesBefore: input.size, bytesAfter: input.size, reason: 'answer' in outcome ? reasonOf(outcome.answer) : outcome.reason });
+        }
+      },
+    }));
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#line.splice(0)) job.resolve({ compacted: false, pdf: job.pdf, bytesBefore: job.pdf.length, bytesAfter: job.pdf.length, reason: 'shutting down' });
+    for (const job of this.#line.splice(0)) job.settle({ reason: 'shutting down' });
     await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
+  }
+
+  /** Puts a job in line; it settles unchanged at once when the pool is closed or no time is left. */
+  #enqueue<T>(timeoutMs: number, job: (resolve: (result: T) => void) => Omit<Job, 'deadline'>): Promise<T> {
+    return new Promise((resolve) => {
+      const queued: Job = { ...job(resolve), deadline: performance.now() + timeoutMs };
+      if (this.#closed) return queued.settle({ reason: 'shutting down' });
+      if (timeoutMs <= 0) return queued.settle({ reason: 'timeout' });
+      this.#line.push(queued);
+      this.#dispatch();
+    });
   }
 
   #dispatch(): void {
@@ -61,7 +120,7 @@ export class CompactionPool {
       const job = this.#line.shift()!;
       const left = job.deadline - performance.now();
       if (left <= 0) {
-        job.resolve({ compacted: false, pdf: job.pdf, bytesBefore: job.pdf.length, bytesAfter: job.pdf.length, reason: 'timeout' });
+        job.settle({ reason: 'timeout' });
         continue;
       }
       let worker = this.#idle.pop();
@@ -75,41 +134,34 @@ export class CompactionPool {
 
   #run(worker: Worker, job: Job, timeoutMs: number): void {
     const id = this.#nextId++;
-    const { pdf } = job;
     let settled = false;
-    const finish = (result: Compaction, keepWorker: boolean) => {
+    const finish = (outcome: Outcome, keepWorker: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       worker.off('message', onMessage);
       worker.off('error', onGone);
       worker.off('exit', onGone);
-      if (keepWorker && !this.#closed) this.#idle.push(worker);
-      else {
+      if (keepWorker && !this.#closed) {
+        this.#idle.push(worker);
+        job.settle(outcome);
+      } else {
         this.#started -= 1;
-        void worker.terminate();
+        // Settled once the thread is gone: a thread cut off while writing a spooled file must not write
+        // it after its caller removed it.
+        void worker.terminate().finally(() => job.settle(outcome));
       }
-      job.resolve(result);
       this.#dispatch();
     };
-    const unchanged = (reason: string): Compaction => ({ compacted: false, pdf, bytesBefore: pdf.length, bytesAfter: pdf.length, reason });
     const onMessage = (answer: CompactionAnswer) => {
-      if (answer.id !== id) return;
-      if (answer.compacted && answer.bytes) {
-        const out = Buffer.from(answer.bytes);
-        finish({ compacted: true, pdf: out, bytesBefore: pdf.length, bytesAfter: out.length }, true);
-      } else {
-        finish(unchanged(answer.error ? `failed: ${answer.error}` : (answer.reason ?? 'not compacted')), true);
-      }
+      if (answer.id === id) finish({ answer }, true);
     };
-    const onGone = () => finish(unchanged('thread ended'), false);
-    const timer = setTimeout(() => finish(unchanged('timeout'), false), timeoutMs);
+    const onGone = () => finish({ reason: 'thread ended' }, false);
+    const timer = setTimeout(() => finish({ reason: 'timeout' }, false), timeoutMs);
     worker.on('message', onMessage);
     worker.once('error', onGone);
     worker.once('exit', onGone);
-    // A copy goes to the thread (transferred, not copied again): the caller keeps `pdf` to fall back on.
-    const bytes = new Uint8Array(pdf).buffer as ArrayBuffer;
-    const task: CompactionTask = { id, bytes };
-    worker.postMessage(task, [bytes]);
+    const { task, transfer } = job.message(id);
+    worker.postMessage(task, transfer);
   }
 }

@@ -8,7 +8,7 @@ import { PDFDict, PDFDocument, PDFName, PDFString } from '@cantoo/pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { pdfInfo, pdfText } from '../../test/support/pdf-tools.js';
 import { VERSION } from '../version.js';
-import { documentTitle, readInfoTitle, withDocumentInfo } from './document-info.js';
+import { documentInfoPieces, documentTitle, readInfoTitle, withDocumentInfo } from './document-info.js';
 
 /** A one-page PDF with the given Info entries, as a classic xref table or an xref stream. */
 async function makePdf(info: { title?: string; creator?: string; rawTitle?: string }, xref: 'table' | 'stream'): Promise<Buffer> {
@@ -47,6 +47,15 @@ describe('withDocumentInfo', () => {
       // A table gets the cheap incremental update (Chromium's bytes kept, one more xref section); a stream is rewritten.
       const sections = out.toString('latin1').split('startxref').length - 1;
       expect(sections).toBe(xref === 'table' ? 2 : 1);
+    });
+
+    it('gives the same file as pieces to write one after another (a spooled PDF), blanking the old Info in place', async () => {
+      const input = await makePdf({ title: 'render.pressroom.invalid', creator: UA }, xref);
+      const expected = await withDocumentInfo(Buffer.from(input), 'Monthly invoice');
+      const pieces = await documentInfoPieces(input, 'Monthly invoice');
+      expect(Buffer.concat(pieces).equals(expected)).toBe(true);
+      // A table's update reuses the input's own bytes (no copy of a long PDF); a stream is rewritten whole.
+      expect(pieces[0] === input).toBe(xref === 'table');
     });
 
     it("keeps the document's own title", async () => {

@@ -37,7 +37,17 @@ export function documentTitle(chromiumTitle: string | undefined, fallback: strin
  * such as Chromium's CreationDate, are kept). `fallbackTitle` is used when the document has no title.
  */
 export async function withDocumentInfo(pdf: Buffer, fallbackTitle: string): Promise<Buffer> {
-  return appendInfoUpdate(pdf, fallbackTitle) ?? rewriteInfo(pdf, fallbackTitle);
+  const pieces = infoUpdatePieces(pdf, fallbackTitle);
+  return pieces ? Buffer.concat(pieces) : rewriteInfo(pdf, fallbackTitle);
+}
+
+/**
+ * `withDocumentInfo` as pieces to write one after another (a spooled PDF, documents.ts): views of `pdf`
+ * and the few bytes of the update, so a long PDF is not copied into a new buffer. `pdf` must not be
+ * used afterwards: the old Info dictionary is blanked in it, in place.
+ */
+export async function documentInfoPieces(pdf: Buffer, fallbackTitle: string): Promise<Buffer[]> {
+  return infoUpdatePieces(pdf, fallbackTitle, { inPlace: true }) ?? [await rewriteInfo(pdf, fallbackTitle)];
 }
 
 /**
@@ -97,8 +107,11 @@ function locateInfo(pdf: Buffer): LocatedInfo | undefined {
   return { context, xrefAt, trailer, infoRef, dictStart, dictEnd, info };
 }
 
-/** The fast route; undefined when the file is not shaped as Chromium writes it. */
-function appendInfoUpdate(pdf: Buffer, fallbackTitle: string): Buffer | undefined {
+/**
+ * The fast route, as the pieces of the new file; undefined when the file is not shaped as Chromium
+ * writes it. `inPlace`: the old dictionary is blanked in `pdf` itself, which then makes the first piece.
+ */
+function infoUpdatePieces(pdf: Buffer, fallbackTitle: string, options: { inPlace?: boolean } = {}): Buffer[] | undefined {
   const located = locateInfo(pdf);
   if (!located) return undefined;
   const { context, xrefAt, trailer, infoRef, dictStart, dictEnd } = located;
@@ -114,8 +127,12 @@ function appendInfoUpdate(pdf: Buffer, fallbackTitle: string): Buffer | undefine
   const entry = `${String(objectAt).padStart(10, '0')} ${String(infoRef.generationNumber).padStart(5, '0')} n\r\n`;
   const update = `${lead}${object}xref\n${infoRef.objectNumber} 1\n${entry}trailer\n${newTrailer.toString()}\nstartxref\n${newXrefAt}\n%%EOF\n`;
   // The old dictionary keeps its `<<` and `>>`, with spaces between: empty, at the same length.
+  if (options.inPlace) {
+    pdf.fill(0x20, dictStart + 2, dictEnd - 2);
+    return [pdf, Buffer.from(update, 'latin1')];
+  }
   const blank = Buffer.alloc(dictEnd - dictStart - 4, 0x20);
-  return Buffer.concat([pdf.subarray(0, dictStart + 2), blank, pdf.subarray(dictEnd - 2), Buffer.from(update, 'latin1')]);
+  return [pdf.subarray(0, dictStart + 2), blank, pdf.subarray(dictEnd - 2), Buffer.from(update, 'latin1')];
 }
 
 /** The slow route: pdf-lib parses and writes the whole file. */

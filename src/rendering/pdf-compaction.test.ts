@@ -5,7 +5,7 @@
  * stamp). A file of a shape compaction does not handle comes back unchanged.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,5 +123,29 @@ describe('compaction', () => {
     const threaded = await renderer.compact(tagged, { timeoutMs: 60_000 });
     expect(threaded.compacted).toBe(true);
     expect(threaded.pdf.equals(compactPdf(tagged).pdf)).toBe(true);
+  });
+
+  it('compacts a spooled file into another file on its thread, and hands back the input file when it cannot', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pressroom-compaction-'));
+    try {
+      const input = { path: join(dir, 'in.pdf'), size: tagged.length };
+      writeFileSync(input.path, tagged);
+      const result = await renderer.compactFile(input, join(dir, 'out.pdf'), { timeoutMs: 60_000 });
+      expect(result).toMatchObject({ compacted: true, file: { path: join(dir, 'out.pdf') }, bytesBefore: tagged.length });
+      const out = readFileSync(join(dir, 'out.pdf'));
+      expect(result.file.size).toBe(out.length);
+      expect(out.equals(compactPdf(tagged).pdf)).toBe(true);
+      expect(readFileSync(input.path).equals(tagged)).toBe(true);
+
+      // Already compacted: not a shape it handles. No time left: not tried. Not a PDF at all: failed. Each gives the input back.
+      const once = { path: join(dir, 'out.pdf'), size: out.length };
+      expect(await renderer.compactFile(once, join(dir, 'again.pdf'), { timeoutMs: 60_000 })).toMatchObject({ compacted: false, file: once, reason: 'not a classic xref table' });
+      expect(await renderer.compactFile(input, join(dir, 'late.pdf'), { timeoutMs: 0 })).toMatchObject({ compacted: false, file: input, reason: 'timeout' });
+      const missing = { path: join(dir, 'missing.pdf'), size: 10 };
+      expect(await renderer.compactFile(missing, join(dir, 'never.pdf'), { timeoutMs: 60_000 })).toMatchObject({ compacted: false, file: missing, reason: expect.stringMatching(/^failed: ENOENT/) });
+      expect(readdirSync(dir).sort()).toEqual(['in.pdf', 'out.pdf']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

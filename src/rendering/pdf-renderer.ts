@@ -39,7 +39,7 @@ import { buildPrintParams } from './pdf-options.js';
 import type { PaperFormat } from './page-size.js';
 import { countPages } from './pdf-page-count.js';
 import { FailureBudget } from './failure-budget.js';
-import { CompactionPool, type Compaction } from './compaction-pool.js';
+import { CompactionPool, type Compaction, type FileCompaction, type PdfFile } from './compaction-pool.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
 import { stampPreview } from './preview-stamp.js';
 import { RenderQueue, SlotReclaimed, type Release, type RenderKind } from './render-queue.js';
@@ -56,7 +56,7 @@ import type { DocumentWarning } from '../shared/document-warnings.js';
 export type { AssetResolver } from './chromium/closed-room.js';
 export { boundOf, type DocumentBound } from './chromium/document-bounds.js';
 export type { RenderKind } from './render-queue.js';
-export type { Compaction } from './compaction-pool.js';
+export type { Compaction, FileCompaction, PdfFile } from './compaction-pool.js';
 
 /** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
 export interface PageSetup {
@@ -164,6 +164,11 @@ export interface PdfRenderer {
    * not handle, the PDF comes back unchanged with a reason. Call it last, after metadata and PDF/A.
    */
   compact(pdf: Buffer, options: { timeoutMs: number }): Promise<Compaction>;
+  /**
+   * `compact` for a PDF in a file (the spool): the thread reads `input` and writes the compacted PDF to
+   * `outputPath`; the result names the file to deliver (`input` when not compacted).
+   */
+  compactFile(input: PdfFile, outputPath: string, options: { timeoutMs: number }): Promise<FileCompaction>;
   /** Evaluates the templates only and returns the HTML that would be printed (studio preview, tests). */
   renderHtml(req: RenderRequest): Promise<string>;
   /** Starts Chromium and opens all page slots now instead of on the first render. */
@@ -291,6 +296,10 @@ class ChromiumPdfRenderer implements PdfRenderer {
 
   compact(pdf: Buffer, options: { timeoutMs: number }): Promise<Compaction> {
     return this.#compaction.compact(pdf, options.timeoutMs);
+  }
+
+  compactFile(input: PdfFile, outputPath: string, options: { timeoutMs: number }): Promise<FileCompaction> {
+    return this.#compaction.compactFile(input, outputPath, options.timeoutMs);
   }
 
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
