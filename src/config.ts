@@ -99,6 +99,13 @@ export interface Config {
     readonly url: string;
     /** How often expired files are swept. @defaultValue 60 s (`PRESSROOM_SWEEP_INTERVAL_SECONDS`) */
     readonly sweepIntervalSeconds: number;
+    /** Where long PDFs wait between printing and delivery (storage/spool.ts): `<dataDir>/spool`. */
+    readonly spoolDir: string;
+    /**
+     * A PDF of at least this many bytes out of Chromium goes through a spool file instead of memory
+     * (not PDF/A); 0 spools every PDF. @defaultValue 1 MiB (`PRESSROOM_PDF_SPOOL_BYTES`)
+     */
+    readonly spoolAboveBytes: number;
   };
   readonly rendering: {
     /** @defaultValue `/usr/bin/chromium` (`PRESSROOM_CHROMIUM_PATH`) */
@@ -518,6 +525,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     storage: {
       url: storageUrl,
       sweepIntervalSeconds: readInt(env, 'PRESSROOM_SWEEP_INTERVAL_SECONDS', 60, 1),
+      spoolDir: join(dataDir, 'spool'),
+      spoolAboveBytes: readInt(env, 'PRESSROOM_PDF_SPOOL_BYTES', 1024 * 1024, 0),
     },
     rendering: {
       chromiumPath: env.PRESSROOM_CHROMIUM_PATH || '/usr/bin/chromium',

@@ -14,6 +14,7 @@ import { createTemplateService, type TemplateService } from './templates/templat
 import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.js';
 import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
 import { createBlobStore, type BlobStore } from './storage/blob-store.js';
+import { Spool } from './storage/spool.js';
 import { createFileService, type FileService } from './files/files.js';
 import { createAssetService, type AssetService } from './assets/assets.js';
 import { createRemoteResourceFetcher } from './rendering/resources/remote-fetcher.js';
@@ -152,7 +153,9 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const imageDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => imageDispatcher.close());
     const loadImages = createImageLoader({ dispatcher: imageDispatcher, allowPrivateNetworks: config.allowPrivateNetworks, maxBytes: config.images.urlMaxBytes, timeoutMs: config.images.urlTimeoutMs });
-    const documents = createDocumentService({ templates, charged, renderer, files, customerStorage: s3, loadImages, logger });
+    // Long PDFs wait on disk between printing and delivery, not in this process's memory.
+    const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
+    const documents = createDocumentService({ templates, charged, renderer, files, customerStorage: s3, loadImages, spool, logger });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },

@@ -17,6 +17,7 @@ import type { Db } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
+import { bodyBytes, type BlobBody } from '../storage/blob-store.js';
 import { AppError } from '../shared/errors.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { Logger } from '../shared/log.js';
@@ -102,12 +103,12 @@ export function pdfFilename(name: string | null | undefined): string {
 export async function deliverToClient(
   files: FileService,
   accountId: string,
-  pdf: Buffer,
+  pdf: BlobBody,
   options: { exportType: ExportType; filename: string; expirationSeconds: number },
   file: { filename: string; contentType: string } = { filename: pdfFilename(options.filename), contentType: 'application/pdf' },
 ): Promise<Delivery> {
   const { filename, contentType } = file;
-  if (options.exportType === 'binary') return { kind: 'binary', pdf, filename, contentType };
+  if (options.exportType === 'binary') return { kind: 'binary', pdf: await bodyBytes(pdf), filename, contentType };
   const stored = await files.store(accountId, pdf, filename, options.expirationSeconds, contentType);
   return { kind: 'url', url: stored.url, filename, expiresAt: stored.expiresAt, fileId: stored.fileId };
 }

@@ -12,14 +12,16 @@
  * tools (docs/generation.md "What you are charged for").
  */
 import type { FileService } from '../files/files.js';
-import type { PdfRenderer } from '../rendering/pdf-renderer.js';
+import type { PdfRenderer, RenderRequest } from '../rendering/pdf-renderer.js';
 import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
-import { withDocumentInfo } from '../rendering/document-info.js';
+import { documentInfoPieces, withDocumentInfo } from '../rendering/document-info.js';
 import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
+import type { BlobBody } from '../storage/blob-store.js';
+import type { Spool, SpooledFile } from '../storage/spool.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
@@ -64,7 +66,7 @@ export interface GenerationRequest {
 export interface CustomerStorage {
   /** The bucket and key a document would go to; throws INVALID_REQUEST when S3 is not configured. */
   resolveTarget(accountId: string, target: { filepath?: string | null; bucket?: string | null; filename: string }): Promise<{ bucket: string; key: string }>;
-  upload(accountId: string, target: { bucket: string; key: string }, pdf: Buffer, contentType?: string): Promise<void>;
+  upload(accountId: string, target: { bucket: string; key: string }, pdf: BlobBody, contentType?: string): Promise<void>;
 }
 
 /** What a preview renders: template text not saved yet, or a saved template (its draft, or a version). */
@@ -101,6 +103,12 @@ export interface DocumentDeps {
   customerStorage?: CustomerStorage;
   /** Loads the `image_url`s of image modifications; without it every image_url is a warning. */
   loadImages?: ImageLoader;
+  /**
+   * Where a PDF of at least `aboveBytes` out of Chromium waits between printing and delivery
+   * (storage/spool.ts), so the process does not hold it and its copies while it is compacted and
+   * stored. Not for PDF/A (pdf-lib and Ghostscript need it whole). Absent: every PDF stays in memory.
+   */
+  spool?: { spool: Spool; aboveBytes: number };
   logger: Logger;
 }
 
@@ -147,7 +155,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     return customerStorage;
   }
 
-  async function deliver(accountId: string, pdf: Buffer, options: GenerationOptions): Promise<Delivery> {
+  async function deliver(accountId: string, pdf: BlobBody, options: GenerationOptions): Promise<Delivery> {
     const file = outputFile(options);
     if (!options.storeS3) return deliverToClient(files, accountId, pdf, options, file);
     const storage = s3Storage();
@@ -166,6 +174,30 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     const result = await renderer.compact(pdf, { timeoutMs });
     if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: pdf.length }, 'PDF left uncompacted');
     return result.pdf;
+  }
+
+  /**
+   * Renders the document and gives it Pressroom's Info dictionary. A PDF of at least the spool's
+   * `aboveBytes`, when `spoolable` (no PDF/A to make), is written to the spool and only the file is
+   * returned: Chromium's bytes are unreachable once this returns.
+   */
+  async function printTitled(request: RenderRequest, title: string, spoolable: boolean) {
+    const { pdf, ...rendered } = await renderer.render(request);
+    if (!spoolable || !deps.spool || pdf.length < deps.spool.aboveBytes) return { ...rendered, pdf: await withDocumentInfo(pdf, title) };
+    return { ...rendered, pdf: await deps.spool.spool.write(await documentInfoPieces(pdf, title)) };
+  }
+
+  /** A spooled PDF compacted from file to file on a compaction thread, delivered from its file, and its files removed. */
+  async function deliverSpooled(accountId: string, titled: SpooledFile, options: GenerationOptions, timeoutMs: number): Promise<Delivery> {
+    const spool = deps.spool!.spool;
+    const outputPath = spool.newPath();
+    try {
+      const result = await renderer.compactFile(titled, outputPath, { timeoutMs });
+      if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: titled.size }, 'PDF left uncompacted');
+      return await deliver(accountId, result.file, options);
+    } finally {
+      await spool.remove(titled.path, outputPath);
+    }
   }
 
   const service: DocumentService = {
@@ -199,22 +231,32 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started) };
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
-      const rendered = await renderer.render({
-        template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
-        // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
-        data: (einvoice && options.einvoice ? { ...bound, einvoice: templateView(options.einvoice, einvoice) } : bound) as ReturnType<typeof expandDottedKeys>,
-        signal,
-        accountId,
-        kind: 'document',
-        tagged: options.tagged ?? undefined,
-        mode,
-      });
-      const titled = await withDocumentInfo(rendered.pdf, template.name);
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
-      const archival = variant ? await toPdfA(titled, variant, einvoice ? facturXPdfAMeta(einvoice) : {}) : titled;
-      const pdf = await compactLast(archival, variant, rendered.deadlineLeftMs - (performance.now() - started - rendered.renderMs));
+      const printed = await printTitled(
+        {
+          template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
+          // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
+          data: (einvoice && options.einvoice ? { ...bound, einvoice: templateView(options.einvoice, einvoice) } : bound) as ReturnType<typeof expandDottedKeys>,
+          signal,
+          accountId,
+          kind: 'document',
+          tagged: options.tagged ?? undefined,
+          mode,
+        },
+        template.name,
+        !variant,
+      );
+      const warnings = [...fieldWarnings, ...printed.warnings];
+      // What is left of the render deadline once the document is printed and titled: compaction's budget.
+      const compactionMs = printed.deadlineLeftMs - (performance.now() - started - printed.renderMs);
+      if (!Buffer.isBuffer(printed.pdf)) {
+        const delivery = await deliverSpooled(accountId, printed.pdf, options, compactionMs);
+        return { delivery, renderMs: Math.round(performance.now() - started), warnings };
+      }
+      const archival = variant ? await toPdfA(printed.pdf, variant, einvoice ? facturXPdfAMeta(einvoice) : {}) : printed.pdf;
+      const pdf = await compactLast(archival, variant, compactionMs);
       const renderMs = Math.round(performance.now() - started);
-      return { delivery: await deliver(accountId, pdf, options), renderMs, warnings: [...fieldWarnings, ...rendered.warnings] };
+      return { delivery: await deliver(accountId, pdf, options), renderMs, warnings };
     },
 
     async generate(request) {

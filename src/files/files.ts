@@ -8,7 +8,7 @@
  * A sweep deletes expired files and their rows.
  */
 import type { Db } from '../db/database.js';
-import type { BlobStore, StoredBlob } from '../storage/blob-store.js';
+import { bodySize, type BlobBody, type BlobStore, type StoredBlob } from '../storage/blob-store.js';
 import { downloadLinkKey, signDownload, verifyDownload } from '../storage/signed-link.js';
 import { AppError } from '../shared/errors.js';
 import { newFileId } from '../shared/ids.js';
@@ -27,7 +27,7 @@ const EXTENSIONS: Record<string, string> = { 'application/pdf': 'pdf', 'image/pn
 
 export interface FileService {
   /** Stores a document (a PDF unless `contentType` says otherwise) for download for `expiresInSeconds` and returns its signed link. */
-  store(accountId: string, pdf: Buffer, filename: string, expiresInSeconds: number, contentType?: string): Promise<StoredFile>;
+  store(accountId: string, pdf: BlobBody, filename: string, expiresInSeconds: number, contentType?: string): Promise<StoredFile>;
   /** A fresh link for an already stored file (idempotent replays). */
   link(fileId: string): Promise<StoredFile | null>;
   /** Checks a local download link and opens the file. */
@@ -68,7 +68,7 @@ export function createFileService(deps: { db: Db; blobs: BlobStore; publicUrl: s
       } catch (error) {
         throw new AppError('STORAGE_ERROR', 'The document could not be stored; retry the request.', { cause: error });
       }
-      const row = { id: fileId, account_id: accountId, storage_key: storageKey, filename, size: pdf.length, created_at: Date.now(), expires_at: expiresAt };
+      const row = { id: fileId, account_id: accountId, storage_key: storageKey, filename, size: bodySize(pdf), created_at: Date.now(), expires_at: expiresAt };
       await store.insertFile(db, row);
       return { fileId, url: await urlFor(row), filename, expiresAt };
     },

@@ -12,7 +12,7 @@
  * expensive render of the suite and test nothing more. Printed untagged to keep it as cheap as is
  * honest (tagged, the same document is measured by `npm run bench -- --suite issue17`).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfInfo, pdfPageText, pdfPages, pdfText } from '../support/pdf-tools.js';
 import { splitLedger } from '../support/split-ledger.js';
@@ -54,5 +54,10 @@ describe('a 330-page report', () => {
     expect(pdfPageText(pdf, Math.floor(pages / 2))).toMatch(/\d/);
     // Every row is there, numbered on across the tables: the ledger's last row is row 15,000.
     expect(pdfText(pdf)).toMatch(/\b15000\b/);
+    // At ~4 MB it went from Chromium to storage through a spool file (PRESSROOM_PDF_SPOOL_BYTES, 1 MiB
+    // by default), compacted there (PDF 1.5 above), and the file is gone.
+    const metrics = (await t.request('GET', '/metrics')).body as string;
+    expect(/^pressroom_pdf_spooled_total (\d+)$/m.exec(metrics)?.[1]).toBe('1');
+    expect(readdirSync(t.config.storage.spoolDir)).toEqual([]);
   }, 1_000_000);
 });
