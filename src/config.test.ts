@@ -23,6 +23,14 @@ describe('config', () => {
     expect(Object.isFrozen(config.http)).toBe(true);
   });
 
+  it('spools PDFs of 1 MiB or more in the data dir, or in the temporary directory when nothing else uses the data dir', () => {
+    const env = base();
+    expect(loadConfig(env).storage).toMatchObject({ spoolDir: join(env.PRESSROOM_DATA_DIR, 'spool'), spoolAboveBytes: 1024 * 1024 });
+    const stateless = { PRESSROOM_DATABASE_URL: 'postgres://127.0.0.1/test', PRESSROOM_SECRET_KEY: 'k'.repeat(32), PRESSROOM_STORAGE_URL: 's3://bucket/prefix' };
+    expect(loadConfig({ ...env, ...stateless }).storage.spoolDir).toBe(join(tmpdir(), 'pressroom-spool'));
+    expect(loadConfig({ ...env, PRESSROOM_SPOOL_DIR: '/var/spool/pressroom', PRESSROOM_PDF_SPOOL_BYTES: '0' }).storage).toMatchObject({ spoolDir: '/var/spool/pressroom', spoolAboveBytes: 0 });
+  });
+
   it('generates the master key once and keeps it in the data dir', () => {
     const env = base();
     const first = loadConfig(env).secretKey;

@@ -3,7 +3,7 @@
  * Every default is written here; a bad value stops start-up with a message naming the variable.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, totalmem } from 'node:os';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
@@ -99,7 +99,11 @@ export interface Config {
     readonly url: string;
     /** How often expired files are swept. @defaultValue 60 s (`PRESSROOM_SWEEP_INTERVAL_SECONDS`) */
     readonly sweepIntervalSeconds: number;
-    /** Where long PDFs wait between printing and delivery (storage/spool.ts): `<dataDir>/spool`. */
+    /**
+     * Where long PDFs wait between printing and delivery (storage/spool.ts). @defaultValue
+     * `<dataDir>/spool`, or the system's temporary directory's `pressroom-spool` when nothing else
+     * uses the data directory (PostgreSQL, S3 and a given secret key) (`PRESSROOM_SPOOL_DIR`)
+     */
     readonly spoolDir: string;
     /**
      * A PDF of at least this many bytes out of Chromium goes through a spool file instead of memory
@@ -525,7 +529,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     storage: {
       url: storageUrl,
       sweepIntervalSeconds: readInt(env, 'PRESSROOM_SWEEP_INTERVAL_SECONDS', 60, 1),
-      spoolDir: join(dataDir, 'spool'),
+      spoolDir: resolve(env.PRESSROOM_SPOOL_DIR || (usesDataDir ? join(dataDir, 'spool') : join(tmpdir(), 'pressroom-spool'))),
       spoolAboveBytes: readInt(env, 'PRESSROOM_PDF_SPOOL_BYTES', 1024 * 1024, 0),
     },
     rendering: {

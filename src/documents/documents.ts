@@ -7,14 +7,16 @@
  * A synchronous generation, in order: the idempotency key (replay, 409, 422) → the template (404/403)
  * → its required fields (a strict template: 422, required-fields.ts) → the S3 target when `store_s3`
  * (400 when not configured) → the credit, reserved (402) → render →
- * PDF/A → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. The key,
+ * PDF/A → compact → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. A
+ * PDF of at least `PRESSROOM_PDF_SPOOL_BYTES` without PDF/A is written to the spool once printed, and
+ * compacted and delivered from there (docs/rendering.md "The spool"). The key,
  * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").
  */
 import type { FileService } from '../files/files.js';
-import type { PdfRenderer, RenderRequest } from '../rendering/pdf-renderer.js';
+import type { PdfRenderer, RenderRequest, RenderResult } from '../rendering/pdf-renderer.js';
 import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
-import { documentInfoPieces, withDocumentInfo } from '../rendering/document-info.js';
+import { withDocumentInfo, withDocumentInfoInFile } from '../rendering/document-info.js';
 import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
@@ -177,14 +179,25 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   /**
-   * Renders the document and gives it Pressroom's Info dictionary. A PDF of at least the spool's
-   * `aboveBytes`, when `spoolable` (no PDF/A to make), is written to the spool and only the file is
-   * returned: Chromium's bytes are unreachable once this returns.
+   * Renders the document and gives it Pressroom's Info dictionary. When `spoolable` (no PDF/A to make),
+   * a PDF of at least the spool's `aboveBytes` goes from Chromium into a spool file as it is streamed,
+   * and is titled there: then only the file is returned, and no copy of it was ever held in memory.
    */
-  async function printTitled(request: RenderRequest, title: string, spoolable: boolean) {
-    const { pdf, ...rendered } = await renderer.render(request);
-    if (!spoolable || !deps.spool || pdf.length < deps.spool.aboveBytes) return { ...rendered, pdf: await withDocumentInfo(pdf, title) };
-    return { ...rendered, pdf: await deps.spool.spool.write(await documentInfoPieces(pdf, title)) };
+  async function printTitled(request: RenderRequest, title: string, spoolable: boolean): Promise<RenderResult<Buffer | SpooledFile>> {
+    if (!spoolable || !deps.spool) {
+      const rendered = await renderer.render(request);
+      return { ...rendered, pdf: await withDocumentInfo(rendered.pdf, title) };
+    }
+    const { spool, aboveBytes } = deps.spool;
+    const spill = { path: spool.newPath(), aboveBytes };
+    const rendered = await renderer.renderSpilling(request, spill);
+    if (Buffer.isBuffer(rendered.pdf)) return { ...rendered, pdf: await withDocumentInfo(rendered.pdf, title) };
+    try {
+      return { ...rendered, pdf: await withDocumentInfoInFile(rendered.pdf, title) };
+    } catch (error) {
+      await spool.remove(spill.path);
+      throw error;
+    }
   }
 
   /** A spooled PDF compacted from file to file on a compaction thread, delivered from its file, and its files removed. */

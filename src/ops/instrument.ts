@@ -4,7 +4,7 @@
  * worker, admin grants) goes through the counted object.
  */
 import type { CreditLedger } from '../credits/ledger.js';
-import { boundOf, type Compaction, type FileCompaction, type PdfRenderer } from '../rendering/pdf-renderer.js';
+import { boundOf, type Compaction, type FileCompaction, type PdfRenderer, type RenderRequest } from '../rendering/pdf-renderer.js';
 import { isAppError } from '../shared/errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -28,21 +28,24 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
     metrics.compaction({ outcome, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds: (performance.now() - startedAt) / 1000, spooled: 'file' in result });
     return result;
   }
+  /** One PDF render counted by kind and outcome (and the bound it hit), whichever method ran it. */
+  async function countedRender<T>(request: RenderRequest, run: () => Promise<T>): Promise<T> {
+    const kind = request.preview ? 'preview' : 'document';
+    const startedAt = performance.now();
+    try {
+      const result = await run();
+      metrics.render({ kind, outcome: 'ok', seconds: (performance.now() - startedAt) / 1000 });
+      return result;
+    } catch (error) {
+      metrics.render({ kind, outcome: outcomeOf(error), seconds: (performance.now() - startedAt) / 1000 });
+      const bound = boundOf(error);
+      if (bound) metrics.documentBoundHit(bound);
+      throw error;
+    }
+  }
   return {
-    async render(request) {
-      const kind = request.preview ? 'preview' : 'document';
-      const startedAt = performance.now();
-      try {
-        const result = await renderer.render(request);
-        metrics.render({ kind, outcome: 'ok', seconds: (performance.now() - startedAt) / 1000 });
-        return result;
-      } catch (error) {
-        metrics.render({ kind, outcome: outcomeOf(error), seconds: (performance.now() - startedAt) / 1000 });
-        const bound = boundOf(error);
-        if (bound) metrics.documentBoundHit(bound);
-        throw error;
-      }
-    },
+    render: (request) => countedRender(request, () => renderer.render(request)),
+    renderSpilling: (request, spill) => countedRender(request, () => renderer.renderSpilling(request, spill)),
     async renderImage(request) {
       const startedAt = performance.now();
       try {

@@ -12,7 +12,7 @@
  */
 import type { Logger } from '../shared/log.js';
 import { captureImage, type CaptureParams } from './chromium/capture-image.js';
-import { raceSignal } from './chromium/cdp-helpers.js';
+import { raceSignal, type StreamedBytes } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions, DocumentResources } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
 import { tooMuchMemory } from './chromium/document-bounds.js';
@@ -185,7 +185,7 @@ export class BrowserGeneration {
     html: string,
     params: PrintParams,
     options: { bounds: PrintBounds; scripted: boolean; printer: PrintPage; signal: AbortSignal; resources?: DocumentResources },
-  ): Promise<Buffer> {
+  ): Promise<StreamedBytes> {
     const tracked = this.#prints.begin();
     try {
       const signal = AbortSignal.any([options.signal, tracked.signal]);
@@ -201,7 +201,7 @@ export class BrowserGeneration {
   }
 
   /** Prints a scripted document in a single-use browser context, keeping one spare ready. */
-  async #printScripted(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources: DocumentResources | undefined): Promise<Buffer> {
+  async #printScripted(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources: DocumentResources | undefined): Promise<StreamedBytes> {
     const spare = this.#scriptedSpare;
     this.#scriptedSpare = undefined;
     let page = spare ? await raceSignal(spare, signal).catch(() => undefined) : undefined;

@@ -12,14 +12,10 @@
 import { Worker } from 'node:worker_threads';
 import type { CompactionAnswer, CompactionTask } from './compaction-worker.js';
 import type { Compaction } from './pdf-compaction.js';
+import type { PdfFile } from './pdf-file.js';
 
 export type { Compaction } from './pdf-compaction.js';
 
-/** A PDF in a file on local disk (the spool), compacted from file to file. */
-export interface PdfFile {
-  readonly path: string;
-  readonly size: number;
-}
 
 /** The outcome for a PDF in a file: the compacted file, or the input file unchanged with the reason. */
 export type FileCompaction =

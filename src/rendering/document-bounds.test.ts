@@ -3,6 +3,9 @@
  * settings so each case stays small: what passes comes out whole, what does not fails with
  * DOCUMENT_TOO_LARGE naming the bound and its setting, and the renderer goes on.
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { dataUri, noisePng, solidPng } from '../../test/support/png-images.js';
@@ -110,6 +113,38 @@ describe('decoded image pixels (PRESSROOM_MAX_IMAGE_PIXELS)', () => {
   it('applies to documents with scripts too, counting the images their scripts add', async () => {
     const html = `<p>scripted</p><script>const i = new Image(); i.src = ${JSON.stringify(large)}; i.style.width = '20px'; document.body.append(i);</script>`;
     expect((await refusal(html)).details?.bound).toBe('image_pixels');
+  });
+});
+
+describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pressroom-spill-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const spilled = (html: string, aboveBytes: number) => renderer.renderSpilling({ template: { html }, data: {} }, { path: join(dir, `${aboveBytes}-${html.length}.pdf`), aboveBytes });
+
+  it('writes a PDF that reaches the size to the file and answers with the file; a smaller one stays in memory', async () => {
+    const long = await spilled(pages(3), 0);
+    expect(Buffer.isBuffer(long.pdf)).toBe(false);
+    const file = long.pdf as { path: string; size: number };
+    const bytes = readFileSync(file.path);
+    expect(file.size).toBe(bytes.length);
+    expect(pdfInfo(bytes).Pages).toBe('3');
+    expect(pdfText(bytes)).toContain('Page 3 of 3');
+    const scripted = await spilled('<p id="p"></p><script>document.getElementById("p").textContent = "drawn by a script";</script>', 0);
+    expect(pdfText(readFileSync((scripted.pdf as { path: string }).path))).toContain('drawn by a script');
+
+    const short = await spilled('<p>short</p>', 10 * 1024 * 1024);
+    expect(Buffer.isBuffer(short.pdf)).toBe(true);
+    expect(readdirSync(dir)).toHaveLength(2);
+  });
+
+  it('keeps the page and byte bounds, and leaves no file behind when it refuses', async () => {
+    const before = readdirSync(dir);
+    await expect(spilled(pages(MAX_PAGES + 1), 0)).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE', details: { bound: 'pages' } });
+    await expect(spilled(`<img src="${dataUri(noisePng(300, 300))}">`, 0)).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE', details: { bound: 'bytes' } });
+    expect(readdirSync(dir)).toEqual(before);
   });
 });
 

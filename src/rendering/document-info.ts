@@ -12,12 +12,15 @@
  * (5.6 MB) 10 ms, mostly copying the bytes, against 3 s. The superseded dictionary is blanked in
  * place, at the same length so that no offset moves, so the browser's version is gone from the bytes
  * too. A file of another shape (an xref stream, an Info in an older section) is rewritten whole with
- * pdf-lib instead.
+ * pdf-lib instead. A long PDF spilled to a file gets the same update in the file itself
+ * (`withDocumentInfoInFile`): read at its end and its Info object, written at two offsets.
  */
+import { open, readFile } from 'node:fs/promises';
 import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from '@cantoo/pdf-lib';
 import { VERSION } from '../version.js';
+import type { PdfFile } from './pdf-file.js';
 import { prepareRewrite } from './pdf-rewrite.js';
-import { lastStartXref, offsetInXref, parseAt } from './pdf-xref.js';
+import { bufferBytes, fileBytes, parseAt, readXref, type PdfBytes } from './pdf-xref.js';
 import { RENDER_ORIGIN } from './chromium/closed-room.js';
 
 /** What Pressroom names itself as in Creator and Producer. */
@@ -37,17 +40,7 @@ export function documentTitle(chromiumTitle: string | undefined, fallback: strin
  * such as Chromium's CreationDate, are kept). `fallbackTitle` is used when the document has no title.
  */
 export async function withDocumentInfo(pdf: Buffer, fallbackTitle: string): Promise<Buffer> {
-  const pieces = infoUpdatePieces(pdf, fallbackTitle);
-  return pieces ? Buffer.concat(pieces) : rewriteInfo(pdf, fallbackTitle);
-}
-
-/**
- * `withDocumentInfo` as pieces to write one after another (a spooled PDF, documents.ts): views of `pdf`
- * and the few bytes of the update, so a long PDF is not copied into a new buffer. `pdf` must not be
- * used afterwards: the old Info dictionary is blanked in it, in place.
- */
-export async function documentInfoPieces(pdf: Buffer, fallbackTitle: string): Promise<Buffer[]> {
-  return infoUpdatePieces(pdf, fallbackTitle, { inPlace: true }) ?? [await rewriteInfo(pdf, fallbackTitle)];
+  return appendInfoUpdate(pdf, fallbackTitle) ?? rewriteInfo(pdf, fallbackTitle);
 }
 
 /**
@@ -55,7 +48,7 @@ export async function documentInfoPieces(pdf: Buffer, fallbackTitle: string): Pr
  * a UTF-16 Title, so pdfa.ts reads it here first.
  */
 export async function readInfoTitle(pdf: Buffer): Promise<string | undefined> {
-  const located = locateInfo(pdf);
+  const located = locateInfo(bufferBytes(pdf));
   if (located) return titleOf(located.info);
   const doc = await PDFDocument.load(pdf, { updateMetadata: false, ignoreEncryption: true });
   return titleOf(doc.context.lookupMaybe(doc.context.trailerInfo.Info, PDFDict));
@@ -82,57 +75,77 @@ interface LocatedInfo {
   xrefAt: number;
   trailer: PDFDict;
   infoRef: PDFRef;
-  /** The dictionary's `<<` and just past its `>>`. */
+  /** The dictionary's `<<` and just past its `>>`, as offsets in the file. */
   dictStart: number;
   dictEnd: number;
   info: PDFDict;
 }
 
 /** Undefined when the file is not shaped as Chromium writes it (then pdf-lib reads it whole). */
-function locateInfo(pdf: Buffer): LocatedInfo | undefined {
+function locateInfo(pdf: PdfBytes): LocatedInfo | undefined {
   const context = PDFContext.create();
-  const xrefAt = lastStartXref(pdf);
-  if (xrefAt === undefined || pdf.toString('latin1', xrefAt, xrefAt + 4) !== 'xref') return undefined;
-  const trailerAt = pdf.indexOf('trailer', xrefAt, 'latin1');
-  const trailer = trailerAt < 0 ? undefined : parseAt(pdf, trailerAt + 'trailer'.length, context);
-  const infoRef = trailer instanceof PDFDict ? trailer.get(PDFName.of('Info')) : undefined;
-  if (!(trailer instanceof PDFDict) || !(infoRef instanceof PDFRef) || trailer.has(PDFName.of('Encrypt'))) return undefined;
-  const infoAt = offsetInXref(pdf, xrefAt, trailerAt, infoRef.objectNumber);
-  const header = infoAt === undefined ? null : /^(\d+)\s+(\d+)\s+obj\s*/.exec(pdf.toString('latin1', infoAt, infoAt + 40));
-  if (!header || Number(header[1]) !== infoRef.objectNumber || Number(header[2]) !== infoRef.generationNumber) return undefined;
-  const dictStart = infoAt! + header[0].length;
-  const dictEnd = endOfDict(pdf, dictStart);
-  const info = dictEnd === undefined ? undefined : parseAt(pdf, dictStart, context);
+  const xref = readXref(pdf, context);
+  const infoRef = xref?.trailer.get(PDFName.of('Info'));
+  if (!xref || !(infoRef instanceof PDFRef) || xref.trailer.has(PDFName.of('Encrypt'))) return undefined;
+  const located = xref.object(infoRef);
+  if (!located) return undefined;
+  const dictEnd = endOfDict(located.window, located.valueAt);
+  const info = dictEnd === undefined ? undefined : parseAt(located.window, located.valueAt, context);
   if (dictEnd === undefined || !(info instanceof PDFDict)) return undefined;
-  return { context, xrefAt, trailer, infoRef, dictStart, dictEnd, info };
+  return { context, xrefAt: xref.xrefAt, trailer: xref.trailer, infoRef, dictStart: located.at + located.valueAt, dictEnd: located.at + dictEnd, info };
 }
 
-/**
- * The fast route, as the pieces of the new file; undefined when the file is not shaped as Chromium
- * writes it. `inPlace`: the old dictionary is blanked in `pdf` itself, which then makes the first piece.
- */
-function infoUpdatePieces(pdf: Buffer, fallbackTitle: string, options: { inPlace?: boolean } = {}): Buffer[] | undefined {
-  const located = locateInfo(pdf);
-  if (!located) return undefined;
-  const { context, xrefAt, trailer, infoRef, dictStart, dictEnd } = located;
+/** The incremental update that redefines Info, to append to a file of `length` bytes ending in `lastByte`. */
+function infoUpdate(located: LocatedInfo, fallbackTitle: string, length: number, lastByte: number | undefined): Buffer {
+  const { context, xrefAt, trailer, infoRef } = located;
   const info = pressroomInfo(located.info, fallbackTitle, context);
   const newTrailer = context.obj({});
   for (const [key, value] of trailer.entries()) if (key.asString() !== '/Prev') newTrailer.set(key, value);
   newTrailer.set(PDFName.of('Prev'), PDFNumber.of(xrefAt));
 
-  const lead = pdf[pdf.length - 1] === 0x0a ? '' : '\n';
-  const objectAt = pdf.length + lead.length;
+  const lead = lastByte === 0x0a ? '' : '\n';
+  const objectAt = length + lead.length;
   const object = `${infoRef.objectNumber} ${infoRef.generationNumber} obj\n${info.toString()}\nendobj\n`;
   const newXrefAt = objectAt + Buffer.byteLength(object, 'latin1');
   const entry = `${String(objectAt).padStart(10, '0')} ${String(infoRef.generationNumber).padStart(5, '0')} n\r\n`;
-  const update = `${lead}${object}xref\n${infoRef.objectNumber} 1\n${entry}trailer\n${newTrailer.toString()}\nstartxref\n${newXrefAt}\n%%EOF\n`;
+  return Buffer.from(`${lead}${object}xref\n${infoRef.objectNumber} 1\n${entry}trailer\n${newTrailer.toString()}\nstartxref\n${newXrefAt}\n%%EOF\n`, 'latin1');
+}
+
+/** The fast route; undefined when the file is not shaped as Chromium writes it. */
+function appendInfoUpdate(pdf: Buffer, fallbackTitle: string): Buffer | undefined {
+  const located = locateInfo(bufferBytes(pdf));
+  if (!located) return undefined;
+  const { dictStart, dictEnd } = located;
+  const update = infoUpdate(located, fallbackTitle, pdf.length, pdf[pdf.length - 1]);
   // The old dictionary keeps its `<<` and `>>`, with spaces between: empty, at the same length.
-  if (options.inPlace) {
-    pdf.fill(0x20, dictStart + 2, dictEnd - 2);
-    return [pdf, Buffer.from(update, 'latin1')];
-  }
   const blank = Buffer.alloc(dictEnd - dictStart - 4, 0x20);
-  return [pdf.subarray(0, dictStart + 2), blank, pdf.subarray(dictEnd - 2), Buffer.from(update, 'latin1')];
+  return Buffer.concat([pdf.subarray(0, dictStart + 2), blank, pdf.subarray(dictEnd - 2), update]);
+}
+
+/**
+ * `withDocumentInfo` for a PDF in a file (a long one, spilled as Chromium streamed it), changed where
+ * it is: the old dictionary blanked in place and the update appended, so the file is read only at its
+ * end and at the Info object. A file of another shape is read whole and rewritten with pdf-lib.
+ */
+export async function withDocumentInfoInFile(file: PdfFile, fallbackTitle: string): Promise<PdfFile> {
+  const handle = await open(file.path, 'r+');
+  try {
+    const located = locateInfo(fileBytes(handle.fd, file.size));
+    if (!located) {
+      const rewritten = await rewriteInfo(await readFile(file.path), fallbackTitle);
+      await handle.truncate(0);
+      await handle.write(rewritten, 0, rewritten.length, 0);
+      return { path: file.path, size: rewritten.length };
+    }
+    const { dictStart, dictEnd } = located;
+    const lastByte = fileBytes(handle.fd, file.size).slice(file.size - 1, file.size)[0];
+    const update = infoUpdate(located, fallbackTitle, file.size, lastByte);
+    await handle.write(Buffer.alloc(dictEnd - dictStart - 4, 0x20), 0, dictEnd - dictStart - 4, dictStart + 2);
+    await handle.write(update, 0, update.length, file.size);
+    return { path: file.path, size: file.size + update.length };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The slow route: pdf-lib parses and writes the whole file. */

@@ -30,7 +30,7 @@
  */
 import { deflateSync } from 'node:zlib';
 import { PDFContext, PDFDict, PDFName, PDFNumber, PDFRef } from '@cantoo/pdf-lib';
-import { lastStartXref, parseAt } from './pdf-xref.js';
+import { bufferBytes, lastStartXref, parseAt } from './pdf-xref.js';
 
 /** Objects per object stream (qpdf uses 100): 200 packed the report 3 % smaller at less CPU; a reader inflates a whole stream to reach one object. */
 const OBJECTS_PER_STREAM = 200;
@@ -96,7 +96,7 @@ function readXrefChain(pdf: Buffer): XrefChain {
   const boundaries: number[] = [];
   let newest: PDFDict | undefined;
   let size = 0;
-  let at = lastStartXref(pdf);
+  let at = lastStartXref(bufferBytes(pdf));
   const visited = new Set<number>();
   while (at !== undefined) {
     if (visited.has(at) || visited.size > 64) throw new NotCompactable('xref chain loops');

@@ -23,6 +23,7 @@
  * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
  */
 import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
@@ -39,7 +40,8 @@ import { buildPrintParams } from './pdf-options.js';
 import type { PaperFormat } from './page-size.js';
 import { countPages } from './pdf-page-count.js';
 import { FailureBudget } from './failure-budget.js';
-import { CompactionPool, type Compaction, type FileCompaction, type PdfFile } from './compaction-pool.js';
+import { CompactionPool, type Compaction, type FileCompaction } from './compaction-pool.js';
+import { pdfBuffer, type PdfFile, type PrintedPdf } from './pdf-file.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
 import { stampPreview } from './preview-stamp.js';
 import { RenderQueue, SlotReclaimed, type Release, type RenderKind } from './render-queue.js';
@@ -56,7 +58,8 @@ import type { DocumentWarning } from '../shared/document-warnings.js';
 export type { AssetResolver } from './chromium/closed-room.js';
 export { boundOf, type DocumentBound } from './chromium/document-bounds.js';
 export type { RenderKind } from './render-queue.js';
-export type { Compaction, FileCompaction, PdfFile } from './compaction-pool.js';
+export type { Compaction, FileCompaction } from './compaction-pool.js';
+export type { PdfFile, PrintedPdf } from './pdf-file.js';
 
 /** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
 export interface PageSetup {
@@ -112,9 +115,16 @@ export interface RenderRequest {
   mode?: 'sync' | 'async';
 }
 
+/** Where `renderSpilling` writes a long PDF: to `path`, once `aboveBytes` of it have come from Chromium. */
+export interface PdfSpill {
+  readonly path: string;
+  readonly aboveBytes: number;
+}
+
 /** The PDF, how long the whole render took (queueing included), and what it warned about. */
-export interface RenderResult {
-  pdf: Buffer;
+export interface RenderResult<P extends PrintedPdf = Buffer> {
+  /** In memory; from `renderSpilling`, a file when the PDF was long. */
+  pdf: P;
   renderMs: number;
   /** What is left of the render deadline (`timeoutMs`, counted from the slot): the budget of the steps after printing, such as compaction. */
   deadlineLeftMs: number;
@@ -156,6 +166,12 @@ export interface RendererStats {
 /** The engine's interface; the only way the rest of the service reaches Chromium. */
 export interface PdfRenderer {
   render(req: RenderRequest): Promise<RenderResult>;
+  /**
+   * `render` for a document whose PDF may be long: once `spill.aboveBytes` of it have come from
+   * Chromium, it is written to `spill.path` as it arrives instead of held in memory, and the result's
+   * `pdf` is that file, for the caller to remove (removed here only when the render fails).
+   */
+  renderSpilling(req: RenderRequest, spill: PdfSpill): Promise<RenderResult<PrintedPdf>>;
   /** Template → PNG/JPEG/WebP through the same queue, sandbox and closed room (image-renderer.ts). */
   renderImage(req: ImageRenderRequest): Promise<ImageRenderResult>;
   /**
@@ -242,6 +258,13 @@ class ChromiumPdfRenderer implements PdfRenderer {
   }
 
   async render(req: RenderRequest): Promise<RenderResult> {
+    const result = await this.renderSpilling(req, undefined);
+    // Nothing spills without a spill target.
+    if (!Buffer.isBuffer(result.pdf)) throw new Error('a render without a spill target returned a file');
+    return result as RenderResult;
+  }
+
+  async renderSpilling(req: RenderRequest, spill: PdfSpill | undefined): Promise<RenderResult<PrintedPdf>> {
     const startedAt = performance.now();
     const { maxDocumentBytes, maxImagePixels, maxPages } = this.options;
     const warnings = new RenderWarnings();
@@ -253,14 +276,17 @@ class ChromiumPdfRenderer implements PdfRenderer {
       const footer = await inlineHeaderFooter(parts.footer, html, resources);
       const params = buildPrintParams({ page: req.template.page, headerHtml: header.html, footerHtml: footer.html, maxPages, tagged: req.tagged });
       const checkLength = req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
-      const bounds = { maxDocumentBytes, maxImagePixels, checkLength };
+      const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.preview ? undefined : spill };
       const document = appendToBody(html, header.preload + footer.preload);
       const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), printer, signal, resources });
-      if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
+      if ((await countPages(pdf)) > maxPages) {
+        if (!Buffer.isBuffer(pdf)) await rm(pdf.path, { force: true });
+        throw tooManyPages(maxPages);
+      }
       return pdf;
     });
     // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
-    const pdf = req.preview ? await stampPreview(printed) : printed;
+    const pdf = req.preview ? await stampPreview(await pdfBuffer(printed)) : printed;
     const now = performance.now();
     return { pdf, renderMs: now - startedAt, deadlineLeftMs: Math.max(0, this.#timeoutOf(req) - (now - slotStartedAt)), warnings: warnings.list() };
   }

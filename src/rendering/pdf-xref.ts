@@ -1,17 +1,97 @@
 /**
  * Reading a PDF as Chromium writes it without parsing all of it: one classic xref table at the
  * offset the last `startxref` names, and objects looked up through it. Shared by the Info update
- * (`document-info.ts`) and the page count (`pdf-page-count.ts`); a file of another shape makes
- * these return undefined and the caller falls back to pdf-lib.
+ * (`document-info.ts`), the page count (`pdf-page-count.ts`) and compaction; a file of another shape
+ * makes these return undefined and the caller falls back to pdf-lib.
+ *
+ * The bytes come through `PdfBytes`: a buffer, or a spooled file read at offsets (`pdf-file.ts`), so
+ * a long PDF on disk is read only where it is looked at — its last kilobyte, its xref section, and a
+ * window at each object looked up.
  */
-import { PDFContext, PDFObjectParser } from '@cantoo/pdf-lib';
+import { readSync } from 'node:fs';
+import { PDFContext, PDFDict, PDFObjectParser, type PDFRef } from '@cantoo/pdf-lib';
+
+/** Random access to a PDF's bytes. */
+export interface PdfBytes {
+  readonly length: number;
+  /** Bytes `[start, end)`, cut at the end of the file. */
+  slice(start: number, end: number): Buffer;
+}
+
+/** A buffer as PdfBytes: slices are views, nothing is copied. */
+export function bufferBytes(pdf: Buffer): PdfBytes {
+  return { length: pdf.length, slice: (start, end) => pdf.subarray(start, end) };
+}
+
+/** An open file of `size` bytes as PdfBytes: each slice is read from the file. */
+export function fileBytes(fd: number, size: number): PdfBytes {
+  return {
+    length: size,
+    slice(start, end) {
+      const length = Math.max(0, Math.min(end, size) - start);
+      const bytes = Buffer.allocUnsafe(length);
+      let read = 0;
+      while (read < length) {
+        const n = readSync(fd, bytes, read, length - read, start + read);
+        if (n === 0) break;
+        read += n;
+      }
+      return bytes.subarray(0, read);
+    },
+  };
+}
+
+/** How much of the file is read at an object: more than Chromium's largest (a page tree's /Kids of 2,000 pages is ~20 KB). */
+const OBJECT_WINDOW_BYTES = 256 * 1024;
 
 /** The offset after the file's last `startxref`. */
-export function lastStartXref(pdf: Buffer): number | undefined {
-  const tail = pdf.toString('latin1', Math.max(0, pdf.length - 1024));
+export function lastStartXref(pdf: PdfBytes): number | undefined {
+  const tail = pdf.slice(Math.max(0, pdf.length - 1024), pdf.length).toString('latin1');
   const match = /startxref\s+(\d+)\s+%%EOF\s*$/.exec(tail);
   const offset = match ? Number(match[1]) : Number.NaN;
   return Number.isSafeInteger(offset) && offset < pdf.length ? offset : undefined;
+}
+
+/** An object found through the xref table: where it starts in the file, and the file from there. */
+export interface LocatedObject {
+  /** Offset of its `n g obj` line in the file. */
+  readonly at: number;
+  /** The file from `at`, at least OBJECT_WINDOW_BYTES of it (or to the end). */
+  readonly window: Buffer;
+  /** Offset in `window` just past the `n g obj` line: where the object's value starts. */
+  readonly valueAt: number;
+}
+
+/** The last classic xref section of a file: its offset, its trailer, and objects looked up through it. */
+export interface XrefView {
+  readonly xrefAt: number;
+  readonly trailer: PDFDict;
+  /** The object `ref` names, when the table lists it in use and its header matches; else undefined. */
+  object(ref: PDFRef): LocatedObject | undefined;
+}
+
+/** The last xref section as a classic table with its trailer, or undefined for a file of another shape. */
+export function readXref(pdf: PdfBytes, context: PDFContext): XrefView | undefined {
+  const xrefAt = lastStartXref(pdf);
+  if (xrefAt === undefined) return undefined;
+  // The table, its trailer and the startxref line: the end of the file, 20 bytes per object.
+  const section = pdf.slice(xrefAt, pdf.length);
+  if (section.toString('latin1', 0, 4) !== 'xref') return undefined;
+  const trailerAt = section.indexOf('trailer', 0, 'latin1');
+  const trailer = trailerAt < 0 ? undefined : parseAt(section, trailerAt + 'trailer'.length, context);
+  if (!(trailer instanceof PDFDict)) return undefined;
+  return {
+    xrefAt,
+    trailer,
+    object(ref) {
+      const at = offsetInXref(section, 0, trailerAt, ref.objectNumber);
+      if (at === undefined) return undefined;
+      const window = pdf.slice(at, at + OBJECT_WINDOW_BYTES);
+      const header = /^(\d+)\s+(\d+)\s+obj\s*/.exec(window.toString('latin1', 0, 40));
+      if (!header || Number(header[1]) !== ref.objectNumber || Number(header[2]) !== ref.generationNumber) return undefined;
+      return { at, window, valueAt: header[0].length };
+    },
+  };
 }
 
 /**
@@ -20,7 +100,7 @@ export function lastStartXref(pdf: Buffer): number | undefined {
  * generation n|f" (ISO 32000-1, 7.5.4). Reads only the header lines and the one entry, so a long
  * document costs no more than a short one.
  */
-export function offsetInXref(pdf: Buffer, xrefAt: number, trailerAt: number, objectNumber: number): number | undefined {
+function offsetInXref(pdf: Buffer, xrefAt: number, trailerAt: number, objectNumber: number): number | undefined {
   let at = xrefAt + 'xref'.length;
   while (at < trailerAt) {
     const header = /^\s*(\d+)\s+(\d+)[ \t]*(?:\r\n|\r|\n)/.exec(pdf.toString('latin1', at, Math.min(at + 64, trailerAt)));

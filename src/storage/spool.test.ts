@@ -1,8 +1,8 @@
 /**
- * The spool on a real directory: files written from pieces, removed, and what a stopped process left
- * behind removed when the spool opens, while files in use by a live process (fresh ones) stay.
+ * The spool on a real directory: its files named and removed, and what a stopped process left behind
+ * removed when the spool opens, while files in use by a live process (fresh ones) stay.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,16 +12,15 @@ describe('Spool', () => {
   let root: string;
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it('writes pieces one after another into a new file only its owner may read, and removes it', async () => {
+  it('opens a directory only its owner may enter, names new files at random, and removes them', async () => {
     root = mkdtempSync(join(tmpdir(), 'pressroom-spool-'));
     const spool = await Spool.open(join(root, 'spool'));
-    const file = await spool.write([Buffer.from('%PDF-1.4\n'), Buffer.alloc(0), Buffer.from('body\n%%EOF\n')]);
-    expect(file.size).toBe(20);
-    expect(readFileSync(file.path, 'latin1')).toBe('%PDF-1.4\nbody\n%%EOF\n');
-    expect(statSync(file.path).mode & 0o777).toBe(0o600);
     expect(statSync(spool.dir).mode & 0o777).toBe(0o700);
-    expect(spool.newPath()).not.toBe(spool.newPath());
-    await spool.remove(file.path, spool.newPath(), undefined);
+    const [a, b] = [spool.newPath(), spool.newPath()];
+    expect(a).not.toBe(b);
+    expect(a.startsWith(`${spool.dir}/`)).toBe(true);
+    writeFileSync(a, 'spooled');
+    await spool.remove(a, b, undefined);
     expect(readdirSync(spool.dir)).toEqual([]);
   });
 
@@ -29,8 +28,9 @@ describe('Spool', () => {
     root = mkdtempSync(join(tmpdir(), 'pressroom-spool-'));
     const dir = join(root, 'spool');
     const first = await Spool.open(dir);
-    const old = await first.write([Buffer.from('left by a crash')]);
-    const fresh = await first.write([Buffer.from('in flight')]);
+    const [old, fresh] = [{ path: first.newPath() }, { path: first.newPath() }];
+    writeFileSync(old.path, 'left by a crash');
+    writeFileSync(fresh.path, 'in flight');
     const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
     utimesSync(old.path, twoHoursAgo, twoHoursAgo);
     writeFileSync(join(dir, 'unrelated'), 'x');

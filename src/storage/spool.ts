@@ -2,15 +2,16 @@
  * The spool: a directory on local disk where a long document's PDF waits between printing and
  * delivery, so that the service process does not hold it, and copies of it, in memory while it is
  * compacted and stored (issue 17: a 330-page tagged report is 56 MB out of Chromium). A spooled file
- * is written once, read by the compaction thread and by the store it is delivered to (streamed), and
- * removed when its document is done.
+ * is written as Chromium streams the PDF (`PdfRenderer.renderSpilling`), titled in place, compacted
+ * into a second file by the compaction thread, delivered from that (streamed), and both are removed
+ * when the document is done.
  *
  * A process that ends mid-document leaves its files behind: a spool removes files older than
  * `STALE_AFTER_MS` when it opens (no document takes that long; the async render deadline is minutes).
  * Files are named at random, so processes may share one directory.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** A file in the spool: where it is and how many bytes it holds. */
@@ -40,25 +41,6 @@ export class Spool {
   /** A new, unused path in the spool (nothing is created). */
   newPath(): string {
     return join(this.dir, `${randomUUID()}.pdf`);
-  }
-
-  /** Writes `pieces` one after another into a new file: no piece is copied into a larger buffer first. */
-  async write(pieces: readonly Buffer[]): Promise<SpooledFile> {
-    const path = this.newPath();
-    const handle = await open(path, 'wx', 0o600);
-    let size = 0;
-    try {
-      for (const piece of pieces) {
-        await handle.write(piece);
-        size += piece.length;
-      }
-    } catch (error) {
-      await handle.close();
-      await rm(path, { force: true });
-      throw error;
-    }
-    await handle.close();
-    return { path, size };
   }
 
   /** Removes spooled files; a file already gone is not an error. */

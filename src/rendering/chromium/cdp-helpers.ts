@@ -1,4 +1,5 @@
 /** Small helpers for driving CDP sessions under deadlines. */
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { CDPSession } from 'puppeteer-core';
 
 /** Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. */
@@ -60,13 +61,36 @@ export function waitForEvent<T>(session: CDPSession, event: string, accept: (pay
 const STREAM_CHUNK_BYTES = 8 * 1024 * 1024;
 
 /**
+ * Where a long stream goes instead of memory: once `aboveBytes` have arrived, what came so far and
+ * every later chunk are written to `path` (created, or emptied) as they arrive. The file is removed
+ * if reading fails.
+ */
+export interface StreamSpill {
+  readonly path: string;
+  readonly aboveBytes: number;
+}
+
+/** A stream as read: in memory, or spilled to the file at `path`. */
+export type StreamedBytes = Buffer | { readonly path: string; readonly size: number };
+
+/**
  * Reads a CDP IO stream (e.g. `Page.printToPDF` with `ReturnAsStream`) into one Buffer, counting the
  * bytes as they arrive: past `limit.maxBytes` it stops reading and throws `limit.tooLarge()`, so no
- * more than `maxBytes + 1` bytes are ever held. The stream is closed either way (Chromium frees it).
+ * more than `maxBytes + 1` bytes are ever held. With `spill`, a stream that reaches `spill.aboveBytes`
+ * goes to a file instead, and the answer is that file: then at most one chunk is held at a time. The
+ * stream is closed either way (Chromium frees it).
  */
-export async function readProtocolStream(session: CDPSession, handle: string, signal: AbortSignal, limit?: { maxBytes: number; tooLarge: () => Error }): Promise<Buffer> {
+export async function readProtocolStream(
+  session: CDPSession,
+  handle: string,
+  signal: AbortSignal,
+  limit?: { maxBytes: number; tooLarge: () => Error },
+  spill?: StreamSpill,
+): Promise<StreamedBytes> {
   const chunks: Buffer[] = [];
   let total = 0;
+  let file: FileHandle | undefined;
+  let complete = false;
   try {
     for (;;) {
       // Never ask for more than one byte past the bound: that byte is enough to know it was passed.
@@ -76,12 +100,18 @@ export async function readProtocolStream(session: CDPSession, handle: string, si
       total += chunk.length;
       if (limit && total > limit.maxBytes) throw limit.tooLarge();
       chunks.push(chunk);
+      if (spill && !file && total >= spill.aboveBytes) file = await open(spill.path, 'w', 0o600);
+      if (file) for (const piece of chunks.splice(0)) await file.write(piece);
       if (eof) break;
     }
+    complete = true;
   } finally {
     // Fire and forget: nobody waits on the close, and it fails harmlessly if the page is gone.
     session.send('IO.close', { handle }).catch(() => {});
+    await file?.close();
+    if (file && !complete) await rm(spill!.path, { force: true });
   }
+  if (file) return { path: spill!.path, size: total };
   // One chunk (every PDF under STREAM_CHUNK_BYTES) is the PDF already: no copy.
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }

@@ -14,7 +14,7 @@
  */
 import type { CDPSession, Protocol } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
-import { raceSignal, readProtocolStream, waitForEvent } from './cdp-helpers.js';
+import { raceSignal, readProtocolStream, waitForEvent, type StreamedBytes, type StreamSpill } from './cdp-helpers.js';
 import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions, type DocumentResources } from './closed-room.js';
 import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { ImagePixelMeter } from './image-pixels.js';
@@ -105,7 +105,7 @@ export class PrintPage {
   }
 
   /** Replaces the document with `html`, waits for its load event and prints it within `bounds`. */
-  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
+  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<StreamedBytes> {
     this.room.resources = resources;
     try {
       return await loadAndPrint(this.target, this.frameId, html, params, signal, { scripted: false, bounds, meter: this.#meter });
@@ -142,7 +142,11 @@ export async function openBlankDocument(
  * `checkLength`, when given, sees the laid-out document's height in CSS pixels before printing and
  * may throw to refuse it (a synchronous request that would print past its deadline, `pdf-renderer.ts`).
  */
-export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePixels'> & { checkLength?: (contentHeightPx: number) => void };
+export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePixels'> & {
+  checkLength?: (contentHeightPx: number) => void;
+  /** A long PDF goes to this file as Chromium streams it, instead of memory (cdp-helpers.ts). */
+  spill?: StreamSpill;
+};
 
 /**
  * Writes `html` into the page (document.open/write/close via setDocumentContent), waits for its
@@ -167,7 +171,7 @@ export async function loadAndPrint(
   params: PrintParams,
   signal: AbortSignal,
   options: { scripted: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter },
-): Promise<Buffer> {
+): Promise<StreamedBytes> {
   const { session } = target;
   const { bounds } = options;
   const all = AbortSignal.any([signal, target.lost]);
@@ -189,11 +193,11 @@ export async function loadAndPrint(
       if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
       if (layout && bounds.checkLength) bounds.checkLength((await layout).cssContentSize.height);
     }
-    const print = async (): Promise<Buffer> => {
+    const print = async (): Promise<StreamedBytes> => {
       const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
       if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
       const limit = bounds && { maxBytes: bounds.maxDocumentBytes, tooLarge: () => tooManyBytes(bounds.maxDocumentBytes) };
-      return readProtocolStream(session, stream, all, limit);
+      return readProtocolStream(session, stream, all, limit, bounds?.spill);
     };
     return await (watch ? watch.run(print, all) : print());
   } finally {

@@ -18,7 +18,7 @@
  * makes sure it neither hangs the render nor prints another document.
  */
 import type { CDPSession } from 'puppeteer-core';
-import { raceSignal } from './cdp-helpers.js';
+import { raceSignal, type StreamedBytes } from './cdp-helpers.js';
 import type { ClosedRoom, ClosedRoomOptions, DocumentResources } from './closed-room.js';
 import { PageTarget } from './page-target.js';
 import { loadAndPrint, openBlankDocument, type PrintBounds, type PrintParams } from './print-page.js';
@@ -63,7 +63,7 @@ export class ScriptedPage {
   }
 
   /** Prints `html` (its scripts run) within `bounds`, then disposes the context whatever happened. */
-  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
+  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<StreamedBytes> {
     this.#used = true;
     this.room.resources = resources;
     try {
