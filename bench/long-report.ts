@@ -3,7 +3,7 @@
  * peak RSS, Pressroom through create-async (the job path, which long documents take) against the
  * floor (a warm puppeteer Chromium, setContent + page.pdf), tagged and untagged. Part of
  * `npm run bench -- --suite issue17` (run.ts); alone:
- * `node --import tsx bench/long-report.ts [--n 3] [--long-templates split,fixture]`.
+ * `node --import tsx bench/long-report.ts [--n 3] [--long-templates split,fixture] [--floor off]`.
  *
  * Template versions (`--long-templates`, default `split`): `split` is the fixture's template with its
  * ledger written as tables of 500 rows (test/support/split-ledger.ts, docs/rendering.md "Long tables"),
@@ -14,7 +14,8 @@
  * Memory: the peers' ProcMem sampler (summed RSS of every process below this one, every 100 ms). The
  * floor runs first, with no service started; then the service is started and measured alone, its
  * Chromium included. For the service, also the peak RSS of its own Node process alone (`ps`, every
- * 100 ms): what holding the PDF in memory instead of streaming it costs, beside Chromium's share.
+ * 100 ms), and the peak of the Buffers its event loop's thread holds (/metrics, every 100 ms): where
+ * a PDF below PRESSROOM_PDF_SPOOL_BYTES and its copies live (a longer one goes through the spool).
  * Latency of the service: from POST create-async to the PDF downloaded.
  */
 import { readFileSync } from 'node:fs';
@@ -55,6 +56,8 @@ export interface LongRow {
   peakRssMb: number | null;
   /** The service only: peak RSS of its own Node process (Chromium not included). */
   processPeakRssMb?: number;
+  /** The service only: peak of the Buffers its event loop's thread held (`nodejs_external_memory_bytes`), where an unspooled PDF and its copies live. */
+  mainBuffersPeakMb?: number;
   n: number;
   /** The first failure, when a document failed (its error code and message). */
   error?: string;
@@ -135,12 +138,25 @@ function processPeak(pid: number): { reset(): void; readMb(): number; stop(): vo
   };
 }
 
+/** Peak of a gauge of the service's /metrics, in MB, polled every 100 ms. */
+function metricPeak(baseUrl: string, name: string): { reset(): void; readMb(): number; stop(): void } {
+  let peak = 0;
+  const pattern = new RegExp(`^${name} ([0-9.e+]+)$`, 'm');
+  const sample = async () => {
+    const text = await fetch(`${baseUrl}/metrics`).then((r) => r.text()).catch(() => '');
+    peak = Math.max(peak, Number(pattern.exec(text)?.[1] ?? 0));
+  };
+  const timer = setInterval(() => void sample(), 100);
+  return { reset: () => { peak = 0; }, readMb: () => Math.round(peak / 1048576), stop: () => clearInterval(timer) };
+}
+
 /** Pressroom (process `servicePid`): create-async, poll the job, download the PDF; `n` documents one after another per setting. */
 export async function measureService(baseUrl: string, apiKey: string, n: number, templates: LongTemplate[], servicePid: number): Promise<LongRow[]> {
   const data = longReportData();
   const rows: LongRow[] = [];
   const mem = await procMem();
   const own = processPeak(servicePid);
+  const mainBuffers = metricPeak(baseUrl, 'nodejs_external_memory_bytes');
   const call = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } }).catch((error: Error) => {
       // undici's "fetch failed" says nothing by itself; its cause (ECONNREFUSED, a reset…) does.
@@ -154,6 +170,7 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
       const templateId = ((await (await call('/v1/templates', { method: 'POST', body: JSON.stringify({ name: `330-page report (${template})`, html: longTemplateHtml(template) }) })).json()) as { id: string }).id;
       mem.reset();
       own.reset();
+      mainBuffers.reset();
       const times: number[] = [];
       let pdf = Buffer.alloc(0);
       let error: string | undefined;
@@ -175,11 +192,12 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
         log(`service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
       }
       rows.push(error && times.length === 0
-        ? { engine: 'service', template, tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), n, error }
-        : { engine: 'service', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), n: times.length, error });
+        ? { engine: 'service', template, tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), mainBuffersPeakMb: mainBuffers.readMb(), n, error }
+        : { engine: 'service', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), mainBuffersPeakMb: mainBuffers.readMb(), n: times.length, error });
     }
   } finally {
     own.stop();
+    mainBuffers.stop();
     await mem.stop();
   }
   return rows;
@@ -196,12 +214,12 @@ export const LONG_SERVICE_ENV: Record<string, string> = { PRESSROOM_JOB_POLL_MS:
 export function longTable(rows: LongRow[]): string {
   const floor = (template: LongTemplate, tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.template === template && r.tagged === tagged);
   const lines = [
-    `| 330-page report, c=1 | ledger | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | of which the service's Node process | failure |`,
-    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|',
+    `| 330-page report, c=1 | ledger | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | of which the service's Node process | its event loop's Buffers MB | failure |`,
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
   for (const r of rows) {
     const f = floor(r.template, r.tagged);
-    lines.push(`| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.processPeakRssMb ?? ''} | ${r.error ?? ''} |`);
+    lines.push(`| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.processPeakRssMb ?? ''} | ${r.mainBuffersPeakMb ?? ''} | ${r.error ?? ''} |`);
   }
   return lines.join('\n');
 }
@@ -212,8 +230,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const templates = longTemplatesOption(args);
   const nIndex = args.indexOf('--n');
   const n = nIndex >= 0 ? Number(args[nIndex + 1]) : 3;
+  // `--floor off`: the service alone (an A/B of its settings; the floor's figures do not change with them).
+  const floorAt = args.indexOf('--floor');
+  const withFloor = floorAt < 0 || args[floorAt + 1] !== 'off';
   preparePeers();
-  const rows = await measureFloor(n, templates);
+  const rows = withFloor ? await measureFloor(n, templates) : [];
   const service = await startBenchService(LONG_SERVICE_ENV);
   try {
     const { apiKey } = await createBenchAccount(service.baseUrl);
