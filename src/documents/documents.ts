@@ -8,8 +8,8 @@
  * → its required fields (a strict template: 422, required-fields.ts) → the S3 target when `store_s3`
  * (400 when not configured) → the credit, reserved (402) → render →
  * PDF/A → compact → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. A
- * PDF of at least `PRESSROOM_PDF_SPOOL_BYTES` without PDF/A is written to the spool once printed, and
- * compacted and delivered from there (docs/rendering.md "The spool"). The key,
+ * PDF that reaches `PRESSROOM_PDF_SPOOL_BYTES` (and is not PDF/A) goes into a spool file as Chromium
+ * streams it, and is titled, compacted and delivered from there (docs/rendering.md "The spool"). The key,
  * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").
  */
@@ -106,9 +106,9 @@ export interface DocumentDeps {
   /** Loads the `image_url`s of image modifications; without it every image_url is a warning. */
   loadImages?: ImageLoader;
   /**
-   * Where a PDF of at least `aboveBytes` out of Chromium waits between printing and delivery
-   * (storage/spool.ts), so the process does not hold it and its copies while it is compacted and
-   * stored. Not for PDF/A (pdf-lib and Ghostscript need it whole). Absent: every PDF stays in memory.
+   * Where a PDF that reaches `aboveBytes` while Chromium streams it goes, and stays until it is
+   * delivered (storage/spool.ts), so the process never holds it or its copies. Not for PDF/A (pdf-lib
+   * and Ghostscript need it whole). Absent: every PDF stays in memory.
    */
   spool?: { spool: Spool; aboveBytes: number };
   logger: Logger;

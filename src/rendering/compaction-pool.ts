@@ -16,7 +16,6 @@ import type { PdfFile } from './pdf-file.js';
 
 export type { Compaction } from './pdf-compaction.js';
 
-
 /** The outcome for a PDF in a file: the compacted file, or the input file unchanged with the reason. */
 export type FileCompaction =
   | { compacted: true; file: PdfFile; bytesBefore: number; bytesAfter: number }
