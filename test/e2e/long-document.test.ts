@@ -57,7 +57,7 @@ describe('a 330-page report', () => {
     // At ~4 MB it went from Chromium to storage through a spool file (PRESSROOM_PDF_SPOOL_BYTES, 1 MiB
     // by default), compacted there (PDF 1.5 above), and the file is gone.
     const metrics = (await t.request('GET', '/metrics')).body as string;
-    expect(/^pressroom_pdf_spooled_total (\d+)$/m.exec(metrics)?.[1]).toBe('1');
+    expect(Number(/^pressroom_pdf_spooled_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     expect(readdirSync(t.config.storage.spoolDir)).toEqual([]);
   }, 1_000_000);
 });
