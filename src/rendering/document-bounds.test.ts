@@ -3,7 +3,7 @@
  * settings so each case stays small: what passes comes out whole, what does not fails with
  * DOCUMENT_TOO_LARGE naming the bound and its setting, and the renderer goes on.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +145,13 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
     await expect(spilled(pages(MAX_PAGES + 1), 0)).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE', details: { bound: 'pages' } });
     await expect(spilled(`<img src="${dataUri(noisePng(300, 300))}">`, 0)).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE', details: { bound: 'bytes' } });
     expect(readdirSync(dir)).toEqual(before);
+  });
+
+  it('fails with STORAGE_ERROR, naming the spool, when the file cannot be written, and goes on', async () => {
+    writeFileSync(join(dir, 'not-a-directory'), '');
+    const failed = renderer.renderSpilling({ template: { html: pages(2) }, data: {} }, { path: join(dir, 'not-a-directory', 'spilled.pdf'), aboveBytes: 0 });
+    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('PRESSROOM_SPOOL_DIR): ENOTDIR') });
+    expect(pdfText((await render('<p>after the failed spool</p>')))).toContain('after the failed spool');
   });
 });
 

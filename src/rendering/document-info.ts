@@ -18,6 +18,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from '@cantoo/pdf-lib';
 import { VERSION } from '../version.js';
+import { spillWriteError } from './chromium/cdp-helpers.js';
 import type { PdfFile } from './pdf-file.js';
 import { prepareRewrite } from './pdf-rewrite.js';
 import { bufferBytes, fileBytes, parseAt, readXref, type PdfBytes } from './pdf-xref.js';
@@ -128,6 +129,15 @@ function appendInfoUpdate(pdf: Buffer, fallbackTitle: string): Buffer | undefine
  * end and at the Info object. A file of another shape is read whole and rewritten with pdf-lib.
  */
 export async function withDocumentInfoInFile(file: PdfFile, fallbackTitle: string): Promise<PdfFile> {
+  try {
+    return await updateInfoInFile(file, fallbackTitle);
+  } catch (error) {
+    // A full disk, a vanished file: STORAGE_ERROR, as when Chromium's stream could not be spilled.
+    throw error instanceof Error && 'syscall' in error ? spillWriteError(error) : error;
+  }
+}
+
+async function updateInfoInFile(file: PdfFile, fallbackTitle: string): Promise<PdfFile> {
   const handle = await open(file.path, 'r+');
   try {
     const located = locateInfo(fileBytes(handle.fd, file.size));

@@ -1,6 +1,7 @@
 /** Small helpers for driving CDP sessions under deadlines. */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { CDPSession } from 'puppeteer-core';
+import { AppError } from '../../shared/errors.js';
 
 /** Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -70,6 +71,16 @@ export interface StreamSpill {
   readonly aboveBytes: number;
 }
 
+/** A spill file that cannot be written (a full disk, a missing directory): the document cannot be stored (502, refunded). */
+export function spillWriteError(cause: unknown): AppError {
+  const code = (cause as NodeJS.ErrnoException).code ?? 'an error';
+  return new AppError('STORAGE_ERROR', `The PDF could not be written to the spool (PRESSROOM_SPOOL_DIR): ${code}; retry the request`, { cause });
+}
+
+const spillFailed = (error: unknown): never => {
+  throw spillWriteError(error);
+};
+
 /** A stream as read: in memory, or spilled to the file at `path`. */
 export type StreamedBytes = Buffer | { readonly path: string; readonly size: number };
 
@@ -100,8 +111,8 @@ export async function readProtocolStream(
       total += chunk.length;
       if (limit && total > limit.maxBytes) throw limit.tooLarge();
       chunks.push(chunk);
-      if (spill && !file && total >= spill.aboveBytes) file = await open(spill.path, 'w', 0o600);
-      if (file) for (const piece of chunks.splice(0)) await file.write(piece);
+      if (spill && !file && total >= spill.aboveBytes) file = await open(spill.path, 'w', 0o600).catch(spillFailed);
+      if (file) for (const piece of chunks.splice(0)) await file.write(piece).catch(spillFailed);
       if (eof) break;
     }
     complete = true;
