@@ -3,7 +3,8 @@
  * settings so each case stays small: what passes comes out whole, what does not fails with
  * DOCUMENT_TOO_LARGE naming the bound and its setting, and the renderer goes on.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,11 +148,35 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
     expect(readdirSync(dir)).toEqual(before);
   });
 
-  it('fails with STORAGE_ERROR, naming the spool, when the file cannot be written, and goes on', async () => {
+  it('fails with STORAGE_ERROR, naming the spool, when the file cannot be created, and goes on', async () => {
     writeFileSync(join(dir, 'not-a-directory'), '');
     const failed = renderer.renderSpilling({ template: { html: pages(2) }, data: {} }, { path: join(dir, 'not-a-directory', 'spilled.pdf'), aboveBytes: 0 });
     await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('PRESSROOM_SPOOL_DIR): ENOTDIR') });
     expect(pdfText((await render('<p>after the failed spool</p>')))).toContain('after the failed spool');
+  });
+
+  // A full disk: a 16 KiB tmpfs (mounting needs root, as the machines these tests run on have).
+  const full = join(tmpdir(), `pressroom-full-spool-${process.pid}`);
+  const mounted = (() => {
+    try {
+      mkdirSync(full, { recursive: true });
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', full], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  afterAll(() => {
+    if (mounted) execFileSync('umount', [full]);
+    rmSync(full, { recursive: true, force: true });
+  });
+
+  it.skipIf(!mounted)('fails with STORAGE_ERROR when the disk fills up mid-PDF, never passing a short file for the PDF, and leaves nothing', async () => {
+    // ~30 KB of incompressible image: more than the disk holds, less than the byte bound.
+    const failed = renderer.renderSpilling({ template: { html: `<img src="${dataUri(noisePng(100, 100))}">` }, data: {} }, { path: join(full, 'spilled.pdf'), aboveBytes: 0 });
+    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('PRESSROOM_SPOOL_DIR): ENOSPC') });
+    expect(readdirSync(full)).toEqual([]);
+    expect(pdfText((await render('<p>after the full disk</p>')))).toContain('after the full disk');
   });
 });
 

@@ -18,7 +18,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from '@cantoo/pdf-lib';
 import { VERSION } from '../version.js';
-import { spillWriteError } from './chromium/cdp-helpers.js';
+import { spillWriteError, writeAll } from './chromium/cdp-helpers.js';
 import type { PdfFile } from './pdf-file.js';
 import { prepareRewrite } from './pdf-rewrite.js';
 import { bufferBytes, fileBytes, parseAt, readXref, type PdfBytes } from './pdf-xref.js';
@@ -144,14 +144,14 @@ async function updateInfoInFile(file: PdfFile, fallbackTitle: string): Promise<P
     if (!located) {
       const rewritten = await rewriteInfo(await readFile(file.path), fallbackTitle);
       await handle.truncate(0);
-      await handle.write(rewritten, 0, rewritten.length, 0);
+      await writeAll(handle, rewritten, 0);
       return { path: file.path, size: rewritten.length };
     }
     const { dictStart, dictEnd } = located;
     const lastByte = fileBytes(handle.fd, file.size).slice(file.size - 1, file.size)[0];
     const update = infoUpdate(located, fallbackTitle, file.size, lastByte);
-    await handle.write(Buffer.alloc(dictEnd - dictStart - 4, 0x20), 0, dictEnd - dictStart - 4, dictStart + 2);
-    await handle.write(update, 0, update.length, file.size);
+    await writeAll(handle, Buffer.alloc(dictEnd - dictStart - 4, 0x20), dictStart + 2);
+    await writeAll(handle, update, file.size);
     return { path: file.path, size: file.size + update.length };
   } finally {
     await handle.close();

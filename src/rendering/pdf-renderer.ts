@@ -269,6 +269,12 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const { maxDocumentBytes, maxImagePixels, maxPages } = this.options;
     const warnings = new RenderWarnings();
     let slotStartedAt = startedAt;
+    // A failed render leaves no spilled file, whatever step failed (the page count, a retry on fresh pages…).
+    const removeSpill = async (error: unknown): Promise<never> => {
+      // The render's own error is the one to report, whatever the removal says.
+      if (spill) await rm(spill.path, { force: true }).catch(() => {});
+      throw error;
+    };
     const printed = await this.#run(req, warnings, async (html, parts, generation, printer, signal, slotStarted, resources) => {
       slotStartedAt = slotStarted;
       // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
@@ -279,12 +285,9 @@ class ChromiumPdfRenderer implements PdfRenderer {
       const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.preview ? undefined : spill };
       const document = appendToBody(html, header.preload + footer.preload);
       const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), printer, signal, resources });
-      if ((await countPages(pdf)) > maxPages) {
-        if (!Buffer.isBuffer(pdf)) await rm(pdf.path, { force: true });
-        throw tooManyPages(maxPages);
-      }
+      if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
       return pdf;
-    });
+    }).catch(removeSpill);
     // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
     const pdf = req.preview ? await stampPreview(await pdfBuffer(printed)) : printed;
     const now = performance.now();

@@ -81,6 +81,18 @@ const spillFailed = (error: unknown): never => {
   throw spillWriteError(error);
 };
 
+/**
+ * Writes all of `bytes` at `position`: a write may take only part of them (a disk filling up takes
+ * what fits, then fails the next write), and a short file must never pass for a whole one.
+ */
+export async function writeAll(file: FileHandle, bytes: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length; ) {
+    const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done);
+    if (bytesWritten === 0) throw Object.assign(new Error('no byte could be written'), { code: 'EIO', syscall: 'write' });
+    done += bytesWritten;
+  }
+}
+
 /** A stream as read: in memory, or spilled to the file at `path`. */
 export type StreamedBytes = Buffer | { readonly path: string; readonly size: number };
 
@@ -101,6 +113,8 @@ export async function readProtocolStream(
   const chunks: Buffer[] = [];
   let total = 0;
   let file: FileHandle | undefined;
+  /** Bytes in the spill file so far. */
+  let spilled = 0;
   let complete = false;
   try {
     for (;;) {
@@ -112,15 +126,20 @@ export async function readProtocolStream(
       if (limit && total > limit.maxBytes) throw limit.tooLarge();
       chunks.push(chunk);
       if (spill && !file && total >= spill.aboveBytes) file = await open(spill.path, 'w', 0o600).catch(spillFailed);
-      if (file) for (const piece of chunks.splice(0)) await file.write(piece).catch(spillFailed);
+      if (file) {
+        for (const piece of chunks.splice(0)) {
+          await writeAll(file, piece, spilled).catch(spillFailed);
+          spilled += piece.length;
+        }
+      }
       if (eof) break;
     }
     complete = true;
   } finally {
     // Fire and forget: nobody waits on the close, and it fails harmlessly if the page is gone.
     session.send('IO.close', { handle }).catch(() => {});
-    await file?.close();
-    if (file && !complete) await rm(spill!.path, { force: true });
+    await file?.close().catch(() => {});
+    if (file && !complete) await rm(spill!.path, { force: true }).catch(() => {});
   }
   if (file) return { path: spill!.path, size: total };
   // One chunk (every PDF under STREAM_CHUNK_BYTES) is the PDF already: no copy.
