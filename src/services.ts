@@ -191,9 +191,11 @@ export async function createServices(config: Config, options: ServiceOptions): P
     releasers.push(() => workers.stop());
 
     const sweep = setInterval(() => {
-      Promise.all([files.sweep(), idempotency.sweep(), jobs.sweep()])
-        .then(([filesRemoved, keysRemoved, jobsRemoved]) => {
-          if (filesRemoved + keysRemoved + jobsRemoved > 0) logger.info({ filesRemoved, keysRemoved, jobsRemoved }, 'swept expired files, idempotency keys and finished jobs past retention');
+      Promise.all([files.sweep(), idempotency.sweep(), jobs.sweep(), spool.spool.sweep()])
+        .then(([filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved]) => {
+          if (filesRemoved + keysRemoved + jobsRemoved + spoolFilesRemoved > 0) {
+            logger.info({ filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved }, 'swept expired files, idempotency keys, finished jobs past retention and stale spool files');
+          }
         })
         .catch((error) => logger.warn({ err: error }, 'sweep failed; will retry'));
     }, config.storage.sweepIntervalSeconds * 1000);

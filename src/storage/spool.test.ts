@@ -24,7 +24,7 @@ describe('Spool', () => {
     expect(readdirSync(spool.dir)).toEqual([]);
   });
 
-  it("removes a stopped process's leftovers (older than an hour) when it opens, and keeps fresh files", async () => {
+  it("removes a stopped process's leftovers (older than an hour) when it opens and when it sweeps, and keeps fresh files", async () => {
     root = mkdtempSync(join(tmpdir(), 'pressroom-spool-'));
     const dir = join(root, 'spool');
     const first = await Spool.open(dir);
@@ -36,5 +36,8 @@ describe('Spool', () => {
     writeFileSync(join(dir, 'unrelated'), 'x');
     await Spool.open(dir);
     expect(readdirSync(dir).sort()).toEqual([fresh.path.slice(dir.length + 1), 'unrelated'].sort());
+    // A running process's sweep: the fresh file too, once it is an hour old.
+    expect(await first.sweep(Date.now() + 2 * 60 * 60 * 1000)).toBe(2);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

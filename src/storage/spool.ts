@@ -7,7 +7,8 @@
  * when the document is done.
  *
  * A process that ends mid-document leaves its files behind: a spool removes files older than
- * `STALE_AFTER_MS` when it opens (no document takes that long; the async render deadline is minutes).
+ * `STALE_AFTER_MS` when it opens and at each sweep of expired files (services.ts): a spooled file
+ * lives from the end of its print to its delivery, seconds, never an hour.
  * Files are named at random, so processes may share one directory.
  */
 import { randomUUID } from 'node:crypto';
@@ -29,13 +30,26 @@ export class Spool {
   /** Creates the directory (owner only) and removes what crashed processes left in it. */
   static async open(dir: string): Promise<Spool> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const now = Date.now();
-    for (const name of await readdir(dir)) {
-      const path = join(dir, name);
+    const spool = new Spool(dir);
+    await spool.sweep();
+    return spool;
+  }
+
+  /**
+   * Removes files older than STALE_AFTER_MS: what a process that stopped mid-document left (a worker
+   * killed and restarted within the hour leaves its files to the next sweep). Returns how many.
+   */
+  async sweep(now = Date.now()): Promise<number> {
+    let removed = 0;
+    for (const name of await readdir(this.dir)) {
+      const path = join(this.dir, name);
       const info = await stat(path).catch(() => undefined);
-      if (info?.isFile() && now - info.mtimeMs > STALE_AFTER_MS) await rm(path, { force: true });
+      if (info?.isFile() && now - info.mtimeMs > STALE_AFTER_MS) {
+        await rm(path, { force: true });
+        removed += 1;
+      }
     }
-    return new Spool(dir);
+    return removed;
   }
 
   /** A new, unused path in the spool (nothing is created). */
