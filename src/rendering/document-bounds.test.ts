@@ -167,8 +167,12 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
     }
   })();
   afterAll(() => {
-    if (mounted) execFileSync('umount', [full]);
-    rmSync(full, { recursive: true, force: true });
+    try {
+      if (mounted) execFileSync('umount', [full], { stdio: 'ignore' });
+      rmSync(full, { recursive: true, force: true });
+    } catch {
+      // A mount that cannot be undone now is the machine's to clean up, not a failure of what was tested.
+    }
   });
 
   it.skipIf(!mounted)('fails with STORAGE_ERROR when the disk fills up mid-PDF, never passing a short file for the PDF, and leaves nothing', async () => {
