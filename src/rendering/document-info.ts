@@ -140,7 +140,8 @@ export async function withDocumentInfoInFile(file: PdfFile, fallbackTitle: strin
 async function updateInfoInFile(file: PdfFile, fallbackTitle: string): Promise<PdfFile> {
   const handle = await open(file.path, 'r+');
   try {
-    const located = locateInfo(fileBytes(handle.fd, file.size));
+    const bytes = fileBytes(handle.fd, file.size);
+    const located = locateInfo(bytes);
     if (!located) {
       const rewritten = await rewriteInfo(await readFile(file.path), fallbackTitle);
       await handle.truncate(0);
@@ -148,8 +149,7 @@ async function updateInfoInFile(file: PdfFile, fallbackTitle: string): Promise<P
       return { path: file.path, size: rewritten.length };
     }
     const { dictStart, dictEnd } = located;
-    const lastByte = fileBytes(handle.fd, file.size).slice(file.size - 1, file.size)[0];
-    const update = infoUpdate(located, fallbackTitle, file.size, lastByte);
+    const update = infoUpdate(located, fallbackTitle, file.size, bytes.slice(file.size - 1, file.size)[0]);
     await writeAll(handle, Buffer.alloc(dictEnd - dictStart - 4, 0x20), dictStart + 2);
     await writeAll(handle, update, file.size);
     return { path: file.path, size: file.size + update.length };

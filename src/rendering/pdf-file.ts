@@ -1,6 +1,6 @@
 /**
  * A PDF in a file on local disk — a long one, spilled to the spool as Chromium streams it
- * (`RenderRequest.spill`) — and how the rendering steps read it: at offsets (`pdf-xref.ts`), or whole
+ * (`PdfRenderer.renderSpilling`) — and how the rendering steps read it: at offsets (`pdf-xref.ts`), or whole
  * where a step needs all of it (pdf-lib's fallbacks, the preview stamp).
  */
 import { openSync, closeSync } from 'node:fs';
@@ -15,11 +15,6 @@ export interface PdfFile {
 
 /** A printed PDF: in memory, or (long) in a file. */
 export type PrintedPdf = Buffer | PdfFile;
-
-/** The size of a printed PDF. */
-export function pdfSize(pdf: PrintedPdf): number {
-  return Buffer.isBuffer(pdf) ? pdf.length : pdf.size;
-}
 
 /** The whole PDF in memory (a file read once). */
 export async function pdfBuffer(pdf: PrintedPdf): Promise<Buffer> {

@@ -31,7 +31,7 @@ import type { Logger } from '../shared/log.js';
 import type { BrowserGeneration } from './browser-generation.js';
 import type { PageSlot } from './page-slot.js';
 import { BrowserSupervisor } from './browser-supervisor.js';
-import { raceSignal, timeoutSignal } from './chromium/cdp-helpers.js';
+import { raceSignal, timeoutSignal, type StreamSpill } from './chromium/cdp-helpers.js';
 import type { AssetResolver } from './chromium/closed-room.js';
 import { tooManyPages, tooMuchMemory } from './chromium/document-bounds.js';
 import type { PrintPage, PrintParams } from './chromium/print-page.js';
@@ -116,10 +116,7 @@ export interface RenderRequest {
 }
 
 /** Where `renderSpilling` writes a long PDF: to `path`, once `aboveBytes` of it have come from Chromium. */
-export interface PdfSpill {
-  readonly path: string;
-  readonly aboveBytes: number;
-}
+export type PdfSpill = StreamSpill;
 
 /** The PDF, how long the whole render took (queueing included), and what it warned about. */
 export interface RenderResult<P extends PrintedPdf = Buffer> {
