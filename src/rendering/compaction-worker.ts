@@ -3,13 +3,13 @@
  * of the PDF, so its copying and zlib work never holds the event loop.
  *
  * In: `{ id, bytes }` (transferred), or `{ id, inputPath, outputPath }` for a spooled PDF: the thread
- * reads the file itself and writes the compacted one, so the event loop never holds either.
+ * reads the file at offsets and writes the compacted one as it goes (`compactPdfFile`), so the event
+ * loop holds neither and the thread not the whole of either.
  * Out: `{ id, compacted, reason?, bytes?, bytesBefore, bytesAfter }` (bytes transferred back; for a
  * spooled PDF, none: the result is at `outputPath`).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { compactPdf } from './pdf-compaction.js';
+import { compactPdf, compactPdfFile } from './pdf-compaction.js';
 
 export type CompactionTask =
   | { readonly id: number; readonly bytes: ArrayBuffer }
@@ -34,17 +34,17 @@ function ownArrayBuffer(buffer: Buffer): ArrayBuffer {
 parentPort?.on('message', (task: CompactionTask) => {
   let answer: CompactionAnswer;
   try {
-    const input = 'bytes' in task ? Buffer.from(task.bytes) : readFileSync(task.inputPath);
-    const result = compactPdf(input);
-    if (result.compacted && 'outputPath' in task) {
-      writeFileSync(task.outputPath, result.pdf, { flag: 'wx', mode: 0o600 });
-      answer = { id: task.id, compacted: true, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter };
-    } else if (result.compacted) {
-      const bytes = ownArrayBuffer(result.pdf);
-      answer = { id: task.id, compacted: true, bytes, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter };
-      parentPort!.postMessage(answer, [bytes]);
-      return;
+    if ('inputPath' in task) {
+      answer = { id: task.id, ...compactPdfFile(task.inputPath, task.outputPath) };
     } else {
+      const input = Buffer.from(task.bytes);
+      const result = compactPdf(input);
+      if (result.compacted) {
+        const bytes = ownArrayBuffer(result.pdf);
+        answer = { id: task.id, compacted: true, bytes, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter };
+        parentPort!.postMessage(answer, [bytes]);
+        return;
+      }
       answer = { id: task.id, compacted: false, reason: result.reason, bytesBefore: input.length, bytesAfter: input.length };
     }
   } catch (error) {

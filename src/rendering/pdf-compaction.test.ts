@@ -13,7 +13,7 @@ import { PDFDocument, PDFName } from '@cantoo/pdf-lib';
 import { pdfInfo, pdfOutlineTitles, pdfText, pdfXmp } from '../../test/support/pdf-tools.js';
 import { testRenderer } from '../../test/support/rendering-kit.js';
 import { withDocumentInfo } from './document-info.js';
-import { compactPdf } from './pdf-compaction.js';
+import { compactPdf, compactPdfFile } from './pdf-compaction.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 import { toPdfA } from './pdfa.js';
 import { stampPreview } from './preview-stamp.js';
@@ -123,6 +123,28 @@ describe('compaction', () => {
     const threaded = await renderer.compact(tagged, { timeoutMs: 60_000 });
     expect(threaded.compacted).toBe(true);
     expect(threaded.pdf.equals(compactPdf(tagged).pdf)).toBe(true);
+  });
+
+  it('compacts from file to file reading at offsets, window by window, into the same bytes as in memory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pressroom-compaction-'));
+    try {
+      const input = join(dir, 'in.pdf');
+      writeFileSync(input, tagged);
+      const inMemory = compactPdf(tagged).pdf;
+      // A 1 KB window: most reads refill it, objects straddle windows, fonts and content streams exceed it.
+      for (const window of [1024, 64 * 1024, 4 << 20]) {
+        const output = join(dir, `out-${window}.pdf`);
+        expect(compactPdfFile(input, output, window)).toEqual({ compacted: true, bytesBefore: tagged.length, bytesAfter: inMemory.length });
+        expect(readFileSync(output).equals(inMemory)).toBe(true);
+      }
+      // Not compactable (already object streams): no output file is left; an existing output is never overwritten.
+      expect(compactPdfFile(join(dir, 'out-1024.pdf'), join(dir, 'again.pdf'), 1024)).toMatchObject({ compacted: false, reason: 'not a classic xref table' });
+      expect(() => compactPdfFile(input, join(dir, 'out-1024.pdf'))).toThrow(/EEXIST/);
+      expect(readdirSync(dir).sort()).toEqual(['in.pdf', 'out-1024.pdf', 'out-4194304.pdf', 'out-65536.pdf']);
+      expect(readFileSync(join(dir, 'out-1024.pdf')).equals(inMemory)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('compacts a spooled file into another file on its thread, and hands back the input file when it cannot', async () => {

@@ -23,20 +23,36 @@ export function bufferBytes(pdf: Buffer): PdfBytes {
   return { length: pdf.length, slice: (start, end) => pdf.subarray(start, end) };
 }
 
-/** An open file of `size` bytes as PdfBytes: each slice is read from the file. */
-export function fileBytes(fd: number, size: number): PdfBytes {
+/**
+ * An open file of `size` bytes as PdfBytes: each slice is read from the file. With `readAheadBytes`,
+ * a slice that is not within the last read is read with that much after it into one buffer kept for
+ * the purpose, and the slices that fall within it are views of that buffer: a reader that walks the
+ * file forwards (compaction) makes one read per window instead of one per object, and holds one
+ * window. Such a view is valid only until the next slice; a caller copies what it keeps.
+ */
+export function fileBytes(fd: number, size: number, readAheadBytes = 0): PdfBytes {
+  const read = (into: Buffer, start: number, length: number): Buffer => {
+    let done = 0;
+    while (done < length) {
+      const n = readSync(fd, into, done, length - done, start + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return into.subarray(0, done);
+  };
+  const buffer = Buffer.allocUnsafe(readAheadBytes);
+  let window: Buffer = buffer.subarray(0, 0);
+  let windowAt = 0;
   return {
     length: size,
     slice(start, end) {
-      const length = Math.max(0, Math.min(end, size) - start);
-      const bytes = Buffer.allocUnsafe(length);
-      let read = 0;
-      while (read < length) {
-        const n = readSync(fd, bytes, read, length - read, start + read);
-        if (n === 0) break;
-        read += n;
-      }
-      return bytes.subarray(0, read);
+      const last = Math.min(end, size);
+      const length = Math.max(0, last - start);
+      if (start >= windowAt && last <= windowAt + window.length) return window.subarray(start - windowAt, last - windowAt);
+      if (length >= readAheadBytes) return read(Buffer.allocUnsafe(length), start, length);
+      window = read(buffer, start, Math.min(readAheadBytes, size - start));
+      windowAt = start;
+      return window.subarray(0, length);
     },
   };
 }
