@@ -10,7 +10,7 @@ import type { CustomerStorage } from '../documents/documents.js';
 import { checkUrl } from '../net/check-url.js';
 import type { GuardedAgents } from '../net/guarded-agents.js';
 import { findOutboundBlockedError } from '../net/outbound-blocked-error.js';
-import { bodyBytes } from '../storage/blob-store.js';
+import { putS3Object } from '../storage/s3-put.js';
 import { createCustomerS3Client, type CustomerS3Settings } from '../storage/s3-client.js';
 import { decryptSecret, deriveKey, encryptSecret } from '../shared/crypto.js';
 import { AppError, DetailError, ValidationError } from '../shared/errors.js';
@@ -177,7 +177,7 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
         throw new AppError('S3_UPLOAD_FAILED', `Upload to S3 failed: ${describeS3Failure(error, 'connect', target.bucket)}`, { cause: error });
       }
       try {
-        await handle.client.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.key, Body: await bodyBytes(pdf), ContentType: contentType }));
+        await putS3Object(handle.client, { Bucket: target.bucket, Key: target.key, ContentType: contentType }, pdf);
       } catch (error) {
         throw new AppError('S3_UPLOAD_FAILED', `Upload to S3 failed: ${describeS3Failure(error, 'write', target.bucket)}`, { cause: error });
       } finally {

@@ -11,9 +11,10 @@ export function bodySize(body: BlobBody): number {
 }
 
 /**
- * `body` as one buffer in memory: what S3 uploads send. The SDK sends a stream but cannot retry it
- * (it fails at the first error instead: aws-sdk-js-v3#5479, #6770), and a spooled PDF is already
- * compacted (the 330-page report: 11 MB tagged), so an upload holds that one copy while it runs.
+ * `body` as one buffer in memory: what a single S3 PutObject sends (`s3-put.ts`). The SDK sends a
+ * stream but cannot retry it (it fails at the first error instead: aws-sdk-js-v3#5479, #6770); a
+ * spooled PDF is already compacted (the 330-page report: 11 MB tagged), and one larger than
+ * `MULTIPART_ABOVE_BYTES` goes in parts instead.
  */
 export async function bodyBytes(body: BlobBody): Promise<Buffer> {
   return Buffer.isBuffer(body) ? body : readFile(body.path);

@@ -3,14 +3,15 @@
  * guard here; customer buckets use createCustomerS3Client instead). Downloads are presigned GET
  * URLs, so bytes go from the bucket (or its CDN) to the customer without passing through us.
  */
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { AppError } from '../shared/errors.js';
 import type { BlobStore, CreateBlobStoreOptions, PutOptions, StoredBlob } from './blob-store.js';
-import { bodyBytes, type BlobBody } from './blob-body.js';
+import type { BlobBody } from './blob-body.js';
 import { attachmentDisposition } from './content-disposition.js';
 import { createS3Client } from './s3-client.js';
+import { putS3Object } from './s3-put.js';
 import { assertValidKey } from './storage-key.js';
 
 /** The parts of an `s3://bucket/prefix?…` storage URL. */
@@ -78,14 +79,8 @@ export function createS3BlobStore(location: S3StorageLocation, opts: CreateBlobS
     kind: 's3',
 
     async put(key: string, body: BlobBody, opts: PutOptions): Promise<void> {
-      const command = new PutObjectCommand({
-        Bucket,
-        Key: objectKey(key),
-        Body: await bodyBytes(body),
-        ContentType: opts.contentType,
-        ContentDisposition: opts.contentDisposition,
-      });
-      await client.send(command).catch((error: unknown) => {
+      const params = { Bucket, Key: objectKey(key), ContentType: opts.contentType, ContentDisposition: opts.contentDisposition };
+      await putS3Object(client, params, body).catch((error: unknown) => {
         throw new AppError('STORAGE_ERROR', 'Could not write the file to S3 storage', { cause: error });
       });
     },
