@@ -118,5 +118,9 @@ describe('config', () => {
       // The memory bound then covers a whole browser, which holds ~350 MB before any document.
       expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSERS: 'per-slot', PRESSROOM_RENDERER_MEMORY_MB: '512' })).toThrow(/PRESSROOM_RENDERER_MEMORY_MB of at least 1024/);
     } else expect(perSlot).toThrow(/sandbox/);
+    // An idle per-slot print browser is closed after 20 s (Chromium's --single-process stops printing after idling).
+    expect(loadConfig(base()).rendering.printBrowserIdleMs).toBe(20_000);
+    expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_IDLE_MS: '5000' }).rendering.printBrowserIdleMs).toBe(5000);
+    expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_IDLE_MS: '0' })).toThrow(/PRESSROOM_PRINT_BROWSER_IDLE_MS/);
   });
 });

@@ -176,6 +176,13 @@ export interface Config {
      * @defaultValue 'shared' (`PRESSROOM_PRINT_BROWSERS`)
      */
     readonly printBrowsers: 'shared' | 'per-slot';
+    /**
+     * A per-slot print browser idle this long is closed, and the slot's next document launches a new
+     * one: Chromium 156 run with `--single-process` stops answering `Page.printToPDF` once it has sat
+     * idle for somewhere between 45 and 90 s, and for good (docs/rendering.md "Print browsers").
+     * @defaultValue 20000 (`PRESSROOM_PRINT_BROWSER_IDLE_MS`)
+     */
+    readonly printBrowserIdleMs: number;
   };
   /**
    * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
@@ -551,6 +558,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       maxImagePixels: readInt(env, 'PRESSROOM_MAX_IMAGE_PIXELS', 100_000_000, 1),
       rendererMemoryMb,
       printBrowsers: readPrintBrowsers(env, rendererMemoryMb),
+      printBrowserIdleMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_IDLE_MS', 20_000, 100, 600_000),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),

@@ -28,6 +28,8 @@ export interface SupervisorOptions {
   rendererMemoryMb: number;
   /** Where documents without scripts are printed (`slot-print-browser.ts`). @defaultValue 'shared' */
   printBrowsers?: 'shared' | 'per-slot';
+  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`). @defaultValue 20000 */
+  printBrowserIdleMs?: number;
 }
 
 /** Browser counters for `stats()`. */
@@ -136,6 +138,7 @@ export class BrowserSupervisor {
           evaluator: this.options.evaluator,
           rendererMemoryMb: this.options.rendererMemoryMb,
           printBrowsers: this.options.printBrowsers,
+          printBrowserIdleMs: this.options.printBrowserIdleMs,
           // A slot's own print browser: its launches are counted apart, its crashes as a browser's.
           onPrintBrowserLaunched: () => {
             this.counters.printBrowserLaunches += 1;

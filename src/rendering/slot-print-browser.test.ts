@@ -2,8 +2,9 @@
  * Per-slot print browsers (`PRESSROOM_PRINT_BROWSERS=per-slot`, slot-print-browser.ts), on real
  * Chromium: documents without scripts print in each slot's own single-process browser; tags, text
  * and scripted documents are as with the shared browser; a print browser killed from outside costs no
- * render, memory past the bound is DOCUMENT_TOO_LARGE, recycling ends the retired print browsers, and
- * closing the renderer leaves no process behind.
+ * render, memory past the bound is DOCUMENT_TOO_LARGE, recycling ends the retired print browsers,
+ * closing the renderer leaves no process behind, and a print browser left idle is closed and its
+ * slot's next document printed on a new one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
@@ -19,7 +20,8 @@ const LIMIT_MB = 600;
 let renderer: PdfRenderer;
 
 beforeAll(async () => {
-  renderer = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, maxImagePixels: 500_000_000 });
+  // Not closed for idleness while these tests run, however slowly (that is the last test's).
+  renderer = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, maxImagePixels: 500_000_000, printBrowserIdleMs: 600_000 });
 });
 
 afterAll(async () => {
@@ -95,7 +97,7 @@ describe.sequential('per-slot print browsers', () => {
 
 describe('per-slot print browsers when the browser is recycled', () => {
   it('close the retired generation\'s print browsers and print on new ones', async () => {
-    const recycling = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', recycleAfterRenders: 3 });
+    const recycling = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', recycleAfterRenders: 3, printBrowserIdleMs: 600_000 });
     try {
       const texts: string[] = [];
       for (let round = 0; round < 5; round++) {
@@ -111,6 +113,27 @@ describe('per-slot print browsers when the browser is recycled', () => {
       await until(() => (printBrowsers().length <= 2 ? true : undefined), 30_000, 'the retired print browsers to end');
     } finally {
       await recycling.close();
+    }
+    expect(printBrowsers()).toEqual([]);
+  });
+});
+
+describe('per-slot print browsers left idle', () => {
+  // Chromium with --single-process stops printing for good after sitting idle (45–90 s here): an idle
+  // print browser is closed, and the next document launches a new one, with nothing failed.
+  it('are closed after PRESSROOM_PRINT_BROWSER_IDLE_MS, and the next document prints on a new browser', async () => {
+    const idle = await startTestRenderer({ concurrency: 1, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, printBrowserIdleMs: 300 });
+    const renderText = (html: string) => idle.render({ template: { html }, data: {} }).then((r) => pdfText(r.pdf));
+    try {
+      expect(await renderText('<p>Before the pause</p>')).toContain('Before the pause');
+      expect(idle.stats()).toMatchObject({ printBrowserLaunches: 1, crashes: 0 });
+      // The other renderers of this file are closed: every single-process browser left is this one's.
+      await until(() => (printBrowsers().length === 0 ? true : undefined), 30_000, 'the idle print browser to close');
+      expect(await renderText('<p>After the pause</p>')).toContain('After the pause');
+      expect(printBrowsers().length).toBeLessThanOrEqual(1);
+      expect(idle.stats()).toMatchObject({ printBrowserLaunches: 2, crashes: 0 });
+    } finally {
+      await idle.close();
     }
     expect(printBrowsers()).toEqual([]);
   });

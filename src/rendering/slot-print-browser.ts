@@ -16,7 +16,12 @@
  *  - a crash ends this browser only: the render on it fails as a crashed page would, the page is
  *    marked lost, and the slot opens a new page on a new browser;
  *  - the sandbox: a single-process browser has none, so config allows this mode only where Chromium
- *    runs without it anyway (as root).
+ *    runs without it anyway (as root);
+ *  - its lapses: Chromium 156 with `--single-process` stops answering `Page.printToPDF` once it has sat
+ *    idle for a while (hung after 45 s idle through the service, after 90 s but not 60 s on plain
+ *    puppeteer), and never prints again. So a browser idle for `idleCloseMs` is closed and the slot's
+ *    next document launches a new one, and a print page that was lost (a print that timed out, or any
+ *    failed render on it) is replaced on a new browser, never on the one it was lost in.
  * Documents with scripts, images and template evaluation stay on the multi-process browser
  * (`browser-generation.ts`): they need browser contexts of their own, which a single-process browser
  * does not support.
@@ -33,6 +38,8 @@ export interface SlotPrintBrowserOptions {
   protocolTimeoutMs: number;
   /** The browser is killed past this many MB (resident): it is the document process. */
   rendererMemoryMb: number;
+  /** Closed after this long without a render on its slot (see the file comment). */
+  idleCloseMs: number;
   logger: Logger;
   /** Counts a launch (the supervisor's `printBrowserLaunches`), and an end nobody asked for (`crashes`; not a memory kill). */
   onLaunched: () => void;
@@ -51,13 +58,18 @@ export class SlotPrintBrowser {
   /** When the memory watch killed this slot's browser (performance.now()). */
   #killedAt = Number.NEGATIVE_INFINITY;
   #closed = false;
+  /** Closes the browser once its slot has been idle for `idleCloseMs`; armed when a render gives the slot back. */
+  #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SlotPrintBrowserOptions) {}
 
-  /** A new print page on this slot's browser, launching the browser when there is none (or it ended). */
+  /**
+   * A new print page, on a new browser: the slot asks for one when it has none yet or its page was
+   * lost, and a lost page may have been lost to a browser that no longer prints (see the file comment).
+   */
   async openPrintPage(room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
     if (this.#closed) throw new Error('the slot print browser is closed');
-    const chromium = this.#chromium?.browser.connected ? this.#chromium : await this.#launch(signal);
+    const chromium = await this.#launch(signal);
     const page = await PrintPage.open(chromium.root, room, signal, { crashesWithBrowser: true });
     if (this.#closed || chromium !== this.#chromium) {
       await page.close();
@@ -72,6 +84,7 @@ export class SlotPrintBrowser {
    */
   watch(): () => void {
     this.#watchers += 1;
+    clearTimeout(this.#idleTimer);
     this.#releaseWatch ??= this.#watch?.hold();
     let released = false;
     return () => {
@@ -81,7 +94,23 @@ export class SlotPrintBrowser {
       if (this.#watchers > 0) return;
       this.#releaseWatch?.();
       this.#releaseWatch = undefined;
+      this.#armIdleClose();
     };
+  }
+
+  /**
+   * Closes the browser when the slot stays idle for `idleCloseMs`. Its page goes with it (marked
+   * crashed as the connection closes), so the slot's next render opens a page on a new browser.
+   */
+  #armIdleClose(): void {
+    clearTimeout(this.#idleTimer);
+    if (this.#closed || !this.#chromium) return;
+    this.#idleTimer = setTimeout(() => {
+      if (this.#watchers > 0 || this.#closed) return;
+      this.options.logger.debug({ pid: this.#chromium?.pid }, 'slot print browser idle: closed');
+      void this.#end();
+    }, this.options.idleCloseMs);
+    this.#idleTimer.unref();
   }
 
   /** True when the memory watch killed this slot's browser after `sinceMs` (performance.now()). */
@@ -91,6 +120,7 @@ export class SlotPrintBrowser {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#idleTimer);
     await this.#end();
   }
 

@@ -29,6 +29,7 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     rendererMemoryMb: 2048,
     // PRESSROOM_PRINT_BROWSERS=per-slot runs the rendering tests with per-slot print browsers.
     printBrowsers: process.env.PRESSROOM_PRINT_BROWSERS === 'per-slot' ? 'per-slot' : 'shared',
+    printBrowserIdleMs: 20_000,
     ...overrides,
   };
 }
