@@ -32,7 +32,7 @@ import { PEERS } from './peer-chromium.js';
 import { engineOrder, resultFile, roundsTable } from './rounds.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SHARED_PEERS = resolve(ROOT, '..', 'shared', 'peers');
+export const SHARED_PEERS = resolve(ROOT, '..', 'shared', 'peers');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 function log(message: string): void {
