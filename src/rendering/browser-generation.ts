@@ -36,8 +36,8 @@ export interface GenerationOptions {
   rendererMemoryMb: number;
   /** `per-slot`: each slot prints documents without scripts in a single-process browser of its own (`slot-print-browser.ts`). @defaultValue 'shared' */
   printBrowsers?: 'shared' | 'per-slot';
-  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`). @defaultValue 20000 */
-  printBrowserIdleMs?: number;
+  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`). */
+  printBrowserIdleMs: number;
   /** A slot's print browser started, or ended unasked (per-slot print browsers only). */
   onPrintBrowserLaunched?: () => void;
   onPrintBrowserLost?: () => void;
@@ -269,7 +269,7 @@ export class BrowserGeneration {
             sinkholePort: options.sinkholePort,
             protocolTimeoutMs: options.protocolTimeoutMs,
             rendererMemoryMb: options.rendererMemoryMb,
-            idleCloseMs: options.printBrowserIdleMs ?? 20_000,
+            idleCloseMs: options.printBrowserIdleMs,
             logger: options.logger,
             onLaunched: () => options.onPrintBrowserLaunched?.(),
             onLost: () => options.onPrintBrowserLost?.(),

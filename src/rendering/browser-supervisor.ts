@@ -28,8 +28,8 @@ export interface SupervisorOptions {
   rendererMemoryMb: number;
   /** Where documents without scripts are printed (`slot-print-browser.ts`). @defaultValue 'shared' */
   printBrowsers?: 'shared' | 'per-slot';
-  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`). @defaultValue 20000 */
-  printBrowserIdleMs?: number;
+  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`; the default is config's). */
+  printBrowserIdleMs: number;
 }
 
 /** Browser counters for `stats()`. */

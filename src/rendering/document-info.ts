@@ -18,7 +18,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString } from '@cantoo/pdf-lib';
 import { VERSION } from '../version.js';
-import { spillWriteError, writeAll } from './chromium/cdp-helpers.js';
+import { spillWriteError, writeAll } from './chromium/spill-file.js';
 import type { PdfFile } from './pdf-file.js';
 import { prepareRewrite } from './pdf-rewrite.js';
 import { bufferBytes, fileBytes, parseAt, readXref, type PdfBytes } from './pdf-xref.js';

@@ -1,7 +1,7 @@
 /** Small helpers for driving CDP sessions under deadlines. */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import type { CDPSession } from 'puppeteer-core';
-import { AppError } from '../../shared/errors.js';
+import { spillWriteError, writeAll, type StreamSpill } from './spill-file.js';
 
 /** Settles like `promise`, or rejects with `signal.reason` as soon as the signal aborts. */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -61,37 +61,9 @@ export function waitForEvent<T>(session: CDPSession, event: string, accept: (pay
 // below the DevTools pipe's message bound (devtools-pipe.ts).
 const STREAM_CHUNK_BYTES = 8 * 1024 * 1024;
 
-/**
- * Where a long stream goes instead of memory: once `aboveBytes` have arrived, what came so far and
- * every later chunk are written to `path` (created, or emptied) as they arrive. The file is removed
- * if reading fails.
- */
-export interface StreamSpill {
-  readonly path: string;
-  readonly aboveBytes: number;
-}
-
-/** A spill file that cannot be written (a full disk, a missing directory): the document cannot be stored (502, refunded). */
-export function spillWriteError(cause: unknown): AppError {
-  const code = (cause as NodeJS.ErrnoException).code ?? 'an error';
-  return new AppError('STORAGE_ERROR', `The PDF could not be written to the spool (PRESSROOM_SPOOL_DIR): ${code}; retry the request`, { cause });
-}
-
 const spillFailed = (error: unknown): never => {
   throw spillWriteError(error);
 };
-
-/**
- * Writes all of `bytes` at `position`: a write may take only part of them (a disk filling up takes
- * what fits, then fails the next write), and a short file must never pass for a whole one.
- */
-export async function writeAll(file: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length; ) {
-    const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done);
-    if (bytesWritten === 0) throw Object.assign(new Error('no byte could be written'), { code: 'EIO', syscall: 'write' });
-    done += bytesWritten;
-  }
-}
 
 /** A stream as read: in memory, or spilled to the file at `path`. */
 export type StreamedBytes = Buffer | { readonly path: string; readonly size: number };

@@ -14,7 +14,8 @@
  */
 import type { CDPSession, Protocol } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
-import { raceSignal, readProtocolStream, waitForEvent, type StreamedBytes, type StreamSpill } from './cdp-helpers.js';
+import { raceSignal, readProtocolStream, waitForEvent, type StreamedBytes } from './cdp-helpers.js';
+import type { StreamSpill } from './spill-file.js';
 import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions, type DocumentResources } from './closed-room.js';
 import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { ImagePixelMeter } from './image-pixels.js';
