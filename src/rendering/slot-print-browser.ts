@@ -69,12 +69,17 @@ export class SlotPrintBrowser {
    */
   async openPrintPage(room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
     if (this.#closed) throw new Error('the slot print browser is closed');
+    // Not closed for idleness while its page opens.
+    clearTimeout(this.#idleTimer);
     const chromium = await this.#launch(signal);
     const page = await PrintPage.open(chromium.root, room, signal, { crashesWithBrowser: true });
     if (this.#closed || chromium !== this.#chromium) {
       await page.close();
       throw new Error('the slot print browser ended while its page opened');
     }
+    // Opened with no render on the slot (at warm-up, or replacing a lost page after a render): idle from
+    // now, so it too is closed before it can stop printing.
+    if (this.#watchers === 0) this.#armIdleClose();
     return page;
   }
 
@@ -104,7 +109,7 @@ export class SlotPrintBrowser {
    */
   #armIdleClose(): void {
     clearTimeout(this.#idleTimer);
-    if (this.#closed || !this.#chromium) return;
+    if (this.#closed) return;
     this.#idleTimer = setTimeout(() => {
       if (this.#watchers > 0 || this.#closed) return;
       this.options.logger.debug({ pid: this.#chromium?.pid }, 'slot print browser idle: closed');
