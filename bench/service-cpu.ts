@@ -1,6 +1,6 @@
 /**
  * Where the service's CPU goes per document, by process: starts the built service (embedded default),
- * renders `--n` peers' invoices through the HTTP API at concurrency 2 after a warm-up of 60, and reads
+ * renders `--n` peers' invoices through the HTTP API at `--concurrency` (2) after a warm-up of 60, and reads
  * /proc for every process of the service's tree before and after (issue 17, README "Performance"):
  *   - node: the service's Node process, all its threads (event loop, compaction, libuv);
  *   - shared:<type>: the shared multi-process Chromium — its browser, renderers, GPU process, zygote;
@@ -10,7 +10,7 @@
  * A process that started during the run counts from zero. The machine should be otherwise idle; the
  * client's own CPU (this process) is printed apart.
  *
- *   npm run build && node --import tsx bench/service-cpu.ts [--print-browsers shared|per-slot] [--tagged on|off] [--n 400]
+ *   npm run build && node --import tsx bench/service-cpu.ts [--print-browsers shared|per-slot] [--tagged on|off] [--n 400] [--concurrency 2]
  *
  * CPU per document is steadier than documents per second on a machine whose speed drifts within
  * minutes, and it says which process a change saves in.
@@ -66,6 +66,7 @@ async function main(): Promise<void> {
   const printBrowsers = option('--print-browsers', 'shared');
   const tagged = option('--tagged', 'off') === 'on';
   const n = Number(option('--n', '400'));
+  const concurrency = Number(option('--concurrency', '2'));
   const service = await startBenchService(printBrowsers === 'shared' ? {} : { PRESSROOM_PRINT_BROWSERS: printBrowsers });
   const root = service.child.pid!;
   try {
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
           if (res.status !== 200) throw new Error(`a render answered ${res.status}`);
         }
       };
-      await Promise.all([worker(), worker()]);
+      await Promise.all(Array.from({ length: concurrency }, worker));
     };
     await render(WARM_UP);
     const before = sampleTree(root);
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
       add(`${now.kind} (ended children)`, now.endedChildrenMs - (then?.endedChildrenMs ?? 0));
     }
     const total = [...perKind.values()].reduce((sum, ms) => sum + ms, 0);
-    console.log(`\n${n} invoices, ${tagged ? 'tagged' : 'untagged'}, c = 2, print browsers ${printBrowsers}: ${(n / seconds).toFixed(2)} docs/s\n`);
+    console.log(`\n${n} invoices, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}, print browsers ${printBrowsers}: ${(n / seconds).toFixed(2)} docs/s\n`);
     console.log('| process | CPU ms/doc |\n|---|--:|');
     for (const [kind, ms] of [...perKind].sort((a, b) => b[1] - a[1])) if (ms / n >= 0.1) console.log(`| ${kind} | ${(ms / n).toFixed(1)} |`);
     console.log(`| **the service in all** | **${(total / n).toFixed(1)}** |`);
