@@ -110,17 +110,29 @@ describe('config', () => {
     expect(loadConfig({ ...base(), PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
   });
 
-  it('prints on the shared browser unless per-slot print browsers are asked for, and allows those only unsandboxed (as root)', () => {
-    expect(loadConfig(base()).rendering.printBrowsers).toBe('shared');
-    const perSlot = () => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSERS: 'per-slot' }).rendering.printBrowsers;
+  it('prints in per-slot print browsers by default where they are allowed (unsandboxed, as root), on the shared browser elsewhere', () => {
+    const printBrowsers = (env: Record<string, string> = {}) => loadConfig({ ...base(), ...env }).rendering.printBrowsers;
+    expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'shared' })).toBe('shared');
+    // A bound too small for a whole browser keeps the default on the shared browser.
+    expect(printBrowsers({ PRESSROOM_RENDERER_MEMORY_MB: '512' })).toBe('shared');
+    const perSlot = () => printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'per-slot' });
     if (process.getuid?.() === 0) {
+      expect(printBrowsers()).toBe('per-slot');
+      expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'auto' })).toBe('per-slot');
       expect(perSlot()).toBe('per-slot');
-      // The memory bound then covers a whole browser, which holds ~350 MB before any document.
-      expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSERS: 'per-slot', PRESSROOM_RENDERER_MEMORY_MB: '512' })).toThrow(/PRESSROOM_RENDERER_MEMORY_MB of at least 1024/);
-    } else expect(perSlot).toThrow(/sandbox/);
+      // Asked for by name, a bound that cannot hold the browser (~350 MB before any document) is refused.
+      expect(() => printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'per-slot', PRESSROOM_RENDERER_MEMORY_MB: '512' })).toThrow(/PRESSROOM_RENDERER_MEMORY_MB of at least 1024/);
+    } else {
+      expect(printBrowsers()).toBe('shared');
+      expect(perSlot).toThrow(/sandbox/);
+    }
     // An idle per-slot print browser is closed after 20 s (Chromium's --single-process stops printing after idling).
     expect(loadConfig(base()).rendering.printBrowserIdleMs).toBe(20_000);
     expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_IDLE_MS: '5000' }).rendering.printBrowserIdleMs).toBe(5000);
     expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_IDLE_MS: '0' })).toThrow(/PRESSROOM_PRINT_BROWSER_IDLE_MS/);
+    // …and one older than a minute when its slot is given back (it stops printing ~3 minutes after its launch): at most two.
+    expect(loadConfig(base()).rendering.printBrowserMaxAgeMs).toBe(60_000);
+    expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_MAX_AGE_MS: '30000' }).rendering.printBrowserMaxAgeMs).toBe(30_000);
+    expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_MAX_AGE_MS: '180000' })).toThrow(/PRESSROOM_PRINT_BROWSER_MAX_AGE_MS/);
   });
 });

@@ -173,7 +173,7 @@ export interface Config {
      * as threads of that browser), which saves that process per print (docs/rendering.md "Print
      * browsers"); its memory bound, crash and restart concern that slot only. Needs a Chromium without
      * its sandbox (the service runs as root), since a single-process browser has none.
-     * @defaultValue 'shared' (`PRESSROOM_PRINT_BROWSERS`)
+     * @defaultValue `PRESSROOM_PRINT_BROWSERS=auto`: 'per-slot' as root with a memory bound of at least 1024 MB, else 'shared'
      */
     readonly printBrowsers: 'shared' | 'per-slot';
     /**
@@ -183,6 +183,13 @@ export interface Config {
      * @defaultValue 20000 (`PRESSROOM_PRINT_BROWSER_IDLE_MS`)
      */
     readonly printBrowserIdleMs: number;
+    /**
+     * A per-slot print browser this old is closed when its slot is given back, and the slot's next
+     * document launches a new one: Chromium 156 run with `--single-process` stops answering
+     * `Page.printToPDF` some three minutes after it started, busy or idle (docs/rendering.md "Print browsers").
+     * @defaultValue 60000 (`PRESSROOM_PRINT_BROWSER_MAX_AGE_MS`)
+     */
+    readonly printBrowserMaxAgeMs: number;
   };
   /**
    * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
@@ -390,17 +397,27 @@ function readEvaluator(env: Env): Config['rendering']['evaluator'] {
 /** A per-slot print browser holds ~350 MB before any document (docs/rendering.md "Print browsers"). */
 const MIN_PER_SLOT_MEMORY_MB = 1024;
 
+/**
+ * `auto` (the default) picks `per-slot` wherever it is allowed — Chromium runs without its sandbox
+ * anyway (as root) and the memory bound can hold a whole browser — and `shared` elsewhere (a
+ * container run as its own user, as the Dockerfile does, keeps Chromium's sandbox). Where allowed it
+ * saves the print compositor process Chromium starts for every print: a quarter to a half of a
+ * one-page document's CPU (README "Performance", 2026-11-27 and -28).
+ */
 function readPrintBrowsers(env: Env, rendererMemoryMb: number): Config['rendering']['printBrowsers'] {
-  const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'shared';
-  if (raw !== 'shared' && raw !== 'per-slot') {
-    throw new ConfigError(`PRESSROOM_PRINT_BROWSERS must be shared or per-slot; got "${raw}"`);
+  const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'auto';
+  if (raw !== 'auto' && raw !== 'shared' && raw !== 'per-slot') {
+    throw new ConfigError(`PRESSROOM_PRINT_BROWSERS must be auto, shared or per-slot; got "${raw}"`);
   }
   // A single-process Chromium has no renderer sandbox; Chromium runs without one only as root (launch-chromium.ts).
-  if (raw === 'per-slot' && process.getuid?.() !== 0) {
+  const unsandboxed = process.getuid?.() === 0;
+  // The bound then covers a whole browser: below this, every print browser would be killed as it starts.
+  const boundHoldsBrowser = rendererMemoryMb >= MIN_PER_SLOT_MEMORY_MB;
+  if (raw === 'auto') return unsandboxed && boundHoldsBrowser ? 'per-slot' : 'shared';
+  if (raw === 'per-slot' && !unsandboxed) {
     throw new ConfigError('PRESSROOM_PRINT_BROWSERS=per-slot needs Chromium without its sandbox, which Pressroom uses only when it runs as root; a single-process browser would take the sandbox away');
   }
-  // The bound then covers a whole browser: below this, every print browser would be killed as it starts.
-  if (raw === 'per-slot' && rendererMemoryMb < MIN_PER_SLOT_MEMORY_MB) {
+  if (raw === 'per-slot' && !boundHoldsBrowser) {
     throw new ConfigError(`PRESSROOM_PRINT_BROWSERS=per-slot needs PRESSROOM_RENDERER_MEMORY_MB of at least ${MIN_PER_SLOT_MEMORY_MB} (it bounds the whole print browser); got ${rendererMemoryMb}`);
   }
   return raw;
@@ -559,6 +576,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       rendererMemoryMb,
       printBrowsers: readPrintBrowsers(env, rendererMemoryMb),
       printBrowserIdleMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_IDLE_MS', 20_000, 100, 600_000),
+      // At most two minutes: the first print that hung came 170 s after the launch (slot-print-browser.ts).
+      printBrowserMaxAgeMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_MAX_AGE_MS', 60_000, 100, 120_000),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),

@@ -287,7 +287,7 @@ export function createMetrics(): Metrics {
   const seen = { launches: 0, printBrowserLaunches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
   const printBrowserLaunches = new Counter({
     name: 'pressroom_print_browser_launches_total',
-    help: 'Per-slot single-process print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot): one per slot at first, then one after each crash or memory kill',
+    help: 'Per-slot single-process print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot): one per slot at first, then one after each crash, memory kill, idle close or age close (PRESSROOM_PRINT_BROWSER_MAX_AGE_MS)',
     registers,
     collect: syncBrowserCounters,
   });

@@ -16,13 +16,24 @@ import { raceSignal, type StreamedBytes } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions, DocumentResources } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
 import { tooMuchMemory } from './chromium/document-bounds.js';
-import type { PrintBounds, PrintPage, PrintParams } from './chromium/print-page.js';
+import { PrintPage, type PrintBounds, type PrintParams } from './chromium/print-page.js';
 import { PrintTracker } from './chromium/print-tracker.js';
 import { ProcessMemoryWatch, type KilledProcess } from './chromium/process-memory-watch.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
 import { SlotPrintBrowser } from './slot-print-browser.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
+
+/**
+ * A document whose HTML is longer than this prints on the multi-process browser even where the slots
+ * have print browsers of their own. A single-process browser stops printing some three minutes after
+ * its launch (`slot-print-browser.ts`), so a print that could run long must not be given one; and
+ * the process it saves per print (~12–17 ms) is lost in a long document's print, which was ~10 % slower
+ * there from about three pages on the faster machines (docs/rendering.md "Print browsers"). The
+ * document's HTML is what is known before printing: the peers' one-page invoice is 12 KB, a
+ * three-page table ~43 KB, the 33-page report 550 KB.
+ */
+export const SLOT_PRINT_MAX_HTML_CHARS = 128 * 1024;
 
 export interface GenerationOptions {
   id: number;
@@ -38,6 +49,8 @@ export interface GenerationOptions {
   printBrowsers?: 'shared' | 'per-slot';
   /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`). */
   printBrowserIdleMs: number;
+  /** A per-slot print browser this old is closed when its slot is given back (`slot-print-browser.ts`). */
+  printBrowserMaxAgeMs: number;
   /** A slot's print browser started, or ended unasked (per-slot print browsers only). */
   onPrintBrowserLaunched?: () => void;
   onPrintBrowserLost?: () => void;
@@ -109,7 +122,7 @@ export class BrowserGeneration {
       await generation.close();
       throw error;
     }
-    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb }, 'Chromium started');
+    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb, printBrowsers: options.printBrowsers ?? 'shared' }, 'Chromium started');
     return generation;
   }
 
@@ -180,7 +193,8 @@ export class BrowserGeneration {
 
   /**
    * Prints `html` within `bounds`: on the slot's print page, or for a document with scripts in a
-   * single-use context. Tracked, so that a print whose compositor the memory watch killed is
+   * single-use context; a long document of a slot with its own print browser on a single-use print page
+   * of this browser (SLOT_PRINT_MAX_HTML_CHARS). Tracked, so that a print whose compositor the memory watch killed is
    * stopped with DOCUMENT_TOO_LARGE instead of waiting for its deadline.
    */
   async print(
@@ -193,12 +207,24 @@ export class BrowserGeneration {
       const signal = AbortSignal.any([options.signal, tracked.signal]);
       const pdf = options.scripted
         ? await this.#printScripted(html, params, options.bounds, signal, options.resources)
-        : await options.printer.print(html, params, options.bounds, signal, options.resources);
+        : this.options.printBrowsers === 'per-slot' && html.length > SLOT_PRINT_MAX_HTML_CHARS
+          ? await this.#printLong(html, params, options.bounds, signal, options.resources)
+          : await options.printer.print(html, params, options.bounds, signal, options.resources);
       tracked.end(true);
       return pdf;
     } catch (error) {
       tracked.end(false);
       throw error;
+    }
+  }
+
+  /** Prints a long document without scripts on a print page of this browser opened for it alone. */
+  async #printLong(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources: DocumentResources | undefined): Promise<StreamedBytes> {
+    const page = await PrintPage.open(this.chromium.root, this.options.room, signal);
+    try {
+      return await page.print(html, params, bounds, signal, resources);
+    } finally {
+      await page.close();
     }
   }
 
@@ -270,6 +296,7 @@ export class BrowserGeneration {
             protocolTimeoutMs: options.protocolTimeoutMs,
             rendererMemoryMb: options.rendererMemoryMb,
             idleCloseMs: options.printBrowserIdleMs,
+            maxAgeMs: options.printBrowserMaxAgeMs,
             logger: options.logger,
             onLaunched: () => options.onPrintBrowserLaunched?.(),
             onLost: () => options.onPrintBrowserLost?.(),

@@ -30,6 +30,8 @@ export interface SupervisorOptions {
   printBrowsers?: 'shared' | 'per-slot';
   /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`; the default is config's). */
   printBrowserIdleMs: number;
+  /** A per-slot print browser this old is closed when its slot is given back (`slot-print-browser.ts`; the default is config's). */
+  printBrowserMaxAgeMs: number;
 }
 
 /** Browser counters for `stats()`. */
@@ -139,6 +141,7 @@ export class BrowserSupervisor {
           rendererMemoryMb: this.options.rendererMemoryMb,
           printBrowsers: this.options.printBrowsers,
           printBrowserIdleMs: this.options.printBrowserIdleMs,
+          printBrowserMaxAgeMs: this.options.printBrowserMaxAgeMs,
           // A slot's own print browser: its launches are counted apart, its crashes as a browser's.
           onPrintBrowserLaunched: () => {
             this.counters.printBrowserLaunches += 1;

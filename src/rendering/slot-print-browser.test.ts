@@ -1,10 +1,10 @@
 /**
  * Per-slot print browsers (`PRESSROOM_PRINT_BROWSERS=per-slot`, slot-print-browser.ts), on real
- * Chromium: documents without scripts print in each slot's own single-process browser; tags, text
- * and scripted documents are as with the shared browser; a print browser killed from outside costs no
+ * Chromium: documents without scripts print in each slot's own single-process browser, long ones on
+ * the shared browser; tags, text and scripted documents are as with the shared browser; a print browser killed from outside costs no
  * render, memory past the bound is DOCUMENT_TOO_LARGE, recycling ends the retired print browsers,
- * closing the renderer leaves no process behind, and a print browser left idle is closed and its
- * slot's next document printed on a new one.
+ * closing the renderer leaves no process behind, and a print browser left idle, or past its age, is
+ * closed and its slot's next document printed on a new one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
@@ -12,6 +12,7 @@ import { dataUri, solidPng } from '../../test/support/png-images.js';
 import { descendants, pdfInfo, pdfText, startTestRenderer } from '../../test/support/rendering-kit.js';
 import { until } from '../../test/support/until.js';
 import { isDead, readProcStat } from './chromium/proc-stat.js';
+import { SLOT_PRINT_MAX_HTML_CHARS } from './browser-generation.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 
 /** Well above an idle single-process print browser (~150–250 MB resident here). */
@@ -20,8 +21,11 @@ const LIMIT_MB = 600;
 let renderer: PdfRenderer;
 
 beforeAll(async () => {
-  // Not closed for idleness while these tests run, however slowly (that is the last test's).
-  renderer = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, maxImagePixels: 500_000_000, printBrowserIdleMs: 600_000 });
+  // Not closed for idleness while these tests run, however slowly (that is the last tests'), and
+  // not replaced for age (the last test's) before 150 s, past config's limit of 120 s but short of
+  // the ~170 s after which Chromium stops printing: these tests count launches and compare browsers,
+  // and take 20–60 s here.
+  renderer = await startTestRenderer({ concurrency: 2, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, maxImagePixels: 500_000_000, printBrowserIdleMs: 600_000, printBrowserMaxAgeMs: 150_000 });
 });
 
 afterAll(async () => {
@@ -57,6 +61,27 @@ describe.sequential('per-slot print browsers', () => {
   it('leave documents with scripts on the multi-process browser', async () => {
     // A single-process browser cannot open the throwaway browser context a scripted document gets.
     expect(pdfText(await render('<p id="out"></p><script>document.getElementById("out").textContent = "scripted " + (6 * 7);</script>'))).toContain('scripted 42');
+  });
+
+  it('leave long documents (HTML over SLOT_PRINT_MAX_HTML_CHARS) on the multi-process browser', async () => {
+    // A single-process browser stops printing ~3 minutes after its launch, so a print that could run
+    // long is not given one. With both slots' print browsers stopped (SIGSTOP), only a document printed
+    // elsewhere can come back.
+    const rows = Array.from({ length: 4000 }, (_, i) => `<tr><td>Ledger row ${i}</td><td>${(i * 7.31).toFixed(2)} EUR</td></tr>`).join('');
+    const long = `<h1>Ledger</h1><table>${rows}</table><p>End of ledger</p>`;
+    expect(long.length).toBeGreaterThan(SLOT_PRINT_MAX_HTML_CHARS);
+    const browsers = printBrowsers();
+    expect(browsers.length).toBe(2);
+    for (const pid of browsers) process.kill(pid, 'SIGSTOP');
+    try {
+      const text = pdfText(await render(long, { tagged: false }));
+      expect(text).toContain('Ledger row 3999');
+      expect(text).toContain('End of ledger');
+    } finally {
+      for (const pid of browsers) process.kill(pid, 'SIGCONT');
+    }
+    expect(pdfText(await render('<p>Short again</p>'))).toContain('Short again');
+    expect(printBrowsers()).toEqual(browsers);
   });
 
   it('a print browser killed from outside costs no render: a render that finds its page lost is tried once more on a new browser', async () => {
@@ -137,6 +162,28 @@ describe('per-slot print browsers left idle', () => {
       expect(idle.stats()).toMatchObject({ printBrowserLaunches: 3, crashes: 0 });
     } finally {
       await idle.close();
+    }
+    expect(printBrowsers()).toEqual([]);
+  });
+});
+
+describe('per-slot print browsers past their age', () => {
+  // Chromium with --single-process stops printing for good some three minutes after its launch, busy
+  // or idle: a print browser is used for at most PRESSROOM_PRINT_BROWSER_MAX_AGE_MS, however busy its
+  // slot, and the next document launches a new one, with nothing failed.
+  it('are closed once past PRESSROOM_PRINT_BROWSER_MAX_AGE_MS though never idle that long, and the next document prints on a new browser', async () => {
+    const aging = await startTestRenderer({ concurrency: 1, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, printBrowserIdleMs: 600_000, printBrowserMaxAgeMs: 300 });
+    const renderText = (html: string) => aging.render({ template: { html }, data: {} }).then((r) => pdfText(r.pdf));
+    const closed = (what: string) => until(() => (printBrowsers().length === 0 ? true : undefined), 30_000, what);
+    try {
+      await closed('the print browser launched at warm-up to close at its age');
+      for (const round of [1, 2]) {
+        expect(await renderText(`<p>Round ${round}</p>`)).toContain(`Round ${round}`);
+        expect(aging.stats()).toMatchObject({ printBrowserLaunches: 1 + round, crashes: 0 });
+        await closed(`the print browser of round ${round} to close at its age`);
+      }
+    } finally {
+      await aging.close();
     }
     expect(printBrowsers()).toEqual([]);
   });

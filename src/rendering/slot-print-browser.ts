@@ -17,11 +17,14 @@
  *    marked lost, and the slot opens a new page on a new browser;
  *  - the sandbox: a single-process browser has none, so config allows this mode only where Chromium
  *    runs without it anyway (as root);
- *  - its lapses: Chromium 156 with `--single-process` stops answering `Page.printToPDF` once it has sat
- *    idle for a while (hung after 45 s idle through the service, after 90 s but not 60 s on plain
- *    puppeteer), and never prints again. So a browser idle for `idleCloseMs` is closed and the slot's
- *    next document launches a new one, and a print page that was lost (a print that timed out, or any
- *    failed render on it) is replaced on a new browser, never on the one it was lost in.
+ *  - its lapses: Chromium 156 with `--single-process` stops answering `Page.printToPDF` for good some
+ *    three minutes after it started, busy or idle (plain puppeteer, 2026-11-27: the first print that
+ *    hung came 170–245 s after the launch, whether the browser printed without pause, every 10 s, or
+ *    after 100 s idle; first taken for a lapse after idling). So a browser is used for at most
+ *    `maxAgeMs`: once older, it is closed as its slot is given back and the next document launches a
+ *    new one; a browser idle for `idleCloseMs` is closed as well (its memory back); and a print page
+ *    that was lost (a print that timed out, or any failed render on it) is replaced on a new browser,
+ *    never on the one it was lost in.
  * Documents with scripts, images and template evaluation stay on the multi-process browser
  * (`browser-generation.ts`): they need browser contexts of their own, which a single-process browser
  * does not support.
@@ -40,6 +43,8 @@ export interface SlotPrintBrowserOptions {
   rendererMemoryMb: number;
   /** Closed after this long without a render on its slot (see the file comment). */
   idleCloseMs: number;
+  /** Closed once this old when its slot is given back: it stops printing some three minutes after its launch (see the file comment). */
+  maxAgeMs: number;
   logger: Logger;
   /** Counts a launch (the supervisor's `printBrowserLaunches`), and an end nobody asked for (`crashes`; not a memory kill). */
   onLaunched: () => void;
@@ -51,6 +56,8 @@ const MEMORY_POLL_MS = 250;
 
 export class SlotPrintBrowser {
   #chromium: LaunchedChromium | undefined;
+  /** When the current browser was launched (performance.now()). */
+  #launchedAt = 0;
   #watch: ProcessMemoryWatch | undefined;
   #releaseWatch: (() => void) | undefined;
   /** Renders on this slot holding the memory watch (one at a time; a count, like the watch's own). */
@@ -99,22 +106,30 @@ export class SlotPrintBrowser {
       if (this.#watchers > 0) return;
       this.#releaseWatch?.();
       this.#releaseWatch = undefined;
+      if (this.#chromium && performance.now() - this.#launchedAt >= this.options.maxAgeMs) {
+        // Past its age, before it can stop printing: the slot's next render opens a page on a new one.
+        this.options.logger.debug({ pid: this.#chromium.pid }, 'slot print browser at its age: closed');
+        void this.#end();
+        return;
+      }
       this.#armIdleClose();
     };
   }
 
   /**
-   * Closes the browser when the slot stays idle for `idleCloseMs`. Its page goes with it (marked
-   * crashed as the connection closes), so the slot's next render opens a page on a new browser.
+   * Closes the browser when the slot stays idle for `idleCloseMs`, or sooner if it reaches `maxAgeMs`
+   * meanwhile. Its page goes with it (marked crashed as the connection closes), so the slot's next
+   * render opens a page on a new browser.
    */
   #armIdleClose(): void {
     clearTimeout(this.#idleTimer);
     if (this.#closed) return;
+    const ageLeftMs = this.options.maxAgeMs - (performance.now() - this.#launchedAt);
     this.#idleTimer = setTimeout(() => {
       if (this.#watchers > 0 || this.#closed) return;
-      this.options.logger.debug({ pid: this.#chromium?.pid }, 'slot print browser idle: closed');
+      this.options.logger.debug({ pid: this.#chromium?.pid }, 'slot print browser idle or at its age: closed');
       void this.#end();
-    }, this.options.idleCloseMs);
+    }, Math.max(0, Math.min(this.options.idleCloseMs, ageLeftMs)));
     this.#idleTimer.unref();
   }
 
@@ -144,6 +159,7 @@ export class SlotPrintBrowser {
       throw new Error('the slot print browser is closed');
     }
     this.#chromium = chromium;
+    this.#launchedAt = performance.now();
     this.options.onLaunched();
     let killedByWatch = false;
     if (chromium.pid !== undefined) {

@@ -27,9 +27,12 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     maxPages: 2000,
     maxImagePixels: 100_000_000,
     rendererMemoryMb: 2048,
-    // PRESSROOM_PRINT_BROWSERS=per-slot runs the rendering tests with per-slot print browsers.
+    // The rendering tests cover the shared browser, where a sandboxed Chromium (the Dockerfile's
+    // user) prints; the API tests run on the service's default, which as root is per-slot
+    // (config.ts). PRESSROOM_PRINT_BROWSERS=per-slot runs the rendering tests with per-slot print browsers.
     printBrowsers: process.env.PRESSROOM_PRINT_BROWSERS === 'per-slot' ? 'per-slot' : 'shared',
     printBrowserIdleMs: 20_000,
+    printBrowserMaxAgeMs: 60_000,
     ...overrides,
   };
 }
