@@ -25,15 +25,16 @@ import { SlotPrintBrowser } from './slot-print-browser.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 /**
- * A document whose HTML is longer than this prints on the multi-process browser even where the slots
- * have print browsers of their own. A single-process browser stops printing some three minutes after
- * its launch (`slot-print-browser.ts`), so a print that could run long must not be given one; and
- * the process it saves per print (~12–17 ms) is lost in a long document's print, which was ~10 % slower
- * there from about three pages on the faster machines (docs/rendering.md "Print browsers"). The
- * document's HTML is what is known before printing: the peers' one-page invoice is 12 KB, a
- * three-page table ~43 KB, the 33-page report 550 KB.
+ * A document whose HTML is longer than this prints on a page of the multi-process browser opened for
+ * it, even where the slots have print browsers of their own: a single-process browser stops printing
+ * some three minutes after its launch (`slot-print-browser.ts`), and is used up to a minute old, so
+ * a print that could take over a minute and a half must not be given one. The document's HTML is
+ * what is known before printing: the peers' one-page invoice is 12 KB, the 33-page report 550 KB
+ * (~9 s tagged on the slowest machine seen), a 1 MiB table ~60 pages; the 330-page report, 5 MB, goes
+ * to the multi-process browser. Not lower: a page opened for one document prints the 33-page report
+ * ~25 % slower than a slot's reused one (README "Performance", 2026-11-27 afternoon).
  */
-export const SLOT_PRINT_MAX_HTML_CHARS = 128 * 1024;
+export const SLOT_PRINT_MAX_HTML_CHARS = 1024 * 1024;
 
 export interface GenerationOptions {
   id: number;
