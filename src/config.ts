@@ -173,7 +173,7 @@ export interface Config {
      * as threads of that browser), which saves that process per print (docs/rendering.md "Print
      * browsers"); its memory bound, crash and restart concern that slot only. Needs a Chromium without
      * its sandbox (the service runs as root), since a single-process browser has none.
-     * @defaultValue `PRESSROOM_PRINT_BROWSERS=auto`: 'per-slot' as root with a memory bound of at least 1024 MB, else 'shared'
+     * @defaultValue 'shared' (`PRESSROOM_PRINT_BROWSERS`; `auto` picks 'per-slot' as root with a bound of at least 1024 MB, else 'shared')
      */
     readonly printBrowsers: 'shared' | 'per-slot';
     /**
@@ -405,7 +405,7 @@ const MIN_PER_SLOT_MEMORY_MB = 1024;
  * one-page document's CPU (README "Performance", 2026-11-27 and -28).
  */
 function readPrintBrowsers(env: Env, rendererMemoryMb: number): Config['rendering']['printBrowsers'] {
-  const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'auto';
+  const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'shared';
   if (raw !== 'auto' && raw !== 'shared' && raw !== 'per-slot') {
     throw new ConfigError(`PRESSROOM_PRINT_BROWSERS must be auto, shared or per-slot; got "${raw}"`);
   }
