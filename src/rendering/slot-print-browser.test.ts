@@ -179,9 +179,28 @@ describe('per-slot print browsers past their age', () => {
       await closed('the print browser launched at warm-up to close at its age');
       for (const round of [1, 2]) {
         expect(await renderText(`<p>Round ${round}</p>`)).toContain(`Round ${round}`);
-        expect(aging.stats()).toMatchObject({ printBrowserLaunches: 1 + round, crashes: 0 });
+        expect(aging.stats()).toMatchObject({ crashes: 0, pageCrashRetries: 0 });
+        // The warm-up's browser, then one per round at least (the slot may launch the next in the background).
+        expect(aging.stats().printBrowserLaunches).toBeGreaterThanOrEqual(1 + round);
         await closed(`the print browser of round ${round} to close at its age`);
       }
+    } finally {
+      await aging.close();
+    }
+    expect(printBrowsers()).toEqual([]);
+  });
+
+  it('closed at its age as its slot is given back, a browser hands the next document, taken at once, to a new one', async () => {
+    // With an age shorter than any render, each render's slot is given back with its browser past its
+    // age; the next render takes the slot at once, and must print on a new browser, never start on
+    // the one shutting down (no page crash, nothing retried).
+    const aging = await startTestRenderer({ concurrency: 1, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, printBrowserIdleMs: 600_000, printBrowserMaxAgeMs: 1 });
+    try {
+      const texts: string[] = [];
+      for (let i = 0; i < 4; i++) texts.push(pdfText((await aging.render({ template: { html: `<p>Back to back ${i}</p>` }, data: {} })).pdf).trim());
+      expect(texts).toEqual([0, 1, 2, 3].map((i) => `Back to back ${i}`));
+      expect(aging.stats()).toMatchObject({ crashes: 0, pageCrashRetries: 0 });
+      expect(aging.stats().printBrowserLaunches).toBeGreaterThanOrEqual(4);
     } finally {
       await aging.close();
     }

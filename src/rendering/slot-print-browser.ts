@@ -58,6 +58,10 @@ export class SlotPrintBrowser {
   #chromium: LaunchedChromium | undefined;
   /** When the current browser was launched (performance.now()). */
   #launchedAt = 0;
+  /** The print page opened in the current browser: marked lost the moment the browser is closed. */
+  #page: PrintPage | undefined;
+  /** Launches under way and browsers retired for idleness or age, still shutting down: `close()` waits for them. */
+  readonly #inFlight = new Set<Promise<unknown>>();
   #watch: ProcessMemoryWatch | undefined;
   #releaseWatch: (() => void) | undefined;
   /** Renders on this slot holding the memory watch (one at a time; a count, like the watch's own). */
@@ -84,6 +88,7 @@ export class SlotPrintBrowser {
       await page.close();
       throw new Error('the slot print browser ended while its page opened');
     }
+    this.#page = page;
     // Opened with no render on the slot (at warm-up, or replacing a lost page after a render): idle from
     // now, so it too is closed before it can stop printing.
     if (this.#watchers === 0) this.#armIdleClose();
@@ -106,31 +111,41 @@ export class SlotPrintBrowser {
       if (this.#watchers > 0) return;
       this.#releaseWatch?.();
       this.#releaseWatch = undefined;
-      if (this.#chromium && performance.now() - this.#launchedAt >= this.options.maxAgeMs) {
-        // Past its age, before it can stop printing: the slot's next render opens a page on a new one.
-        this.options.logger.debug({ pid: this.#chromium.pid }, 'slot print browser at its age: closed');
-        void this.#end();
-        return;
-      }
-      this.#armIdleClose();
+      // Busy since before its age ran out: closed now, before the slot's next render can take it.
+      if (this.#ageLeftMs() <= 0) this.#retire('at its age');
+      else this.#armIdleClose();
     };
   }
 
-  /**
-   * Closes the browser when the slot stays idle for `idleCloseMs`, or sooner if it reaches `maxAgeMs`
-   * meanwhile. Its page goes with it (marked crashed as the connection closes), so the slot's next
-   * render opens a page on a new browser.
-   */
+  /** Closes the browser when the slot stays idle for `idleCloseMs`, or sooner if it reaches `maxAgeMs` meanwhile. */
   #armIdleClose(): void {
     clearTimeout(this.#idleTimer);
-    if (this.#closed) return;
-    const ageLeftMs = this.options.maxAgeMs - (performance.now() - this.#launchedAt);
+    if (this.#closed || !this.#chromium) return;
     this.#idleTimer = setTimeout(() => {
-      if (this.#watchers > 0 || this.#closed) return;
-      this.options.logger.debug({ pid: this.#chromium?.pid }, 'slot print browser idle or at its age: closed');
-      void this.#end();
-    }, Math.max(0, Math.min(this.options.idleCloseMs, ageLeftMs)));
+      if (this.#watchers === 0 && !this.#closed) this.#retire('idle or at its age');
+    }, Math.max(0, Math.min(this.options.idleCloseMs, this.#ageLeftMs())));
     this.#idleTimer.unref();
+  }
+
+  #ageLeftMs(): number {
+    return this.options.maxAgeMs - (performance.now() - this.#launchedAt);
+  }
+
+  /**
+   * Closes the browser for idleness or age. Its page is lost at once, not when the connection closes:
+   * a render taking the slot meanwhile opens a new page (on a new browser) rather than print on one
+   * that is shutting down.
+   */
+  #retire(why: string): void {
+    this.options.logger.debug({ pid: this.#chromium?.pid }, `slot print browser ${why}: closed`);
+    void this.#page?.close();
+    this.#track(this.#end());
+  }
+
+  #track(work: Promise<unknown>): void {
+    this.#inFlight.add(work);
+    const done = () => this.#inFlight.delete(work);
+    work.then(done, done);
   }
 
   /** True when the memory watch killed this slot's browser after `sinceMs` (performance.now()). */
@@ -141,10 +156,17 @@ export class SlotPrintBrowser {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#idleTimer);
-    await this.#end();
+    await Promise.allSettled([this.#end(), ...this.#inFlight]);
   }
 
-  async #launch(signal: AbortSignal): Promise<LaunchedChromium> {
+  /** Launches a new browser for this slot (tracked, so `close()` waits for one still starting). */
+  #launch(signal: AbortSignal): Promise<LaunchedChromium> {
+    const launching = this.#launchNew(signal);
+    this.#track(launching);
+    return launching;
+  }
+
+  async #launchNew(signal: AbortSignal): Promise<LaunchedChromium> {
     await this.#end();
     const chromium = await launchChromium({
       executablePath: this.options.executablePath,
@@ -194,6 +216,7 @@ export class SlotPrintBrowser {
   async #end(): Promise<void> {
     const chromium = this.#chromium;
     this.#chromium = undefined;
+    this.#page = undefined;
     this.#releaseWatch?.();
     this.#watch?.stop();
     this.#releaseWatch = undefined;
