@@ -110,7 +110,7 @@ describe('config', () => {
     expect(loadConfig({ ...base(), PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
   });
 
-  it('prints in per-slot print browsers by default where they are allowed (unsandboxed, as root), on the shared browser elsewhere', () => {
+  it('prints on the shared browser by default; auto picks per-slot print browsers where they are allowed (unsandboxed, as root), shared elsewhere', () => {
     const printBrowsers = (env: Record<string, string> = {}) => loadConfig({ ...base(), ...env }).rendering.printBrowsers;
     expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'shared' })).toBe('shared');
     const perSlot = () => printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'per-slot' });

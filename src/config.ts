@@ -398,11 +398,12 @@ function readEvaluator(env: Env): Config['rendering']['evaluator'] {
 const MIN_PER_SLOT_MEMORY_MB = 1024;
 
 /**
- * `auto` (the default) picks `per-slot` wherever it is allowed — Chromium runs without its sandbox
- * anyway (as root) and the memory bound can hold a whole browser — and `shared` elsewhere (a
- * container run as its own user, as the Dockerfile does, keeps Chromium's sandbox). Where allowed it
- * saves the print compositor process Chromium starts for every print: a quarter to a half of a
- * one-page document's CPU (README "Performance", 2026-11-27 and -28).
+ * `shared` is the default. `auto` picks `per-slot` wherever it is allowed — Chromium runs without its
+ * sandbox anyway (as root) and the memory bound can hold a whole browser — and `shared` elsewhere (a
+ * container run as its own user, as the Dockerfile does, keeps Chromium's sandbox). Where allowed,
+ * `per-slot` saves the print compositor process Chromium starts for every print: a quarter to a half
+ * of a one-page document's CPU (docs/rendering.md "Print browsers"). It was the default for an
+ * afternoon and was put back behind `auto` until a render that timed out in CI is explained.
  */
 function readPrintBrowsers(env: Env, rendererMemoryMb: number): Config['rendering']['printBrowsers'] {
   const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'shared';
