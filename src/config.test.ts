@@ -133,6 +133,10 @@ describe('config', () => {
     // …and one older than a minute when its slot is given back (it stops printing ~3 minutes after its launch): at most two.
     expect(loadConfig(base()).rendering.printBrowserMaxAgeMs).toBe(60_000);
     expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_MAX_AGE_MS: '30000' }).rendering.printBrowserMaxAgeMs).toBe(30_000);
+    // …and killed when a document on it has not printed within 20 s plus its HTML's share.
+    expect(loadConfig(base()).rendering.printBrowserStallMs).toBe(20_000);
+    expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_STALL_MS: '5000' }).rendering.printBrowserStallMs).toBe(5000);
+    expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_STALL_MS: '0' })).toThrow(/PRESSROOM_PRINT_BROWSER_STALL_MS/);
     expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_MAX_AGE_MS: '180000' })).toThrow(/PRESSROOM_PRINT_BROWSER_MAX_AGE_MS/);
   });
 });

@@ -190,6 +190,15 @@ export interface Config {
      * @defaultValue 60000 (`PRESSROOM_PRINT_BROWSER_MAX_AGE_MS`)
      */
     readonly printBrowserMaxAgeMs: number;
+    /**
+     * A document on a per-slot print browser that has not printed after this long (loading included:
+     * the default leaves room for the 10 s a document may spend fetching remote resources), plus
+     * PRINT_STALL_MS_PER_HTML_CHAR for each character of its HTML, is taken for a browser that stopped
+     * printing: the browser is killed and the document printed again on a new one, within its deadline
+     * (docs/rendering.md "Print browsers").
+     * @defaultValue 20000 (`PRESSROOM_PRINT_BROWSER_STALL_MS`)
+     */
+    readonly printBrowserStallMs: number;
   };
   /**
    * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
@@ -579,6 +588,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       printBrowserIdleMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_IDLE_MS', 20_000, 100, 600_000),
       // At most two minutes: the first print that hung came 170 s after the launch (slot-print-browser.ts).
       printBrowserMaxAgeMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_MAX_AGE_MS', 60_000, 100, 120_000),
+      printBrowserStallMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_STALL_MS', 20_000, 100, 120_000),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),

@@ -34,6 +34,8 @@ export interface MetricSources {
     launches: number;
     /** Per-slot print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot). */
     printBrowserLaunches?: number;
+    /** Per-slot print browsers killed because a print stopped answering. */
+    printBrowserStalls?: number;
     crashes: number;
     active: number;
     queued: number;
@@ -284,10 +286,16 @@ export function createMetrics(): Metrics {
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, printBrowserLaunches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
+  const seen = { launches: 0, printBrowserLaunches: 0, printBrowserStalls: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
   const printBrowserLaunches = new Counter({
     name: 'pressroom_print_browser_launches_total',
     help: 'Per-slot single-process print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot): one per slot at first, then one after each crash, memory kill, idle close or age close (PRESSROOM_PRINT_BROWSER_MAX_AGE_MS)',
+    registers,
+    collect: syncBrowserCounters,
+  });
+  const printBrowserStalls = new Counter({
+    name: 'pressroom_print_browser_stalls_total',
+    help: 'Per-slot print browsers killed because a print got no answer within PRESSROOM_PRINT_BROWSER_STALL_MS (plus its HTML\'s share); the document was printed again on a new browser',
     registers,
     collect: syncBrowserCounters,
   });
@@ -324,6 +332,7 @@ export function createMetrics(): Metrics {
     follow(pageCrashRetries, 'pageCrashRetries', stats.pageCrashRetries ?? 0);
     follow(backfills, 'backfills', stats.backfills ?? 0);
     follow(printBrowserLaunches, 'printBrowserLaunches', stats.printBrowserLaunches ?? 0);
+    follow(printBrowserStalls, 'printBrowserStalls', stats.printBrowserStalls ?? 0);
     follow(reclaims, 'reclaims', stats.reclaims ?? 0);
     // Every launch after the first is a restart (crash replacement or recycling).
     const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);

@@ -52,9 +52,12 @@ export interface GenerationOptions {
   printBrowserIdleMs: number;
   /** A per-slot print browser this old is closed when its slot is given back (`slot-print-browser.ts`). */
   printBrowserMaxAgeMs: number;
+  /** See SlotPrintBrowserOptions.stallMs. */
+  printBrowserStallMs: number;
   /** A slot's print browser started, or ended unasked (per-slot print browsers only). */
   onPrintBrowserLaunched?: () => void;
   onPrintBrowserLost?: () => void;
+  onPrintBrowserStalled?: () => void;
   logger: Logger;
   onPageReplaced: () => void;
   onDisconnected: (generation: BrowserGeneration) => void;
@@ -298,9 +301,11 @@ export class BrowserGeneration {
             rendererMemoryMb: options.rendererMemoryMb,
             idleCloseMs: options.printBrowserIdleMs,
             maxAgeMs: options.printBrowserMaxAgeMs,
+            stallMs: options.printBrowserStallMs,
             logger: options.logger,
             onLaunched: () => options.onPrintBrowserLaunched?.(),
             onLost: () => options.onPrintBrowserLost?.(),
+            onStalled: () => options.onPrintBrowserStalled?.(),
           })
         : undefined;
     const slot = new PageSlot(this.chromium.root, options.room, options.onPageReplaced, { kind: options.evaluator }, printBrowser);

@@ -138,6 +138,8 @@ export interface RendererStats {
   launches: number;
   /** Per-slot print browsers launched so far (`PRESSROOM_PRINT_BROWSERS=per-slot`; 0 otherwise). */
   printBrowserLaunches: number;
+  /** Per-slot print browsers killed because a print stopped answering; the document was printed again. */
+  printBrowserStalls: number;
   crashes: number;
   concurrency: number;
   active: number;

@@ -207,3 +207,30 @@ describe('per-slot print browsers past their age', () => {
     expect(printBrowsers()).toEqual([]);
   });
 });
+
+describe('a per-slot print browser that stops answering', () => {
+  // Should Chromium stop printing sooner than its measured ~3 minutes (or in some other way), a
+  // document on it would wait for its deadline. A document not printed within its allowance
+  // (PRESSROOM_PRINT_BROWSER_STALL_MS plus its HTML's share) kills the browser instead, and prints again on a new one.
+  it('is killed once a document has waited past its allowance, and the document prints on a new browser', async () => {
+    const before = new Set(printBrowsers());
+    const stalling = await startTestRenderer({ concurrency: 1, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, printBrowserIdleMs: 600_000, printBrowserMaxAgeMs: 120_000, printBrowserStallMs: 1_000 });
+    try {
+      const [stopped, ...others] = printBrowsers().filter((pid) => !before.has(pid));
+      expect(stopped).toBeDefined();
+      expect(others).toEqual([]);
+      // Stopped, it answers nothing, as a browser that stopped printing does not.
+      process.kill(stopped!, 'SIGSTOP');
+      const pdf = (await stalling.render({ template: { html: '<h1>Printed after the stall</h1>' }, data: {} })).pdf;
+      expect(pdfText(pdf).trim()).toBe('Printed after the stall');
+      expect(stalling.stats()).toMatchObject({ printBrowserStalls: 1, pageCrashRetries: 1, crashes: 0 });
+      await until(() => (isDead(readProcStat(stopped!)) ? true : undefined), 10_000, 'the stopped print browser to be killed');
+      // The new browser prints the next document as usual.
+      expect(pdfText((await stalling.render({ template: { html: '<p>And the next</p>' }, data: {} })).pdf).trim()).toBe('And the next');
+      expect(stalling.stats()).toMatchObject({ printBrowserStalls: 1, pageCrashRetries: 1, crashes: 0 });
+    } finally {
+      await stalling.close();
+    }
+    expect(printBrowsers().filter((pid) => !before.has(pid))).toEqual([]);
+  });
+});

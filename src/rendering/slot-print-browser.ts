@@ -22,9 +22,11 @@
  *    hung came 170–245 s after the launch, whether the browser printed without pause, every 10 s, or
  *    after 100 s idle; first taken for a lapse after idling). So a browser is used for at most
  *    `maxAgeMs`: once older, it is closed as its slot is given back and the next document launches a
- *    new one; a browser idle for `idleCloseMs` is closed as well (its memory back); and a print page
+ *    new one; a browser idle for `idleCloseMs` is closed as well (its memory back); a print page
  *    that was lost (a print that timed out, or any failed render on it) is replaced on a new browser,
- *    never on the one it was lost in.
+ *    never on the one it was lost in; and, for a lapse that comes sooner than measured, a document
+ *    not printed within its allowance (`stallMs` plus PRINT_STALL_MS_PER_HTML_CHAR per character of
+ *    HTML) is taken for one: the browser is killed and the document printed again on a new one.
  * Documents with scripts, images and template evaluation stay on the multi-process browser
  * (`browser-generation.ts`): they need browser contexts of their own, which a single-process browser
  * does not support.
@@ -45,11 +47,22 @@ export interface SlotPrintBrowserOptions {
   idleCloseMs: number;
   /** Closed once this old when its slot is given back: it stops printing some three minutes after its launch (see the file comment). */
   maxAgeMs: number;
+  /** Killed when a print has not answered after this, plus PRINT_STALL_MS_PER_HTML_CHAR per character of its HTML (see the file comment). */
+  stallMs: number;
   logger: Logger;
   /** Counts a launch (the supervisor's `printBrowserLaunches`), and an end nobody asked for (`crashes`; not a memory kill). */
   onLaunched: () => void;
   onLost: () => void;
+  /** Counts a browser killed for a print that did not answer (`printBrowserStalls`; not a crash). */
+  onStalled: () => void;
 }
+
+/**
+ * A print's allowance beyond `stallMs` for each character of its HTML: 40 µs, so 1 Mi characters (the
+ * most printed here, SLOT_PRINT_MAX_HTML_CHARS) get 42 s more. The 33-page report (550 K characters)
+ * printed in ~9 s tagged at concurrency 2 on the slowest machine measured, against an allowance of 32 s.
+ */
+export const PRINT_STALL_MS_PER_HTML_CHAR = 0.04;
 
 /** How often the memory watch reads /proc while the slot renders (as the shared browser's watch). */
 const MEMORY_POLL_MS = 250;
@@ -62,6 +75,8 @@ export class SlotPrintBrowser {
   #page: PrintPage | undefined;
   /** Launches under way and browsers retired for idleness or age, still shutting down: `close()` waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Browsers killed for a print that did not answer: their end is a stall, not a crash. */
+  readonly #stalled = new WeakSet<LaunchedChromium>();
   #watch: ProcessMemoryWatch | undefined;
   #releaseWatch: (() => void) | undefined;
   /** Renders on this slot holding the memory watch (one at a time; a count, like the watch's own). */
@@ -83,7 +98,7 @@ export class SlotPrintBrowser {
     // Not closed for idleness while its page opens.
     clearTimeout(this.#idleTimer);
     const chromium = await this.#launch(signal);
-    const page = await PrintPage.open(chromium.root, room, signal, { crashesWithBrowser: true });
+    const page = await PrintPage.open(chromium.root, room, signal, { crashesWithBrowser: true, guardPrint: (chars) => this.#guardPrint(chromium, chars) });
     if (this.#closed || chromium !== this.#chromium) {
       await page.close();
       throw new Error('the slot print browser ended while its page opened');
@@ -148,6 +163,33 @@ export class SlotPrintBrowser {
     work.then(done, done);
   }
 
+  /**
+   * Watches one print on `chromium`: if it has not answered within its allowance, the browser is taken
+   * for one that stopped printing (see the file comment) and killed. Its page is lost with it, as in a
+   * crash, so the render prints again on a new browser (once, `pdf-renderer.ts`); counted as a stall,
+   * not a crash.
+   */
+  #guardPrint(chromium: LaunchedChromium, htmlChars: number): () => void {
+    const allowanceMs = Math.round(this.options.stallMs + htmlChars * PRINT_STALL_MS_PER_HTML_CHAR);
+    const timer = setTimeout(() => {
+      if (chromium !== this.#chromium || this.#closed) return;
+      this.options.logger.warn({ pid: chromium.pid, allowanceMs, htmlChars }, 'a slot print browser did not answer a print in time: killed; the document is printed again on a new one');
+      this.#stalled.add(chromium);
+      this.options.onStalled();
+      // SIGKILL, not a graceful close: a browser that stopped printing may not close either. The
+      // connection then closes, and the page is lost as a crashed one (`crashesWithBrowser`).
+      if (chromium.pid !== undefined) {
+        try {
+          process.kill(chromium.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }, allowanceMs);
+    timer.unref();
+    return () => clearTimeout(timer);
+  }
+
   /** True when the memory watch killed this slot's browser after `sinceMs` (performance.now()). */
   killedSince(sinceMs: number): boolean {
     return this.#killedAt >= sinceMs;
@@ -201,7 +243,7 @@ export class SlotPrintBrowser {
     chromium.browser.once('disconnected', () => {
       if (this.#chromium !== chromium) return;
       // A memory kill is the document's bound (logged by the watch), not a crash.
-      if (!this.#closed && !killedByWatch) {
+      if (!this.#closed && !killedByWatch && !this.#stalled.has(chromium)) {
         this.options.logger.warn({ pid: chromium.pid }, 'a slot print browser ended (crashed or killed from outside); its slot opens a new one');
         this.options.onLost();
       }

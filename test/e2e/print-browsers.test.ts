@@ -49,6 +49,8 @@ describe.each(DIALECTS)('per-slot print browsers on %s', (dialect) => {
     const metrics = (await t.request('GET', '/metrics')).body as string;
     const launched = Number(/^pressroom_print_browser_launches_total (\d+)$/m.exec(metrics)?.[1]);
     expect(launched).toBeGreaterThanOrEqual(1);
+    // Exported beside it; no print here waited past its allowance.
+    expect(metrics).toMatch(/^pressroom_print_browser_stalls_total 0$/m);
   });
 
   it('renders a job and a document with a script', async () => {

@@ -33,6 +33,7 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     printBrowsers: process.env.PRESSROOM_PRINT_BROWSERS === 'per-slot' ? 'per-slot' : 'shared',
     printBrowserIdleMs: 20_000,
     printBrowserMaxAgeMs: 60_000,
+    printBrowserStallMs: 20_000,
     ...overrides,
   };
 }
