@@ -32,7 +32,7 @@ import type { EvaluatorKind } from './sandbox/evaluator-page.js';
  * what is known before printing: the peers' one-page invoice is 12 KB, the 33-page report 550 KB
  * (~9 s tagged on the slowest machine seen), a 1 MiB table ~60 pages; the 330-page report, 5 MB, goes
  * to the multi-process browser. Not lower: a page opened for one document prints the 33-page report
- * ~25 % slower than a slot's reused one (README "Performance", 2026-11-27 afternoon).
+ * ~25 % slower than a slot's reused one (docs/performance-log.md, 2026-11-27 afternoon).
  */
 export const SLOT_PRINT_MAX_HTML_CHARS = 1024 * 1024;
 
