@@ -21,7 +21,7 @@ import { PrintTracker } from './chromium/print-tracker.js';
 import { ProcessMemoryWatch, type KilledProcess } from './chromium/process-memory-watch.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
-import { SlotPrintBrowser } from './slot-print-browser.js';
+import { SlotPrintBrowser, type SlotPrintBrowserTimings } from './slot-print-browser.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 /**
@@ -48,12 +48,8 @@ export interface GenerationOptions {
   rendererMemoryMb: number;
   /** `per-slot`: each slot prints documents without scripts in a single-process browser of its own (`slot-print-browser.ts`). @defaultValue 'shared' */
   printBrowsers?: 'shared' | 'per-slot';
-  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`). */
-  printBrowserIdleMs: number;
-  /** A per-slot print browser this old is closed when its slot is given back (`slot-print-browser.ts`). */
-  printBrowserMaxAgeMs: number;
-  /** See SlotPrintBrowserOptions.stallMs. */
-  printBrowserStallMs: number;
+  /** When a per-slot print browser is closed for idleness or age, or killed for a stalled print. */
+  slotPrintBrowser: SlotPrintBrowserTimings;
   /** A slot's print browser started, or ended unasked (per-slot print browsers only). */
   onPrintBrowserLaunched?: () => void;
   onPrintBrowserLost?: () => void;
@@ -299,9 +295,7 @@ export class BrowserGeneration {
             sinkholePort: options.sinkholePort,
             protocolTimeoutMs: options.protocolTimeoutMs,
             rendererMemoryMb: options.rendererMemoryMb,
-            idleCloseMs: options.printBrowserIdleMs,
-            maxAgeMs: options.printBrowserMaxAgeMs,
-            stallMs: options.printBrowserStallMs,
+            ...options.slotPrintBrowser,
             logger: options.logger,
             onLaunched: () => options.onPrintBrowserLaunched?.(),
             onLost: () => options.onPrintBrowserLost?.(),

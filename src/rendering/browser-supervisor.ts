@@ -144,9 +144,11 @@ export class BrowserSupervisor {
           evaluator: this.options.evaluator,
           rendererMemoryMb: this.options.rendererMemoryMb,
           printBrowsers: this.options.printBrowsers,
-          printBrowserIdleMs: this.options.printBrowserIdleMs,
-          printBrowserMaxAgeMs: this.options.printBrowserMaxAgeMs,
-          printBrowserStallMs: this.options.printBrowserStallMs,
+          slotPrintBrowser: {
+            idleCloseMs: this.options.printBrowserIdleMs,
+            maxAgeMs: this.options.printBrowserMaxAgeMs,
+            stallMs: this.options.printBrowserStallMs,
+          },
           // A slot's own print browser: its launches are counted apart, its crashes as a browser's.
           onPrintBrowserLaunched: () => {
             this.counters.printBrowserLaunches += 1;

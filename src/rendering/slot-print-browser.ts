@@ -37,6 +37,9 @@ import { launchChromium, type LaunchedChromium } from './chromium/launch-chromiu
 import { PrintPage } from './chromium/print-page.js';
 import { ProcessMemoryWatch } from './chromium/process-memory-watch.js';
 
+/** When a slot's print browser is closed or killed (see the file comment); from config's `printBrowser…Ms`. */
+export type SlotPrintBrowserTimings = Pick<SlotPrintBrowserOptions, 'idleCloseMs' | 'maxAgeMs' | 'stallMs'>;
+
 export interface SlotPrintBrowserOptions {
   executablePath: string;
   sinkholePort: number;
@@ -178,13 +181,7 @@ export class SlotPrintBrowser {
       this.options.onStalled();
       // SIGKILL, not a graceful close: a browser that stopped printing may not close either. The
       // connection then closes, and the page is lost as a crashed one (`crashesWithBrowser`).
-      if (chromium.pid !== undefined) {
-        try {
-          process.kill(chromium.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
+      void chromium.kill();
     }, allowanceMs);
     timer.unref();
     return () => clearTimeout(timer);

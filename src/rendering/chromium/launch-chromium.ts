@@ -20,6 +20,8 @@ export interface LaunchedChromium {
   readonly profileDir: string;
   /** Closes gracefully, then SIGKILLs, then removes the profile; never throws. */
   shutdown(): Promise<void>;
+  /** SIGKILLs the process group at once, for a browser that may not close (`shutdown()` still removes the profile); never throws. */
+  kill(): Promise<void>;
 }
 
 export interface LaunchOptions {
@@ -154,6 +156,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
     pid: started.pid,
     profileDir,
     shutdown: () => (shutdownPromise ??= killAndRemove(browser, started, profileDir)),
+    kill: () => started.kill(),
   };
 }
 
