@@ -24,18 +24,6 @@ import { PageSlot } from './page-slot.js';
 import { SlotPrintBrowser, type SlotPrintBrowserTimings } from './slot-print-browser.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
-/**
- * A document whose HTML is longer than this prints on a page of the multi-process browser opened for
- * it, even where the slots have print browsers of their own: a single-process browser stops printing
- * some three minutes after its launch (`slot-print-browser.ts`), and is used up to a minute old, so
- * a print that could take over a minute and a half must not be given one. The document's HTML is
- * what is known before printing: the peers' one-page invoice is 12 KB, the 33-page report 550 KB
- * (~9 s tagged on the slowest machine seen), a 1 MiB table ~60 pages; the 330-page report, 5 MB, goes
- * to the multi-process browser. Not lower: a page opened for one document prints the 33-page report
- * ~25 % slower than a slot's reused one (docs/performance-log.md, 2026-11-27 afternoon).
- */
-export const SLOT_PRINT_MAX_HTML_CHARS = 1024 * 1024;
-
 export interface GenerationOptions {
   id: number;
   executablePath: string;
@@ -192,39 +180,26 @@ export class BrowserGeneration {
   }
 
   /**
-   * Prints `html` within `bounds`: on the slot's print page, or for a document with scripts in a
-   * single-use context; a long document of a slot with its own print browser on a single-use print page
-   * of this browser (SLOT_PRINT_MAX_HTML_CHARS). Tracked, so that a print whose compositor the memory watch killed is
-   * stopped with DOCUMENT_TOO_LARGE instead of waiting for its deadline.
+   * Prints `html` within `bounds`: on a print page of the render's slot (which one: `PageSlot.printPageFor`),
+   * or for a document with scripts in a single-use context. Tracked, so that a print whose compositor
+   * the memory watch killed is stopped with DOCUMENT_TOO_LARGE instead of waiting for its deadline.
    */
   async print(
     html: string,
     params: PrintParams,
-    options: { bounds: PrintBounds; scripted: boolean; printer: PrintPage; signal: AbortSignal; resources?: DocumentResources },
+    options: { bounds: PrintBounds; scripted: boolean; slot: PageSlot; signal: AbortSignal; resources?: DocumentResources },
   ): Promise<StreamedBytes> {
     const tracked = this.#prints.begin();
     try {
       const signal = AbortSignal.any([options.signal, tracked.signal]);
       const pdf = options.scripted
         ? await this.#printScripted(html, params, options.bounds, signal, options.resources)
-        : this.options.printBrowsers === 'per-slot' && html.length > SLOT_PRINT_MAX_HTML_CHARS
-          ? await this.#printLong(html, params, options.bounds, signal, options.resources)
-          : await options.printer.print(html, params, options.bounds, signal, options.resources);
+        : await (await options.slot.printPageFor(html, signal)).print(html, params, options.bounds, signal, options.resources);
       tracked.end(true);
       return pdf;
     } catch (error) {
       tracked.end(false);
       throw error;
-    }
-  }
-
-  /** Prints a long document without scripts on a print page of this browser opened for it alone. */
-  async #printLong(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources: DocumentResources | undefined): Promise<StreamedBytes> {
-    const page = await PrintPage.open(this.chromium.root, this.options.room, signal);
-    try {
-      return await page.print(html, params, bounds, signal, resources);
-    } finally {
-      await page.close();
     }
   }
 

@@ -3,12 +3,15 @@
  * reused. A page that crashed, timed out or was left with a command in flight is never reused: it
  * is closed and a new one opened in the background, and the next render on this slot waits for it.
  * With a `SlotPrintBrowser` (`PRESSROOM_PRINT_BROWSERS=per-slot`) the print page lives in the slot's
- * own single-process browser instead of the generation's.
+ * own single-process browser instead of the generation's, and a long document prints on a second
+ * print page the slot keeps in the generation's browser, opened at its first long document and reused
+ * (`print-routing.ts`).
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { PrintPage } from './chromium/print-page.js';
+import { printsInSlotBrowser } from './print-routing.js';
 import { EvaluatorPage, type EvaluatorOpenOptions } from './sandbox/evaluator-page.js';
 import type { SlotPrintBrowser } from './slot-print-browser.js';
 
@@ -18,6 +21,8 @@ const OPEN_TIMEOUT_MS = 20_000;
 export class PageSlot {
   #evaluator: EvaluatorPage | undefined;
   #printer: PrintPage | undefined;
+  /** With a print browser of its own: the slot's print page in the generation's browser, for long documents. */
+  #longPrinter: PrintPage | undefined;
   #opening: Promise<void> | undefined;
 
   constructor(
@@ -62,6 +67,24 @@ export class PageSlot {
     }
   }
 
+  /**
+   * The page that prints `html` (a document without scripts; call after `ready()`): the slot's print
+   * page, or with a print browser of its own and a long document, the slot's print page in the
+   * generation's browser, opened now if it has none or lost it.
+   */
+  async printPageFor(html: string, signal: AbortSignal): Promise<PrintPage> {
+    if (!this.printBrowser || printsInSlotBrowser(html)) {
+      if (!this.#printer) throw new Error('the slot has no print page: ready() first');
+      return this.#printer;
+    }
+    if (this.#longPrinter?.isLost) {
+      void this.#longPrinter.close();
+      this.#longPrinter = undefined;
+    }
+    this.#longPrinter ??= await PrintPage.open(this.root, this.room, AbortSignal.any([signal, AbortSignal.timeout(OPEN_TIMEOUT_MS)]));
+    return this.#longPrinter;
+  }
+
   /** After a render: replaces lost pages in the background so the next render finds them ready. */
   repairInBackground(): void {
     if (this.#opening || this.#usable()) return;
@@ -70,11 +93,12 @@ export class PageSlot {
     this.#startOpening().catch(() => {});
   }
 
-  /** Closes both pages. */
+  /** Closes its pages (and its print browser). */
   async close(): Promise<void> {
-    await Promise.all([this.#evaluator?.close(), this.#printer?.close()]);
+    await Promise.all([this.#evaluator?.close(), this.#printer?.close(), this.#longPrinter?.close()]);
     this.#evaluator = undefined;
     this.#printer = undefined;
+    this.#longPrinter = undefined;
     await this.closePrintBrowser();
   }
 

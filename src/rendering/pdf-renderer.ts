@@ -35,7 +35,7 @@ import { raceSignal, timeoutSignal } from './chromium/cdp-helpers.js';
 import type { StreamSpill } from './chromium/spill-file.js';
 import type { AssetResolver } from './chromium/closed-room.js';
 import { tooManyPages, tooMuchMemory } from './chromium/document-bounds.js';
-import type { PrintPage, PrintParams } from './chromium/print-page.js';
+import type { PrintParams } from './chromium/print-page.js';
 import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
 import type { PaperFormat } from './page-size.js';
@@ -275,7 +275,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       if (spill) await rm(spill.path, { force: true }).catch(() => {});
       throw error;
     };
-    const printed = await this.#run(req, warnings, async (html, parts, generation, printer, signal, slotStarted, resources) => {
+    const printed = await this.#run(req, warnings, async (html, parts, generation, slot, signal, slotStarted, resources) => {
       slotStartedAt = slotStarted;
       // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
       const header = await inlineHeaderFooter(parts.header, html, resources);
@@ -284,7 +284,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       const checkLength = req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
       const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.preview ? undefined : spill };
       const document = appendToBody(html, header.preload + footer.preload);
-      const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), printer, signal, resources });
+      const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), slot, signal, resources });
       if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
       return pdf;
     }).catch(removeSpill);
@@ -335,7 +335,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const startedAt = performance.now();
     const request: RenderRequest = { template: { html: req.template.html, css: req.template.css, strict: req.template.strict }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
     const warnings = new RenderWarnings();
-    const image = await this.#run(request, warnings, (html, _parts, generation, _printer, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
+    const image = await this.#run(request, warnings, (html, _parts, generation, _slot, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
     return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list() };
   }
 
@@ -469,7 +469,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
   /** One attempt on a slot's pages: evaluate, assemble, then `finish`. */
   async #renderOnSlot<T>(req: RenderRequest, slot: PageSlot, generation: BrowserGeneration, run: RunState, finish: Finish<T>): Promise<T> {
     const { signal, startedAt, timeoutMs } = run;
-    const { evaluator, printer } = await slot.ready(signal);
+    const { evaluator } = await slot.ready(signal);
     const remainingMs = timeoutMs - (performance.now() - startedAt);
     const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
     const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal, strict: req.template.strict === true };
@@ -482,7 +482,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const html = uniqueAssetUrls(injectCss(evaluated.html.main ?? '', evaluated.html.css), randomId(12));
     const evaluatedAt = performance.now();
     const resources = createDocumentResources({ accountId: run.accountId, warnings: run.warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
-    const result = await finish(html, evaluated.html, generation, printer, signal, startedAt, resources);
+    const result = await finish(html, evaluated.html, generation, slot, signal, startedAt, resources);
     this.logger.debug(
       { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
       'document rendered',
@@ -503,7 +503,7 @@ type Finish<T> = (
   html: string,
   parts: Record<string, string>,
   generation: BrowserGeneration,
-  printer: PrintPage,
+  slot: PageSlot,
   signal: AbortSignal,
   slotStartedAt: number,
   resources: DocumentResources,

@@ -1,7 +1,7 @@
 /**
  * Per-slot print browsers (`PRESSROOM_PRINT_BROWSERS=per-slot`, slot-print-browser.ts), on real
  * Chromium: documents without scripts print in each slot's own single-process browser, long ones on
- * the shared browser; tags, text and scripted documents are as with the shared browser; a print browser killed from outside costs no
+ * the slot's print page in the shared browser; tags, text and scripted documents are as with the shared browser; a print browser killed from outside costs no
  * render, memory past the bound is DOCUMENT_TOO_LARGE, recycling ends the retired print browsers,
  * closing the renderer leaves no process behind, and a print browser left idle, or past its age, is
  * closed and its slot's next document printed on a new one.
@@ -12,8 +12,8 @@ import { dataUri, solidPng } from '../../test/support/png-images.js';
 import { descendants, pdfInfo, pdfText, startTestRenderer } from '../../test/support/rendering-kit.js';
 import { until } from '../../test/support/until.js';
 import { isDead, readProcStat } from './chromium/proc-stat.js';
-import { SLOT_PRINT_MAX_HTML_CHARS } from './browser-generation.js';
 import type { PdfRenderer } from './pdf-renderer.js';
+import { SLOT_PRINT_MAX_MARKUP_CHARS } from './print-routing.js';
 
 /** Well above an idle single-process print browser (~150–250 MB resident here). */
 const LIMIT_MB = 600;
@@ -63,25 +63,30 @@ describe.sequential('per-slot print browsers', () => {
     expect(pdfText(await render('<p id="out"></p><script>document.getElementById("out").textContent = "scripted " + (6 * 7);</script>'))).toContain('scripted 42');
   });
 
-  it('leave documents with HTML over SLOT_PRINT_MAX_HTML_CHARS on the multi-process browser', async () => {
-    // A single-process browser stops printing ~3 minutes after its launch, so a print that could run
-    // long (judged by its HTML's length) is not given one. With both slots' print browsers stopped
-    // (SIGSTOP), only a document printed elsewhere can come back. Long HTML, cheap to print: a comment.
+  it('print long documents on the multi-process browser, on a print page each slot keeps for them', async () => {
+    // A single-process browser loses to contention from about three pages on, and stops printing ~3
+    // minutes after its launch, so a long document (judged by its markup, print-routing.ts) is not
+    // given one. With both slots' print browsers stopped (SIGSTOP), only a document printed elsewhere
+    // can come back. Long markup, cheap to print: a comment.
     const rows = Array.from({ length: 400 }, (_, i) => `<tr><td>Ledger row ${i}</td><td>${(i * 7.31).toFixed(2)} EUR</td></tr>`).join('');
-    const long = `<!-- ${'x'.repeat(SLOT_PRINT_MAX_HTML_CHARS)} --><h1>Ledger</h1><table>${rows}</table><p>End of ledger</p>`;
-    expect(long.length).toBeGreaterThan(SLOT_PRINT_MAX_HTML_CHARS);
+    const long = (title: string) => `<!-- ${'x'.repeat(SLOT_PRINT_MAX_MARKUP_CHARS)} --><h1>${title}</h1><table>${rows}</table><p>End of ledger</p>`;
     const browsers = printBrowsers();
     expect(browsers.length).toBe(2);
     for (const pid of browsers) process.kill(pid, 'SIGSTOP');
     try {
-      const text = pdfText(await render(long, { tagged: false }));
-      expect(text).toContain('Ledger row 399');
-      expect(text).toContain('End of ledger');
+      // Two at once (a page each), then two more on the pages kept.
+      for (const round of [1, 2]) {
+        const texts = await Promise.all([render(long(`Ledger ${round}-a`), { tagged: false }), render(long(`Ledger ${round}-b`))]).then((pdfs) => pdfs.map((pdf) => pdfText(pdf)));
+        expect(texts[0]).toContain(`Ledger ${round}-a`);
+        expect(texts[1]).toContain(`Ledger ${round}-b`);
+        for (const text of texts) expect(text).toContain('Ledger row 399');
+      }
     } finally {
       for (const pid of browsers) process.kill(pid, 'SIGCONT');
     }
     expect(pdfText(await render('<p>Short again</p>'))).toContain('Short again');
     expect(printBrowsers()).toEqual(browsers);
+    expect(renderer.stats()).toMatchObject({ printBrowserStalls: 0, crashes: 0, pageCrashRetries: 0 });
   });
 
   it('a print browser killed from outside costs no render: a render that finds its page lost is tried once more on a new browser', async () => {
@@ -99,16 +104,21 @@ describe.sequential('per-slot print browsers', () => {
   });
 
   it('a document past the memory bound is DOCUMENT_TOO_LARGE; the next one prints', async () => {
-    const crashesBefore = renderer.stats().crashes;
-    const error = await render(`<p>photo</p><img style="width:100%" src="${dataUri(solidPng(8000, 8000, 77))}">`).then(
+    const { crashes: crashesBefore, printBrowserLaunches: launchesBefore } = renderer.stats();
+    // Long HTML, short markup: an image's data: URI does not make a document long, so this one is
+    // printed, and past the bound killed, in its slot's own browser.
+    const photo = `<p>photo</p><img style="width:100%" src="${dataUri(solidPng(8000, 8000, 77))}">`;
+    expect(photo.length).toBeGreaterThan(SLOT_PRINT_MAX_MARKUP_CHARS);
+    const error = await render(photo).then(
       () => undefined,
       (e: unknown) => e as AppError,
     );
     expect(error?.code).toBe('DOCUMENT_TOO_LARGE');
     expect(error?.details).toMatchObject({ bound: 'memory', limitMb: LIMIT_MB });
     expect(pdfText(await render('<p>Next</p>'))).toContain('Next');
-    // A memory kill is the document's bound, not a crash.
+    // A memory kill is the document's bound, not a crash; the killed print browser was replaced.
     expect(renderer.stats().crashes).toBe(crashesBefore);
+    expect(renderer.stats().printBrowserLaunches).toBe(launchesBefore + 1);
   });
 
   it('closing the renderer ends every print browser', async () => {

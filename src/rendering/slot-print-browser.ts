@@ -29,7 +29,8 @@
  *    HTML) is taken for one: the browser is killed and the document printed again on a new one.
  * Documents with scripts, images and template evaluation stay on the multi-process browser
  * (`browser-generation.ts`): they need browser contexts of their own, which a single-process browser
- * does not support.
+ * does not support. So do documents longer than about two pages (`print-routing.ts`), which print
+ * faster there.
  */
 import type { Logger } from '../shared/log.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
@@ -61,9 +62,11 @@ export interface SlotPrintBrowserOptions {
 }
 
 /**
- * A print's allowance beyond `stallMs` for each character of its HTML: 40 µs, so 1 Mi characters (the
- * most printed here, SLOT_PRINT_MAX_HTML_CHARS) get 42 s more. The 33-page report (550 K characters)
- * printed in ~9 s tagged at concurrency 2 on the slowest machine measured, against an allowance of 32 s.
+ * A print's allowance beyond `stallMs` for each character of its HTML: 40 µs. Documents printed here
+ * have at most 32 Ki characters of markup (`print-routing.ts`: 1.3 s more), but their `data:` URIs
+ * count too — a large embedded image takes longer to decode (1 Mi characters: 42 s more). Chosen when
+ * the 33-page report (550 K characters, ~9 s tagged at concurrency 2 on the slowest machine measured)
+ * still printed here, against an allowance of 42 s.
  */
 export const PRINT_STALL_MS_PER_HTML_CHAR = 0.04;
 
