@@ -1,6 +1,7 @@
 /**
  * Where the service's CPU goes per document, by process: starts the built service (embedded default),
- * renders `--n` peers' invoices through the HTTP API at `--concurrency` (2) after a warm-up of 60, and reads
+ * renders `--n` peers' invoices (or, with `--fixture report`, 33-page reports) through the HTTP API at
+ * `--concurrency` (2) after a warm-up (60 invoices, 4 reports), and reads
  * /proc for every process of the service's tree before and after (issue 17, README "Performance"):
  *   - node: the service's Node process, all its threads (event loop, compaction, libuv);
  *   - shared:<type>: the shared multi-process Chromium — its browser, renderers, GPU process, zygote;
@@ -10,7 +11,7 @@
  * A process that started during the run counts from zero. The machine should be otherwise idle; the
  * client's own CPU (this process) is printed apart.
  *
- *   npm run build && node --import tsx bench/service-cpu.ts [--print-browsers shared|per-slot] [--tagged on|off] [--n 400] [--concurrency 2]
+ *   npm run build && node --import tsx bench/service-cpu.ts [--print-browsers shared|per-slot] [--tagged on|off] [--n 400] [--concurrency 2] [--fixture invoice|report]
  *
  * CPU per document is steadier than documents per second on a machine whose speed drifts within
  * minutes, and it says which process a change saves in.
@@ -23,7 +24,8 @@ import { option } from './cli-option.js';
 import { createBenchAccount, SHARED_PEERS, startBenchService } from './run.js';
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-const WARM_UP = 60;
+/** Documents rendered before the measurement, by fixture. */
+const WARM_UP = { invoice: 60, report: 4 } as const;
 
 interface Sampled {
   parent: number;
@@ -67,12 +69,16 @@ async function main(): Promise<void> {
   const tagged = option('--tagged', 'off') === 'on';
   const n = Number(option('--n', '400'));
   const concurrency = Number(option('--concurrency', '2'));
+  const fixture = option('--fixture', 'invoice');
+  if (fixture !== 'invoice' && fixture !== 'report') throw new Error('--fixture is invoice or report');
   const service = await startBenchService(printBrowsers === 'shared' ? {} : { PRESSROOM_PRINT_BROWSERS: printBrowsers });
   const root = service.child.pid!;
   try {
-    const { apiKey, invoiceId, invoiceUntaggedId } = await createBenchAccount(service.baseUrl);
-    const data = JSON.parse(readFileSync(join(SHARED_PEERS, 'fixtures', 'invoice.json'), 'utf8'));
-    const body = JSON.stringify({ template_id: tagged ? invoiceId : invoiceUntaggedId, data, export_type: 'binary' });
+    const account = await createBenchAccount(service.baseUrl);
+    const { apiKey } = account;
+    const templateId = { invoice: [account.invoiceId, account.invoiceUntaggedId], report: [account.reportId, account.reportUntaggedId] }[fixture][tagged ? 0 : 1];
+    const data = JSON.parse(readFileSync(join(SHARED_PEERS, 'fixtures', `${fixture}.json`), 'utf8'));
+    const body = JSON.stringify({ template_id: templateId, data, export_type: 'binary' });
     const render = async (count: number) => {
       let next = 0;
       const worker = async () => {
@@ -85,7 +91,7 @@ async function main(): Promise<void> {
       };
       await Promise.all(Array.from({ length: concurrency }, worker));
     };
-    await render(WARM_UP);
+    await render(WARM_UP[fixture]);
     const before = sampleTree(root);
     const clientBefore = process.cpuUsage();
     const startedAt = performance.now();
@@ -102,7 +108,7 @@ async function main(): Promise<void> {
       add(`${now.kind} (ended children)`, now.endedChildrenMs - (then?.endedChildrenMs ?? 0));
     }
     const total = [...perKind.values()].reduce((sum, ms) => sum + ms, 0);
-    console.log(`\n${n} invoices, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}, print browsers ${printBrowsers}: ${(n / seconds).toFixed(2)} docs/s\n`);
+    console.log(`\n${n} ${fixture}s, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}, print browsers ${printBrowsers}: ${(n / seconds).toFixed(2)} docs/s\n`);
     console.log('| process | CPU ms/doc |\n|---|--:|');
     for (const [kind, ms] of [...perKind].sort((a, b) => b[1] - a[1])) if (ms / n >= 0.1) console.log(`| ${kind} | ${(ms / n).toFixed(1)} |`);
     console.log(`| **the service in all** | **${(total / n).toFixed(1)}** |`);
