@@ -16,7 +16,7 @@ import { raceSignal, type StreamedBytes } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions, DocumentResources } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
 import { tooMuchMemory } from './chromium/document-bounds.js';
-import { PrintPage, type PrintBounds, type PrintParams } from './chromium/print-page.js';
+import type { PrintBounds, PrintParams } from './chromium/print-page.js';
 import { PrintTracker } from './chromium/print-tracker.js';
 import { ProcessMemoryWatch, type KilledProcess } from './chromium/process-memory-watch.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
@@ -192,9 +192,10 @@ export class BrowserGeneration {
     const tracked = this.#prints.begin();
     try {
       const signal = AbortSignal.any([options.signal, tracked.signal]);
-      const pdf = options.scripted
-        ? await this.#printScripted(html, params, options.bounds, signal, options.resources)
-        : await (await options.slot.printPageFor(html, signal)).print(html, params, options.bounds, signal, options.resources);
+      const page = options.scripted ? undefined : await options.slot.printPageFor(html, signal);
+      const pdf = page
+        ? await page.print(html, params, options.bounds, signal, options.resources)
+        : await this.#printScripted(html, params, options.bounds, signal, options.resources);
       tracked.end(true);
       return pdf;
     } catch (error) {
