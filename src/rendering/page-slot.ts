@@ -81,7 +81,14 @@ export class PageSlot {
       void this.#longPrinter.close();
       this.#longPrinter = undefined;
     }
-    this.#longPrinter ??= await PrintPage.open(this.root, this.room, AbortSignal.any([signal, AbortSignal.timeout(OPEN_TIMEOUT_MS)]));
+    if (!this.#longPrinter) {
+      const open = () => PrintPage.open(this.root, this.room, AbortSignal.any([signal, AbortSignal.timeout(OPEN_TIMEOUT_MS)]));
+      // One more opening after a failed one, for the reason ready() gives.
+      this.#longPrinter = await open().catch((error: unknown) => {
+        if (signal.aborted) throw error;
+        return open();
+      });
+    }
     return this.#longPrinter;
   }
 
