@@ -418,6 +418,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const deadline = timeoutSignal(timeoutMs, renderTimeout);
     const signal = AbortSignal.any([req.signal, deadline.signal, release.reclaimed].filter((s): s is AbortSignal => s !== undefined));
     const startedAt = performance.now();
+    const progress = new RenderProgress(startedAt);
     let generation: BrowserGeneration | undefined;
     let releaseWatch = () => {};
     let completed = false;
@@ -429,6 +430,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       generation.renders += 1;
       releaseWatch = generation.watchRender();
       const slot = generation.takeSlot();
+      progress.enter('pages');
       try {
         // A renderer can die of causes that are not this document's (killed from outside, the
         // kernel's OOM killer, a Chromium fault), and Pressroom learns of it only when the crash
@@ -437,7 +439,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
         // The memory watch's kills are excluded: those are the documents' own memory.
         for (let attempt = 1; ; attempt++) {
           try {
-            const result = await this.#renderOnSlot(req, slot, generation, { ...prepared, signal, startedAt, timeoutMs, renderTimeout }, finish);
+            const result = await this.#renderOnSlot(req, slot, generation, { ...prepared, signal, startedAt, timeoutMs, renderTimeout, progress }, finish);
             completed = true;
             return result;
           } catch (error) {
@@ -453,6 +455,10 @@ class ChromiumPdfRenderer implements PdfRenderer {
       // Taken back, not failed: no failure, no budget; the caller asks for a slot again.
       if (release.reclaimed?.aborted && !req.signal?.aborted && !deadline.signal.aborted) throw new SlotReclaimed();
       this.#renders.failed += 1;
+      // A render that ran out of time answers RENDER_TIMEOUT and nothing more; the operator's log says where it was.
+      if ((deadline.signal.aborted || isAppError(error, 'RENDER_TIMEOUT')) && !req.signal?.aborted) {
+        this.logger.warn({ accountId, mode: req.mode ?? 'sync', timeoutMs, printBrowsers: this.options.printBrowsers, ...progress.summary() }, 'a render ran out of time');
+      }
       // Failures are free of charge, so they count against the account's failure budget instead.
       if (!req.signal?.aborted) this.#budget?.recordFailure(accountId, performance.now() - startedAt);
       // Its page crashed because the memory watch killed the renderer: say so.
@@ -468,8 +474,9 @@ class ChromiumPdfRenderer implements PdfRenderer {
 
   /** One attempt on a slot's pages: evaluate, assemble, then `finish`. */
   async #renderOnSlot<T>(req: RenderRequest, slot: PageSlot, generation: BrowserGeneration, run: RunState, finish: Finish<T>): Promise<T> {
-    const { signal, startedAt, timeoutMs } = run;
+    const { signal, startedAt, timeoutMs, progress } = run;
     const { evaluator } = await slot.ready(signal);
+    progress.enter('template');
     const remainingMs = timeoutMs - (performance.now() - startedAt);
     const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
     const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal, strict: req.template.strict === true };
@@ -481,6 +488,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     // The css is a template too (issue 13), evaluated with the same data.
     const html = uniqueAssetUrls(injectCss(evaluated.html.main ?? '', evaluated.html.css), randomId(12));
     const evaluatedAt = performance.now();
+    progress.enter('print', html.length);
     const resources = createDocumentResources({ accountId: run.accountId, warnings: run.warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
     const result = await finish(html, evaluated.html, generation, slot, signal, startedAt, resources);
     this.logger.debug(
@@ -551,6 +559,33 @@ interface RunState {
   startedAt: number;
   timeoutMs: number;
   renderTimeout: () => AppError;
+  progress: RenderProgress;
+}
+
+/**
+ * Where a render is, for the log line of one that ran out of time: waiting for a browser, for its
+ * slot's pages, in the template, or printing (loading the document, printing it, reading the PDF,
+ * compacting and storing it).
+ */
+class RenderProgress {
+  #stage: 'browser' | 'pages' | 'template' | 'print' = 'browser';
+  #stageStartedAt: number;
+  #htmlChars: number | undefined;
+
+  constructor(private readonly startedAt: number) {
+    this.#stageStartedAt = startedAt;
+  }
+
+  enter(stage: 'pages' | 'template' | 'print', htmlChars?: number): void {
+    this.#stage = stage;
+    this.#stageStartedAt = performance.now();
+    if (htmlChars !== undefined) this.#htmlChars = htmlChars;
+  }
+
+  summary(): { stage: string; stageMs: number; elapsedMs: number; htmlChars?: number } {
+    const now = performance.now();
+    return { stage: this.#stage, stageMs: round(now - this.#stageStartedAt), elapsedMs: round(now - this.startedAt), htmlChars: this.#htmlChars };
+  }
 }
 
 function round(ms: number): number {
