@@ -567,8 +567,10 @@ interface RunState {
  * slot's pages, in the template, or printing (loading the document, printing it, reading the PDF,
  * compacting and storing it).
  */
+type RenderStage = 'browser' | 'pages' | 'template' | 'print';
+
 class RenderProgress {
-  #stage: 'browser' | 'pages' | 'template' | 'print' = 'browser';
+  #stage: RenderStage = 'browser';
   #stageStartedAt: number;
   #htmlChars: number | undefined;
 
@@ -576,13 +578,13 @@ class RenderProgress {
     this.#stageStartedAt = startedAt;
   }
 
-  enter(stage: 'pages' | 'template' | 'print', htmlChars?: number): void {
+  enter(stage: Exclude<RenderStage, 'browser'>, htmlChars?: number): void {
     this.#stage = stage;
     this.#stageStartedAt = performance.now();
     if (htmlChars !== undefined) this.#htmlChars = htmlChars;
   }
 
-  summary(): { stage: string; stageMs: number; elapsedMs: number; htmlChars?: number } {
+  summary(): { stage: RenderStage; stageMs: number; elapsedMs: number; htmlChars?: number } {
     const now = performance.now();
     return { stage: this.#stage, stageMs: round(now - this.#stageStartedAt), elapsedMs: round(now - this.startedAt), htmlChars: this.#htmlChars };
   }
