@@ -186,12 +186,21 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     env,
   };
   const spawnOne = async (role: ProcessRole, extra: Record<string, string> = {}): Promise<PressroomProcess> => {
-    const port = await freePort();
-    const proc = startProcess(role, { PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env, ...extra }, port, keepLogs);
-    processes.push(proc);
-    await waitUntilReady(proc);
-    ({ api: cluster.apis, worker: cluster.workers, all: cluster.alls })[role].push(proc);
-    return proc;
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const proc = startProcess(role, { PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env, ...extra }, port, keepLogs);
+      processes.push(proc);
+      try {
+        await waitUntilReady(proc);
+      } catch (error) {
+        // freePort's port is free when it answers, not when the process listens: in between, another
+        // process can take it (seen in CI: EADDRINUSE as a worker restarted). Then another port.
+        if (attempt < 3 && /EADDRINUSE/.test(String(error))) continue;
+        throw error;
+      }
+      ({ api: cluster.apis, worker: cluster.workers, all: cluster.alls })[role].push(proc);
+      return proc;
+    }
   };
 
   let handle: DatabaseHandle | undefined;
