@@ -225,7 +225,8 @@ describe('a per-slot print browser that stops answering', () => {
   it('is killed once a document has waited past its allowance, and the document prints on a new browser', async () => {
     const before = new Set(printBrowsers());
     // The allowance also binds the retry on the new browser: 8 s, so that a loaded slow machine prints
-    // the retried one-line document within it (with 1 s, a CI run's retry was taken for a stall too).
+    // the retried one-line document within it (with 1 s, a CI run's retry failed as a crash too, most
+    // likely killed as a stall itself).
     const stalling = await startTestRenderer({ concurrency: 1, printBrowsers: 'per-slot', rendererMemoryMb: LIMIT_MB, printBrowserIdleMs: 600_000, printBrowserMaxAgeMs: 120_000, printBrowserStallMs: 8_000 });
     try {
       const [stopped, ...others] = printBrowsers().filter((pid) => !before.has(pid));
