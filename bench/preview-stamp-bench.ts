@@ -45,7 +45,7 @@ async function printInputs(): Promise<Map<string, Buffer>> {
       templateTimeoutMs: 60_000,
       asyncTimeoutMs: 300_000,
       printMsPerPage: { tagged: 120, untagged: 50 }, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000, evaluator: 'compartment',
-      maxDocumentBytes: 100 << 20, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048, printBrowsers: 'shared', printBrowserIdleMs: 20_000, printBrowserMaxAgeMs: 60_000, printBrowserStallMs: 20_000 },
+      maxDocumentBytes: 100 << 20, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
     createLogger('warn'),
   );
   const fixture = (name: string) => ({ html: readFileSync(join(FIXTURES, `${name}.html`), 'utf8'), data: JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as object });

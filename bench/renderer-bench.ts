@@ -128,7 +128,7 @@ async function createPressroom(): Promise<Engine & { renderer: PdfRenderer }> {
  asyncTimeoutMs: 300_000,
  printMsPerPage: { tagged: 120, untagged: 50 },
       templateOutputLimitBytes: 20 * 1024 * 1024, recycleAfterRenders: 1_000_000, evaluator,
-      maxDocumentBytes: 100 * 1024 * 1024, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048, printBrowsers: 'shared', printBrowserIdleMs: 20_000, printBrowserMaxAgeMs: 60_000, printBrowserStallMs: 20_000 },
+      maxDocumentBytes: 100 * 1024 * 1024, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
     createLogger('warn'),
   );
   await renderer.warmUp();

@@ -4,14 +4,13 @@
  * `--concurrency` (2) after a warm-up (60 invoices, 4 reports), and reads
  * /proc for every process of the service's tree before and after (issue 17, README "Performance"):
  *   - node: the service's Node process, all its threads (event loop, compaction, libuv);
- *   - shared:<type>: the shared multi-process Chromium — its browser, renderers, GPU process, zygote;
- *   - slot:browser: the single-process print browsers of `PRESSROOM_PRINT_BROWSERS=per-slot`;
+ *   - chromium:<type>: Chromium — its browser, renderers, GPU process, zygote;
  *   - "(ended children)": processes that ended during the run, counted by the parent that reaped them:
  *     the print compositors, one started and ended per print in a multi-process Chromium.
  * A process that started during the run counts from zero. The machine should be otherwise idle; the
  * client's own CPU (this process) is printed apart.
  *
- *   npm run build && node --import tsx bench/service-cpu.ts [--print-browsers shared|per-slot] [--tagged on|off] [--n 400] [--concurrency 2] [--fixture invoice|report]
+ *   npm run build && node --import tsx bench/service-cpu.ts [--tagged on|off] [--n 400] [--concurrency 2] [--fixture invoice|report]
  *
  * CPU per document is steadier than documents per second on a machine whose speed drifts within
  * minutes, and it says which process a change saves in.
@@ -53,25 +52,19 @@ function sampleTree(root: number): Map<number, Sampled> {
   for (let i = 0; i < tree.length; i++) for (const [pid, p] of all) if (p.parent === tree[i]) tree.push(pid);
   const kindOf = (pid: number): string => {
     if (pid === root) return 'node';
-    // A process belongs to a single-process print browser when it or an ancestor was started so.
-    let singleProcess = false;
-    for (let at: number | undefined = pid; at !== undefined && at !== root; at = all.get(at)?.parent) {
-      if (all.get(at)?.command.includes('--single-process')) singleProcess = true;
-    }
     const type = /--type=(\S+)/.exec(all.get(pid)!.command)?.[1] ?? 'browser';
-    return `${singleProcess ? 'slot' : 'shared'}:${type}`;
+    return `chromium:${type}`;
   };
   return new Map(tree.filter((pid) => all.has(pid)).map((pid) => [pid, { ...all.get(pid)!, kind: kindOf(pid) }]));
 }
 
 async function main(): Promise<void> {
-  const printBrowsers = option('--print-browsers', 'shared');
   const tagged = option('--tagged', 'off') === 'on';
   const n = Number(option('--n', '400'));
   const concurrency = Number(option('--concurrency', '2'));
   const fixture = option('--fixture', 'invoice');
   if (fixture !== 'invoice' && fixture !== 'report') throw new Error('--fixture is invoice or report');
-  const service = await startBenchService(printBrowsers === 'shared' ? {} : { PRESSROOM_PRINT_BROWSERS: printBrowsers });
+  const service = await startBenchService({});
   const root = service.child.pid!;
   try {
     const account = await createBenchAccount(service.baseUrl);
@@ -108,7 +101,7 @@ async function main(): Promise<void> {
       add(`${now.kind} (ended children)`, now.endedChildrenMs - (then?.endedChildrenMs ?? 0));
     }
     const total = [...perKind.values()].reduce((sum, ms) => sum + ms, 0);
-    console.log(`\n${n} ${fixture}s, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}, print browsers ${printBrowsers}: ${(n / seconds).toFixed(2)} docs/s\n`);
+    console.log(`\n${n} ${fixture}s, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}: ${(n / seconds).toFixed(2)} docs/s\n`);
     console.log('| process | CPU ms/doc |\n|---|--:|');
     for (const [kind, ms] of [...perKind].sort((a, b) => b[1] - a[1])) if (ms / n >= 0.1) console.log(`| ${kind} | ${(ms / n).toFixed(1)} |`);
     console.log(`| **the service in all** | **${(total / n).toFixed(1)}** |`);

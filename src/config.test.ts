@@ -59,7 +59,6 @@ describe('config', () => {
     ['PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES', 'big', /PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES/],
     ['PRESSROOM_IMAGE_URL_MAX_BYTES', '10', /PRESSROOM_IMAGE_URL_MAX_BYTES/],
     ['PRESSROOM_IMAGE_URL_TIMEOUT_MS', '1h', /PRESSROOM_IMAGE_URL_TIMEOUT_MS/],
-    ['PRESSROOM_PRINT_BROWSERS', 'single', /PRESSROOM_PRINT_BROWSERS/],
   ])('stops on a bad %s with a message naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base(), [name]: value })).toThrow(message);
@@ -108,35 +107,5 @@ describe('config', () => {
     expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).renderFairness.aloneBackfillMs).toBe(900_000);
     expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).rendering.asyncTimeoutMs).toBe(900_000);
     expect(loadConfig({ ...base(), PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
-  });
-
-  it('prints on the shared browser by default; auto picks per-slot print browsers where they are allowed (unsandboxed, as root), shared elsewhere', () => {
-    const printBrowsers = (env: Record<string, string> = {}) => loadConfig({ ...base(), ...env }).rendering.printBrowsers;
-    expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'shared' })).toBe('shared');
-    const perSlot = () => printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'per-slot' });
-    // The default stays shared (2026-11-27: a per-slot default was tried and reverted, see docs/rendering.md).
-    expect(printBrowsers()).toBe('shared');
-    expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'auto', PRESSROOM_RENDERER_MEMORY_MB: '512' })).toBe('shared');
-    if (process.getuid?.() === 0) {
-      expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'auto' })).toBe('per-slot');
-      expect(perSlot()).toBe('per-slot');
-      // Asked for by name, a bound that cannot hold the browser (~350 MB before any document) is refused.
-      expect(() => printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'per-slot', PRESSROOM_RENDERER_MEMORY_MB: '512' })).toThrow(/PRESSROOM_RENDERER_MEMORY_MB of at least 1024/);
-    } else {
-      expect(printBrowsers({ PRESSROOM_PRINT_BROWSERS: 'auto' })).toBe('shared');
-      expect(perSlot).toThrow(/sandbox/);
-    }
-    // An idle per-slot print browser is closed after 20 s (Chromium's --single-process stops printing after idling).
-    expect(loadConfig(base()).rendering.printBrowserIdleMs).toBe(20_000);
-    expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_IDLE_MS: '5000' }).rendering.printBrowserIdleMs).toBe(5000);
-    expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_IDLE_MS: '0' })).toThrow(/PRESSROOM_PRINT_BROWSER_IDLE_MS/);
-    // …and one older than a minute when its slot is given back (it stops printing ~3 minutes after its launch): at most two.
-    expect(loadConfig(base()).rendering.printBrowserMaxAgeMs).toBe(60_000);
-    expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_MAX_AGE_MS: '30000' }).rendering.printBrowserMaxAgeMs).toBe(30_000);
-    // …and killed when a document on it has not printed within 20 s plus its HTML's share.
-    expect(loadConfig(base()).rendering.printBrowserStallMs).toBe(20_000);
-    expect(loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_STALL_MS: '5000' }).rendering.printBrowserStallMs).toBe(5000);
-    expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_STALL_MS: '0' })).toThrow(/PRESSROOM_PRINT_BROWSER_STALL_MS/);
-    expect(() => loadConfig({ ...base(), PRESSROOM_PRINT_BROWSER_MAX_AGE_MS: '180000' })).toThrow(/PRESSROOM_PRINT_BROWSER_MAX_AGE_MS/);
   });
 });

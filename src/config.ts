@@ -166,39 +166,6 @@ export interface Config {
      * @defaultValue half the machine's memory shared by the render slots, at least 2048 (`PRESSROOM_RENDERER_MEMORY_MB`)
      */
     readonly rendererMemoryMb: number;
-    /**
-     * Where documents without scripts are printed. `shared`: a page per render slot in the one
-     * multi-process Chromium, which starts a print compositor process for every print. `per-slot`: each
-     * render slot prints in a Chromium of its own run with `--single-process` (renderer and compositor
-     * as threads of that browser), which saves that process per print (docs/rendering.md "Print
-     * browsers"); its memory bound, crash and restart concern that slot only. Needs a Chromium without
-     * its sandbox (the service runs as root), since a single-process browser has none.
-     * @defaultValue 'shared' (`PRESSROOM_PRINT_BROWSERS`; `auto` picks 'per-slot' as root with a bound of at least 1024 MB, else 'shared')
-     */
-    readonly printBrowsers: 'shared' | 'per-slot';
-    /**
-     * A per-slot print browser idle this long is closed, and the slot's next document launches a new
-     * one: Chromium 156 run with `--single-process` stops answering `Page.printToPDF` once it has sat
-     * idle for somewhere between 45 and 90 s, and for good (docs/rendering.md "Print browsers").
-     * @defaultValue 20000 (`PRESSROOM_PRINT_BROWSER_IDLE_MS`)
-     */
-    readonly printBrowserIdleMs: number;
-    /**
-     * A per-slot print browser this old is closed when its slot is given back, and the slot's next
-     * document launches a new one: Chromium 156 run with `--single-process` stops answering
-     * `Page.printToPDF` some three minutes after it started, busy or idle (docs/rendering.md "Print browsers").
-     * @defaultValue 60000 (`PRESSROOM_PRINT_BROWSER_MAX_AGE_MS`)
-     */
-    readonly printBrowserMaxAgeMs: number;
-    /**
-     * A document on a per-slot print browser that has not printed after this long (loading included:
-     * the default leaves room for the 10 s a document may spend fetching remote resources), plus
-     * PRINT_STALL_MS_PER_HTML_CHAR for each character of its HTML, is taken for a browser that stopped
-     * printing: the browser is killed and the document printed again on a new one, within its deadline
-     * (docs/rendering.md "Print browsers").
-     * @defaultValue 20000 (`PRESSROOM_PRINT_BROWSER_STALL_MS`)
-     */
-    readonly printBrowserStallMs: number;
   };
   /**
    * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
@@ -403,36 +370,6 @@ function readEvaluator(env: Env): Config['rendering']['evaluator'] {
   return raw;
 }
 
-/** A per-slot print browser holds ~350 MB before any document (docs/rendering.md "Print browsers"). */
-const MIN_PER_SLOT_MEMORY_MB = 1024;
-
-/**
- * `shared` is the default. `auto` picks `per-slot` wherever it is allowed — Chromium runs without its
- * sandbox anyway (as root) and the memory bound can hold a whole browser — and `shared` elsewhere (a
- * container run as its own user, as the Dockerfile does, keeps Chromium's sandbox). Where allowed,
- * `per-slot` saves the print compositor process Chromium starts for every print: a quarter to a half
- * of a one-page document's CPU (docs/rendering.md "Print browsers"). It was the default for an
- * afternoon and was put back behind `auto` until a render that timed out in CI is explained.
- */
-function readPrintBrowsers(env: Env, rendererMemoryMb: number): Config['rendering']['printBrowsers'] {
-  const raw = env.PRESSROOM_PRINT_BROWSERS?.trim() || 'shared';
-  if (raw !== 'auto' && raw !== 'shared' && raw !== 'per-slot') {
-    throw new ConfigError(`PRESSROOM_PRINT_BROWSERS must be auto, shared or per-slot; got "${raw}"`);
-  }
-  // A single-process Chromium has no renderer sandbox; Chromium runs without one only as root (launch-chromium.ts).
-  const unsandboxed = process.getuid?.() === 0;
-  // The bound then covers a whole browser: below this, every print browser would be killed as it starts.
-  const boundHoldsBrowser = rendererMemoryMb >= MIN_PER_SLOT_MEMORY_MB;
-  if (raw === 'auto') return unsandboxed && boundHoldsBrowser ? 'per-slot' : 'shared';
-  if (raw === 'per-slot' && !unsandboxed) {
-    throw new ConfigError('PRESSROOM_PRINT_BROWSERS=per-slot needs Chromium without its sandbox, which Pressroom uses only when it runs as root; a single-process browser would take the sandbox away');
-  }
-  if (raw === 'per-slot' && !boundHoldsBrowser) {
-    throw new ConfigError(`PRESSROOM_PRINT_BROWSERS=per-slot needs PRESSROOM_RENDERER_MEMORY_MB of at least ${MIN_PER_SLOT_MEMORY_MB} (it bounds the whole print browser); got ${rendererMemoryMb}`);
-  }
-  return raw;
-}
-
 function readUrl(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -584,11 +521,6 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       maxPages: readInt(env, 'PRESSROOM_MAX_PAGES', 2000, 1, 1_000_000),
       maxImagePixels: readInt(env, 'PRESSROOM_MAX_IMAGE_PIXELS', 100_000_000, 1),
       rendererMemoryMb,
-      printBrowsers: readPrintBrowsers(env, rendererMemoryMb),
-      printBrowserIdleMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_IDLE_MS', 20_000, 100, 600_000),
-      // At most two minutes: the first print that hung came 170 s after the launch (slot-print-browser.ts).
-      printBrowserMaxAgeMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_MAX_AGE_MS', 60_000, 100, 120_000),
-      printBrowserStallMs: readInt(env, 'PRESSROOM_PRINT_BROWSER_STALL_MS', 20_000, 100, 120_000),
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),

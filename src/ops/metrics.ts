@@ -32,10 +32,6 @@ export interface MetricSources {
   queueStats(): Promise<QueueSnapshot>;
   rendererStats(): {
     launches: number;
-    /** Per-slot print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot). */
-    printBrowserLaunches?: number;
-    /** Per-slot print browsers killed because a print stopped answering. */
-    printBrowserStalls?: number;
     crashes: number;
     active: number;
     queued: number;
@@ -286,19 +282,7 @@ export function createMetrics(): Metrics {
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, printBrowserLaunches: 0, printBrowserStalls: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
-  const printBrowserLaunches = new Counter({
-    name: 'pressroom_print_browser_launches_total',
-    help: 'Per-slot single-process print browsers launched (PRESSROOM_PRINT_BROWSERS=per-slot): one per slot at first, then one after each crash, memory kill, idle close or age close (PRESSROOM_PRINT_BROWSER_MAX_AGE_MS)',
-    registers,
-    collect: syncBrowserCounters,
-  });
-  const printBrowserStalls = new Counter({
-    name: 'pressroom_print_browser_stalls_total',
-    help: 'Per-slot print browsers killed because a print got no answer within PRESSROOM_PRINT_BROWSER_STALL_MS (plus its HTML\'s share); the document was printed again on a new browser',
-    registers,
-    collect: syncBrowserCounters,
-  });
+  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
   const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
@@ -331,8 +315,6 @@ export function createMetrics(): Metrics {
     follow(crashes, 'crashes', stats.crashes);
     follow(pageCrashRetries, 'pageCrashRetries', stats.pageCrashRetries ?? 0);
     follow(backfills, 'backfills', stats.backfills ?? 0);
-    follow(printBrowserLaunches, 'printBrowserLaunches', stats.printBrowserLaunches ?? 0);
-    follow(printBrowserStalls, 'printBrowserStalls', stats.printBrowserStalls ?? 0);
     follow(reclaims, 'reclaims', stats.reclaims ?? 0);
     // Every launch after the first is a restart (crash replacement or recycling).
     const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);

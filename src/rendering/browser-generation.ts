@@ -21,7 +21,6 @@ import { PrintTracker } from './chromium/print-tracker.js';
 import { ProcessMemoryWatch, type KilledProcess } from './chromium/process-memory-watch.js';
 import { ScriptedPage } from './chromium/scripted-page.js';
 import { PageSlot } from './page-slot.js';
-import { SlotPrintBrowser, type SlotPrintBrowserTimings } from './slot-print-browser.js';
 import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 export interface GenerationOptions {
@@ -34,14 +33,6 @@ export interface GenerationOptions {
   room: ClosedRoomOptions;
   /** A renderer or print compositor past this many MB (resident) is killed. */
   rendererMemoryMb: number;
-  /** `per-slot`: each slot prints documents without scripts in a single-process browser of its own (`slot-print-browser.ts`). @defaultValue 'shared' */
-  printBrowsers?: 'shared' | 'per-slot';
-  /** When a per-slot print browser is closed for idleness or age, or killed for a stalled print. */
-  slotPrintBrowser: SlotPrintBrowserTimings;
-  /** A slot's print browser started, or ended unasked (per-slot print browsers only). */
-  onPrintBrowserLaunched?: () => void;
-  onPrintBrowserLost?: () => void;
-  onPrintBrowserStalled?: () => void;
   logger: Logger;
   onPageReplaced: () => void;
   onDisconnected: (generation: BrowserGeneration) => void;
@@ -62,8 +53,6 @@ export class BrowserGeneration {
   #rendererKills: number[] = [];
   readonly #idle: PageSlot[] = [];
   readonly #slots = new Set<PageSlot>();
-  /** Releases the memory watch of a taken slot's own print browser (per-slot print browsers). */
-  readonly #slotWatches = new Map<PageSlot, () => void>();
   #busy = 0;
   #scriptedSpare: Promise<ScriptedPage> | undefined;
   #retiring = false;
@@ -110,7 +99,7 @@ export class BrowserGeneration {
       await generation.close();
       throw error;
     }
-    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb, printBrowsers: options.printBrowsers ?? 'shared' }, 'Chromium started');
+    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb }, 'Chromium started');
     return generation;
   }
 
@@ -145,17 +134,12 @@ export class BrowserGeneration {
   /** Takes an idle slot, or a new one (its pages open in `ready()`). */
   takeSlot(): PageSlot {
     this.#busy += 1;
-    const slot = this.#idle.pop() ?? this.#newSlot();
-    // A per-slot print browser's memory is watched while its slot renders, as this browser's is (`watchRender`).
-    this.#slotWatches.set(slot, slot.watchPrintBrowser());
-    return slot;
+    return this.#idle.pop() ?? this.#newSlot();
   }
 
   /** Gives a slot back after a render; lost pages are replaced in the background. */
   returnSlot(slot: PageSlot): void {
     this.#busy -= 1;
-    this.#slotWatches.get(slot)?.();
-    this.#slotWatches.delete(slot);
     if (this.#closed) return;
     if (this.#retiring) {
       this.#slots.delete(slot);
@@ -174,14 +158,11 @@ export class BrowserGeneration {
 
   /** True when the memory watch killed one of this browser's renderers after `sinceMs` (performance.now()). */
   killedRendererSince(sinceMs: number): boolean {
-    if (this.#rendererKills.some((at) => at >= sinceMs)) return true;
-    for (const slot of this.#slots) if (slot.printBrowserKilledSince(sinceMs)) return true;
-    return false;
+    return this.#rendererKills.some((at) => at >= sinceMs);
   }
 
   /**
-   * Prints `html` within `bounds`: on a print page of the render's slot (which one: `PageSlot.printPageFor`),
-   * or for a document with scripts in a single-use context. Tracked, so that a print whose compositor
+   * Prints `html` within `bounds`: on the print page of the render's slot, or for a document with scripts in a single-use context. Tracked, so that a print whose compositor
    * the memory watch killed is stopped with DOCUMENT_TOO_LARGE instead of waiting for its deadline.
    */
   async print(
@@ -192,7 +173,7 @@ export class BrowserGeneration {
     const tracked = this.#prints.begin();
     try {
       const signal = AbortSignal.any([options.signal, tracked.signal]);
-      const page = options.scripted ? undefined : await options.slot.printPageFor(html, signal);
+      const page = options.scripted ? undefined : options.slot.printPage();
       const pdf = page
         ? await page.print(html, params, options.bounds, signal, options.resources)
         : await this.#printScripted(html, params, options.bounds, signal, options.resources);
@@ -245,8 +226,7 @@ export class BrowserGeneration {
   /** Ends the browser process and removes its profile directory. */
   close(): Promise<void> {
     this.#memoryWatch?.stop();
-    const slots = [...this.#slots];
-    this.#closed ??= Promise.all([this.chromium.shutdown(), ...slots.map((slot) => slot.closePrintBrowser())]).then(() => {
+    this.#closed ??= this.chromium.shutdown().then(() => {
       this.options.logger.debug({ generation: this.options.id, pid: this.chromium.pid }, 'Chromium closed');
       this.#markClosed();
     });
@@ -264,21 +244,7 @@ export class BrowserGeneration {
 
   #newSlot(): PageSlot {
     const { options } = this;
-    const printBrowser =
-      options.printBrowsers === 'per-slot'
-        ? new SlotPrintBrowser({
-            executablePath: options.executablePath,
-            sinkholePort: options.sinkholePort,
-            protocolTimeoutMs: options.protocolTimeoutMs,
-            rendererMemoryMb: options.rendererMemoryMb,
-            ...options.slotPrintBrowser,
-            logger: options.logger,
-            onLaunched: () => options.onPrintBrowserLaunched?.(),
-            onLost: () => options.onPrintBrowserLost?.(),
-            onStalled: () => options.onPrintBrowserStalled?.(),
-          })
-        : undefined;
-    const slot = new PageSlot(this.chromium.root, options.room, options.onPageReplaced, { kind: options.evaluator }, printBrowser);
+    const slot = new PageSlot(this.chromium.root, options.room, options.onPageReplaced, { kind: options.evaluator });
     this.#slots.add(slot);
     return slot;
   }

@@ -26,30 +26,18 @@ export interface SupervisorOptions {
   evaluator: EvaluatorKind;
   /** Renderer and print compositor processes past this many MB are killed (browser-generation.ts). */
   rendererMemoryMb: number;
-  /** Where documents without scripts are printed (`slot-print-browser.ts`). @defaultValue 'shared' */
-  printBrowsers?: 'shared' | 'per-slot';
-  /** A per-slot print browser idle this long is closed (`slot-print-browser.ts`; the default is config's). */
-  printBrowserIdleMs: number;
-  /** A per-slot print browser this old is closed when its slot is given back (`slot-print-browser.ts`; the default is config's). */
-  printBrowserMaxAgeMs: number;
-  /** A per-slot print that has not answered after this (plus its HTML's share) is taken for a stopped browser. */
-  printBrowserStallMs: number;
 }
 
 /** Browser counters for `stats()`. */
 export interface SupervisorCounters {
   launches: number;
-  /** Per-slot print browsers started (`PRESSROOM_PRINT_BROWSERS=per-slot`), not in `launches`. */
-  printBrowserLaunches: number;
-  /** Per-slot print browsers killed because a print stopped answering (the document printed again on a new one). */
-  printBrowserStalls: number;
   crashes: number;
   pagesReplaced: number;
   blockedRequests: number;
 }
 
 export class BrowserSupervisor {
-  readonly counters: SupervisorCounters = { launches: 0, printBrowserLaunches: 0, printBrowserStalls: 0, crashes: 0, pagesReplaced: 0, blockedRequests: 0 };
+  readonly counters: SupervisorCounters = { launches: 0, crashes: 0, pagesReplaced: 0, blockedRequests: 0 };
   #current: BrowserGeneration | undefined;
   #starting: Promise<BrowserGeneration> | undefined;
   #recycling: Promise<void> | undefined;
@@ -143,22 +131,6 @@ export class BrowserSupervisor {
           protocolTimeoutMs: protocolTimeoutMs(this.options),
           evaluator: this.options.evaluator,
           rendererMemoryMb: this.options.rendererMemoryMb,
-          printBrowsers: this.options.printBrowsers,
-          slotPrintBrowser: {
-            idleCloseMs: this.options.printBrowserIdleMs,
-            maxAgeMs: this.options.printBrowserMaxAgeMs,
-            stallMs: this.options.printBrowserStallMs,
-          },
-          // A slot's own print browser: its launches are counted apart, its crashes as a browser's.
-          onPrintBrowserLaunched: () => {
-            this.counters.printBrowserLaunches += 1;
-          },
-          onPrintBrowserLost: () => {
-            this.counters.crashes += 1;
-          },
-          onPrintBrowserStalled: () => {
-            this.counters.printBrowserStalls += 1;
-          },
           room: {
             assetResolver: this.options.assetResolver,
             logger: this.logger,

@@ -2,18 +2,12 @@
  * One unit of render concurrency: an evaluator page (templates) and a print page (PDF), both
  * reused. A page that crashed, timed out or was left with a command in flight is never reused: it
  * is closed and a new one opened in the background, and the next render on this slot waits for it.
- * With a `SlotPrintBrowser` (`PRESSROOM_PRINT_BROWSERS=per-slot`) the print page lives in the slot's
- * own single-process browser instead of the generation's, and a long document prints on a second
- * print page the slot keeps in the generation's browser, opened at its first long document and reused
- * (`print-routing.ts`).
  */
 import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions } from './chromium/closed-room.js';
 import { PrintPage } from './chromium/print-page.js';
-import { printsInSlotBrowser } from './print-routing.js';
 import { EvaluatorPage, type EvaluatorOpenOptions } from './sandbox/evaluator-page.js';
-import type { SlotPrintBrowser } from './slot-print-browser.js';
 
 const OPEN_TIMEOUT_MS = 20_000;
 
@@ -21,8 +15,6 @@ const OPEN_TIMEOUT_MS = 20_000;
 export class PageSlot {
   #evaluator: EvaluatorPage | undefined;
   #printer: PrintPage | undefined;
-  /** With a print browser of its own: the slot's print page in the generation's browser, for long documents. */
-  #longPrinter: PrintPage | undefined;
   #opening: Promise<void> | undefined;
 
   constructor(
@@ -30,23 +22,7 @@ export class PageSlot {
     private readonly room: ClosedRoomOptions,
     private readonly onReplaced: () => void,
     private readonly evaluatorOptions: EvaluatorOpenOptions,
-    private readonly printBrowser?: SlotPrintBrowser,
   ) {}
-
-  /** True when the memory watch killed this slot's own print browser after `sinceMs` (performance.now()). */
-  printBrowserKilledSince(sinceMs: number): boolean {
-    return this.printBrowser?.killedSince(sinceMs) ?? false;
-  }
-
-  /** A render took this slot: its own print browser's memory is watched until the returned function is called. */
-  watchPrintBrowser(): () => void {
-    return this.printBrowser?.watch() ?? (() => {});
-  }
-
-  /** Ends the slot's own print browser, if it has one (the generation is closing). */
-  closePrintBrowser(): Promise<void> {
-    return this.printBrowser?.close() ?? Promise.resolve();
-  }
 
   /** Resolves when both pages are usable, opening whatever is missing (or rejects with `signal`). */
   async ready(signal: AbortSignal): Promise<{ evaluator: EvaluatorPage; printer: PrintPage }> {
@@ -67,29 +43,10 @@ export class PageSlot {
     }
   }
 
-  /**
-   * The page that prints `html` (a document without scripts; call after `ready()`): the slot's print
-   * page, or with a print browser of its own and a long document, the slot's print page in the
-   * generation's browser, opened now if it has none or lost it.
-   */
-  async printPageFor(html: string, signal: AbortSignal): Promise<PrintPage> {
-    if (!this.printBrowser || printsInSlotBrowser(html)) {
-      if (!this.#printer) throw new Error('the slot has no print page: ready() first');
-      return this.#printer;
-    }
-    if (this.#longPrinter?.isLost) {
-      void this.#longPrinter.close();
-      this.#longPrinter = undefined;
-    }
-    if (!this.#longPrinter) {
-      const open = () => PrintPage.open(this.root, this.room, AbortSignal.any([signal, AbortSignal.timeout(OPEN_TIMEOUT_MS)]));
-      // One more opening after a failed one, for the reason ready() gives.
-      this.#longPrinter = await open().catch((error: unknown) => {
-        if (signal.aborted) throw error;
-        return open();
-      });
-    }
-    return this.#longPrinter;
+  /** The slot's print page, for a document without scripts (call after `ready()`). */
+  printPage(): PrintPage {
+    if (!this.#printer) throw new Error('the slot has no print page: ready() first');
+    return this.#printer;
   }
 
   /** After a render: replaces lost pages in the background so the next render finds them ready. */
@@ -100,13 +57,11 @@ export class PageSlot {
     this.#startOpening().catch(() => {});
   }
 
-  /** Closes its pages (and its print browser). */
+  /** Closes its pages. */
   async close(): Promise<void> {
-    await Promise.all([this.#evaluator?.close(), this.#printer?.close(), this.#longPrinter?.close()]);
+    await Promise.all([this.#evaluator?.close(), this.#printer?.close()]);
     this.#evaluator = undefined;
     this.#printer = undefined;
-    this.#longPrinter = undefined;
-    await this.closePrintBrowser();
   }
 
   #usable(): boolean {
@@ -127,7 +82,7 @@ export class PageSlot {
     // allSettled: the opening ends only when both attempts have, so no late page is orphaned.
     this.#opening = Promise.allSettled([
       this.#evaluator ? undefined : EvaluatorPage.open(this.root, this.room, this.evaluatorOptions).then((page) => (this.#evaluator = page)),
-      this.#printer ? undefined : this.#openPrintPage(signal).then((page) => (this.#printer = page)),
+      this.#printer ? undefined : PrintPage.open(this.root, this.room, signal).then((page) => (this.#printer = page)),
     ])
       .then((results) => {
         for (const result of results) if (result.status === 'rejected') throw result.reason;
@@ -136,9 +91,5 @@ export class PageSlot {
         this.#opening = undefined;
       });
     return this.#opening;
-  }
-
-  #openPrintPage(signal: AbortSignal): Promise<PrintPage> {
-    return this.printBrowser ? this.printBrowser.openPrintPage(this.room, signal) : PrintPage.open(this.root, this.room, signal);
   }
 }

@@ -136,10 +136,6 @@ export interface RendererStats {
   browserPid: number | undefined;
   /** Browsers launched so far (first launch, crash replacements and recycling). */
   launches: number;
-  /** Per-slot print browsers launched so far (`PRESSROOM_PRINT_BROWSERS=per-slot`; 0 otherwise). */
-  printBrowserLaunches: number;
-  /** Per-slot print browsers killed because a print stopped answering; the document was printed again. */
-  printBrowserStalls: number;
   crashes: number;
   concurrency: number;
   active: number;
@@ -457,7 +453,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       this.#renders.failed += 1;
       // A render that ran out of time answers RENDER_TIMEOUT and nothing more; the operator's log says where it was.
       if ((deadline.signal.aborted || isAppError(error, 'RENDER_TIMEOUT')) && !req.signal?.aborted) {
-        this.logger.warn({ accountId, mode: req.mode ?? 'sync', timeoutMs, printBrowsers: this.options.printBrowsers, ...progress.summary() }, 'a render ran out of time');
+        this.logger.warn({ accountId, mode: req.mode ?? 'sync', timeoutMs, ...progress.summary() }, 'a render ran out of time');
       }
       // Failures are free of charge, so they count against the account's failure budget instead.
       if (!req.signal?.aborted) this.#budget?.recordFailure(accountId, performance.now() - startedAt);

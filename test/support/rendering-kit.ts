@@ -27,13 +27,6 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     maxPages: 2000,
     maxImagePixels: 100_000_000,
     rendererMemoryMb: 2048,
-    // The service's default, shared (config.ts); slot-print-browser.test.ts and print-browsers.test.ts
-    // cover per-slot. PRESSROOM_PRINT_BROWSERS=per-slot runs the rendering tests (and, through
-    // test-app.ts, the API tests) with per-slot print browsers.
-    printBrowsers: process.env.PRESSROOM_PRINT_BROWSERS === 'per-slot' ? 'per-slot' : 'shared',
-    printBrowserIdleMs: 20_000,
-    printBrowserMaxAgeMs: 60_000,
-    printBrowserStallMs: 20_000,
     ...overrides,
   };
 }

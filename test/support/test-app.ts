@@ -87,8 +87,6 @@ export async function startTestApp(dialect: TestDialect, env: Record<string, str
     PRESSROOM_HOST: '127.0.0.1',
     PORT: String(port),
     PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    // Runs the API tests on another print-browser setting than the service's default (docs/rendering.md).
-    ...(process.env.PRESSROOM_PRINT_BROWSERS ? { PRESSROOM_PRINT_BROWSERS: process.env.PRESSROOM_PRINT_BROWSERS } : {}),
     ...database.env,
     ...env,
   });

@@ -36,12 +36,6 @@ export interface LaunchOptions {
   logger?: Logger;
   /** Largest DevTools message taken from Chromium. @defaultValue MAX_DEVTOOLS_MESSAGE_BYTES (tests set less) */
   maxMessageBytes?: number;
-  /**
-   * `--single-process`: the renderer, the print compositor and the GPU code run as threads of the
-   * browser process (a per-slot print browser, `../slot-print-browser.ts`). Such a browser has no
-   * renderer sandbox and one renderer thread for all its pages. @defaultValue false
-   */
-  singleProcess?: boolean;
 }
 
 /** The flags, with why each one is there. Exported for tests. */
@@ -100,10 +94,10 @@ let sweep: Promise<void> | undefined;
 const START_TIMEOUT_MS = 30_000;
 
 /** The command line: puppeteer's defaults (as `puppeteer.launch` would use them), our flags, the pipe. */
-function launchArgs(sinkholePort: number, profileDir: string, singleProcess: boolean): string[] {
+function launchArgs(sinkholePort: number, profileDir: string): string[] {
   const defaults = puppeteer.defaultArgs({ headless: true, userDataDir: profileDir, args: chromiumArgs(sinkholePort) });
   // Puppeteer turns popup blocking off by default; a scripted document must not open windows.
-  return [...defaults.filter((arg) => arg !== '--disable-popup-blocking'), ...(singleProcess ? ['--single-process'] : []), '--remote-debugging-pipe'];
+  return [...defaults.filter((arg) => arg !== '--disable-popup-blocking'), '--remote-debugging-pipe'];
 }
 
 /**
@@ -120,7 +114,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
   let browser: Browser;
   try {
     options.signal?.throwIfAborted();
-    chromium = spawnChromium(options.executablePath, launchArgs(options.sinkholePort, profileDir, options.singleProcess === true));
+    chromium = spawnChromium(options.executablePath, launchArgs(options.sinkholePort, profileDir));
     const transport = new DevToolsPipeTransport(chromium.toBrowser, chromium.fromBrowser, logger, options.maxMessageBytes);
     const connecting = puppeteer.connect({
       transport,

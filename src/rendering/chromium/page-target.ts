@@ -29,14 +29,13 @@ export class PageTarget {
     private readonly root: CDPSession,
     readonly targetId: string,
     readonly session: CDPSession,
-    crashesWithBrowser = false,
   ) {
     session.once('Inspector.targetCrashed', () => this.markLost('crashed'));
     // When the whole browser goes away (killed, crashed) no `detachedFromTarget` arrives: the
     // connection closes, puppeteer rejects the commands in flight and emits `Disconnected` on
     // every session. Without this, a wait for an event (a load, a print) would last until its
     // deadline and the render would fail late, as a timeout, instead of at once as RENDER_FAILED.
-    if (SESSION_DISCONNECTED) (session as unknown as SymbolEmitter).once(SESSION_DISCONNECTED, () => this.markLost(crashesWithBrowser ? 'crashed' : 'closed'));
+    if (SESSION_DISCONNECTED) (session as unknown as SymbolEmitter).once(SESSION_DISCONNECTED, () => this.markLost('closed'));
     root.connection()?.on(CDPSessionEvent.SessionDetached, this.#onDetached);
   }
 
@@ -47,13 +46,9 @@ export class PageTarget {
    * (scripted documents may need requestAnimationFrame). `newWindow` gives the page a visible window
    * of its own without taking the visible tab of another window (image captures).
    */
-  /**
-   * `crashesWithBrowser`: the page's renderer is the browser process itself (a `--single-process`
-   * print browser), so the browser's end is that renderer's crash, not a page closed under the render.
-   */
   static async open(
     root: CDPSession,
-    options: { browserContextId?: string; background?: boolean; newWindow?: boolean; crashesWithBrowser?: boolean } = {},
+    options: { browserContextId?: string; background?: boolean; newWindow?: boolean } = {},
     signal?: AbortSignal,
   ): Promise<PageTarget> {
     const creating = root.send('Target.createTarget', {
@@ -75,7 +70,7 @@ export class PageTarget {
       const { sessionId } = signal ? await raceSignal(attaching, signal) : await attaching;
       const session = root.connection()?.session(sessionId);
       if (!session) throw new Error('CDP session vanished right after attaching');
-      return new PageTarget(root, targetId, session, options.crashesWithBrowser === true);
+      return new PageTarget(root, targetId, session);
     } catch (error) {
       await root.send('Target.closeTarget', { targetId }).catch(() => {});
       throw error;

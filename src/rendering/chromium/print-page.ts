@@ -24,13 +24,6 @@ import { ScriptedDocumentWatch } from './scripted-document.js';
 
 const RENDER_URL = `${RENDER_ORIGIN}/`;
 
-/**
- * Called as a document of `htmlChars` characters goes into the page to be printed; the result is
- * called once it has printed (or failed). A per-slot print browser uses it to notice a browser that
- * stopped answering.
- */
-export type PrintGuard = (htmlChars: number) => () => void;
-
 /** printToPDF parameters without the transfer mode, which is always a stream. */
 export type PrintParams = Omit<Protocol.Page.PrintToPDFRequest, 'transferMode'>;
 
@@ -78,22 +71,13 @@ export class PrintPage {
     private readonly target: PageTarget,
     private readonly frameId: string,
     private readonly room: ClosedRoom,
-    private readonly guardPrint: PrintGuard | undefined,
   ) {
     this.#meter = new ImagePixelMeter(target.session, frameId);
   }
 
-  /**
-   * Opens the page at RENDER_ORIGIN with scripts off. `crashesWithBrowser`: opened in a single-process
-   * print browser (`PageTarget.open`); `guardPrint`: watches each document until it has printed.
-   */
-  static async open(
-    root: CDPSession,
-    room: ClosedRoomOptions,
-    signal: AbortSignal,
-    options: { crashesWithBrowser?: boolean; guardPrint?: PrintGuard } = {},
-  ): Promise<PrintPage> {
-    const target = await PageTarget.open(root, { background: true, crashesWithBrowser: options.crashesWithBrowser }, signal);
+  /** Opens the page at RENDER_ORIGIN with scripts off. */
+  static async open(root: CDPSession, room: ClosedRoomOptions, signal: AbortSignal): Promise<PrintPage> {
+    const target = await PageTarget.open(root, { background: true }, signal);
     try {
       // Every step under `signal`: a page whose renderer died before it committed never answers.
       const send = <T>(sending: Promise<T>) => raceSignal(sending, AbortSignal.any([signal, target.lost]));
@@ -104,7 +88,7 @@ export class PrintPage {
       await send(target.session.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0 }));
       await send(target.session.send('Network.setCacheDisabled', { cacheDisabled: true }));
       const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: false }, signal);
-      return new PrintPage(target, frameId, closedRoom, options.guardPrint);
+      return new PrintPage(target, frameId, closedRoom);
     } catch (error) {
       await target.close();
       throw error;
@@ -123,7 +107,6 @@ export class PrintPage {
   /** Replaces the document with `html`, waits for its load event and prints it within `bounds`. */
   async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<StreamedBytes> {
     this.room.resources = resources;
-    const printed = this.guardPrint?.(html.length);
     try {
       return await loadAndPrint(this.target, this.frameId, html, params, signal, { scripted: false, bounds, meter: this.#meter });
     } catch (error) {
@@ -131,7 +114,6 @@ export class PrintPage {
       this.target.markLost('abandoned');
       throw error;
     } finally {
-      printed?.();
       this.room.resources = undefined;
     }
   }

@@ -25,8 +25,7 @@ import { listPids, readProcStat } from './proc-stat.js';
 /** A document process that went past the bound and was killed. */
 export interface KilledProcess {
   pid: number;
-  /** `print-browser`: the root itself, a single-process browser (`rootIsDocumentProcess`). */
-  kind: 'renderer' | 'print-compositor' | 'print-browser';
+  kind: 'renderer' | 'print-compositor';
   /** When it started, in clock ticks since boot (/proc/<pid>/stat), for `PrintTracker`. */
   startTicks: number;
   rssBytes: number;
@@ -35,12 +34,6 @@ export interface KilledProcess {
 export interface ProcessMemoryWatchOptions {
   /** The browser process; its descendants are watched. */
   rootPid: number;
-  /**
-   * The root itself holds the documents' memory and is watched too: a `--single-process` print
-   * browser (`../slot-print-browser.ts`), whose renderer and compositor are its own threads. Killing
-   * it ends that browser, which serves one render slot. @defaultValue false
-   */
-  rootIsDocumentProcess?: boolean;
   limitBytes: number;
   intervalMs: number;
   logger: Logger;
@@ -98,10 +91,9 @@ export class ProcessMemoryWatch {
       const isLeaf = (pid: number) => this.#known.get(pid)?.leaf === true;
       const root = this.options.rootPid;
       const watched = descendantsOf(root, isLeaf);
-      if (this.options.rootIsDocumentProcess) watched.unshift(root);
       for (const pid of watched) {
         seen.add(pid);
-        const known = pid === root && this.options.rootIsDocumentProcess ? this.#rootAsDocumentProcess() : this.#classify(pid);
+        const known = this.#classify(pid);
         if (!known?.kind) continue;
         const rssBytes = residentBytes(pid);
         if (rssBytes !== undefined && rssBytes > this.options.limitBytes) this.#kill(pid, known, rssBytes);
@@ -112,17 +104,6 @@ export class ProcessMemoryWatch {
       this.options.logger.error({ err: error }, 'the Chromium memory watch cannot read /proc; PRESSROOM_RENDERER_MEMORY_MB is not enforced');
       this.stop();
     }
-  }
-
-  /** The root of a single-process browser, as a document process. */
-  #rootAsDocumentProcess(): Known | undefined {
-    const pid = this.options.rootPid;
-    const cached = this.#known.get(pid);
-    const startTicks = cached?.startTicks ?? startTicksOf(pid);
-    if (startTicks === undefined) return undefined;
-    const known: Known = cached ?? { startTicks, kind: 'print-browser', leaf: false };
-    this.#known.set(pid, known);
-    return known;
   }
 
   #classify(pid: number): Known | undefined {
