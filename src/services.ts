@@ -172,7 +172,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
-    const jobs = createJobService({ database, documents, charges, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
+    const jobs = createJobService({ database, documents, charges, idempotency, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
     // The job worker and the webhook delivery loop: started by roles `all` and `worker`, under this process's id.
     const workerId = instanceId;
     const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: config.jobs, workerId, logger, metrics });

@@ -76,6 +76,18 @@ export type PreviewSource =
   | { kind: 'text'; html: string; css: string | null; page: Template['page']; strict: boolean }
   | { kind: 'saved'; templateId: string; version: string | number | null };
 
+/** An already-paid document to render and deliver (`DocumentService.produce`). */
+export interface PaidDocument {
+  accountId: string;
+  template: Template;
+  data: Record<string, unknown>;
+  options: GenerationOptions;
+  /** `sync`: POST /v1/pdf/create's deadline and early refusal of long documents; `async`: a job's. */
+  mode: 'sync' | 'async';
+  /** Aborts the render (a job whose worker stops). */
+  signal?: AbortSignal;
+}
+
 export interface DocumentService {
   /**
    * Checks what can be checked before any charge: the template, the required fields of a strict
@@ -88,7 +100,7 @@ export interface DocumentService {
    * Renders and delivers an already-paid document: `sync` for POST /v1/pdf/create (refused early when too
    * long to print in time), `async` for the job worker (the longer async render deadline).
    */
-  produce(accountId: string, template: Template, data: Record<string, unknown>, options: GenerationOptions, signal: AbortSignal | undefined, mode: 'sync' | 'async'): Promise<{ delivery: Delivery; renderMs: number; warnings?: DocumentWarning[] }>;
+  produce(work: PaidDocument): Promise<{ delivery: Delivery; renderMs: number; warnings?: DocumentWarning[] }>;
   /**
    * A free, stamped preview (the studio), rendered for `accountId` at preview priority: of unsaved text,
    * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
@@ -217,7 +229,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
       if (options.einvoice) await checkEInvoice(options.einvoice, options.pdfVariant);
-      const template = options.version == null ? await templates.get(accountId, templateId) : await templates.versions.resolve(accountId, templateId, options.version);
+      const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
       requiredFieldWarnings(template, data, options);
@@ -227,7 +239,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       return template;
     },
 
-    async produce(accountId, template, data, options, signal, mode) {
+    async produce({ accountId, template, data, options, signal, mode }) {
       const started = performance.now();
       // Checked again: a job renders the template as it is when it runs, which may have changed since
       // it was accepted (a strict one then fails the job, refunded).
@@ -284,7 +296,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           log,
           prepare: () => service.prepare(request.accountId, request.templateId, request.options, request.data),
           produce: async (template) => {
-            const { delivery, renderMs, warnings } = await service.produce(request.accountId, template, request.data, request.options, undefined, 'sync');
+            const { delivery, renderMs, warnings } = await service.produce({ accountId: request.accountId, template, data: request.data, options: request.options, mode: 'sync' });
             return { delivery, execMs: renderMs, warnings };
           },
         });
@@ -298,9 +310,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       const template =
         source.kind === 'text'
           ? { html: source.html, css: source.css, page: source.page, sampleData: null, fields: [], strict: source.strict }
-          : source.version === null
-            ? await templates.get(accountId, source.templateId)
-            : await templates.versions.resolve(accountId, source.templateId, source.version);
+          : await templates.resolve(accountId, source.templateId, source.version);
       const values = data ?? template.sampleData ?? {};
       const fieldWarnings = checkRequiredFields(template, values);
       const rendered = await renderer.render({

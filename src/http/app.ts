@@ -225,7 +225,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   pdfRoutes(app, { documents: services.documents });
   imageRoutes(app, { documents: services.documents });
   pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
-  jobRoutes(app, { jobs: services.jobs, idempotency: services.idempotency });
+  jobRoutes(app, { jobs: services.jobs });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);

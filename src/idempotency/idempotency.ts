@@ -19,7 +19,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** SHA-256 over the endpoint and the body with object keys sorted, so key order does not matter. */
-export function requestFingerprint(endpoint: string, body: unknown): string {
+function requestFingerprint(endpoint: string, body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (value && typeof value === 'object') {
@@ -30,7 +30,7 @@ export function requestFingerprint(endpoint: string, body: unknown): string {
   return createHash('sha256').update(endpoint).update('\n').update(JSON.stringify(canonical(body))).digest('hex');
 }
 
-export function validateIdempotencyKey(key: string | undefined): string | undefined {
+function validateIdempotencyKey(key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
   if (key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
     throw new ValidationError([
@@ -38,6 +38,15 @@ export function validateIdempotencyKey(key: string | undefined): string | undefi
     ]);
   }
   return key;
+}
+
+/**
+ * The request's key as every paid door reads it (sync, async, images, PDF tools): the header checked,
+ * and the fingerprint over the endpoint and the body; undefined without the header.
+ */
+export function idempotentRequest(header: string | undefined, endpoint: string, body: unknown): IdempotentRequest | undefined {
+  const key = validateIdempotencyKey(header);
+  return key === undefined ? undefined : { key, fingerprint: requestFingerprint(endpoint, body) };
 }
 
 /** The outcome of claiming a key: this request runs the work, or the first answer is replayed. */
@@ -49,12 +58,6 @@ export interface IdempotentRequest {
   fingerprint: string;
 }
 
-/** Turns an answer into stored JSON and back (a binary answer is stored as a file reference). */
-export interface AnswerCodec<T> {
-  encode(value: T): unknown | Promise<unknown>;
-  decode(stored: unknown): T | Promise<T>;
-}
-
 export interface IdempotencyService {
   /** Claims the key, or finds the stored answer; throws 409 while another live request holds it, 422 for another body. */
   claim(accountId: string, request: IdempotentRequest): Promise<KeyClaim>;
@@ -62,8 +65,6 @@ export interface IdempotencyService {
   complete(claim: Extract<KeyClaim, { kind: 'claimed' }>, answer: unknown, trx?: Tx): Promise<void>;
   /** Frees a claimed key after its work failed; never throws (the lease frees it otherwise). */
   release(claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<void>;
-  /** claim → work → complete, or release on failure (create-async). */
-  run<T>(accountId: string, request: IdempotentRequest, work: () => Promise<T>, codec?: AnswerCodec<T>): Promise<T>;
   /** Extends the leases of the keys this process is working on (called every third of a lease). */
   renewHeld(now?: number): Promise<void>;
   sweep(): Promise<number>;
@@ -124,19 +125,6 @@ export function createIdempotencyService(db: Db, options: IdempotencyOptions): I
     async release(claim) {
       held.delete(heldId(claim.accountId, claim.key));
       await store.releaseKey(db, claim.accountId, claim.key, instanceId).catch(() => undefined);
-    },
-
-    async run(accountId, request, work, codec) {
-      const claim = await service.claim(accountId, request);
-      if (claim.kind === 'replay') return codec ? codec.decode(claim.stored) : (claim.stored as Awaited<ReturnType<typeof work>>);
-      try {
-        const result = await work();
-        await service.complete(claim, codec ? await codec.encode(result) : result);
-        return result;
-      } catch (error) {
-        await service.release(claim);
-        throw error;
-      }
     },
 
     async renewHeld(now = Date.now()) {

@@ -12,6 +12,7 @@ import type { DocumentService } from '../documents/documents.js';
 import { AppError } from '../shared/errors.js';
 import { createLogger } from '../shared/log.js';
 import { createWebhookQueue } from '../webhooks/webhook-queue.js';
+import { createIdempotencyService } from '../idempotency/idempotency.js';
 import { DIALECTS } from '../../test/support/databases.js';
 import { createTestDatabase, type TestDatabase } from '../../test/support/databases.js';
 import { TEST_PG_URL } from '../../test/support/global-setup.js';
@@ -31,7 +32,7 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
     prepare: (accountId, templateId) => templates.get(accountId, templateId),
     generate: () => Promise.reject(new Error('not used')),
     preview: () => Promise.reject(new Error('not used')),
-    async produce(_accountId, _template, data, options, signal) {
+    async produce({ data, options, signal }) {
       const key = String(data.key);
       const n = (calls.get(key) ?? 0) + 1;
       calls.set(key, n);
@@ -94,7 +95,7 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     wakeups = await createJobWakeups(database, logger);
     const templates = createTemplateService(database.db);
     documents = scriptedDocuments(templates);
-    jobs = createJobService({ database, documents, charges: charges(), webhooks, wakeups, allowPrivateNetworks: true, retentionDays: 30 });
+    jobs = createJobService({ database, documents, charges: charges(), idempotency: createIdempotencyService(database.db, { instanceId: 'test', leaseMs: 30_000 }), webhooks, wakeups, allowPrivateNetworks: true, retentionDays: 30 });
     accountId = 'acc_test';
     await database.db.insertInto('accounts').values({ id: accountId, email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
     await ledger().grant(accountId, 1000, 'BONUS');

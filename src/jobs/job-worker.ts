@@ -137,10 +137,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     }
     try {
       // A job accepted for a version renders that immutable snapshot, whatever the draft became since.
-      const template = job.version_number === null ? await templates.get(job.account_id, job.template_id) : await templates.versions.resolve(job.account_id, job.template_id, Number(job.version_number));
+      const template = await templates.resolve(job.account_id, job.template_id, job.version_number === null ? null : Number(job.version_number));
       const options = JSON.parse(job.options) as GenerationOptions;
       const data = JSON.parse(job.data) as Record<string, unknown>;
-      const { delivery, renderMs, warnings } = await documents.produce(job.account_id, template, data, options, signal, 'async');
+      const { delivery, renderMs, warnings } = await documents.produce({ accountId: job.account_id, template, data, options, signal, mode: 'async' });
       await complete(job, delivery, renderMs, warnings);
     } catch (error) {
       if (releasing && signal.aborted) return; // handed back to the queue by stop()

@@ -2,8 +2,9 @@
  * Asynchronous PDF jobs: accept (`POST /v1/pdf/create-async`), read and list. Accepting runs the same
  * checks as a synchronous request in the same order (webhook URL 422 → template 404/403 → a strict
  * template's required fields 422 → S3 target 400 → credit 402), then debits the credit and inserts
- * the job in ONE transaction: either both happen or neither (a 402 writes no job). Workers
- * (job-worker.ts) take it from there.
+ * the job in ONE transaction: either both happen or neither (a 402 writes no job). With an
+ * Idempotency-Key the key is claimed first and its answer stored in that same transaction, so a
+ * retry gets the same job, whatever process died when. Workers (job-worker.ts) take it from there.
  */
 import type { Charges } from '../credits/charges.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
@@ -15,6 +16,7 @@ import { checkUrl } from '../net/check-url.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newJobId } from '../shared/ids.js';
 import { currentRequestId } from '../shared/log.js';
+import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
 import { countPendingDeliveries } from '../webhooks/deliveries-store.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import type { JobWakeups } from './job-wakeups.js';
@@ -36,6 +38,14 @@ export interface AsyncJobRequest {
   webhookSecret: string | null;
   /** The accepting request's id, kept on the job for the worker's logs and the webhook; defaults to the current one. */
   requestId?: string | null;
+  /** With an Idempotency-Key: a repeat gets the first job, charged once. */
+  idempotency?: IdempotentRequest;
+}
+
+/** What accepting answers: the job, and the balance after its credit was taken. */
+export interface AcceptedJob {
+  jobId: string;
+  creditsRemaining: number;
 }
 
 /** A job as its owner sees it (times in epoch ms). */
@@ -64,7 +74,7 @@ export interface Job {
 /** Jobs as the API sees them. */
 export interface JobService {
   /** Checks, charges and queues; answers at once. */
-  accept(accountId: string, request: AsyncJobRequest): Promise<{ jobId: string; creditsRemaining: number }>;
+  accept(accountId: string, request: AsyncJobRequest): Promise<AcceptedJob>;
   /** The caller's job; JOB_NOT_FOUND for unknown ids and other accounts' jobs alike. */
   get(accountId: string, jobId: string): Promise<Job>;
   list(accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<{ jobs: Job[]; total: number }>;
@@ -97,6 +107,7 @@ export interface JobServiceDeps {
   database: DatabaseHandle;
   documents: DocumentService;
   charges: Charges;
+  idempotency: IdempotencyService;
   webhooks: WebhookQueue;
   wakeups: JobWakeups;
   allowPrivateNetworks: boolean;
@@ -144,53 +155,67 @@ export function checkWebhookUrl(url: string | null, allowPrivateNetworks: boolea
 
 /** Creates the job service. */
 export function createJobService(deps: JobServiceDeps): JobService {
-  const { database, documents, charges, webhooks, wakeups } = deps;
+  const { database, documents, charges, idempotency, webhooks, wakeups } = deps;
+  /** Prepares, then charges, inserts the job and stores the key's answer in one transaction. */
+  async function acceptClaimed(accountId: string, request: AsyncJobRequest, claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined): Promise<AcceptedJob> {
+    checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
+    const template = await documents.prepare(accountId, request.templateId, request.options, request.data);
+    const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
+    const jobId = newJobId();
+    const now = Date.now();
+    const accepted = await withTransaction(database.db, async (trx) => {
+      const paid = await charges.reserve(accountId, request.templateId, { jobId }, trx);
+      await store.insertJob(trx, {
+        id: jobId,
+        account_id: accountId,
+        template_id: request.templateId,
+        status: 'pending',
+        data: JSON.stringify(request.data),
+        options: JSON.stringify(request.options),
+        filename: request.filename,
+        store_s3: request.options.storeS3 ? 1 : 0,
+        webhook_url: request.webhookUrl,
+        webhook_secret: sealedSecret,
+        transaction_ref: paid.transactionRef,
+        attempts: 0,
+        run_at: now,
+        locked_by: null,
+        locked_until: null,
+        last_error: null,
+        error_code: null,
+        error_message: null,
+        result_url: null,
+        result_filename: null,
+        result_expires_at: null,
+        result_s3_bucket: null,
+        result_s3_key: null,
+        created_at: now,
+        updated_at: now,
+        started_at: null,
+        completed_at: null,
+        request_id: request.requestId ?? currentRequestId() ?? null,
+        version_number: template.version?.number ?? null,
+        version_tag: template.version?.tag ?? null,
+      });
+      await wakeups.notifyInTransaction(trx);
+      const answer: AcceptedJob = { jobId, creditsRemaining: paid.balance };
+      if (claim) await idempotency.complete(claim, encodeAccepted(answer), trx);
+      return answer;
+    });
+    wakeups.announce();
+    return accepted;
+  }
+
   return {
     async accept(accountId, request) {
-      checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
-      const template = await documents.prepare(accountId, request.templateId, request.options, request.data);
-      const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
-      const jobId = newJobId();
-      const now = Date.now();
-      const debit = await withTransaction(database.db, async (trx) => {
-        const paid = await charges.reserve(accountId, request.templateId, { jobId }, trx);
-        await store.insertJob(trx, {
-          id: jobId,
-          account_id: accountId,
-          template_id: request.templateId,
-          status: 'pending',
-          data: JSON.stringify(request.data),
-          options: JSON.stringify(request.options),
-          filename: request.filename,
-          store_s3: request.options.storeS3 ? 1 : 0,
-          webhook_url: request.webhookUrl,
-          webhook_secret: sealedSecret,
-          transaction_ref: paid.transactionRef,
-          attempts: 0,
-          run_at: now,
-          locked_by: null,
-          locked_until: null,
-          last_error: null,
-          error_code: null,
-          error_message: null,
-          result_url: null,
-          result_filename: null,
-          result_expires_at: null,
-          result_s3_bucket: null,
-          result_s3_key: null,
-          created_at: now,
-          updated_at: now,
-          started_at: null,
-          completed_at: null,
-          request_id: request.requestId ?? currentRequestId() ?? null,
-          version_number: template.version?.number ?? null,
-          version_tag: template.version?.tag ?? null,
-        });
-        await wakeups.notifyInTransaction(trx);
-        return paid;
-      });
-      wakeups.announce();
-      return { jobId, creditsRemaining: debit.balance };
+      const claim = request.idempotency ? await idempotency.claim(accountId, request.idempotency) : undefined;
+      if (claim?.kind === 'replay') return decodeAccepted(claim.stored);
+      try {
+        return await acceptClaimed(accountId, request, claim);
+      } catch (error) {
+        if (claim) await idempotency.release(claim);
+        throw error;
+      }
     },
 
     async get(accountId, jobId) {
@@ -226,4 +251,14 @@ export function createJobService(deps: JobServiceDeps): JobService {
       }
     },
   };
+}
+
+/** The stored answer of an accepted job's key: the create-async answer's own JSON, as it always was. */
+function encodeAccepted(answer: AcceptedJob): unknown {
+  return { job_id: answer.jobId, status: 'pending', credits_remaining: answer.creditsRemaining };
+}
+
+function decodeAccepted(stored: unknown): AcceptedJob {
+  const answer = stored as { job_id: string; credits_remaining: number };
+  return { jobId: answer.job_id, creditsRemaining: answer.credits_remaining };
 }

@@ -61,6 +61,11 @@ export interface TemplateService {
   create(accountId: string, input: TemplateInput): Promise<Template>;
   /** The caller's template; TEMPLATE_NOT_FOUND or FORBIDDEN otherwise. */
   get(accountId: string, templateId: string): Promise<Template>;
+  /**
+   * What a render uses: the draft when `version` is null or absent, else that version's immutable
+   * snapshot (a tag or a number; VERSION_NOT_FOUND otherwise). The one place that decides.
+   */
+  resolve(accountId: string, templateId: string, version?: string | number | null): Promise<Template>;
   /** Newest first; `kind` lists only templates of that kind. */
   list(accountId: string, filter?: { kind?: TemplateKind }): Promise<TemplateSummary[]>;
   update(accountId: string, templateId: string, changes: Partial<TemplateInput>): Promise<Template>;
@@ -115,8 +120,10 @@ export function createTemplateService(db: Db): TemplateService {
 
   const get = async (accountId: string, templateId: string): Promise<Template> => toTemplate(await owned(accountId, templateId));
 
+  const versions = createTemplateVersionService(db, get);
   return {
-    versions: createTemplateVersionService(db, get),
+    versions,
+    resolve: (accountId, templateId, version) => (version == null ? get(accountId, templateId) : versions.resolve(accountId, templateId, version)),
 
     async create(accountId, input) {
       assertParses(input);

@@ -144,6 +144,9 @@ describe.each(DIALECTS)('async jobs on %s', (dialect) => {
     const again = await createAsync({ template_id: templateId, data: DATA }, alice.apiKey, headers);
     expect(again.body).toEqual(first.body);
     expect(await balance()).toBe(before - 1);
+    // The key was answered in the transaction that inserted the job: any process replays that job.
+    const key = await t.services.database.db.selectFrom('idempotency_keys').select(['state', 'response']).where('idem_key', '=', headers['idempotency-key']).executeTakeFirstOrThrow();
+    expect({ state: key.state, response: JSON.parse(key.response!) }).toEqual({ state: 'done', response: first.body });
     await waitForJob(first.body.job_id);
   });
 

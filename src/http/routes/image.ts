@@ -4,7 +4,7 @@ import { jsonListHeader, setWarningHeaders } from '../warning-headers.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, GenerationOptions, GenerationResult } from '../../documents/documents.js';
-import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
+import { idempotentRequest } from '../../idempotency/idempotency.js';
 import { MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH } from '../../rendering/image-renderer.js';
 import { ValidationError } from '../../shared/errors.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
@@ -155,14 +155,13 @@ export function imageRoutes(app: FastifyInstance, deps: { documents: DocumentSer
       const body = request.body as CreateImageBody;
       refuseForeignFields(body as Record<string, unknown>);
       checkDeliveryOptions(body);
-      const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
       const options = imageOptions(body);
       const result = await deps.documents.generate({
         accountId: request.caller.accountId,
         templateId: body.template_id,
         data: body.data ?? {},
         options,
-        idempotency: key ? { key, fingerprint: requestFingerprint('image.create', body) } : undefined,
+        idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, 'image.create', body),
       });
       settleWhenAnswered(reply, result);
       const json = jsonAnswer(result, options.expirationSeconds);

@@ -6,8 +6,7 @@ import { Type, type Static } from 'typebox';
 import { DocumentWarnings } from './pdf.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { IdempotencyService } from '../../idempotency/idempotency.js';
-import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
+import { idempotentRequest } from '../../idempotency/idempotency.js';
 import { JOB_STATUSES, type Job, type JobService } from '../../jobs/jobs.js';
 import { ValidationError } from '../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../examples.js';
@@ -98,7 +97,7 @@ function jobJson(job: Job): Static<typeof JobSchema> {
 }
 
 /** Registers the three job routes (API keys only). */
-export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempotency: IdempotencyService }): void {
+export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   app.addSchema(JobSchema);
 
@@ -119,21 +118,17 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService; idempo
       const body = request.body as CreateAsyncBody;
       checkDeliveryOptions(body);
       checkWebhookOptions(body);
-      const accountId = request.caller.accountId;
-      const run = async (): Promise<CreateAsyncAnswer> => {
-        const accepted = await deps.jobs.accept(accountId, {
-          templateId: body.template_id,
-          data: body.data,
-          options: generationOptions({ ...body, export_type: 'url' }),
-          filename: body.filename ?? null,
-          webhookUrl: body.webhook_url ?? null,
-          webhookSecret: body.webhook_secret ?? null,
-        });
-        return { job_id: accepted.jobId, status: 'pending', credits_remaining: accepted.creditsRemaining };
-      };
-      const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
-      if (!key) return run();
-      return deps.idempotency.run(accountId, { key, fingerprint: requestFingerprint('pdf.create-async', body) }, run);
+      const accepted = await deps.jobs.accept(request.caller.accountId, {
+        templateId: body.template_id,
+        data: body.data,
+        options: generationOptions({ ...body, export_type: 'url' }),
+        filename: body.filename ?? null,
+        webhookUrl: body.webhook_url ?? null,
+        webhookSecret: body.webhook_secret ?? null,
+        idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, 'pdf.create-async', body),
+      });
+      const answer: CreateAsyncAnswer = { job_id: accepted.jobId, status: 'pending', credits_remaining: accepted.creditsRemaining };
+      return answer;
     },
   });
 

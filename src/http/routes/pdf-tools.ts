@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { GenerationResult } from '../../documents/charged-run.js';
-import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
+import { idempotentRequest } from '../../idempotency/idempotency.js';
 import type { PdfSource, PdfToolService, ToolOutput, ToolRequest } from '../../pdf-tools/pdf-tools.js';
 import { EXAMPLE_PDF_BASE64 } from '../pdf-examples.js';
 import { Nullable, StringEnum, errorResponses } from '../schemas.js';
@@ -82,9 +82,8 @@ const source = (s: Source): PdfSource => ({ pdfUrl: s.pdf_url ?? null, pdfBase64
 /** Who asks, how the result is handed over, and the Idempotency-Key over this endpoint and body. */
 function toolRequest(request: { caller: { accountId: string }; headers: Record<string, unknown>; body: unknown }, endpoint: string): ToolRequest {
   const body = request.body as Output;
-  const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
   const output: ToolOutput = { exportType: body.export_type ?? 'url', expirationSeconds: body.expiration ?? 86_400, filename: body.filename ?? 'document' };
-  return { accountId: request.caller.accountId, output, idempotency: key ? { key, fingerprint: requestFingerprint(endpoint, body) } : undefined };
+  return { accountId: request.caller.accountId, output, idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, endpoint, body) };
 }
 
 /** The link as JSON or the bytes; the charge is posted once the answer reached the connection. */

@@ -4,7 +4,7 @@ import { setWarningHeaders, warningsField } from '../warning-headers.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DocumentService, GenerationOptions, GenerationResult } from '../../documents/documents.js';
-import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
+import { idempotentRequest } from '../../idempotency/idempotency.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
 import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../examples.js';
@@ -193,14 +193,13 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
     handler: async (request, reply) => {
       const body = request.body as CreateBody;
       checkDeliveryOptions(body);
-      const key = validateIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
       const options = generationOptions(body);
       const result = await deps.documents.generate({
         accountId: request.caller.accountId,
         templateId: body.template_id,
         data: body.data,
         options,
-        idempotency: key ? { key, fingerprint: requestFingerprint('pdf.create', body) } : undefined,
+        idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, 'pdf.create', body),
       });
       settleWhenAnswered(reply, result);
       const json = jsonAnswer(result, options.expirationSeconds);
