@@ -149,21 +149,6 @@ function writtenAmount(text: string): Decimal | undefined {
 }
 
 /**
- * The sum of listed amounts, exact, rounded to cents as the schematron rounds its sums; undefined when
- * one of them is unusable, or when fewer or more were read than the document has (`expected`).
- */
-function exactSum(texts: string[], expected: number): Decimal | undefined {
-  if (texts.length !== expected) return undefined;
-  let total = new Exact(0);
-  for (const text of texts) {
-    const d = writtenNumber(text);
-    if (d === undefined) return undefined;
-    total = total.plus(d);
-  }
-  return total.toDecimalPlaces(AMOUNT_DECIMALS);
-}
-
-/**
  * One element as xmllint prints a node of a node set (`<p:Name attr="…">text</p:Name>`, one a line):
  * its local name and its content, which may hold comments, processing instructions and CDATA sections
  * besides text (libxml2 prints them as they were). An element with a child does not match: its list
@@ -174,13 +159,30 @@ const PRINTED_ELEMENT = /<(?:[^\s<>/:]+:)?([^\s<>/:]+)(?:\s[^<>]*)?>((?:[^<]|<!-
 const textOf = (content: string) => content.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g, '').replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1');
 
 /**
- * The texts of the elements `path` selects (all named `name`), one libxml2 run; the path is not a
- * union (see ublPlaces) and selects at least one element (xmllint fails on an empty node set).
+ * Amounts read and added between two turns of the event loop: a 5 MiB document can list tens of
+ * thousands, and reading them on the server's thread in one go would hold up every other request.
  */
-async function listTexts(xml: string, path: string, name: string): Promise<string[]> {
+const SLICE = 1000;
+
+/**
+ * The sum of the amounts `path` selects (elements named `name`), exact, rounded to cents as the
+ * schematron rounds its sums; undefined when one of them is unusable or when another number than
+ * `expected` was read. One libxml2 run; the path is not a union (see ublPlaces) and selects at least
+ * one element (xmllint fails on an empty node set).
+ */
+async function listedSum(xml: string, path: string, name: string, expected: number): Promise<Decimal | undefined> {
   const { value } = await readXml(xml, path);
   if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
-  return [...value.matchAll(PRINTED_ELEMENT)].filter((m) => m[1] === name).map((m) => textOf(m[2]!));
+  let total = new Exact(0);
+  let count = 0;
+  for (const [, local, content] of value.matchAll(PRINTED_ELEMENT)) {
+    if (local !== name) continue;
+    const amount = writtenNumber(textOf(content!));
+    if (amount === undefined) return undefined;
+    total = total.plus(amount);
+    if (++count % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return count === expected ? total.toDecimalPlaces(AMOUNT_DECIMALS) : undefined;
 }
 
 const AMOUNTS = ['lineTotal', 'allowanceTotal', 'chargeTotal', 'taxExclusive', 'taxTotal', 'taxInclusive', 'prepaid', 'rounding', 'amountDue'] as const;
@@ -220,7 +222,7 @@ export async function readStatedTotals(xml: string, syntax: Syntax): Promise<Sta
   }
   // A list is read only when the document has its elements, each in a run of its own (no union; see ublPlaces).
   const list = (count: number, path: string, name: string): Promise<Decimal | undefined> =>
-    count === 0 ? Promise.resolve(new Exact(0)) : listTexts(xml, path, name).then((texts) => exactSum(texts, count));
+    count === 0 ? Promise.resolve(new Exact(0)) : listedSum(xml, path, name, count);
   const [lineSum, allowanceSum, chargeSum, groupTaxSum] = await Promise.all([
     list(lineCount, p.lines, p.listed.lines),
     list(allowanceCount, p.allowances, p.listed.allowances),
