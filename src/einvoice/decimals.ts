@@ -23,7 +23,7 @@ import { Decimal } from 'decimal.js';
  * decimal.js for the e-invoice arithmetic: 100 significant digits, more than any result here has
  * (the model's values have at most 15 digits and a customer's XML amounts at most
  * XML_AMOUNT_MAX_DIGITS, so a product of two plus a sum of millions stays far below), so nothing is
- * rounded except where the rules round, with toDecimalPlaces: half away from zero (EN 16931's rounding).
+ * rounded except where the rules round, with toDecimalPlaces: half away from zero (docs/einvoice.md).
  */
 export const Exact = Decimal.clone({ precision: 100, rounding: Decimal.ROUND_HALF_UP });
 
