@@ -9,8 +9,9 @@
 import type { ValidationIssue } from '../shared/errors.js';
 import { isIban } from './iban.js';
 import { ALLOWANCE_REASONS, CHARGE_REASONS, COUNTRIES, CURRENCIES, ELECTRONIC_ADDRESS_SCHEMES, PAYMENT_MEANS, UNITS, VAT_CATEGORIES } from './code-lists.js';
+import { AMOUNT_DECIMALS, decimalProblem, digitsOf, formatAmount, MAX_DIGITS, PRICE_DECIMALS, QUANTITY_DECIMALS, RATE_DECIMALS, toDecimal, type Decimal, type DecimalInput } from './decimals.js';
 import { INVOICE_TYPE_CODES, type EInvoiceFormat, type Invoice, type InvoiceAllowanceCharge, type InvoiceParty } from './invoice-schema.js';
-import { computeTotals, formatCents, PRICE_DECIMALS, QUANTITY_DECIMALS, toScaled, type Cents } from './totals.js';
+import { computeTotals, oversizedTotals } from './totals.js';
 
 type Loc = (string | number)[];
 const BASE: Loc = ['body', 'einvoice', 'invoice'];
@@ -21,6 +22,32 @@ class Findings {
   add(rule: string, loc: Loc, msg: string): void {
     this.issues.push({ loc: [...BASE, ...loc], msg: `[${rule}] ${msg}`, type: rule });
   }
+  /** An issue in the request schema's own words (`type`, `msg` and `ctx` as the schema check gives them). */
+  addPlain(issue: Omit<ValidationIssue, 'loc'> & { loc: Loc }): void {
+    this.issues.push({ ...issue, loc: [...BASE, ...issue.loc] });
+  }
+  /** Numbers of the model refused so far (their value, not a rule about them): the totals count them as 0. */
+  refusedNumbers = 0;
+}
+
+/**
+ * The type of a value with more significant digits than MAX_DIGITS (the service's name, like the
+ * BR-DEC-* names of the decimals it limits where EN 16931 does not: decimals.ts says why 15).
+ */
+export const DIGITS_RULE = 'BR-DEC-DIGITS';
+
+/**
+ * Checks one number of the model: a decimal (a string that is not one: `decimal_parsing`, as the
+ * schema check would say), at most MAX_DIGITS significant digits (DIGITS_RULE), at most `decimals`
+ * decimals (`rule`). Answers the value when it fits, else undefined (one finding per field).
+ */
+function checkNumber(f: Findings, value: DecimalInput, loc: Loc, decimals: number, rule: string): Decimal | undefined {
+  const problem = decimalProblem(value, decimals);
+  if (problem === null) return toDecimal(value);
+  f.refusedNumbers++;
+  if (problem.kind === 'syntax') f.addPlain({ loc, msg: problem.msg, type: 'decimal_parsing' });
+  else f.add(problem.kind === 'digits' ? DIGITS_RULE : rule, loc, problem.msg);
+  return undefined;
 }
 
 /** Categories whose rate must be 0 and which need an exemption reason, with their rule prefix. */
@@ -45,6 +72,8 @@ export function checkBusinessRules(invoice: Invoice, format: EInvoiceFormat): Va
   (invoice.charges ?? []).forEach((c, i) => checkAllowanceCharge(f, c, ['charges', i], 'charge'));
   checkVat(f, invoice);
   checkPayment(f, invoice);
+  // The computed amounts are checked against their limit only when every number they come from fits.
+  if (f.refusedNumbers === 0) checkComputedDigits(f, invoice);
   checkSentTotals(f, invoice);
   if (format === 'xrechnung-cii' || format === 'xrechnung-ubl') checkXRechnung(f, invoice);
   return f.issues;
@@ -84,35 +113,51 @@ function checkLines(f: Findings, inv: Invoice): void {
     if (seen.has(line.id)) f.add('BR-21', ['lines', i, 'id'], `Line id "${line.id}" is used twice; each line needs its own id`);
     seen.add(line.id);
     if (!UNITS.has(line.unit_code)) f.add('BR-CL-23', ['lines', i, 'unit_code'], `"${line.unit_code}" is not a UN/ECE Rec 20/21 unit code; use e.g. C62 (one), H87 (piece), HUR (hour)`);
-    if (line.net_price < 0) f.add('BR-27', ['lines', i, 'net_price'], 'The item net price must not be negative; invoice a negative quantity instead');
-    if (toScaled(line.net_price, PRICE_DECIMALS) === undefined) f.add('BR-DEC-PRICE', ['lines', i, 'net_price'], `At most ${PRICE_DECIMALS} decimals`);
-    if (toScaled(line.quantity, QUANTITY_DECIMALS) === undefined) f.add('BR-DEC-QUANTITY', ['lines', i, 'quantity'], `At most ${QUANTITY_DECIMALS} decimals`);
+    const price = checkNumber(f, line.net_price, ['lines', i, 'net_price'], PRICE_DECIMALS, 'BR-DEC-PRICE');
+    if (price?.lt(0)) f.add('BR-27', ['lines', i, 'net_price'], 'The item net price must not be negative; invoice a negative quantity instead');
+    checkNumber(f, line.quantity, ['lines', i, 'quantity'], QUANTITY_DECIMALS, 'BR-DEC-QUANTITY');
     if (line.vat_category === undefined) f.add('BR-CO-04', ['lines', i, 'vat_category'], 'Each line needs a VAT category code (vat_category), e.g. S with vat_rate 19');
     else checkVatCategory(f, line.vat_category, line.vat_rate, ['lines', i]);
   });
 }
 
 function checkAllowanceCharge(f: Findings, item: InvoiceAllowanceCharge, loc: Loc, kind: 'allowance' | 'charge'): void {
-  const [ruleCategory, ruleReason, ruleReasonCode, reasonList] = kind === 'allowance'
-    ? ['BR-32', 'BR-33', 'BR-CL-19', ALLOWANCE_REASONS] as const
-    : ['BR-37', 'BR-38', 'BR-CL-20', CHARGE_REASONS] as const;
-  if (toScaled(item.amount, 2) === undefined) f.add('BR-DEC-01', [...loc, 'amount'], 'At most 2 decimals');
+  const [ruleCategory, ruleReason, ruleReasonCode, reasonList, ruleDecimals] = kind === 'allowance'
+    ? ['BR-32', 'BR-33', 'BR-CL-19', ALLOWANCE_REASONS, 'BR-DEC-01'] as const
+    : ['BR-37', 'BR-38', 'BR-CL-20', CHARGE_REASONS, 'BR-DEC-05'] as const;
+  checkNumber(f, item.amount, [...loc, 'amount'], AMOUNT_DECIMALS, ruleDecimals);
   if (item.vat_category === undefined) f.add(ruleCategory, [...loc, 'vat_category'], `Each document ${kind} needs a VAT category code (vat_category)`);
   else checkVatCategory(f, item.vat_category, item.vat_rate, loc);
   if (!item.reason && !item.reason_code) f.add(ruleReason, loc, `A document ${kind} needs a reason or a reason_code`);
   if (item.reason_code !== undefined && !reasonList.has(item.reason_code)) f.add(ruleReasonCode, [...loc, 'reason_code'], `"${item.reason_code}" is not a ${kind} reason code`);
 }
 
-function checkVatCategory(f: Findings, category: string, rate: number | undefined, loc: Loc): void {
+function checkVatCategory(f: Findings, category: string, rateValue: DecimalInput | undefined, loc: Loc): void {
   if (!VAT_CATEGORIES.has(category)) {
     f.add('BR-CL-18', [...loc, 'vat_category'], `"${category}" is not an EN 16931 VAT category; use one of ${[...VAT_CATEGORIES].join(', ')}`);
     return;
   }
-  if (category === 'S' && !(rate !== undefined && rate > 0)) f.add('BR-S-05', [...loc, 'vat_rate'], 'A standard-rated (S) item needs a VAT rate above 0');
+  const rate = rateValue === undefined ? undefined : checkRate(f, rateValue, [...loc, 'vat_rate']);
+  // A rate that is not a fitting number has its own finding; the category rules need a number.
+  if (rateValue !== undefined && rate === undefined) return;
+  if (category === 'S' && !rate?.gt(0)) f.add('BR-S-05', [...loc, 'vat_rate'], 'A standard-rated (S) item needs a VAT rate above 0');
   const zero = ZERO_RATED[category];
-  if (zero && rate !== 0) f.add(`${zero}-05`, [...loc, 'vat_rate'], `Category ${category} needs vat_rate 0`);
+  if (zero && !rate?.isZero()) f.add(`${zero}-05`, [...loc, 'vat_rate'], `Category ${category} needs vat_rate 0`);
   if (category === 'O' && rate !== undefined) f.add('BR-O-05', [...loc, 'vat_rate'], 'Category O (not subject to VAT) has no VAT rate; leave vat_rate out');
-  if (rate !== undefined && toScaled(rate, 2) === undefined) f.add('BR-DEC-RATE', [...loc, 'vat_rate'], 'At most 2 decimals');
+}
+
+/**
+ * A VAT rate: a fitting number (BR-DEC-RATE: at most 2 decimals) from 0 to 100. The schema bounds a
+ * JSON number; a decimal string gets the same words here.
+ */
+function checkRate(f: Findings, value: DecimalInput, loc: Loc): Decimal | undefined {
+  const rate = checkNumber(f, value, loc, RATE_DECIMALS, 'BR-DEC-RATE');
+  if (rate === undefined || typeof value === 'number' || (rate.gte(0) && rate.lte(100))) return rate;
+  f.refusedNumbers++;
+  f.addPlain(rate.lt(0)
+    ? { loc, msg: 'Input should be greater than or equal to 0', type: 'greater_than_equal', ctx: { ge: 0 } }
+    : { loc, msg: 'Input should be less than or equal to 100', type: 'less_than_equal', ctx: { le: 100 } });
+  return undefined;
 }
 
 function checkVat(f: Findings, inv: Invoice): void {
@@ -157,26 +202,43 @@ function checkPayment(f: Findings, inv: Invoice): void {
   if (payment?.means_code === '59' && payment.debited_account !== undefined && !isIban(payment.debited_account)) {
     f.add('BR-DE-20', ['payment', 'debited_account'], `payment.debited_account is not a valid IBAN (${IBAN_MISMATCH}); a SEPA direct debit (means_code 59) cannot be collected from it`);
   }
-  if (inv.prepaid_amount !== undefined && toScaled(inv.prepaid_amount, 2) === undefined) f.add('BR-DEC-16', ['prepaid_amount'], 'At most 2 decimals');
-  if (computeTotals(inv).amountDue > 0n && !inv.due_date && !payment?.terms) {
+  if (inv.prepaid_amount !== undefined) checkNumber(f, inv.prepaid_amount, ['prepaid_amount'], AMOUNT_DECIMALS, 'BR-DEC-16');
+  if (computeTotals(inv).amountDue.gt(0) && !inv.due_date && !payment?.terms) {
     f.add('BR-CO-25', ['due_date'], 'An invoice with an amount due needs a due date (due_date) or payment terms (payment.terms)');
   }
 }
 
-/** Totals the caller sent, each against the computed one (BR-CO-10…16). */
+/**
+ * The amounts the service computes, against MAX_DIGITS (DIGITS_RULE): a line net amount on the line's
+ * quantity (quantity × net price made it too long), the document's totals on the invoice itself.
+ */
+function checkComputedDigits(f: Findings, inv: Invoice): void {
+  const t = computeTotals(inv);
+  t.lineNet.forEach((net, i) => {
+    const digits = digitsOf(net);
+    if (digits > MAX_DIGITS) f.add(DIGITS_RULE, ['lines', i, 'quantity'], `quantity × net_price gives a line net amount (BT-131) of ${formatAmount(net)}: ${digits} significant digits; at most ${MAX_DIGITS}`);
+  });
+  if (t.lineNet.some((net) => digitsOf(net) > MAX_DIGITS)) return;
+  const oversized = oversizedTotals(t);
+  if (oversized.length > 0) {
+    f.add(DIGITS_RULE, [], `Amounts of this invoice would have more than ${MAX_DIGITS} significant digits: ${oversized.map((o) => `${o.term} ${formatAmount(o.value)}`).join(', ')}`);
+  }
+}
+
+/** Totals the caller sent, each a fitting amount (BR-DEC-09…18) equal to the computed one (BR-CO-10…16). */
 function checkSentTotals(f: Findings, inv: Invoice): void {
   if (!inv.totals) return;
   const t = computeTotals(inv);
-  const pairs: [keyof NonNullable<Invoice['totals']>, Cents, string][] = [
-    ['line_total', t.lineTotal, 'BR-CO-10'], ['allowance_total', t.allowanceTotal, 'BR-CO-11'], ['charge_total', t.chargeTotal, 'BR-CO-12'],
-    ['tax_exclusive', t.taxExclusive, 'BR-CO-13'], ['tax_total', t.taxTotal, 'BR-CO-14'], ['tax_inclusive', t.taxInclusive, 'BR-CO-15'],
-    ['amount_due', t.amountDue, 'BR-CO-16'],
+  const pairs: [keyof NonNullable<Invoice['totals']>, Decimal, string, string][] = [
+    ['line_total', t.lineTotal, 'BR-CO-10', 'BR-DEC-09'], ['allowance_total', t.allowanceTotal, 'BR-CO-11', 'BR-DEC-10'], ['charge_total', t.chargeTotal, 'BR-CO-12', 'BR-DEC-11'],
+    ['tax_exclusive', t.taxExclusive, 'BR-CO-13', 'BR-DEC-12'], ['tax_total', t.taxTotal, 'BR-CO-14', 'BR-DEC-13'], ['tax_inclusive', t.taxInclusive, 'BR-CO-15', 'BR-DEC-14'],
+    ['amount_due', t.amountDue, 'BR-CO-16', 'BR-DEC-18'],
   ];
-  for (const [key, computed, rule] of pairs) {
-    const sent = inv.totals[key];
-    if (sent === undefined) continue;
-    const sentCents = toScaled(sent, 2);
-    if (sentCents !== computed) f.add(rule, ['totals', key], `${key} is ${sent}, but the lines, allowances, charges and VAT give ${formatCents(computed)}`);
+  for (const [key, computed, rule, decimalsRule] of pairs) {
+    const value = inv.totals[key];
+    if (value === undefined) continue;
+    const sent = checkNumber(f, value, ['totals', key], AMOUNT_DECIMALS, decimalsRule);
+    if (sent !== undefined && !sent.eq(computed)) f.add(rule, ['totals', key], `${key} is ${sent.toFixed()}, but the lines, allowances, charges and VAT give ${formatAmount(computed)}`);
   }
 }
 

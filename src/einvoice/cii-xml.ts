@@ -10,7 +10,8 @@
 import { XMLBuilder } from 'fast-xml-parser';
 import { accountForXml } from './iban.js';
 import type { EInvoiceProfile, Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
-import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
+import { AMOUNT_DECIMALS, fitting, formatAmount as money, formatDecimal, PRICE_DECIMALS, QUANTITY_DECIMALS, RATE_DECIMALS, xmlNumber, type Decimal, type DecimalInput } from './decimals.js';
+import type { InvoiceTotals } from './totals.js';
 
 /** Specification identifiers (BT-24) per profile, and XRechnung 3.0's. */
 export const GUIDELINE_IDS: Record<EInvoiceProfile | 'xrechnung', string> = {
@@ -138,11 +139,11 @@ function party(p: InvoiceParty, level: EInvoiceProfile, isSeller: boolean): Node
   });
 }
 
-function tradeTax(category: string | undefined, rate: number | undefined): Node {
-  return omitEmpty({ 'ram:TypeCode': 'VAT', 'ram:CategoryCode': category, 'ram:RateApplicablePercent': category === 'O' || rate === undefined ? undefined : formatDecimal(rate, 2) });
+function tradeTax(category: string | undefined, rate: DecimalInput | undefined): Node {
+  return omitEmpty({ 'ram:TypeCode': 'VAT', 'ram:CategoryCode': category, 'ram:RateApplicablePercent': category === 'O' || rate === undefined ? undefined : xmlNumber(rate, RATE_DECIMALS) });
 }
 
-function lineItem(line: Invoice['lines'][number], net: bigint, level: EInvoiceProfile): Node {
+function lineItem(line: Invoice['lines'][number], net: Decimal, level: EInvoiceProfile): Node {
   const full = isFull(level);
   return {
     'ram:AssociatedDocumentLineDocument': omitEmpty({ 'ram:LineID': line.id, 'ram:IncludedNote': full && line.note ? { 'ram:Content': line.note } : undefined }),
@@ -151,11 +152,11 @@ function lineItem(line: Invoice['lines'][number], net: bigint, level: EInvoicePr
       'ram:Name': line.name,
       'ram:Description': full ? line.description : undefined,
     }),
-    'ram:SpecifiedLineTradeAgreement': { 'ram:NetPriceProductTradePrice': { 'ram:ChargeAmount': formatDecimal(line.net_price, 4) } },
-    'ram:SpecifiedLineTradeDelivery': { 'ram:BilledQuantity': { '@_unitCode': line.unit_code, '#text': formatDecimal(line.quantity, 4) } },
+    'ram:SpecifiedLineTradeAgreement': { 'ram:NetPriceProductTradePrice': { 'ram:ChargeAmount': xmlNumber(line.net_price, PRICE_DECIMALS) } },
+    'ram:SpecifiedLineTradeDelivery': { 'ram:BilledQuantity': { '@_unitCode': line.unit_code, '#text': xmlNumber(line.quantity, QUANTITY_DECIMALS) } },
     'ram:SpecifiedLineTradeSettlement': {
       'ram:ApplicableTradeTax': tradeTax(line.vat_category, line.vat_rate),
-      'ram:SpecifiedTradeSettlementLineMonetarySummation': { 'ram:LineTotalAmount': formatCents(net) },
+      'ram:SpecifiedTradeSettlementLineMonetarySummation': { 'ram:LineTotalAmount': money(net) },
     },
   };
 }
@@ -163,7 +164,7 @@ function lineItem(line: Invoice['lines'][number], net: bigint, level: EInvoicePr
 function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean): Node {
   return omitEmpty({
     'ram:ChargeIndicator': { 'udt:Indicator': String(isCharge) },
-    'ram:ActualAmount': formatDecimal(item.amount, 2),
+    'ram:ActualAmount': money(fitting(item.amount, AMOUNT_DECIMALS)),
     'ram:ReasonCode': item.reason_code,
     'ram:Reason': item.reason,
     'ram:CategoryTradeTax': tradeTax(item.vat_category, item.vat_rate),
@@ -176,9 +177,9 @@ function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean): Node 
  * requires BT-119 in every breakdown (BR-DE-14), so XRechnung gets 0 there: measured, the CEN 1.3.16
  * and Factur-X 1.07.3 schematrons accept it as well, and XRechnung 3.0.2 needs it.
  */
-export function breakdownRate(category: string, rate: number | undefined, xrechnung: boolean): string | undefined {
+export function breakdownRate(category: string, rate: Decimal | undefined, xrechnung: boolean): string | undefined {
   if (category === 'O') return xrechnung ? '0' : undefined;
-  return rate === undefined ? undefined : formatDecimal(rate, 2);
+  return rate === undefined ? undefined : formatDecimal(rate);
 }
 
 function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, xrechnung: boolean): Node {
@@ -188,20 +189,20 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, 
   const p = invoice.payment;
   const summation = minimum
     ? {
-        'ram:TaxBasisTotalAmount': formatCents(t.taxExclusive),
-        'ram:TaxTotalAmount': { '@_currencyID': currency, '#text': formatCents(t.taxTotal) },
-        'ram:GrandTotalAmount': formatCents(t.taxInclusive),
-        'ram:DuePayableAmount': formatCents(t.amountDue),
+        'ram:TaxBasisTotalAmount': money(t.taxExclusive),
+        'ram:TaxTotalAmount': { '@_currencyID': currency, '#text': money(t.taxTotal) },
+        'ram:GrandTotalAmount': money(t.taxInclusive),
+        'ram:DuePayableAmount': money(t.amountDue),
       }
     : omitEmpty({
-        'ram:LineTotalAmount': formatCents(t.lineTotal),
-        'ram:ChargeTotalAmount': formatCents(t.chargeTotal),
-        'ram:AllowanceTotalAmount': formatCents(t.allowanceTotal),
-        'ram:TaxBasisTotalAmount': formatCents(t.taxExclusive),
-        'ram:TaxTotalAmount': { '@_currencyID': currency, '#text': formatCents(t.taxTotal) },
-        'ram:GrandTotalAmount': formatCents(t.taxInclusive),
-        'ram:TotalPrepaidAmount': t.prepaid !== 0n ? formatCents(t.prepaid) : undefined,
-        'ram:DuePayableAmount': formatCents(t.amountDue),
+        'ram:LineTotalAmount': money(t.lineTotal),
+        'ram:ChargeTotalAmount': money(t.chargeTotal),
+        'ram:AllowanceTotalAmount': money(t.allowanceTotal),
+        'ram:TaxBasisTotalAmount': money(t.taxExclusive),
+        'ram:TaxTotalAmount': { '@_currencyID': currency, '#text': money(t.taxTotal) },
+        'ram:GrandTotalAmount': money(t.taxInclusive),
+        'ram:TotalPrepaidAmount': t.prepaid.isZero() ? undefined : money(t.prepaid),
+        'ram:DuePayableAmount': money(t.amountDue),
       });
   if (minimum) return { 'ram:InvoiceCurrencyCode': currency, 'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation };
   // A direct debit (BG-19, BASIC WL and up): the creditor id (BT-90) heads the settlement, the debited account (BT-91)
@@ -217,10 +218,10 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, 
       'ram:PayeeSpecifiedCreditorFinancialInstitution': full && p.bic ? { 'ram:BICID': p.bic } : undefined,
     }) : undefined,
     'ram:ApplicableTradeTax': t.vat.map((g) => omitEmpty({
-      'ram:CalculatedAmount': formatCents(g.tax),
+      'ram:CalculatedAmount': money(g.tax),
       'ram:TypeCode': 'VAT',
       'ram:ExemptionReason': g.exemptionReason,
-      'ram:BasisAmount': formatCents(g.taxable),
+      'ram:BasisAmount': money(g.taxable),
       'ram:CategoryCode': g.category,
       'ram:RateApplicablePercent': breakdownRate(g.category, g.rate, xrechnung),
     })),

@@ -15,7 +15,8 @@ import { checkBusinessRules } from './business-rules.js';
 import { buildCiiXml } from './cii-xml.js';
 import type { EInvoiceFormat, EInvoiceProfile, EInvoiceRequest, Invoice } from './invoice-schema.js';
 import { checkSuppliedXml } from './supplied-xml.js';
-import { computeTotals, formatCents, type InvoiceTotals } from './totals.js';
+import { formatAmount } from './decimals.js';
+import { computeTotals, type InvoiceTotals } from './totals.js';
 import { buildUblXml } from './ubl-xml.js';
 import { checkCiiSchema, checkWellFormed } from './xml-schema-check.js';
 
@@ -122,11 +123,12 @@ export function templateView(request: EInvoiceRequest, built: BuiltEInvoice): Re
     profile: built.profile,
     invoice: request.invoice,
     totals: {
-      line_total: formatCents(t.lineTotal), allowance_total: formatCents(t.allowanceTotal), charge_total: formatCents(t.chargeTotal),
-      tax_exclusive: formatCents(t.taxExclusive), tax_total: formatCents(t.taxTotal), tax_inclusive: formatCents(t.taxInclusive),
-      prepaid: formatCents(t.prepaid), amount_due: formatCents(t.amountDue),
-      lines: t.lineNet.map((net) => formatCents(net)),
-      vat: t.vat.map((g) => ({ category: g.category, rate: g.rate ?? null, taxable: formatCents(g.taxable), tax: formatCents(g.tax) })),
+      line_total: formatAmount(t.lineTotal), allowance_total: formatAmount(t.allowanceTotal), charge_total: formatAmount(t.chargeTotal),
+      tax_exclusive: formatAmount(t.taxExclusive), tax_total: formatAmount(t.taxTotal), tax_inclusive: formatAmount(t.taxInclusive),
+      prepaid: formatAmount(t.prepaid), amount_due: formatAmount(t.amountDue),
+      lines: t.lineNet.map((net) => formatAmount(net)),
+      // The rate stays a number for templates, as before: at most 5 significant digits, which a double holds exactly.
+      vat: t.vat.map((g) => ({ category: g.category, rate: g.rate === undefined ? null : g.rate.toNumber(), taxable: formatAmount(g.taxable), tax: formatAmount(g.tax) })),
     },
   };
 }

@@ -8,10 +8,22 @@
  * business-rules.ts, so a failure carries the rule id the standard gives it, not a generic "missing".
  */
 import { Type, type Static } from 'typebox';
+import { DECIMAL_STRING_MAX_LENGTH, DECIMAL_STRING_PATTERN, MAX_DIGITS, type DecimalInput } from './decimals.js';
 
 const DATE = { pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A date, YYYY-MM-DD' } as const;
 const text = (description: string, maxLength = 500) => Type.String({ minLength: 1, maxLength, description });
-const amount = (description: string) => Type.Number({ description: `${description}; at most 2 decimals (BR-DEC)` });
+/**
+ * A number of the invoice: a JSON number or a decimal string ("1234.56", no exponent), read exactly
+ * (decimals.ts); at most MAX_DIGITS significant digits, checked by business-rules.ts with the decimals.
+ */
+const decimal = (description: string, bounds: { minimum?: number; maximum?: number } = {}) => Type.Unsafe<DecimalInput>({
+  type: ['number', 'string'],
+  pattern: DECIMAL_STRING_PATTERN,
+  maxLength: DECIMAL_STRING_MAX_LENGTH,
+  ...bounds,
+  description: `${description}. A JSON number or a decimal string such as "1234.56"; at most ${MAX_DIGITS} significant digits`,
+});
+const amount = (description: string) => decimal(`${description}; at most 2 decimals (BR-DEC)`);
 
 /** EN 16931 invoice type codes (UNTDID 1001) the service offers: invoice, credit note, corrected, self-billed, prepayment. */
 export const INVOICE_TYPE_CODES = ['380', '381', '384', '389', '386', '751'] as const;
@@ -64,7 +76,7 @@ const DeliverTo = Type.Object({
 
 const VatFields = {
   vat_category: Type.Optional(Type.String({ description: 'VAT category code (UNTDID 5305 subset): S standard, Z zero, E exempt, AE reverse charge, K intra-community, G export, O not subject, L, M (BR-CL-18). Required (BR-CO-04 / BR-32 / BR-37)' })),
-  vat_rate: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'VAT rate in percent, e.g. 19 (BT-152 / BT-96 / BT-103); 0 for Z, E, AE, K, G; absent for O' })),
+  vat_rate: Type.Optional(decimal('VAT rate in percent, e.g. 19 (BT-152 / BT-96 / BT-103), from 0 to 100, at most 2 decimals; 0 for Z, E, AE, K, G; absent for O', { minimum: 0, maximum: 100 })),
 };
 
 const Line = Type.Object({
@@ -72,9 +84,9 @@ const Line = Type.Object({
   name: text('Item name (BT-153)', 500),
   description: Type.Optional(text('Item description (BT-154)', 2000)),
   seller_item_id: Type.Optional(text("Seller's item identifier (BT-155)", 100)),
-  quantity: Type.Number({ description: 'Invoiced quantity (BT-129); negative for returns' }),
+  quantity: decimal('Invoiced quantity (BT-129), at most 4 decimals; negative for returns'),
   unit_code: Type.String({ description: 'Unit of measure, UN/ECE Recommendation 20/21 code, e.g. C62 (one), H87 (piece), HUR (hour), KGM (kilogram) (BT-130, BR-CL-23)' }),
-  net_price: Type.Number({ description: 'Item net price per unit, before VAT, at most 4 decimals (BT-146); not negative (BR-27)' }),
+  net_price: decimal('Item net price per unit, before VAT, at most 4 decimals (BT-146); not negative (BR-27)'),
   ...VatFields,
   note: Type.Optional(text('Line note (BT-127)', 1000)),
 }, { additionalProperties: false, description: 'Invoice line (BG-25)' });

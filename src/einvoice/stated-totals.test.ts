@@ -11,8 +11,11 @@ import { buildEInvoice, checkEInvoice } from './einvoice.js';
 import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from './invoice-schema.js';
 import { readStatedTotals, statedTotalsIssues } from './stated-totals.js';
 import { computeTotals } from './totals.js';
+import type { Decimal } from './decimals.js';
 
 const LOC = ['body', 'einvoice', 'xml'];
+/** An amount as the XML writes it (undefined stays undefined). */
+const text = (d: Decimal | undefined) => d?.toFixed(2);
 
 /** A credit note with a document charge and a prepaid amount: every total of BR-CO-11…16 differs. */
 const CREDIT_NOTE: Invoice = {
@@ -55,16 +58,19 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
       const stated = await readStatedTotals(xml, syntaxOf(format));
       const t = computeTotals(invoice);
       expect(statedTotalsIssues(stated, syntaxOf(format), profile ?? 'en16931', LOC)).toEqual([]);
-      expect(stated.taxInclusive).toBe(t.taxInclusive);
-      expect(stated.amountDue).toBe(t.amountDue);
-      expect(stated.taxTotal).toBe(t.taxTotal);
+      expect(text(stated.taxInclusive)).toBe(text(t.taxInclusive));
+      expect(text(stated.amountDue)).toBe(text(t.amountDue));
+      expect(text(stated.taxTotal)).toBe(text(t.taxTotal));
       if (profile === 'minimum') {
         expect(stated.lineCount).toBe(0);
         return;
       }
-      expect(stated.lineTotal).toBe(t.lineTotal);
-      expect(stated.taxExclusive).toBe(t.taxExclusive);
-      expect(stated.groups.map((g) => g.tax)).toEqual(t.vat.map((g) => g.tax));
+      expect(text(stated.lineTotal)).toBe(text(t.lineTotal));
+      // BASIC WL states BT-106 without lines.
+      expect(text(stated.lineSum)).toBe(profile === 'basic-wl' ? '0.00' : text(t.lineTotal));
+      expect(text(stated.taxExclusive)).toBe(text(t.taxExclusive));
+      expect(stated.groups.map((g) => text(g.tax))).toEqual(t.vat.map((g) => text(g.tax)));
+      expect(text(stated.groupTaxSum)).toBe(text(t.taxTotal));
       if (profile !== 'basic-wl') expect(stated.lineCount).toBe(invoice.lines.length);
     });
   }
@@ -73,7 +79,7 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
     const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931')).replaceAll('ram:', 'r:').replaceAll('xmlns:ram=', 'xmlns:r=');
     expect(xml).not.toContain('ram:');
     const stated = await readStatedTotals(xml, 'cii');
-    expect(stated.taxInclusive).toBe(146021n);
+    expect(text(stated.taxInclusive)).toBe('1460.21');
     expect(stated.lineCount).toBe(3);
     const broken = setText(xml, 'r:GrandTotalAmount', '1460.20');
     expect((await refusal('factur-x', broken)).map((i) => i.type)).toEqual(['BR-CO-15', 'BR-CO-16']);
@@ -100,12 +106,12 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
     const cii = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931'))
       .replace('<ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>', '<ram:TaxTotalAmount currencyID="USD">244.02</ram:TaxTotalAmount><ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>');
     expect(cii).toContain('currencyID="USD"');
-    expect((await readStatedTotals(cii, 'cii')).taxTotal).toBe(22561n);
+    expect(text((await readStatedTotals(cii, 'cii')).taxTotal)).toBe('225.61');
     const ubl = await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl');
     const withUsd = ubl.replace('<cac:TaxTotal>', '<cac:TaxTotal><cbc:TaxAmount currencyID="USD">244.02</cbc:TaxAmount></cac:TaxTotal><cac:TaxTotal>');
     expect(withUsd).toContain('currencyID="USD"');
     const stated = await readStatedTotals(withUsd, 'ubl');
-    expect(stated.taxTotal).toBe(22561n);
+    expect(text(stated.taxTotal)).toBe('225.61');
     expect(stated.groupCount).toBe(2);
     expect(statedTotalsIssues(stated, 'ubl', 'en16931', LOC)).toEqual([]);
   });
@@ -135,5 +141,65 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
     const xml = setText(await xmlOf(CREDIT_NOTE, 'xrechnung-ubl'), tag, value);
     expect(xml).toContain('<CreditNote');
     expect((await refusal('xrechnung-ubl', xml)).map((i) => i.type).sort()).toEqual([rule, ...also].sort());
+  });
+});
+
+/**
+ * Issue 37: the sums are exact. libxml2's sum() adds binary doubles, in which 12345678901234567.89 +
+ * 0.01 is 12345678901234568, so a BT-106 of 12345678901234568.00 passed and the right one could not be
+ * told from it; each amount is now read as written and added as a decimal.
+ */
+describe('exact sums of the amounts an XML states (issue 37)', () => {
+  const LINES = ['12345678901234567.89', '0.01', '0.00'];
+  /** The sample as Factur-X EN 16931 with those line amounts, and BT-106 (and what follows from it: BT-109, BT-112, BT-115) as `lineTotal`. */
+  async function ciiWith(lineTotal: string, basis: string, grand: string): Promise<string> {
+    let xml = await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931');
+    LINES.forEach((amount, i) => { xml = setText(xml, 'ram:LineTotalAmount', amount, i + 1); });
+    xml = setText(xml, 'ram:LineTotalAmount', lineTotal, 4);
+    xml = setText(xml, 'ram:TaxBasisTotalAmount', basis);
+    xml = setText(xml, 'ram:GrandTotalAmount', grand);
+    return setText(xml, 'ram:DuePayableAmount', grand);
+  }
+
+  it('CII: the right BT-106 passes, one 0.10 off is BR-CO-10', async () => {
+    const right = await ciiWith('12345678901234567.90', '12345678901234517.90', '12345678901234743.51');
+    const stated = await readStatedTotals(right, 'cii');
+    expect(text(stated.lineSum)).toBe('12345678901234567.90');
+    expect(statedTotalsIssues(stated, 'cii', 'en16931', LOC)).toEqual([]);
+    await expect(checkEInvoice({ format: 'factur-x', xml: right })).resolves.toBeDefined();
+
+    const off = await ciiWith('12345678901234568.00', '12345678901234518.00', '12345678901234743.61');
+    expect(await refusal('factur-x', off)).toEqual([{
+      loc: LOC, type: 'BR-CO-10',
+      msg: "[BR-CO-10] The sum of line net amounts (BT-106, ram:LineTotalAmount) is 12345678901234568.00, but the sum of the 3 lines' net amounts is 12345678901234567.90",
+    }]);
+  });
+
+  it('UBL: the same, on cbc:LineExtensionAmount', async () => {
+    let xml = await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl');
+    // The document's total comes first in UBL (cac:LegalMonetaryTotal precedes the lines).
+    LINES.forEach((amount, i) => { xml = setText(xml, 'cbc:LineExtensionAmount', amount, i + 2); });
+    const off = setText(setText(setText(setText(xml, 'cbc:LineExtensionAmount', '12345678901234568.00', 1),
+      'cbc:TaxExclusiveAmount', '12345678901234518.00'), 'cbc:TaxInclusiveAmount', '12345678901234743.61'), 'cbc:PayableAmount', '12345678901234743.61');
+    expect((await refusal('xrechnung-ubl', off)).map((i) => i.type)).toEqual(['BR-CO-10']);
+    const right = setText(setText(setText(setText(xml, 'cbc:LineExtensionAmount', '12345678901234567.90', 1),
+      'cbc:TaxExclusiveAmount', '12345678901234517.90'), 'cbc:TaxInclusiveAmount', '12345678901234743.51'), 'cbc:PayableAmount', '12345678901234743.51');
+    await expect(checkEInvoice({ format: 'xrechnung-ubl', xml: right })).resolves.toBeDefined();
+  });
+
+  it('comments and CDATA sections inside an amount are read as XPath reads the element (they are no part of its value)', async () => {
+    const sample = await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931');
+    const xml = setText(setText(setText(sample, 'ram:LineTotalAmount', '1.00', 4), 'ram:LineTotalAmount', '<![CDATA[74.70]]>', 2), 'ram:LineTotalAmount', '12<!-- x -->00.00', 1);
+    const stated = await readStatedTotals(xml, 'cii');
+    expect(text(stated.lineSum)).toBe('1284.60');
+    expect((await refusal('factur-x', xml)).map((i) => i.type)).toEqual(['BR-CO-10', 'BR-CO-13']);
+  });
+
+  it('a line amount that is not a number leaves BR-CO-10 unchecked (no sum is made of it); the rest is checked', async () => {
+    // UBL is not checked against its XSD here, so a line amount can be text.
+    const xml = setText(setText(await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl'), 'cbc:LineExtensionAmount', 'n/a', 2), 'cbc:LineExtensionAmount', '1.00', 1);
+    const stated = await readStatedTotals(xml, 'ubl');
+    expect(stated.lineSum).toBeUndefined();
+    expect((await refusal('xrechnung-ubl', xml)).map((i) => i.type)).toEqual(['BR-CO-13']);
   });
 });

@@ -6,17 +6,21 @@
  * the document carries are checked (MINIMUM has no lines and no BT-106, BASIC WL no lines), so an
  * absent optional total is never a finding: the schematron's presence rules are not repeated here.
  *
- * The numbers are read by libxml2 with one namespace-aware XPath expression (readXml), so an element
- * of another namespace with the same local name (a UBL extension, say) is never taken for one of
- * these. Sums of many amounts come from XPath's sum() (a double, rounded to cents, which is exact for
- * any realistic invoice); stated amounts are read as written. Amounts with more than 2 decimals are
- * left alone (that is BR-DEC-*, not arithmetic). Comparisons are exact in cents, as the CEN
- * schematron's are, except BR-CO-17 (a category's VAT = its taxable amount × its rate, rounded),
- * which allows a difference of 0.01 so that a rounding convention of the customer's is never refused.
+ * libxml2 finds the elements, with namespace-aware XPath (readXml), so an element of another namespace
+ * with the same local name (a UBL extension, say) is never taken for one of these: one expression for
+ * the totals and the counts, then one per list of amounts to add up (the lines', the allowances', the
+ * charges', the breakdown's VAT), each run only when the document has such elements. Every amount is
+ * read as written into an exact decimal (decimals.ts) and the sums are exact; XPath's own sum() would
+ * add binary doubles. Amounts with more than 2 decimals are left alone (that is BR-DEC-*, not arithmetic),
+ * and so are amounts that are not plain decimals of at most XML_AMOUNT_MAX_DIGITS digits (the rules
+ * needing one are not checked). Comparisons are exact, as the CEN schematron's are, except BR-CO-17
+ * (a category's VAT = its taxable amount × its rate, rounded), which allows a difference of 0.01 so
+ * that a rounding convention of the customer's is never refused.
  */
 import type { ValidationIssue } from '../shared/errors.js';
+import { AMOUNT_DECIMALS, digitsOf, Exact, formatAmount, formatDecimal, RATE_DECIMALS, XML_AMOUNT_MAX_DIGITS, type Decimal } from './decimals.js';
 import type { EInvoiceProfile } from './invoice-schema.js';
-import { categoryTaxCents, formatCents, toScaled, type Cents } from './totals.js';
+import { categoryTax } from './totals.js';
 import { readXml, XML_NS, xpathElement as el, xpathIndicatorIs } from './xml-schema-check.js';
 
 export type Syntax = 'cii' | 'ubl';
@@ -39,6 +43,8 @@ interface Places {
   taxInclusive: string; prepaid: string; rounding: string; amountDue: string;
   allowances: string; charges: string;
   groups: string; groupTaxable: string; groupTax: string; groupRate: string;
+  /** The local names of the amounts whose sums are checked: lines, allowances and charges (one name), the breakdown's VAT. */
+  listed: Record<'lines' | 'allowances' | 'groupTaxes', string>;
   names: Record<'lineTotal' | 'allowanceTotal' | 'chargeTotal' | 'taxExclusive' | 'taxTotal' | 'taxInclusive' | 'amountDue', string>;
 }
 
@@ -69,6 +75,7 @@ function ciiPlaces(): Places {
     groupTaxable: ram('BasisAmount'),
     groupTax: ram('CalculatedAmount'),
     groupRate: ram('RateApplicablePercent'),
+    listed: { lines: 'LineTotalAmount', allowances: 'ActualAmount', groupTaxes: 'CalculatedAmount' },
     names: {
       lineTotal: 'ram:LineTotalAmount', allowanceTotal: 'ram:AllowanceTotalAmount', chargeTotal: 'ram:ChargeTotalAmount',
       taxExclusive: 'ram:TaxBasisTotalAmount', taxTotal: 'ram:TaxTotalAmount', taxInclusive: 'ram:GrandTotalAmount', amountDue: 'ram:DuePayableAmount',
@@ -86,7 +93,8 @@ function ublPlaces(): Places {
   return {
     // Sub-lines (cac:SubInvoiceLine) sit inside their line and are not read.
     subLines: `/*/${cac('InvoiceLine')}[false()]`,
-    lines: `/*/${cac('InvoiceLine')}/${cbc('LineExtensionAmount')} | /*/${cac('CreditNoteLine')}/${cbc('LineExtensionAmount')}`,
+    // One path, not a union: libxml2 merges a union's node sets in time that grows with their product.
+    lines: `/*/*[(local-name()='InvoiceLine' or local-name()='CreditNoteLine') and namespace-uri()='${CAC}']/${cbc('LineExtensionAmount')}`,
     lineTotal: `${totals}/${cbc('LineExtensionAmount')}`,
     allowanceTotal: `${totals}/${cbc('AllowanceTotalAmount')}`,
     chargeTotal: `${totals}/${cbc('ChargeTotalAmount')}`,
@@ -102,6 +110,7 @@ function ublPlaces(): Places {
     groupTaxable: cbc('TaxableAmount'),
     groupTax: cbc('TaxAmount'),
     groupRate: `${cac('TaxCategory')}/${cbc('Percent')}`,
+    listed: { lines: 'LineExtensionAmount', allowances: 'Amount', groupTaxes: 'TaxAmount' },
     names: {
       lineTotal: 'cac:LegalMonetaryTotal/cbc:LineExtensionAmount', allowanceTotal: 'cbc:AllowanceTotalAmount', chargeTotal: 'cbc:ChargeTotalAmount',
       taxExclusive: 'cbc:TaxExclusiveAmount', taxTotal: 'cac:TaxTotal/cbc:TaxAmount', taxInclusive: 'cbc:TaxInclusiveAmount', amountDue: 'cbc:PayableAmount',
@@ -111,37 +120,81 @@ function ublPlaces(): Places {
 
 const PLACES: Record<Syntax, Places> = { cii: ciiPlaces(), ubl: ublPlaces() };
 
-/** What the document states, in cents; undefined where it states nothing (or nothing usable). */
+/** What the document states; undefined where it states nothing (or nothing usable). */
 export interface StatedTotals {
-  lineCount: number; subLineCount: number; lineSum: Cents | undefined;
-  lineTotal?: Cents; allowanceTotal?: Cents; chargeTotal?: Cents; taxExclusive?: Cents; taxTotal?: Cents;
-  taxInclusive?: Cents; prepaid?: Cents; rounding?: Cents; amountDue?: Cents;
-  allowanceSum: Cents | undefined; chargeSum: Cents | undefined;
-  groupCount: number; groupTaxSum: Cents | undefined;
-  groups: { taxable?: Cents; tax?: Cents; rate?: number }[];
+  lineCount: number; subLineCount: number; lineSum: Decimal | undefined;
+  lineTotal?: Decimal; allowanceTotal?: Decimal; chargeTotal?: Decimal; taxExclusive?: Decimal; taxTotal?: Decimal;
+  taxInclusive?: Decimal; prepaid?: Decimal; rounding?: Decimal; amountDue?: Decimal;
+  allowanceSum: Decimal | undefined; chargeSum: Decimal | undefined;
+  groupCount: number; groupTaxSum: Decimal | undefined;
+  groups: { taxable?: Decimal; tax?: Decimal; rate?: Decimal }[];
 }
 
-/** An amount as written, in cents (totals.toScaled); undefined when empty, not a number or with more than 2 decimals. */
-function writtenCents(text: string): Cents | undefined {
-  return text.trim() === '' ? undefined : toScaled(Number(text), 2);
+/** xs:decimal's lexical form, once the whitespace the type collapses is trimmed. */
+const XML_DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/** A number as written, exactly; undefined when empty, not a plain decimal, or longer than XML_AMOUNT_MAX_DIGITS digits. */
+function writtenNumber(text: string): Decimal | undefined {
+  const t = text.trim();
+  // Leading and trailing zeros aside, a longer text has too many digits: bounded before it is parsed.
+  if (t === '' || t.length > 4 * XML_AMOUNT_MAX_DIGITS || !XML_DECIMAL.test(t)) return undefined;
+  const d = new Exact(t);
+  return digitsOf(d) > XML_AMOUNT_MAX_DIGITS ? undefined : d;
 }
 
-/** A sum() result (an XPath number printed by libxml2), rounded to cents; undefined for NaN. */
-function summedCents(text: string): Cents | undefined {
-  const x = Number(text);
-  return text.trim() === '' || !Number.isFinite(x) ? undefined : BigInt(Math.round(x * 100));
+/** An amount as written; undefined as writtenNumber, and with more than 2 decimals (BR-DEC-*'s business). */
+function writtenAmount(text: string): Decimal | undefined {
+  const d = writtenNumber(text);
+  return d === undefined || d.decimalPlaces() > AMOUNT_DECIMALS ? undefined : d;
+}
+
+/**
+ * One element as xmllint prints a node of a node set (`<p:Name attr="…">text</p:Name>`, one a line):
+ * its local name and its content, which may hold comments, processing instructions and CDATA sections
+ * besides text (libxml2 prints them as they were). An element with a child does not match: its list
+ * comes up short, and its sum is not used.
+ */
+const PRINTED_ELEMENT = /<(?:[^\s<>/:]+:)?([^\s<>/:]+)(?:\s[^<>]*)?>((?:[^<]|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[[\s\S]*?\]\]>)*)<\/[^\s<>]+>/g;
+/** An element's text, as XPath's string value has it: without comments and processing instructions, CDATA sections as their text. */
+const textOf = (content: string) => content.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g, '').replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1');
+
+/**
+ * Amounts read and added between two turns of the event loop: a 5 MiB document can list tens of
+ * thousands, and reading them on the server's thread in one go would hold up every other request.
+ */
+const SLICE = 1000;
+
+/**
+ * The sum of the amounts `path` selects (elements named `name`), exact, rounded to cents as the
+ * schematron rounds its sums; undefined when one of them is unusable or when another number than
+ * `expected` was read. One libxml2 run; the path is not a union (see ublPlaces) and selects at least
+ * one element (xmllint fails on an empty node set).
+ */
+async function listedSum(xml: string, path: string, name: string, expected: number): Promise<Decimal | undefined> {
+  const { value } = await readXml(xml, path);
+  if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
+  let total = new Exact(0);
+  let count = 0;
+  for (const [, local, content] of value.matchAll(PRINTED_ELEMENT)) {
+    if (local !== name) continue;
+    const amount = writtenNumber(textOf(content!));
+    if (amount === undefined) return undefined;
+    total = total.plus(amount);
+    if (++count % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return count === expected ? total.toDecimalPlaces(AMOUNT_DECIMALS) : undefined;
 }
 
 const AMOUNTS = ['lineTotal', 'allowanceTotal', 'chargeTotal', 'taxExclusive', 'taxTotal', 'taxInclusive', 'prepaid', 'rounding', 'amountDue'] as const;
 
-/** Reads the stated totals of a well-formed CII or UBL document (one libxml2 run). */
+/** Reads the stated totals of a well-formed CII or UBL document: one libxml2 run, then one per list of amounts to add up. */
 export async function readStatedTotals(xml: string, syntax: Syntax): Promise<StatedTotals> {
   const p = PLACES[syntax];
   const parts = [
-    `count(${p.lines})`, `count(${p.subLines})`, `sum(${p.lines})`,
+    `count(${p.lines})`, `count(${p.subLines})`,
     ...AMOUNTS.map((name) => `string(${p[name]})`),
-    `sum(${p.allowances})`, `sum(${p.charges})`,
-    `count(${p.groups})`, `sum(${p.groups}/${p.groupTax})`,
+    `count(${p.allowances})`, `count(${p.charges})`,
+    `count(${p.groups})`, `count(${p.groups}/${p.groupTax})`,
     ...Array.from({ length: MAX_GROUPS }, (_, i) => [`string((${p.groups})[${i + 1}]/${p.groupTaxable})`, `string((${p.groups})[${i + 1}]/${p.groupTax})`, `string((${p.groups})[${i + 1}]/${p.groupRate})`]).flat(),
   ];
   const { value } = await readXml(xml, `concat(${parts.join(", '\n', ")})`);
@@ -151,24 +204,31 @@ export async function readStatedTotals(xml: string, syntax: Syntax): Promise<Sta
   const next = () => v[at++] ?? '';
   const lineCount = Number(next());
   const subLineCount = Number(next());
-  const lineSum = summedCents(next());
-  const stated: Partial<Record<(typeof AMOUNTS)[number], Cents>> = {};
+  const stated: Partial<Record<(typeof AMOUNTS)[number], Decimal>> = {};
   for (const name of AMOUNTS) {
-    const cents = writtenCents(next());
-    if (cents !== undefined) stated[name] = cents;
+    const amount = writtenAmount(next());
+    if (amount !== undefined) stated[name] = amount;
   }
-  const allowanceSum = summedCents(next());
-  const chargeSum = summedCents(next());
+  const allowanceCount = Number(next());
+  const chargeCount = Number(next());
   const groupCount = Number(next());
-  const groupTaxSum = summedCents(next());
+  const groupTaxCount = Number(next());
   const groups: StatedTotals['groups'] = [];
   for (let i = 0; i < Math.min(groupCount, MAX_GROUPS); i++) {
-    const taxable = writtenCents(next());
-    const tax = writtenCents(next());
-    const rateText = next().trim();
-    const rate = rateText === '' || !Number.isFinite(Number(rateText)) ? undefined : Number(rateText);
+    const taxable = writtenAmount(next());
+    const tax = writtenAmount(next());
+    const rate = writtenNumber(next());
     groups.push({ ...(taxable !== undefined ? { taxable } : {}), ...(tax !== undefined ? { tax } : {}), ...(rate !== undefined ? { rate } : {}) });
   }
+  // A list is read only when the document has its elements, each in a run of its own (no union; see ublPlaces).
+  const list = (count: number, path: string, name: string): Promise<Decimal | undefined> =>
+    count === 0 ? Promise.resolve(new Exact(0)) : listedSum(xml, path, name, count);
+  const [lineSum, allowanceSum, chargeSum, groupTaxSum] = await Promise.all([
+    list(lineCount, p.lines, p.listed.lines),
+    list(allowanceCount, p.allowances, p.listed.allowances),
+    list(chargeCount, p.charges, p.listed.allowances),
+    list(groupTaxCount, `${p.groups}/${p.groupTax}`, p.listed.groupTaxes),
+  ]);
   return { lineCount, subLineCount, lineSum, ...stated, allowanceSum, chargeSum, groupCount, groupTaxSum, groups };
 }
 
@@ -181,26 +241,29 @@ export function statedTotalsIssues(t: StatedTotals, syntax: Syntax, profile: EIn
   const names = PLACES[syntax].names;
   const issues: ValidationIssue[] = [];
   const add = (rule: string, msg: string) => issues.push({ loc: [...loc], msg: `[${rule}] ${msg}`, type: rule });
-  const c = formatCents;
-  const check = (rule: string, stated: Cents | undefined, expected: Cents | undefined, what: string, how: string) => {
-    if (stated !== undefined && expected !== undefined && stated !== expected) add(rule, `${what} is ${c(stated)}, but ${how} is ${c(expected)}`);
+  const c = formatAmount;
+  const check = (rule: string, stated: Decimal | undefined, expected: Decimal | undefined, what: string, how: string) => {
+    if (stated !== undefined && expected !== undefined && !stated.eq(expected)) add(rule, `${what} is ${c(stated)}, but ${how} is ${c(expected)}`);
   };
+  const zero = new Exact(0);
   if (t.lineCount > 0 && t.subLineCount === 0) check('BR-CO-10', t.lineTotal, t.lineSum, `The sum of line net amounts (BT-106, ${names.lineTotal})`, `the sum of the ${t.lineCount} lines' net amounts`);
   check('BR-CO-11', t.allowanceTotal, t.allowanceSum, `The sum of document allowances (BT-107, ${names.allowanceTotal})`, 'the sum of the document level allowances');
   check('BR-CO-12', t.chargeTotal, t.chargeSum, `The sum of document charges (BT-108, ${names.chargeTotal})`, 'the sum of the document level charges');
-  const taxExclusive = t.lineTotal === undefined ? undefined : t.lineTotal - (t.allowanceTotal ?? 0n) + (t.chargeTotal ?? 0n);
+  const taxExclusive = t.lineTotal === undefined ? undefined : t.lineTotal.minus(t.allowanceTotal ?? zero).plus(t.chargeTotal ?? zero);
   check('BR-CO-13', t.taxExclusive, taxExclusive, `The total without VAT (BT-109, ${names.taxExclusive})`, 'BT-106 − BT-107 + BT-108');
   if (t.groupCount > 0) check('BR-CO-14', t.taxTotal, t.groupTaxSum, `The VAT total (BT-110, ${names.taxTotal})`, `the sum of the ${t.groupCount} VAT breakdown amounts (BT-117)`);
-  const taxInclusive = t.taxExclusive === undefined ? undefined : t.taxExclusive + (t.taxTotal ?? 0n);
+  const taxInclusive = t.taxExclusive === undefined ? undefined : t.taxExclusive.plus(t.taxTotal ?? zero);
   check('BR-CO-15', t.taxInclusive, taxInclusive, `The total with VAT (BT-112, ${names.taxInclusive})`, 'BT-109 + BT-110');
-  const amountDue = t.taxInclusive === undefined ? undefined : t.taxInclusive - (t.prepaid ?? 0n) + (t.rounding ?? 0n);
+  const amountDue = t.taxInclusive === undefined ? undefined : t.taxInclusive.minus(t.prepaid ?? zero).plus(t.rounding ?? zero);
   if (profile !== 'minimum') check('BR-CO-16', t.amountDue, amountDue, `The amount due (BT-115, ${names.amountDue})`, 'BT-112 − BT-113 + BT-114');
   t.groups.forEach((g, i) => {
     // A rate with more than 2 decimals is BR-DEC-*'s business, not this arithmetic's.
-    if (g.taxable === undefined || g.tax === undefined || g.rate === undefined || toScaled(g.rate, 2) === undefined) return;
-    const expected = categoryTaxCents(g.taxable, g.rate);
-    const difference = g.tax > expected ? g.tax - expected : expected - g.tax;
-    if (difference > 1n) add('BR-CO-17', `VAT breakdown ${i + 1}: its VAT amount (BT-117) is ${c(g.tax)}, but its taxable amount ${c(g.taxable)} × ${g.rate} % is ${c(expected)}`);
+    if (g.taxable === undefined || g.tax === undefined || g.rate === undefined || g.rate.decimalPlaces() > RATE_DECIMALS) return;
+    const expected = categoryTax(g.taxable, g.rate);
+    if (g.tax.minus(expected).abs().gt(CENT)) add('BR-CO-17', `VAT breakdown ${i + 1}: its VAT amount (BT-117) is ${c(g.tax)}, but its taxable amount ${c(g.taxable)} × ${formatDecimal(g.rate)} % is ${c(expected)}`);
   });
   return issues;
 }
+
+/** BR-CO-17's allowance for a rounding convention. */
+const CENT = new Exact('0.01');

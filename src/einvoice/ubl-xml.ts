@@ -10,9 +10,10 @@
  */
 import { XMLBuilder } from 'fast-xml-parser';
 import { breakdownRate, GUIDELINE_IDS, XRECHNUNG_BUSINESS_PROCESS } from './cii-xml.js';
+import { AMOUNT_DECIMALS, fitting, formatAmount, PRICE_DECIMALS, QUANTITY_DECIMALS, RATE_DECIMALS, xmlNumber, type Decimal, type DecimalInput } from './decimals.js';
 import { accountForXml } from './iban.js';
 import type { Invoice, InvoiceAllowanceCharge, InvoiceParty } from './invoice-schema.js';
-import { formatCents, formatDecimal, type InvoiceTotals } from './totals.js';
+import type { InvoiceTotals } from './totals.js';
 
 type Node = Record<string, unknown>;
 const omitEmpty = (node: Node): Node => Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
@@ -32,7 +33,7 @@ export function isUblCreditNote(typeCode: string | undefined): boolean {
 /** The UBL Invoice (or, for a credit-note type code, CreditNote) XML document, UTF-8, with an XML declaration. */
 export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: InvoiceTotals }): string {
   const currency = invoice.currency;
-  const money = (cents: bigint) => ({ '@_currencyID': currency, '#text': formatCents(cents) });
+  const money = (value: Decimal) => ({ '@_currencyID': currency, '#text': formatAmount(value) });
   const p = invoice.payment;
   const typeCode = invoice.type_code ?? '380';
   const creditNote = isUblCreditNote(typeCode);
@@ -103,13 +104,13 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
         'cbc:TaxInclusiveAmount': money(totals.taxInclusive),
         'cbc:AllowanceTotalAmount': money(totals.allowanceTotal),
         'cbc:ChargeTotalAmount': money(totals.chargeTotal),
-        'cbc:PrepaidAmount': totals.prepaid !== 0n ? money(totals.prepaid) : undefined,
+        'cbc:PrepaidAmount': totals.prepaid.isZero() ? undefined : money(totals.prepaid),
         'cbc:PayableAmount': money(totals.amountDue),
       }),
       [creditNote ? 'cac:CreditNoteLine' : 'cac:InvoiceLine']: invoice.lines.map((line, i) => omitEmpty({
         'cbc:ID': line.id,
         'cbc:Note': line.note,
-        [creditNote ? 'cbc:CreditedQuantity' : 'cbc:InvoicedQuantity']: { '@_unitCode': line.unit_code, '#text': formatDecimal(line.quantity, 4) },
+        [creditNote ? 'cbc:CreditedQuantity' : 'cbc:InvoicedQuantity']: { '@_unitCode': line.unit_code, '#text': xmlNumber(line.quantity, QUANTITY_DECIMALS) },
         'cbc:LineExtensionAmount': money(totals.lineNet[i]!),
         'cac:Item': omitEmpty({
           'cbc:Description': line.description,
@@ -117,7 +118,7 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
           'cac:SellersItemIdentification': line.seller_item_id ? { 'cbc:ID': line.seller_item_id } : undefined,
           'cac:ClassifiedTaxCategory': taxCategory(line.vat_category, line.vat_rate),
         }),
-        'cac:Price': { 'cbc:PriceAmount': { '@_currencyID': currency, '#text': formatDecimal(line.net_price, 4) } },
+        'cac:Price': { 'cbc:PriceAmount': { '@_currencyID': currency, '#text': xmlNumber(line.net_price, PRICE_DECIMALS) } },
       })),
     }),
   };
@@ -125,8 +126,8 @@ export function buildUblXml({ invoice, totals }: { invoice: Invoice; totals: Inv
   return builder.build(document) as string;
 }
 
-function taxCategory(category: string | undefined, rate: number | undefined): Node {
-  return omitEmpty({ 'cbc:ID': category, 'cbc:Percent': category === 'O' || rate === undefined ? undefined : formatDecimal(rate, 2), 'cac:TaxScheme': VAT_SCHEME });
+function taxCategory(category: string | undefined, rate: DecimalInput | undefined): Node {
+  return omitEmpty({ 'cbc:ID': category, 'cbc:Percent': category === 'O' || rate === undefined ? undefined : xmlNumber(rate, RATE_DECIMALS), 'cac:TaxScheme': VAT_SCHEME });
 }
 
 function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean, currency: string): Node {
@@ -134,7 +135,7 @@ function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean, curren
     'cbc:ChargeIndicator': String(isCharge),
     'cbc:AllowanceChargeReasonCode': item.reason_code,
     'cbc:AllowanceChargeReason': item.reason,
-    'cbc:Amount': { '@_currencyID': currency, '#text': formatDecimal(item.amount, 2) },
+    'cbc:Amount': { '@_currencyID': currency, '#text': formatAmount(fitting(item.amount, AMOUNT_DECIMALS)) },
     'cac:TaxCategory': taxCategory(item.vat_category, item.vat_rate),
   });
 }

@@ -189,6 +189,43 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     expect(await balance()).toBe(before);
   });
 
+  it('exact amounts (issue 37): 123456789012345 × 1 is 123456789012345.00; past 15 significant digits, a 422 before any charge', async () => {
+    const transactions = async () => (await t.request('GET', '/v1/account/transactions', { apiKey: account.apiKey })).body.total as number;
+    const oneLine = (line: Record<string, unknown>) => ({ ...SAMPLE_INVOICE, lines: [{ ...SAMPLE_INVOICE.lines[0]!, ...line }], allowances: [] });
+    const before = { credits: await balance(), transactions: await transactions(), jobs: await jobCount() };
+    const refused = [
+      // The issue's first case, at the sample's 19 %: the line fits, the VAT and the totals would not.
+      { invoice: oneLine({ quantity: 123456789012345, net_price: 1 }), loc: [] as (string | number)[], type: 'BR-DEC-DIGITS' },
+      // The issue's second case.
+      { invoice: oneLine({ quantity: 1e20, net_price: 1 }), loc: ['lines', 0, 'quantity'], type: 'BR-DEC-DIGITS' },
+      { invoice: oneLine({ quantity: '1234567890.123456789' }), loc: ['lines', 0, 'quantity'], type: 'BR-DEC-DIGITS' },
+      { invoice: oneLine({ net_price: 0.1 + 0.2 }), loc: ['lines', 0, 'net_price'], type: 'BR-DEC-DIGITS' },
+      { invoice: oneLine({ quantity: 1000000.0000001 }), loc: ['lines', 0, 'quantity'], type: 'BR-DEC-QUANTITY' },
+      // The request schema: a string that is not a decimal.
+      { invoice: oneLine({ quantity: '12,5' }), loc: ['lines', 0, 'quantity'], type: 'string_pattern_mismatch' },
+    ];
+    for (const { invoice, loc, type } of refused) {
+      const res = await create({ einvoice: { format: 'xrechnung-cii', invoice } });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.detail).toContainEqual(expect.objectContaining({ type, loc: ['body', 'einvoice', 'invoice', ...loc], msg: expect.any(String) }));
+    }
+    expect({ credits: await balance(), transactions: await transactions(), jobs: await jobCount() }).toEqual(before);
+
+    // At 0 % VAT the issue's first case fits: every amount exact (it was 123456789012345.01), 1 credit.
+    const exact = await create({ einvoice: { format: 'xrechnung-cii', invoice: oneLine({ quantity: 123456789012345, net_price: 1, vat_category: 'Z', vat_rate: 0 }) } });
+    expect(exact.status, exact.bytes.toString('utf8', 0, 500)).toBe(200);
+    const xml = exact.bytes.toString('utf8');
+    expect(xml).toContain('<ram:LineTotalAmount>123456789012345.00</ram:LineTotalAmount>');
+    expect(xml).toContain('<ram:DuePayableAmount>123456789012345.00</ram:DuePayableAmount>');
+    expect(xml).not.toContain('123456789012345.01');
+    // Decimal strings go through the request schema and into the XML as sent.
+    const strings = await create({ einvoice: { format: 'xrechnung-ubl', invoice: oneLine({ quantity: '2.5000', net_price: '19.99', vat_rate: '19' }) } });
+    expect(strings.status, strings.bytes.toString('utf8', 0, 500)).toBe(200);
+    expect(strings.bytes.toString('utf8')).toContain('<cbc:InvoicedQuantity unitCode="HUR">2.5</cbc:InvoicedQuantity>');
+    expect(strings.bytes.toString('utf8')).toContain('<cbc:PayableAmount currencyID="EUR">59.48</cbc:PayableAmount>');
+    expect(await balance()).toBe(before.credits - 2);
+  });
+
   it('refuses Factur-X in PDF/A-2b (no attachments allowed) and a profile for XRechnung, nothing charged', async () => {
     const before = await balance();
     const a = await create({ einvoice: { format: 'factur-x', invoice: SAMPLE_INVOICE }, pdf_variant: 'pdf/a-2b' });
