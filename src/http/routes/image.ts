@@ -7,6 +7,7 @@ import type { DocumentService, GenerationOptions, GenerationResult } from '../..
 import { requestFingerprint, validateIdempotencyKey } from '../../idempotency/idempotency.js';
 import { MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH } from '../../rendering/image-renderer.js';
 import { ValidationError } from '../../shared/errors.js';
+import { MAX_MODIFICATIONS } from '../../templates/layer-modifications.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
 import { EXAMPLE_TEMPLATE_ID } from '../examples.js';
 import { JsonObject, Nullable, StringEnum, TEMPLATE_ID, errorResponses, imageBytesByType, mediaResponse } from '../schemas.js';
@@ -30,7 +31,7 @@ const CreateImageBody = Type.Object({
   template_id: TEMPLATE_ID,
   // Inline, not a $ref: request bodies are checked by our own Ajv (validation.ts), which knows no shared schemas.
   modifications: Type.Optional(Nullable(Type.Array(Modification, {
-    maxItems: 100,
+    maxItems: MAX_MODIFICATIONS,
     description: 'Modify elements by layer name (GET /v1/templates/{id}/layers lists them). Unknown layer names are skipped and listed in `warnings`; a name several elements share applies to all of them.',
   }))),
   data: Type.Optional(Nullable(JsonObject({ description: 'Optional key-value data merged into `{{ }}` template variables. For most image templates, prefer `modifications` instead.', examples: [{ name: 'Ada' }] }))),
