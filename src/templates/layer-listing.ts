@@ -36,7 +36,7 @@ const LISTING_BOUNDS: LayerListingOptions = {
 
 interface Listing {
   readonly html: string;
-  readonly accountId: string;
+  readonly timeoutMs: number;
   resolve(listing: LayerListing): void;
   reject(error: Error): void;
 }
@@ -67,8 +67,8 @@ export class LayerListingPool {
 
   constructor(private readonly options: LayerListingOptions) {}
 
-  /** The layers of `html` (template-layers.ts `listLayers`), listed on the thread for `accountId`. */
-  list(html: string, accountId: string): Promise<LayerListing> {
+  /** The layers of `html` (template-layers.ts `listLayers`), listed on the thread for `accountId`, within `timeoutMs` of reaching it. */
+  list(html: string, accountId: string, timeoutMs = this.options.timeoutMs): Promise<LayerListing> {
     const held = this.#held.get(accountId) ?? 0;
     if (held >= this.options.accountLimit) {
       return Promise.reject(new AppError('RATE_LIMITED', `At most ${this.options.accountLimit} layer listings of one account run at once; retry when one has been answered.`, { details: { retryAfterSeconds: 1 } }));
@@ -85,7 +85,7 @@ export class LayerListingPool {
     return new Promise<LayerListing>((resolve, reject) => {
       this.#line.push({
         html,
-        accountId,
+        timeoutMs,
         resolve: (listing) => {
           release();
           resolve(listing);
@@ -130,9 +130,9 @@ export class LayerListingPool {
       if (thread.running?.id !== id) return;
       thread.running = undefined;
       this.#end(thread);
-      listing.reject(new AppError('RENDER_TIMEOUT', `The template's layers could not be listed within ${this.options.timeoutMs / 1000} s; the template is too large or too deeply nested to list.`));
+      listing.reject(new AppError('RENDER_TIMEOUT', `The template's layers could not be listed within ${listing.timeoutMs / 1000} s; the template is too large or too deeply nested to list.`));
       this.#dispatch();
-    }, this.options.timeoutMs);
+    }, listing.timeoutMs);
     thread.running = { id, listing, timer };
     thread.worker.ref();
     const task: ListingTask = { id, html: listing.html };
