@@ -6,7 +6,11 @@
  * an account through the admin API and two image templates:
  *   many     `{% for i in range(--loop) %}<b data-layer="l{{ i }}" id="i{{ i }}">x</b>{% endfor %}`
  *            (400,000 layer elements once evaluated, ~16 MB of HTML);
- *   literal  --literal layer elements written out (60,000: a ~1.7 MB template).
+ *   mixed    1000 layer elements, then --loop elements with an id and no layer name (within the
+ *            layer bound of the current code, as large otherwise);
+ *   literal  --literal layer elements written out (60,000: a ~1.7 MB template);
+ *   filled   1000 layer elements written out, then 200,000 `<b>x</b>` (a ~1.6 MB template within
+ *            the layer bound).
  * Then, one at a time, each heavy request below runs while `GET /healthz` is asked one call after the
  * other until the heavy one is answered; per request: its status, how long it took and its size, and
  * the /healthz waits (the longest is the stall a health check sees), and the server's own event-loop
@@ -14,7 +18,9 @@
  *   plain      POST /v1/image/create of `many` without modifications (the render alone);
  *   unknown    the same with 100 modifications naming layers that do not exist;
  *   one        the same with one modification naming a real layer;
- *   layers     GET /v1/templates/{literal}/layers.
+ *   bounded    POST /v1/image/create of `mixed` with 100 modifications naming layers that do not exist;
+ *   layers     GET /v1/templates/{literal}/layers;
+ *   listing    GET /v1/templates/{filled}/layers.
  * `--env NAME=value` (repeatable) passes settings to the server, e.g. a longer
  * `PRESSROOM_TEMPLATE_TIMEOUT_MS` on a busy machine, where evaluating the loop can take more than 5 s;
  * `--only NAME` (repeatable) runs only those requests.
@@ -121,8 +127,18 @@ async function main(): Promise<void> {
     const key = { 'x-api-key': apiKey };
     const canvas = { width: 200, height: 100 };
     const many = await call(base, 'POST', '/v1/templates', key, { name: 'many', kind: 'image', canvas, html: `{% for i in range(${args.loop}) %}<b data-layer="l{{ i }}" id="i{{ i }}">x</b>{% endfor %}` });
+    const mixed = await call(base, 'POST', '/v1/templates', key, {
+      name: 'mixed',
+      kind: 'image',
+      canvas,
+      html: `{% for i in range(1000) %}<b data-layer="l{{ i }}">x</b>{% endfor %}{% for i in range(${args.loop}) %}<b id="i{{ i }}">x</b>{% endfor %}`,
+    });
+    const mixedId = (JSON.parse(mixed.text) as { id: string }).id;
     const literalHtml = Array.from({ length: Number(args.literal) }, (_, i) => `<i data-layer="n${i}">x</i>`).join('');
     const literal = await call(base, 'POST', '/v1/templates', key, { name: 'literal', kind: 'image', canvas, html: literalHtml });
+    const filledHtml = `${Array.from({ length: 1000 }, (_, i) => `<i data-layer="n${i}">x</i>`).join('')}${'<b>x</b>'.repeat(200_000)}`;
+    const filled = await call(base, 'POST', '/v1/templates', key, { name: 'filled', kind: 'image', canvas, html: filledHtml });
+    const filledId = (JSON.parse(filled.text) as { id: string }).id;
     const manyId = (JSON.parse(many.text) as { id: string }).id;
     const literalId = (JSON.parse(literal.text) as { id: string }).id;
     log(`templates: many ${manyId}, literal ${literalId} (${(literalHtml.length / 1e6).toFixed(2)} MB)`);
@@ -134,7 +150,10 @@ async function main(): Promise<void> {
       unknown: () =>
         call(base, 'POST', '/v1/image/create', key, { template_id: manyId, export_type: 'binary', modifications: Array.from({ length: 100 }, (_, i) => ({ name: `nope${i}`, text: 'y' })) }),
       one: () => call(base, 'POST', '/v1/image/create', key, { template_id: manyId, export_type: 'binary', modifications: [{ name: 'l5', text: 'y' }] }),
+      bounded: () =>
+        call(base, 'POST', '/v1/image/create', key, { template_id: mixedId, export_type: 'binary', modifications: Array.from({ length: 100 }, (_, i) => ({ name: `nope${i}`, text: 'y' })) }),
       layers: () => call(base, 'GET', `/v1/templates/${literalId}/layers`, key),
+      listing: () => call(base, 'GET', `/v1/templates/${filledId}/layers`, key),
     };
     const only = args.only as string[];
     for (const [name, heavy] of Object.entries(scenarios)) {

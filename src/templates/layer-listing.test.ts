@@ -1,4 +1,4 @@
-/** The layer-listing thread's bounds: one account's share, the line, the time limit (thread replaced), shutting down. */
+/** The layer-listing thread's bounds: one account's share, the line, the time and memory limits (thread replaced), shutting down. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAppError } from '../shared/errors.js';
 import { LayerListingPool, type LayerListingOptions } from './layer-listing.js';
@@ -41,6 +41,12 @@ describe('LayerListingPool', () => {
   it('stops a listing past its time (504), and lists the next one on a new thread', async () => {
     const listings = pool();
     await expect(listings.list(`${'<div>'.repeat(200_000)}<b data-layer="deep">x</b>`, 'acc_a', 1)).rejects.toSatisfy((error) => code(error) === 'RENDER_TIMEOUT');
+    expect(await listings.list(CARD, 'acc_a')).toHaveProperty('layers');
+  });
+
+  it('answers a template whose parse needs more than the heap cap with 422, and lists the next one', async () => {
+    const listings = pool({ memoryMb: 64 });
+    await expect(listings.list('<b a>'.repeat(400_000), 'acc_a')).rejects.toSatisfy((error) => isAppError(error, 'DOCUMENT_TOO_LARGE') && error.details?.bound === 'memory');
     expect(await listings.list(CARD, 'acc_a')).toHaveProperty('layers');
   });
 

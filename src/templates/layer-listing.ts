@@ -5,12 +5,13 @@
  *
  * Bounds (constants: the service has no setting for them):
  * - one thread, started by the first listing and kept; an idle thread does not keep the process alive;
- * - a line of at most LINE_LIMIT listings waiting for it (503 past it), and at most ACCOUNT_LIMIT of
+ * - a line of at most `lineLimit` listings waiting for it (503 past it), and at most `accountLimit` of
  *   one account waiting or being listed (429 past it), so one account's listings cannot fill the line;
- * - memory: the thread's heap is capped at MEMORY_MB; a thread that dies answers its listing with 503
- *   and is replaced by the next listing;
- * - time: a listing not answered within TIMEOUT_MS of reaching the thread has the thread terminated
+ * - memory: the thread's heap is capped at `memoryMb`; a listing that needs more ends the thread and
+ *   answers 422 DOCUMENT_TOO_LARGE (a thread that dies otherwise, 503); the next listing starts another;
+ * - time: a listing not answered within `timeoutMs` of reaching the thread has the thread terminated
  *   (504); the next listing starts another.
+ * The service's values are LISTING_BOUNDS below.
  */
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../shared/errors.js';
@@ -29,7 +30,7 @@ const LISTING_BOUNDS: LayerListingOptions = {
   // Listings are quick (milliseconds for a card, ~2–5 s for the largest template measured on a busy 2-core machine).
   lineLimit: 16,
   accountLimit: 2,
-  // The largest template's parse measured ~200 MB of heap (2 MB of `<b a>` tags): room to spare.
+  // The densest 2 MB template tried (400,000 `<b a>` elements) needed more than 256 MB and fits in this.
   memoryMb: 512,
   timeoutMs: 20_000,
 };
@@ -169,7 +170,13 @@ export class LayerListingPool {
       if (running) {
         clearTimeout(running.timer);
         running.listing.reject(
-          new AppError('SERVICE_UNAVAILABLE', `The thread listing the template's layers stopped (${failure ? failure.message : `exit code ${code}`}); retry in a moment.`, { details: { retryAfterSeconds: 1 } }),
+          (failure as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new AppError(
+                'DOCUMENT_TOO_LARGE',
+                `Listing this template's layers needs more than ${this.options.memoryMb} MB of memory, the most one listing may use; write the template with fewer elements.`,
+                { details: { bound: 'memory', limitMb: this.options.memoryMb } },
+              )
+            : new AppError('SERVICE_UNAVAILABLE', `The thread listing the template's layers stopped (${failure ? failure.message : `exit code ${code}`}); retry in a moment.`, { details: { retryAfterSeconds: 1 } }),
         );
       }
       this.#dispatch();

@@ -56,6 +56,10 @@ describe('listLayers', () => {
     expect(listed('<style data-layer="s">p { color: red }</style>').layers[1]).toMatchObject({ tag: 'style', type: 'text', currentText: 'p { color: red }' });
     const deep = listed(`${'<div>'.repeat(100_000)}<span data-layer="deep">bottom</span>`);
     expect(deep.layers[1]).toMatchObject({ name: 'deep', currentText: 'bottom' });
+    // Every layer holds the same 1.9 MB of text: each takes its 500 characters, the text is read once.
+    const nested = listed(`${Array.from({ length: MAX_TEMPLATE_LAYERS }, (_, i) => `<div data-layer="n${i}">`).join('')}${'word  \n'.repeat(270_000)}`);
+    expect(nested.layers).toHaveLength(MAX_TEMPLATE_LAYERS + 1);
+    expect(new Set(nested.layers.slice(1).map((layer) => layer.currentText))).toEqual(new Set([`${'word '.repeat(100).slice(0, MAX_CURRENT_TEXT_CHARS)}…`]));
   });
 });
 

@@ -69,23 +69,22 @@ function layerNameOf(element: Element): string | undefined {
   return undefined;
 }
 
-/** The start of one element's text, whitespace collapsed, kept to MAX_CURRENT_TEXT_CHARS. */
+/** The start of one element's text, whitespace collapsed, kept to MAX_CURRENT_TEXT_CHARS (and one more, to know it was cut). */
 class TextCollector {
   #text = '';
   full = false;
   /** Script and style elements entered below the layer element: their text is not its text. */
   paused = 0;
 
-  add(value: string): void {
-    this.#text += value;
-    if (this.#text.length <= MAX_CURRENT_TEXT_CHARS) return;
-    this.#text = this.#text.replace(/\s+/g, ' ').trimStart();
-    // One character more than listed: enough to know it was cut.
+  /** Adds a text node's value, whitespace already collapsed (once for all collectors): at most what is still missing. */
+  add(collapsed: string): void {
+    // Two more than missing: a join of two spaces may still collapse into one.
+    this.#text = `${this.#text}${collapsed.slice(0, MAX_CURRENT_TEXT_CHARS + 2 - this.#text.length)}`.replace(/ {2,}/g, ' ').trimStart();
     if (this.#text.length > MAX_CURRENT_TEXT_CHARS) this.full = true;
   }
 
   text(): string {
-    const text = this.#text.replace(/\s+/g, ' ').trim();
+    const text = this.#text.trim();
     if (text.length <= MAX_CURRENT_TEXT_CHARS) return text;
     const cut = text.slice(0, MAX_CURRENT_TEXT_CHARS);
     // Not half a surrogate pair.
@@ -114,8 +113,11 @@ export function listLayers(html: string): LayerListing {
     }
     const node = entry.node;
     if (node.nodeName === '#text') {
-      const value = (node as DefaultTreeAdapterTypes.TextNode).value;
-      for (const collector of open) if (collector.paused === 0 && !collector.full) collector.add(value);
+      const collecting = open.filter((collector) => collector.paused === 0 && !collector.full);
+      if (collecting.length === 0) continue;
+      // Collapsed once for all the collectors: each text node is scanned once, however many layers hold it.
+      const value = (node as DefaultTreeAdapterTypes.TextNode).value.replace(/\s+/g, ' ');
+      for (const collector of collecting) collector.add(value);
       continue;
     }
     if (!('tagName' in node)) continue;
