@@ -220,6 +220,9 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     const drawn = decodePng((await binaryImage({ template_id: scripted, width: 100 })).bytes);
     expect(countPixels(drawn, ([r, g, b]) => r === 0 && g === 128 && b === 0)).toBe(drawn.width * drawn.height);
     expect(assetRequests).toEqual([]);
+    // Modifications apply once the script has drawn (pressroomReady settled): they have the last word.
+    const modified = decodePng((await binaryImage({ template_id: scripted, width: 100, modifications: [{ name: 'box', background: '#ff0000' }] })).bytes);
+    expect(countPixels(modified, ([r, g, b]) => r === 255 && g === 0 && b === 0)).toBe(modified.width * modified.height);
 
     const settings = { endpoint_url: s3.endpoint, access_key_id: S3_KEY, secret_access_key: S3_SECRET, bucket_name: 'images', default_prefix: 'cards' };
     expect((await t.request('POST', '/v1/integrations/s3', { apiKey: alice.apiKey, body: settings })).body).toEqual({ success: true });
