@@ -10,6 +10,7 @@ import { createAccessTokenSigner } from './accounts/credentials.js';
 import { createCreditLedger, type CreditLedger } from './credits/ledger.js';
 import { createCharges, type Charges } from './credits/charges.js';
 import { newInstanceId } from './shared/ids.js';
+import { closeLayerListing } from './templates/layer-listing.js';
 import { createTemplateService, type TemplateService } from './templates/templates.js';
 import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.js';
 import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
@@ -116,6 +117,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const ledger = instrumentLedger(createCreditLedger(database.db), metrics);
     const accounts = createAccountService(database.db, ledger, createAccessTokenSigner(config.secretKey));
     const templates = createTemplateService(database.db);
+    // The thread that lists templates' layers (templates/layer-listing.ts), started by the first listing.
+    releasers.push(() => closeLayerListing());
     const rateLimiter = createRateLimiter(config.plans, redis);
 
     const blobs = createBlobStore(config.storage.url);

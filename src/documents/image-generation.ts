@@ -5,12 +5,13 @@
  *
  * The render: the layers' `image_url`s are loaded first (image-loader.ts: data: URIs, or warnings),
  * then the template is rendered in a render slot like any document, the modifications are applied to
- * its output in Node (templates/layer-modifications.ts), and the canvas is captured.
+ * its document in the page (templates/layer-modifications.ts decides the edits,
+ * rendering/chromium/layer-edits.ts makes them), and the canvas is captured.
  */
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import { imagePixelSize, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH, type ImageFormat } from '../rendering/image-renderer.js';
-import { applyModifications, checkModifications, imageUrlsOf, type LayerModification, type LoadedImage } from '../templates/layer-modifications.js';
+import { checkModifications, imageUrlsOf, layerEdits, type LayerModification, type LoadedImage } from '../templates/layer-modifications.js';
 import type { Template } from '../templates/templates.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { expandDottedKeys } from './data-binding.js';
@@ -68,19 +69,15 @@ export async function renderImageDocument(
   const { template, image } = request;
   const urls = imageUrlsOf(image.modifications);
   const images = urls.length > 0 ? await deps.loadImages(urls, request.signal) : new Map<string, LoadedImage>();
-  const warnings: DocumentWarning[] = [];
   const rendered = await deps.renderer.renderImage({
     template: { html: template.html, css: template.css, strict: template.strict },
     data: expandDottedKeys(request.data),
     canvas: template.canvas!,
     output: { format: image.format, width: outputWidth(template, image), quality: image.quality },
-    transformHtml: (html) => {
-      const modified = applyModifications(html, image.modifications, images);
-      warnings.push(...modified.warnings.map((message): DocumentWarning => ({ code: 'IMAGE_MODIFICATION', message })));
-      return modified.html;
-    },
+    ...(image.modifications.length > 0 ? { layers: layerEdits(image.modifications, images) } : {}),
     signal: request.signal,
     accountId: request.accountId,
   });
-  return { bytes: rendered.image, contentType: rendered.contentType, warnings: [...warnings, ...rendered.warnings] };
+  const layerWarnings = rendered.layerWarnings.map((message): DocumentWarning => ({ code: 'IMAGE_MODIFICATION', message }));
+  return { bytes: rendered.image, contentType: rendered.contentType, warnings: [...layerWarnings, ...rendered.warnings] };
 }

@@ -86,7 +86,7 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   if (typeof details.part === 'string') out.part = details.part;
   if (details.line !== undefined) out.line = details.line;
   if (details.column !== undefined) out.column = details.column;
-  // DOCUMENT_TOO_LARGE: which bound (bytes, pages, image_pixels, memory), for clients that branch on it.
+  // DOCUMENT_TOO_LARGE: which bound (bytes, pages, image_pixels, memory, layers), for clients that branch on it.
   if (typeof details.bound === 'string') out.bound = details.bound;
   return Object.keys(out).length > 0 ? out : undefined;
 }

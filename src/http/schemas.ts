@@ -24,7 +24,7 @@ export const CodedError = Type.Object(
     line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
     column: Type.Optional(Type.Integer({ description: 'Column on that line, where the template engine knows it' })),
     bound: Type.Optional(
-      StringEnum(['bytes', 'pages', 'image_pixels', 'memory'] as const, { description: 'For DOCUMENT_TOO_LARGE: the bound the document went past' }),
+      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers'] as const, { description: 'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on)' }),
     ),
   },
   { $id: 'CodedError', description: 'Coded error' },

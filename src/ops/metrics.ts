@@ -131,7 +131,7 @@ export function createMetrics(): Metrics {
   });
   const documentBoundsHit = new Counter({
     name: 'pressroom_document_bounds_hit_total',
-    help: 'Renders stopped with DOCUMENT_TOO_LARGE, by the bound the document went past: bytes, pages, image_pixels or memory',
+    help: 'Renders stopped with DOCUMENT_TOO_LARGE, by the bound the document went past: bytes, pages, image_pixels, memory or layers',
     labelNames: ['bound'] as const,
     registers,
   });

@@ -11,7 +11,7 @@
  * print is found and stopped (`chromium/print-tracker.ts`). The browser itself goes on.
  */
 import type { Logger } from '../shared/log.js';
-import { captureImage, type CaptureParams } from './chromium/capture-image.js';
+import { captureImage, type CapturedImage, type CaptureParams } from './chromium/capture-image.js';
 import { raceSignal, type StreamedBytes } from './chromium/cdp-helpers.js';
 import type { ClosedRoomOptions, DocumentResources } from './chromium/closed-room.js';
 import { launchChromium, type LaunchedChromium } from './chromium/launch-chromium.js';
@@ -202,7 +202,7 @@ export class BrowserGeneration {
   }
 
   /** Takes a picture of a document on a single-use page of this browser (chromium/capture-image.ts). */
-  captureImage(html: string, params: CaptureParams, signal: AbortSignal): Promise<Buffer> {
+  captureImage(html: string, params: CaptureParams, signal: AbortSignal): Promise<CapturedImage> {
     return captureImage(this.chromium.root, this.options.room, html, params, signal);
   }
 

@@ -5,10 +5,13 @@
  * `captureRenderedImage` inside the render slot, under the render deadline.
  */
 import type { BrowserGeneration } from './browser-generation.js';
-import type { CaptureFormat } from './chromium/capture-image.js';
+import type { CapturedImage, CaptureFormat } from './chromium/capture-image.js';
 import { needsScripts } from './html-assembly.js';
 import type { DocumentResources } from './chromium/closed-room.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
+import type { LayerEdits } from './chromium/layer-edits.js';
+
+export type { LayerEdit, LayerEdits } from './chromium/layer-edits.js';
 
 export type ImageFormat = CaptureFormat;
 
@@ -38,11 +41,8 @@ export interface ImageRenderRequest {
   /** The layout size in CSS pixels. */
   canvas: { width: number; height: number };
   output: ImageOutput;
-  /**
-   * Edits the evaluated HTML before the picture is taken (image modifications). Runs in Node on the
-   * template's output; nothing of it runs in the page.
-   */
-  transformHtml?: (html: string) => string;
+  /** Image modifications, applied in the page to the evaluated document before the picture is taken (`chromium/layer-edits.ts`). */
+  layers?: LayerEdits;
   signal?: AbortSignal;
   /** Who asks: render slots are shared fairly between accounts. */
   accountId?: string;
@@ -55,6 +55,8 @@ export interface ImageRenderResult {
   renderMs: number;
   /** Resources that did not load (issue 13); empty when none. */
   warnings: DocumentWarning[];
+  /** The modifications that could not apply (a layer not found, text on an `<img>`…); empty when none. */
+  layerWarnings: string[];
 }
 
 /** Pixel size of `canvas` scaled to `width` pixels wide (the height rounded to whole pixels). */
@@ -62,18 +64,18 @@ export function imagePixelSize(canvas: { width: number; height: number }, width:
   return { width, height: Math.max(1, Math.round((canvas.height * width) / canvas.width)) };
 }
 
-/** The last step of an image render, inside its slot: modifications, then the picture. */
-export function captureRenderedImage(generation: BrowserGeneration, html: string, req: ImageRenderRequest, signal: AbortSignal, resources?: DocumentResources): Promise<Buffer> {
-  const document = req.transformHtml ? req.transformHtml(html) : html;
+/** The last step of an image render, inside its slot: the document loaded, modified in the page, and its picture. */
+export function captureRenderedImage(generation: BrowserGeneration, html: string, req: ImageRenderRequest, signal: AbortSignal, resources?: DocumentResources): Promise<CapturedImage> {
   return generation.captureImage(
-    document,
+    html,
     {
       format: req.output.format,
       quality: req.output.quality,
       viewport: { width: req.canvas.width, height: req.canvas.height },
       scale: req.output.width / req.canvas.width,
-      scripts: needsScripts(document),
+      scripts: needsScripts(html),
       ...(resources ? { resources } : {}),
+      ...(req.layers ? { layers: req.layers } : {}),
     },
     signal,
   );

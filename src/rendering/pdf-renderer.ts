@@ -331,8 +331,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const startedAt = performance.now();
     const request: RenderRequest = { template: { html: req.template.html, css: req.template.css, strict: req.template.strict }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
     const warnings = new RenderWarnings();
-    const image = await this.#run(request, warnings, (html, _parts, generation, _slot, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
-    return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list() };
+    const { image, layerWarnings } = await this.#run(request, warnings, (html, _parts, generation, _slot, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
+    return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list(), layerWarnings };
   }
 
   renderHtml(req: RenderRequest): Promise<string> {

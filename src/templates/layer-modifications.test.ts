@@ -1,9 +1,12 @@
-/** Layers and modifications on parsed HTML: what is listed, what each field changes, what is refused or only warned about. */
+/**
+ * Layers listed from a template's HTML (and their bounds), and modifications checked and turned into
+ * the page's edits. What each edit does to a document: rendering/chromium/layer-edits.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../shared/errors.js';
 import { isCssColor } from './css-color.js';
-import { applyModifications, checkModifications, imageUrlsOf, type LoadedImage } from './layer-modifications.js';
-import { listLayers } from './template-layers.js';
+import { checkModifications, imageUrlsOf, layerEdits, type LoadedImage } from './layer-modifications.js';
+import { listLayers, MAX_CURRENT_TEXT_CHARS, MAX_TEMPLATE_LAYERS, type TemplateLayer } from './template-layers.js';
 
 const TEMPLATE = `<!doctype html><html><head><style>h1{color:red}</style></head><body>
 <h1 data-layer="title" style="font-size:40px">Hello {{ name }}</h1>
@@ -13,11 +16,16 @@ const TEMPLATE = `<!doctype html><html><head><style>h1{color:red}</style></head>
 <span data-layer="tag">one</span><span data-layer="tag">two</span>
 </body></html>`;
 
-const noImages = new Map<string, LoadedImage>();
+/** The listing of `html`, failing the test when it was refused. */
+function listed(html: string): { layers: TemplateLayer[]; warnings: string[] } {
+  const listing = listLayers(html);
+  if ('tooManyLayers' in listing) throw new Error(`refused: ${listing.tooManyLayers} layers`);
+  return listing;
+}
 
 describe('listLayers', () => {
   it('lists named layers in document order with type, tag, text and what applies; background is always there; duplicates warn', () => {
-    const { layers, warnings } = listLayers(TEMPLATE);
+    const { layers, warnings } = listed(TEMPLATE);
     expect(layers).toEqual([
       { name: 'background', tag: 'body', type: 'background', modifiable: ['background', 'image_url'] },
       { name: 'title', tag: 'h1', type: 'text', currentText: 'Hello {{ name }}', modifiable: ['text', 'color', 'background', 'image_url', 'hidden'] },
@@ -29,61 +37,29 @@ describe('listLayers', () => {
   });
 
   it('an element named background is the background layer', () => {
-    const { layers } = listLayers('<div data-layer="background" style="width:100px"></div>');
+    const { layers } = listed('<div data-layer="background" style="width:100px"></div>');
     expect(layers).toEqual([{ name: 'background', tag: 'div', type: 'background', modifiable: ['background', 'image_url'] }]);
   });
-});
 
-describe('applyModifications', () => {
-  it('sets text as literal text, colours and background as important inline styles, and keeps other markup', () => {
-    const { html, warnings } = applyModifications(TEMPLATE, [{ name: 'title', text: '<b>Bye</b> {{ x }} & co', color: '#00F', background: 'rgb(1 2 3 / 50%)' }], noImages);
-    expect(warnings).toEqual([]);
-    expect(html).toContain('<h1 data-layer="title" style="font-size:40px; color: #00f !important; background-color: rgb(1 2 3 / 50%) !important">&lt;b&gt;Bye&lt;/b&gt; {{ x }} &amp; co</h1>');
-    expect(html).toContain('<style>h1{color:red}</style>');
+  it('refuses a template past MAX_TEMPLATE_LAYERS layer elements, counting them all (a shared name too)', () => {
+    const layer = (i: number) => `<i data-layer="n${i}">x</i>`;
+    expect(listed(Array.from({ length: MAX_TEMPLATE_LAYERS - 1 }, (_, i) => layer(i)).join('')).layers).toHaveLength(MAX_TEMPLATE_LAYERS);
+    expect(listLayers(Array.from({ length: 60_000 }, (_, i) => layer(i)).join(''))).toEqual({ tooManyLayers: 60_000 });
+    expect(listLayers('<b data-layer="same">x</b>'.repeat(MAX_TEMPLATE_LAYERS + 1))).toEqual({ tooManyLayers: MAX_TEMPLATE_LAYERS + 1 });
   });
 
-  it('sets an image source (dropping srcset), a background image elsewhere, hides and shows', () => {
-    const images = new Map<string, LoadedImage>([['https://img.example/a.png', { dataUri: 'data:image/png;base64,AAAA' }]]);
-    const { html } = applyModifications(TEMPLATE, [
-      { name: 'logo', image_url: 'https://img.example/a.png' },
-      { name: 'background', image_url: 'https://img.example/a.png', background: 'navy' },
-      { name: 'box', hidden: false },
-      { name: 'tag', hidden: true },
-    ], images);
-    expect(html).toContain('<img data-layer-name="logo" src="data:image/png;base64,AAAA">');
-    expect(html).toMatch(/<body style="background-image: url\(&quot;data:image\/png;base64,AAAA&quot;\) !important; background-color: navy !important">/);
-    expect(html).toContain('<div data-layer="box" style="width:10px;"></div>');
-    expect(html).toContain('<span data-layer="tag" style="display: none !important">one</span><span data-layer="tag" style="display: none !important">two</span>');
-  });
-
-  it('warns about unknown layers, unloadable images and text on an <img>, and falls back to an id', () => {
-    const images = new Map<string, LoadedImage>([['https://img.example/x.png', { error: 'the server answered HTTP 404' }]]);
-    const { html, warnings } = applyModifications(TEMPLATE, [
-      { name: 'nope', text: 'x' },
-      { name: 'logo', text: 'x', image_url: 'https://img.example/x.png' },
-      { name: 'note', text: 'Changed' },
-    ], images);
-    expect(warnings).toEqual([
-      'Layer "nope" was not found in the template; its modification was skipped.',
-      'Layer "logo": image_url was not loaded (the server answered HTTP 404); the layer keeps its image.',
-      'Layer "logo" is a <img>: text does not apply to it.',
-    ]);
-    expect(html).toContain('<p id="note">Changed</p>');
-    expect(html).toContain('src="data:image/gif;base64,R0lGODlhAQABAAAAACw="');
-  });
-
-  it('never replaces the text of, or hides, the background layer (the whole page)', () => {
-    const { html, warnings } = applyModifications(TEMPLATE, [{ name: 'background', text: 'gone', hidden: true, background: '#fff' }], noImages);
-    expect(warnings).toEqual([
-      'Layer "background": text does not apply to the background layer (background and image_url do).',
-      'Layer "background": hidden does not apply to the background layer (background and image_url do).',
-    ]);
-    expect(html).toContain('<body style="background-color: #fff !important">');
-    expect(html).toContain('Hello {{ name }}');
-  });
-
-  it('returns the HTML untouched without modifications', () => {
-    expect(applyModifications('<p>x', [], noImages)).toEqual({ html: '<p>x', warnings: [] });
+  it('cuts current_text at MAX_CURRENT_TEXT_CHARS, leaves out script and style text, and lists layers nested 100,000 deep', () => {
+    const long = listed(`<p data-layer="long">${'word '.repeat(1000)}</p>`).layers[1]!;
+    expect(long.currentText).toBe(`${'word '.repeat(MAX_CURRENT_TEXT_CHARS / 5).slice(0, MAX_CURRENT_TEXT_CHARS)}…`);
+    expect(listed('<div data-layer="a">one<style>p{}</style><script>x()</script> <b>two</b></div>').layers[1]!.currentText).toBe('one two');
+    // A layer that is itself a <style>: its own text is its text, as before.
+    expect(listed('<style data-layer="s">p { color: red }</style>').layers[1]).toMatchObject({ tag: 'style', type: 'text', currentText: 'p { color: red }' });
+    const deep = listed(`${'<div>'.repeat(100_000)}<span data-layer="deep">bottom</span>`);
+    expect(deep.layers[1]).toMatchObject({ name: 'deep', currentText: 'bottom' });
+    // Every layer holds the same 1.9 MB of text: each takes its 500 characters, the text is read once.
+    const nested = listed(`${Array.from({ length: MAX_TEMPLATE_LAYERS }, (_, i) => `<div data-layer="n${i}">`).join('')}${'word  \n'.repeat(270_000)}`);
+    expect(nested.layers).toHaveLength(MAX_TEMPLATE_LAYERS + 1);
+    expect(new Set(nested.layers.slice(1).map((layer) => layer.currentText))).toEqual(new Set([`${'word '.repeat(100).slice(0, MAX_CURRENT_TEXT_CHARS)}…`]));
   });
 });
 
@@ -105,6 +81,26 @@ describe('colours', () => {
     } catch (error) {
       expect((error as ValidationError).issues.map((i) => i.loc)).toEqual([['body', 'modifications', 1, 'color'], ['body', 'modifications', 1, 'background']]);
     }
+  });
+
+  it('layerEdits: normalised colours, each image sent once, an image that did not load as its edit\'s error', () => {
+    const images = new Map<string, LoadedImage>([
+      ['https://img.example/a.png', { dataUri: 'data:image/png;base64,AAAA' }],
+      ['https://img.example/x.png', { error: 'the server answered HTTP 404' }],
+    ]);
+    expect(layerEdits([
+      { name: 'a', image_url: 'https://img.example/a.png', color: '#00F', text: null, hidden: null },
+      { name: 'b', image_url: 'https://img.example/a.png', background: 'Navy', hidden: false, text: '' },
+      { name: 'c', image_url: 'https://img.example/x.png' },
+    ], images)).toEqual({
+      edits: [
+        { name: 'a', image: 0, color: '#00f' },
+        { name: 'b', image: 0, background: 'navy', hidden: false, text: '' },
+        { name: 'c', imageError: 'the server answered HTTP 404' },
+      ],
+      images: ['data:image/png;base64,AAAA'],
+      maxLayers: MAX_TEMPLATE_LAYERS,
+    });
   });
 
   it('imageUrlsOf lists each URL once', () => {

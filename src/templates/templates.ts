@@ -15,7 +15,8 @@ import { createTemplateVersionService, type TemplateVersionService } from './tem
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
 import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js';
-import { listLayers, type TemplateLayer } from './template-layers.js';
+import { listTemplateLayers } from './layer-listing.js';
+import { MAX_TEMPLATE_LAYERS, type TemplateLayer } from './template-layers.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 import { pageSizeProblem } from '../rendering/page-size.js';
@@ -69,7 +70,10 @@ export interface TemplateService {
   /** Newest first; `kind` lists only templates of that kind. */
   list(accountId: string, filter?: { kind?: TemplateKind }): Promise<TemplateSummary[]>;
   update(accountId: string, templateId: string, changes: Partial<TemplateInput>): Promise<Template>;
-  /** The layers image modifications can address (template-layers.ts), with warnings such as shared names. */
+  /**
+   * The layers image modifications can address (template-layers.ts), with warnings such as shared
+   * names; listed off the service's thread (layer-listing.ts). DOCUMENT_TOO_LARGE past MAX_TEMPLATE_LAYERS.
+   */
   layers(accountId: string, templateId: string): Promise<{ layers: TemplateLayer[]; warnings: string[] }>;
   /** Deletes the template and all its versions. */
   remove(accountId: string, templateId: string): Promise<void>;
@@ -154,7 +158,15 @@ export function createTemplateService(db: Db): TemplateService {
     get,
 
     async layers(accountId, templateId) {
-      return listLayers((await get(accountId, templateId)).html);
+      const listing = await listTemplateLayers((await get(accountId, templateId)).html, accountId);
+      if ('tooManyLayers' in listing) {
+        throw new AppError(
+          'DOCUMENT_TOO_LARGE',
+          `The template has ${listing.tooManyLayers} layers (elements with data-layer or data-layer-name); at most ${MAX_TEMPLATE_LAYERS} are listed and modified. Give fewer elements a layer name.`,
+          { details: { bound: 'layers', layers: listing.tooManyLayers, limitLayers: MAX_TEMPLATE_LAYERS } },
+        );
+      }
+      return listing;
     },
 
     async list(accountId, filter = {}) {

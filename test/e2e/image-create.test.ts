@@ -2,8 +2,8 @@
  * Image output over real HTTP with real Chromium, on SQLite and PostgreSQL: template kinds and the kind
  * filter, layers, `POST /v1/image/create` (format and pixel size read from the file header, a layer's
  * text, colour, background, visibility and image seen in the pixels, against the unmodified render),
- * image_url through the outbound guard while the page itself reaches nothing, and every error path
- * charging nothing.
+ * image_url through the outbound guard while the page itself reaches nothing, every error path
+ * charging nothing, and layer work bounded and off the service's thread: /healthz answers while it runs.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { countPixels, decodePng, imageInfo, solidPng } from '../support/image-tools.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { startTestApp, type TestApp, type TestResponse } from '../support/test-app.js';
+import { MAX_MODIFICATIONS } from '../../src/templates/layer-modifications.js';
+import { MAX_TEMPLATE_LAYERS } from '../../src/templates/template-layers.js';
 
 /** A 200 × 100 canvas with one large-font text layer: a modified text shows in many pixels. */
 const TITLE_CARD = `<html><head><style>html,body{margin:0;background:#fff} .t{font:bold 80px/100px sans-serif;color:#000;margin:0 0 0 10px}</style></head>
@@ -218,6 +220,9 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     const drawn = decodePng((await binaryImage({ template_id: scripted, width: 100 })).bytes);
     expect(countPixels(drawn, ([r, g, b]) => r === 0 && g === 128 && b === 0)).toBe(drawn.width * drawn.height);
     expect(assetRequests).toEqual([]);
+    // Modifications apply once the script has drawn (pressroomReady settled): they have the last word.
+    const modified = decodePng((await binaryImage({ template_id: scripted, width: 100, modifications: [{ name: 'box', background: '#ff0000' }] })).bytes);
+    expect(countPixels(modified, ([r, g, b]) => r === 255 && g === 0 && b === 0)).toBe(modified.width * modified.height);
 
     const settings = { endpoint_url: s3.endpoint, access_key_id: S3_KEY, secret_access_key: S3_SECRET, bucket_name: 'images', default_prefix: 'cards' };
     expect((await t.request('POST', '/v1/integrations/s3', { apiKey: alice.apiKey, body: settings })).body).toEqual({ success: true });
@@ -292,6 +297,75 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     expect(poor.status).toBe(402);
     expect(poor.body.error).toBe('INSUFFICIENT_CREDITS');
     expect(await balance(bob.apiKey)).toBe(0);
+  });
+
+  /**
+   * Issue 37, case 3: a template evaluating to thousands of layers, with modifications, blocked the
+   * service's thread (parse5 over its output: 27 s for 400,000 layers and 100 unknown names), and so
+   * did listing the layers of a large template. `heavy` starts first; /healthz is asked while it is in
+   * flight and must answer, 200, before it settles (events, not times).
+   */
+  const answeredWhileInFlight = async (heavy: Promise<TestResponse>): Promise<TestResponse> => {
+    let settled = false;
+    heavy.then(() => (settled = true), () => (settled = true));
+    const health = await t.request('GET', '/healthz');
+    expect(health.status).toBe(200);
+    expect(settled, '/healthz answered only after the heavy request').toBe(false);
+    return heavy;
+  };
+
+  it('bounds layer work and keeps the service answering while it runs: past the layer bound a 422 that charges nothing, within it 100 modifications render', async () => {
+    const canvas = { width: 200, height: 100 };
+    const loop = (n: number) => `<html><body style="margin:0;font-size:1px">{% for i in range(${n}) %}<b data-layer="l{{ i }}" id="i{{ i }}">x</b>{% endfor %}</body></html>`;
+    const many = await newTemplate({ html: loop(20 * MAX_TEMPLATE_LAYERS), kind: 'image', canvas });
+    const enough = await newTemplate({ html: loop(MAX_TEMPLATE_LAYERS), kind: 'image', canvas });
+    const unknown = Array.from({ length: MAX_MODIFICATIONS }, (_, i) => ({ name: `nope${i}`, text: 'y' }));
+    const credits = await balance();
+
+    const refused = await answeredWhileInFlight(createImage({ template_id: many, modifications: unknown }));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'layers' });
+    expect(refused.body.message).toContain(`The template produced ${20 * MAX_TEMPLATE_LAYERS} layers`);
+    expect(refused.body.message).toContain(`at most ${MAX_TEMPLATE_LAYERS}`);
+    expect(await balance()).toBe(credits);
+    // One real layer is refused the same: the bound is on the template's layers, not on the names asked for.
+    expect((await createImage({ template_id: many, modifications: [{ name: 'l5', text: 'y' }] })).body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'layers' });
+    // Without modifications the same template renders: no layer work is done.
+    const plain = await answeredWhileInFlight(createImage({ template_id: many, export_type: 'binary' }));
+    expect(plain.status).toBe(200);
+    expect(await balance()).toBe(credits - 1);
+
+    // At the bound: the hundred unknown names are a hundred warnings, a known one applies, one credit.
+    const within = await answeredWhileInFlight(createImage({ template_id: enough, modifications: [...unknown.slice(1), { name: 'l5', hidden: true }] }));
+    expect(within.status, JSON.stringify(within.body)).toBe(200);
+    expect(within.body.warnings).toHaveLength(MAX_MODIFICATIONS - 1);
+    expect(within.body.warnings[0]).toBe('Layer "nope1" was not found in the template; its modification was skipped.');
+    expect(await balance()).toBe(credits - 2);
+
+    // One more modification than the bound: refused before anything, naming the bound.
+    const tooMany = await createImage({ template_id: enough, modifications: [...unknown, { name: 'l5' }] });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'modifications'], msg: expect.stringContaining(String(MAX_MODIFICATIONS)) })]);
+    expect(await balance()).toBe(credits - 2);
+  });
+
+  it('lists layers off the service\'s thread: a template past the layer bound is a 422 naming it, one at the bound lists every layer', async () => {
+    // Issue 37's listing: 60,000 layers written out, a 1.7 MB template.
+    const literal = await newTemplate({ html: Array.from({ length: 60_000 }, (_, i) => `<i data-layer="n${i}">x</i>`).join(''), kind: 'image', canvas: { width: 200, height: 100 } });
+    const refused = await answeredWhileInFlight(t.request('GET', `/v1/templates/${literal}/layers`, { apiKey: alice.apiKey }));
+    expect(refused.status, JSON.stringify(refused.body).slice(0, 300)).toBe(422);
+    expect(refused.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'layers' });
+    expect(refused.body.message).toContain(`The template has 60000 layers`);
+    expect(refused.body.message).toContain(`at most ${MAX_TEMPLATE_LAYERS}`);
+
+    const atBound = await newTemplate({ html: Array.from({ length: MAX_TEMPLATE_LAYERS }, (_, i) => `<i data-layer="n${i}">${'long text '.repeat(i === 7 ? 100 : 1)}</i>`).join(''), kind: 'image' });
+    const listed = await answeredWhileInFlight(t.request('GET', `/v1/templates/${atBound}/layers`, { apiKey: alice.apiKey }));
+    expect(listed.status).toBe(200);
+    expect(listed.body.layers).toHaveLength(MAX_TEMPLATE_LAYERS + 1);
+    expect(listed.body.layers[0].name).toBe('background');
+    expect(listed.body.layers[8]).toMatchObject({ name: 'n7', type: 'text' });
+    expect(listed.body.layers[8].current_text).toHaveLength(501);
+    expect(listed.body.layers[8].current_text.endsWith('…')).toBe(true);
   });
 
   it('a version keeps the kind it was saved with', async () => {

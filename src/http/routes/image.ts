@@ -7,6 +7,8 @@ import type { DocumentService, GenerationOptions, GenerationResult } from '../..
 import { idempotentRequest } from '../../idempotency/idempotency.js';
 import { MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH } from '../../rendering/image-renderer.js';
 import { ValidationError } from '../../shared/errors.js';
+import { MAX_MODIFICATIONS } from '../../templates/layer-modifications.js';
+import { MAX_TEMPLATE_LAYERS } from '../../templates/template-layers.js';
 import { attachmentDisposition } from '../../storage/content-disposition.js';
 import { EXAMPLE_TEMPLATE_ID } from '../examples.js';
 import { JsonObject, Nullable, StringEnum, TEMPLATE_ID, errorResponses, imageBytesByType, mediaResponse } from '../schemas.js';
@@ -30,8 +32,10 @@ const CreateImageBody = Type.Object({
   template_id: TEMPLATE_ID,
   // Inline, not a $ref: request bodies are checked by our own Ajv (validation.ts), which knows no shared schemas.
   modifications: Type.Optional(Nullable(Type.Array(Modification, {
-    maxItems: 100,
-    description: 'Modify elements by layer name (GET /v1/templates/{id}/layers lists them). Unknown layer names are skipped and listed in `warnings`; a name several elements share applies to all of them.',
+    maxItems: MAX_MODIFICATIONS,
+    description:
+      'Modify elements by layer name (GET /v1/templates/{id}/layers lists them). Unknown layer names are skipped and listed in `warnings`; a name several elements share applies to all of them. ' +
+      `A template whose output has more than ${MAX_TEMPLATE_LAYERS} layer elements cannot be modified: 422 DOCUMENT_TOO_LARGE (bound \`layers\`), refunded.`,
   }))),
   data: Type.Optional(Nullable(JsonObject({ description: 'Optional key-value data merged into `{{ }}` template variables. For most image templates, prefer `modifications` instead.', examples: [{ name: 'Ada' }] }))),
   format: Type.Optional(Nullable(StringEnum(['png', 'jpeg', 'webp'] as const, { default: 'png', description: 'Output image format: `png` (default), `jpeg` or `webp`.' }))),

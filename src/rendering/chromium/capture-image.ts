@@ -17,15 +17,23 @@
  * image there, against ~0.7 s for a hidden tab. The print pages' pool and its reuse stay untouched, so
  * printing never inherits an image's viewport.
  *
+ * Layer modifications (`layer-edits.ts`) are applied once the document is complete — loaded, and for
+ * a scripted one its `pressroomReady` settled — on the live DOM, and their images decoded, right
+ * before the capture: the template's scripts see the document as the template made it, and the
+ * modifications have the last word.
+ *
  * Size: the viewport is the template's canvas (CSS pixels) and the device scale factor is
  * `output width / canvas width`, so the page lays out at its designed size and is rasterised at the
  * asked resolution (`devicePixelRatio` follows, so `srcset` picks sharp images). The capture is clipped
  * to the canvas: what lies outside it is not in the image.
  */
 import type { CDPSession } from 'puppeteer-core';
+import { isAppError } from '../../shared/errors.js';
 import { raceSignal } from './cdp-helpers.js';
 import type { ClosedRoomOptions, DocumentResources } from './closed-room.js';
 import { PageTarget } from './page-target.js';
+import { tooManyLayers } from './document-bounds.js';
+import { applyLayerEdits, type LayerEdits } from './layer-edits.js';
 import { openBlankDocument } from './print-page.js';
 import { ScriptedDocumentWatch } from './scripted-document.js';
 import { disarmMetaRefresh } from './scripted-page.js';
@@ -46,10 +54,18 @@ export interface CaptureParams {
   scripts: boolean;
   /** What the document may load: its account's assets, remote files (closed-room.ts). */
   resources?: DocumentResources;
+  /** Image modifications to apply before the capture (none: the document as it is). */
+  layers?: LayerEdits;
 }
 
-/** Loads `html` into a fresh page of the closed room and returns the encoded image. */
-export async function captureImage(root: CDPSession, room: ClosedRoomOptions, html: string, params: CaptureParams, signal: AbortSignal): Promise<Buffer> {
+/** The encoded image, and the modifications that could not apply (warnings). */
+export interface CapturedImage {
+  image: Buffer;
+  layerWarnings: string[];
+}
+
+/** Loads `html` into a fresh page of the closed room, applies the layer modifications and returns the encoded image. */
+export async function captureImage(root: CDPSession, room: ClosedRoomOptions, html: string, params: CaptureParams, signal: AbortSignal): Promise<CapturedImage> {
   const context = params.scripts ? await raceSignal(root.send('Target.createBrowserContext', { disposeOnDetach: true }), signal) : undefined;
   const dispose = () => {
     if (context) root.send('Target.disposeBrowserContext', { browserContextId: context.browserContextId }).catch(() => {});
@@ -84,6 +100,14 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
     await raceSignal(session.send('Page.setDocumentContent', { frameId, html: params.scripts ? disarmMetaRefresh(html) : html }), all);
     if (watch) step = 'wait for the document and pressroomReady';
     await (watch ? watch.ready(all) : loads.reached(2));
+    let layerWarnings: string[] = [];
+    if (params.layers && params.layers.edits.length > 0) {
+      step = 'apply layer modifications';
+      const edited = await applyLayerEdits(session, frameId, params.layers, all);
+      if ('tooManyLayers' in edited) throw tooManyLayers(edited.tooManyLayers, params.layers.maxLayers);
+      layerWarnings = edited.warnings;
+      watch?.assertPresent();
+    }
     step = 'capture';
     const capture = () =>
       raceSignal(
@@ -97,8 +121,10 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
         all,
       );
     const { data } = await (watch ? watch.run(capture, all) : capture());
-    return Buffer.from(data, 'base64');
+    return { image: Buffer.from(data, 'base64'), layerWarnings };
   } catch (error) {
+    // A document past the layer bound is the customer's to fix, not a failure of the capture.
+    if (isAppError(error, 'DOCUMENT_TOO_LARGE')) throw error;
     room.logger.warn({ err: error, step }, 'image capture failed');
     throw error;
   } finally {

@@ -8,7 +8,7 @@
 import { AppError } from '../../shared/errors.js';
 
 /** Which bound a document went past (the `bound` label of `pressroom_document_bounds_hit_total`). */
-export type DocumentBound = 'bytes' | 'pages' | 'image_pixels' | 'memory';
+export type DocumentBound = 'bytes' | 'pages' | 'image_pixels' | 'memory' | 'layers';
 
 /** The per-document limits the print step enforces. */
 export interface DocumentBounds {
@@ -45,6 +45,18 @@ export function tooMuchMemory(limitMb: number): AppError {
   return tooLarge('memory', `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, and write a table of thousands of rows as several tables (docs/rendering.md, "Long tables")`, {
     limitMb,
   });
+}
+
+/**
+ * An image template's output has `layers` layer elements, more than the `limit` image modifications
+ * work on (a constant, not a setting: templates/template-layers.ts MAX_TEMPLATE_LAYERS).
+ */
+export function tooManyLayers(layers: number, limit: number): AppError {
+  return tooLarge(
+    'layers',
+    `The template produced ${layers} layers (elements with data-layer or data-layer-name); modifications apply to templates with at most ${limit}. Give fewer elements a layer name, or render without modifications`,
+    { layers, limitLayers: limit },
+  );
 }
 
 /** The bound a DOCUMENT_TOO_LARGE error names, if `error` is one. */
