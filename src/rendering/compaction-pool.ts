@@ -8,7 +8,7 @@
  * thread died, a file of a shape it does not handle) gives the caller its PDF back unchanged, with a
  * reason, and never fails the document. A run past its `timeoutMs` has its thread terminated and
  * replaced. A thread's heap has a ceiling (`COMPACTION_HEAP_MB`); a thread that reaches it is ended
- * by Node and its PDF goes back unchanged with the reason `out of memory`.
+ * by Node and its PDF goes back unchanged with the reason `failed: out of memory (…)` (counted as failed).
  */
 import { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, threadResourceLimits } from '../shared/child-limits.js';
@@ -161,7 +161,7 @@ export class CompactionPool {
     const onMessage = (answer: CompactionAnswer) => {
       if (answer.id === id) finish({ answer }, true);
     };
-    const onGone = (error?: unknown) => finish({ reason: isThreadOutOfMemory(error) ? 'out of memory' : 'thread ended' }, false);
+    const onGone = (error?: unknown) => finish({ reason: isThreadOutOfMemory(error) ? `failed: out of memory (${COMPACTION_HEAP_MB} MB heap)` : 'thread ended' }, false);
     const timer = setTimeout(() => finish({ reason: 'timeout' }, false), timeoutMs);
     worker.on('message', onMessage);
     worker.once('error', onGone);
