@@ -84,7 +84,7 @@ function lastProblem(stderr: string): string {
  * need (rotating a 51.6 MB, 283-page tagged Chromium report rewrites its 285,000 objects: 1.07 GB), while
  * a file built to make qpdf allocate (a 20 KB object stream of ten million numbers: 2.6 GB) stops here.
  */
-export const QPDF_MEMORY_CEILING_BYTES = 2 * 1024 ** 3;
+const QPDF_MEMORY_CEILING_BYTES = 2 * 1024 ** 3;
 /** qpdf's words for an allocation past the ceiling; it may report one as a damaged object and carry on, exiting 3. */
 const QPDF_OUT_OF_MEMORY = /std::bad_alloc/;
 
