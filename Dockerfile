@@ -29,7 +29,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       chromium \
       fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
-      ghostscript qpdf poppler-utils \
+      ghostscript qpdf poppler-utils util-linux \
       tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --create-home --home-dir /var/lib/pressroom pressroom

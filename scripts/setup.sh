@@ -9,6 +9,7 @@ APT_PACKAGES=(
   chromium
   fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
   ghostscript qpdf poppler-utils
+  util-linux  # prlimit: the child processes' memory and CPU ceilings (essential, so normally there already)
 )
 # `--test` (scripts/test.sh): also what only the tests use — zbar reads the barcodes a document prints.
 if [ "${1:-}" = "--test" ]; then APT_PACKAGES+=(zbar-tools); fi

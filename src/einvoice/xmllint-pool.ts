@@ -11,7 +11,9 @@
  * Bounds:
  * - threads: at most `threads`, started on first use and kept; an idle thread does not keep the
  *   process alive (unref), a thread with a check does (ref);
- * - memory: each check's wasm memory may grow to the `maxMemoryPages` of its task, no further;
+ * - memory: each check's wasm memory may grow to the `maxMemoryPages` of its task, no further; the
+ *   thread's JS heap (the check's files and what xmllint prints, as strings) to `XMLLINT_HEAP_MB`: a
+ *   thread that reaches it is ended by Node and its check answers an error;
  * - time: a check that has not answered within `timeoutMs` of reaching its thread (a hang or a loop
  *   in libxml2) has its thread terminated, and answers an error; a thread that dies answers its check
  *   with an error too. A replacement starts on the next check.
@@ -22,6 +24,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, threadResourceLimits } from '../shared/child-limits.js';
 import { wasm, type WasmModule } from './wasm.js';
 import type { XmllintAnswer, XmllintTask, XmllintWorkerData } from './xmllint-worker.js';
 
@@ -63,15 +66,24 @@ function compiledModule(): Promise<WasmModule> {
   return compiled;
 }
 
+/**
+ * An xmllint thread's JS heap ceiling (the wasm memory is outside it, bounded per check by `maxMemoryPages`):
+ * twice the most measured. Printing is what costs: Emscripten collects each line xmllint prints as an
+ * array of numbers, so an XPath value of 5 Mi characters on one line (the largest XML a customer may
+ * send, all text) needs more than 192 MB and less than 256; a schema check of that XML, under 32.
+ */
+const XMLLINT_HEAP_MB = 512;
+
 /** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
 function startWorker(module: WasmModule): Worker {
   const workerData: XmllintWorkerData = { module };
+  const resourceLimits = threadResourceLimits(XMLLINT_HEAP_MB);
   if (import.meta.url.endsWith('.ts')) {
     const source = new URL('./xmllint-worker.ts', import.meta.url).href;
     const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, workerData, name: 'xmllint' });
+    return new Worker(bootstrap, { eval: true, resourceLimits, workerData, name: 'xmllint' });
   }
-  return new Worker(new URL('./xmllint-worker.js', import.meta.url), { workerData, name: 'xmllint' });
+  return new Worker(new URL('./xmllint-worker.js', import.meta.url), { resourceLimits, workerData, name: 'xmllint' });
 }
 
 interface Job {
@@ -179,7 +191,8 @@ export class XmllintPool {
       thread.job = undefined;
       if (running) {
         clearTimeout(running.timer);
-        running.job.reject(new Error(`The XML check's thread stopped (${failure ? failure.message : `exit code ${code}`}).`));
+        const why = isThreadOutOfMemory(failure) ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling` : failure ? failure.message : `exit code ${code}`;
+        running.job.reject(new Error(`The XML check's thread stopped (${why}).`));
       }
       this.#dispatch();
     });

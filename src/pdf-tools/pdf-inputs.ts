@@ -4,11 +4,12 @@
  * (net/fetch-public-file.ts: public addresses only unless PRESSROOM_ALLOW_PRIVATE_NETWORKS, every
  * redirect checked again, a time limit), all inputs of a request together within
  * PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES, then read by qpdf: a PDF, not encrypted, within the page bound.
- * Every refusal is a 422 whose `loc` names the input (`["body","pdfs",1,"pdf_url"]`).
+ * Every refusal is a 422 whose `loc` names the input (`["body","pdfs",1,"pdf_url"]`); one whose reading
+ * went past qpdf's memory or CPU ceiling is the coded 422 PDF_TOO_COMPLEX, its message naming the input.
  */
 import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
-import { ValidationError } from '../shared/errors.js';
+import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Qpdf } from './qpdf.js';
 
 /** One input as the request gives it. */
@@ -76,7 +77,11 @@ async function readSource(source: PdfSource, loc: (string | number)[], limits: P
 /** Checks that bytes are a PDF qpdf can read, not encrypted, within the page bound; returns its page count. */
 async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, maxPages: number): Promise<number> {
   if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-')) refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
-  const inspection = await qpdf.inspect(pdf);
+  const inspection = await qpdf.inspect(pdf).catch((error: unknown) => {
+    // Past qpdf's ceiling (a file built to exhaust it, or one too big to read): say which input it was.
+    if (isAppError(error, 'PDF_TOO_COMPLEX')) throw new AppError('PDF_TOO_COMPLEX', `${['body', ...loc].join('.')}: ${error.message}`, { cause: error });
+    throw error;
+  });
   if (inspection.kind === 'encrypted') refuse(loc, 'The PDF is encrypted (password-protected); remove the encryption and send it again', 'pdf_encrypted');
   if (inspection.kind === 'unreadable') refuse(loc, `The file is not a readable PDF: ${inspection.reason}`, 'pdf_invalid');
   if (inspection.pages === 0) refuse(loc, 'The PDF has no pages', 'pdf_invalid');

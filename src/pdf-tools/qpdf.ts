@@ -11,12 +11,15 @@
  * and reliable encryption and damage detection. Its cost: a process per call, and about three times
  * pdf-lib's CPU on Chromium's heavily tagged output (tens of thousands of small objects).
  *
+ * Each run has a memory and a CPU ceiling (shared/child-limits.ts): a run past one is stopped and
+ * answers PDF_TOO_COMPLEX, whatever it had made.
+ *
  * Exit codes: 0 success, 3 success with warnings (a damaged file qpdf repaired), 2 failure.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runLimited, type ChildCeiling } from '../shared/child-limits.js';
 import { AppError } from '../shared/errors.js';
 import { Slots } from '../shared/slots.js';
 
@@ -76,23 +79,49 @@ function lastProblem(stderr: string): string {
   return line.replace(/^(?:qpdf: |WARNING: )?in\d+\.pdf(?: \([^)]*\))?: /, '');
 }
 
+/**
+ * What one qpdf run may allocate: twice the most an honest input within the size bound was measured to
+ * need (rotating a 51.6 MB, 283-page tagged Chromium report rewrites its 285,000 objects: 1.07 GB), while
+ * a file built to make qpdf allocate (a 20 KB object stream of ten million numbers: 2.6 GB) stops here.
+ */
+const QPDF_MEMORY_CEILING_BYTES = 2 * 1024 ** 3;
+/** qpdf's words for an allocation past the ceiling; it may report one as a damaged object and carry on, exiting 3. */
+const QPDF_OUT_OF_MEMORY = /std::bad_alloc/;
+
+/** The run's ceilings; CPU: qpdf is single-threaded, so the deadline's seconds bound its CPU too, and this holds should the deadline's timer never fire. */
+function qpdfCeiling(timeoutMs: number): ChildCeiling {
+  return { memoryBytes: QPDF_MEMORY_CEILING_BYTES, cpuSeconds: Math.ceil(timeoutMs / 1000), outOfMemory: QPDF_OUT_OF_MEMORY };
+}
+
+/** A run stopped at its ceiling: the PDF asks for more than one run may spend. */
+function tooComplex(ceiling: 'memory' | 'cpu', limits: ChildCeiling): AppError {
+  const what = ceiling === 'memory' ? `more than ${limits.memoryBytes / 1024 ** 3} GiB of memory` : `more than ${limits.cpuSeconds} s of CPU time`;
+  return new AppError('PDF_TOO_COMPLEX', `Processing the PDF needed ${what}, the most one PDF tool run may use, and was stopped; nothing was charged. Split the document, or rewrite it with another PDF tool first.`);
+}
+
 export function createQpdf(options: QpdfOptions): Qpdf {
   const slots = new Slots(options.concurrency);
   const program = options.path ?? 'qpdf';
+  const ceiling = qpdfCeiling(options.timeoutMs);
 
-  function run(args: string[], cwd: string): Promise<RunResult> {
-    return new Promise((resolve, reject) => {
-      execFile(program, args, { cwd, timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-        if (!error) return resolve({ exitCode: 0, stdout, stderr });
-        const failure = error as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
-        if (failure.code === 'ENOENT') return reject(new AppError('PDF_TOOL_FAILED', `"${program}" was not found on PATH; install Debian's qpdf package.`, { cause: error }));
-        if (failure.killed) {
-          return reject(new AppError('PDF_TOOL_TIMEOUT', `The PDF took longer than ${options.timeoutMs} ms to process and was stopped; nothing was charged. Try a smaller document.`, { cause: error }));
-        }
-        if (typeof failure.code === 'number') return resolve({ exitCode: failure.code, stdout, stderr });
-        reject(new AppError('PDF_TOOL_FAILED', 'The PDF could not be processed; nothing was charged.', { cause: error }));
-      });
-    });
+  async function run(args: string[], cwd: string): Promise<RunResult> {
+    const result = await runLimited(program, args, { cwd, timeoutMs: options.timeoutMs, maxBuffer: 64 << 20, ceiling });
+    switch (result.ended) {
+      case 'exit':
+        return result;
+      case 'ceiling':
+        throw tooComplex(result.ceiling, ceiling);
+      case 'timeout':
+        throw new AppError('PDF_TOOL_TIMEOUT', `The PDF took longer than ${options.timeoutMs} ms to process and was stopped; nothing was charged. Try a smaller document.`);
+      case 'missing':
+        throw new AppError('PDF_TOOL_FAILED', result.program === program
+          ? `"${program}" was not found on PATH; install Debian's qpdf package.`
+          : `"${result.program}" was not found on PATH; install Debian's util-linux package.`);
+      case 'signal':
+        throw new AppError('PDF_TOOL_FAILED', `The PDF could not be processed (qpdf ended by ${result.signal}); nothing was charged.`);
+      case 'failed':
+        throw new AppError('PDF_TOOL_FAILED', 'The PDF could not be processed; nothing was charged.', { cause: result.error });
+    }
   }
 
   /** Writes the inputs as in0.pdf…, runs qpdf in a slot, hands back the directory's files; removes them all. */

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -284,15 +284,21 @@ describe('toPdfA edge cases', () => {
     expect(isAppError(error, 'PDFA_CONVERSION_FAILED')).toBe(true);
   });
 
-  it('says when Ghostscript is missing', async () => {
+  it('says when Ghostscript, or prlimit that starts it under its ceilings, is missing', async () => {
     const path = process.env.PATH;
-    process.env.PATH = '/nonexistent';
+    // A PATH with prlimit and nothing else, then one with nothing at all.
+    const onlyPrlimit = mkdtempSync(join(tmpdir(), 'pdfa-test-path-'));
+    symlinkSync((await run('sh', ['-c', 'command -v prlimit'])).stdout.trim(), join(onlyPrlimit, 'prlimit'));
     try {
-      const error = await toPdfA(inputs.opaque, 'pdf/a-1b').catch((e: unknown) => e);
-      expect(isAppError(error, 'PDFA_CONVERSION_FAILED')).toBe(true);
-      expect((error as Error).message).toMatch(/not found on PATH/);
+      for (const [dir, missing] of [[onlyPrlimit, /"gs" was not found on PATH; install Debian's ghostscript package/], ['/nonexistent', /"prlimit" was not found on PATH; install Debian's util-linux package/]] as const) {
+        process.env.PATH = dir;
+        const error = await toPdfA(inputs.opaque, 'pdf/a-1b').catch((e: unknown) => e);
+        expect(isAppError(error, 'PDFA_CONVERSION_FAILED')).toBe(true);
+        expect((error as Error).message).toMatch(missing);
+      }
     } finally {
       process.env.PATH = path;
+      rmSync(onlyPrlimit, { recursive: true, force: true });
     }
   });
 

@@ -18,17 +18,16 @@
  *   2b/3b fall back to this route when the input holds something completion cannot fix.
  * Both routes end in `writeArchivalMetadata`, so Info and XMP always come from one set of values.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import {
   AFRelationship, PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFString,
   type PDFObject,
 } from '@cantoo/pdf-lib';
+import { runLimited, type ChildCeiling, type LimitedRun } from '../shared/child-limits.js';
 import { Slots } from '../shared/slots.js';
 import { AppError } from '../shared/errors.js';
 import { PDF_PRODUCER, readInfoTitle } from './document-info.js';
@@ -66,6 +65,10 @@ const ICC_URL = new URL('./assets/srgb.icc', import.meta.url);
 const GS_PATH = 'gs';
 /** A stuck or hostile input must not hold a conversion slot for ever. */
 const GS_TIMEOUT_MS = 60_000;
+/** What one Ghostscript run may allocate: over ten times the most measured (PDF/A-1b of the 33-page report with every page flattened at 300 dpi: 82 MB). */
+const GS_MEMORY_CEILING_BYTES = 1024 ** 3;
+/** Ghostscript's run under its ceilings; CPU: it renders on one thread, so the deadline's seconds bound its CPU too, also should the timer never fire. */
+const GS_CEILING: ChildCeiling = { memoryBytes: GS_MEMORY_CEILING_BYTES, cpuSeconds: GS_TIMEOUT_MS / 1000, outOfMemory: /VMerror/ };
 /** Resolution of the page images Ghostscript makes when PDF/A-1 forces it to flatten transparency:
  * print quality; its default of 720 dpi made the invoice 550 KB and 2.6 s instead of 160 KB, 0.55 s. */
 const GS_FLATTEN_DPI = 300;
@@ -435,7 +438,6 @@ function wholeSeconds(date: Date): Date {
 }
 
 const gsSlots = new Slots(GS_MAX_CONCURRENT);
-const execFileAsync = promisify(execFile);
 
 async function runGhostscript(pdf: Buffer, variant: PdfAVariant): Promise<Buffer> {
   // Ghostscript runs anything that is not a PDF as PostScript, a whole language: never hand it other bytes.
@@ -449,10 +451,9 @@ async function runGhostscript(pdf: Buffer, variant: PdfAVariant): Promise<Buffer
     const args = ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOOUTERSAVE', `-dPDFA=${variant.charAt(6)}`,
       '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-sDEVICE=pdfwrite', `-r${GS_FLATTEN_DPI}`,
       `--permit-file-read=${icc}`, `-sOutputFile=${output}`, prefix, input];
-    try {
-      await execFileAsync(GS_PATH, args, { cwd: dir, timeout: GS_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 << 20 });
-    } catch (cause) {
-      throw new AppError('PDFA_CONVERSION_FAILED', `Ghostscript PDF/A conversion failed: ${describeGsFailure(cause)}`, { cause });
+    const run = await runLimited(GS_PATH, args, { cwd: dir, timeoutMs: GS_TIMEOUT_MS, maxBuffer: 16 << 20, ceiling: GS_CEILING });
+    if (run.ended !== 'exit' || run.exitCode !== 0) {
+      throw new AppError('PDFA_CONVERSION_FAILED', `Ghostscript PDF/A conversion failed: ${describeGsFailure(run)}`, run.ended === 'failed' ? { cause: run.error } : {});
     }
     return await readFile(output);
   } finally {
@@ -460,14 +461,27 @@ async function runGhostscript(pdf: Buffer, variant: PdfAVariant): Promise<Buffer
   }
 }
 
-function describeGsFailure(cause: unknown): string {
-  const failure = cause as { code?: unknown; killed?: boolean; stderr?: string };
-  if (failure.code === 'ENOENT') return `"${GS_PATH}" was not found on PATH; install Debian's ghostscript package`;
-  // Long documents hit this: the 33-page report took 26 s for 2b on an idle machine, over 60 s on a busy one.
-  if (failure.killed) return `it took longer than ${GS_TIMEOUT_MS} ms and was stopped; the document is too long for a Ghostscript pass`;
-  // Skip the DOCINFO notice gs prints for Chromium's Creator on every run: it is not the failure.
-  const lines = String(failure.stderr ?? '').split('\n').filter((l) => l.trim() && !l.includes('DOCINFO'));
-  return lines.slice(0, 3).join(' | ') || `exit code ${String(failure.code)}`;
+function describeGsFailure(run: LimitedRun): string {
+  switch (run.ended) {
+    case 'missing':
+      return run.program === GS_PATH ? `"${GS_PATH}" was not found on PATH; install Debian's ghostscript package` : `"${run.program}" was not found on PATH; install Debian's util-linux package`;
+    // Long documents hit this: the 33-page report took 26 s for 2b on an idle machine, over 60 s on a busy one.
+    case 'timeout':
+      return `it took longer than ${GS_TIMEOUT_MS} ms and was stopped; the document is too long for a Ghostscript pass`;
+    case 'ceiling':
+      return run.ceiling === 'memory'
+        ? `it needed more than ${GS_MEMORY_CEILING_BYTES / 1024 ** 3} GiB of memory and was stopped; the document is too heavy for a Ghostscript pass (its pages' size, images or transparency)`
+        : `it used more than ${GS_CEILING.cpuSeconds} s of CPU and was stopped; the document is too long for a Ghostscript pass`;
+    case 'signal':
+      return `Ghostscript ended by ${run.signal}`;
+    case 'failed':
+      return run.error.message;
+    case 'exit': {
+      // Skip the DOCINFO notice gs prints for Chromium's Creator on every run: it is not the failure.
+      const lines = run.stderr.split('\n').filter((l) => l.trim() && !l.includes('DOCINFO'));
+      return lines.slice(0, 3).join(' | ') || `exit code ${run.exitCode}`;
+    }
+  }
 }
 
 /** Ghostscript's PDFA_def.ps reduced to the OutputIntent, pointing at our profile (written per call). */

@@ -45,6 +45,8 @@ export type ErrorCode =
   | 'PDF_TOOL_FAILED'
   /** A PDF tool's qpdf run passed PRESSROOM_PDF_TOOLS_TIMEOUT_MS and was stopped. */
   | 'PDF_TOOL_TIMEOUT'
+  /** A PDF tool's qpdf run went past its memory or CPU ceiling (pdf-tools/qpdf.ts): the PDF asks for more than one run may spend. */
+  | 'PDF_TOO_COMPLEX'
   | 'STORAGE_ERROR'
   | 'S3_UPLOAD_FAILED'
   | 'SERVICE_UNAVAILABLE'

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { PDFDocument, PDFName, PDFNumber, StandardFonts, degrees } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
+import { numberArrayPdf } from '../support/hostile-pdfs.js';
 import { pdfInfo, pdfPageText, pdfPages } from '../support/pdf-tools.js';
 import { startTestApp, until, type TestApp } from '../support/test-app.js';
 
@@ -211,6 +212,47 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(await balance()).toBe(before);
     expect((await transactions()).length).toBe(ledger);
     expect(await t.services.charges.pendingCount(user.accountId)).toBe(0);
+  });
+
+  it('stops qpdf at its memory ceiling while reading an input: a 20 KB PDF whose page holds ten million numbers is a 422 PDF_TOO_COMPLEX naming it, charging nothing, and the service goes on', async () => {
+    await settled();
+    // Without the ceiling qpdf took 2.6 GB to read it, then the request was a 422 page_out_of_range.
+    const hostile = numberArrayPdf(10_000_000, { in: 'page' });
+    expect(hostile.length).toBeLessThan(21_000);
+    const before = await balance();
+    const ledger = (await transactions()).length;
+    const files = await storedFiles(t, user.accountId);
+    const res = await tool('extract-pages', { pdf_base64: b64(hostile), pages: '2' });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.error).toBe('PDF_TOO_COMPLEX');
+    expect(res.body.message).toMatch(/^body\.pdf_base64: .*more than 2 GiB of memory.*nothing was charged/);
+    expect(await balance()).toBe(before);
+    expect((await transactions()).length).toBe(ledger);
+    expect(await t.services.charges.pendingCount(user.accountId)).toBe(0);
+    expect(await storedFiles(t, user.accountId)).toBe(files);
+    const next = await tool('extract-pages', { pdf_base64: b64(bravo), pages: '2', export_type: 'binary' });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    expect(pageTexts(next.bytes)).toEqual(['Bravo page 2']);
+  });
+
+  it('stops qpdf at its memory ceiling while writing the result: the credit reserved for it is refunded and no file is stored', async () => {
+    await settled();
+    // The numbers sit in an object only the catalog names: counting pages does not read it, rewriting the
+    // document does. Without the ceiling qpdf took 3 GB and the file was delivered and charged.
+    const hostile = numberArrayPdf(10_000_000, { in: 'catalog' });
+    const before = await balance();
+    const ledger = (await transactions()).length;
+    const files = await storedFiles(t, user.accountId);
+    const res = await tool('rotate', { pdf_base64: b64(hostile), rotation: 90 });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.error).toBe('PDF_TOO_COMPLEX');
+    expect(res.body.message).toMatch(/more than 2 GiB of memory.*nothing was charged/);
+    await settled();
+    expect(await balance()).toBe(before);
+    const after = await transactions();
+    expect(after).toHaveLength(ledger + 2);
+    expect(after.slice(0, 2).map((tx) => tx.transaction_type).sort()).toEqual(['PDFGEN', 'REFUND']);
+    expect(await storedFiles(t, user.accountId)).toBe(files);
   });
 
   it('refuses at zero credits (402) once the inputs are checked, charging and storing nothing', async () => {

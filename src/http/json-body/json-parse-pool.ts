@@ -22,6 +22,7 @@
  * not copied, when its turn comes.
  */
 import { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, threadResourceLimits } from '../../shared/child-limits.js';
 import { AppError } from '../../shared/errors.js';
 import type { ParseAnswer, ParseOutcome, ParseTask, ParseWorkerData } from './json-parse-worker.js';
 
@@ -65,7 +66,7 @@ interface Thread {
  * two-line bootstrap registers it first (a development path only; the service runs dist/).
  */
 function startWorker(memoryMb: number): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
+  const resourceLimits = threadResourceLimits(memoryMb);
   const workerData: ParseWorkerData = { heapBytes: parseHeapBytes(memoryMb) };
   if (import.meta.url.endsWith('.ts')) {
     const source = new URL('./json-parse-worker.ts', import.meta.url).href;
@@ -218,7 +219,7 @@ export class JsonParsePool {
     });
     let failure: Error | undefined;
     thread.worker.on('error', (error: Error & { code?: string }) => {
-      failure = error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? bodyTooLarge(this.options.memoryMb) : error;
+      failure = isThreadOutOfMemory(error) ? bodyTooLarge(this.options.memoryMb) : error;
     });
     thread.worker.on('exit', () => {
       const index = this.threads.indexOf(thread);
