@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { signOut, useSession } from '../api/session.js';
 import type { RateLimitState } from '../lib/api-types.js';
 import { formatDuration } from '../lib/format.js';
-import { Link, paths, usePathname } from '../router.js';
+import { canLeave, Link, paths, usePathname } from '../router.js';
 
 const NAV = [
   { href: paths.templates, label: 'Templates', match: /^\/($|templates)/ },
@@ -63,7 +63,7 @@ export function AppHeader() {
             <span class="meter-label">Credits</span> <strong>{account ? account.credits : '…'}</strong>
           </span>
           <RateLimitMeter rateLimit={rateLimit} />
-          <button type="button" class="button button-small" onClick={() => signOut()}>
+          <button type="button" class="button button-small" onClick={async () => (await canLeave()) && signOut()}>
             Sign out
           </button>
         </div>

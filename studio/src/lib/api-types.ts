@@ -50,7 +50,7 @@ export interface Field {
 }
 
 /** The server's own paper sizes and rule (src/rendering/page-size.ts), not a copy. */
-export { PAPER_FORMAT_NAMES as PAGE_FORMATS, pageSizeProblem, type PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
+export { canvasPage, PAPER_FORMAT_NAMES as PAGE_FORMATS, pageSizeProblem, type PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
 import type { PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
 export type Orientation = 'portrait' | 'landscape';
 export type MarginSide = 'top' | 'right' | 'bottom' | 'left';

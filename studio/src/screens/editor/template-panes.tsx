@@ -61,8 +61,8 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
   ];
 
   return (
-    <section class="panel" aria-labelledby="template-panes-title">
-      <h2 id="template-panes-title" class="visually-hidden">
+    <section class="panel" id="template-section" aria-labelledby="template-panes-title">
+      <h2 id="template-panes-title" class="visually-hidden" tabIndex={-1}>
         Template
       </h2>
       <Tabs idPrefix="tpl" label="Template parts" tabs={tabs} selected={selected} onSelect={onSelect} />
