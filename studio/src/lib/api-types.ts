@@ -163,6 +163,8 @@ export interface Transaction {
   transaction_ref: string;
   transaction_type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS';
   template_id: string | null;
+  /** What a PDFGEN without a template paid for: the PDF tool (`merge`, `extract-pages`, `rotate`); absent on older servers. */
+  tool?: string | null;
   exec_tm: number | null;
   credits: number;
   created_at: string;
