@@ -172,7 +172,8 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
 
     // Another option: the refusal is for the run that was asked, and goes.
     await run.getByLabel('Background job').check();
-    expect(await refusal.count()).toBe(0);
+    await expect.poll(() => refusal.count()).toBe(0);
+    await expect.poll(() => form.getByTestId('field-mark').allInnerTexts()).not.toContainEqual(expect.stringContaining('Run refused it'));
 
     // Filled again: one verdict again, everywhere.
     await name.fill('Grace');

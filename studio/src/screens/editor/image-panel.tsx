@@ -3,7 +3,7 @@
  * modifications to apply to each — text, image URL, colour, background, hidden — and a render through
  * `POST /v1/image/create` (1 credit) in the format, width and quality chosen, shown here and downloadable.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../../api/client.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
 import { nothingCharged } from '../../lib/messages.js';
@@ -92,7 +92,8 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
   // A result or refusal answers the options it was made with: once they change it is gone.
   const options = JSON.stringify([edits, format, width, quality, filename, version]);
   const shownFor = useRef(options);
-  useEffect(() => {
+  // A layout effect: gone in the same frame as the change, never shown beside the new options.
+  useLayoutEffect(() => {
     if (shownFor.current === options) return;
     shownFor.current = options;
     setResult(null);

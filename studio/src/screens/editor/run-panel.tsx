@@ -7,7 +7,7 @@
  * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
  * refusal goes once the options it was for change.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
 import { describeLoc, refusalsOf, type DataLoc, type Refusal } from '../../lib/field-marks.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
@@ -105,7 +105,8 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   // A result or refusal answers the options it was made with: once they change it is gone.
   const options = JSON.stringify([mode, filename, version, einvoiceDraft]);
   const shownFor = useRef(options);
-  useEffect(() => {
+  // A layout effect: gone in the same frame as the change, never shown beside the new options.
+  useLayoutEffect(() => {
     if (shownFor.current === options) return;
     shownFor.current = options;
     setResult(null);
