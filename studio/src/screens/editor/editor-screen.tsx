@@ -251,7 +251,7 @@ function Editor({ template }: { template: Template }) {
         </div>
         <SectionNav
           sections={[
-            { id: 'template-section', label: 'Template' },
+            { id: 'template-section', label: 'Template', marked: openProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid },
             { id: 'data-section', label: 'Data', marked: markedErrors > 0 },
             { id: 'versions-section', label: 'Versions' },
             { id: 'preview-section', label: 'Preview', marked: preview.status === 'error' },
@@ -384,10 +384,10 @@ function SectionNav({ sections }: { sections: { id: string; label: string; marke
       <ul>
         {sections.map((s) => (
           <li key={s.id}>
-            <button type="button" class="section-link" onClick={() => jump(s.id)} aria-describedby={s.marked ? `${s.id}-marked` : undefined}>
+            <button type="button" class="section-link" onClick={() => jump(s.id)}>
               {s.label}
               {s.marked && (
-                <span class="tab-badge" id={`${s.id}-marked`} aria-label="needs attention">
+                <span class="tab-badge" aria-label="needs attention">
                   !
                 </span>
               )}
