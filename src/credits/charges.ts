@@ -21,7 +21,7 @@ import type { Db, Tx } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import { isAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import type { CreditLedger } from './ledger.js';
+import type { ChargeSubject, CreditLedger } from './ledger.js';
 import * as store from './reservations-store.js';
 
 /** A reserved credit. */
@@ -39,9 +39,9 @@ export type ReservationHolder = { request: true } | { jobId: string };
 export interface Charges {
   /**
    * Debits one credit and records it as pending. INSUFFICIENT_CREDITS at zero. Pass `trx` to join a
-   * caller's transaction. `templateId` is null for work without a template (the PDF tools).
+   * caller's transaction. `subject`: the template, or the tool of work without one (the PDF tools).
    */
-  reserve(accountId: string, templateId: string | null, holder: ReservationHolder, trx?: Tx): Promise<Reservation>;
+  reserve(accountId: string, subject: ChargeSubject, holder: ReservationHolder, trx?: Tx): Promise<Reservation>;
   /** The document was delivered: the charge is final. False when it had already been voided (then no charge stands). */
   post(reservation: Pick<Reservation, 'transactionRef'>, execMs: number, trx?: Tx): Promise<boolean>;
   /** The generation failed: refunds it unless it was posted, exactly once. False when already resolved. */
@@ -85,9 +85,9 @@ export function createCharges(options: ChargesOptions): Charges {
   }
 
   const charges: Charges = {
-    reserve(accountId, templateId, holder, trx) {
+    reserve(accountId, subject, holder, trx) {
       return inTx(trx, async (t) => {
-        const debit = await ledger.debit(accountId, templateId, t);
+        const debit = await ledger.debit(accountId, subject, t);
         const now = Date.now();
         const isRequest = 'request' in holder;
         await store.insertReservation(t, {

@@ -31,13 +31,19 @@ export interface Debit {
   balance: number;
 }
 
+/**
+ * What a PDFGEN pays for: a template's generation (its id), or work without a template, named by the
+ * tool that did it (`{ tool: 'merge' }`, a PDF tools run); null for neither.
+ */
+export type ChargeSubject = string | { tool: string } | null;
+
 export interface CreditLedger {
   /**
    * Takes one credit for a generation (PDFGEN +1). Throws INSUFFICIENT_CREDITS at zero. Pass `trx` to
    * join a caller's transaction. Generations charge through charges.ts, which calls this and `refund`.
-   * `templateId` is null for a PDF tool run (merge, extract, rotate), which has no template.
+   * `subject`: the template, or the PDF tool of a run without one (merge, extract, rotate).
    */
-  debit(accountId: string, templateId: string | null, trx?: Tx): Promise<Debit>;
+  debit(accountId: string, subject: ChargeSubject, trx?: Tx): Promise<Debit>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
   /**
@@ -56,7 +62,7 @@ export function createCreditLedger(db: Db): CreditLedger {
     trx ? work(trx) : withTransaction(db, work);
 
   return {
-    debit(accountId, templateId, trx) {
+    debit(accountId, subject, trx) {
       return inTx(trx, async (t) => {
         const balance = await store.takeCredits(t, accountId, 1);
         if (balance === undefined) {
@@ -67,7 +73,8 @@ export function createCreditLedger(db: Db): CreditLedger {
           transaction_ref: transactionRef,
           account_id: accountId,
           transaction_type: 'PDFGEN',
-          template_id: templateId,
+          template_id: typeof subject === 'string' ? subject : null,
+          tool: subject !== null && typeof subject === 'object' ? subject.tool : null,
           exec_tm: null,
           credits: 1,
           refund_of: null,

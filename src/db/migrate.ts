@@ -13,6 +13,7 @@ import { migration0011TemplateVersions } from './migrations/0011-template-versio
 import { migration0012TemplateKind } from './migrations/0012-template-kind.js';
 import { migration0013Assets } from './migrations/0013-assets.js';
 import { migration0014TemplateStrict } from './migrations/0014-template-strict.js';
+import { migration0015TransactionTool } from './migrations/0015-transaction-tool.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0012-template-kind': migration0012TemplateKind,
   '0013-assets': migration0013Assets,
   '0014-template-strict': migration0014TemplateStrict,
+  '0015-transaction-tool': migration0015TransactionTool,
 };
 
 class InCodeProvider implements MigrationProvider {

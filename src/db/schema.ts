@@ -39,6 +39,8 @@ export interface CreditTransactionsTable {
   credits: number;
   /** The PDFGEN a REFUND reverses (unique: a generation is refunded at most once). */
   refund_of: string | null;
+  /** What a PDFGEN without a template paid for: the PDF tool (`merge`, `extract-pages`, `rotate`); else null. */
+  tool: string | null;
   created_at: number;
 }
 

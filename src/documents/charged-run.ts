@@ -52,6 +52,8 @@ export interface ChargedWork<P> {
   accountId: string;
   /** The template recorded on the charge; null for work that has none (PDF tools). */
   templateId: string | null;
+  /** Work without a template: the tool recorded on the charge instead (`merge`, …), so the ledger says what was paid for. */
+  tool?: string;
   /** With an Idempotency-Key: a repeat gets the first answer, charged once. */
   idempotency?: IdempotentRequest;
   /** Checks what can be checked before any charge; a failure here costs nothing. */
@@ -134,7 +136,7 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
 
   /** Reserve → produce; on failure the reservation is voided (one REFUND) and the error rethrown. */
   async function produceReserved<P>(work: ChargedWork<P>, prepared: P): Promise<Produced & { reservation: Reservation }> {
-    const reservation = await charges.reserve(work.accountId, work.templateId, { request: true });
+    const reservation = await charges.reserve(work.accountId, work.tool !== undefined ? { tool: work.tool } : work.templateId, { request: true });
     try {
       return { reservation, ...(await work.produce(prepared)) };
     } catch (error) {

@@ -16,6 +16,7 @@
 import type { FileService } from '../files/files.js';
 import type { PdfRenderer, RenderRequest, RenderResult } from '../rendering/pdf-renderer.js';
 import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
+import { canvasPage } from '../rendering/page-size.js';
 import { withDocumentInfo, withDocumentInfoInFile } from '../rendering/document-info.js';
 import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
@@ -313,8 +314,10 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           : await templates.resolve(accountId, source.templateId, source.version);
       const values = data ?? template.sampleData ?? {};
       const fieldWarnings = checkRequiredFields(template, values);
+      // A saved image template has no paper: its preview is a page of its canvas, the image's shape.
+      const page = 'kind' in template && template.kind === 'image' && template.canvas ? canvasPage(template.canvas) : template.page;
       const rendered = await renderer.render({
-        template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
+        template: { html: template.html, css: template.css, page, strict: template.strict },
         data: expandDottedKeys(values),
         preview: true,
         accountId,

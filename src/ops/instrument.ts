@@ -83,8 +83,8 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
  */
 export function instrumentLedger(ledger: CreditLedger, metrics: Pick<Metrics, 'credits'>): CreditLedger {
   return {
-    async debit(accountId, templateId, trx) {
-      const debit = await ledger.debit(accountId, templateId, trx);
+    async debit(accountId, subject, trx) {
+      const debit = await ledger.debit(accountId, subject, trx);
       metrics.credits('PDFGEN', 1);
       return debit;
     },

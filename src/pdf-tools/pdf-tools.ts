@@ -84,6 +84,7 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
       return await charged.run({
         accountId: request.accountId,
         templateId: null,
+        tool,
         idempotency: request.idempotency,
         log,
         prepare,

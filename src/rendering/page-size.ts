@@ -68,3 +68,11 @@ export function paperSizeInches(page: PaperSize | null | undefined): { width: nu
   if (page?.width !== undefined && page.height !== undefined) return { width: pageLengthInches(page.width) ?? 0, height: pageLengthInches(page.height) ?? 0 };
   return PAPER_FORMATS[(page?.format ?? 'A4') as PaperFormat] ?? PAPER_FORMATS.A4;
 }
+
+/**
+ * An image template's canvas as a page: one page the canvas's size in CSS pixels, no margins. Its
+ * previews (stamped PDFs, free) print on it, so they have the canvas's shape, as the image has.
+ */
+export function canvasPage(canvas: { width: number; height: number }): { width: string; height: string; margin: { top: string; right: string; bottom: string; left: string } } {
+  return { width: `${canvas.width}px`, height: `${canvas.height}px`, margin: { top: '0', right: '0', bottom: '0', left: '0' } };
+}

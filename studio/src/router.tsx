@@ -44,14 +44,66 @@ export function matchRoute(pathname: string): Route {
 }
 
 const listeners = new Set<() => void>();
-window.addEventListener('popstate', () => listeners.forEach((l) => l()));
 
-/** Goes to `path` without a page load. */
-export function navigate(path: string, options: { replace?: boolean } = {}): void {
-  if (path === location.pathname + location.search) return;
-  if (options.replace) history.replaceState(null, '', path);
-  else history.pushState(null, '', path);
+/**
+ * Asked before the app leaves the current screen (in-app links, browser back and forward, sign out):
+ * resolves true to go on. One at a time: the editor sets it while it holds unsaved changes.
+ */
+export type NavigationGuard = () => Promise<boolean>;
+let guard: NavigationGuard | null = null;
+
+/** Sets the guard (null: none); returns a function that removes it, if it is still this one. */
+export function setNavigationGuard(next: NavigationGuard | null): () => void {
+  guard = next;
+  return () => {
+    if (guard === next) guard = null;
+  };
+}
+
+/** Asks the guard, if any, whether the current screen may be left. */
+export function canLeave(): Promise<boolean> {
+  return guard ? guard() : Promise.resolve(true);
+}
+
+// Each history entry carries its position, so a back or forward the guard holds can be undone by as
+// many steps, and redone once the user agrees (the popstate event cannot be cancelled).
+const positionOf = (state: unknown): number => (typeof (state as { position?: unknown } | null)?.position === 'number' ? (state as { position: number }).position : 0);
+let position = positionOf(history.state);
+if (history.state === null) history.replaceState({ position }, '');
+/** popstate events the app caused itself: one undoing a held move (ignored), one redoing it (let through). */
+let undoing = false;
+let redoing = false;
+
+window.addEventListener('popstate', (event) => {
+  const target = positionOf(event.state);
+  if (undoing) {
+    undoing = false;
+    return;
+  }
+  if (guard && !redoing && target !== position) {
+    const steps = target - position;
+    undoing = true;
+    history.go(-steps);
+    void canLeave().then((ok) => {
+      if (!ok) return;
+      redoing = true;
+      history.go(steps);
+    });
+    return;
+  }
+  redoing = false;
+  position = target;
   listeners.forEach((l) => l());
+});
+
+/** Goes to `path` without a page load, once the guard (if any) agrees; resolves whether it went. */
+export async function navigate(path: string, options: { replace?: boolean } = {}): Promise<boolean> {
+  if (path === location.pathname + location.search) return true;
+  if (!(await canLeave())) return false;
+  if (options.replace) history.replaceState({ position }, '', path);
+  else history.pushState({ position: ++position }, '', path);
+  listeners.forEach((l) => l());
+  return true;
 }
 
 /** The current pathname, re-rendering on navigation. */
@@ -79,7 +131,7 @@ export function Link({ href, children, onClick, ...rest }: LinkProps) {
         if (typeof onClick === 'function') onClick(event);
         if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
         event.preventDefault();
-        navigate(href);
+        void navigate(href);
       }}
     >
       {children}

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { countPixels, decodePng, imageInfo, solidPng } from '../support/image-tools.js';
+import { pdfInfo, pdfPages } from '../support/pdf-tools.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/test-app.js';
 import { MAX_MODIFICATIONS } from '../../src/templates/layer-modifications.js';
@@ -366,6 +367,27 @@ describe.each(DIALECTS)('image output on %s', (dialect) => {
     expect(listed.body.layers[8]).toMatchObject({ name: 'n7', type: 'text' });
     expect(listed.body.layers[8].current_text).toHaveLength(501);
     expect(listed.body.layers[8].current_text.endsWith('…')).toBe(true);
+  });
+
+  it('previews a saved image template, and a version of it, on one page of its canvas, free', async () => {
+    const id = await newTemplate({ html: TITLE_CARD, kind: 'image', canvas: { width: 200, height: 100 }, sample_data: { word: 'Hi' } });
+    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'wide' } })).status).toBe(201);
+    expect((await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: { canvas: { width: 300, height: 300 } } })).status).toBe(200);
+    const before = await balance();
+    const preview = async (body: Record<string, unknown>) => {
+      const res = await t.request('POST', '/v1/templates/preview', { apiKey: alice.apiKey, body: { template_id: id, ...body } });
+      expect(res.status, res.bytes.toString('utf8', 0, 300)).toBe(200);
+      expect(pdfPages(res.bytes)).toBe(1);
+      // CSS pixels are 3/4 of a point; Chromium rounds the paper to its own units (within 1.5 pt).
+      return (/^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(res.bytes)['Page size'] ?? '') ?? []).slice(1).map(Number);
+    };
+    const [draftWidth, draftHeight] = await preview({});
+    expect(Math.abs(draftWidth! - 225)).toBeLessThanOrEqual(1.5);
+    expect(Math.abs(draftHeight! - 225)).toBeLessThanOrEqual(1.5);
+    const [versionWidth, versionHeight] = await preview({ version: 'wide' });
+    expect(Math.abs(versionWidth! - 150)).toBeLessThanOrEqual(1.5);
+    expect(Math.abs(versionHeight! - 75)).toBeLessThanOrEqual(1.5);
+    expect(await balance()).toBe(before);
   });
 
   it('a version keeps the kind it was saved with', async () => {

@@ -94,7 +94,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
   const tool = (name: string, body: unknown, headers: Record<string, string> = {}, app = t, apiKey = user.apiKey) =>
     app.request('POST', `/v1/pdf-tools/${name}`, { apiKey, body, headers });
   const balance = async (app = t, apiKey = user.apiKey) => (await app.request('GET', '/v1/account', { apiKey })).body.credits as number;
-  const transactions = async (app = t, apiKey = user.apiKey) => (await app.request('GET', '/v1/account/transactions?limit=1000', { apiKey })).body.transactions as { transaction_type: string; template_id: string | null }[];
+  const transactions = async (app = t, apiKey = user.apiKey) => (await app.request('GET', '/v1/account/transactions?limit=1000', { apiKey })).body.transactions as { transaction_type: string; template_id: string | null; tool?: string | null }[];
   const storedFiles = async (app: TestApp, accountId: string) => (await app.services.database.db.selectFrom('files').select('id').where('account_id', '=', accountId).execute()).length;
   /** No reservation left pending: every charge of the account was posted or voided. */
   const settled = (app = t, accountId = user.accountId) => until(async () => (await app.services.charges.pendingCount(accountId)) === 0, 30_000, 'charges settled');
@@ -107,7 +107,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     await t?.close();
   });
 
-  it('merges base64 and downloaded PDFs in the order given, behind a signed link, for one credit recorded without a template', async () => {
+  it('merges base64 and downloaded PDFs in the order given, behind a signed link, for one credit recorded with its tool, without a template', async () => {
     const before = await balance();
     const res = await tool('merge', { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_url: `${fileBase}/to-charlie` }, { pdf_base64: b64(bravo) }], filename: 'bundle', expiration: 600 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -119,7 +119,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(pageTexts(file.bytes)).toEqual(['Alpha page 1', 'Alpha page 2', 'Charlie page 1', 'Bravo page 1', 'Bravo page 2', 'Bravo page 3']);
     await settled();
     expect(await balance()).toBe(before - 1);
-    expect((await transactions())[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null });
+    expect((await transactions())[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null, tool: 'merge' });
   });
 
   it('extracts pages in the order given, repeats and backward ranges included, and answers bytes for export_type binary', async () => {
@@ -134,6 +134,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(pageTexts(backwards.bytes)).toEqual(['Charlie page 1', 'Charlie page 1']);
     const reversed = await tool('extract-pages', { pdf_base64: b64(delta), pages: '5-3,1', export_type: 'binary' });
     expect(pageTexts(reversed.bytes)).toEqual(['Delta page 5', 'Delta page 4', 'Delta page 3', 'Delta page 1']);
+    expect((await transactions())[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null, tool: 'extract-pages' });
   });
 
   it('adds rotations to each page\'s own, inherited ones included: every page, or the pages a map names', async () => {
@@ -147,6 +148,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
     expect(rotations(some.bytes)).toEqual([180, 0, 0]);
     const none = await tool('rotate', { pdf_base64: b64(turned), rotation: 0, export_type: 'binary' });
     expect(rotations(none.bytes)).toEqual([180, 90, 180]);
+    expect((await transactions())[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null, tool: 'rotate' });
   });
 
   it('answers a repeated Idempotency-Key with the first result, charged once, for links and for bytes', async () => {

@@ -5,7 +5,8 @@
  * document then come in the headers. Every other client gets Pressroom's additions too. The property
  * lists below are the Go SDK's models (model_account_info_response.go, model_create_pdf_response.go,
  * model_job_status_response.go, model_create_image_response.go, model_template_layers_response.go,
- * model_template_layer.go, model_pdf_tools_response.go). SQLite only: the answers' shape does not
+ * model_template_layer.go, model_pdf_tools_response.go, model_transactions_response.go,
+ * model_transaction.go). SQLite only: the answers' shape does not
  * depend on the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,8 @@ const CREATE_IMAGE = ['credits_remaining', 'expires_in', 'filename', 'url', 'war
 const TEMPLATE_LAYERS = ['layers', 'warnings'];
 const TEMPLATE_LAYER = ['current_text', 'modifiable', 'name', 'tag', 'type'];
 const PDF_TOOLS = ['credits_remaining', 'expires_in', 'filename', 'url'];
+const TRANSACTIONS = ['limit', 'offset', 'total', 'transactions'];
+const TRANSACTION = ['created_at', 'credits', 'exec_tm', 'template_id', 'transaction_ref', 'transaction_type'];
 const within = (keys: string[], allowed: string[]) => keys.filter((k) => !allowed.includes(k));
 
 describe('answers to TemplateFox’s Go SDK', () => {
@@ -80,6 +83,13 @@ describe('answers to TemplateFox’s Go SDK', () => {
     const merged = await t.request('POST', '/v1/pdf-tools/merge', { apiKey, headers: GO_SDK, body: { pdfs: [{ pdf_base64: pdfBase64 }, { pdf_base64: pdfBase64 }] } });
     expect(merged.status).toBe(200);
     expect(Object.keys(merged.body).sort()).toEqual(PDF_TOOLS);
+
+    // The transactions, the merge's charge among them: the SDK's Transaction has no `tool`.
+    const transactions = await t.request('GET', '/v1/account/transactions', { apiKey, headers: GO_SDK });
+    expect(within(Object.keys(transactions.body), TRANSACTIONS)).toEqual([]);
+    for (const item of transactions.body.transactions as Record<string, unknown>[]) expect(within(Object.keys(item), TRANSACTION)).toEqual([]);
+    const mine = await t.request('GET', '/v1/account/transactions', { apiKey });
+    expect(mine.body.transactions[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null, tool: 'merge' });
   });
 
   it('any other client gets Pressroom’s additions: warnings in the body, the account’s id and plan, the job’s version', async () => {

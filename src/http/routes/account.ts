@@ -13,6 +13,10 @@ const Transaction = Type.Object({
     description: 'PDFGEN: a generation (1 credit); REFUND: a failed one given back; PURCHASE, BONUS: credits added',
   }),
   template_id: Nullable(Type.String({ description: 'Template of a PDFGEN; null otherwise' })),
+  tool: Type.Optional(Nullable(Type.String({
+    description: 'What a PDFGEN without a template paid for: the PDF tool, `merge`, `extract-pages` or `rotate` (POST /v1/pdf-tools/…); null otherwise (Pressroom; not in TemplateFox\'s answer, and left out for its Go SDK: docs/templatefox.md)',
+    examples: ['merge'],
+  }))),
   exec_tm: Nullable(Type.Integer({ description: 'Execution time in milliseconds' })),
   credits: Type.Integer({ description: 'Positive = consumed; negative = added' }),
   created_at: Type.String({ format: 'date-time', description: 'When it happened (ISO 8601)' }),
@@ -67,14 +71,21 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
       const offset = request.query.offset ?? 0;
       const { transactions, total } = await deps.ledger.list(request.caller.accountId, limit, offset);
       return {
-        transactions: transactions.map((t) => ({
-          transaction_ref: t.transaction_ref,
-          transaction_type: t.transaction_type,
-          template_id: t.template_id,
-          exec_tm: t.exec_tm,
-          credits: t.credits,
-          created_at: isoTime(Number(t.created_at)),
-        })),
+        transactions: transactions.map((t) =>
+          templateFoxShape(
+            request,
+            {
+              transaction_ref: t.transaction_ref,
+              transaction_type: t.transaction_type,
+              template_id: t.template_id,
+              tool: t.tool,
+              exec_tm: t.exec_tm,
+              credits: t.credits,
+              created_at: isoTime(Number(t.created_at)),
+            },
+            ['tool'],
+          ),
+        ),
         total,
         limit,
         offset,

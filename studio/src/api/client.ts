@@ -4,6 +4,7 @@
  */
 import type { RateLimitState, ValidationIssue } from '../lib/api-types.js';
 import { describeErrorBody, readRateLimit } from '../lib/format.js';
+import { describeIssue, type PlaceNamer } from '../lib/messages.js';
 
 /** A non-2xx answer (or a network failure, status 0). */
 export class ApiError extends Error {
@@ -23,19 +24,15 @@ export class ApiError extends Error {
   }
 }
 
-/** The refusal as the user should see it: the code first, then what the service said. */
-export function describeRefusal(error: unknown): string {
+/**
+ * The refusal as the user should see it: what was refused and where (named by `place`, as the screen
+ * names it), in the studio's words, with the service's code as a reference.
+ */
+export function describeRefusal(error: unknown, place?: PlaceNamer): string {
   if (!(error instanceof ApiError)) return (error as Error).message;
   const body = error.body as { error?: string; message?: string; detail?: unknown } | null;
-  if (body && Array.isArray(body.detail)) {
-    return (body.detail as ValidationIssue[])
-      .map((issue) => {
-        const where = issue.loc.filter((part) => part !== 'body').join('.');
-        return `${issue.type}${where ? ` at ${where}` : ''}: ${issue.msg}`;
-      })
-      .join('; ');
-  }
-  return error.code ? `${error.code}: ${error.message}` : error.message;
+  if (body && Array.isArray(body.detail)) return (body.detail as ValidationIssue[]).map((issue) => describeIssue(issue, place)).join('; ');
+  return error.code ? `${error.message} (${error.code})` : error.message;
 }
 
 export interface RequestOptions {

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { signOut, useSession } from '../api/session.js';
 import type { RateLimitState } from '../lib/api-types.js';
 import { formatDuration } from '../lib/format.js';
-import { Link, paths, usePathname } from '../router.js';
+import { canLeave, Link, paths, usePathname } from '../router.js';
 
 const NAV = [
   { href: paths.templates, label: 'Templates', match: /^\/($|templates)/ },
@@ -31,15 +31,17 @@ function RateLimitMeter({ rateLimit }: { rateLimit: RateLimitState | null }) {
   const now = useNow(1000);
   if (!rateLimit) return <span class="meter" title="No rate limit reported for this account">Requests: no limit reported</span>;
   const secondsLeft = rateLimit.resetAt - now / 1000;
-  const reset = secondsLeft > 0 ? `resets in ${formatDuration(secondsLeft)}` : 'window reset';
-  const low = rateLimit.remaining <= Math.max(1, Math.floor(rateLimit.limit * 0.1));
+  // Once the window has run out the last answer's count is old: a new window starts full.
+  const reset = secondsLeft <= 0;
+  const remaining = reset ? rateLimit.limit : rateLimit.remaining;
+  const low = remaining <= Math.max(1, Math.floor(rateLimit.limit * 0.1));
   return (
-    <span class={`meter ${low ? 'meter-low' : ''}`} data-testid="rate-limit">
+    <span class={`meter ${low ? 'meter-low' : ''}`} data-testid="rate-limit" title={reset ? 'A new window starts with your next request; its answer gives the exact count.' : undefined}>
       <span class="meter-label">Requests left</span>{' '}
       <strong>
-        {rateLimit.remaining}/{rateLimit.limit}
-      </strong>{' '}
-      <span class="meter-detail">· {reset}</span>
+        {remaining}/{rateLimit.limit}
+      </strong>
+      {!reset && <span class="meter-detail"> · resets in {formatDuration(secondsLeft)}</span>}
     </span>
   );
 }
@@ -63,7 +65,7 @@ export function AppHeader() {
             <span class="meter-label">Credits</span> <strong>{account ? account.credits : '…'}</strong>
           </span>
           <RateLimitMeter rateLimit={rateLimit} />
-          <button type="button" class="button button-small" onClick={() => signOut()}>
+          <button type="button" class="button button-small" onClick={async () => (await canLeave()) && signOut()}>
             Sign out
           </button>
         </div>

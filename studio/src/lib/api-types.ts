@@ -50,7 +50,7 @@ export interface Field {
 }
 
 /** The server's own paper sizes and rule (src/rendering/page-size.ts), not a copy. */
-export { PAPER_FORMAT_NAMES as PAGE_FORMATS, pageSizeProblem, type PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
+export { canvasPage, PAPER_FORMAT_NAMES as PAGE_FORMATS, pageSizeProblem, type PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
 import type { PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
 export type Orientation = 'portrait' | 'landscape';
 export type MarginSide = 'top' | 'right' | 'bottom' | 'left';
@@ -163,6 +163,8 @@ export interface Transaction {
   transaction_ref: string;
   transaction_type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS';
   template_id: string | null;
+  /** What a PDFGEN without a template paid for: the PDF tool (`merge`, `extract-pages`, `rotate`); absent on older servers. */
+  tool?: string | null;
   exec_tm: number | null;
   credits: number;
   created_at: string;

@@ -4,6 +4,9 @@
  * winning), so the form reads both and always writes the nested shape. Pure functions, no DOM.
  */
 import type { Field, FieldSpec } from './api-types.js';
+import type { DocumentWarning } from './warnings.js';
+// The service's own check, not a copy (it imports nothing the bundle cannot carry).
+import { checkRequiredFields, missingRequiredFields } from '../../../src/documents/required-fields.js';
 
 export type DataObject = Record<string, unknown>;
 
@@ -139,13 +142,25 @@ export function itemInputText(item: FieldSpec, value: unknown): string {
   return inputText(value);
 }
 
-/** Required fields that have no value in `data` (empty strings and empty lists count as missing). */
-export function missingRequired(fields: readonly Field[], data: DataObject): Field[] {
-  return fields.filter((field) => {
-    if (!field.required || field.type === 'boolean') return false;
-    const value = readField(data, field.key);
-    return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
-  });
+type ServiceFields = Parameters<typeof missingRequiredFields>[0];
+
+/** The form's fields as the service's required-field check takes them (it reads `key` and `required`). */
+const asServiceFields = (fields: readonly Field[]): ServiceFields =>
+  fields.map((f) => ({ key: f.key, label: f.label, type: f.type ?? 'string', required: f.required ?? false, helpText: f.helpText ?? null, spec: null }));
+
+/**
+ * Required fields that have no value in `data`, by the service's own rule (missing, `null` or `""` at
+ * the field's key: src/documents/required-fields.ts), so the form, the preview and Run give the verdict
+ * the API gives. `provided`: top-level names the service fills itself (`einvoice`, when Run attaches one).
+ */
+export function missingRequired(fields: readonly Field[], data: DataObject, provided: readonly string[] = []): Field[] {
+  const missing = new Set(missingRequiredFields(asServiceFields(fields), data, provided));
+  return fields.filter((f) => missing.has(f.key));
+}
+
+/** The warnings a lenient template's document carries for them: the service's own words (MISSING_REQUIRED_FIELD). */
+export function missingRequiredWarnings(fields: readonly Field[], data: DataObject): DocumentWarning[] {
+  return checkRequiredFields({ fields: asServiceFields(fields), strict: false }, data);
 }
 
 /** Parses the JSON pane: an object, or the error to show. */

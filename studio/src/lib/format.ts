@@ -1,5 +1,6 @@
 /** Small formatting and parsing helpers shared by the screens. Pure, no DOM. */
 import type { Job, RateLimitState, ValidationIssue } from './api-types.js';
+import { describeIssue, inStudioWords } from './messages.js';
 
 /** The rate-limit state of a response, or null when it carries no X-RateLimit-* headers. */
 export function readRateLimit(header: (name: string) => string | null): RateLimitState | null {
@@ -10,20 +11,13 @@ export function readRateLimit(header: (name: string) => string | null): RateLimi
   return { limit, remaining, resetAt: Number.isFinite(resetAt) ? resetAt : 0 };
 }
 
-/** A readable message for any error body the API sends (coded, detail string, or validation list). */
+/** A readable message for any error body the API sends (coded, detail string, or validation list), in the studio's words. */
 export function describeErrorBody(status: number, body: unknown): string {
   if (typeof body === 'object' && body !== null) {
     const b = body as { message?: unknown; detail?: unknown; error?: unknown };
-    if (typeof b.message === 'string') return b.message;
-    if (typeof b.detail === 'string') return b.detail;
-    if (Array.isArray(b.detail)) {
-      return (b.detail as ValidationIssue[])
-        .map((issue) => {
-          const where = issue.loc.filter((part) => part !== 'body').join('.');
-          return where ? `${where}: ${issue.msg}` : issue.msg;
-        })
-        .join('; ');
-    }
+    if (typeof b.message === 'string') return inStudioWords(b.message);
+    if (typeof b.detail === 'string') return inStudioWords(b.detail);
+    if (Array.isArray(b.detail)) return (b.detail as ValidationIssue[]).map((issue) => describeIssue(issue)).join('; ');
     if (typeof b.error === 'string') return b.error;
   }
   if (typeof body === 'string' && body.trim() !== '') return body.trim().slice(0, 300);
@@ -68,3 +62,20 @@ export { isVersionTag, VERSION_TAG_RULE_TEXT } from '../../../src/templates/vers
 
 /** Mirrors the server's filename rule (letters, digits, underscore, hyphen, dot; at most 100). */
 export const FILENAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/**
+ * A file name (without extension) the API accepts, made from a template's or a file's name:
+ * "Invoice (Factur-X EN 16931)" → "Invoice-Factur-X-EN-16931", accents dropped; "document" when
+ * nothing usable is left. Downloads are named after what they came from, not all "document.pdf".
+ */
+export function fileNameFrom(name: string, fallback = 'document'): string {
+  const plain = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^A-Za-z0-9_.-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 100)
+    .replace(/[-.]+$/, '');
+  return FILENAME.test(plain) ? plain : fallback;
+}

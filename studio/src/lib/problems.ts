@@ -7,6 +7,9 @@
  * preview), else on the HTML.
  */
 import type { ValidationIssue } from './api-types.js';
+import { inStudioWords } from './messages.js';
+// The language's own lists (pure data, no imports): shown next to an unknown filter or test.
+import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from '../../../src/template-language/catalogue.js';
 
 export type Pane = 'html' | 'css' | 'header_html' | 'footer_html' | 'page' | 'sample_data' | 'fields' | 'name' | 'other';
 export const CODE_PANES = ['html', 'css', 'header_html', 'footer_html'] as const;
@@ -71,7 +74,7 @@ export function problemsFromValidation(detail: readonly ValidationIssue[]): Prob
   return detail.map((issue) => {
     const pane = paneOfLoc(issue.loc);
     const where = pane === 'page' ? issue.loc.slice(2).join('.') : '';
-    const message = where ? `${where}: ${issue.msg}` : issue.msg;
+    const message = inStudioWords(where ? `${where}: ${issue.msg}` : issue.msg);
     return { pane, message, ...positionOf(issue) };
   });
 }
@@ -86,7 +89,7 @@ interface CodedErrorBody {
 
 /** Problems from a coded error body `{error, message, part?, line?, column?}`; `fallbackPane` when it names no part. */
 export function problemsFromCodedError(body: CodedErrorBody, fallbackPane: CodePane = 'html'): Problem[] {
-  const message = body.message ?? body.error ?? 'The template could not be rendered.';
+  const message = inStudioWords(body.message ?? body.error ?? 'The template could not be rendered.');
   const pane = (typeof body.part === 'string' ? PART_PANES[body.part] : undefined) ?? fallbackPane;
   return [{ pane, message, ...positionOf(body) }];
 }
@@ -111,4 +114,11 @@ export function onlyChangedPane(before: Partial<Record<CodePane, string>> | null
 export function describeProblem(problem: Problem): string {
   const where = problem.line ? `${PANE_LABELS[problem.pane]}, line ${problem.line}` : PANE_LABELS[problem.pane];
   return `${where}: ${problem.message}`;
+}
+
+/** The names the language has, when a problem is about one it does not ("unknown filter …"): the editor lists them. */
+export function knownNames(problem: Problem): { kind: 'filter' | 'test'; names: string[] } | null {
+  const kind = /unknown (filter|test) "/.exec(problem.message)?.[1] as 'filter' | 'test' | undefined;
+  if (!kind) return null;
+  return { kind, names: [...(kind === 'filter' ? SUPPORTED_FILTERS : SUPPORTED_TESTS)].sort() };
 }

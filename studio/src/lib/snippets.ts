@@ -27,7 +27,7 @@ function requestBody(input: SnippetInput): Record<string, unknown> {
   const body: Record<string, unknown> = { template_id: input.templateId, data: input.data };
   if (input.mode === 'binary') body.export_type = 'binary';
   if (input.mode === 'url') body.export_type = 'url';
-  if (input.filename && input.mode !== 'binary') body.filename = input.filename;
+  if (input.filename) body.filename = input.filename;
   if (input.version) body.version = input.version;
   if (input.einvoice) body.einvoice = input.einvoice;
   return body;

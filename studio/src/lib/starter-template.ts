@@ -11,7 +11,7 @@ export const STARTER_HTML = `<h1>Invoice {{ invoice.number }}</h1>
   <thead><tr><th>Item</th><th>Qty</th><th>Price</th></tr></thead>
   <tbody>
   {% for item in items %}
-    <tr><td>{{ item.description }}</td><td>{{ item.qty }}</td><td>{{ item.price | round(2) }}</td></tr>
+    <tr><td>{{ item.description }}</td><td>{{ item.qty }}</td><td>{{ item.price | format_currency("EUR") }}</td></tr>
   {% endfor %}
   </tbody>
 </table>

@@ -33,7 +33,7 @@ export function JobsScreen() {
       <div class="screen-head">
         <h1 tabIndex={-1}>Jobs</h1>
         <span class={`live ${live ? 'live-on' : ''}`} role="status">
-          {live ? 'Live: refreshing every 2 s' : 'All shown jobs are finished'}
+          {live ? 'Live: refreshing every 2 s' : jobs.data && jobs.data.jobs.length > 0 ? 'All shown jobs are finished' : ''}
         </span>
       </div>
       <div class="toolbar">

@@ -1,14 +1,15 @@
 /**
- * PDF tools: merge several PDFs, extract pages, rotate — on files picked from this computer (sent as
- * `pdf_base64`), 1 credit each. The result downloads at once and stays linked; a refusal shows the
- * API's code (`pdf_invalid`, `page_out_of_range`, …) next to its message.
+ * PDF tools: merge several PDFs, extract pages, rotate — on files dropped on the form or picked from
+ * this computer (sent as `pdf_base64`), 1 credit each. The result downloads at once, named after the
+ * first file unless a name is typed, and stays linked; a refusal names the file, page or field it is
+ * about as the form does, with the API's code (`pdf_invalid`, `page_out_of_range`, …) as a reference.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../api/client.js';
-import { api, refreshAccount } from '../api/session.js';
-import { FILENAME } from '../lib/format.js';
+import { api, refreshAccount, useSession } from '../api/session.js';
+import { FILENAME, fileNameFrom } from '../lib/format.js';
+import { nothingCharged } from '../lib/messages.js';
 import { TabPanel, Tabs } from '../components/tabs.js';
-import { ErrorNotice } from '../components/notice.js';
 
 type Tool = 'merge' | 'extract' | 'rotate';
 
@@ -19,6 +20,10 @@ const TOOLS: { id: Tool; label: string; path: string; help: string }[] = [
 ];
 
 const ANGLES = [90, 180, 270, 0] as const;
+/** What each tool adds to the first file's name for the result: `report-merged.pdf`. */
+const SUFFIX: Record<Tool, string> = { merge: 'merged', extract: 'pages', rotate: 'rotated' };
+
+const isPdf = (file: File) => file.type === 'application/pdf' || /\.pdf$/i.test(file.name);
 
 /** A file as the API takes it: its bytes as a data: URL (the service accepts the prefix). */
 function readAsDataUrl(file: File): Promise<string> {
@@ -30,12 +35,13 @@ function readAsDataUrl(file: File): Promise<string> {
   });
 }
 
-/** "3: 90, 5: 180" → {"3": 90, "5": 180}; the service checks pages and angles. */
+/** "3: 90, 5: 180" → {"3": 90, "5": 180}; the angles the service takes are checked here too, the pages there. */
 export function parsePageRotations(text: string): Record<string, number> | string {
   const out: Record<string, number> = {};
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const m = /^(\d+)\s*:\s*(-?\d+)$/.exec(part);
     if (!m) return `“${part}” is not page: angle (e.g. 3: 90).`;
+    if (!(ANGLES as readonly number[]).includes(Number(m[2]))) return `Page ${m[1]}: the angle must be 0, 90, 180 or 270.`;
     out[m[1]!] = Number(m[2]);
   }
   return Object.keys(out).length ? out : 'Name at least one page, e.g. 3: 90.';
@@ -52,6 +58,9 @@ export function PdfToolsScreen() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<{ url: string; filename: string; bytes: number } | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const [skipped, setSkipped] = useState<string[]>([]);
+  const credits = useSession().account?.credits ?? null;
   const blobUrl = useRef<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   useEffect(
@@ -63,6 +72,16 @@ export function PdfToolsScreen() {
 
   const current = TOOLS.find((t) => t.id === tool)!;
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
+  const defaultName = files[0] ? fileNameFrom(`${files[0].name.replace(/\.pdf$/i, '')}-${SUFFIX[tool]}`) : 'document';
+
+  /** Names a refused place as the form does: the file (and which one), a page, a field. */
+  const place = (loc: readonly (string | number)[]): string | null => {
+    const [first, second] = loc;
+    if (first === 'pdfs' && typeof second === 'number') return `File ${second + 1}${files[second] ? ` (${files[second]!.name})` : ''}`;
+    if (first === 'pdf_base64' || first === 'pdf_url') return files[0] ? `The file (${files[0].name})` : 'The file';
+    if (first === 'page_rotations' && second !== undefined) return `Page ${second}`;
+    return ({ pages: 'Pages', rotation: 'Angle', page_rotations: 'Page rotations', filename: 'File name', pdfs: 'Files' } as Record<string, string>)[String(first)] ?? null;
+  };
   const enoughFiles = tool === 'merge' ? files.length >= 2 : files.length === 1;
 
   const choose = (tab: Tool) => {
@@ -70,12 +89,18 @@ export function PdfToolsScreen() {
     setFiles([]);
     setError(null);
     setResult(null);
+    setSkipped([]);
     if (fileInput.current) fileInput.current.value = '';
   };
 
-  const addFiles = (list: FileList | null) => {
-    const picked = [...(list ?? [])];
-    setFiles((prev) => (tool === 'merge' ? [...prev, ...picked] : picked.slice(0, 1)));
+  /** Picked or dropped: PDFs are added (one for extract and rotate); anything else is named, not sent. */
+  const addFiles = (list: FileList | File[] | null) => {
+    const all = [...(list ?? [])];
+    const picked = all.filter(isPdf);
+    setSkipped(all.filter((f) => !isPdf(f)).map((f) => f.name));
+    if (picked.length) setFiles((prev) => (tool === 'merge' ? [...prev, ...picked] : picked.slice(0, 1)));
+    setResult(null);
+    setError(null);
     if (fileInput.current) fileInput.current.value = '';
   };
 
@@ -92,7 +117,7 @@ export function PdfToolsScreen() {
     if (!enoughFiles || filenameInvalid) return;
     setError(null);
     setResult(null);
-    let body: Record<string, unknown> = { export_type: 'binary', ...(filename ? { filename } : {}) };
+    let body: Record<string, unknown> = { export_type: 'binary', filename: filename || defaultName };
     if (tool === 'rotate' && rotateMode === 'pages') {
       const parsed = parsePageRotations(pageRotations);
       if (typeof parsed === 'string') return setError(parsed);
@@ -107,14 +132,14 @@ export function PdfToolsScreen() {
       const blob = new Blob([await response.blob()], { type: 'application/pdf' });
       if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
       blobUrl.current = URL.createObjectURL(blob);
-      const name = `${filename || 'document'}.pdf`;
+      const name = `${filename || defaultName}.pdf`;
       setResult({ url: blobUrl.current, filename: name, bytes: blob.size });
       const a = document.createElement('a');
       a.href = blobUrl.current;
       a.download = name;
       a.click();
     } catch (e) {
-      setError(describeRefusal(e));
+      setError(describeRefusal(e, place));
     } finally {
       setBusy(false);
       void refreshAccount().catch(() => undefined);
@@ -133,10 +158,34 @@ export function PdfToolsScreen() {
           {tool === t.id && (
             <form class="card tool-form" onSubmit={run}>
               <p class="help">{t.help}</p>
-              <label class="field">
-                <span class="field-label">{t.id === 'merge' ? 'Add PDFs' : 'PDF'}</span>
-                <input ref={fileInput} type="file" accept="application/pdf,.pdf" multiple={t.id === 'merge'} onChange={(e) => addFiles(e.currentTarget.files)} />
-              </label>
+              <div
+                class={`asset-drop file-drop ${dragging ? 'asset-drop-active' : ''}`}
+                data-testid="pdf-drop"
+                onDragOver={(e) => {
+                  e.preventDefault();
+                  setDragging(true);
+                }}
+                onDragLeave={() => setDragging(false)}
+                onDrop={(e) => {
+                  e.preventDefault();
+                  setDragging(false);
+                  addFiles([...(e.dataTransfer?.files ?? [])]);
+                }}
+              >
+                <p>{t.id === 'merge' ? 'Drop PDFs here, or' : files.length ? 'Drop another PDF here to replace it, or' : 'Drop a PDF here, or'}</p>
+                <label for={`pdf-input-${t.id}`} class="visually-hidden">
+                  {t.id === 'merge' ? 'Add PDFs' : 'PDF'}
+                </label>
+                <input id={`pdf-input-${t.id}`} ref={fileInput} class="visually-hidden" type="file" accept="application/pdf,.pdf" multiple={t.id === 'merge'} onChange={(e) => addFiles(e.currentTarget.files)} />
+                <button type="button" class="button" onClick={() => fileInput.current?.click()}>
+                  {t.id === 'merge' ? (files.length ? 'Add more PDFs…' : 'Choose PDFs…') : files.length ? 'Choose another PDF…' : 'Choose a PDF…'}
+                </button>
+              </div>
+              {skipped.length > 0 && (
+                <p class="notice notice-warning" role="status">
+                  Not added, not a PDF: {skipped.join(', ')}.
+                </p>
+              )}
               {files.length > 0 && (
                 <ol class="file-list" aria-label="Chosen files">
                   {files.map((f, i) => (
@@ -201,7 +250,7 @@ export function PdfToolsScreen() {
               )}
               <label class="field">
                 <span class="field-label">File name (optional, without .pdf)</span>
-                <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder="document" maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+                <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
                 {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
               </label>
               <button type="submit" class="button button-primary" disabled={busy || !enoughFiles || filenameInvalid}>
@@ -212,7 +261,12 @@ export function PdfToolsScreen() {
           )}
         </TabPanel>
       ))}
-      <ErrorNotice>{error}</ErrorNotice>
+      {error && (
+        <div class="notice notice-error" role="alert" data-testid="tool-error">
+          <p>Not done. {nothingCharged(credits)}</p>
+          <p>{error}</p>
+        </div>
+      )}
       <div aria-live="polite" data-testid="tool-result">
         {result && (
           <p class="notice notice-success">

@@ -1,4 +1,7 @@
-/** Transactions: the credit ledger, newest first, paged. */
+/**
+ * Transactions: the credit ledger, newest first, paged. Each row says what it was for: a template (by
+ * name, linked), or the PDF tool a run paid for (`tool`; the type stays TemplateFox's PDFGEN).
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api, refreshAccount } from '../api/session.js';
 import type { TransactionList } from '../lib/api-types.js';
@@ -8,9 +11,11 @@ import { Pager } from '../components/pager.js';
 import { useLoad } from '../components/use-load.js';
 import { TemplateRef } from '../components/template-ref.js';
 import { useTemplateNames } from '../components/use-template-names.js';
+import { Link, paths } from '../router.js';
 
 const PAGE_SIZE = 25;
 const TYPE_LABELS: Record<string, string> = { PDFGEN: 'Generation', REFUND: 'Refund', PURCHASE: 'Purchase', BONUS: 'Bonus' };
+const TOOL_LABELS: Record<string, string> = { merge: 'PDF tools: merge', 'extract-pages': 'PDF tools: extract pages', rotate: 'PDF tools: rotate' };
 
 export function TransactionsScreen() {
   const [offset, setOffset] = useState(0);
@@ -37,7 +42,7 @@ export function TransactionsScreen() {
               <th scope="col" class="numeric">
                 Credits
               </th>
-              <th scope="col">Template</th>
+              <th scope="col">For</th>
               <th scope="col" class="numeric">
                 Time
               </th>
@@ -54,7 +59,15 @@ export function TransactionsScreen() {
                 <td data-label="Credits" class={`numeric ${tx.credits > 0 ? 'debit' : 'credit'}`}>
                   {formatBalanceChange(tx.credits)}
                 </td>
-                <td data-label="Template">{tx.template_id ? <TemplateRef id={tx.template_id} names={templateNames} /> : '—'}</td>
+                <td data-label="For">
+                  {tx.template_id ? (
+                    <TemplateRef id={tx.template_id} names={templateNames} />
+                  ) : tx.tool ? (
+                    <Link href={paths.pdfTools}>{TOOL_LABELS[tx.tool] ?? `PDF tools: ${tx.tool}`}</Link>
+                  ) : (
+                    '—'
+                  )}
+                </td>
                 <td data-label="Time" class="numeric">
                   {tx.exec_tm != null ? `${tx.exec_tm} ms` : '—'}
                 </td>

@@ -146,8 +146,9 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
     const warnings = page.getByTestId('preview-warnings');
-    await warnings.waitFor({ timeout: 60_000 });
-    expect(await warnings.innerText()).toContain('"customer.name" is not in the data (line 2, column 12)');
+    // The required field the data lacks is known at once (the service's rule); what the preview met, once it is back.
+    await expect.poll(() => warnings.innerText(), { timeout: 60_000 }).toContain('"customer.name" is not in the data (line 2, column 12)');
+    expect(await warnings.innerText()).toContain('Customer name is required and has no value: printed as a blank.');
 
     await page.getByRole('tab', { name: 'Page setup' }).click();
     await page.getByRole('checkbox', { name: 'Strict mode' }).check();

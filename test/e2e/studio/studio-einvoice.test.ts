@@ -109,8 +109,9 @@ describe('e-invoices in the studio', { timeout: 240_000 }, () => {
     const findings = page.getByTestId('einvoice-findings');
     await findings.waitFor({ timeout: 60_000 });
     const byRule = async (rule: string) => findings.locator(`[data-rule="${rule}"]`).innerText();
-    expect(await byRule('BR-CO-15')).toContain('totals.tax_inclusive');
-    expect(await byRule('BR-CL-23')).toContain('lines[1].unit_code');
+    // Places in the invoice's own JSON, rows counted from 1 as the form counts them.
+    expect(await byRule('BR-CO-15')).toContain('totals › tax_inclusive');
+    expect(await byRule('BR-CL-23')).toContain('lines row 2 › unit_code');
     expect(await findings.innerText()).toContain(`Nothing was charged (balance: ${before - 1} credits)`);
     // Each finding is marked at its field's line in the invoice's JSON.
     await expect.poll(async () => (await lintMarkerLines(page, 'einvoice-invoice')).sort((a, b) => a - b)).toEqual([lineOf('"unit_code": "PCE"'), lineOf('"tax_inclusive": 1460.2')]);
@@ -131,7 +132,8 @@ describe('e-invoices in the studio', { timeout: 240_000 }, () => {
     await run.getByRole('button', { name: 'Generate XML' }).click();
     const link = page.getByTestId('result-link');
     await link.waitFor({ timeout: 60_000 });
-    expect(await link.innerText()).toBe('document.xml');
+    // Named after the template (no file name typed).
+    expect(await link.innerText()).toBe('XRechnung-invoice.xml');
     const href = new URL((await link.getAttribute('href'))!);
     const file = await t.request('GET', `${href.pathname}${href.search}`);
     expect(file.status).toBe(200);

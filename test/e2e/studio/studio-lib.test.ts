@@ -8,8 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { EXAMPLE_INVOICE, describeDelivered, einvoiceFindings, einvoiceRequest, formatPath, initialEInvoiceDraft, isFilledByEInvoice, jsonValueLines, lineOfField, looksLikeInvoice, resolveEInvoice } from '../../../studio/src/lib/einvoice.js';
 import { EINVOICE_STARTER_DATA } from '../../../studio/src/lib/starter-einvoice.js';
 import { SAMPLE_INVOICE } from '../../support/einvoice-samples.js';
-import { checkNumberInput, emptyRow, missingRequired, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
-import { describeProblem, isStale, onlyChangedPane, problemsFromBody, withSources } from '../../../studio/src/lib/problems.js';
+import { checkNumberInput, emptyRow, missingRequired, missingRequiredWarnings, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
+import { describeLoc, formPlace, isEditedSince, refusalsOf, valueAt } from '../../../studio/src/lib/field-marks.js';
+import { readableFields, readableLabel } from '../../../studio/src/lib/field-labels.js';
+import { describeIssue, describeWarning, inStudioWords } from '../../../studio/src/lib/messages.js';
+import { fileNameFrom } from '../../../studio/src/lib/format.js';
+import { describeProblem, isStale, knownNames, onlyChangedPane, problemsFromBody, withSources } from '../../../studio/src/lib/problems.js';
 import { parseWarningHeaders } from '../../../studio/src/lib/warnings.js';
 import { assetNameFor, assetPath, assetSnippet, assetUsageExample } from '../../../studio/src/lib/assets.js';
 import { buildSnippets, pythonLiteral, shellQuote } from '../../../studio/src/lib/snippets.js';
@@ -45,14 +49,20 @@ describe('form data', () => {
     expect(emptyRow({ key: 'tags', label: 'Tags', type: 'array' })).toBe('');
   });
 
-  it('lists required fields without a value, and parses the JSON pane', () => {
+  it('lists required fields without a value by the service\'s rule (missing, null or ""), and parses the JSON pane', () => {
     const fields = [
       { key: 'a', label: 'A', required: true },
       { key: 'b.c', label: 'C', required: true },
       { key: 'items', label: 'Items', type: 'array' as const, required: true },
       { key: 'flag', label: 'Flag', type: 'boolean' as const, required: true },
+      { key: 'note', label: 'Note' },
     ];
-    expect(missingRequired(fields, { a: 'x', b: { c: '' }, items: [] }).map((f) => f.key)).toEqual(['b.c', 'items']);
+    // An empty list and `false` are values; a flag the data lacks is missing, as the API says.
+    expect(missingRequired(fields, { a: 'x', b: { c: '' }, items: [] }).map((f) => f.key)).toEqual(['b.c', 'flag']);
+    expect(missingRequired(fields, { a: null, 'b.c': 'flat', items: [1], flag: false }).map((f) => f.key)).toEqual(['a']);
+    // `einvoice` is the service's to fill when Run attaches one.
+    expect(missingRequired([{ key: 'einvoice.totals', label: 'Totals', required: true }], {}, ['einvoice'])).toEqual([]);
+    expect(missingRequiredWarnings([{ key: 'a', label: 'A', required: true }], {})).toEqual([{ code: 'MISSING_REQUIRED_FIELD', message: expect.stringContaining('"a" is a required field') }]);
     expect(parseDataJson('{"a": 1}')).toEqual({ data: { a: 1 } });
     expect(parseDataJson('')).toEqual({ data: {} });
     expect(parseDataJson('[1]')).toHaveProperty('error');
@@ -161,6 +171,8 @@ describe('snippets', () => {
     expect(asyncSnippets.javascript).toContain('create-async');
     const binary = buildSnippets({ ...input, mode: 'binary', filename: 'out' });
     expect(binary.curl).toContain("-o 'out.pdf'");
+    // The service names the bytes after it too (Content-Disposition), so the body carries it.
+    expect(binary.curl).toContain('"filename": "out"');
     expect(binary.javascript).toContain('"export_type": "binary"');
     expect(binary.python).toContain('f.write(response.content)');
   });
@@ -317,5 +329,75 @@ describe('e-invoices', () => {
     expect(xrechnung.curl).toContain("-o 'inv.xml'");
     expect(xrechnung.python).toContain('"inv.xml"');
     expect(buildSnippets({ ...base, mode: 'url' }).curl).not.toContain('einvoice');
+  });
+});
+
+describe('places in the data, as the form names them', () => {
+  const fields = [
+    { key: 'customer.name', label: 'Customer name', required: true },
+    { key: 'lines', label: 'Lines', type: 'array' as const, spec: [{ name: 'unit_code', label: 'Unit code' }, { name: 'quantity', label: 'Quantity', type: 'number' }] },
+    { key: 'tags', label: 'Tags', type: 'array' as const },
+  ];
+
+  it('finds the input of a place and names it with rows counted from 1, never lines[1]', () => {
+    expect(formPlace(fields, ['customer', 'name'])).toEqual({ id: 'data-customer_name', label: 'Customer name' });
+    expect(formPlace(fields, ['lines', 1, 'unit_code'])).toEqual({ id: 'data-lines-1-unit_code', label: 'Unit code (Lines row 2)' });
+    expect(formPlace(fields, ['lines', 0])).toEqual({ id: null, label: 'Lines row 1' });
+    expect(formPlace(fields, ['tags', 2])).toEqual({ id: 'data-tags-2', label: 'Tags row 3' });
+    expect(formPlace(fields, ['lines', 1, 'vat_rate'])).toBeNull();
+    expect(describeLoc(fields, ['lines', 1, 'vat_rate'])).toBe('lines row 2 › vat_rate');
+    expect(describeLoc([], ['totals', 'tax_inclusive'])).toBe('totals › tax_inclusive');
+    expect(describeLoc(fields, [])).toBe('the data');
+  });
+
+  it('keeps a refusal while its value is the one refused', () => {
+    const sent = { customer: { name: '' }, lines: [{ unit_code: 'H87' }, { unit_code: 'PCE' }] };
+    const [name, unit] = refusalsOf([{ loc: ['customer', 'name'], message: 'empty' }, { loc: ['lines', 1, 'unit_code'], message: 'BR-CL-23' }], sent);
+    expect(valueAt({ 'customer.name': 'Flat' }, ['customer', 'name'])).toBe('Flat');
+    expect(isEditedSince(name!, sent)).toBe(false);
+    expect(isEditedSince(unit!, { ...sent, customer: { name: 'Ada' } })).toBe(false);
+    expect(isEditedSince(unit!, { ...sent, lines: [{ unit_code: 'H87' }, { unit_code: 'H87' }] })).toBe(true);
+    expect(isEditedSince(name!, { lines: [] })).toBe(true);
+  });
+
+  it('writes the initialisms of inferred labels in capitals, and leaves written labels alone', () => {
+    expect(readableLabel('Payment iban')).toBe('Payment IBAN');
+    expect(readableLabel('Seller vat id')).toBe('Seller VAT ID');
+    expect(readableLabel('Video rate')).toBe('Video rate');
+    const inferred = readableFields([{ key: 'lines', label: 'Lines', spec: [{ name: 'vat_rate', label: 'Vat rate' }] }], true);
+    expect(inferred[0]!.spec![0]!.label).toBe('VAT rate');
+    expect(readableFields([{ key: 'vat', label: 'Vat as I like it' }], false)[0]!.label).toBe('Vat as I like it');
+  });
+});
+
+describe("the service's messages in the studio's words", () => {
+  it('points to the studio\'s screens instead of API calls and repository paths', () => {
+    expect(inStudioWords('No asset named "x" in this account; GET /v1/assets lists them.')).toBe('No asset named "x" in this account; the Assets screen lists the names you have.');
+    expect(inStudioWords('Template ab has no version "nope"; GET /v1/templates/abcdefghijkl/versions lists them.')).toBe('Template ab has no version "nope"; the Versions panel lists them.');
+    expect(inStudioWords('unknown filter "uper" (did you mean "upper"?); the list is in docs/templates.md')).toBe('unknown filter "uper" (did you mean "upper"?)');
+    expect(knownNames({ pane: 'html', message: 'Template syntax error (line 1, column 4): unknown filter "uper"' })?.names).toContain('upper');
+    expect(knownNames({ pane: 'html', message: 'unexpected token' })).toBeNull();
+  });
+
+  it('names a refused place as the screen does, keeps a domain code as a reference, and no 0-based index', () => {
+    const place = (loc: readonly (string | number)[]) => (loc[0] === 'page_rotations' ? `Page ${loc[1]}` : null);
+    expect(describeIssue({ loc: ['body', 'page_rotations', 2], msg: "Input should be '0', '90', '180' or '270'", type: 'enum' }, place)).toBe('Page 2: must be 0, 90, 180 or 270');
+    expect(describeIssue({ loc: ['body', 'pages'], msg: 'page 9 is outside the document, which has 1 page', type: 'page_out_of_range' })).toBe('pages: page 9 is outside the document, which has 1 page (page_out_of_range)');
+    expect(describeIssue({ loc: ['body', 'pdfs', 1, 'pdf_base64'], msg: 'Not a PDF', type: 'pdf_invalid' })).toBe('pdfs row 2 › pdf_base64: Not a PDF (pdf_invalid)');
+    expect(describeIssue({ loc: ['body', 'data', 'customer', 'name'], msg: 'Field required by the template', type: 'missing' }, () => 'Customer name')).toBe('Customer name: required by the template, and empty');
+  });
+
+  it('says which asset is missing and where to upload it, without the internal URL', () => {
+    const said = describeWarning({ code: 'ASSET_NOT_FOUND', message: 'This account has no asset named "logo.PNG"; GET /v1/assets lists them.', url: 'https://assets.pressroom.internal/a/logo.PNG' });
+    expect(said).toEqual({ text: 'Your asset library has no “logo.PNG” (names match exactly, capitals included).', link: { href: '/assets', label: 'Open Assets' } });
+    expect(describeWarning({ code: 'MISSING_REQUIRED_FIELD', message: '"customer.name" is a required field …' }, () => 'Customer name').text).toBe('Customer name is required and has no value: printed as a blank.');
+    expect(describeWarning({ code: 'RESOURCE_BLOCKED', message: 'The URL is private.', url: 'https://10.0.0.1/a.png' })).toEqual({ text: 'The URL is private.', url: 'https://10.0.0.1/a.png' });
+  });
+
+  it('names a download after its template or file, as the API allows', () => {
+    expect(fileNameFrom('Invoice (Factur-X EN 16931)')).toBe('Invoice-Factur-X-EN-16931');
+    expect(fileNameFrom('Rechnung März')).toBe('Rechnung-Marz');
+    expect(fileNameFrom('…')).toBe('document');
+    expect(fileNameFrom('x'.repeat(150))).toHaveLength(100);
   });
 });

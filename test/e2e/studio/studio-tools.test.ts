@@ -75,6 +75,8 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     // Merge: both files picked, then Beta moved first.
     await page.getByLabel('Add PDFs').setInputFiles([pdfFile('alpha.pdf', alpha), pdfFile('beta.pdf', beta)]);
     await page.getByRole('button', { name: 'Move beta.pdf up' }).click();
+    // No file name typed: the result is named after the first file.
+    expect(await page.getByLabel('File name (optional, without .pdf)').getAttribute('placeholder')).toBe('beta-merged');
     await page.getByLabel('File name (optional, without .pdf)').fill('bundle');
     await screenshot(page, 'pdf-tools');
     const merged = await downloaded(page, () => page.getByRole('button', { name: 'Merge (1 credit)' }).click());
@@ -103,11 +105,13 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByLabel('PDF', { exact: true }).setInputFiles([pdfFile('beta.pdf', beta)]);
     await page.getByLabel('Pages', { exact: true }).fill('1, 9');
     await page.getByRole('button', { name: 'Extract pages (1 credit)' }).click();
-    await expect.poll(() => page.getByRole('alert').innerText()).toContain('page_out_of_range');
+    await expect.poll(() => page.getByTestId('tool-error').innerText()).toContain('Pages: page 9 is outside the document, which has 1 page (page_out_of_range)');
+    expect(await page.getByTestId('tool-error').innerText()).toContain('Nothing was charged');
     await page.getByRole('tab', { name: 'Rotate' }).click();
     await page.getByLabel('PDF', { exact: true }).setInputFiles([{ name: 'notes.pdf', mimeType: 'application/pdf', buffer: Buffer.from('these are notes, not a PDF') }]);
     await page.getByRole('button', { name: 'Rotate (1 credit)' }).click();
-    await expect.poll(() => page.getByRole('alert').innerText()).toContain('pdf_invalid');
+    await expect.poll(() => page.getByTestId('tool-error').innerText()).toContain('The file (notes.pdf): ');
+    expect(await page.getByTestId('tool-error').innerText()).toContain('(pdf_invalid)');
     expect(await credits()).toBe(before - 3);
     expect((await transactions()).length).toBe(ledger);
     expect(problems).toEqual([]);
@@ -172,7 +176,8 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByLabel('Quality', { exact: true }).fill('60');
     await page.getByRole('button', { name: 'Render image' }).click();
     const jpeg = await downloaded(page, () => resultLink(3).click());
-    expect(await resultLink(3).innerText()).toBe('document.jpg');
+    // Named after the template when no file name is typed.
+    expect(await resultLink(3).innerText()).toBe('Social-card.jpg');
     expect(imageInfo(jpeg)).toMatchObject({ format: 'jpeg', width: 200 });
     expect(await credits()).toBe(before - 3);
     const imageCharges = (await transactions()).filter((tx) => tx.template_id === id);

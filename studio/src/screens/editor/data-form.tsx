@@ -8,6 +8,7 @@ import { useContext, useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import type { Field, FieldSpec } from '../../lib/api-types.js';
 import { isFilledByEInvoice } from '../../lib/einvoice.js';
 import { checkNumberInput, emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
+import { fieldInputId, rowInputId, rowLabel as rowLabelOf, type FieldMark, type FieldMarks } from '../../lib/field-marks.js';
 
 interface Props {
   fields: readonly Field[];
@@ -15,18 +16,44 @@ interface Props {
   onChange(data: DataObject): void;
   /** An input's text is refused (`label`) or fine again (null); the editor holds preview, save and run meanwhile. */
   onInputValidity?(id: string, label: string | null): void;
+  /** What to show at an input (by id): a required field without a value, a refusal of Run. */
+  marks?: FieldMarks;
 }
 
 const InputValidity = createContext<(id: string, label: string | null) => void>(() => undefined);
+const Marks = createContext<FieldMarks>(new Map());
 
-const fieldId = (key: string) => `data-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+const fieldId = fieldInputId;
+const NO_MARKS: readonly FieldMark[] = [];
+
+/** The marks of input `id`, the id of their text (for aria-describedby), and whether one is an error. */
+function useMarks(id: string): { marks: readonly FieldMark[]; markId: string | undefined; invalid: boolean } {
+  const marks = useContext(Marks).get(id) ?? NO_MARKS;
+  return { marks, markId: marks.length ? `${id}-marks` : undefined, invalid: marks.some((m) => m.tone === 'error') };
+}
+
+/** The messages marked at one input (or row). */
+function MarkText({ id, marks }: { id: string; marks: readonly FieldMark[] }) {
+  if (marks.length === 0) return null;
+  return (
+    <span id={`${id}-marks`} class="field-marks" data-testid="field-mark">
+      {marks.map((m, i) => (
+        <span key={i} class={m.tone === 'error' ? 'field-error' : 'field-warning'}>
+          {m.message}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+const describedBy = (...ids: (string | undefined)[]) => ids.filter(Boolean).join(' ') || undefined;
 
 /**
  * A number input that keeps what is being typed ("1.", "-") while the data holds the parsed number.
  * Text that is not a number of the field's type is refused with a message (and a one-click fix when a
  * locale spelling has one reading); the data keeps its last good value and the editor is told.
  */
-function NumberInput({ id, value, integer, label, onValue, ...rest }: { id: string; value: unknown; integer: boolean; label: string; onValue(v: number | undefined): void; required?: boolean; 'aria-describedby'?: string; 'aria-label'?: string }) {
+function NumberInput({ id, value, integer, label, onValue, marked = false, ...rest }: { id: string; value: unknown; integer: boolean; label: string; onValue(v: number | undefined): void; marked?: boolean; required?: boolean; 'aria-describedby'?: string; 'aria-label'?: string }) {
   const [text, setText] = useState(inputText(value));
   const report = useContext(InputValidity);
   // A layout effect, so a late run with an older value cannot overwrite what is being typed.
@@ -53,7 +80,7 @@ function NumberInput({ id, value, integer, label, onValue, ...rest }: { id: stri
         type="text"
         inputMode={integer ? 'numeric' : 'decimal'}
         value={text}
-        aria-invalid={!checked.ok || undefined}
+        aria-invalid={!checked.ok || marked || undefined}
         aria-describedby={checked.ok ? rest['aria-describedby'] : errorId}
         onInput={(e) => take(e.currentTarget.value)}
       />
@@ -78,14 +105,16 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
   const id = fieldId(field.key);
   const value = readField(data, field.key);
   const helpId = field.helpText ? `${id}-help` : undefined;
+  const { marks, markId, invalid } = useMarks(id);
   const set = (v: unknown) => onChange(writeField(data, field.key, v));
   if (field.type === 'boolean') {
     return (
       <div class="field field-check">
         <label class="check">
-          <input type="checkbox" id={id} checked={value === true} onChange={(e) => set(e.currentTarget.checked)} aria-describedby={helpId} />
+          <input type="checkbox" id={id} checked={value === true} onChange={(e) => set(e.currentTarget.checked)} aria-describedby={describedBy(markId, helpId)} aria-invalid={invalid || undefined} />
           {field.label}
         </label>
+        <MarkText id={id} marks={marks} />
         {field.helpText && <span class="help" id={helpId}>{field.helpText}</span>}
       </div>
     );
@@ -97,10 +126,11 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
         {field.required && <span aria-hidden="true" class="required-mark"> *</span>}
       </label>
       {field.type === 'number' || field.type === 'integer' ? (
-        <NumberInput id={id} value={value} integer={field.type === 'integer'} label={field.label} onValue={set} required={field.required} aria-describedby={helpId} />
+        <NumberInput id={id} value={value} integer={field.type === 'integer'} label={field.label} onValue={set} required={field.required} aria-describedby={describedBy(markId, helpId)} marked={invalid} />
       ) : (
-        <input id={id} type="text" value={inputText(value)} onInput={(e) => set(e.currentTarget.value)} required={field.required} aria-describedby={helpId} />
+        <input id={id} type="text" value={inputText(value)} onInput={(e) => set(e.currentTarget.value)} required={field.required} aria-describedby={describedBy(markId, helpId)} aria-invalid={invalid || undefined} />
       )}
+      <MarkText id={id} marks={marks} />
       {field.helpText && <span class="help" id={helpId}>{field.helpText}</span>}
       <span class="field-key">
         <code>{field.key}</code>
@@ -111,12 +141,16 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
 
 function ItemInput({ item, value, rowLabel, id, onValue }: { item: FieldSpec; value: unknown; rowLabel: string; id: string; onValue(v: unknown): void }) {
   const label = `${item.label || item.name}`;
+  const { marks, markId, invalid } = useMarks(id);
   if (item.type === 'boolean') {
     return (
-      <label class="check">
-        <input type="checkbox" id={id} checked={value === true} onChange={(e) => onValue(e.currentTarget.checked)} aria-label={`${label} (${rowLabel})`} />
-        {label}
-      </label>
+      <div class="field field-check">
+        <label class="check">
+          <input type="checkbox" id={id} checked={value === true} onChange={(e) => onValue(e.currentTarget.checked)} aria-label={`${label} (${rowLabel})`} aria-describedby={markId} aria-invalid={invalid || undefined} />
+          {label}
+        </label>
+        <MarkText id={id} marks={marks} />
+      </div>
     );
   }
   return (
@@ -126,10 +160,11 @@ function ItemInput({ item, value, rowLabel, id, onValue }: { item: FieldSpec; va
         <span class="visually-hidden"> ({rowLabel})</span>
       </label>
       {item.type === 'number' ? (
-        <NumberInput id={id} value={value} integer={false} label={`${label} (${rowLabel})`} onValue={onValue} />
+        <NumberInput id={id} value={value} integer={false} label={`${label} (${rowLabel})`} onValue={onValue} aria-describedby={markId} marked={invalid} />
       ) : (
-        <input id={id} type="text" value={itemInputText(item, value)} onInput={(e) => onValue(parseItemInput(item, e.currentTarget.value))} placeholder={item.type === 'array' ? 'comma, separated' : undefined} />
+        <input id={id} type="text" value={itemInputText(item, value)} onInput={(e) => onValue(parseItemInput(item, e.currentTarget.value))} placeholder={item.type === 'array' ? 'comma, separated' : undefined} aria-describedby={markId} aria-invalid={invalid || undefined} />
       )}
+      <MarkText id={id} marks={marks} />
     </div>
   );
 }
@@ -140,15 +175,19 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
   const setRows = (next: unknown[]) => onChange(writeField(data, field.key, next));
   const setRow = (index: number, row: unknown) => setRows(rows.map((r, i) => (i === index ? row : r)));
   const spec = field.spec ?? [];
+  const { marks, markId } = useMarks(id);
+  const rowMarks = useContext(Marks);
   return (
-    <fieldset class="array-field" aria-describedby={field.helpText ? `${id}-help` : undefined}>
+    <fieldset class="array-field" id={id} tabIndex={-1} aria-describedby={describedBy(markId, field.helpText ? `${id}-help` : undefined)}>
       <legend class="field-label">
         {field.label}
         {field.required && <span aria-hidden="true" class="required-mark"> *</span>} <span class="muted">({rows.length} {rows.length === 1 ? 'row' : 'rows'})</span>
       </legend>
+      <MarkText id={id} marks={marks} />
       {field.helpText && <span class="help" id={`${id}-help`}>{field.helpText}</span>}
       {rows.map((row, index) => {
-        const rowLabel = `${field.label} row ${index + 1}`;
+        const rowLabel = rowLabelOf(field, index);
+        const ownMarks = spec.length ? rowMarks.get(rowInputId(field.key, index)) ?? NO_MARKS : NO_MARKS;
         return (
           <div class="array-row" key={index} role="group" aria-label={rowLabel}>
             <span class="array-row-index" aria-hidden="true">
@@ -163,6 +202,7 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
                   return <ItemInput key={item.name} item={item} value={current[item.name]} rowLabel={rowLabel} id={`${id}-${index}-${item.name}`} onValue={(v) => setRow(index, { ...current, [item.name]: v })} />;
                 })
               )}
+              {ownMarks.length > 0 && <MarkText id={rowInputId(field.key, index)} marks={ownMarks} />}
             </div>
             <button type="button" class="button button-small button-danger-quiet" onClick={() => setRows(rows.filter((_, i) => i !== index))} aria-label={`Remove ${rowLabel}`}>
               Remove
@@ -177,12 +217,13 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
   );
 }
 
-export function DataForm({ fields, data, onChange, onInputValidity = () => undefined }: Props) {
+export function DataForm({ fields, data, onChange, onInputValidity = () => undefined, marks = new Map() }: Props) {
   if (fields.length === 0) return <p class="empty">This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the template.</p>;
   // `einvoice.*` is not data to type in: the service fills it when Run attaches an e-invoice.
   const filled = fields.filter((f) => isFilledByEInvoice(f.key));
   return (
     <InputValidity.Provider value={onInputValidity}>
+      <Marks.Provider value={marks}>
       <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
         {/* In the template's fields order (GET /v1/templates/{id}: `fields`), which the Fields tab can change. */}
         {fields
@@ -200,6 +241,7 @@ export function DataForm({ fields, data, onChange, onInputValidity = () => undef
           </p>
         )}
       </form>
+      </Marks.Provider>
     </InputValidity.Provider>
   );
 }

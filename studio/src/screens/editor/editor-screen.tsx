@@ -1,19 +1,27 @@
 /**
  * The template editor: text panes and page setup on the left with the data (generated form, JSON,
- * fields) and the versions below them; the live preview and Run on the right (stacked on a phone).
+ * fields) and the versions below them; the live preview and Run on the right (stacked on a phone). A
+ * sticky bar keeps Save and a list of the sections in reach on a long page.
  * An image template has a canvas instead of a page setup, and Render image (layers, modifications,
- * format, width) instead of Run.
+ * format, width) instead of Run; its preview is a page of the canvas's size.
+ * One verdict on the data: a required field without a value (the service's own rule) is marked in the
+ * form, and in strict mode the preview fails as Run would; Run's refusals are marked at their fields.
  */
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../../api/session.js';
 import type { Template, TemplateVersion } from '../../lib/api-types.js';
 import type { TemplateSnapshot } from '../../lib/template-diff.js';
 import { describeProblem, isStale, type Problem } from '../../lib/problems.js';
+import { canvasPage } from '../../lib/api-types.js';
+import { readableFields } from '../../lib/field-labels.js';
+import { addMark, fieldInputId, formPlace, isEditedSince, type DataLoc, type FieldMark, type Refusal } from '../../lib/field-marks.js';
+import { missingRequired, missingRequiredWarnings } from '../../lib/form-data.js';
 import { CodeEditor } from '../../components/code-editor.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
 import { useLoad } from '../../components/use-load.js';
-import { Link, paths } from '../../router.js';
+import { Link, paths, setNavigationGuard } from '../../router.js';
+import { chooseAction } from '../../components/confirm-dialog.js';
 import { DataForm } from './data-form.js';
 import { FieldsEditor } from './fields-editor.js';
 import { ImagePanel } from './image-panel.js';
@@ -21,7 +29,7 @@ import { PreviewPane } from './preview-pane.js';
 import { RunPanel } from './run-panel.js';
 import { TemplatePanes, type TemplateTab } from './template-panes.js';
 import { usePreview } from './use-preview.js';
-import { invalidMargins, pageOf, paneSources, paperProblem, useTemplateDraft } from './use-template-draft.js';
+import { invalidCanvas, invalidMargins, pageOf, paneSources, paperProblem, useTemplateDraft } from './use-template-draft.js';
 import { VersionsPanel } from './versions-panel.js';
 
 type DataTab = 'form' | 'json' | 'fields';
@@ -76,9 +84,26 @@ function Editor({ template }: { template: Template }) {
   const invalidLabels = Object.values(invalidInputs);
   const inputsProblem = invalidLabels.length ? `${invalidLabels.join(', ')}: not a number` : null;
 
-  const marginsInvalid = invalidMargins(draft).length > 0;
-  const paper = paperProblem(draft);
-  const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), data: t.data, strict: draft.strict }), [draft, t.data]);
+  const isImage = template.kind === 'image';
+  const fields = t.saved?.fields ?? [];
+  // The form's fields, with readable labels when inferred: the form, its marks and Run name them alike.
+  const formFields = useMemo(() => readableFields(fields, t.saved?.fields_inferred ?? true), [fields, t.saved?.fields_inferred]);
+  const missing = useMemo(() => missingRequired(formFields, t.data), [formFields, t.data]);
+  // A strict template refuses data without a required value, at every door (the API's check runs on
+  // saved templates only: the preview of unsaved text gets the same verdict here, before sending).
+  const requiredRefusal = draft.strict && missing.length > 0
+    ? `${missing.map((f) => f.label).join(', ')}: required, and empty. Strict mode refuses the data without ${missing.length === 1 ? 'it' : 'them'}, here and in Run (nothing is charged). Fill ${missing.length === 1 ? 'it' : 'them'} in the form.`
+    : null;
+
+  const marginsInvalid = !isImage && invalidMargins(draft).length > 0;
+  const paper = isImage ? null : paperProblem(draft);
+  const canvasInvalid = isImage && invalidCanvas(draft).length > 0;
+  // An image template previews on a page of its canvas (as it is typed, while valid): the image's shape.
+  const canvasWidth = canvasInvalid ? (t.saved?.canvas?.width ?? 1080) : Number(draft.canvas_width);
+  const canvasHeight = canvasInvalid ? (t.saved?.canvas?.height ?? 1080) : Number(draft.canvas_height);
+  const previewCanvas = isImage ? { width: canvasWidth, height: canvasHeight } : null;
+  const previewPage = useMemo(() => (isImage ? canvasPage({ width: canvasWidth, height: canvasHeight }) : pageOf(draft)), [isImage, canvasWidth, canvasHeight, draft]);
+  const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: previewPage, data: t.data, strict: draft.strict }), [draft.html, draft.css, previewPage, t.data, draft.strict]);
   const preview = usePreview(previewInput, {
     pausedReason: t.jsonError
       ? 'Preview paused: the sample data is not valid JSON.'
@@ -86,27 +111,90 @@ function Editor({ template }: { template: Template }) {
         ? 'Preview paused: a margin is not a CSS length.'
         : paper
           ? `Preview paused: ${paper.message}`
-          : inputsProblem
-            ? `Preview paused: ${inputsProblem}.`
-            : null,
+          : canvasInvalid
+            ? 'Preview paused: each side of the canvas is a whole number of pixels from 16 to 5000.'
+            : inputsProblem
+              ? `Preview paused: ${inputsProblem}.`
+              : null,
+    refusedReason: requiredRefusal,
   });
 
+  // A lenient template prints a blank for them, with the warning the service gives a saved template.
+  const requiredWarnings = useMemo(() => (draft.strict ? [] : missingRequiredWarnings(formFields, t.data)), [draft.strict, formFields, t.data]);
+  const fieldLabel = useCallback((key: string) => formFields.find((f) => f.key === key)?.label, [formFields]);
+
+  // Run's refusals about places in the data, each shown at its field while that value is unchanged.
+  const [refusals, setRefusals] = useState<Refusal[]>([]);
+  const marks = useMemo(() => {
+    const all = new Map<string, FieldMark[]>();
+    const requiredMark: FieldMark = draft.strict
+      ? { tone: 'error', message: 'Required: strict mode refuses the data without it.' }
+      : { tone: 'warning', message: 'Required: left empty, it prints as a blank (with a warning).' };
+    for (const field of missing) addMark(all, fieldInputId(field.key), requiredMark);
+    for (const refusal of refusals) {
+      const place = isEditedSince(refusal, t.data) ? null : formPlace(formFields, refusal.loc);
+      if (place?.id) addMark(all, place.id, { tone: 'error', message: refusal.message });
+    }
+    return all;
+  }, [missing, refusals, formFields, t.data, draft.strict]);
+  const markedErrors = [...marks.values()].filter((list) => list.some((m) => m.tone === 'error')).length;
+
+  /** Shows the form's input for a place in the data (from a refusal's "Show in the form"). */
+  const showField = (loc: DataLoc) => {
+    const place = formPlace(formFields, loc);
+    if (!place) return;
+    setDataTab('form');
+    requestAnimationFrame(() => {
+      const target = place.id ? document.getElementById(place.id) : null;
+      target?.scrollIntoView({ block: 'center' });
+      target?.focus({ preventScroll: true });
+    });
+  };
+
+  // A new PDF means the text rendered: the code panes' problems are gone (even if the data is refused).
   useEffect(() => {
-    if (preview.status === 'ready') t.clearCodeProblems();
+    if (preview.version > 0) t.clearCodeProblems();
   }, [preview.version]);
 
   const problems: Problem[] = useMemo(() => [...t.problems, ...preview.problems], [t.problems, preview.problems]);
-  // The save's problems that still apply: one whose pane has changed since may be fixed, and is not listed.
+  // The problems that still apply: one whose pane has changed since may be fixed, and is not listed.
   const current = useMemo(() => paneSources(draft, t.data), [draft, t.data]);
   const openSaveProblems = t.problems.filter((p) => !isStale(p, current));
+  // The preview's too: a save refused, then fixed, is not "fixed" while the preview still reports a
+  // problem on a pane (its tab shows the badge); that problem is listed instead.
+  const openPreviewProblems = preview.problems.filter((p) => !isStale(p, current) && !openSaveProblems.some((q) => q.pane === p.pane && q.line === p.line));
+  const openProblems = [...openSaveProblems, ...openPreviewProblems];
   const [inputsRefused, setInputsRefused] = useState(false);
 
-  const save = async () => {
+  const save = async (): Promise<boolean> => {
     setSavedNotice(false);
     setInputsRefused(!!inputsProblem);
-    if (inputsProblem) return;
-    setSavedNotice(await t.save());
+    if (inputsProblem) return false;
+    const saved = await t.save();
+    setSavedNotice(saved);
+    return saved;
   };
+
+  // Leaving with unsaved changes (a link, a tab, browser back, sign out) asks first: keep editing,
+  // discard them, or save and go (a refused save stays, showing why). Reload and close: beforeunload below.
+  const latest = useRef({ save, name: draft.name });
+  latest.current = { save, name: draft.name.trim() || template.name };
+  useEffect(() => {
+    if (!t.dirty) return;
+    return setNavigationGuard(async () => {
+      const choice = await chooseAction({
+        title: 'Leave without saving?',
+        message: `Your changes to “${latest.current.name}” are not saved. If you leave now, they are lost.`,
+        cancelLabel: 'Keep editing',
+        choices: [
+          { id: 'discard', label: 'Discard changes', tone: 'danger' },
+          { id: 'save', label: 'Save and leave', tone: 'primary' },
+        ],
+      });
+      if (choice === 'save') return latest.current.save();
+      return choice === 'discard';
+    });
+  }, [t.dirty]);
 
   // After a failed save, show the first pane with a problem so its marker is visible.
   useEffect(() => {
@@ -135,7 +223,6 @@ function Editor({ template }: { template: Template }) {
     };
   });
 
-  const fields = t.saved?.fields ?? [];
   const jsonProblems = useMemo(() => (t.jsonError ? [{ message: t.jsonError, line: Number(/line (\d+)/.exec(t.jsonError)?.[1]) || undefined }] : []), [t.jsonError]);
 
   return (
@@ -144,22 +231,33 @@ function Editor({ template }: { template: Template }) {
         Edit template {t.saved?.name}
       </h1>
       <div class="editor-bar">
-        <Link href={paths.templates} class="back-link">
-          ← Templates
-        </Link>
-        <label class="field field-inline editor-name">
-          <span class="field-label">Name</span>
-          <input value={draft.name} onInput={(e) => t.update({ name: e.currentTarget.value })} maxLength={200} />
-        </label>
-        <code class="muted" title="Template id">
-          {template.id}
-        </code>
-        <span class="save-state" role="status" data-testid="save-state">
-          {t.saving ? 'Saving…' : t.dirty ? 'Unsaved changes' : savedNotice ? 'Saved' : 'All changes saved'}
-        </span>
-        <button type="button" class="button button-primary" onClick={save} disabled={t.saving} aria-keyshortcuts="Control+S">
-          Save
-        </button>
+        <div class="editor-bar-row">
+          <Link href={paths.templates} class="back-link">
+            ← Templates
+          </Link>
+          <label class="field field-inline editor-name">
+            <span class="field-label">Name</span>
+            <input value={draft.name} onInput={(e) => t.update({ name: e.currentTarget.value })} maxLength={200} />
+          </label>
+          <code class="muted template-id" title="Template id">
+            {template.id}
+          </code>
+          <span class="save-state" role="status" data-testid="save-state">
+            {t.saving ? 'Saving…' : t.dirty ? 'Unsaved changes' : savedNotice ? 'Saved' : 'All changes saved'}
+          </span>
+          <button type="button" class="button button-primary" onClick={save} disabled={t.saving} aria-keyshortcuts="Control+S">
+            Save
+          </button>
+        </div>
+        <SectionNav
+          sections={[
+            { id: 'template-section', label: 'Template', marked: openProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid },
+            { id: 'data-section', label: 'Data', marked: markedErrors > 0 },
+            { id: 'versions-section', label: 'Versions' },
+            { id: 'preview-section', label: 'Preview', marked: preview.status === 'error' },
+            { id: 'run-section', label: isImage ? 'Image' : 'Run' },
+          ]}
+        />
       </div>
       {inputsRefused && inputsProblem && (
         <div class="notice notice-error" role="alert" data-testid="save-error">
@@ -171,17 +269,17 @@ function Editor({ template }: { template: Template }) {
           <p>{t.saveError}</p>
         </div>
       )}
-      {t.refusedForProblems && openSaveProblems.length > 0 && (
+      {t.refusedForProblems && openProblems.length > 0 && (
         <div class="notice notice-error" role="alert" data-testid="save-error">
-          <p>Not saved: {openSaveProblems.length === 1 ? 'one problem' : `${openSaveProblems.length} problems`} to fix.</p>
+          <p>Not saved: {openProblems.length === 1 ? 'one problem' : `${openProblems.length} problems`} to fix.</p>
           <ul>
-            {openSaveProblems.map((p, i) => (
+            {openProblems.map((p, i) => (
               <li key={i}>{describeProblem(p)}</li>
             ))}
           </ul>
         </div>
       )}
-      {t.refusedForProblems && openSaveProblems.length === 0 && t.dirty && (
+      {t.refusedForProblems && openProblems.length === 0 && t.dirty && (
         <div class="notice notice-info" role="status" data-testid="save-fixed">
           <p>Problems fixed. Not saved yet: press Save to keep your changes.</p>
         </div>
@@ -189,9 +287,11 @@ function Editor({ template }: { template: Template }) {
       <div class="editor-grid">
         <div class="editor-main">
           <TemplatePanes draft={draft} update={t.update} problems={problems} selected={templateTab} onSelect={setTemplateTab} kind={template.kind} />
-          <section class="panel" aria-labelledby="data-title">
+          <section class="panel" id="data-section" aria-labelledby="data-title">
             <div class="panel-head">
-              <h2 id="data-title">Data</h2>
+              <h2 id="data-title" tabIndex={-1}>
+                Data
+              </h2>
               {t.dirty && fields.length > 0 && <span class="muted">Fields follow the template when you save.</span>}
             </div>
             <Tabs<DataTab>
@@ -200,13 +300,13 @@ function Editor({ template }: { template: Template }) {
               selected={dataTab}
               onSelect={setDataTab}
               tabs={[
-                { id: 'form', label: 'Form' },
+                { id: 'form', label: 'Form', ...(markedErrors ? { badge: '!', badgeLabel: `${markedErrors} field${markedErrors > 1 ? 's' : ''} to fix` } : {}) },
                 { id: 'json', label: 'JSON', ...(t.jsonError ? { badge: '!', badgeLabel: 'invalid JSON' } : {}) },
                 { id: 'fields', label: `Fields (${fields.length})` },
               ]}
             />
             <TabPanel idPrefix="data" id="form" selected={dataTab === 'form'}>
-              <DataForm fields={fields} data={t.data} onChange={t.setData} onInputValidity={reportInput} />
+              <DataForm fields={formFields} data={t.data} onChange={t.setData} onInputValidity={reportInput} marks={marks} />
             </TabPanel>
             <TabPanel idPrefix="data" id="json" selected={dataTab === 'json'} class="code-panel">
               <CodeEditor id="editor-sample-data" label="Sample data (JSON)" language="json" value={t.jsonText} onChange={t.setJson} problems={jsonProblems} />
@@ -228,7 +328,7 @@ function Editor({ template }: { template: Template }) {
           />
         </div>
         <div class="editor-side">
-          <PreviewPane preview={preview} />
+          <PreviewPane preview={preview} canvas={previewCanvas} extraWarnings={requiredWarnings} fieldLabel={fieldLabel} />
           {template.kind === 'image' ? (
             <ImagePanel
               templateId={template.id}
@@ -239,12 +339,62 @@ function Editor({ template }: { template: Template }) {
               versions={versions.data ?? []}
               version={runVersion}
               onVersion={setRunVersion}
+              templateName={t.saved?.name ?? template.name}
             />
           ) : (
-            <RunPanel templateId={template.id} data={t.data} fields={fields} inputsProblem={inputsProblem} templateDirty={t.templateDirty} versions={versions.data ?? []} version={runVersion} onVersion={setRunVersion} />
+            <RunPanel
+              templateId={template.id}
+              templateName={t.saved?.name ?? template.name}
+              strict={t.saved?.strict ?? false}
+              data={t.data}
+              fields={formFields}
+              inputsProblem={inputsProblem}
+              templateDirty={t.templateDirty}
+              versions={versions.data ?? []}
+              version={runVersion}
+              onVersion={setRunVersion}
+              onRefused={setRefusals}
+              onShowField={showField}
+              canShowField={(loc) => formPlace(formFields, loc)?.id != null}
+            />
           )}
         </div>
       </div>
     </main>
+  );
+}
+
+/**
+ * The editor's sections as a list of jumps, in the sticky bar: on a long page (a 40-field form, or a
+ * phone, where the preview comes after the editor) each panel is one click away. A jump scrolls the
+ * section to the top and moves focus to its heading. Buttons, not #links: a fragment would add a
+ * history entry the browser's back button would then have to undo.
+ */
+function SectionNav({ sections }: { sections: { id: string; label: string; marked?: boolean }[] }) {
+  const jump = (id: string) => {
+    const section = document.getElementById(id);
+    if (!section) return;
+    // Below the sticky bar, whose height depends on the width (it wraps on a phone).
+    const bar = document.querySelector('.editor-bar')?.getBoundingClientRect().height ?? 0;
+    window.scrollTo({ top: window.scrollY + section.getBoundingClientRect().top - bar - 8 });
+    section.querySelector<HTMLElement>('h2')?.focus({ preventScroll: true });
+  };
+  return (
+    <nav class="section-nav" aria-label="Editor sections">
+      <ul>
+        {sections.map((s) => (
+          <li key={s.id}>
+            <button type="button" class="section-link" onClick={() => jump(s.id)}>
+              {s.label}
+              {s.marked && (
+                <span class="tab-badge" aria-label="needs attention">
+                  !
+                </span>
+              )}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }

@@ -19,6 +19,9 @@ import {
   type EInvoiceRuleFindings,
 } from '../../lib/einvoice.js';
 import type { DataObject } from '../../lib/form-data.js';
+import type { Field } from '../../lib/api-types.js';
+import { describeLoc, type DataLoc } from '../../lib/field-marks.js';
+import { nothingCharged } from '../../lib/messages.js';
 
 interface EInvoiceSectionProps {
   draft: EInvoiceDraft;
@@ -117,13 +120,17 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
   );
 }
 
-/** A refused invoice: one entry per rule id, each listing the field (inside the invoice) and the message. */
-export function EInvoiceFindings({ rules, credits }: { rules: EInvoiceRuleFindings[]; credits: number | null }) {
+/**
+ * A refused invoice: one entry per rule id, each listing the place inside the invoice — named as the
+ * form names it when the invoice is the template's data (with a button to the field), rows counted
+ * from 1 — and the message.
+ */
+export function EInvoiceFindings({ rules, credits, fields = [], onShowField, canShowField = () => false }: { rules: EInvoiceRuleFindings[]; credits: number | null; fields?: readonly Field[]; onShowField?(loc: DataLoc): void; canShowField?(loc: DataLoc): boolean }) {
   const count = rules.reduce((n, r) => n + r.findings.length, 0);
   return (
     <div class="notice notice-error einvoice-findings" role="alert" data-testid="einvoice-findings">
       <p>
-        The e-invoice was refused: {count === 1 ? 'one finding' : `${count} findings`}. Nothing was charged{credits === null ? '' : ` (balance: ${credits} ${credits === 1 ? 'credit' : 'credits'})`}.
+        The e-invoice was refused: {count === 1 ? 'one finding' : `${count} findings`}. {nothingCharged(credits)}
       </p>
       <ul>
         {rules.map((group) => (
@@ -132,7 +139,22 @@ export function EInvoiceFindings({ rules, credits }: { rules: EInvoiceRuleFindin
             <ul>
               {group.findings.map((f, i) => (
                 <li key={i}>
-                  {f.path ? <code class="finding-path">{f.path}</code> : <span class="finding-path">the invoice</span>}: {f.message}
+                  {f.invoiceLoc ? (
+                    <span class="finding-path">{describeLoc(fields, f.invoiceLoc)}</span>
+                  ) : f.path ? (
+                    <code class="finding-path">{f.path}</code>
+                  ) : (
+                    <span class="finding-path">the invoice</span>
+                  )}
+                  : {f.message}
+                  {f.invoiceLoc && onShowField && canShowField(f.invoiceLoc) && (
+                    <>
+                      {' '}
+                      <button type="button" class="button button-small" onClick={() => onShowField(f.invoiceLoc!)}>
+                        Show in the form
+                      </button>
+                    </>
+                  )}
                 </li>
               ))}
             </ul>

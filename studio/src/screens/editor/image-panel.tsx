@@ -3,11 +3,12 @@
  * modifications to apply to each — text, image URL, colour, background, hidden — and a render through
  * `POST /v1/image/create` (1 credit) in the format, width and quality chosen, shown here and downloadable.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../../api/client.js';
-import { api, setCredits } from '../../api/session.js';
+import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
+import { nothingCharged } from '../../lib/messages.js';
 import type { Canvas, ImageFormat, Modification, TemplateLayer, TemplateVersion } from '../../lib/api-types.js';
-import { FILENAME } from '../../lib/format.js';
+import { FILENAME, fileNameFrom } from '../../lib/format.js';
 import type { DataObject } from '../../lib/form-data.js';
 import { ErrorNotice, StatusNotice } from '../../components/notice.js';
 import { useLoad } from '../../components/use-load.js';
@@ -51,9 +52,14 @@ interface ImagePanelProps {
   versions: TemplateVersion[];
   version: number | null;
   onVersion(version: number | null): void;
+  /** Names the image when no file name is typed. */
+  templateName: string;
 }
 
-export function ImagePanel({ templateId, canvas, data, templateDirty, revision, versions, version, onVersion }: ImagePanelProps) {
+/** The request fields as the panel labels them, for a refusal. */
+const PLACES: Record<string, string> = { width: 'Width', quality: 'Quality', filename: 'File name', format: 'Format', modifications: 'Layers' };
+
+export function ImagePanel({ templateId, canvas, data, templateDirty, revision, versions, version, onVersion, templateName }: ImagePanelProps) {
   const layers = useLoad(async () => (await api().json<{ layers: TemplateLayer[]; warnings?: string[] }>('GET', `/v1/templates/${encodeURIComponent(templateId)}/layers`)), [templateId, revision]);
   const [edits, setEdits] = useState<Edits>({});
   const [format, setFormat] = useState<ImageFormat>('png');
@@ -80,6 +86,19 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
   const qualityNumber = Number(quality);
   const qualityInvalid = format !== 'png' && (!Number.isInteger(qualityNumber) || qualityNumber < 1 || qualityNumber > 100);
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
+  const defaultName = fileNameFrom(templateName);
+  const credits = useSession().account?.credits ?? null;
+
+  // A result or refusal answers the options it was made with: once they change it is gone.
+  const options = JSON.stringify([edits, format, width, quality, filename, version]);
+  const shownFor = useRef(options);
+  // A layout effect: gone in the same frame as the change, never shown beside the new options.
+  useLayoutEffect(() => {
+    if (shownFor.current === options) return;
+    shownFor.current = options;
+    setResult(null);
+    setError(null);
+  }, [options]);
 
   const edit = (layer: string, patch: Omit<Modification, 'name'>) => setEdits((all) => ({ ...all, [layer]: { ...all[layer], ...patch } }));
 
@@ -97,7 +116,7 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
       width: widthNumber,
       ...(format !== 'png' ? { quality: qualityNumber } : {}),
       ...(modifications.length ? { modifications } : {}),
-      ...(filename ? { filename } : {}),
+      filename: filename || defaultName,
       ...(chosen ? { version: chosen.tag } : {}),
       export_type: 'binary',
     };
@@ -116,17 +135,20 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
       if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
       blobUrl.current = URL.createObjectURL(blob);
       const extension = FORMATS.find((f) => f.id === format)!.extension;
-      setResult({ url: blobUrl.current, filename: `${filename || 'document'}.${extension}`, bytes: blob.size, type, warnings, from, number: ++renders.current });
+      setResult({ url: blobUrl.current, filename: `${filename || defaultName}.${extension}`, bytes: blob.size, type, warnings, from, number: ++renders.current });
     } catch (e) {
-      setError(describeRefusal(e));
+      setError(describeRefusal(e, (loc) => (loc[0] === 'modifications' && typeof loc[1] === 'number' ? `Layer change ${loc[1] + 1}` : (PLACES[String(loc[0])] ?? null))));
+      void refreshAccount().catch(() => undefined);
     } finally {
       setBusy(false);
     }
   };
 
   return (
-    <section class="panel run" aria-labelledby="image-title">
-      <h2 id="image-title">Render image</h2>
+    <section class="panel run" id="run-section" aria-labelledby="image-title">
+      <h2 id="image-title" tabIndex={-1}>
+        Render image
+      </h2>
       <h3>Layers</h3>
       <ErrorNotice>{layers.error?.message}</ErrorNotice>
       {templateDirty && <p class="help">Layers are read from the saved template: save to see your latest edits.</p>}
@@ -202,24 +224,31 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
             <span class="field-label">Width (px)</span>
             <input type="number" min={100} max={4000} value={width} onInput={(e) => setWidth(e.currentTarget.value)} aria-invalid={widthInvalid || undefined} />
           </label>
-          <label class="field">
-            <span class="field-label">Quality</span>
-            <input type="number" min={1} max={100} value={quality} disabled={format === 'png'} onInput={(e) => setQuality(e.currentTarget.value)} aria-invalid={qualityInvalid || undefined} />
-          </label>
+          {format !== 'png' && (
+            <label class="field">
+              <span class="field-label">Quality</span>
+              <input type="number" min={1} max={100} value={quality} onInput={(e) => setQuality(e.currentTarget.value)} aria-invalid={qualityInvalid || undefined} />
+            </label>
+          )}
         </div>
         {widthInvalid && <span class="field-error">Width is a whole number of pixels from 100 to 4000.</span>}
         {qualityInvalid && <span class="field-error">Quality is a whole number from 1 to 100.</span>}
         <label class="field">
           <span class="field-label">File name (optional, without extension)</span>
-          <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder="document" maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+          <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
           {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
         </label>
-        <p class="help">Costs 1 credit. Uses the data in the form, the modifications above and {chosen ? `the snapshot of ${from}` : templateDirty ? 'the saved template: save first to render your latest edits' : 'the saved template'}. The live preview shows the page on paper; this is the image itself.</p>
+        <p class="help">Costs 1 credit. Uses the data in the form, the modifications above and {chosen ? `the snapshot of ${from}` : templateDirty ? 'the saved template: save first to render your latest edits' : 'the saved template'}. The live preview shows the canvas as a stamped page; this is the image itself.</p>
         <button type="submit" class="button button-primary" disabled={busy || widthInvalid || qualityInvalid || filenameInvalid}>
           {busy ? 'Rendering…' : 'Render image'}
         </button>
       </form>
-      <ErrorNotice>{error}</ErrorNotice>
+      {error && (
+        <div class="notice notice-error" role="alert" data-testid="image-error">
+          <p>Not rendered. {nothingCharged(credits)}</p>
+          <p>{error}</p>
+        </div>
+      )}
       <div aria-live="polite" data-testid="image-result">
         {result && (
           <>

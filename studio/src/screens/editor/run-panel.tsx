@@ -3,15 +3,19 @@
  * as a download link or as bytes, or async as a job polled until it finishes — and the same call as
  * curl / JavaScript / Python snippets. Optionally with an e-invoice attached (einvoice-section.tsx):
  * a refused invoice shows its findings by rule instead of a generic error.
+ * A strict template's required field without a value is refused before sending (the service's rule);
+ * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
+ * refusal goes once the options it was for change.
  */
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
+import { describeLoc, refusalsOf, type DataLoc, type Refusal } from '../../lib/field-marks.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
-import type { CreateAsyncResult, CreateUrlResult, Field, Job, TemplateVersion } from '../../lib/api-types.js';
-import { FILENAME, formatDuration, jobVersionText } from '../../lib/format.js';
+import type { CreateAsyncResult, CreateUrlResult, Field, Job, TemplateVersion, ValidationIssue } from '../../lib/api-types.js';
+import { describeIssue, nothingCharged } from '../../lib/messages.js';
+import { FILENAME, fileNameFrom, formatDuration, jobVersionText } from '../../lib/format.js';
 import { missingRequired, type DataObject } from '../../lib/form-data.js';
 import type { RunMode } from '../../lib/snippets.js';
-import { ErrorNotice } from '../../components/notice.js';
 import { Link, paths } from '../../router.js';
 import { SnippetsView } from './snippets-view.js';
 import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../lib/warnings.js';
@@ -29,7 +33,12 @@ type Result =
 
 interface RunPanelProps {
   templateId: string;
+  /** Names the downloads when no file name is typed. */
+  templateName: string;
+  /** The saved template's strict mode (what Run renders with). */
+  strict: boolean;
   data: DataObject;
+  /** The form's fields (readable labels): the required-field verdict and the names of refused places. */
   fields: Field[];
   /** Form inputs whose text is refused ("Price: not a number"): nothing is generated until they are fixed. */
   inputsProblem: string | null;
@@ -38,6 +47,12 @@ interface RunPanelProps {
   /** The version to run (its number), or null for the saved draft. */
   version: number | null;
   onVersion(version: number | null): void;
+  /** The refusals of the last run about places in the data (marked in the form); [] clears them. */
+  onRefused(refusals: Refusal[]): void;
+  /** Shows the form's input for a place in the data. */
+  onShowField(loc: DataLoc): void;
+  /** Whether the form has an input for a place in the data. */
+  canShowField(loc: DataLoc): boolean;
 }
 
 /** "version 2 (prod)" or "the saved draft". */
@@ -51,7 +66,7 @@ const MODES: { id: RunMode; label: string; help: string }[] = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function RunPanel({ templateId, data, fields, inputsProblem, templateDirty, versions, version, onVersion }: RunPanelProps) {
+export function RunPanel({ templateId, templateName, strict, data, fields, inputsProblem, templateDirty, versions, version, onVersion, onRefused, onShowField, canShowField }: RunPanelProps) {
   const [mode, setMode] = useState<RunMode>('url');
   const [filename, setFilename] = useState('');
   const [busy, setBusy] = useState(false);
@@ -72,7 +87,8 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
   );
 
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
-  const missing = missingRequired(fields, data);
+  const defaultName = fileNameFrom(templateName);
+  const sentName = filename && !filenameInvalid ? filename : defaultName;
   // A version deleted since it was chosen is no longer offered: Run falls back to the draft.
   const chosen = versions.find((v) => v.version_number === version);
   const from = describeSource(chosen);
@@ -81,6 +97,23 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
   const einvoiceProblem = 'error' in resolved ? resolved.error : null;
   const attached: Attached = einvoice ? { format: einvoice.format, profile: einvoice.profile } : null;
   const xmlOnly = !!einvoice && !isHybridFormat(einvoice.format);
+  // As the service checks (documents.ts): nothing when only XML is made; `einvoice` is the service's to fill.
+  const missing = xmlOnly || chosen ? [] : missingRequired(fields, data, einvoice ? ['einvoice'] : []);
+  // The saved draft's verdict is known here; a version's fields and strictness are the service's to check.
+  const refusedForMissing = strict && missing.length > 0;
+
+  // A result or refusal answers the options it was made with: once they change it is gone.
+  const options = JSON.stringify([mode, filename, version, einvoiceDraft]);
+  const shownFor = useRef(options);
+  // A layout effect: gone in the same frame as the change, never shown beside the new options.
+  useLayoutEffect(() => {
+    if (shownFor.current === options) return;
+    shownFor.current = options;
+    setResult(null);
+    setError(null);
+    setFindings(null);
+    onRefused([]);
+  }, [options]);
 
   const pollJob = async (id: string) => {
     for (let i = 0; i < 300 && alive.current; i++) {
@@ -92,9 +125,16 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
     }
   };
 
+  /** Names a refused place as the screen does: a field of the form, rows counted from 1. */
+  const place = (loc: readonly (string | number)[]): string | null => {
+    if (loc[0] === 'data') return describeLoc(fields, loc.slice(1));
+    if (loc[0] === 'einvoice' && loc[1] === 'invoice') return describeLoc(einvoiceDraft.source === 'data' ? fields : [], loc.slice(2));
+    return null;
+  };
+
   const generate = async (event: Event) => {
     event.preventDefault();
-    if (filenameInvalid || einvoiceProblem) return;
+    if (filenameInvalid || einvoiceProblem || refusedForMissing) return;
     if (inputsProblem) {
       setError(`Not generated, nothing charged: ${inputsProblem}. Fix the form first.`);
       return;
@@ -103,8 +143,10 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
     setError(null);
     setResult(null);
     setFindings(null);
+    onRefused([]);
     // The tag names the version as a client would; tags are unique per template.
-    const base = { template_id: templateId, data, ...(filename && mode !== 'binary' ? { filename } : {}), ...(chosen ? { version: chosen.tag } : {}), ...(einvoice ? { einvoice } : {}) };
+    const sent = data;
+    const base = { template_id: templateId, data, filename: sentName, ...(chosen ? { version: chosen.tag } : {}), ...(einvoice ? { einvoice } : {}) };
     try {
       if (mode === 'url') {
         const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
@@ -117,7 +159,7 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
         const blob = new Blob([await response.blob()], { type: xml ? 'application/xml' : 'application/pdf' });
         if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
         blobUrl.current = URL.createObjectURL(blob);
-        const name = `${filename || 'document'}.${xml ? 'xml' : 'pdf'}`;
+        const name = `${sentName}.${xml ? 'xml' : 'pdf'}`;
         setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings, einvoice: attached });
         const a = document.createElement('a');
         a.href = blobUrl.current;
@@ -134,19 +176,26 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
       if (!alive.current) return;
       // A refused e-invoice: its findings by rule (anything else the 422 names stays a plain error).
       const refused = e instanceof ApiError && e.status === 422 ? einvoiceFindings(e.body) : null;
+      const rest = refused ? refused.rest : e instanceof ApiError && e.status === 422 ? ((e.body as { detail?: ValidationIssue[] }).detail ?? []) : [];
+      // The places in the data the refusal is about, marked at the form's fields while their values stay.
+      const inData = rest.filter((i) => i.loc[0] === 'body' && i.loc[1] === 'data').map((i) => ({ loc: i.loc.slice(2), message: `Run refused it: ${describeIssue({ ...i, loc: [] })}.` }));
+      const inInvoice = refused && einvoiceDraft.source === 'data' ? refused.rules.flatMap((r) => r.findings.filter((f) => f.invoiceLoc).map((f) => ({ loc: f.invoiceLoc!, message: `The e-invoice was refused here: ${f.message} (${r.rule}).` }))) : [];
+      onRefused(refusalsOf([...inData, ...inInvoice], sent));
       if (refused) {
         setFindings({ rules: refused.rules, json: einvoiceDraft.source === 'json' ? einvoiceDraft.json : null });
-        if (refused.rest.length > 0) setError(describeRefusal(new ApiError(422, { detail: refused.rest })));
-        void refreshAccount().catch(() => undefined);
-      } else setError((e as Error).message);
+        if (refused.rest.length > 0) setError(describeRefusal(new ApiError(422, { detail: refused.rest }), place));
+      } else setError(describeRefusal(e, place));
+      void refreshAccount().catch(() => undefined);
     } finally {
       if (alive.current) setBusy(false);
     }
   };
 
   return (
-    <section class="panel run" aria-labelledby="run-title">
-      <h2 id="run-title">Run</h2>
+    <section class="panel run" id="run-section" aria-labelledby="run-title">
+      <h2 id="run-title" tabIndex={-1}>
+        Run
+      </h2>
       <form onSubmit={generate} class="run-form">
         <VersionSelect versions={versions} chosen={chosen} onVersion={onVersion} />
         <fieldset class="radio-group">
@@ -159,26 +208,41 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
           ))}
         </fieldset>
         <p class="help">{MODES.find((m) => m.id === mode)?.help} Costs 1 credit. Uses the data in the form and {chosen ? `the snapshot of ${from}` : templateDirty ? 'the saved template: save first to run your latest edits' : 'the saved template'}.</p>
-        {mode !== 'binary' && (
-          <label class="field">
-            <span class="field-label">File name (optional, without .pdf)</span>
-            <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder="document" maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
-            {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
-          </label>
-        )}
+        <label class="field">
+          <span class="field-label">File name (optional, without .pdf)</span>
+          <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+          {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
+        </label>
         {inputsProblem && (
           <p class="notice notice-error" data-testid="run-inputs-problem">
             {inputsProblem}: fix the form before generating.
           </p>
         )}
-        {missing.length > 0 && <p class="notice notice-warning">Required fields without a value: {missing.map((f) => f.label).join(', ')}.</p>}
+        {refusedForMissing ? (
+          <p class="notice notice-error" data-testid="run-required">
+            Not generated while {missing.map((f) => f.label).join(', ')} {missing.length === 1 ? 'is' : 'are'} empty: the template is strict and requires {missing.length === 1 ? 'it' : 'them'} (marked in the form). Nothing is charged.
+          </p>
+        ) : (
+          missing.length > 0 && (
+            <p class="notice notice-warning" data-testid="run-required">
+              Required fields without a value: {missing.map((f) => f.label).join(', ')}. The document prints blanks there, with a warning.
+            </p>
+          )
+        )}
         <EInvoiceSection draft={einvoiceDraft} onChange={setEInvoiceDraft} data={data} problem={einvoiceProblem} findings={findings?.json != null ? findings : null} />
-        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem}>
+        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem || refusedForMissing}>
           {busy ? 'Generating…' : xmlOnly ? 'Generate XML' : 'Generate PDF'}
         </button>
       </form>
-      <ErrorNotice>{error}</ErrorNotice>
-      {findings && <EInvoiceFindings rules={findings.rules} credits={credits} />}
+      {error && (
+        <div class="notice notice-error" role="alert" data-testid="run-error">
+          <p>
+            Not generated. {nothingCharged(credits)}
+          </p>
+          <p>{error}</p>
+        </div>
+      )}
+      {findings && <EInvoiceFindings rules={findings.rules} credits={credits} fields={einvoiceDraft.source === 'data' ? fields : []} onShowField={onShowField} canShowField={einvoiceDraft.source === 'data' ? canShowField : () => false} />}
       <div aria-live="polite" class="run-result" data-testid="run-result">
         {result?.kind === 'url' && (
           <p class="notice notice-success">
@@ -214,7 +278,7 @@ export function RunPanel({ templateId, data, fields, inputsProblem, templateDirt
           </div>
         )}
       </div>
-      <SnippetsView templateId={templateId} data={data} mode={mode} filename={filename && !filenameInvalid ? filename : undefined} version={chosen?.tag} einvoice={einvoice ?? undefined} />
+      <SnippetsView templateId={templateId} data={data} mode={mode} filename={sentName} version={chosen?.tag} einvoice={einvoice ?? undefined} />
     </section>
   );
 }

@@ -6,7 +6,7 @@
 import { useMemo } from 'preact/hooks';
 import { CodeEditor } from '../../components/code-editor.js';
 import { TabPanel, Tabs, type TabItem } from '../../components/tabs.js';
-import { describeProblem, isStale, type CodePane, type Problem } from '../../lib/problems.js';
+import { describeProblem, isStale, knownNames, type CodePane, type Problem } from '../../lib/problems.js';
 import { PageSetupForm } from './page-setup-form.js';
 import type { TemplateKind } from '../../lib/api-types.js';
 import { invalidCanvas, invalidMargins, paneSources, paperProblem, type Draft } from './use-template-draft.js';
@@ -61,8 +61,8 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
   ];
 
   return (
-    <section class="panel" aria-labelledby="template-panes-title">
-      <h2 id="template-panes-title" class="visually-hidden">
+    <section class="panel" id="template-section" aria-labelledby="template-panes-title">
+      <h2 id="template-panes-title" class="visually-hidden" tabIndex={-1}>
         Template
       </h2>
       <Tabs idPrefix="tpl" label="Template parts" tabs={tabs} selected={selected} onSelect={onSelect} />
@@ -82,11 +82,27 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
             />
             {paneProblems.length > 0 && (
               <ul class="problems" id={`problems-${pane.id}`} aria-label={`${pane.label} problems`}>
-                {paneProblems.map((p, i) => (
-                  <li key={i} data-line={p.line ?? ''}>
-                    {describeProblem(p)}
-                  </li>
-                ))}
+                {paneProblems.map((p, i) => {
+                  const known = knownNames(p);
+                  return (
+                    <li key={i} data-line={p.line ?? ''}>
+                      {describeProblem(p)}
+                      {known && (
+                        <details class="known-names">
+                          <summary>The {known.kind === 'filter' ? 'filters' : 'tests'} you can use ({known.names.length})</summary>
+                          <p>
+                            {known.names.map((name, j) => (
+                              <span key={name}>
+                                {j > 0 && ', '}
+                                <code>{name}</code>
+                              </span>
+                            ))}
+                          </p>
+                        </details>
+                      )}
+                    </li>
+                  );
+                })}
               </ul>
             )}
           </TabPanel>

@@ -36,15 +36,22 @@ export interface PreviewState {
   warnings: DocumentWarning[];
   /** The count X-Pressroom-Warnings gave (may exceed `warnings` when the details were cut). */
   warningCount: number;
+  /** Why the data is refused although the text rendered (status `error`): see `refusedReason`. */
+  refusal: string | null;
 }
 
-const INITIAL: PreviewState = { status: 'idle', url: null, version: 0, message: null, problems: [], renderedAt: null, warnings: [], warningCount: 0 };
+const INITIAL: PreviewState = { status: 'idle', url: null, version: 0, message: null, problems: [], renderedAt: null, warnings: [], warningCount: 0, refusal: null };
 
 const sourcesOf = (input: PreviewInput): Record<CodePane, string> => ({ html: input.html, css: input.css, header_html: input.page.header_html ?? '', footer_html: input.page.footer_html ?? '' });
 
-/** `pausedReason` set (e.g. invalid JSON) holds the preview without sending anything. */
-export function usePreview(input: PreviewInput, options: { delayMs?: number; pausedReason?: string | null } = {}): PreviewState {
-  const { delayMs = 800, pausedReason = null } = options;
+/**
+ * `pausedReason` set (e.g. invalid JSON) holds the preview without sending anything. `refusedReason`
+ * (a strict template's required field without a value, which the API refuses at every door but
+ * cannot check on unsaved text) fails the preview with that reason, the verdict Run would get; the
+ * text is still rendered, so the template's own problems are still found at their lines.
+ */
+export function usePreview(input: PreviewInput, options: { delayMs?: number; pausedReason?: string | null; refusedReason?: string | null } = {}): PreviewState {
+  const { delayMs = 800, pausedReason = null, refusedReason = null } = options;
   const [state, setState] = useState<PreviewState>(INITIAL);
   const [retryNonce, setRetryNonce] = useState(0);
   const urlRef = useRef<string | null>(null);
@@ -57,9 +64,10 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
       setState((s) => ({ ...s, status: 'paused', message: pausedReason }));
       return;
     }
+
     const controller = new AbortController();
     let retryTimer: ReturnType<typeof setTimeout> | undefined;
-    setState((s) => ({ ...s, status: 'waiting', message: null }));
+    setState((s) => ({ ...s, status: 'waiting', message: null, refusal: null }));
     const timer = setTimeout(async () => {
       setState((s) => ({ ...s, status: 'rendering' }));
       try {
@@ -72,7 +80,7 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
         if (urlRef.current) URL.revokeObjectURL(urlRef.current);
         urlRef.current = url;
         lastGood.current = sourcesOf(input);
-        setState((s) => ({ status: 'ready', url, version: s.version + 1, message: null, problems: [], renderedAt: new Date(), warnings, warningCount: count }));
+        setState((s) => ({ status: refusedReason ? 'error' : 'ready', url, version: s.version + 1, message: null, problems: [], renderedAt: new Date(), warnings, warningCount: count, refusal: refusedReason }));
       } catch (error) {
         if (controller.signal.aborted || (error as Error).name === 'AbortError') return;
         if (error instanceof ApiError && error.status === 429) {
@@ -84,7 +92,7 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
         const sources = sourcesOf(input);
         const found = error instanceof ApiError && error.status === 422 ? problemsFromBody(error.body, onlyChangedPane(lastGood.current, sources)) : [];
         const problems = withSources(found, sources);
-        setState((s) => ({ ...s, status: 'error', message: (error as Error).message, problems }));
+        setState((s) => ({ ...s, status: 'error', message: (error as Error).message, problems, refusal: refusedReason }));
       }
     }, delayMs);
     return () => {
@@ -94,7 +102,7 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
     };
     // `key` stands for `input`.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [key, delayMs, pausedReason, retryNonce]);
+  }, [key, delayMs, pausedReason, refusedReason, retryNonce]);
 
   useEffect(
     () => () => {

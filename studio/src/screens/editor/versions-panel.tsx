@@ -95,9 +95,11 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
   };
 
   return (
-    <section class="panel versions" aria-labelledby="versions-title">
+    <section class="panel versions" id="versions-section" aria-labelledby="versions-title">
       <div class="panel-head">
-        <h2 id="versions-title">Versions</h2>
+        <h2 id="versions-title" tabIndex={-1}>
+          Versions
+        </h2>
         {versions && <span class="muted">{versions.length === 0 ? 'None yet' : `${versions.length} saved`}</span>}
       </div>
       <p class="help">
