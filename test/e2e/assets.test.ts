@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
 import { pdfTool } from '../support/pdf-tools.js';
-import { startTestApp, until, type TestApp } from '../support/test-app.js';
+import { ADMIN_TOKEN, startTestApp, until, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
@@ -75,6 +75,19 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
     expect((await t.request('DELETE', '/v1/assets/site.css', { apiKey: alice.apiKey })).body).toEqual({ success: true });
     expect((await t.request('GET', '/v1/assets/site.css', { apiKey: alice.apiKey })).body.error).toBe('NOT_FOUND');
     expect((await list()).map((a) => a.name)).toEqual(['brand/logo.png']);
+  });
+
+  it('refuses access tokens: the library takes the API key only (issue 37)', async () => {
+    const issued = await t.request('POST', `/v1/admin/accounts/${alice.accountId}/access-tokens`, { bearer: ADMIN_TOKEN, body: { ttl_seconds: 120 } });
+    expect(issued.status).toBe(201);
+    const token = issued.body.access_token as string;
+    expect((await t.request('GET', '/v1/account', { bearer: token })).status).toBe(200);
+    for (const path of ['/v1/assets', '/v1/assets/brand/logo.png']) {
+      const res = await t.request('GET', path, { bearer: token });
+      expect(res.status, path).toBe(401);
+      expect(res.body).toEqual({ error: 'UNAUTHORIZED', message: expect.stringContaining('access tokens are accepted only on GET /v1/templates,') });
+      expect((await t.request('GET', path, { apiKey: alice.apiKey })).status, path).toBe(200);
+    }
   });
 
   it('refuses bad names and types (422) and stores nothing', async () => {
