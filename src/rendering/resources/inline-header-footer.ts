@@ -29,8 +29,8 @@ const LOADABLE = /^(https?:\/\/)/i;
 
 /**
  * Most characters a header or footer may have once its resources are inlined. Chromium lays the
- * part out again on every page (docs/performance-log.md: ~0.65 s per page per 4 MiB on a loaded
- * 2-core machine), so a few MiB is what a header can carry: a logo and a brand font, with room.
+ * part out again on every page (bench/header-cost.ts, docs/performance-log.md), so a few MiB is
+ * what a header can carry: a logo and a brand font, with room.
  */
 export const HEADER_FOOTER_MAX_CHARS = 4 * 1024 * 1024;
 
@@ -73,6 +73,8 @@ interface CssText {
 /** The header or footer with its resources inlined; `undefined`/empty stays as it is. */
 export async function inlineHeaderFooter(html: string | undefined, options: InlineOptions): Promise<InlinedPart> {
   if (html === undefined || html.trim() === '') return { html, preload: '' };
+  // The bound is on the part as Chromium gets it, whatever it carries: checked before it is parsed too.
+  if (html.length > HEADER_FOOTER_MAX_CHARS) throw headerFooterTooLarge(options.part, html.length, HEADER_FOOTER_MAX_CHARS);
   const { documentHtml, resources } = options;
   const needsWork = /<img|url\(/i.test(html) || /@font-face/i.test(documentHtml) || /@font-face/i.test(html);
   if (!needsWork) return { html, preload: '' };
