@@ -80,7 +80,7 @@ describe('an asset used many times in a header or footer (issue 37), against a r
     const res = await whileAnswering(() => api('POST', '/v1/templates/preview', { html: '<p>Body</p>', page: { header_html: uses('amp10.png', 350), margin: { top: '20mm' } } }));
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(422);
     expect(res.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'header_footer', part: 'header' });
-    expect(res.body.message).toMatch(/^The page header \(page\.header_html\) would take 4\.\d GiB once its images and fonts are written into it, more than the 4 MiB a header or footer may carry/);
+    expect(res.body.message).toMatch(/^The page header \(page\.header_html\) would be \d+ characters \(4\.\d GiB\) once its images and fonts are written into it, more than the 4194304 \(4 MiB\) a header or footer may carry/);
   }, 120_000);
 
   it.each([2_000, 14_000])('a generated PDF whose footer uses a 256 KiB asset %i times: 422 naming the bound, not charged', async (n) => {
@@ -88,7 +88,7 @@ describe('an asset used many times in a header or footer (issue 37), against a r
     const res = await generate({ footer_html: uses('amp256.png', n), margin: { bottom: '20mm' } });
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(422);
     expect(res.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'header_footer', part: 'footer' });
-    expect(res.body.message).toContain('more than the 4 MiB a header or footer may carry');
+    expect(res.body.message).toContain('more than the 4194304 (4 MiB) a header or footer may carry');
     expect(await balance()).toBe(before);
   }, 120_000);
 

@@ -54,7 +54,7 @@ export function tooMuchMemory(limitMb: number): AppError {
 export function headerFooterTooLarge(part: 'header' | 'footer', chars: number, limitChars: number): AppError {
   return new AppError(
     'DOCUMENT_TOO_LARGE',
-    `The page ${part} (page.${part}_html) would take ${formatBytes(chars)} once its images and fonts are written into it, more than the ${formatBytes(limitChars)} a header or footer may carry. ` +
+    `The page ${part} (page.${part}_html) would be ${chars} characters (${formatBytes(chars)}) once its images and fonts are written into it, more than the ${limitChars} (${formatBytes(limitChars)}) a header or footer may carry. ` +
       `Chromium's ${part} loads nothing, so every use of an image or font in it carries the whole file: use each one once, make it smaller, or put it in the body.`,
     { details: { bound: 'header_footer', part, chars, limitChars } },
   );
