@@ -9,7 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, type Cluster } from '../support/cluster.js';
 import { DIALECTS } from '../support/databases.js';
 import { pdfTool } from '../support/pdf-tools.js';
 import { ADMIN_TOKEN, startTestApp, until, type TestApp } from '../support/test-app.js';
@@ -186,5 +188,39 @@ describe.each(DIALECTS)('the account quota under concurrent uploads on %s', (dia
     const again = await upload(account.apiKey, listed[0]!.name);
     expect(again.status, JSON.stringify(again.body)).toBe(201);
     expect(storedFiles(account.accountId)).toBe(4);
+  });
+});
+
+/** The same across processes: two `serve` processes on one database and one store, ten uploads each at once. */
+describe.each(DIALECTS)('the account quota across two service processes on %s', (dialect) => {
+  const QUOTA = 1024 * 1024;
+  const SIZE = 250 * 1024;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    cluster = await startCluster({
+      alls: 2,
+      database: dialect,
+      storage: 'local',
+      env: { PRESSROOM_ASSET_MAX_BYTES: String(256 * 1024), PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA), PRESSROOM_RENDER_CONCURRENCY: '1' },
+    });
+  }, 240_000);
+  afterAll(async () => cluster?.close());
+
+  it('twenty 250 KiB uploads split over both processes: four stored, the rest 413', async () => {
+    const account = await cluster.createAccount({ credits: 5, plan: 'enterprise' });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const form = new FormData();
+        form.append('file', new Blob([new Uint8Array(Buffer.concat([PNG.subarray(0, 8), randomBytes(SIZE - 8)]))], { type: 'image/png' }), `logo-${i}.png`);
+        const res = await fetch(`${cluster.alls[i % 2]!.baseUrl}/v1/assets`, { method: 'POST', headers: { 'x-api-key': account.apiKey }, body: form });
+        return res.status;
+      }),
+    );
+    expect(answers.sort(), `statuses ${answers.join(',')}`).toEqual([...Array(4).fill(201), ...Array(16).fill(413)]);
+    const listed = (await cluster.alls[1]!.request('GET', '/v1/assets', { apiKey: account.apiKey })).body.assets as { size: number }[];
+    expect(listed.reduce((sum, a) => sum + a.size, 0)).toBe(4 * SIZE);
+    const dir = join(fileURLToPath(cluster.env.PRESSROOM_STORAGE_URL!), 'assets', account.accountId);
+    expect(readdirSync(dir)).toHaveLength(4);
   });
 });
