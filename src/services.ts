@@ -124,7 +124,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const blobs = createBlobStore(config.storage.url);
     releasers.push(() => blobs.close());
     // The asset library (issue 13) and the remote images, fonts and stylesheets documents load.
-    const assets = createAssetService({ db: database.db, blobs, limits: config.assets, logger: logger.child({ component: 'assets' }) });
+    const assets = createAssetService({ db: database.db, dialect: database.dialect, blobs, limits: config.assets, logger: logger.child({ component: 'assets' }) });
     const remoteResources = createRemoteResourceFetcher({ ...config.remoteResources, logger: logger.child({ component: 'remote-resources' }), onOutcome: (outcome) => metrics.remoteResource(outcome) });
     releasers.push(() => remoteResources.close());
     // The browser starts on first use (admin commands never launch it); `serve` warms it up.

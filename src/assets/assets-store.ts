@@ -1,5 +1,6 @@
 /** SQL for the asset library. */
-import type { DbOrTx } from '../db/database.js';
+import { sql } from 'kysely';
+import type { Dialect, DbOrTx, Tx } from '../db/database.js';
 import type { AssetsTable } from '../db/schema.js';
 
 export async function findAsset(db: DbOrTx, accountId: string, name: string): Promise<AssetsTable | undefined> {
@@ -19,6 +20,18 @@ export async function accountBytes(db: DbOrTx, accountId: string, exceptName: st
     .where('name', '!=', exceptName)
     .executeTakeFirst();
   return Number(row?.total ?? 0);
+}
+
+/**
+ * Makes `trx` the only transaction writing `accountId`'s assets until it ends, so that its quota
+ * check and its insert are one step (issue 37: twenty concurrent uploads each saw room for itself).
+ * SQLite: nothing to do, BEGIN IMMEDIATE (database.ts) already holds the one write lock, across
+ * processes too. PostgreSQL: a transaction-scoped advisory lock on the account; READ COMMITTED
+ * alone would let two transactions each sum the other's row out.
+ */
+export async function lockAccountAssets(trx: Tx, dialect: Dialect, accountId: string): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`pressroom.assets:${accountId}`}, 0))`.execute(trx);
 }
 
 /** Inserts the asset, or replaces the row of the same account and name. */

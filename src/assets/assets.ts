@@ -9,7 +9,7 @@
  * replaced or deleted asset is never served from a stale cache.
  */
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/database.js';
+import { withTransaction, type Db, type Dialect } from '../db/database.js';
 import type { AssetsTable } from '../db/schema.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
@@ -92,8 +92,8 @@ function mib(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }
 
-export function createAssetService(deps: { db: Db; blobs: BlobStore; limits: AssetLimits; logger: Logger }): AssetService {
-  const { db, blobs, limits, logger } = deps;
+export function createAssetService(deps: { db: Db; dialect: Dialect; blobs: BlobStore; limits: AssetLimits; logger: Logger }): AssetService {
+  const { db, dialect, blobs, limits, logger } = deps;
   const cache = new ByteBudgetCache<{ body: Buffer; contentType: string }>(limits.cacheBytes);
 
   async function loadBytes(row: AssetsTable): Promise<Buffer | undefined> {
@@ -104,6 +104,15 @@ export function createAssetService(deps: { db: Db; blobs: BlobStore; limits: Ass
     const body = await toBuffer(blob.body);
     cache.set(row.storage_key, { body, contentType: row.content_type }, body.length);
     return body;
+  }
+
+  /** 413 when `size` more bytes would take the account's assets (`used` without the one replaced) past its quota. */
+  function checkQuota(used: number, size: number): void {
+    if (used + size <= limits.accountMaxBytes) return;
+    throw new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `This account's assets would take ${used + size} bytes; the limit is ${limits.accountMaxBytes} bytes (${mib(limits.accountMaxBytes)}, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES). Delete assets you no longer use.`,
+    );
   }
 
   function notFound(name: string): AppError {
@@ -127,14 +136,8 @@ export function createAssetService(deps: { db: Db; blobs: BlobStore; limits: Ass
       if (declared && declared !== contentType && !(declared === 'image/jpg' && contentType === 'image/jpeg') && !(declared === 'application/octet-stream')) {
         throw new ValidationError([{ loc: upload.nameLoc ? [...upload.nameLoc.slice(0, -1), 'content_type'] : ['body', 'content_type'], msg: `content_type says ${declared} but the bytes are ${contentType}`, type: 'value_error' }]);
       }
-      const used = await store.accountBytes(db, accountId, upload.name);
-      if (used + upload.bytes.length > limits.accountMaxBytes) {
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `This account's assets would take ${used + upload.bytes.length} bytes; the limit is ${limits.accountMaxBytes} bytes (${mib(limits.accountMaxBytes)}, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES). Delete assets you no longer use.`,
-        );
-      }
-      const previous = await store.findAsset(db, accountId, upload.name);
+      // A first look before the bytes are stored, so an upload plainly over the quota stores nothing.
+      checkQuota(await store.accountBytes(db, accountId, upload.name), upload.bytes.length);
       const now = Date.now();
       const row: AssetsTable = {
         account_id: accountId,
@@ -143,7 +146,7 @@ export function createAssetService(deps: { db: Db; blobs: BlobStore; limits: Ass
         size: upload.bytes.length,
         sha256: createHash('sha256').update(upload.bytes).digest('hex'),
         storage_key: `assets/${accountId}/${randomId(24)}`,
-        created_at: previous?.created_at ?? now,
+        created_at: now,
         updated_at: now,
       };
       try {
@@ -151,16 +154,23 @@ export function createAssetService(deps: { db: Db; blobs: BlobStore; limits: Ass
       } catch (error) {
         throw new AppError('STORAGE_ERROR', 'The asset could not be stored; retry the request.', { cause: error });
       }
+      let previous: AssetsTable | undefined;
       try {
-        await store.upsertAsset(db, row);
+        // The check that counts: in one transaction with the insert, the account's assets locked.
+        previous = await withTransaction(db, async (trx) => {
+          await store.lockAccountAssets(trx, dialect, accountId);
+          checkQuota(await store.accountBytes(trx, accountId, upload.name), upload.bytes.length);
+          const replaced = await store.findAsset(trx, accountId, upload.name);
+          await store.upsertAsset(trx, { ...row, created_at: replaced?.created_at ?? now });
+          return replaced;
+        });
       } catch (error) {
         await blobs.delete(row.storage_key).catch(() => {});
         throw error;
       }
       // The old bytes go after the row points at the new ones; a render in between still finds either.
       if (previous) await blobs.delete(previous.storage_key).catch((error: unknown) => logger.warn({ err: error, key: previous.storage_key }, 'could not delete a replaced asset'));
-      const stored = await store.findAsset(db, accountId, upload.name);
-      return view(stored ?? row);
+      return view({ ...row, created_at: previous?.created_at ?? now });
     },
 
     async list(accountId) {

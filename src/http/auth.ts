@@ -4,7 +4,8 @@
  * A route says what it accepts with `config.auth`:
  * - `api_key`: the `x-api-key` header (or `Authorization: Bearer <api key>`, for clients generated from the
  *   OpenAPI bearer scheme);
- * - `read`: the same, or a JWT access token as `Authorization: Bearer <token>` (the four read-only endpoints);
+ * - `read`: the same, or a JWT access token as `Authorization: Bearer <token>`: only the endpoints a
+ *   template picker or input form needs (TOKEN_ENDPOINTS; the asset library is not one of them);
  * - `admin`: `Authorization: Bearer $PRESSROOM_ADMIN_TOKEN`;
  * - `public`: nothing (health, docs, signed download links).
  */
@@ -16,6 +17,9 @@ import { safeEqual } from '../shared/crypto.js';
 import { AppError } from '../shared/errors.js';
 
 export type AuthMode = 'api_key' | 'read' | 'admin' | 'public';
+
+/** The endpoints with `read` auth, as error messages and the README name them. */
+export const TOKEN_ENDPOINTS = 'GET /v1/templates, GET /v1/templates/{id}/fields, GET /v1/templates/{id}/layers, GET /v1/account and GET /v1/account/transactions';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -56,7 +60,7 @@ async function resolveCaller(request: FastifyRequest, mode: 'api_key' | 'read', 
       throw new AppError('UNAUTHORIZED', 'The API key is invalid or revoked.');
     }
     if (mode !== 'read') {
-      throw new AppError('UNAUTHORIZED', 'This endpoint needs an API key in the x-api-key header; access tokens are accepted on read-only endpoints only.');
+      throw new AppError('UNAUTHORIZED', `This endpoint needs an API key in the x-api-key header; access tokens are accepted only on ${TOKEN_ENDPOINTS}.`);
     }
     const caller = await accounts.authenticateAccessToken(bearer);
     if (caller) return caller;

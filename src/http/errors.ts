@@ -83,11 +83,11 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   const details = error.details;
   if (!details) return undefined;
   const out: Record<string, unknown> = {};
-  // Template errors: which part (html, css, header, footer), line and column, as fields (issue 13).
+  // Template errors (and the header/footer bound): which part (html, css, header, footer), line and column, as fields (issue 13).
   if (typeof details.part === 'string') out.part = details.part;
   if (details.line !== undefined) out.line = details.line;
   if (details.column !== undefined) out.column = details.column;
-  // DOCUMENT_TOO_LARGE: which bound (bytes, pages, image_pixels, memory, layers), for clients that branch on it.
+  // DOCUMENT_TOO_LARGE: which bound (bytes, pages, image_pixels, memory, layers, header_footer), for clients that branch on it.
   if (typeof details.bound === 'string') out.bound = details.bound;
   return Object.keys(out).length > 0 ? out : undefined;
 }

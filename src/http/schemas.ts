@@ -20,11 +20,11 @@ export const CodedError = Type.Object(
   {
     error: Type.String({ description: 'Stable error code, e.g. TEMPLATE_NOT_FOUND' }),
     message: Type.String({ description: 'What failed and how to fix it' }),
-    part: Type.Optional(StringEnum(['html', 'css', 'header', 'footer'] as const, { description: 'For template errors: the template part (html, css, page.header_html, page.footer_html) the line and column refer to' })),
+    part: Type.Optional(StringEnum(['html', 'css', 'header', 'footer'] as const, { description: 'For template errors: the template part (html, css, page.header_html, page.footer_html) the line and column refer to; for DOCUMENT_TOO_LARGE with bound header_footer: the part past it' })),
     line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
     column: Type.Optional(Type.Integer({ description: 'Column on that line, where the template engine knows it' })),
     bound: Type.Optional(
-      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers'] as const, { description: 'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on)' }),
+      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers', 'header_footer'] as const, { description: 'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on)' }),
     ),
   },
   { $id: 'CodedError', description: 'Coded error' },

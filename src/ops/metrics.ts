@@ -64,7 +64,7 @@ export interface Metrics {
   readonly registry: Registry;
   httpRequest(input: { method: string; route: string; status: number; seconds: number }): void;
   render(input: { kind: 'document' | 'preview' | 'image'; outcome: string; seconds: number }): void;
-  /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels or memory. */
+  /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels, memory or header_footer. */
   documentBoundHit(bound: string): void;
   /** One PDF through compaction (rendering/pdf-compaction.ts): how it ended, its size before and after, the time taken. */
   /** `spooled`: the PDF was compacted from a spool file (a long one, storage/spool.ts), not in memory. */
@@ -131,7 +131,7 @@ export function createMetrics(): Metrics {
   });
   const documentBoundsHit = new Counter({
     name: 'pressroom_document_bounds_hit_total',
-    help: 'Renders stopped with DOCUMENT_TOO_LARGE, by the bound the document went past: bytes, pages, image_pixels, memory or layers',
+    help: 'Renders stopped with DOCUMENT_TOO_LARGE, by the bound the document went past: bytes, pages, image_pixels, memory, layers or header_footer',
     labelNames: ['bound'] as const,
     registers,
   });

@@ -274,8 +274,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const printed = await this.#run(req, warnings, async (html, parts, generation, slot, signal, slotStarted, resources) => {
       slotStartedAt = slotStarted;
       // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
-      const header = await inlineHeaderFooter(parts.header, html, resources);
-      const footer = await inlineHeaderFooter(parts.footer, html, resources);
+      const header = await inlineHeaderFooter(parts.header, { part: 'header', documentHtml: html, resources });
+      const footer = await inlineHeaderFooter(parts.footer, { part: 'footer', documentHtml: html, resources });
       const params = buildPrintParams({ page: req.template.page, headerHtml: header.html, footerHtml: footer.html, maxPages, tagged: req.tagged });
       const checkLength = req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
       const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.preview ? undefined : spill };

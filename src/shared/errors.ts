@@ -33,7 +33,7 @@ export type ErrorCode =
   | 'TEMPLATE_RENDER_ERROR'
   | 'TEMPLATE_TIMEOUT'
   | 'TEMPLATE_OUTPUT_TOO_LARGE'
-  /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels or Chromium memory (rendering/chromium/document-bounds.ts). */
+  /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels, Chromium memory or an inlined header/footer (rendering/chromium/document-bounds.ts). */
   | 'DOCUMENT_TOO_LARGE'
   | 'RENDER_TIMEOUT'
   /** A synchronous request whose document is estimated, after layout, to print past the render deadline: use create-async (docs/rendering.md "Long documents"). */

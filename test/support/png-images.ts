@@ -31,6 +31,23 @@ export function solidPng(width: number, height: number, grey: number): Buffer {
   return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
 }
 
+/**
+ * A 1-bit PNG of `width` × `height` white pixels: 900 megapixels in ~160 kB, and its raw rows an
+ * eighth of an 8-bit image's (112 MB for 30,000 × 30,000), so it is made in a fraction of a second.
+ */
+export function bilevelPng(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 1; // bit depth
+  header[9] = 0; // greyscale
+  const rowBytes = Math.ceil(width / 8) + 1;
+  const raw = Buffer.alloc(rowBytes * height, 0xff);
+  for (let y = 0; y < height; y++) raw[y * rowBytes] = 0; // filter: none
+  const pixels = deflateSync(raw, { level: 9, strategy: constants.Z_RLE });
+  return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
+}
+
 /** An RGB PNG of random pixels: it compresses to nothing, in the PNG or in the PDF. */
 export function noisePng(width: number, height: number): Buffer {
   const header = Buffer.alloc(13);

@@ -2,7 +2,8 @@
  * The asset library (docs/assets.md): `POST /v1/assets` (multipart/form-data with a `file` part and
  * an optional `name`, or JSON `{name, content_base64, content_type?}`), `GET /v1/assets`,
  * `GET /v1/assets/{name}` (the bytes), `DELETE /v1/assets/{name}`. Names may contain `/`, so the
- * name routes are wildcards. Free of charge.
+ * name routes are wildcards. Free of charge. API keys only: an access token is for template pickers
+ * and input forms (docs/assets.md), and an account's files — licensed fonts among them — are neither.
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -91,7 +92,7 @@ export function assetRoutes(app: FastifyInstance, deps: { assets: AssetService; 
     });
 
     typed.get('/v1/assets', {
-      config: { auth: 'read' },
+      config: { auth: 'api_key' },
       schema: {
         tags: ['Assets'],
         operationId: 'listAssets',
@@ -103,7 +104,7 @@ export function assetRoutes(app: FastifyInstance, deps: { assets: AssetService; 
     });
 
     typed.get('/v1/assets/*', {
-      config: { auth: 'read' },
+      config: { auth: 'api_key' },
       schema: {
         tags: ['Assets'],
         operationId: 'getAsset',

@@ -92,6 +92,7 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
     const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: params.scripts }, all);
     // A single-use page: its resources stay set until it is closed.
     closedRoom.resources = params.resources;
+    params.resources?.review?.(html);
     await raceSignal(session.send('Emulation.setDeviceMetricsOverride', { ...params.viewport, deviceScaleFactor: params.scale, mobile: false }), all);
     await loads.reached(1);
     step = 'load document';

@@ -42,6 +42,14 @@ export interface DocumentResources {
    * outside our own fake origins); `undefined` refuses it. It records its own warnings.
    */
   load(url: string, resourceType: string, signal?: AbortSignal): Promise<AssetResponse | undefined>;
+  /**
+   * Called with the document's HTML before it is loaded: warns about the resource URLs in it that can
+   * never load by their form (a user name or password, a private address literal, not a valid URL).
+   * Chromium refuses some of those itself, without asking `load`, so they would pass unseen.
+   */
+  review?(html: string): void;
+  /** An image the document loaded that Chromium could not decode: it prints as a broken image. */
+  undecodedImage?(url: string): void;
 }
 
 /** A document served from memory at one of our fake origins. */

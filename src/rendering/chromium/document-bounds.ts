@@ -1,14 +1,14 @@
 /**
  * The bounds on what one document may cost (issue 15: 960 bytes of SVG became a 99 MB PDF, four
  * small PNGs a 400 MB one that ended the process, one PNG took a Chromium process to 3.1 GB).
- * Each is a setting; a document past one fails with `DOCUMENT_TOO_LARGE` (422, refunded like every
- * failed render) and a message naming the bound and its setting. docs/rendering.md "Bounded
+ * Each is a setting (the header/footer bound a constant, issue 37); a document past one fails with
+ * `DOCUMENT_TOO_LARGE` (422, refunded like every failed render) and a message naming the bound. docs/rendering.md "Bounded
  * documents" says what each one measures and what it cannot see.
  */
 import { AppError } from '../../shared/errors.js';
 
 /** Which bound a document went past (the `bound` label of `pressroom_document_bounds_hit_total`). */
-export type DocumentBound = 'bytes' | 'pages' | 'image_pixels' | 'memory' | 'layers';
+export type DocumentBound = 'bytes' | 'pages' | 'image_pixels' | 'memory' | 'layers' | 'header_footer';
 
 /** The per-document limits the print step enforces. */
 export interface DocumentBounds {
@@ -59,6 +59,19 @@ export function tooManyLayers(layers: number, limit: number): AppError {
   );
 }
 
+/**
+ * The header or footer would be `chars` characters once its images and fonts are written into it as
+ * `data:` URIs, more than `limitChars` (a constant, HEADER_FOOTER_MAX_CHARS: not a setting).
+ */
+export function headerFooterTooLarge(part: 'header' | 'footer', chars: number, limitChars: number): AppError {
+  return new AppError(
+    'DOCUMENT_TOO_LARGE',
+    `The page ${part} (page.${part}_html) would be ${chars} characters (${formatBytes(chars)}) once its images and fonts are written into it, more than the ${limitChars} (${formatBytes(limitChars)}) a header or footer may carry. ` +
+      `Chromium's ${part} loads nothing, so every use of an image or font in it carries the whole file: use each one once, make it smaller, or put it in the body.`,
+    { details: { bound: 'header_footer', part, chars, limitChars } },
+  );
+}
+
 /** The bound a DOCUMENT_TOO_LARGE error names, if `error` is one. */
 export function boundOf(error: unknown): DocumentBound | undefined {
   if (!(error instanceof AppError) || error.code !== 'DOCUMENT_TOO_LARGE') return undefined;
@@ -70,6 +83,7 @@ function tooLarge(bound: DocumentBound, message: string, details: Record<string,
 }
 
 function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 * 1024) return `${Math.round((bytes / 1024 / 1024 / 1024) * 10) / 10} GiB`;
   if (bytes >= 1024 * 1024) return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
   if (bytes >= 1024) return `${Math.round((bytes / 1024) * 10) / 10} KiB`;
   return `${bytes} bytes`;

@@ -44,8 +44,11 @@ export class ImagePixelMeter {
     private readonly frameId: string,
   ) {}
 
-  /** Decoded pixels of the images the current document loaded, in the page and its frames. */
-  async measure(signal: AbortSignal): Promise<number> {
+  /**
+   * Decoded pixels of the images the current document loaded, in the page and its frames, and the
+   * images Chromium could not decode (they count 0 and print as broken images).
+   */
+  async measure(signal: AbortSignal): Promise<ImageMeasure> {
     const { frameTree } = await raceSignal(this.session.send('Page.getResourceTree'), signal);
     const main = imageUrls([frameTree], false);
     const previous = this.#previous;
@@ -53,7 +56,7 @@ export class ImagePixelMeter {
     // Frames other than the main one are new documents each time: nothing of an earlier one is listed.
     const input: MeasureInput = { count: imageUrls(frameTree.childFrames ?? [], true), check: [] };
     for (const url of main) (previous.has(urlKey(url)) ? input.check : input.count).push(url);
-    if (input.count.length === 0 && input.check.length === 0) return 0;
+    if (input.count.length === 0 && input.check.length === 0) return { pixels: 0, undecoded: [] };
     if (this.#contextId !== undefined) {
       try {
         return await this.#sum(this.#contextId, input, signal);
@@ -67,7 +70,7 @@ export class ImagePixelMeter {
     return this.#sum(world.executionContextId, input, signal);
   }
 
-  async #sum(executionContextId: number, input: MeasureInput, signal: AbortSignal): Promise<number> {
+  async #sum(executionContextId: number, input: MeasureInput, signal: AbortSignal): Promise<ImageMeasure> {
     const { result, exceptionDetails } = await raceSignal(
       this.session.send('Runtime.callFunctionOn', {
         executionContextId,
@@ -79,8 +82,24 @@ export class ImagePixelMeter {
       signal,
     );
     if (exceptionDetails) throw new Error(`measuring the document's images failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
-    return Number(result.value);
+    const value = result.value as MeasureResult;
+    // Positions, not URLs, come back: a data: URL may be megabytes long.
+    const urls = [...input.count, ...input.check];
+    return { pixels: Number(value.pixels), undecoded: value.undecoded.map((i) => urls[i]).filter((url): url is string => url !== undefined) };
   }
+}
+
+/** What `measure` found. */
+export interface ImageMeasure {
+  pixels: number;
+  /** URLs of loaded images Chromium could not decode: damaged, or past its own limit of 2^29 pixels. */
+  undecoded: string[];
+}
+
+/** What the page answers: the pixel sum, and the positions in `[...count, ...check]` of the images that did not decode. */
+interface MeasureResult {
+  pixels: number;
+  undecoded: number[];
 }
 
 /** What the page measures: `count` always, `check` only where the document refers to it. */
@@ -141,11 +160,13 @@ interface BrowserGlobals {
  * Runs in the page's isolated world, not here. Keeps the `check` URLs the document refers to, then
  * loads every URL into an `Image` (from the memory cache; only the image's header is decoded for its
  * size) and returns the sum of width × height. An image that does not load counts 0 (it will not be
- * printed either).
+ * printed either) and its position is returned: it loaded, so Chromium could not decode it — a
+ * damaged file, or one past Blink's own limit of 2^29 pixels (a 900-megapixel PNG), which prints as
+ * a broken image (issue 37).
  */
-export function sumNaturalPixels(input: MeasureInput): Promise<number> {
+export function sumNaturalPixels(input: MeasureInput): Promise<MeasureResult> {
   const g = globalThis as unknown as BrowserGlobals;
-  const urls = [...input.count];
+  const urls: [string, number][] = input.count.map((url, i) => [url, i]);
   if (input.check.length > 0) {
     const sources = new Set<string>();
     let css = '';
@@ -178,19 +199,25 @@ export function sumNaturalPixels(input: MeasureInput): Promise<number> {
       }
       for (const sheet of [...Array.from(root.styleSheets), ...Array.from(root.adoptedStyleSheets ?? [])]) readSheet(sheet);
     }
-    urls.push(...input.check.filter((url) => sources.has(url) || css.includes(url)));
+    input.check.forEach((url, i) => {
+      if (sources.has(url) || css.includes(url)) urls.push([url, input.count.length + i]);
+    });
   }
+  const undecoded: number[] = [];
   return Promise.all(
     urls.map(
-      (url) =>
+      ([url, position]) =>
         new Promise<number>((resolve) => {
           const image = new g.Image();
           image.onload = () => resolve(image.naturalWidth * image.naturalHeight);
-          image.onerror = () => resolve(0);
+          image.onerror = () => {
+            undecoded.push(position);
+            resolve(0);
+          };
           image.src = url;
         }),
     ),
-  ).then((sizes) => sizes.reduce((sum, size) => sum + size, 0));
+  ).then((sizes) => ({ pixels: sizes.reduce((sum, size) => sum + size, 0), undecoded }));
 }
 
 /**

@@ -108,7 +108,8 @@ export class PrintPage {
   async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<StreamedBytes> {
     this.room.resources = resources;
     try {
-      return await loadAndPrint(this.target, this.frameId, html, params, signal, { scripted: false, bounds, meter: this.#meter });
+      resources?.review?.(html);
+      return await loadAndPrint(this.target, this.frameId, html, params, signal, { scripted: false, bounds, meter: this.#meter, resources });
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
@@ -170,7 +171,7 @@ export async function loadAndPrint(
   html: string,
   params: PrintParams,
   signal: AbortSignal,
-  options: { scripted: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter },
+  options: { scripted: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter; resources?: DocumentResources | undefined },
 ): Promise<StreamedBytes> {
   const { session } = target;
   const { bounds } = options;
@@ -189,8 +190,9 @@ export async function loadAndPrint(
       // asked for beside the image measure's rather than after it (both only read the page).
       const layout = bounds.checkLength ? raceSignal(session.send('Page.getLayoutMetrics'), all) : undefined;
       layout?.catch(() => {});
-      const pixels = await meter.measure(all);
+      const { pixels, undecoded } = await meter.measure(all);
       if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
+      for (const url of undecoded) options.resources?.undecodedImage?.(url);
       if (layout && bounds.checkLength) bounds.checkLength((await layout).cssContentSize.height);
     }
     const print = async (): Promise<StreamedBytes> => {

@@ -67,7 +67,8 @@ export class ScriptedPage {
     this.#used = true;
     this.room.resources = resources;
     try {
-      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { scripted: true, bounds });
+      resources?.review?.(html);
+      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { scripted: true, bounds, resources });
     } finally {
       this.dispose();
     }

@@ -5,11 +5,14 @@
  * URL without that setting is a warning and no connection; a redirect to a private address is
  * refused at the hop), and a warning for every resource that did not load; the remote bounds (size,
  * type, count per document, time), the cache's Cache-Control policy, and remote fetching turned off.
+ * Issue 37: a warning for what Chromium never asks for (credentials, some address literals, a URL
+ * that is not valid) and for an image that loaded but did not decode (900 megapixels, or damaged).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bilevelPng, dataUri } from '../../../test/support/png-images.js';
 import { openTripwire, pdfTool, startTestRenderer } from '../../../test/support/rendering-kit.js';
 import { createLogger } from '../../shared/log.js';
 import type { PdfRenderer } from '../pdf-renderer.js';
@@ -21,8 +24,14 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR
 const FONT = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuMathTeXGyre.ttf');
 const ACCOUNT_A = 'acc_AAAAAAAAAAAAAAAA';
 const ACCOUNT_B = 'acc_BBBBBBBBBBBBBBBB';
+/** 30,000 × 30,000: 900 megapixels, past what Chromium decodes at all (2^29 pixels). */
+const HUGE = bilevelPng(30_000, 30_000);
+/** PNG magic bytes, then nothing an image decoder can read. */
+const DAMAGED = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(2048, 7)]);
 const ASSETS = new Map([
   [`${ACCOUNT_A}\u0000logo.png`, { body: PNG, contentType: 'image/png' }],
+  [`${ACCOUNT_A}\u0000huge.png`, { body: HUGE, contentType: 'image/png' }],
+  [`${ACCOUNT_A}\u0000damaged.png`, { body: DAMAGED, contentType: 'image/png' }],
   [`${ACCOUNT_A}\u0000fonts/brand.ttf`, { body: FONT, contentType: 'font/ttf' }],
 ]);
 const assets = async (accountId: string, name: string) => ASSETS.get(`${accountId}\u0000${name}`);
@@ -149,6 +158,48 @@ describe('assets in documents', () => {
     expect(result.warnings).toEqual([
       { code: 'ASSET_NOT_FOUND', message: expect.stringContaining('"missing.png"'), url: 'https://assets.pressroom.internal/a/missing.png' },
     ]);
+  });
+});
+
+describe('images that loaded and did not decode (issue 37)', () => {
+  it('a 900-megapixel PNG, as an asset and inline, and a damaged one: broken images, each with a warning', async () => {
+    const html = `<img src="{{ asset('huge.png') }}" width="50"><img src="{{ asset('damaged.png') }}" width="50"><img src="{{ inline }}" width="50">`;
+    const inline = dataUri(HUGE);
+    const result = await renderer.render({ template: { html }, data: { inline }, accountId: ACCOUNT_A });
+    const message = expect.stringContaining('could not be decoded — a damaged file, or more pixels than Chromium decodes at all (2^29, about 537 megapixels)');
+    expect(result.warnings).toEqual([
+      { code: 'IMAGE_NOT_DECODED', message, url: `${inline.slice(0, 96)}…` },
+      { code: 'IMAGE_NOT_DECODED', message, url: 'https://assets.pressroom.internal/a/damaged.png' },
+      { code: 'IMAGE_NOT_DECODED', message, url: 'https://assets.pressroom.internal/a/huge.png' },
+    ]);
+  });
+});
+
+describe('URLs Chromium never asks for (issue 37)', () => {
+  it('credentials, [::127.0.0.1], [64:ff9b::7f00:1] and [fe80::1%lo], as images and CSS: a warning each, no connection', async () => {
+    const port = tripwire.port;
+    const urls = [`http://user:pw@127.0.0.1:${port}/a.png`, `http://[::127.0.0.1]:${port}/b.png`, `http://[64:ff9b::7f00:1]:${port}/c.png`, `http://[fe80::1%lo]:${port}/d.png`];
+    const html = urls.map((url, i) => `<img src="${url}"><div style="width:9px;height:9px;background:url('${url.replace('.png', '-bg.png')}')"></div><p>${i}</p>`).join('');
+    const result = await renderer.render({ template: { html }, data: {}, accountId: ACCOUNT_A });
+    const credentials = { code: 'RESOURCE_BLOCKED', message: 'The URL must not contain a user name or password.' };
+    const privateAddress = { code: 'RESOURCE_BLOCKED', message: expect.stringContaining('private, loopback or link-local') };
+    const invalid = { code: 'RESOURCE_FAILED', message: 'The URL is not valid.' };
+    expect(result.warnings).toEqual([
+      { ...privateAddress, url: `http://[64:ff9b::7f00:1]:${port}/c-bg.png` },
+      { ...privateAddress, url: `http://[64:ff9b::7f00:1]:${port}/c.png` },
+      { ...privateAddress, url: `http://[::7f00:1]:${port}/b-bg.png` },
+      { ...privateAddress, url: `http://[::7f00:1]:${port}/b.png` },
+      { ...invalid, url: `http://[fe80::1%lo]:${port}/d-bg.png` },
+      { ...invalid, url: `http://[fe80::1%lo]:${port}/d.png` },
+      { ...credentials, url: `http://user:[redacted]@127.0.0.1:${port}/a-bg.png` },
+      { ...credentials, url: `http://user:[redacted]@127.0.0.1:${port}/a.png` },
+    ]);
+    expect(tripwire.hits()).toBe(0);
+  });
+
+  it('a link is not a resource: an <a href> with credentials gets no warning', async () => {
+    const result = await renderer.render({ template: { html: '<a href="https://user:pw@example.com/">account</a>' }, data: {}, accountId: ACCOUNT_A });
+    expect(result.warnings).toEqual([]);
   });
 });
 

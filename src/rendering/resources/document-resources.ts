@@ -7,7 +7,11 @@
  *   - `http(s)://…` images, fonts and stylesheets → the remote fetcher (remote-fetcher.ts), within
  *     this document's bounds (count, bytes, time from its first remote request). Anything else the
  *     document asks the network for (scripts, XHR, media) is refused with a warning.
- * Every refusal or failure becomes a warning in the render's collector; nothing is dropped silently.
+ * Every refusal or failure becomes a warning in the render's collector; nothing is dropped silently,
+ * including what Chromium never asks for (issue 37): a URL with a user name or password, some
+ * address literals (`[::127.0.0.1]`, `[64:ff9b::7f00:1]`), a URL that is not valid
+ * (`[fe80::1%lo]`) — found in the document's markup by `review` — and an image that loaded but did
+ * not decode (`undecodedImage`, from the image measure).
  */
 import { ASSET_ORIGIN, type AssetResponse, type DocumentResources } from '../chromium/closed-room.js';
 import type { RenderWarnings } from './render-warnings.js';
@@ -70,8 +74,55 @@ export function uniqueAssetUrls(html: string, renderId: string): string {
   return html.split(`${ASSET_ORIGIN}${ASSET_PATH_PREFIX}`).join(`${ASSET_ORIGIN}/~${renderId}${ASSET_PATH_PREFIX}`);
 }
 
+/** An http(s) URL whose authority has a character Chromium may refuse it for without a request (`@`, `[`, `%`, `\`). */
+const SUSPICIOUS_URL = /https?:\/\/[^\s"'<>()/?#]*[@[%\\]/i;
+/** `url(…)` and `@import "…"` in CSS, in `<style>` elements and `style` attributes alike. */
+const CSS_URL = /url\(\s*(?:&quot;|["'])?\s*(https?:\/\/[^"'()\s]*?)\s*(?:&quot;|["'])?\s*\)|@import\s+(?:url\(\s*)?["'](https?:\/\/[^"']*)["']/gi;
+/** Attributes that name a resource; `href` only on the elements that load it (checked by tag). */
+const RESOURCE_ATTRIBUTE = /\s(src|srcset|poster|data|href|xlink:href)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi;
+const HREF_LOADS = /^<(link|image|use|feimage)\b/i;
+/** How long a `data:` URL may be in a warning: enough to tell two images apart, not the whole file. */
+const DATA_URL_SHOWN = 96;
+
+/** The http(s) URLs in `html` that name resources: image, media and frame sources, stylesheet links, CSS `url()` and `@import`. */
+export function resourceUrls(html: string): string[] {
+  const found: string[] = [];
+  for (const match of html.matchAll(CSS_URL)) found.push((match[1] ?? match[2])!);
+  for (const match of html.matchAll(RESOURCE_ATTRIBUTE)) {
+    const name = match[1]!.toLowerCase();
+    if (name.endsWith('href')) {
+      const tag = html.lastIndexOf('<', match.index);
+      if (tag < 0 || !HREF_LOADS.test(html.slice(tag, tag + 10))) continue;
+    }
+    const raw = match[2] ?? match[3] ?? match[4] ?? '';
+    if (name !== 'srcset' && !/^\s*https?:\/\//i.test(raw)) continue;
+    const value = raw.replace(/&amp;/g, '&');
+    const values = name === 'srcset' ? value.split(',').map((candidate) => candidate.trim().split(/\s+/)[0] ?? '') : [value.trim()];
+    found.push(...values.filter((url) => /^https?:\/\//i.test(url)));
+  }
+  return found;
+}
+
+/** The URL as a warning shows it: a `data:` URL shortened, a render's asset URL as `asset()` wrote it. */
+function shownUrl(url: string): string {
+  if (url.startsWith('data:')) return url.length > DATA_URL_SHOWN ? `${url.slice(0, DATA_URL_SHOWN)}…` : url;
+  const name = assetNameOf(url);
+  return name === undefined ? url : assetUrl(name);
+}
+
 /** Resource types the remote fetcher serves; the rest of the web stays closed. */
 const REMOTE_TYPES = new Set(['Image', 'Font', 'Stylesheet']);
+
+const REMOTE_OFF = 'Remote resources are turned off on this server (PRESSROOM_REMOTE_RESOURCES=off); upload the file as an asset.';
+
+/** `url` as the page would request it (WHATWG parsing, as Chromium's), or as written when it does not parse. */
+function canonical(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
 
 export function createDocumentResources(options: DocumentResourcesOptions): DocumentResources {
   const { accountId, warnings, bounds } = options;
@@ -96,7 +147,7 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
     const remote = options.remote;
     if (!remote?.enabled) {
       remote?.record('disabled');
-      warnings.add({ code: 'RESOURCE_BLOCKED', message: 'Remote resources are turned off on this server (PRESSROOM_REMOTE_RESOURCES=off); upload the file as an asset.', url });
+      warnings.add({ code: 'RESOURCE_BLOCKED', message: REMOTE_OFF, url });
       return undefined;
     }
     if (!REMOTE_TYPES.has(resourceType)) {
@@ -129,6 +180,29 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
   return {
     load(url, resourceType) {
       return url.startsWith(`${ASSET_ORIGIN}/`) ? loadAsset(url) : loadRemote(url, resourceType);
+    },
+    review(html) {
+      // One test for the usual document, which names no such URL.
+      if (!SUSPICIOUS_URL.test(html)) return;
+      const remote = options.remote;
+      for (const url of resourceUrls(html)) {
+        // Chromium asks for the others itself, and `load` answers. Where it does ask for one of these
+        // too, `load` gives the same warning for the same URL, and one per code and URL is kept.
+        if (!SUSPICIOUS_URL.test(url)) continue;
+        if (!remote?.enabled) {
+          warnings.add({ code: 'RESOURCE_BLOCKED', message: REMOTE_OFF, url: canonical(url) });
+          continue;
+        }
+        const refusal = remote.refusal(url);
+        if (refusal) warnings.add({ code: refusal.code, message: refusal.message, url: canonical(url) });
+      }
+    },
+    undecodedImage(url) {
+      warnings.add({
+        code: 'IMAGE_NOT_DECODED',
+        message: 'The image loaded but could not be decoded — a damaged file, or more pixels than Chromium decodes at all (2^29, about 537 megapixels) — so it prints as a broken image.',
+        url: shownUrl(url),
+      });
     },
   };
 }

@@ -9,9 +9,15 @@
  *     whose family the header/footer names are copied into it with their fonts inlined the same
  *     way, so a brand font declared once for the body also works in the header.
  * A resource that cannot be loaded stays as it was (and prints nothing), with its warning.
+ *
+ * Every use carries the whole file (issue 37: 350 uses of a 10 MiB asset in a header grew the
+ * process past its heap). So each resource is loaded once, the part's size once inlined is counted
+ * — every use, times its data: URI's length — and a part past HEADER_FOOTER_MAX_CHARS is refused
+ * before any of it is built.
  */
 import { parseFragment, serialize, type DefaultTreeAdapterTypes } from 'parse5';
-import type { DocumentResources } from '../chromium/closed-room.js';
+import type { AssetResponse, DocumentResources } from '../chromium/closed-room.js';
+import { headerFooterTooLarge } from '../chromium/document-bounds.js';
 
 type Node = DefaultTreeAdapterTypes.ChildNode | DefaultTreeAdapterTypes.DocumentFragment;
 type Element = DefaultTreeAdapterTypes.Element;
@@ -20,6 +26,16 @@ const FONT_FACE = /@font-face\s*\{[^}]*\}/gi;
 const CSS_URL = /url\(\s*(['"]?)([^'")]*)\1\s*\)/gi;
 const FONT_FAMILY = /font-family\s*:\s*(['"]?)([^;'"}]+)\1/i;
 const LOADABLE = /^(https?:\/\/)/i;
+
+/**
+ * Most characters a header or footer may have once its resources are inlined. Chromium lays the
+ * part out again on every page (bench/header-cost.ts, docs/performance-log.md), so a few MiB is
+ * what a header can carry: a logo and a brand font, with room.
+ */
+export const HEADER_FOOTER_MAX_CHARS = 4 * 1024 * 1024;
+
+/** Characters `url("")` and attribute quoting may add around each inlined use, counted generously. */
+const PER_USE_CHARS = 16;
 
 /** The document's `@font-face` rules (taken from its text: cheap, and a rule has no nested braces). */
 export function fontFaceRules(documentHtml: string): string[] {
@@ -39,60 +55,51 @@ export interface InlinedPart {
   preload: string;
 }
 
+export interface InlineOptions {
+  part: 'header' | 'footer';
+  /** The evaluated main document, whose `@font-face` rules the part may borrow. */
+  documentHtml: string;
+  resources: DocumentResources;
+}
+
+/** A piece of the part's CSS: a `style` attribute or the text of a `<style>` element. */
+interface CssText {
+  value: string;
+  fonts: boolean;
+  element: boolean;
+  set(value: string): void;
+}
+
 /** The header or footer with its resources inlined; `undefined`/empty stays as it is. */
-export async function inlineHeaderFooter(html: string | undefined, documentHtml: string, resources: DocumentResources): Promise<InlinedPart> {
+export async function inlineHeaderFooter(html: string | undefined, options: InlineOptions): Promise<InlinedPart> {
   if (html === undefined || html.trim() === '') return { html, preload: '' };
+  // The bound is on the part as Chromium gets it, whatever it carries: checked before it is parsed too.
+  if (html.length > HEADER_FOOTER_MAX_CHARS) throw headerFooterTooLarge(options.part, html.length, HEADER_FOOTER_MAX_CHARS);
+  const { documentHtml, resources } = options;
   const needsWork = /<img|url\(/i.test(html) || /@font-face/i.test(documentHtml) || /@font-face/i.test(html);
   if (!needsWork) return { html, preload: '' };
   const fragment = parseFragment(html);
-  const dataUris = new Map<string, Promise<string | undefined>>();
-  const toDataUri = (url: string, resourceType: string): Promise<string | undefined> => {
-    let found = dataUris.get(url);
-    if (!found) {
-      found = resources.load(url, resourceType).then((r) => (r ? `data:${r.contentType ?? 'application/octet-stream'};base64,${r.body.toString('base64')}` : undefined));
-      dataUris.set(url, found);
-    }
-    return found;
-  };
-  const inlineCss = async (css: string, fonts: boolean): Promise<string> => {
-    const urls = [...css.matchAll(CSS_URL)].map((m) => m[2]!.trim()).filter((u) => LOADABLE.test(u));
-    if (urls.length === 0) return css;
-    const replaced = new Map<string, string>();
-    for (const url of urls) {
-      const uri = await toDataUri(url, fonts ? 'Font' : 'Image');
-      if (uri) replaced.set(url, uri);
-    }
-    return css.replace(CSS_URL, (whole, _quote: string, url: string) => {
-      const uri = replaced.get(url.trim());
-      return uri ? `url("${uri}")` : whole;
-    });
-  };
 
-  const text: string[] = [];
+  // What the part uses: its CSS texts, its images' sources, and the words it shows.
+  const css: CssText[] = [];
+  const images: { url: string; set(value: string): void }[] = [];
   const words: string[] = [];
-  const work: Promise<void>[] = [];
   const visit = (node: Node): void => {
     if (node.nodeName === '#text') words.push((node as DefaultTreeAdapterTypes.TextNode).value);
     if ('tagName' in node) {
       const element = node as Element;
       for (const attr of element.attrs) {
-        if (attr.name === 'style') {
-          text.push(attr.value);
-          work.push(inlineCss(attr.value, false).then((css) => void (attr.value = css)));
-        }
-        if (attr.name === 'src' && element.tagName === 'img' && LOADABLE.test(attr.value.trim())) {
-          work.push(toDataUri(attr.value.trim(), 'Image').then((uri) => void (uri && (attr.value = uri))));
-        }
+        if (attr.name === 'style') css.push({ value: attr.value, fonts: false, element: false, set: (value) => void (attr.value = value) });
+        if (attr.name === 'src' && element.tagName === 'img' && LOADABLE.test(attr.value.trim())) images.push({ url: attr.value.trim(), set: (value) => void (attr.value = value) });
       }
       if (element.tagName === 'style') {
+        // Style text is not shown: its nodes are not visited as words.
         for (const child of element.childNodes) {
-          if (child.nodeName === '#text') {
-            const textNode = child as DefaultTreeAdapterTypes.TextNode;
-            text.push(textNode.value);
-            words.pop(); // style text is not shown
-            work.push(inlineCss(textNode.value, /@font-face/i.test(textNode.value)).then((css) => void (textNode.value = css)));
-          }
+          if (child.nodeName !== '#text') continue;
+          const textNode = child as DefaultTreeAdapterTypes.TextNode;
+          css.push({ value: textNode.value, fonts: /@font-face/i.test(textNode.value), element: true, set: (value) => void (textNode.value = value) });
         }
+        return;
       }
     }
     if ('childNodes' in node) for (const child of node.childNodes) visit(child);
@@ -101,21 +108,84 @@ export async function inlineHeaderFooter(html: string | undefined, documentHtml:
   visit(fragment);
 
   // The document's fonts the header/footer names (in a style attribute or element of its own).
-  const own = text.join('\n').toLowerCase();
+  const own = css.map((text) => text.value).join('\n').toLowerCase();
   const ownFaces = new Set((own.match(FONT_FACE) ?? []).map((rule) => rule.toLowerCase()));
-  const borrowed = fontFaceRules(documentHtml).filter((rule) => {
-    const family = FONT_FAMILY.exec(rule)?.[2]?.trim().toLowerCase();
-    return family !== undefined && own.includes(family) && !ownFaces.has(rule.toLowerCase());
-  });
-  const borrowedCss = borrowed.length > 0 ? inlineCss(borrowed.join('\n'), true) : Promise.resolve('');
-  await Promise.all(work);
-  const fonts = await borrowedCss;
+  const borrowed = fontFaceRules(documentHtml)
+    .filter((rule) => {
+      const family = FONT_FAMILY.exec(rule)?.[2]?.trim().toLowerCase();
+      return family !== undefined && own.includes(family) && !ownFaces.has(rule.toLowerCase());
+    })
+    .join('\n');
+
+  // Every use of every loadable URL, counted; each URL is loaded once.
+  const uses = new Map<string, { count: number; resourceType: string }>();
+  const use = (url: string, resourceType: string): void => {
+    const found = uses.get(url);
+    if (found) found.count += 1;
+    else uses.set(url, { count: 1, resourceType });
+  };
+  for (const text of css) for (const url of cssUrls(text.value)) use(url, text.fonts ? 'Font' : 'Image');
+  for (const image of images) use(image.url, 'Image');
+  for (const url of cssUrls(borrowed)) use(url, 'Font');
+  const loaded = new Map<string, AssetResponse>();
+  await Promise.all(
+    [...uses].map(async ([url, { resourceType }]) => {
+      const resource = await resources.load(url, resourceType);
+      if (resource) loaded.set(url, resource);
+    }),
+  );
+
+  // The part's size once inlined, before any of it is built.
+  let chars = html.length + borrowed.length;
+  for (const [url, resource] of loaded) chars += uses.get(url)!.count * (dataUriLength(resource) + PER_USE_CHARS);
+  if (chars > HEADER_FOOTER_MAX_CHARS) throw headerFooterTooLarge(options.part, chars, HEADER_FOOTER_MAX_CHARS);
+
+  const dataUris = new Map<string, string>();
+  const dataUriOf = (url: string): string | undefined => {
+    const resource = loaded.get(url);
+    if (!resource) return undefined;
+    let uri = dataUris.get(url);
+    if (uri === undefined) {
+      uri = `${dataUriPrefix(resource)}${resource.body.toString('base64')}`;
+      dataUris.set(url, uri);
+    }
+    return uri;
+  };
+  const inlineCss = (text: string): string =>
+    text.replace(CSS_URL, (whole, _quote: string, url: string) => {
+      const uri = LOADABLE.test(url.trim()) ? dataUriOf(url.trim()) : undefined;
+      return uri ? `url("${uri}")` : whole;
+    });
+  for (const text of css) {
+    if (cssUrls(text.value).length === 0) continue;
+    text.value = inlineCss(text.value);
+    text.set(text.value);
+  }
+  for (const image of images) {
+    const uri = dataUriOf(image.url);
+    if (uri) image.set(uri);
+  }
+  const fonts = borrowed ? inlineCss(borrowed) : '';
   const out = serialize(fragment);
   const partHtml = fonts ? `<style>${escapeStyle(fonts)}</style>${out}` : out;
-  return { html: partHtml, preload: preloadFor(`${fonts}\n${(serialize(fragment).match(STYLE_TEXT) ?? []).join('\n')}`, words.join(' ')) };
+  const styleText = css.filter((text) => text.element).map((text) => text.value);
+  return { html: partHtml, preload: preloadFor([fonts, ...styleText].join('\n'), words.join(' ')) };
 }
 
-const STYLE_TEXT = /<style[^>]*>[\s\S]*?<\/style>/gi;
+/** The loadable URLs `css` names, one entry per use. */
+function cssUrls(css: string): string[] {
+  if (!/url\(/i.test(css)) return [];
+  return [...css.matchAll(CSS_URL)].map((m) => m[2]!.trim()).filter((url) => LOADABLE.test(url));
+}
+
+function dataUriPrefix(resource: AssetResponse): string {
+  return `data:${resource.contentType ?? 'application/octet-stream'};base64,`;
+}
+
+/** The length of `resource`'s data: URI, without building it. */
+function dataUriLength(resource: AssetResponse): number {
+  return dataUriPrefix(resource).length + 4 * Math.ceil(resource.body.length / 3);
+}
 
 function escapeStyle(css: string): string {
   return css.replace(/<\/style/gi, '<\\/style');

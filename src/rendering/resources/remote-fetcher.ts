@@ -71,6 +71,8 @@ export interface RemoteResourceFetcher {
   fetch(url: string, signal?: AbortSignal): Promise<RemoteResource>;
   /** Counts an outcome decided by the caller (per-document limits, remote fetching off). */
   record(outcome: RemoteOutcome): void;
+  /** Why `url` would be refused before any connection (not valid, credentials, a private address literal), or undefined. */
+  refusal(url: string): RemoteResourceError | undefined;
   close(): Promise<void>;
 }
 
@@ -178,6 +180,14 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
   return {
     enabled: options.enabled,
     record,
+    refusal(url) {
+      try {
+        dispatcherFor(url);
+        return undefined;
+      } catch (error) {
+        return error as RemoteResourceError;
+      }
+    },
     async fetch(url, signal) {
       const cached = cache.get(url);
       if (cached && cached.expiresAt > Date.now()) {
