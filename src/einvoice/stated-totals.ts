@@ -134,8 +134,8 @@ function summedCents(text: string): Cents | undefined {
 
 const AMOUNTS = ['lineTotal', 'allowanceTotal', 'chargeTotal', 'taxExclusive', 'taxTotal', 'taxInclusive', 'prepaid', 'rounding', 'amountDue'] as const;
 
-/** Reads the stated totals of a well-formed CII or UBL document (one libxml2 run). */
-export async function readStatedTotals(xml: string, syntax: Syntax): Promise<StatedTotals> {
+/** Reads the stated totals of a well-formed CII or UBL document (one libxml2 run, for `accountId`). */
+export async function readStatedTotals(xml: string, syntax: Syntax, accountId: string): Promise<StatedTotals> {
   const p = PLACES[syntax];
   const parts = [
     `count(${p.lines})`, `count(${p.subLines})`, `sum(${p.lines})`,
@@ -144,7 +144,7 @@ export async function readStatedTotals(xml: string, syntax: Syntax): Promise<Sta
     `count(${p.groups})`, `sum(${p.groups}/${p.groupTax})`,
     ...Array.from({ length: MAX_GROUPS }, (_, i) => [`string((${p.groups})[${i + 1}]/${p.groupTaxable})`, `string((${p.groups})[${i + 1}]/${p.groupTax})`, `string((${p.groups})[${i + 1}]/${p.groupRate})`]).flat(),
   ];
-  const { value } = await readXml(xml, `concat(${parts.join(", '\n', ")})`);
+  const { value } = await readXml(xml, `concat(${parts.join(", '\n', ")})`, accountId);
   if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
   const v = value.split('\n');
   let at = 0;

@@ -74,9 +74,10 @@ async function readSource(source: PdfSource, loc: (string | number)[], limits: P
 }
 
 /** Checks that bytes are a PDF qpdf can read, not encrypted, within the page bound; returns its page count. */
-async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, maxPages: number): Promise<number> {
+async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, limits: { maxPages: number; accountId: string }): Promise<number> {
+  const { maxPages } = limits;
   if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-')) refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
-  const inspection = await qpdf.inspect(pdf);
+  const inspection = await qpdf.inspect(pdf, limits.accountId);
   if (inspection.kind === 'encrypted') refuse(loc, 'The PDF is encrypted (password-protected); remove the encryption and send it again', 'pdf_encrypted');
   if (inspection.kind === 'unreadable') refuse(loc, `The file is not a readable PDF: ${inspection.reason}`, 'pdf_invalid');
   if (inspection.pages === 0) refuse(loc, 'The PDF has no pages', 'pdf_invalid');
@@ -84,11 +85,17 @@ async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, maxPa
   return inspection.pages;
 }
 
+/** How a request's inputs are read: its account (qpdf runs are shared fairly between accounts) and the engine. */
+export interface InputReader {
+  accountId: string;
+  qpdf: Qpdf;
+}
+
 /**
  * Reads and checks the sources in order (`locs[i]` names source i in errors: `["pdfs", i]`, or `[]`
  * for the single input of extract and rotate); the first problem is the 422.
  */
-export async function readPdfInputs(sources: PdfSource[], locs: (string | number)[][], limits: PdfInputLimits, qpdf: Qpdf): Promise<PdfInput[]> {
+export async function readPdfInputs(sources: PdfSource[], locs: (string | number)[][], limits: PdfInputLimits, reader: InputReader): Promise<PdfInput[]> {
   const inputs: PdfInput[] = [];
   let used = 0;
   for (const [i, source] of sources.entries()) {
@@ -96,7 +103,7 @@ export async function readPdfInputs(sources: PdfSource[], locs: (string | number
     const pdf = await readSource(source, loc, limits, limits.maxInputBytes - used);
     used += pdf.length;
     const where = source.pdfUrl != null ? [...loc, 'pdf_url'] : [...loc, 'pdf_base64'];
-    inputs.push({ pdf, pages: await checkPdf(pdf, where, qpdf, limits.maxPages) });
+    inputs.push({ pdf, pages: await checkPdf(pdf, where, reader.qpdf, { maxPages: limits.maxPages, accountId: reader.accountId }) });
   }
   return inputs;
 }
