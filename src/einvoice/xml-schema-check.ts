@@ -99,8 +99,8 @@ const pool = new XmllintPool({ threads: XMLLINT_THREADS, timeoutMs: XMLLINT_TIME
 
 /** The xmllint threads' checks in progress and waiting (for /metrics). */
 export function xmlCheckPoolStats(): PoolStats {
-  const { pool: name, capacity, active, waiting } = pool.stats();
-  return { pool: name, capacity, active, waiting };
+  const { pool: name, capacity, active, waiting, started } = pool.stats();
+  return { pool: name, capacity, active, waiting, started };
 }
 
 /** Ends the xmllint threads (services.ts, at shutdown); a later check starts them again. */

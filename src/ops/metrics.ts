@@ -55,6 +55,8 @@ export interface PoolSnapshot {
   capacity: number;
   active: number;
   waiting: number;
+  /** Tasks granted a slot since the pool was made (exported as a counter). */
+  started: number;
 }
 
 /** How a job attempt ended, as the worker counts it. */
@@ -344,6 +346,22 @@ export function createMetrics(): Metrics {
       },
     });
   }
+  // A pool's own count, exported as a counter by adding what it grew by since the last scrape.
+  const startedSeen = new Map<string, number>();
+  new Counter({
+    name: 'pressroom_pool_started_total',
+    help: 'Tasks granted a slot of each pool of heavy work',
+    labelNames: ['pool'] as const,
+    registers,
+    collect() {
+      for (const { pool, started } of allPools()) {
+        const seenBefore = startedSeen.get(pool) ?? 0;
+        if (started > seenBefore) this.inc({ pool }, started - seenBefore);
+        else if (started === 0) this.inc({ pool }, 0);
+        startedSeen.set(pool, Math.max(seenBefore, started));
+      }
+    },
+  });
   new Gauge({
     name: 'pressroom_render_queue_depth_by_account',
     help: `Renders waiting for a page slot, per account; only accounts with something waiting, at most the ${ACCOUNT_SERIES_LIMIT} with the most`,

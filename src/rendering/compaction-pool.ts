@@ -143,7 +143,7 @@ export class CompactionPool {
       const queued: Job = { ...job(resolve), deadline: performance.now() + timeoutMs };
       if (this.#closed) return queued.settle({ reason: 'shutting down' });
       if (timeoutMs <= 0) return queued.settle({ reason: 'timeout' });
-      const waitedOut = AbortSignal.timeout(timeoutMs);
+      const waitedOut = AbortSignal.timeout(Math.ceil(timeoutMs));
       this.#slots.acquire(ticket, { signal: waitedOut }).then(
         (release) => {
           const left = queued.deadline - performance.now();

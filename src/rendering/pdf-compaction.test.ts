@@ -120,7 +120,8 @@ describe('compaction', () => {
     const again = compactPdf(once);
     expect(again).toMatchObject({ compacted: false, reason: 'not a classic xref table' });
     expect(again.pdf).toBe(once);
-    const threaded = await renderer.compact(tagged, { timeoutMs: 60_000, accountId: 'compaction-test', kind: 'document' });
+    // What is left of a render deadline is a fraction of a millisecond as often as not.
+    const threaded = await renderer.compact(tagged, { timeoutMs: 60_000.25, accountId: 'compaction-test', kind: 'document' });
     expect(threaded.compacted).toBe(true);
     expect(threaded.pdf.equals(compactPdf(tagged).pdf)).toBe(true);
   });

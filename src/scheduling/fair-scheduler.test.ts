@@ -113,7 +113,7 @@ describe('a work-conserving pool', () => {
     for (let i = 0; i < 4; i++) h.ask('A', `a${i}`);
     await h.settle();
     expect(h.granted).toEqual(['A:a0', 'A:a1', 'A:a2']);
-    expect(pool.stats()).toEqual({ pool: 'test', capacity: 3, active: 3, waiting: 1 });
+    expect(pool.stats()).toEqual({ pool: 'test', capacity: 3, active: 3, waiting: 1, started: 3 });
   });
 
   it('gives a newcomer the next slot that frees, before the lone account\'s own line', async () => {

@@ -99,6 +99,8 @@ export interface PoolStats {
   readonly capacity: number;
   readonly active: number;
   readonly waiting: number;
+  /** Tasks granted a slot since the pool was made. */
+  readonly started: number;
 }
 
 interface Waiter {
@@ -145,7 +147,7 @@ export class FairScheduler {
   }
 
   stats(): PoolStats {
-    return { pool: this.name, capacity: this.#limits.capacity, active: this.#active, waiting: this.#waiting };
+    return { pool: this.name, capacity: this.#limits.capacity, active: this.#active, waiting: this.#waiting, started: this.#grants };
   }
 
   /** Tasks waiting, per account that has any. */
