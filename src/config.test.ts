@@ -90,7 +90,7 @@ describe('config', () => {
     ['8', { accountSlots: 7, previewSlots: 4 }],
   ])('shares %s render slots fairly by default', (concurrency, slots) => {
     const config = loadConfig({ ...base(), PRESSROOM_RENDER_CONCURRENCY: concurrency, PRESSROOM_RENDER_QUEUE_LIMIT: '40' });
-    expect(config.renderFairness).toEqual({ ...slots, backfillMs: 2000, aloneBackfillMs: 300_000, aloneWindowSeconds: 60, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
+    expect(config.renderFairness).toEqual({ ...slots, accountQueueLimit: 10, accountPreviewQueueLimit: 2, failureBudgetSeconds: 60, failureWindowSeconds: 600 });
     expect(config.webhooks.accountConcurrency).toBe(4);
   });
 
@@ -103,9 +103,7 @@ describe('config', () => {
     expect(loadConfig(base()).rendering.rendererMemoryMb).toBeGreaterThanOrEqual(2048);
   });
 
-  it('lends a lone account slots for any document it may render (the async deadline) unless set', () => {
-    expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).renderFairness.aloneBackfillMs).toBe(900_000);
+  it('reads the async render deadline', () => {
     expect(loadConfig({ ...base(), PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' }).rendering.asyncTimeoutMs).toBe(900_000);
-    expect(loadConfig({ ...base(), PRESSROOM_RENDER_BACKFILL_ALONE_MS: '0' }).renderFairness.aloneBackfillMs).toBe(0);
   });
 });

@@ -168,32 +168,16 @@ export interface Config {
     readonly rendererMemoryMb: number;
   };
   /**
-   * How render slots are shared between accounts (src/rendering/render-queue.ts, docs/rendering.md
+   * How render slots are shared between accounts (src/scheduling/fair-scheduler.ts, docs/rendering.md
    * "Fair rendering"). Per process, in memory.
    */
   readonly renderFairness: {
     /**
-     * Render slots one account may hold at once, so one busy account always leaves slots to the others.
+     * Render slots one account may hold while another account's render waits, so one busy account
+     * leaves slots to the others; a slot nobody else waits for goes to it all the same (work-conserving).
      * @defaultValue rendering concurrency − 1, at least 1 (`PRESSROOM_RENDER_ACCOUNT_SLOTS`)
      */
     readonly accountSlots: number;
-    /**
-     * An account at its slot cap may still take a slot nobody else waits for, for a document whose last
-     * renders of the same template, options and data size each held a slot at most this long (the
-     * backfill); another account then waits about this long at worst. 0 turns backfill off.
-     * @defaultValue 2000 (`PRESSROOM_RENDER_BACKFILL_MS`)
-     */
-    readonly backfillMs: number;
-    /**
-     * The backfill bound for an account **alone**: no other account asked for a render within
-     * `aloneWindowSeconds` and none is rendering or waiting. The slot is then a loan, taken back the
-     * moment another account needs it (its render starts again later), so the bound only caps the
-     * work a loan can lose. 0: `backfillMs` only.
-     * @defaultValue the async render deadline, i.e. 300000: any document (`PRESSROOM_RENDER_BACKFILL_ALONE_MS`)
-     */
-    readonly aloneBackfillMs: number;
-    /** How long an account that asked for a render keeps the others from counting as alone. @defaultValue 60 (`PRESSROOM_RENDER_ALONE_WINDOW_SECONDS`) */
-    readonly aloneWindowSeconds: number;
     /** Render slots previews may hold at once, all accounts together. @defaultValue half the rendering concurrency, at least 1 (`PRESSROOM_RENDER_PREVIEW_SLOTS`) */
     readonly previewSlots: number;
     /** Renders one account may have waiting for a slot before it gets 429 `RATE_LIMITED`. @defaultValue a quarter of the render queue limit, at least 1 (`PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT`) */
@@ -524,9 +508,6 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     },
     renderFairness: {
       accountSlots: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_SLOTS', Math.max(1, concurrency - 1), 1, 64),
-      backfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_MS', 2000, 0, 600_000),
-      aloneBackfillMs: readInt(env, 'PRESSROOM_RENDER_BACKFILL_ALONE_MS', asyncRenderTimeoutMs, 0),
-      aloneWindowSeconds: readInt(env, 'PRESSROOM_RENDER_ALONE_WINDOW_SECONDS', 60, 1, 86_400),
       previewSlots: readInt(env, 'PRESSROOM_RENDER_PREVIEW_SLOTS', Math.max(1, Math.floor(concurrency / 2)), 1, 64),
       accountQueueLimit: readInt(env, 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', Math.max(1, Math.floor(queueLimit / 4)), 0),
       accountPreviewQueueLimit: readInt(env, 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT', 2, 0),

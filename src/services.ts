@@ -37,7 +37,8 @@ import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { instrumentLedger, instrumentRenderer } from './ops/instrument.js';
 import { createReadinessCheck } from './ops/readiness.js';
-import { closeXmlChecks } from './einvoice/xml-schema-check.js';
+import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xml-schema-check.js';
+import { ghostscriptPoolStats } from './rendering/pdfa.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -165,10 +166,11 @@ export async function createServices(config: Config, options: ServiceOptions): P
       { connectTimeoutMs: config.pdfTools.fetchTimeoutMs, headersTimeoutMs: config.pdfTools.fetchTimeoutMs, bodyTimeoutMs: config.pdfTools.fetchTimeoutMs },
     );
     releasers.push(() => pdfToolsDispatcher.close());
+    const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
     const pdfTools = createPdfToolService({
       charged,
       files,
-      qpdf: createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency }),
+      qpdf,
       limits: { ...config.pdfTools, allowPrivateNetworks: config.allowPrivateNetworks, dispatcher: pdfToolsDispatcher },
       logger: logger.child({ component: 'pdf-tools' }),
     });
@@ -221,6 +223,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
     metrics.collectFrom({
       queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
+      // Every pool of heavy work of this process, each shared fairly between accounts (scheduling/).
+      pools: () => [...renderer.stats().pools, qpdf.stats(), ghostscriptPoolStats(), xmlCheckPoolStats()],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
 

@@ -14,7 +14,7 @@
  * tools (docs/generation.md "What you are charged for").
  */
 import type { FileService } from '../files/files.js';
-import type { PdfRenderer, RenderRequest, RenderResult } from '../rendering/pdf-renderer.js';
+import type { CompactOptions, PdfRenderer, RenderRequest, RenderResult } from '../rendering/pdf-renderer.js';
 import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
 import { canvasPage } from '../rendering/page-size.js';
 import { withDocumentInfo, withDocumentInfoInFile } from '../rendering/document-info.js';
@@ -184,9 +184,9 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
    * render deadline. Not for PDF/A-1b, which is PDF 1.4 and may not have object streams; PDF/A-2b/3b
    * (PDF 1.7) may. Never fails the document: a PDF it cannot compact in time leaves as it is.
    */
-  async function compactLast(pdf: Buffer, variant: PdfAVariant | null | undefined, timeoutMs: number): Promise<Buffer> {
+  async function compactLast(pdf: Buffer, { variant, ...options }: CompactOptions & { variant: PdfAVariant | null | undefined }): Promise<Buffer> {
     if (variant === 'pdf/a-1b') return pdf;
-    const result = await renderer.compact(pdf, { timeoutMs });
+    const result = await renderer.compact(pdf, options);
     if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: pdf.length }, 'PDF left uncompacted');
     return result.pdf;
   }
@@ -218,7 +218,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     const spool = deps.spool!.spool;
     const outputPath = spool.newPath();
     try {
-      const result = await renderer.compactFile(titled, outputPath, { timeoutMs });
+      const result = await renderer.compactFile(titled, outputPath, { timeoutMs, accountId, kind: 'document' });
       if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: titled.size }, 'PDF left uncompacted');
       return await deliver(accountId, result.file, options);
     } finally {
@@ -229,7 +229,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   const service: DocumentService = {
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
-      if (options.einvoice) await checkEInvoice(options.einvoice, options.pdfVariant);
+      if (options.einvoice) await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant });
       const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
@@ -252,7 +252,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         return { delivery: await deliver(accountId, image.bytes, options), renderMs, warnings: [...fieldWarnings, ...image.warnings] };
       }
       // Checked in prepare (before the charge); built again here from the same request.
-      const einvoice: BuiltEInvoice | undefined = options.einvoice ? await buildEInvoice(options.einvoice, options.pdfVariant) : undefined;
+      const einvoice: BuiltEInvoice | undefined = options.einvoice ? await buildEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant }) : undefined;
       if (einvoice && !isHybridFormat(einvoice.format)) {
         return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started) };
       }
@@ -279,8 +279,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         const delivery = await deliverSpooled(accountId, printed.pdf, options, compactionMs);
         return { delivery, renderMs: Math.round(performance.now() - started), warnings };
       }
-      const archival = variant ? await toPdfA(printed.pdf, variant, einvoice ? facturXPdfAMeta(einvoice) : {}) : printed.pdf;
-      const pdf = await compactLast(archival, variant, compactionMs);
+      const archival = variant ? await toPdfA(printed.pdf, variant, { ...(einvoice ? facturXPdfAMeta(einvoice) : {}), accountId }) : printed.pdf;
+      const pdf = await compactLast(archival, { variant, timeoutMs: compactionMs, accountId, kind: 'document' });
       const renderMs = Math.round(performance.now() - started);
       return { delivery: await deliver(accountId, pdf, options), renderMs, warnings };
     },
@@ -324,7 +324,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         kind: 'preview',
       });
       const titled = await withDocumentInfo(rendered.pdf, 'Preview');
-      return { pdf: await compactLast(titled, null, rendered.deadlineLeftMs), warnings: [...fieldWarnings, ...rendered.warnings] };
+      return { pdf: await compactLast(titled, { variant: null, timeoutMs: rendered.deadlineLeftMs, accountId, kind: 'preview' }), warnings: [...fieldWarnings, ...rendered.warnings] };
     },
   };
   return service;

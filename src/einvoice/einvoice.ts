@@ -76,8 +76,8 @@ function buildFromInvoice(request: EInvoiceRequest, invoice: Invoice, misfits: V
 }
 
 /** The built XML against its schema; the rules passed, so a finding is something the model let through. */
-async function checkBuiltSchema(built: BuiltEInvoice): Promise<void> {
-  const findings = built.format === 'xrechnung-ubl' ? await checkWellFormed(built.xml) : await checkCiiSchema(built.xml, built.profile);
+async function checkBuiltSchema(built: BuiltEInvoice, accountId: string): Promise<void> {
+  const findings = built.format === 'xrechnung-ubl' ? await checkWellFormed(built.xml, accountId) : await checkCiiSchema(built.xml, built.profile, accountId);
   if (findings.length === 0) return;
   // Report each schema message (with its XML line) rather than sending an invalid invoice.
   throw new ValidationError(findings.map((f) => ({
@@ -87,28 +87,37 @@ async function checkBuiltSchema(built: BuiltEInvoice): Promise<void> {
   })));
 }
 
+/**
+ * Whose request it is (its XML checks run on the process's xmllint threads, shared fairly between
+ * accounts) and the PDF variant it asks for, if any.
+ */
+export interface EInvoiceContext {
+  accountId: string;
+  pdfVariant?: string | null;
+}
+
 /** The e-invoice of a request; `checkSchema` adds the XSD pass (before the charge, not again on the same request). */
-async function makeEInvoice(request: EInvoiceRequest, pdfVariant: string | null | undefined, checkSchema: boolean): Promise<BuiltEInvoice> {
+async function makeEInvoice(request: EInvoiceRequest, { accountId, pdfVariant }: EInvoiceContext, checkSchema: boolean): Promise<BuiltEInvoice> {
   const source = sourceOf(request);
   const misfits = checkFit(request, pdfVariant);
   if ('xml' in source) {
     if (misfits.length > 0) throw new ValidationError(misfits);
-    const profile = await checkSuppliedXml({ format: request.format, profile: request.profile, xml: source.xml }, { checkSchema });
+    const profile = await checkSuppliedXml({ format: request.format, profile: request.profile, xml: source.xml }, { checkSchema, accountId });
     return { format: request.format, profile, xml: source.xml, totals: null };
   }
   const built = buildFromInvoice(request, source.invoice, misfits);
-  if (checkSchema) await checkBuiltSchema(built);
+  if (checkSchema) await checkBuiltSchema(built, accountId);
   return built;
 }
 
 /** Everything checkable before a charge: the rules, then the XML against its schema. Throws a ValidationError. */
-export function checkEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): Promise<BuiltEInvoice> {
-  return makeEInvoice(request, pdfVariant, true);
+export function checkEInvoice(request: EInvoiceRequest, context: EInvoiceContext): Promise<BuiltEInvoice> {
+  return makeEInvoice(request, context, true);
 }
 
 /** The same e-invoice again when the paid work runs (checkEInvoice passed on this request): no schema pass. */
-export function buildEInvoice(request: EInvoiceRequest, pdfVariant?: string | null): Promise<BuiltEInvoice> {
-  return makeEInvoice(request, pdfVariant, false);
+export function buildEInvoice(request: EInvoiceRequest, context: EInvoiceContext): Promise<BuiltEInvoice> {
+  return makeEInvoice(request, context, false);
 }
 
 /**

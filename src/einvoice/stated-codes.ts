@@ -136,10 +136,10 @@ export interface CodeFinding {
 
 /**
  * Reads the codes of a well-formed CII or UBL document and gives each rule with a code outside its
- * list (one libxml2 run).
+ * list (one libxml2 run, for `accountId`).
  */
-export async function readCodeFindings(xml: string, syntax: Syntax): Promise<CodeFinding[]> {
-  const { value } = await readXml(xml, FINDINGS_XPATH[syntax]);
+export async function readCodeFindings(xml: string, syntax: Syntax, accountId: string): Promise<CodeFinding[]> {
+  const { value } = await readXml(xml, FINDINGS_XPATH[syntax], accountId);
   if (value === null) throw new Error('readCodeFindings: the XML was not parsed (it is checked for well-formedness before)');
   const v = value.split('\n');
   return RULES.flatMap(({ rule }, i) => {

@@ -170,8 +170,8 @@ const SLICE = 1000;
  * `expected` was read. One libxml2 run; the path is not a union (see ublPlaces) and selects at least
  * one element (xmllint fails on an empty node set).
  */
-async function listedSum(xml: string, path: string, name: string, expected: number): Promise<Decimal | undefined> {
-  const { value } = await readXml(xml, path);
+async function listedSum(xml: string, path: string, name: string, expected: number, accountId: string): Promise<Decimal | undefined> {
+  const { value } = await readXml(xml, path, accountId);
   if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
   let total = new Exact(0);
   let count = 0;
@@ -187,8 +187,8 @@ async function listedSum(xml: string, path: string, name: string, expected: numb
 
 const AMOUNTS = ['lineTotal', 'allowanceTotal', 'chargeTotal', 'taxExclusive', 'taxTotal', 'taxInclusive', 'prepaid', 'rounding', 'amountDue'] as const;
 
-/** Reads the stated totals of a well-formed CII or UBL document: one libxml2 run, then one per list of amounts to add up. */
-export async function readStatedTotals(xml: string, syntax: Syntax): Promise<StatedTotals> {
+/** Reads the stated totals of a well-formed CII or UBL document for `accountId`: one libxml2 run, then one per list of amounts to add up. */
+export async function readStatedTotals(xml: string, syntax: Syntax, accountId: string): Promise<StatedTotals> {
   const p = PLACES[syntax];
   const parts = [
     `count(${p.lines})`, `count(${p.subLines})`,
@@ -197,7 +197,7 @@ export async function readStatedTotals(xml: string, syntax: Syntax): Promise<Sta
     `count(${p.groups})`, `count(${p.groups}/${p.groupTax})`,
     ...Array.from({ length: MAX_GROUPS }, (_, i) => [`string((${p.groups})[${i + 1}]/${p.groupTaxable})`, `string((${p.groups})[${i + 1}]/${p.groupTax})`, `string((${p.groups})[${i + 1}]/${p.groupRate})`]).flat(),
   ];
-  const { value } = await readXml(xml, `concat(${parts.join(", '\n', ")})`);
+  const { value } = await readXml(xml, `concat(${parts.join(", '\n', ")})`, accountId);
   if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
   const v = value.split('\n');
   let at = 0;
@@ -222,7 +222,7 @@ export async function readStatedTotals(xml: string, syntax: Syntax): Promise<Sta
   }
   // A list is read only when the document has its elements, each in a run of its own (no union; see ublPlaces).
   const list = (count: number, path: string, name: string): Promise<Decimal | undefined> =>
-    count === 0 ? Promise.resolve(new Exact(0)) : listedSum(xml, path, name, count);
+    count === 0 ? Promise.resolve(new Exact(0)) : listedSum(xml, path, name, count, accountId);
   const [lineSum, allowanceSum, chargeSum, groupTaxSum] = await Promise.all([
     list(lineCount, p.lines, p.listed.lines),
     list(allowanceCount, p.allowances, p.listed.allowances),

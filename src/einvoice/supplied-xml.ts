@@ -90,10 +90,10 @@ function prologIssues(xml: string): ValidationIssue[] {
 }
 
 /** The root element and the specification identifier, as libxml2 reads them; or why it cannot. */
-async function readFacts(xml: string, syntax: Syntax): Promise<{ namespace: string; name: string; guideline: string } | ValidationIssue[]> {
+async function readFacts(xml: string, syntax: Syntax, accountId: string): Promise<{ namespace: string; name: string; guideline: string } | ValidationIssue[]> {
   // Newlines separate the parts: a namespace URI or an element name cannot hold one, so only the
   // identifier, last, could, and it keeps whatever follows the second separator.
-  const { findings, value } = await readXml(xml, `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE[syntax].xpath}))`);
+  const { findings, value } = await readXml(xml, `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE[syntax].xpath}))`, accountId);
   if (value === null) return findings.map((f) => issue('xml_syntax', `The XML is not well-formed${f.line ? ` (line ${f.line})` : ''}: ${f.message}`, f.line));
   const [namespace = '', name = '', ...guideline] = value.split('\n');
   return { namespace, name, guideline: guideline.join('\n') };
@@ -146,25 +146,25 @@ function schemaIssues(findings: SchemaFinding[], schemaName: string): Validation
  * Checks a customer's XML and answers the profile it is in ('en16931' for XRechnung, its content
  * level); throws a ValidationError with every finding of the first step that fails. `checkSchema`
  * adds the XSD pass, the codes and the totals: before the charge, not again when the paid work runs on
- * the same text.
+ * the same text. The checks run for `accountId` (xml-schema-check.ts).
  */
-export async function checkSuppliedXml(request: SuppliedXml, { checkSchema }: { checkSchema: boolean }): Promise<EInvoiceProfile> {
+export async function checkSuppliedXml(request: SuppliedXml, { checkSchema, accountId }: { checkSchema: boolean; accountId: string }): Promise<EInvoiceProfile> {
   const prolog = prologIssues(request.xml);
   if (prolog.length > 0) throw new ValidationError(prolog);
-  const facts = await readFacts(request.xml, syntaxOf(request.format));
+  const facts = await readFacts(request.xml, syntaxOf(request.format), accountId);
   if (Array.isArray(facts)) throw new ValidationError(facts);
   const root = rootIssues(request.format, facts);
   if (root.length > 0) throw new ValidationError(root);
   const profile = profileOf(request, facts.guideline);
   if (Array.isArray(profile)) throw new ValidationError(profile);
   if (checkSchema && syntaxOf(request.format) === 'cii') {
-    const findings = await checkCiiSchema(request.xml, profile);
+    const findings = await checkCiiSchema(request.xml, profile, accountId);
     const schemaName = request.format === 'xrechnung-cii' ? 'EN 16931 CII' : `Factur-X ${CONFORMANCE_LEVELS[profile]}`;
     if (findings.length > 0) throw new ValidationError(schemaIssues(findings, schemaName));
   }
   if (checkSchema) {
     const syntax = syntaxOf(request.format);
-    const [codes, totals] = await Promise.all([readCodeFindings(request.xml, syntax), readStatedTotals(request.xml, syntax)]);
+    const [codes, totals] = await Promise.all([readCodeFindings(request.xml, syntax, accountId), readStatedTotals(request.xml, syntax, accountId)]);
     const content = [...codeIssues(codes, syntax, LOC), ...statedTotalsIssues(totals, syntax, profile, LOC)];
     if (content.length > 0) throw new ValidationError(content);
   }

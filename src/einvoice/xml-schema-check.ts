@@ -11,13 +11,15 @@
  * xmllint runs warm, on the process's xmllint pool (xmllint-pool.ts: the module compiled once, a fresh
  * instance per check, a time limit per check), with the arguments xmllint-wasm's `validateXML` would
  * pass, and its output is read as `validateXML` reads it (exit codes, error lines), so the findings are
- * the ones that function gave (xmllint-pool.test.ts compares them).
+ * the ones that function gave (xmllint-pool.test.ts compares them). Every check is for an account:
+ * the pool's threads are shared fairly between accounts, and the checks of a request are paid work.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { XMLValidationError, XMLValidationResult } from 'xmllint-wasm';
 import type { EInvoiceProfile } from './invoice-schema.js';
+import type { PoolStats } from '../scheduling/fair-scheduler.js';
 import { XmllintPool } from './xmllint-pool.js';
 
 const XSD_NAMES: Record<EInvoiceProfile, string> = {
@@ -83,7 +85,7 @@ const MAX_MEMORY_PAGES = 4096; // 256 MiB in 64 KiB pages
 /**
  * Threads of the process's xmllint pool, started on the first check. A warm check of the sample
  * invoice takes tens of milliseconds of CPU (README, design), so two serve many e-invoice requests a
- * second; more checks at once wait their turn in line.
+ * second; more checks at once wait their turn, one account on one thread at most (xmllint-pool.ts).
  */
 const XMLLINT_THREADS = 2;
 /**
@@ -94,6 +96,12 @@ const XMLLINT_THREADS = 2;
 const XMLLINT_TIMEOUT_MS = 30_000;
 
 const pool = new XmllintPool({ threads: XMLLINT_THREADS, timeoutMs: XMLLINT_TIMEOUT_MS });
+
+/** The xmllint threads' checks in progress and waiting (for /metrics). */
+export function xmlCheckPoolStats(): PoolStats {
+  const { pool: name, capacity, active, waiting, started } = pool.stats();
+  return { pool: name, capacity, active, waiting, started };
+}
 
 /** Ends the xmllint threads (services.ts, at shutdown); a later check starts them again. */
 export function closeXmlChecks(): Promise<void> {
@@ -120,8 +128,8 @@ function parseErrors(output: string): XMLValidationError[] {
  * valid, 3 and 4 (a validation or parse error) invalid, anything else (an abort, an unknown failure)
  * an error carrying xmllint's stderr and its exit code as `code`.
  */
-async function xmllint(inputFiles: { fileName: string; contents: string }[], args: string[]): Promise<XMLValidationResult> {
-  const { exitCode, stdout, stderr } = await pool.run({ inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES });
+async function xmllint(inputFiles: { fileName: string; contents: string }[], args: string[], accountId: string): Promise<XMLValidationResult> {
+  const { exitCode, stdout, stderr } = await pool.run({ inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES }, { accountId, kind: 'paid' });
   const valid = exitCode === 0 ? true : exitCode === 3 || exitCode === 4 ? false : null;
   if (valid === null) throw Object.assign(new Error(stderr), { code: exitCode });
   return { valid, normalized: stdout, errors: valid ? [] : parseErrors(stderr), rawOutput: stderr };
@@ -133,27 +141,27 @@ function findingsOf(result: XMLValidationResult): SchemaFinding[] {
   return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({ message: e.message, line: e.loc?.lineNumber ?? null }));
 }
 
-/** Validates CII XML against the profile's XSD; returns the findings (empty when valid). */
-export async function checkCiiSchema(xml: string, profile: EInvoiceProfile): Promise<SchemaFinding[]> {
+/** Validates CII XML against the profile's XSD, for `accountId`; returns the findings (empty when valid). */
+export async function checkCiiSchema(xml: string, profile: EInvoiceProfile, accountId: string): Promise<SchemaFinding[]> {
   const { main, preload } = await loadSchemas(profile);
   // validateXML's names and order: the document, the schema (file_0.xsd, as a string schema is named), the imports.
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload], ['--schema', SCHEMA_FILE, '--noout', XML_FILE]);
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload], ['--schema', SCHEMA_FILE, '--noout', XML_FILE], accountId);
   return findingsOf(result);
 }
 
-/** Parses any XML (libxml2); returns the well-formedness findings (empty when it parses). */
-export async function checkWellFormed(xml: string): Promise<SchemaFinding[]> {
-  return (await readXml(xml, "''")).findings;
+/** Parses any XML (libxml2), for `accountId`; returns the well-formedness findings (empty when it parses). */
+export async function checkWellFormed(xml: string, accountId: string): Promise<SchemaFinding[]> {
+  return (await readXml(xml, "''", accountId)).findings;
 }
 
 /**
  * Parses the XML and evaluates one XPath 1.0 expression on it (xmllint --xpath): the expression's
  * string value, or the well-formedness findings when the XML does not parse (then `value` is null).
- * The expression should give a string (wrap node sets in string() or concat()).
+ * The expression should give a string (wrap node sets in string() or concat()). For `accountId`.
  */
-export async function readXml(xml: string, expression: string): Promise<{ findings: SchemaFinding[]; value: string | null }> {
+export async function readXml(xml: string, expression: string, accountId: string): Promise<{ findings: SchemaFinding[]; value: string | null }> {
   // xmllint --xpath prints only the expression's value, on stdout (`normalized`).
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }], ['--xpath', expression, XML_FILE]);
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }], ['--xpath', expression, XML_FILE], accountId);
   if (!result.valid) return { findings: findingsOf(result), value: null };
   // xmllint ends what it prints with one newline of its own.
   return { findings: [], value: result.normalized.endsWith('\n') ? result.normalized.slice(0, -1) : result.normalized };

@@ -47,9 +47,12 @@ function findings(result: Awaited<ReturnType<typeof validateXML>>): SchemaFindin
   return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({ message: e.message, line: e.loc?.lineNumber ?? null }));
 }
 
-const cii = (await buildEInvoice({ format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE })).xml;
-const basic = (await buildEInvoice({ format: 'factur-x', profile: 'basic', invoice: SAMPLE_INVOICE })).xml;
-const ubl = (await buildEInvoice({ format: 'xrechnung-ubl', invoice: SAMPLE_INVOICE })).xml;
+/** The account the checks run for: the pool's threads are shared fairly between accounts. */
+const ACCOUNT = 'xmllint-test';
+const TICKET = { accountId: ACCOUNT, kind: 'paid' } as const;
+const cii = (await buildEInvoice({ format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })).xml;
+const basic = (await buildEInvoice({ format: 'factur-x', profile: 'basic', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })).xml;
+const ubl = (await buildEInvoice({ format: 'xrechnung-ubl', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })).xml;
 const wrongElement = cii.replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:Bogus>380</ram:Bogus>');
 const truncated = cii.slice(0, Math.floor(cii.length / 2));
 const ROOT = "concat(namespace-uri(/*), '\n', local-name(/*))";
@@ -67,7 +70,12 @@ const CHECKS: Check[] = [
   { name: 'malformed XML', run: (c) => c.readXml('<a><b></a>', "''") },
   { name: 'truncated XML', run: (c) => c.readXml(truncated, ROOT) },
 ];
-const current = { checkCiiSchema, readXml };
+/** The pool's checks, for `accountId`. */
+const onPool = (accountId: string): typeof library => ({
+  checkCiiSchema: (xml, profile) => checkCiiSchema(xml, profile, accountId),
+  readXml: (xml, expression) => readXml(xml, expression, accountId),
+});
+const current = onPool(ACCOUNT);
 
 describe('xml-schema-check on the pool', () => {
   it.each(CHECKS)('$name: the findings validateXML gave', async ({ run }) => {
@@ -75,16 +83,16 @@ describe('xml-schema-check on the pool', () => {
   });
 
   it('checkWellFormed: none for UBL, the parser errors for malformed XML', async () => {
-    expect(await checkWellFormed(ubl)).toEqual([]);
-    const broken = await checkWellFormed('<a><b></a>');
+    expect(await checkWellFormed(ubl, ACCOUNT)).toEqual([]);
+    const broken = await checkWellFormed('<a><b></a>', ACCOUNT);
     expect(broken).toEqual((await library.readXml('<a><b></a>', "''")).findings);
     expect(broken[0]).toEqual({ message: expect.stringContaining('Opening and ending tag mismatch'), line: 1 });
   });
 
-  it('many checks at once give what they give one by one', async () => {
+  it('many checks at once, of four accounts, give what they give one by one', async () => {
     const one = [];
     for (const check of CHECKS) one.push(await check.run(current));
-    const together = await Promise.all(Array.from({ length: 4 }, () => CHECKS.map((check) => check.run(current))).flat());
+    const together = await Promise.all(Array.from({ length: 4 }, (_, i) => CHECKS.map((check) => check.run(onPool(`account-${i}`)))).flat());
     expect(together).toEqual([...one, ...one, ...one, ...one]);
     // Findings are there, not only empty lists: the comparison means something.
     expect(one[3]).toEqual([expect.objectContaining({ message: expect.stringContaining('Bogus') })]);
@@ -101,35 +109,35 @@ describe('XmllintPool', () => {
 
   it('a thread ended while idle is replaced by the next check', async () => {
     const { pool, started } = poolWithThreads();
-    expect(await pool.run(parse('<a>one</a>'))).toEqual({ exitCode: 0, stdout: 'one\n', stderr: '' });
+    expect(await pool.run(parse('<a>one</a>'), TICKET)).toEqual({ exitCode: 0, stdout: 'one\n', stderr: '' });
     await started[0]!.terminate();
-    expect(await pool.run(parse('<a>two</a>'))).toEqual({ exitCode: 0, stdout: 'two\n', stderr: '' });
+    expect(await pool.run(parse('<a>two</a>'), TICKET)).toEqual({ exitCode: 0, stdout: 'two\n', stderr: '' });
     expect(started).toHaveLength(2);
     await pool.close();
   });
 
   it('a thread that dies during a check fails that check; the next one runs', async () => {
     const { pool, started } = poolWithThreads();
-    await pool.run(parse('<a/>'));
-    const dying = pool.run(parse(big));
+    await pool.run(parse('<a/>'), TICKET);
+    const dying = pool.run(parse(big), TICKET);
     while (pool.stats().busy === 0) await new Promise((resolve) => setImmediate(resolve));
     await started[0]!.terminate();
     await expect(dying).rejects.toThrow(/thread stopped/);
-    expect(await pool.run(parse('<a>after</a>'))).toMatchObject({ exitCode: 0, stdout: 'after\n' });
+    expect(await pool.run(parse('<a>after</a>'), TICKET)).toMatchObject({ exitCode: 0, stdout: 'after\n' });
     await pool.close();
   });
 
   it('a check past its time limit is stopped with an error, its thread replaced', async () => {
     const { pool, started } = poolWithThreads();
-    await expect(pool.run(parse(big), 1)).rejects.toThrow('The XML check did not finish within 0.001 s and was stopped.');
-    expect(await pool.run(parse('<a>next</a>'))).toMatchObject({ exitCode: 0, stdout: 'next\n' });
+    await expect(pool.run(parse(big), TICKET, 1)).rejects.toThrow('The XML check did not finish within 0.001 s and was stopped.');
+    expect(await pool.run(parse('<a>next</a>'), TICKET)).toMatchObject({ exitCode: 0, stdout: 'next\n' });
     expect(started).toHaveLength(2);
     await pool.close();
   });
 
-  it('checks wait their turn for the threads there are', async () => {
+  it('checks of three accounts wait their turn for the threads there are', async () => {
     const { pool, started } = poolWithThreads(2);
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => pool.run(parse(`<a>${i}</a>`))));
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => pool.run(parse(`<a>${i}</a>`), { accountId: `account-${i % 3}`, kind: 'paid' })));
     expect(answers.map((a) => a.stdout)).toEqual(Array.from({ length: 12 }, (_, i) => `${i}\n`));
     expect(started).toHaveLength(2);
     await pool.close();
@@ -137,8 +145,8 @@ describe('XmllintPool', () => {
 
   it('each check is a fresh instance: the files of one are not there for the next', async () => {
     const { pool } = poolWithThreads();
-    expect((await pool.run(parse('<a>kept?</a>'))).exitCode).toBe(0);
-    const next = await pool.run({ inputFiles: [], args: ['--noout', 'a.xml'], maxMemoryPages: 4096 });
+    expect((await pool.run(parse('<a>kept?</a>'), TICKET)).exitCode).toBe(0);
+    const next = await pool.run({ inputFiles: [], args: ['--noout', 'a.xml'], maxMemoryPages: 4096 }, TICKET);
     expect(next.exitCode).not.toBe(0);
     expect(next.stderr).toContain('failed to load external entity "a.xml"');
     await pool.close();
@@ -146,23 +154,25 @@ describe('XmllintPool', () => {
 
   it('the memory bound holds: past it libxml2 reports out of memory, and the thread carries on', async () => {
     const { pool, started } = poolWithThreads();
-    const tight = await pool.run({ ...parse(big), maxMemoryPages: 256 });
+    const tight = await pool.run({ ...parse(big), maxMemoryPages: 256 }, TICKET);
     expect(tight.exitCode).not.toBe(0);
     expect(tight.stderr).toContain('out of memory');
-    expect((await pool.run(parse(big))).exitCode).toBe(0);
+    expect((await pool.run(parse(big), TICKET)).exitCode).toBe(0);
     expect(started).toHaveLength(1);
     await pool.close();
   });
 
-  it('close() ends the threads; a later check starts one again', async () => {
+  it('close() ends the threads, a check asked for before it still answers; a later check starts one again', async () => {
     const { pool, started } = poolWithThreads(2);
-    await Promise.all([pool.run(parse('<a/>')), pool.run(parse('<a/>'))]);
-    const busy = pool.run(parse('<a>during close</a>'));
+    await Promise.all([pool.run(parse('<a/>'), { accountId: 'a', kind: 'paid' }), pool.run(parse('<a/>'), { accountId: 'b', kind: 'paid' })]);
+    expect(started).toHaveLength(2);
+    const busy = pool.run(parse('<a>during close</a>'), TICKET);
     await pool.close();
     expect(await busy).toMatchObject({ stdout: 'during close\n' });
-    expect(pool.stats()).toEqual({ threads: 0, busy: 0, waiting: 0 });
-    expect(await pool.run(parse('<a>again</a>'))).toMatchObject({ stdout: 'again\n' });
-    expect(started).toHaveLength(3);
+    expect(pool.stats()).toMatchObject({ threads: 0, busy: 0, active: 0, waiting: 0 });
+    expect(await pool.run(parse('<a>again</a>'), TICKET)).toMatchObject({ stdout: 'again\n' });
+    // The check asked before close() got its slot after it: it ran on a thread of its own, ended after it.
+    expect(started).toHaveLength(4);
     await pool.close();
   });
 });
@@ -171,8 +181,8 @@ describe('a process that checks XML', () => {
   it('exits on its own once its checks answered (the idle threads do not hold it), with exit code 0', async () => {
     const module = JSON.stringify(new URL('./xml-schema-check.ts', import.meta.url).href);
     const script = `const { readXml, checkWellFormed } = await import(${module});
-console.log(JSON.stringify(await readXml('<a>x</a>', 'string(/a)')));
-console.log(JSON.stringify(await checkWellFormed('<a>')));`;
+console.log(JSON.stringify(await readXml('<a>x</a>', 'string(/a)', 'acct')));
+console.log(JSON.stringify(await checkWellFormed('<a>', 'acct')));`;
     // The deadline only ends a child that would otherwise hang the test run.
     const { code, stdout, stderr } = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((resolve) => {
       const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 90_000 }, (error, stdout, stderr) =>

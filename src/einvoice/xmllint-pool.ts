@@ -1,6 +1,9 @@
 /**
  * libxml2's xmllint (xmllint-wasm) on a few long-lived `worker_threads` threads (xmllint-worker.ts),
- * one check per thread at a time, in a FIFO line.
+ * one check per thread at a time. Who checks next is the fair scheduler's choice
+ * (../scheduling/fair-scheduler.ts), a strict pool: a hostile XML (hundreds of thousands of attributes,
+ * each a schema finding) keeps its thread for many seconds, so one account never holds more than
+ * `threads` − 1 of them, and another account's check always finds one (issue 37).
  *
  * xmllint-wasm's own `validateXML` starts a thread, then reads and compiles its 0.8 MB WebAssembly
  * module, for every call (measured ~0.3–0.5 s of CPU per check of a 10 kB invoice). Here
@@ -16,7 +19,10 @@
  *   thread that reaches it is ended by Node and its check answers an error;
  * - time: a check that has not answered within `timeoutMs` of reaching its thread (a hang or a loop
  *   in libxml2) has its thread terminated, and answers an error; a thread that dies answers its check
- *   with an error too. A replacement starts on the next check.
+ *   with an error too. A replacement starts on the next check. A check waits for a thread at most
+ *   `timeoutMs` too (then SERVICE_UNAVAILABLE, 503);
+ * - line: at most XML_CHECK_QUEUE_LIMIT checks wait, XML_CHECK_ACCOUNT_QUEUE_LIMIT of one account
+ *   (then 503, or 429 RATE_LIMITED).
  *
  * `close()` ends the idle threads at once and each busy one as soon as its check answered; the pool
  * stays usable (a later check starts a thread again), since one pool serves the whole process.
@@ -25,6 +31,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, threadResourceLimits } from '../shared/child-limits.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../scheduling/fair-scheduler.js';
+import { AppError } from '../shared/errors.js';
 import { wasm, type WasmModule } from './wasm.js';
 import type { XmllintAnswer, XmllintTask, XmllintWorkerData } from './xmllint-worker.js';
 
@@ -49,6 +57,13 @@ export interface XmllintPoolOptions {
   /** Called with each thread as it starts (tests end threads with it). */
   readonly onThreadStart?: (worker: Worker) => void;
 }
+
+/**
+ * Checks waiting for a thread, all accounts and one account: a waiting check holds its XML (up to
+ * 5 Mi characters); an e-invoice request makes one to four checks, so an account's share is a dozen requests.
+ */
+const XML_CHECK_QUEUE_LIMIT = 128;
+const XML_CHECK_ACCOUNT_QUEUE_LIMIT = 32;
 
 /** xmllint-wasm's default initial memory (16 MiB); the memory grows on demand up to the run's maximum. */
 const INITIAL_MEMORY_PAGES = 256;
@@ -89,6 +104,8 @@ function startWorker(module: WasmModule): Worker {
 interface Job {
   readonly run: XmllintRun;
   readonly timeoutMs: number;
+  /** close() was called after the check asked for a thread: the thread it starts ends after it. */
+  readonly retire: boolean;
   resolve(output: XmllintOutput): void;
   reject(error: Error): void;
 }
@@ -103,28 +120,59 @@ interface Thread {
 
 export class XmllintPool {
   readonly #threads: Thread[] = [];
-  readonly #line: Job[] = [];
+  readonly #slots: FairScheduler;
   #module: WasmModule | undefined;
   #nextId = 1;
+  #closes = 0;
 
-  constructor(private readonly options: XmllintPoolOptions) {}
-
-  /** Runs xmllint once on a fresh instance; rejects when it timed out (`timeoutMs`, from reaching a thread) or its thread died. */
-  async run(run: XmllintRun, timeoutMs = this.options.timeoutMs): Promise<XmllintOutput> {
-    this.#module ??= await compiledModule();
-    return new Promise((resolve, reject) => {
-      this.#line.push({ run, timeoutMs, resolve, reject });
-      this.#dispatch();
+  constructor(private readonly options: XmllintPoolOptions) {
+    this.#slots = new FairScheduler({
+      name: 'xmllint',
+      limits: {
+        capacity: options.threads,
+        queueLimit: XML_CHECK_QUEUE_LIMIT,
+        accountSlots: accountSlotsOf(options.threads),
+        workConserving: false,
+        freeSlots: options.threads,
+        accountQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
+        accountFreeQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
+      },
+      words: { task: 'XML check', slot: 'XML check thread' },
+      busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The XML checks are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
     });
   }
 
-  /** Threads running, and those with a check. */
-  stats(): { threads: number; busy: number; waiting: number } {
-    return { threads: this.#threads.length, busy: this.#threads.filter((t) => t.job).length, waiting: this.#line.length };
+  /**
+   * Runs xmllint once on a fresh instance, when `ticket`'s turn comes; rejects when it timed out
+   * (`timeoutMs`, from reaching a thread) or its thread died, and with the scheduler's refusals.
+   */
+  async run(run: XmllintRun, ticket: Ticket, timeoutMs = this.options.timeoutMs): Promise<XmllintOutput> {
+    const closes = this.#closes;
+    this.#module ??= await compiledModule();
+    const release = await this.#slots.acquire(ticket, { maxWaitMs: this.options.timeoutMs });
+    return new Promise((resolve, reject) => {
+      const settle = (done: () => void) => {
+        release();
+        done();
+      };
+      this.#start({
+        run,
+        timeoutMs,
+        retire: closes !== this.#closes,
+        resolve: (output) => settle(() => resolve(output)),
+        reject: (error) => settle(() => reject(error)),
+      });
+    });
+  }
+
+  /** The checks holding a slot (`active`) and waiting for one; threads running, and those with a check. */
+  stats(): PoolStats & { threads: number; busy: number } {
+    return { ...this.#slots.stats(), threads: this.#threads.length, busy: this.#threads.filter((t) => t.job).length };
   }
 
   /** Ends the idle threads now and the busy ones once their check answered; resolves when all have exited. */
   async close(): Promise<void> {
+    this.#closes += 1;
     const threads = [...this.#threads];
     for (const thread of threads) {
       if (thread.job) thread.retiring = true;
@@ -133,24 +181,24 @@ export class XmllintPool {
     await Promise.all(threads.map((t) => t.exited));
   }
 
-  #dispatch(): void {
-    while (this.#line.length > 0) {
-      const thread = this.#threads.find((t) => !t.job && !t.retiring) ?? (this.#threads.length < this.options.threads ? this.#startThread() : undefined);
-      if (!thread) return;
-      const job = this.#line.shift()!;
-      const id = this.#nextId++;
-      const timer = setTimeout(() => {
-        if (thread.job?.id !== id) return;
-        thread.job = undefined;
-        this.#end(thread);
-        job.reject(new Error(`The XML check did not finish within ${job.timeoutMs / 1000} s and was stopped.`));
-        this.#dispatch();
-      }, job.timeoutMs);
-      thread.job = { id, job, timer };
-      thread.worker.ref();
-      const task: XmllintTask = { id, inputFiles: job.run.inputFiles, args: job.run.args, initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages), maxMemoryPages: job.run.maxMemoryPages };
-      thread.worker.postMessage(task);
-    }
+  /**
+   * Gives a check that holds a slot to an idle thread, or a new one: the scheduler grants no more
+   * slots than `threads`, and a thread leaves the list before its check's slot is released.
+   */
+  #start(job: Job): void {
+    const thread = this.#threads.find((t) => !t.job && !t.retiring) ?? this.#startThread();
+    if (job.retire) thread.retiring = true;
+    const id = this.#nextId++;
+    const timer = setTimeout(() => {
+      if (thread.job?.id !== id) return;
+      thread.job = undefined;
+      this.#end(thread);
+      job.reject(new Error(`The XML check did not finish within ${job.timeoutMs / 1000} s and was stopped.`));
+    }, job.timeoutMs);
+    thread.job = { id, job, timer };
+    thread.worker.ref();
+    const task: XmllintTask = { id, inputFiles: job.run.inputFiles, args: job.run.args, initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages), maxMemoryPages: job.run.maxMemoryPages };
+    thread.worker.postMessage(task);
   }
 
   /** Takes the thread out of the pool and terminates it (its `exit` handler answers nothing: its job was taken first). */
@@ -179,7 +227,6 @@ export class XmllintPool {
       if (thread.retiring) this.#end(thread);
       if ('error' in answer) running.job.reject(new Error(`xmllint failed: ${answer.error}`));
       else running.job.resolve({ exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr });
-      this.#dispatch();
     });
     worker.on('error', (error: Error) => {
       failure = error;
@@ -194,7 +241,6 @@ export class XmllintPool {
         const why = isThreadOutOfMemory(failure) ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling` : failure ? failure.message : `exit code ${code}`;
         running.job.reject(new Error(`The XML check's thread stopped (${why}).`));
       }
-      this.#dispatch();
     });
     this.#threads.push(thread);
     this.options.onThreadStart?.(worker);

@@ -194,8 +194,12 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     ...config.http.jsonWorkers,
     onSettled: (outcome, seconds) => services.metrics.offloadedJsonParse(outcome, seconds),
   });
-  app.addHook('onClose', () => jsonParsePool.close());
   services.metrics.watchJsonParsePool(() => jsonParsePool.stats());
+  const unwatchPool = services.metrics.watchPools(() => [jsonParsePool.poolStats()]);
+  app.addHook('onClose', () => {
+    unwatchPool();
+    return jsonParsePool.close();
+  });
   registerJsonBodyParser(app, { thresholdBytes: config.http.jsonWorkers.thresholdBytes, pool: jsonParsePool });
 
   app.addSchema(CodedError);

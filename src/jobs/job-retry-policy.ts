@@ -9,8 +9,8 @@ import { AppError, ValidationError, type ErrorCode } from '../shared/errors.js';
 /** Codes that say "try again later", not "this request is wrong". */
 export const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'RENDERER_BUSY',
-  // From the fair render queue: too many of the account's renders waiting, or its failure budget spent
-  // (rendering/render-queue.ts). The job is paid for; it waits its turn again later.
+  // From a fair pool (scheduling/fair-scheduler.ts): too many of the account's tasks waiting, or its
+  // failure budget spent. The job is paid for; it waits its turn again later.
   'RATE_LIMITED',
   'RENDER_FAILED',
   'RENDER_TIMEOUT',

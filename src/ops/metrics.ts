@@ -6,7 +6,7 @@
  *   decorators in `instrument.ts`), job attempts and webhook attempts (the workers' `metrics` port);
  * - state read at scrape time: queue depth and the oldest due job (two indexed queries on the job
  *   table, bounded by `SCRAPE_QUERY_TIMEOUT_MS`), the browser's launch and crash counters
- *   (`renderer.stats()`), Redis' connection state;
+ *   (`renderer.stats()`), each pool of heavy work's slots in use and tasks waiting, Redis' connection state;
  * - prom-client's default process metrics (CPU, memory, event loop lag, GC, handles).
  *
  * Each process has its own registry: scrape every API and worker process. The queue gauges come from
@@ -42,13 +42,21 @@ export interface MetricSources {
     accountsOverFailureBudget?: number;
     /** Renders tried once more on fresh pages after a page's renderer crashed. */
     pageCrashRetries?: number;
-    /** Slots granted beyond an account's cap because nobody else could take them (render-queue.ts). */
-    backfills?: number;
-    /** Slots lent to an account alone and taken back for another account (render-queue.ts). */
-    reclaims?: number;
   };
+  /** The pools of heavy work this process has (render slots, qpdf, xmllint…), read at scrape time. */
+  pools?(): readonly PoolSnapshot[];
   /** Redis connection state; undefined when no Redis is configured. */
   redisReady?(): boolean;
+}
+
+/** One pool of heavy work (scheduling/fair-scheduler.ts): its name, its slots, those in use and the tasks waiting. */
+export interface PoolSnapshot {
+  pool: string;
+  capacity: number;
+  active: number;
+  waiting: number;
+  /** Tasks granted a slot since the pool was made (exported as a counter). */
+  started: number;
 }
 
 /** How a job attempt ended, as the worker counts it. */
@@ -78,6 +86,8 @@ export interface Metrics {
   offloadedJsonParse(outcome: OffloadedJsonParseOutcome, seconds: number): void;
   /** Reads the parse threads' state at scrape time (the HTTP app calls it once its pool exists). */
   watchJsonParsePool(stats: () => { running: number; waiting: number }): void;
+  /** Adds pools to read at scrape time, beside `MetricSources.pools` (the HTTP app's); the function returned stops reading them. */
+  watchPools(pools: () => readonly PoolSnapshot[]): () => void;
   /** Starts the scrape-time collectors (services.ts calls it once its sources exist). */
   collectFrom(sources: MetricSources): void;
   /** The text exposition, and its content type. */
@@ -282,25 +292,13 @@ export function createMetrics(): Metrics {
 
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the looks, since the registry reads them in no fixed order).
-  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0, backfills: 0, reclaims: 0 };
+  const seen = { launches: 0, crashes: 0, pageCrashRetries: 0 };
   const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
   const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
   const pageCrashRetries = new Counter({
     name: 'pressroom_render_page_crash_retries_total',
     help: 'Renders tried once more on fresh pages because a page renderer had crashed',
-    registers,
-    collect: syncBrowserCounters,
-  });
-  const backfills = new Counter({
-    name: 'pressroom_render_backfills_total',
-    help: 'Render slots granted beyond an account\'s PRESSROOM_RENDER_ACCOUNT_SLOTS because nobody else could take them: for a document whose recent renders were short (PRESSROOM_RENDER_BACKFILL_MS), or lent to an account alone (PRESSROOM_RENDER_BACKFILL_ALONE_MS)',
-    registers,
-    collect: syncBrowserCounters,
-  });
-  const reclaims = new Counter({
-    name: 'pressroom_render_reclaims_total',
-    help: 'Render slots lent to an account alone and taken back when another account needed one; the lent render started again later',
     registers,
     collect: syncBrowserCounters,
   });
@@ -314,8 +312,6 @@ export function createMetrics(): Metrics {
     const stats = sources.rendererStats();
     follow(crashes, 'crashes', stats.crashes);
     follow(pageCrashRetries, 'pageCrashRetries', stats.pageCrashRetries ?? 0);
-    follow(backfills, 'backfills', stats.backfills ?? 0);
-    follow(reclaims, 'reclaims', stats.reclaims ?? 0);
     // Every launch after the first is a restart (crash replacement or recycling).
     const more = Math.max(0, stats.launches - 1) - Math.max(0, seen.launches - 1);
     if (more > 0) restarts.inc(more);
@@ -331,6 +327,39 @@ export function createMetrics(): Metrics {
       const stats = sources.rendererStats();
       this.set({ state: 'active' }, stats.active);
       this.set({ state: 'waiting' }, stats.queued);
+    },
+  });
+  const watchedPools = new Set<() => readonly PoolSnapshot[]>();
+  const allPools = (): readonly PoolSnapshot[] => [...(sources?.pools?.() ?? []), ...[...watchedPools].flatMap((pools) => pools())];
+  for (const [name, help, key] of [
+    ['pressroom_pool_capacity', 'Slots of each pool of heavy work (pool: render, compaction, qpdf, ghostscript, xmllint, json_parse)', 'capacity'],
+    ['pressroom_pool_active', 'Tasks holding a slot of each pool of heavy work, shared fairly between accounts (scheduling/fair-scheduler.ts)', 'active'],
+    ['pressroom_pool_waiting', 'Tasks waiting for a slot of each pool of heavy work', 'waiting'],
+  ] as const) {
+    new Gauge({
+      name,
+      help,
+      labelNames: ['pool'] as const,
+      registers,
+      collect() {
+        for (const pool of allPools()) this.set({ pool: pool.pool }, pool[key]);
+      },
+    });
+  }
+  // A pool's own count, exported as a counter by adding what it grew by since the last scrape.
+  const startedSeen = new Map<string, number>();
+  new Counter({
+    name: 'pressroom_pool_started_total',
+    help: 'Tasks granted a slot of each pool of heavy work',
+    labelNames: ['pool'] as const,
+    registers,
+    collect() {
+      for (const { pool, started } of allPools()) {
+        const seenBefore = startedSeen.get(pool) ?? 0;
+        if (started > seenBefore) this.inc({ pool }, started - seenBefore);
+        else if (started === 0) this.inc({ pool }, 0);
+        startedSeen.set(pool, Math.max(seenBefore, started));
+      }
     },
   });
   new Gauge({
@@ -394,6 +423,10 @@ export function createMetrics(): Metrics {
     offloadedJsonParse: (outcome, seconds) => offloadedJsonParses.observe({ outcome }, seconds),
     watchJsonParsePool(stats) {
       jsonParsePool = stats;
+    },
+    watchPools(pools) {
+      watchedPools.add(pools);
+      return () => watchedPools.delete(pools);
     },
     collectFrom(given) {
       sources = given;

@@ -75,9 +75,10 @@ async function readSource(source: PdfSource, loc: (string | number)[], limits: P
 }
 
 /** Checks that bytes are a PDF qpdf can read, not encrypted, within the page bound; returns its page count. */
-async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, maxPages: number): Promise<number> {
+async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, limits: { maxPages: number; accountId: string }): Promise<number> {
+  const { maxPages } = limits;
   if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-')) refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
-  const inspection = await qpdf.inspect(pdf).catch((error: unknown) => {
+  const inspection = await qpdf.inspect(pdf, limits.accountId).catch((error: unknown) => {
     // Past qpdf's ceiling (a file built to exhaust it, or one too big to read): say which input it was.
     if (isAppError(error, 'PDF_TOO_COMPLEX')) throw new AppError('PDF_TOO_COMPLEX', `${['body', ...loc].join('.')}: ${error.message}`, { cause: error });
     throw error;
@@ -89,11 +90,17 @@ async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, maxPa
   return inspection.pages;
 }
 
+/** How a request's inputs are read: its account (qpdf runs are shared fairly between accounts) and the engine. */
+export interface InputReader {
+  accountId: string;
+  qpdf: Qpdf;
+}
+
 /**
  * Reads and checks the sources in order (`locs[i]` names source i in errors: `["pdfs", i]`, or `[]`
  * for the single input of extract and rotate); the first problem is the 422.
  */
-export async function readPdfInputs(sources: PdfSource[], locs: (string | number)[][], limits: PdfInputLimits, qpdf: Qpdf): Promise<PdfInput[]> {
+export async function readPdfInputs(sources: PdfSource[], locs: (string | number)[][], limits: PdfInputLimits, reader: InputReader): Promise<PdfInput[]> {
   const inputs: PdfInput[] = [];
   let used = 0;
   for (const [i, source] of sources.entries()) {
@@ -101,7 +108,7 @@ export async function readPdfInputs(sources: PdfSource[], locs: (string | number
     const pdf = await readSource(source, loc, limits, limits.maxInputBytes - used);
     used += pdf.length;
     const where = source.pdfUrl != null ? [...loc, 'pdf_url'] : [...loc, 'pdf_base64'];
-    inputs.push({ pdf, pages: await checkPdf(pdf, where, qpdf, limits.maxPages) });
+    inputs.push({ pdf, pages: await checkPdf(pdf, where, reader.qpdf, { maxPages: limits.maxPages, accountId: reader.accountId }) });
   }
   return inputs;
 }

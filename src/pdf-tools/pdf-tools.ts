@@ -103,13 +103,16 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
 
   return {
     merge(request) {
-      return runTool('merge', request, () => prepareMerge(request.pdfs, limits, qpdf), (inputs) => mergePdfs(inputs, qpdf));
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('merge', request, () => prepareMerge(request.pdfs, limits, reader), (inputs) => mergePdfs(inputs, reader));
     },
     extractPages(request) {
-      return runTool('extract-pages', request, () => prepareExtraction(request.pdf, request.pages, limits, qpdf), (prepared) => extractPages(prepared, qpdf));
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('extract-pages', request, () => prepareExtraction(request.pdf, request.pages, limits, reader), (prepared) => extractPages(prepared, reader));
     },
     rotate(request) {
-      return runTool('rotate', request, () => prepareRotation(request.pdf, request, limits, qpdf), (prepared) => rotatePages(prepared, qpdf));
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('rotate', request, () => prepareRotation(request.pdf, request, limits, reader), (prepared) => rotatePages(prepared, reader));
     },
   };
 }

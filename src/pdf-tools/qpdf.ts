@@ -15,13 +15,17 @@
  * answers PDF_TOO_COMPLEX, whatever it had made.
  *
  * Exit codes: 0 success, 3 success with warnings (a damaged file qpdf repaired), 2 failure.
+ *
+ * Who runs next is the fair scheduler's choice (../scheduling/fair-scheduler.ts), a strict pool: a
+ * hostile file (one that inflates to hundreds of MiB) keeps its run for the whole deadline, and it
+ * cannot be taken back, so one account never holds more than `concurrency` − 1 runs (issue 37).
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLimited, type ChildCeiling } from '../shared/child-limits.js';
 import { AppError } from '../shared/errors.js';
-import { Slots } from '../shared/slots.js';
+import { accountSlotsOf, FairScheduler, type PoolStats } from '../scheduling/fair-scheduler.js';
 
 /** What qpdf read of one input: its page count, or why it cannot be used. */
 export type PdfInspection = { kind: 'pdf'; pages: number } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
@@ -32,16 +36,22 @@ export interface PageRotation {
   pages: number[] | 'all';
 }
 
-/** The operations the PDF tools run, each on its own temporary files. */
+/**
+ * The operations the PDF tools run, each on its own temporary files, for `accountId` (every run is
+ * paid work). Each may be refused with SERVICE_UNAVAILABLE (503) when the line is full or no run
+ * became free within the deadline, or RATE_LIMITED (429) when the account has too many waiting.
+ */
 export interface Qpdf {
   /** Page count, or encrypted, or unreadable (with qpdf's reason); never throws for a bad file. */
-  inspect(pdf: Buffer): Promise<PdfInspection>;
+  inspect(pdf: Buffer, accountId: string): Promise<PdfInspection>;
   /** The inputs' pages one after another, in the order given. */
-  merge(pdfs: Buffer[]): Promise<Buffer>;
+  merge(pdfs: Buffer[], accountId: string): Promise<Buffer>;
   /** The given pages (1-based, repeats allowed) in the order given. */
-  selectPages(pdf: Buffer, pages: number[]): Promise<Buffer>;
+  selectPages(pdf: Buffer, pages: number[], accountId: string): Promise<Buffer>;
   /** The document with the rotations added to its pages' own. */
-  rotate(pdf: Buffer, rotations: PageRotation[]): Promise<Buffer>;
+  rotate(pdf: Buffer, rotations: PageRotation[], accountId: string): Promise<Buffer>;
+  /** Runs in progress and waiting (for /metrics). */
+  stats(): PoolStats;
 }
 
 export interface QpdfOptions {
@@ -52,6 +62,13 @@ export interface QpdfOptions {
   /** @defaultValue 'qpdf' (on PATH) */
   path?: string;
 }
+
+/**
+ * Runs waiting, all accounts and one account: a waiting run holds its request's inputs (up to
+ * PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES) in memory, so the line is bounded; the account's share is a quarter of it.
+ */
+const QPDF_QUEUE_LIMIT = 64;
+const QPDF_ACCOUNT_QUEUE_LIMIT = 16;
 
 /** What a finished run left behind. */
 interface RunResult {
@@ -100,7 +117,20 @@ function tooComplex(ceiling: 'memory' | 'cpu', limits: ChildCeiling): AppError {
 }
 
 export function createQpdf(options: QpdfOptions): Qpdf {
-  const slots = new Slots(options.concurrency);
+  const slots = new FairScheduler({
+    name: 'qpdf',
+    limits: {
+      capacity: options.concurrency,
+      queueLimit: QPDF_QUEUE_LIMIT,
+      accountSlots: accountSlotsOf(options.concurrency),
+      workConserving: false,
+      freeSlots: options.concurrency,
+      accountQueueLimit: QPDF_ACCOUNT_QUEUE_LIMIT,
+      accountFreeQueueLimit: QPDF_ACCOUNT_QUEUE_LIMIT,
+    },
+    words: { task: 'PDF tool run', slot: 'qpdf slot' },
+    busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The PDF tools are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+  });
   const program = options.path ?? 'qpdf';
   const ceiling = qpdfCeiling(options.timeoutMs);
 
@@ -125,8 +155,9 @@ export function createQpdf(options: QpdfOptions): Qpdf {
   }
 
   /** Writes the inputs as in0.pdf…, runs qpdf in a slot, hands back the directory's files; removes them all. */
-  async function withFiles<T>(inputs: Buffer[], work: (dir: string, names: string[]) => Promise<T>): Promise<T> {
-    return slots.run(async () => {
+  async function withFiles<T>(inputs: Buffer[], accountId: string, work: (dir: string, names: string[]) => Promise<T>): Promise<T> {
+    // A run waits at most as long as it may run.
+    return slots.run({ accountId, kind: 'paid' }, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'pressroom-pdftools-'));
       try {
         const names = inputs.map((_, i) => `in${i}.pdf`);
@@ -135,12 +166,12 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
-    });
+    }, { maxWaitMs: options.timeoutMs });
   }
 
   /** Runs a writing command and returns out.pdf; exit 2 after a clean inspection is our failure, not the customer's. */
-  async function produce(inputs: Buffer[], args: (names: string[]) => string[]): Promise<Buffer> {
-    return withFiles(inputs, async (dir, names) => {
+  async function produce(inputs: Buffer[], accountId: string, args: (names: string[]) => string[]): Promise<Buffer> {
+    return withFiles(inputs, accountId, async (dir, names) => {
       const result = await run(args(names), dir);
       if (result.exitCode !== 0 && result.exitCode !== 3) {
         throw new AppError('PDF_TOOL_FAILED', `qpdf could not write the result (${lastProblem(result.stderr)}); nothing was charged.`);
@@ -150,8 +181,8 @@ export function createQpdf(options: QpdfOptions): Qpdf {
   }
 
   return {
-    inspect(pdf) {
-      return withFiles([pdf], async (dir, [name]) => {
+    inspect(pdf, accountId) {
+      return withFiles([pdf], accountId, async (dir, [name]) => {
         const result = await run(['--json=2', '--json-key=encrypt', '--json-key=pages', name!], dir);
         if (result.exitCode !== 0 && result.exitCode !== 3) {
           if (/invalid password/i.test(result.stderr)) return { kind: 'encrypted' };
@@ -168,19 +199,21 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       });
     },
 
-    merge(pdfs) {
+    merge(pdfs, accountId) {
       // --empty: a new document of the inputs' pages (document-level outline and tags are not carried).
-      return produce(pdfs, (names) => ['--empty', '--pages', ...names, '--', 'out.pdf']);
+      return produce(pdfs, accountId, (names) => ['--empty', '--pages', ...names, '--', 'out.pdf']);
     },
 
-    selectPages(pdf, pages) {
-      return produce([pdf], ([name]) => ['--empty', '--pages', name!, pageRangeArgument(pages), '--', 'out.pdf']);
+    selectPages(pdf, pages, accountId) {
+      return produce([pdf], accountId, ([name]) => ['--empty', '--pages', name!, pageRangeArgument(pages), '--', 'out.pdf']);
     },
 
-    rotate(pdf, rotations) {
+    rotate(pdf, rotations, accountId) {
       // `+angle` adds to the page's own rotation, which qpdf reads through inheritance from the page tree.
       const args = rotations.map((r) => `--rotate=+${r.angle}${r.pages === 'all' ? '' : `:${pageRangeArgument(r.pages)}`}`);
-      return produce([pdf], ([name]) => [name!, 'out.pdf', ...args]);
+      return produce([pdf], accountId, ([name]) => [name!, 'out.pdf', ...args]);
     },
+
+    stats: () => slots.stats(),
   };
 }

@@ -1,7 +1,7 @@
 /** Rotate: every page by one angle, or the pages a map names, each added to the page's own rotation. */
-import { readPdfInputs, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
+import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
 import { planRotation, rotationsFor } from './page-rotations.js';
-import type { PageRotation, Qpdf } from './qpdf.js';
+import type { PageRotation } from './qpdf.js';
 
 /** A checked rotation: the input and what to turn. */
 export interface PreparedRotation {
@@ -14,14 +14,14 @@ export async function prepareRotation(
   source: PdfSource,
   angles: { rotation?: number | null; pageRotations?: Record<string, number> | null },
   limits: PdfInputLimits,
-  qpdf: Qpdf,
+  reader: InputReader,
 ): Promise<PreparedRotation> {
   const plan = planRotation(angles);
-  const [input] = await readPdfInputs([source], [[]], limits, qpdf);
+  const [input] = await readPdfInputs([source], [[]], limits, reader);
   return { pdf: input!.pdf, rotations: rotationsFor(plan, input!.pages) };
 }
 
 /** The document with its pages turned. */
-export function rotatePages(prepared: PreparedRotation, qpdf: Qpdf): Promise<Buffer> {
-  return qpdf.rotate(prepared.pdf, prepared.rotations);
+export function rotatePages(prepared: PreparedRotation, { qpdf, accountId }: InputReader): Promise<Buffer> {
+  return qpdf.rotate(prepared.pdf, prepared.rotations, accountId);
 }

@@ -1,18 +1,23 @@
 /**
  * Runs compaction (pdf-compaction.ts) on a few `worker_threads` threads, one PDF per thread at a time,
  * so neither the event loop nor a Chromium render slot waits for it. Threads start on first use and
- * are kept; a PDF waits its turn in a FIFO line. A PDF comes as bytes (a copy goes to the thread) or,
- * when long, as a spooled file the thread reads and compacts into another file.
+ * are kept. Who compacts next is the fair scheduler's choice (../scheduling/fair-scheduler.ts, a
+ * work-conserving pool: documents before previews, accounts in turn, a lone account on every thread).
+ * A PDF comes as bytes (a copy goes to the thread) or, when long, as a spooled file the thread reads
+ * and compacts into another file.
  *
  * Compaction is an optimisation: every way it can end other than a smaller file (no time left, the
  * thread died, a file of a shape it does not handle) gives the caller its PDF back unchanged, with a
- * reason, and never fails the document. A run past its `timeoutMs` has its thread terminated and
- * replaced. A thread's heap has a ceiling (`COMPACTION_HEAP_MB`); a thread that reaches it is ended
- * by Node and its PDF goes back unchanged with the reason `failed: out of memory (…)` (counted as failed).
+ * reason, and never fails the document: a line too long for it too. A run past its `timeoutMs`
+ * (waiting included) has its thread terminated and replaced. A thread's heap has a ceiling
+ * (`COMPACTION_HEAP_MB`); a thread that reaches it is ended by Node and its PDF goes back unchanged
+ * with the reason `failed: out of memory (…)` (counted as failed).
  */
 import { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, threadResourceLimits } from '../shared/child-limits.js';
-import type { CompactionAnswer, CompactionTask } from './compaction-worker.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../scheduling/fair-scheduler.js';
+import { AppError } from '../shared/errors.js';
+import type { CompactionAnswer, CompactionTask as ThreadTask } from './compaction-worker.js';
 import type { Compaction } from './pdf-compaction.js';
 import type { PdfFile } from './pdf-file.js';
 
@@ -26,11 +31,30 @@ export type FileCompaction =
 /** How a PDF's compaction ended, before it is turned into its caller's result. */
 type Outcome = { answer: CompactionAnswer } | { reason: string };
 
+/** A PDF's time budget (what is left of its render deadline, waiting included) and whose it is. */
+export interface CompactionTask {
+  timeoutMs: number;
+  ticket: Ticket;
+}
+
+/**
+ * PDFs waiting for a thread, all accounts together, and of one account: a PDF in a longer line would
+ * mostly wait out its deadline, so it leaves uncompacted at once instead (nothing fails).
+ */
+const COMPACTION_QUEUE_LIMIT = 64;
+const COMPACTION_ACCOUNT_QUEUE_LIMIT = 16;
+
 interface Job {
   readonly deadline: number;
   /** The message for the thread, and what it transfers. */
-  message(id: number): { task: CompactionTask; transfer: ArrayBuffer[] };
+  message(id: number): { task: ThreadTask; transfer: ArrayBuffer[] };
   settle(outcome: Outcome): void;
+}
+
+/** Why a PDF got no thread other than its time running out: a line too long, or the pool closing. */
+function refusalReason(refusal: unknown): string {
+  if (refusal instanceof AppError) return `busy: ${String(refusal.details?.reason ?? refusal.message)}`;
+  return refusal instanceof Error ? refusal.message : String(refusal);
 }
 
 /** The reason an answer that is not a compacted file gives. */
@@ -58,16 +82,28 @@ function startWorker(): Worker {
 
 export class CompactionPool {
   readonly #idle: Worker[] = [];
-  readonly #line: Job[] = [];
-  #started = 0;
+  readonly #slots: FairScheduler;
   #nextId = 1;
   #closed = false;
 
-  constructor(private readonly threads: number) {}
+  constructor(threads: number) {
+    const shared = accountSlotsOf(threads);
+    this.#slots = new FairScheduler({
+      name: 'compaction',
+      limits: { capacity: threads, queueLimit: COMPACTION_QUEUE_LIMIT, accountSlots: shared, workConserving: true, freeSlots: shared, accountQueueLimit: COMPACTION_ACCOUNT_QUEUE_LIMIT, accountFreeQueueLimit: COMPACTION_ACCOUNT_QUEUE_LIMIT },
+      words: { task: 'compaction', slot: 'compaction thread' },
+      busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The compaction threads are busy', { details: { reason } }),
+    });
+  }
+
+  /** Threads compacting and PDFs waiting for one. */
+  stats(): PoolStats {
+    return this.#slots.stats();
+  }
 
   /** `pdf` compacted, or unchanged with a reason; gives up (unchanged, reason `timeout`) after `timeoutMs`, waiting included. */
-  compact(pdf: Buffer, timeoutMs: number): Promise<Compaction> {
-    return this.#enqueue(timeoutMs, (resolve) => ({
+  compact(pdf: Buffer, task: CompactionTask): Promise<Compaction> {
+    return this.#enqueue(task, (resolve) => ({
       // A copy goes to the thread (transferred, not copied again): the caller keeps `pdf` to fall back on.
       message: (id) => {
         const bytes = new Uint8Array(pdf).buffer as ArrayBuffer;
@@ -89,8 +125,8 @@ export class CompactionPool {
    * the event loop holds neither; or `input` unchanged with a reason, as `compact`. The caller removes
    * both files when done (`outputPath` may hold a partial file after a timeout).
    */
-  compactFile(input: PdfFile, outputPath: string, timeoutMs: number): Promise<FileCompaction> {
-    return this.#enqueue(timeoutMs, (resolve) => ({
+  compactFile(input: PdfFile, outputPath: string, task: CompactionTask): Promise<FileCompaction> {
+    return this.#enqueue(task, (resolve) => ({
       message: (id) => ({ task: { id, inputPath: input.path, outputPath }, transfer: [] }),
       settle: (outcome) => {
         if ('answer' in outcome && outcome.answer.compacted && outcome.answer.bytesAfter !== undefined) {
@@ -105,39 +141,36 @@ export class CompactionPool {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#line.splice(0)) job.settle({ reason: 'shutting down' });
+    this.#slots.refuseAll(new Error('shutting down'));
     await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
   }
 
-  /** Puts a job in line; it settles unchanged at once when the pool is closed or no time is left. */
-  #enqueue<T>(timeoutMs: number, job: (resolve: (result: T) => void) => Omit<Job, 'deadline'>): Promise<T> {
+  /**
+   * Puts a job in line for a thread; it settles unchanged at once when the pool is closed or no time
+   * is left, and when the line is too long or its time ran out while waiting.
+   */
+  #enqueue<T>({ timeoutMs, ticket }: CompactionTask, job: (resolve: (result: T) => void) => Omit<Job, 'deadline'>): Promise<T> {
     return new Promise((resolve) => {
       const queued: Job = { ...job(resolve), deadline: performance.now() + timeoutMs };
       if (this.#closed) return queued.settle({ reason: 'shutting down' });
       if (timeoutMs <= 0) return queued.settle({ reason: 'timeout' });
-      this.#line.push(queued);
-      this.#dispatch();
+      const waitedOut = AbortSignal.timeout(Math.ceil(timeoutMs));
+      this.#slots.acquire(ticket, { signal: waitedOut }).then(
+        (release) => {
+          const left = queued.deadline - performance.now();
+          if (this.#closed || left <= 0) {
+            release();
+            return queued.settle({ reason: this.#closed ? 'shutting down' : 'timeout' });
+          }
+          // The scheduler grants at most `threads` slots, so an idle thread or room for one is there.
+          this.#run(this.#idle.pop() ?? startWorker(), queued, left, release);
+        },
+        (refusal: unknown) => queued.settle({ reason: waitedOut.aborted ? 'timeout' : refusalReason(refusal) }),
+      );
     });
   }
 
-  #dispatch(): void {
-    while (this.#line.length > 0 && (this.#idle.length > 0 || this.#started < this.threads)) {
-      const job = this.#line.shift()!;
-      const left = job.deadline - performance.now();
-      if (left <= 0) {
-        job.settle({ reason: 'timeout' });
-        continue;
-      }
-      let worker = this.#idle.pop();
-      if (!worker) {
-        worker = startWorker();
-        this.#started += 1;
-      }
-      this.#run(worker, job, left);
-    }
-  }
-
-  #run(worker: Worker, job: Job, timeoutMs: number): void {
+  #run(worker: Worker, job: Job, timeoutMs: number, release: Release): void {
     const id = this.#nextId++;
     let settled = false;
     const finish = (outcome: Outcome, keepWorker: boolean) => {
@@ -150,13 +183,15 @@ export class CompactionPool {
       if (keepWorker && !this.#closed) {
         this.#idle.push(worker);
         job.settle(outcome);
+        release();
       } else {
-        this.#started -= 1;
         // Settled once the thread is gone: a thread cut off while writing a spooled file must not write
-        // it after its caller removed it.
-        void worker.terminate().finally(() => job.settle(outcome));
+        // it after its caller removed it. Its slot is free once it is gone, so threads never outnumber slots.
+        void worker.terminate().finally(() => {
+          release();
+          job.settle(outcome);
+        });
       }
-      this.#dispatch();
     };
     const onMessage = (answer: CompactionAnswer) => {
       if (answer.id === id) finish({ answer }, true);

@@ -7,8 +7,9 @@
  * reused, script-less print page (or, for a document with
  * a `<script>`, in a throwaway browser context) → PDF.
  *
- * Slots are shared fairly between accounts (render-queue.ts): per-account and preview caps, documents
- * before previews, and an account whose failed renders went over its budget (failure-budget.ts) last.
+ * Slots are shared fairly between accounts (../scheduling/fair-scheduler.ts, a work-conserving pool):
+ * per-account and preview caps, documents before previews, and an account whose failed renders went
+ * over its budget (../scheduling/failure-budget.ts) last. Compaction threads are a pool of their own.
  *
  * Supervision: Chromium starts on first use (or `warmUp()`); a crash is noticed through
  * `disconnected` and a new browser is started at once; after `recycleAfterRenders` renders a new
@@ -22,7 +23,6 @@
  * fails the render), memory by the browser generation's watch; a render whose page crashed because
  * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
  */
-import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { AppError, isAppError } from '../shared/errors.js';
@@ -40,12 +40,12 @@ import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams } from './pdf-options.js';
 import type { PaperFormat } from './page-size.js';
 import { countPages } from './pdf-page-count.js';
-import { FailureBudget } from './failure-budget.js';
-import { CompactionPool, type Compaction, type FileCompaction } from './compaction-pool.js';
+import { FailureBudget } from '../scheduling/failure-budget.js';
+import { FairScheduler, type PoolStats, type Release } from '../scheduling/fair-scheduler.js';
+import { CompactionPool, type Compaction, type CompactionTask, type FileCompaction } from './compaction-pool.js';
 import { pdfBuffer, type PdfFile, type PrintedPdf } from './pdf-file.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
 import { stampPreview } from './preview-stamp.js';
-import { RenderQueue, SlotReclaimed, type Release, type RenderKind } from './render-queue.js';
 import type { CompiledParts } from './sandbox/evaluator-page.js';
 import { compileTemplate } from '../template-language/compiler.js';
 import type { TemplatePart } from '../template-language/syntax.js';
@@ -58,9 +58,11 @@ import type { DocumentWarning } from '../shared/document-warnings.js';
 
 export type { AssetResolver } from './chromium/closed-room.js';
 export { boundOf, type DocumentBound } from './chromium/document-bounds.js';
-export type { RenderKind } from './render-queue.js';
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 export type { PdfFile, PrintedPdf } from './pdf-file.js';
+
+/** Documents (sync and jobs) are paid for; previews are free and go last (the scheduler's `paid` and `free`). */
+export type RenderKind = 'document' | 'preview';
 
 /** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
 export interface PageSetup {
@@ -148,10 +150,8 @@ export interface RendererStats {
   rendersFailed: number;
   /** Renders tried once more on fresh pages because a page renderer had crashed. */
   pageCrashRetries: number;
-  /** Slots granted beyond an account's cap because nobody else could take them (render-queue.ts, backfill). */
-  backfills: number;
-  /** Slots lent to an account alone and taken back for another account (render-queue.ts, lending). */
-  reclaims: number;
+  /** The render slots' and the compaction threads' pools: tasks holding a slot and waiting for one. */
+  pools: PoolStats[];
   rendersSinceLaunch: number;
   pagesReplaced: number;
   /** Requests refused by interception, and connections that reached the proxy sinkhole. */
@@ -175,12 +175,12 @@ export interface PdfRenderer {
    * `timeoutMs` (what is left of the render deadline); never fails: past the time, or for a file it does
    * not handle, the PDF comes back unchanged with a reason. Call it last, after metadata and PDF/A.
    */
-  compact(pdf: Buffer, options: { timeoutMs: number }): Promise<Compaction>;
+  compact(pdf: Buffer, options: CompactOptions): Promise<Compaction>;
   /**
    * `compact` for a PDF in a file (the spool): the thread reads `input` and writes the compacted PDF to
    * `outputPath`; the result names the file to deliver (`input` when not compacted).
    */
-  compactFile(input: PdfFile, outputPath: string, options: { timeoutMs: number }): Promise<FileCompaction>;
+  compactFile(input: PdfFile, outputPath: string, options: CompactOptions): Promise<FileCompaction>;
   /** Evaluates the templates only and returns the HTML that would be printed (studio preview, tests). */
   renderHtml(req: RenderRequest): Promise<string>;
   /** Starts Chromium and opens all page slots now instead of on the first render. */
@@ -189,6 +189,13 @@ export interface PdfRenderer {
   isReady(): boolean;
   stats(): RendererStats;
   close(): Promise<void>;
+}
+
+/** A compaction's time budget, and whose it is: the threads are shared fairly between accounts, documents before previews. */
+export interface CompactOptions {
+  timeoutMs: number;
+  accountId: string;
+  kind: RenderKind;
 }
 
 /** Extra wiring, and the fair-share policy. */
@@ -214,7 +221,7 @@ export function createPdfRenderer(options: Config['rendering'], logger: Logger, 
 }
 
 class ChromiumPdfRenderer implements PdfRenderer {
-  readonly #queue: RenderQueue;
+  readonly #slots: FairScheduler;
   readonly #budget: FailureBudget | undefined;
   readonly #browsers: BrowserSupervisor;
   /** One compaction thread per render slot at most: compaction follows printing, off the slot. */
@@ -235,17 +242,22 @@ class ChromiumPdfRenderer implements PdfRenderer {
     };
     const fairness = dependencies.fairness;
     this.#budget = fairness && new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
-    this.#queue = new RenderQueue({
-      capacity: options.concurrency,
-      queueLimit: options.queueLimit,
-      accountSlots: fairness?.accountSlots ?? options.concurrency,
-      previewSlots: fairness?.previewSlots ?? options.concurrency,
-      accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
-      accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
-      backfillMs: fairness?.backfillMs ?? 0,
-      aloneBackfillMs: fairness?.aloneBackfillMs ?? 0,
-      aloneWindowMs: (fairness?.aloneWindowSeconds ?? 60) * 1000,
-    }, this.#budget);
+    this.#slots = new FairScheduler({
+      name: 'render',
+      limits: {
+        capacity: options.concurrency,
+        queueLimit: options.queueLimit,
+        accountSlots: fairness?.accountSlots ?? options.concurrency,
+        workConserving: true,
+        freeSlots: fairness?.previewSlots ?? options.concurrency,
+        accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
+        accountFreeQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
+      },
+      words: { task: 'render', freeTask: 'preview', slot: 'render slot' },
+      busy: (reason) => new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
+      settings: { accountQueueLimit: 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', accountFreeQueueLimit: 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT' },
+      budget: this.#budget,
+    });
     this.#compaction = new CompactionPool(options.concurrency);
     this.#browsers = new BrowserSupervisor(
       { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator, rendererMemoryMb: options.rendererMemoryMb },
@@ -319,12 +331,12 @@ class ChromiumPdfRenderer implements PdfRenderer {
     );
   }
 
-  compact(pdf: Buffer, options: { timeoutMs: number }): Promise<Compaction> {
-    return this.#compaction.compact(pdf, options.timeoutMs);
+  compact(pdf: Buffer, options: CompactOptions): Promise<Compaction> {
+    return this.#compaction.compact(pdf, compactionTask(options));
   }
 
-  compactFile(input: PdfFile, outputPath: string, options: { timeoutMs: number }): Promise<FileCompaction> {
-    return this.#compaction.compactFile(input, outputPath, options.timeoutMs);
+  compactFile(input: PdfFile, outputPath: string, options: CompactOptions): Promise<FileCompaction> {
+    return this.#compaction.compactFile(input, outputPath, compactionTask(options));
   }
 
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
@@ -355,15 +367,14 @@ class ChromiumPdfRenderer implements PdfRenderer {
       browserPid: current?.pid,
       ...this.#browsers.counters,
       concurrency: this.options.concurrency,
-      active: this.#queue.active,
-      queued: this.#queue.waiting,
-      queuedByAccount: this.#queue.waitingByAccount(),
+      active: this.#slots.active,
+      queued: this.#slots.waiting,
+      queuedByAccount: this.#slots.waitingByAccount(),
       accountsOverFailureBudget: this.#budget?.overBudgetCount() ?? 0,
       rendersTotal: this.#renders.total,
       rendersFailed: this.#renders.failed,
       pageCrashRetries: this.#renders.pageCrashRetries,
-      backfills: this.#queue.backfills,
-      reclaims: this.#queue.reclaims,
+      pools: [this.#slots.stats(), this.#compaction.stats()],
       rendersSinceLaunch: current?.renders ?? 0,
       sinkholeConnections: this.#browsers.sinkholeConnections(),
     };
@@ -371,7 +382,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      this.#queue.refuseAll(new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down'));
+      this.#slots.refuseAll(new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down'));
       await Promise.all([this.#browsers.close(), this.#compaction.close()]);
     })();
     return this.#closing;
@@ -386,25 +397,12 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const dataJson = toJson(req.data);
     const accountId = req.accountId ?? '';
     const kind = req.kind ?? (req.preview ? 'preview' : 'document');
-    const costKey = kind === 'document' ? costKeyOf(req, parts, dataJson) : undefined;
-    const ticket = { accountId, kind, costKey };
-    let release = await this.#queue.acquire(ticket, this.options.timeoutMs, req.signal);
+    const release = await this.#slots.acquire({ accountId, kind: kind === 'preview' ? 'free' : 'paid' }, { maxWaitMs: this.options.timeoutMs, signal: req.signal });
     this.#renders.total += 1;
-    // A slot lent to an account alone may be taken back for another account (render-queue.ts,
-    // "Lending"): the print stops, nothing is charged or counted against the account, and the same
-    // render asks again, first in its account's line, with a fresh deadline once it has a slot.
-    for (;;) {
-      try {
-        return await this.#runOnPermit(req, release, { parts, dataJson, accountId, warnings }, finish);
-      } catch (error) {
-        if (!(error instanceof SlotReclaimed)) throw error;
-        this.logger.info({ accountId }, 'a render slot lent to an account alone was taken back for another account; the render will start again');
-        release = await this.#queue.acquire({ ...ticket, requeued: true }, this.options.timeoutMs, req.signal);
-      }
-    }
+    return this.#runOnPermit(req, release, { parts, dataJson, accountId, warnings }, finish);
   }
 
-  /** Runs the render on the slot `release` grants, and releases it; SlotReclaimed when a lent slot was taken back. */
+  /** Runs the render on the slot `release` grants, and releases it. */
   async #runOnPermit<T>(req: RenderRequest, release: Release, prepared: Pick<RunState, 'parts' | 'dataJson' | 'accountId' | 'warnings'>, finish: Finish<T>): Promise<T> {
     const { accountId } = prepared;
     const timeoutMs = this.#timeoutOf(req);
@@ -412,12 +410,11 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const hint = req.mode === 'sync' ? '; for long documents use POST /v1/pdf/create-async' : '';
     const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${timeoutMs} ms${hint}`);
     const deadline = timeoutSignal(timeoutMs, renderTimeout);
-    const signal = AbortSignal.any([req.signal, deadline.signal, release.reclaimed].filter((s): s is AbortSignal => s !== undefined));
+    const signal = AbortSignal.any([req.signal, deadline.signal].filter((s): s is AbortSignal => s !== undefined));
     const startedAt = performance.now();
     const progress = new RenderProgress(startedAt);
     let generation: BrowserGeneration | undefined;
     let releaseWatch = () => {};
-    let completed = false;
     try {
       generation = await raceSignal(this.#browsers.generation(), signal);
       // A recycle may have retired it between the promise settling and now; take a slot only from a
@@ -435,9 +432,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
         // The memory watch's kills are excluded: those are the documents' own memory.
         for (let attempt = 1; ; attempt++) {
           try {
-            const result = await this.#renderOnSlot(req, slot, generation, { ...prepared, signal, startedAt, timeoutMs, renderTimeout, progress }, finish);
-            completed = true;
-            return result;
+            return await this.#renderOnSlot(req, slot, generation, { ...prepared, signal, startedAt, timeoutMs, renderTimeout, progress }, finish);
           } catch (error) {
             if (attempt > 1 || signal.aborted || !isPageCrash(error) || !generation.isConnected || generation.killedRendererSince(startedAt)) throw error;
             this.#renders.pageCrashRetries += 1;
@@ -448,8 +443,6 @@ class ChromiumPdfRenderer implements PdfRenderer {
         generation.returnSlot(slot);
       }
     } catch (error) {
-      // Taken back, not failed: no failure, no budget; the caller asks for a slot again.
-      if (release.reclaimed?.aborted && !req.signal?.aborted && !deadline.signal.aborted) throw new SlotReclaimed();
       this.#renders.failed += 1;
       // A render that ran out of time answers RENDER_TIMEOUT and nothing more; the operator's log says where it was.
       if ((deadline.signal.aborted || isAppError(error, 'RENDER_TIMEOUT')) && !req.signal?.aborted) {
@@ -463,7 +456,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     } finally {
       releaseWatch();
       deadline.clear();
-      release({ completed });
+      release();
       if (generation) this.#browsers.afterRender(generation);
     }
   }
@@ -590,16 +583,9 @@ function round(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
 
-/**
- * Renders expected to take alike for the queue's backfill: the same template parts, page options and
- * tagging, and data of the same size to within a factor of two (a request with far more data than
- * before has no history, so it cannot backfill on the strength of small ones).
- */
-function costKeyOf(req: RenderRequest, parts: CompiledParts, dataJson: string): string {
-  const hash = createHash('sha1');
-  for (const part of [parts.main, parts.css, parts.header, parts.footer]) hash.update(`${part?.length ?? -1}:`).update(part ?? '');
-  hash.update(JSON.stringify(req.template.page ?? null)).update(`|${req.tagged}|${Math.ceil(Math.log2(dataJson.length + 1))}`);
-  return hash.digest('base64url');
+/** A compaction's ticket for the compaction threads' scheduler. */
+function compactionTask(options: CompactOptions): CompactionTask {
+  return { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
 }
 
 function toJson(data: unknown): string {

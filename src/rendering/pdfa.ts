@@ -28,7 +28,7 @@ import {
   type PDFObject,
 } from '@cantoo/pdf-lib';
 import { runLimited, type ChildCeiling, type LimitedRun } from '../shared/child-limits.js';
-import { Slots } from '../shared/slots.js';
+import { accountSlotsOf, FairScheduler, type PoolStats } from '../scheduling/fair-scheduler.js';
 import { AppError } from '../shared/errors.js';
 import { PDF_PRODUCER, readInfoTitle } from './document-info.js';
 import { prepareRewrite } from './pdf-rewrite.js';
@@ -48,6 +48,12 @@ export interface PdfAMeta {
   attachments?: PdfAAttachment[];
   /** Extra rdf:Description blocks for the XMP packet (e.g. the Factur-X extension schema, issue 16). */
   xmpExtension?: string;
+}
+
+/** The document facts, and whose conversion it is. */
+export interface PdfAOptions extends PdfAMeta {
+  /** Ghostscript runs are shared fairly between accounts (never written to the file). @defaultValue '' */
+  accountId?: string;
 }
 
 /** An associated file (PDF/A-3, ISO 19005-3 6.8). */
@@ -74,6 +80,9 @@ const GS_CEILING: ChildCeiling = { memoryBytes: GS_MEMORY_CEILING_BYTES, cpuSeco
 const GS_FLATTEN_DPI = 300;
 /** Ghostscript is single-threaded and CPU-bound; leave a core to Chromium on small machines. */
 const GS_MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
+/** Conversions waiting for Ghostscript, all accounts and one account: each may take seconds, so a longer line would wait out its deadline. */
+const GS_QUEUE_LIMIT = 32;
+const GS_ACCOUNT_QUEUE_LIMIT = 8;
 /** pdf-lib parses and writes on the event loop. Yielding every N objects breaks up a big document (the
  * 33-page tagged report: ~32,000 objects, ~2 s idle) though not fully (stalls near 1 s were measured
  * under load: some steps do not yield), while a one-page invoice (~500 objects) never yields. */
@@ -88,7 +97,7 @@ export function isPdfAVariant(x: unknown): x is PdfAVariant {
  * Turns a Chromium PDF into a PDF/A file of the given variant and checks the result (pdfa-check.ts);
  * throws PDFA_CONVERSION_FAILED, also for a result that breaks a checked rule.
  */
-export async function toPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta = {}): Promise<Buffer> {
+export async function toPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAOptions = {}): Promise<Buffer> {
   const out = await convertToPdfA(pdf, variant, meta);
   const findings = await checkPdfA(out, Number(variant.charAt(6)) as 1 | 2 | 3);
   if (findings.length > 0) {
@@ -97,7 +106,7 @@ export async function toPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta =
   return out;
 }
 
-async function convertToPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta): Promise<Buffer> {
+async function convertToPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAOptions): Promise<Buffer> {
   if (!isPdfAVariant(variant)) {
     throw new AppError('PDFA_CONVERSION_FAILED', `unknown PDF/A variant "${String(variant)}"; use one of ${VARIANTS.join(', ')}`);
   }
@@ -134,11 +143,12 @@ export async function completeWithPdfLib(pdf: Buffer, variant: PdfAVariant, meta
 }
 
 /** Route 2 (1b, and 2b/3b fallback): a Ghostscript pdfwrite pass, then our metadata. Exported for the bench. */
-export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta = {}): Promise<Buffer> {
+export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, meta: PdfAOptions = {}): Promise<Buffer> {
   // Ghostscript's PDF/A-1 pass drops a Title written in UTF-16 (Chromium's for any non-ASCII <title>,
   // document-info.ts's for every title): take it from the input.
   const title = meta.title ?? (await readInfoTitle(pdf).catch(() => undefined));
-  const rewritten = await gsSlots.run(() => runGhostscript(pdf, variant));
+  const ticket = { accountId: meta.accountId ?? '', kind: 'paid' } as const;
+  const rewritten = await ghostscript.run(ticket, () => runGhostscript(pdf, variant), { maxWaitMs: GS_TIMEOUT_MS });
   const doc = await loadPdf(rewritten);
   // Ghostscript gives up on PDF/A for input it cannot make conformant and writes a plain PDF; its XMP
   // then lacks pdfaid. Do not stamp our claim onto such a file.
@@ -437,7 +447,29 @@ function wholeSeconds(date: Date): Date {
   return new Date(Math.floor(date.getTime() / 1000) * 1000);
 }
 
-const gsSlots = new Slots(GS_MAX_CONCURRENT);
+/**
+ * Who runs Ghostscript next (../scheduling/fair-scheduler.ts), a strict pool: a hostile input keeps
+ * its run for up to GS_TIMEOUT_MS, so one account never holds more than its cap of the runs.
+ */
+const ghostscript = new FairScheduler({
+  name: 'ghostscript',
+  limits: {
+    capacity: GS_MAX_CONCURRENT,
+    queueLimit: GS_QUEUE_LIMIT,
+    accountSlots: accountSlotsOf(GS_MAX_CONCURRENT),
+    workConserving: false,
+    freeSlots: GS_MAX_CONCURRENT,
+    accountQueueLimit: GS_ACCOUNT_QUEUE_LIMIT,
+    accountFreeQueueLimit: GS_ACCOUNT_QUEUE_LIMIT,
+  },
+  words: { task: 'PDF/A conversion', slot: 'Ghostscript slot' },
+  busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The PDF/A converter is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
+});
+
+/** Ghostscript runs in progress and waiting (for /metrics). */
+export function ghostscriptPoolStats(): PoolStats {
+  return ghostscript.stats();
+}
 
 async function runGhostscript(pdf: Buffer, variant: PdfAVariant): Promise<Buffer> {
   // Ghostscript runs anything that is not a PDF as PostScript, a whole language: never hand it other bytes.

@@ -27,7 +27,7 @@ const XML_TEMPLATE = '<h1>{{ note }}</h1><p>Format {{ einvoice.format }} profile
 
 /** The XML the service builds from the sample invoice: what a customer's own XML looks like. */
 async function ownXml(format: EInvoiceFormat, profile?: EInvoiceProfile): Promise<string> {
-  return (await buildEInvoice({ format, profile, invoice: SAMPLE_INVOICE })).xml;
+  return (await buildEInvoice({ format, profile, invoice: SAMPLE_INVOICE }, { accountId: 'test' })).xml;
 }
 
 /** The files pdfdetach lists, and the first one's bytes. */
@@ -127,7 +127,7 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     expect(pdfText(pdf)).toContain(`Amount due ${SAMPLE_TOTALS.amountDue} EUR`);
     const { names, first: xml } = detach(pdf);
     expect(names).toEqual(['factur-x.xml']);
-    expect(await checkCiiSchema(xml, profile)).toEqual([]);
+    expect(await checkCiiSchema(xml, profile, 'test')).toEqual([]);
     const totals = ciiTotals(xml);
     expect(totals).toMatchObject({ taxExclusive: SAMPLE_TOTALS.taxExclusive, taxTotal: SAMPLE_TOTALS.taxTotal, taxInclusive: SAMPLE_TOTALS.taxInclusive, amountDue: SAMPLE_TOTALS.amountDue });
     if (profile !== 'minimum') {
@@ -158,7 +158,7 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     expect(xml).toContain(`<${root}`);
     expect(xml).toContain('urn:xeinkauf.de:kosit:xrechnung_3.0');
     expect(xml).toContain(due);
-    if (format === 'xrechnung-cii') expect(await checkCiiSchema(xml, 'en16931')).toEqual([]);
+    if (format === 'xrechnung-cii') expect(await checkCiiSchema(xml, 'en16931', 'test')).toEqual([]);
     expect(await balance()).toBe(before - 1);
   });
 
@@ -175,7 +175,7 @@ describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
     const ddXml = dd.bytes.toString('utf8');
     expect(ddXml).toContain('<ram:DirectDebitMandateID>MANDATE-2026-001</ram:DirectDebitMandateID>');
     expect(ddXml).toContain('<ram:CreditorReferenceID>DE98ZZZ09999999999</ram:CreditorReferenceID>');
-    expect(await checkCiiSchema(ddXml, 'en16931')).toEqual([]);
+    expect(await checkCiiSchema(ddXml, 'en16931', 'test')).toEqual([]);
     expect(await balance()).toBe(before - 2);
   });
 

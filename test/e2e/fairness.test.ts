@@ -3,15 +3,19 @@
  * - a free account looping heavy previews and heavy failing (refunded) jobs while a paying account
  *   renders: every one of the paying account's generations succeeds (SQLite: the database is not what
  *   is tested here);
+ * - the render slots are work-conserving: one account alone holds both, and another account that
+ *   arrives takes the first slot that frees while the lone account's other document still prints;
  * - on SQLite and PostgreSQL: the job claim serves another account's single job before a backlog is
  *   drained, and a webhook receiver that never answers holds up only its own account's deliveries.
  * Outcomes and order are asserted from state (statuses, rows, counters), never from the clock; the
  * paying account's latency is printed, not asserted.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../support/databases.js';
+import { pdfText } from '../support/pdf-tools.js';
+import { solidPng } from '../support/png-images.js';
 import { startTestApp, until, type TestApp } from '../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -51,6 +55,38 @@ async function startSilentReceiver(): Promise<{ url: string; received: () => num
     hanging: () => received - closed,
     close: () => new Promise<void>((resolve) => {
       for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** An image server whose answers wait until the test opens their gate; it counts requests per gate. */
+async function startGateServer() {
+  const open = new Set<string>();
+  const held = new Map<string, ServerResponse[]>();
+  const requests = new Map<string, number>();
+  const png = solidPng(8, 8, 128);
+  const answer = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'no-store' }).end(png);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const name = /^\/gate\/([\w-]+)\.png$/.exec(req.url ?? '')?.[1];
+    if (!name) return void res.writeHead(404).end();
+    requests.set(name, (requests.get(name) ?? 0) + 1);
+    if (open.has(name)) return void answer(res);
+    held.set(name, [...(held.get(name) ?? []), res]);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/gate`,
+    requests: (name: string) => requests.get(name) ?? 0,
+    open(name: string) {
+      open.add(name);
+      for (const res of held.get(name) ?? []) if (!res.destroyed) answer(res);
+      held.delete(name);
+    },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
       server.close(() => resolve());
     }),
   };
@@ -175,31 +211,77 @@ describe('a noisy free account next to a paying one (sqlite, real Chromium)', ()
     expect(t.services.renderer.stats().accountsOverFailureBudget).toBe(1);
     expect((await t.request('GET', '/metrics')).body).toMatch(/^pressroom_render_accounts_over_failure_budget 1$/m);
   }, 300_000);
+});
 
-  it('one account alone fills both slots with short documents (backfill), each charged once', async () => {
-    // The default keeps one of the two slots from any one account; a document whose last renders were
-    // short may use it while nobody else waits (PRESSROOM_RENDER_BACKFILL_MS), which /metrics counts.
-    const solo = await t.createAccount({ credits: 100, plan: 'enterprise' });
-    const receipt = (await t.request('POST', '/v1/templates', { apiKey: solo.apiKey, body: { name: 'receipt', html: ONE_LINE } })).body.id as string;
-    const generate = async (n: string) => {
-      const res = await t.request('POST', '/v1/pdf/create', { apiKey: solo.apiKey, body: { template_id: receipt, export_type: 'binary', data: { n } } });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
+describe('work-conserving render slots (sqlite, real Chromium)', () => {
+  let t: TestApp;
+  let gate: Awaited<ReturnType<typeof startGateServer>>;
+
+  beforeAll(async () => {
+    gate = await startGateServer();
+    t = await startTestApp('sqlite', {
+      PRESSROOM_RENDER_CONCURRENCY: '2', // one slot per account while another waits
+      PRESSROOM_REMOTE_RESOURCE_HOSTS: `127.0.0.1:${gate.port}`,
+      // The held images must outlast the test's wait, not time out into a warning.
+      PRESSROOM_REMOTE_RESOURCE_TIMEOUT_MS: '120000',
+      PRESSROOM_REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS: '120000',
+      PRESSROOM_RENDER_TIMEOUT_MS: '120000',
+    });
+    await t.services.renderer.warmUp();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await gate?.close();
+  });
+
+  it('one account alone uses both slots; another account takes the first slot that frees, each charged once', async () => {
+    const solo = await t.createAccount({ credits: 10, plan: 'enterprise' });
+    const other = await t.createAccount({ credits: 10, plan: 'enterprise' });
+    // Each report waits for an image this test's server holds until told to answer: it holds its slot as long as the test wants.
+    const report = (await t.request('POST', '/v1/templates', {
+      apiKey: solo.apiKey,
+      body: { name: 'gated report', html: '<h1>Report {{ n }}</h1><img src="{{ gate }}/{{ n }}.png" width="40" height="40">' },
+    })).body.id as string;
+    const receipt = (await t.request('POST', '/v1/templates', { apiKey: other.apiKey, body: { name: 'receipt', html: ONE_LINE } })).body.id as string;
+    const generate = (account: { apiKey: string }, templateId: string, n: string) =>
+      t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, export_type: 'binary', data: { n, gate: gate.url } } });
+    const renderPool = async () => {
+      const metrics = (await t.request('GET', '/metrics')).body as string;
+      const read = (name: string) => Number(new RegExp(`^${name}\\{pool="render"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+      return { active: read('pressroom_pool_active'), waiting: read('pressroom_pool_waiting') };
     };
-    const backfills = async () => Number(/^pressroom_render_backfills_total (\d+)$/m.exec((await t.request('GET', '/metrics')).body)?.[1] ?? NaN);
-    const before = await backfills();
-    expect(before).toBe(t.services.renderer.stats().backfills);
-    // Its history: three renders one after the other, each far shorter than the 2 s default.
-    for (let i = 0; i < 3; i++) await generate(`warm ${i}`);
-    // Then batches of six at once, until one of them ran beside another (at most ten batches).
-    let sent = 3;
-    for (let batch = 0; batch < 10 && t.services.renderer.stats().backfills === before; batch++) {
-      await Promise.all(Array.from({ length: 6 }, (_, i) => generate(`batch ${batch}.${i}`)));
-      sent += 6;
-    }
-    expect(await backfills()).toBeGreaterThan(before);
-    expect((await t.request('GET', '/v1/account', { apiKey: solo.apiKey })).body.credits).toBe(100 - sent);
-  }, 120_000);
+
+    // Alone, the account holds both slots (its cap is one while another account waits).
+    const settled = new Set<string>();
+    const track = <T>(name: string, promise: Promise<T>) => promise.finally(() => settled.add(name));
+    const one = track('r1', generate(solo, report, 'r1'));
+    const two = track('r2', generate(solo, report, 'r2'));
+    await until(async () => gate.requests('r1') > 0 && gate.requests('r2') > 0, 60_000, 'both reports to hold a slot');
+    expect(await renderPool()).toEqual({ active: 2, waiting: 0 });
+
+    // Another account waits for the first of them to finish, and is served before anything else.
+    const receiptAnswer = generate(other, receipt, 'b-1');
+    await until(async () => (t.services.renderer.stats().queuedByAccount.get(other.accountId) ?? 0) === 1, 60_000, 'the other account to wait');
+    expect(await renderPool()).toEqual({ active: 2, waiting: 1 });
+    gate.open('r1');
+    const receiptRes = await receiptAnswer;
+    expect(receiptRes.status, JSON.stringify(receiptRes.body)).toBe(200);
+    expect(pdfText(receiptRes.bytes)).toContain('Receipt b-1');
+    // Answered while the lone account's second report still holds its slot: nothing was taken back.
+    expect(settled.has('r2')).toBe(false);
+    expect(gate.requests('r2')).toBe(1);
+
+    gate.open('r2');
+    const [res1, res2] = await Promise.all([one, two]);
+    expect(res1.status, JSON.stringify(res1.body)).toBe(200);
+    expect(res2.status, JSON.stringify(res2.body)).toBe(200);
+    expect(pdfText(res1.bytes)).toContain('Report r1');
+    expect(pdfText(res2.bytes)).toContain('Report r2');
+    // Charged once per delivered document.
+    expect((await t.request('GET', '/v1/account', { apiKey: solo.apiKey })).body.credits).toBe(8);
+    expect((await t.request('GET', '/v1/account', { apiKey: other.apiKey })).body.credits).toBe(9);
+    expect(t.services.renderer.stats().rendersFailed).toBe(0);
+  }, 240_000);
 });
 
 describe.each(DIALECTS)('jobs and webhooks across accounts on %s', (dialect) => {

@@ -14,15 +14,18 @@
  *   413 PAYLOAD_TOO_LARGE; should the estimate ever fall short, the cap ends the thread instead, and
  *   the request gets the same 413.
  *
- * Order: a free thread takes a body of the account with the fewest bodies being parsed, then of the
- * account served longest ago (round robin), then the oldest: one account's line of bodies takes turns
- * with another's single body instead of going first.
+ * Order: the fair scheduler's (../../scheduling/fair-scheduler.ts, a work-conserving pool): a free
+ * thread takes a body of the account with the fewest bodies being parsed, then of the account served
+ * longest ago (round robin), then the oldest, so one account's line of bodies takes turns with another's
+ * single body instead of going first; a lone account's bodies use every thread. Every body counts as
+ * paid work: it is parsed before the route knows what the request is.
  *
  * A waiting body holds its bytes (at most the route's body limit); they are transferred to the thread,
  * not copied, when its turn comes.
  */
 import { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, threadResourceLimits } from '../../shared/child-limits.js';
+import { accountSlotsOf, FairScheduler, type PoolStats } from '../../scheduling/fair-scheduler.js';
 import { AppError } from '../../shared/errors.js';
 import type { ParseAnswer, ParseOutcome, ParseTask, ParseWorkerData } from './json-parse-worker.js';
 
@@ -46,11 +49,7 @@ export interface JsonParsePoolStats {
 
 interface Task {
   readonly id: number;
-  readonly account: string;
-  /** Arrival order, for ties. */
-  readonly seq: number;
   readonly bytes: Buffer;
-  readonly startedAt: number;
   resolve(outcome: ParseOutcome): void;
   reject(error: Error): void;
 }
@@ -97,17 +96,31 @@ function ownBuffer(bytes: Buffer): ArrayBuffer {
   return whole ? (bytes.buffer as ArrayBuffer) : (new Uint8Array(bytes).buffer as ArrayBuffer);
 }
 
+const shuttingDown = () => new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } });
+
 export class JsonParsePool {
   private readonly threads: Thread[] = [];
-  private readonly waiting: Task[] = [];
-  private readonly perAccount = new Map<string, number>();
-  /** When each account last had a body given to a thread (a counter), for the round robin. */
-  private readonly lastServed = new Map<string, number>();
-  private served = 0;
+  private readonly slots: FairScheduler;
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly options: JsonParsePoolOptions) {}
+  constructor(private readonly options: JsonParsePoolOptions) {
+    this.slots = new FairScheduler({
+      name: 'json_parse',
+      limits: {
+        capacity: options.threads,
+        queueLimit: options.queueLimit,
+        accountSlots: accountSlotsOf(options.threads),
+        workConserving: true,
+        freeSlots: options.threads,
+        // Never reached: `accountLimit` counts the account's bodies being parsed too, and is checked first.
+        accountQueueLimit: options.accountLimit,
+        accountFreeQueueLimit: options.accountLimit,
+      },
+      words: { task: 'large JSON body', slot: 'parse thread' },
+      busy: () => new AppError('SERVICE_UNAVAILABLE', 'The server is busy parsing other large request bodies; retry in a moment.', { details: { retryAfterSeconds: 1 } }),
+    });
+  }
 
   /** Parses `bytes` (a JSON body) on a parse thread, for `account` (an account id, or a name for callers without one). */
   parse(bytes: Buffer, account: string): Promise<ParseOutcome> {
@@ -116,62 +129,55 @@ export class JsonParsePool {
       this.settled('refused', startedAt);
       return Promise.reject(error);
     };
-    if (this.closed) return refuse(new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } }));
-    const held = this.perAccount.get(account) ?? 0;
-    if (held >= this.options.accountLimit) {
+    if (this.closed) return refuse(shuttingDown());
+    if (this.slots.load(account) >= this.options.accountLimit) {
       return refuse(
         new AppError('RATE_LIMITED', `At most ${this.options.accountLimit} large request bodies of one account are parsed at once; retry when one has been answered.`, {
           details: { retryAfterSeconds: 1 },
         }),
       );
     }
-    const idle = this.threads.some((t) => !t.task) || this.threads.length < this.options.threads;
-    if (!idle && this.waiting.length >= this.options.queueLimit) {
-      return refuse(new AppError('SERVICE_UNAVAILABLE', 'The server is busy parsing other large request bodies; retry in a moment.', { details: { retryAfterSeconds: 1 } }));
-    }
-    this.perAccount.set(account, held + 1);
-    return new Promise<ParseOutcome>((resolve, reject) => {
-      const release = (outcome: JsonParsePoolOutcome) => {
-        const left = (this.perAccount.get(account) ?? 1) - 1;
-        if (left > 0) this.perAccount.set(account, left);
-        else {
-          // Forgotten once it holds nothing: the maps stay as small as the line.
-          this.perAccount.delete(account);
-          this.lastServed.delete(account);
-        }
-        this.settled(outcome, startedAt);
-      };
-      const id = this.nextId++;
-      this.waiting.push({
-        id,
-        seq: id,
-        account,
-        bytes,
-        startedAt,
-        resolve: (outcome) => {
-          release(outcome.kind === 'syntax' || outcome.kind === 'unsafe' ? 'invalid' : 'parsed');
-          resolve(outcome);
-        },
-        reject: (error) => {
-          release(error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE' ? 'refused' : 'failed');
-          reject(error);
-        },
-      });
-      this.dispatch();
-    });
+    return this.slots.acquire({ accountId: account, kind: 'paid' }).then(
+      (release) => new Promise<ParseOutcome>((resolve, reject) => {
+        const settle = (outcome: JsonParsePoolOutcome) => {
+          release();
+          this.settled(outcome, startedAt);
+        };
+        const task: Task = {
+          id: this.nextId++,
+          bytes,
+          resolve: (outcome) => {
+            settle(outcome.kind === 'syntax' || outcome.kind === 'unsafe' ? 'invalid' : 'parsed');
+            resolve(outcome);
+          },
+          reject: (error) => {
+            settle(error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE' ? 'refused' : 'failed');
+            reject(error);
+          },
+        };
+        if (this.closed) task.reject(shuttingDown());
+        else this.start(task);
+      }),
+      (error: AppError) => refuse(error),
+    );
+  }
+
+  /** The scheduler's view: threads, bodies being parsed and waiting (for the pool gauges of /metrics). */
+  poolStats(): PoolStats {
+    return this.slots.stats();
   }
 
   stats(): JsonParsePoolStats {
-    return { threads: this.threads.length, running: this.threads.filter((t) => t.task).length, waiting: this.waiting.length };
+    const { active, waiting } = this.slots.stats();
+    return { threads: this.threads.length, running: active, waiting };
   }
 
   /** Stops every thread; bodies waiting or being parsed get 503. */
   async close(): Promise<void> {
     this.closed = true;
-    const gone = new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } });
-    for (const task of this.waiting.splice(0)) task.reject(gone);
+    this.slots.refuseAll(shuttingDown());
     const threads = this.threads.splice(0);
-    for (const thread of threads) thread.task?.reject(gone);
+    for (const thread of threads) thread.task?.reject(shuttingDown());
     await Promise.all(threads.map((t) => t.worker.terminate()));
   }
 
@@ -179,30 +185,16 @@ export class JsonParsePool {
     this.options.onSettled?.(outcome, (performance.now() - startedAt) / 1000);
   }
 
-  private dispatch(): void {
-    while (this.waiting.length > 0) {
-      const thread = this.threads.find((t) => !t.task) ?? (this.threads.length < this.options.threads ? this.startThread() : undefined);
-      if (!thread) return;
-      const task = this.takeNext();
-      thread.task = task;
-      this.lastServed.set(task.account, ++this.served);
-      const buffer = ownBuffer(task.bytes);
-      const message: ParseTask = { id: task.id, bytes: buffer };
-      thread.worker.postMessage(message, [buffer]);
-    }
-  }
-
-  /** Removes and returns the waiting body to parse next (the order in the header). */
-  private takeNext(): Task {
-    const running = new Map<string, number>();
-    for (const t of this.threads) if (t.task) running.set(t.task.account, (running.get(t.task.account) ?? 0) + 1);
-    const rank = (task: Task): [number, number, number] => [running.get(task.account) ?? 0, this.lastServed.get(task.account) ?? 0, task.seq];
-    let best = 0;
-    for (let i = 1; i < this.waiting.length; i++) {
-      const [a, b] = [rank(this.waiting[i]!), rank(this.waiting[best]!)];
-      if (a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])))) best = i;
-    }
-    return this.waiting.splice(best, 1)[0]!;
+  /**
+   * Gives a body that holds a slot to an idle thread, or a new one: the scheduler grants no more slots
+   * than `threads`, and a thread leaves the list before its body's slot is released.
+   */
+  private start(task: Task): void {
+    const thread = this.threads.find((t) => !t.task) ?? this.startThread();
+    thread.task = task;
+    const buffer = ownBuffer(task.bytes);
+    const message: ParseTask = { id: task.id, bytes: buffer };
+    thread.worker.postMessage(message, [buffer]);
   }
 
   private startThread(): Thread {
@@ -215,7 +207,6 @@ export class JsonParsePool {
       thread.task = undefined;
       if (answer.outcome.kind === 'tooLarge') task.reject(bodyTooLarge(this.options.memoryMb));
       else task.resolve(answer.outcome);
-      this.dispatch();
     });
     let failure: Error | undefined;
     thread.worker.on('error', (error: Error & { code?: string }) => {
@@ -227,7 +218,6 @@ export class JsonParsePool {
       const task = thread.task;
       thread.task = undefined;
       task?.reject(failure ?? new Error('a JSON parse thread stopped'));
-      if (!this.closed) this.dispatch();
     });
     this.threads.push(thread);
     return thread;

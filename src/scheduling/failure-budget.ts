@@ -2,16 +2,17 @@
  * The render-time budget for failures: failed and timed-out renders cost no credit, so without a
  * budget a loop of documents built to fail (or time out) would occupy render slots for free. Each
  * account may spend `budgetSeconds` of render time on failures within a sliding `windowSeconds`; an
- * account over it is served after every other account (render-queue.ts) and, when it waited too long
- * for that reason, refused with RATE_LIMITED and a Retry-After until enough failures leave the window.
+ * account over it is served after every other account (fair-scheduler.ts), never beyond its slot cap,
+ * and, when it waited too long for that reason, refused with RATE_LIMITED and a Retry-After until
+ * enough failures leave the window. The render slots use it.
  *
- * Kept in memory, per process (like the render queue it steers): with several processes an account
+ * Kept in memory, per process (like the scheduler it steers): with several processes an account
  * has a budget in each, and a restart forgets it. Time is counted from the slot being granted to the
  * failure (queueing is not render time); a render the caller aborted does not count. Failures are
  * summed in buckets of a sixtieth of the window, so one leaves the window up to that much early.
  */
 import { AppError } from '../shared/errors.js';
-import type { BudgetVerdicts } from './render-queue.js';
+import type { BudgetVerdicts } from './fair-scheduler.js';
 
 /** The budget's settings (config.renderFairness). */
 export interface FailureBudgetSettings {
