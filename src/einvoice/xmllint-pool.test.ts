@@ -122,14 +122,15 @@ describe('XmllintPool', () => {
     const dying = pool.run(parse(big), TICKET);
     while (pool.stats().busy === 0) await new Promise((resolve) => setImmediate(resolve));
     await started[0]!.terminate();
-    await expect(dying).rejects.toThrow(/thread stopped/);
+    await expect(dying).rejects.toMatchObject({ code: 'XML_TOO_COMPLEX', message: expect.stringMatching(/^The XML check stopped: exit code/) });
     expect(await pool.run(parse('<a>after</a>'), TICKET)).toMatchObject({ exitCode: 0, stdout: 'after\n' });
     await pool.close();
   });
 
   it('a check past its time limit is stopped with an error, its thread replaced', async () => {
     const { pool, started } = poolWithThreads();
-    await expect(pool.run(parse(big), TICKET, 1)).rejects.toThrow('The XML check did not finish within 0.001 s and was stopped.');
+    // A coded 422 the request answers (nothing charged), never a 500.
+    await expect(pool.run(parse(big), TICKET, 1)).rejects.toMatchObject({ code: 'XML_TOO_COMPLEX', message: expect.stringContaining('The XML check did not finish within 0.001 s and was stopped') });
     expect(await pool.run(parse('<a>next</a>'), TICKET)).toMatchObject({ exitCode: 0, stdout: 'next\n' });
     expect(started).toHaveLength(2);
     await pool.close();

@@ -193,7 +193,7 @@ export class XmllintPool {
       if (thread.job?.id !== id) return;
       thread.job = undefined;
       this.#end(thread);
-      job.reject(new Error(`The XML check did not finish within ${job.timeoutMs / 1000} s and was stopped.`));
+      job.reject(tooComplex(`did not finish within ${job.timeoutMs / 1000} s and was stopped`));
     }, job.timeoutMs);
     thread.job = { id, job, timer };
     thread.worker.ref();
@@ -225,7 +225,7 @@ export class XmllintPool {
       thread.job = undefined;
       worker.unref();
       if (thread.retiring) this.#end(thread);
-      if ('error' in answer) running.job.reject(new Error(`xmllint failed: ${answer.error}`));
+      if ('error' in answer) running.job.reject(tooComplex(`stopped in libxml2 (${answer.error})`));
       else running.job.resolve({ exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr });
     });
     worker.on('error', (error: Error) => {
@@ -239,11 +239,19 @@ export class XmllintPool {
       if (running) {
         clearTimeout(running.timer);
         const why = isThreadOutOfMemory(failure) ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling` : failure ? failure.message : `exit code ${code}`;
-        running.job.reject(new Error(`The XML check's thread stopped (${why}).`));
+        running.job.reject(tooComplex(`stopped: ${why}`));
       }
     });
     this.#threads.push(thread);
     this.options.onThreadStart?.(worker);
     return thread;
   }
+}
+
+/**
+ * A check that ran out of time or memory: the XML asks for more than one check may spend (a crafted
+ * document, or one far past any real invoice), so the request is refused, never answered with a 500.
+ */
+function tooComplex(what: string): AppError {
+  return new AppError('XML_TOO_COMPLEX', `The XML check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`);
 }

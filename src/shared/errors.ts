@@ -47,6 +47,8 @@ export type ErrorCode =
   | 'PDF_TOOL_TIMEOUT'
   /** A PDF tool's qpdf run went past its memory or CPU ceiling (pdf-tools/qpdf.ts): the PDF asks for more than one run may spend. */
   | 'PDF_TOO_COMPLEX'
+  /** An e-invoice XML check went past its time or memory ceiling (einvoice/xmllint-pool.ts): the XML asks for more than one check may spend. */
+  | 'XML_TOO_COMPLEX'
   | 'STORAGE_ERROR'
   | 'S3_UPLOAD_FAILED'
   | 'SERVICE_UNAVAILABLE'
