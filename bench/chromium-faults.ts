@@ -21,10 +21,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readProcStat } from '../src/rendering/chromium/proc-stat.js';
+import { readProcStat } from '../src/browser/proc-stat.js';
 import { option } from './cli-option.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
-import { preparePeers } from './run.js';
+import { preparePeers } from './bench-service.js';
 
 const PAGE_BYTES = 4096;
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime. */

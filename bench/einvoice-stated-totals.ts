@@ -1,5 +1,5 @@
 /**
- * Reading the totals of a customer's own e-invoice XML (src/einvoice/stated-totals.ts) at the largest
+ * Reading the totals of a customer's own e-invoice XML (src/einvoice/xml/stated-totals.ts) at the largest
  * size the service takes (`einvoice.xml`, 5 Mi characters): the sample invoice as XRechnung UBL padded
  * with minimal invoice lines (UBL is not checked against an XSD, so a line can be this small: the most
  * lines, hence the most amounts to add up, a document of that size can hold). Prints, per round, the
@@ -14,8 +14,8 @@ import { performance } from 'node:perf_hooks';
 import { Exact } from '../src/einvoice/decimals.js';
 import { buildEInvoice } from '../src/einvoice/einvoice.js';
 import { SUPPLIED_XML_MAX_CHARS } from '../src/einvoice/invoice-schema.js';
-import { readStatedTotals } from '../src/einvoice/stated-totals.js';
-import { closeXmlChecks } from '../src/einvoice/xml-schema-check.js';
+import { readStatedTotals } from '../src/einvoice/xml/stated-totals.js';
+import { closeXmlChecks } from '../src/einvoice/xmllint/xml-schema-check.js';
 import { SAMPLE_INVOICE } from '../test/support/einvoice-samples.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, amount: { type: 'string', default: '1234567.89' } } });

@@ -225,7 +225,7 @@ export function longTable(rows: LongRow[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { startBenchService, createBenchAccount, preparePeers } = await import('./run.js');
+  const { startBenchService, createBenchAccount, preparePeers } = await import('./bench-service.js');
   const args = process.argv.slice(2);
   const templates = longTemplatesOption(args);
   const nIndex = args.indexOf('--n');

@@ -20,7 +20,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import nunjucks from 'nunjucks';
 import puppeteer from 'puppeteer-core';
-import { completeWithPdfLib, convertWithGhostscript, type PdfAVariant } from '../src/rendering/pdfa.js';
+import { completeWithPdfLib, convertWithGhostscript, type PdfAVariant } from '../src/finishing/pdfa.js';
 
 const args = process.argv.slice(2);
 const FIXTURES = args.includes('--fixtures') ? String(args[args.indexOf('--fixtures') + 1]) : '/work/shared/peers/fixtures';

@@ -1,7 +1,7 @@
 /**
  * What does the PREVIEW stamp cost? Prints a 1-page invoice and a 30-page document with Pressroom's
  * renderer (no stamp), then times N stampings of each, per route:
- *   pdf-lib — stampPreview (src/rendering/preview-stamp.ts): parse, draw on every page, write, in process
+ *   pdf-lib — stampPreview (src/finishing/preview-stamp.ts): parse, draw on every page, write, in process
  *   qpdf    — `qpdf in.pdf --overlay stamp.pdf --repeat=1 -- out.pdf`, a one-page stamp PDF laid over
  *             every page (the alternative weighed; temp files included in its cost)
  * and prints wall p50/p95 ms, CPU ms (own + qpdf's), the longest event-loop stall, output size and
@@ -21,7 +21,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { PDFDocument, PageSizes } from '@cantoo/pdf-lib';
 import { createPdfRenderer } from '../src/rendering/pdf-renderer.js';
-import { stampPreview } from '../src/rendering/preview-stamp.js';
+import { stampPreview } from '../src/finishing/preview-stamp.js';
 import { createLogger } from '../src/shared/log.js';
 
 const args = process.argv.slice(2);

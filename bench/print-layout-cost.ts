@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { splitLedger } from '../test/support/split-ledger.js';
 import { option } from './cli-option.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
-import { preparePeers } from './run.js';
+import { preparePeers } from './bench-service.js';
 
 
 function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: number): string {

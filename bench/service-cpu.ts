@@ -18,9 +18,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { listPids, readProcStat } from '../src/rendering/chromium/proc-stat.js';
+import { listPids, readProcStat } from '../src/browser/proc-stat.js';
 import { option } from './cli-option.js';
-import { createBenchAccount, SHARED_PEERS, startBenchService } from './run.js';
+import { createBenchAccount, SHARED_PEERS, startBenchService } from './bench-service.js';
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 /** Documents rendered before the measurement, by fixture. */

@@ -3,6 +3,6 @@
 // next to the compiled module that reads it (dist/template-language/browser-code.js).
 import { cpSync } from 'node:fs';
 
-cpSync('src/rendering/assets', 'dist/rendering/assets', { recursive: true });
+cpSync('src/finishing/assets', 'dist/finishing/assets', { recursive: true });
 const { writeBrowserCode } = await import('../dist/template-language/browser-code.js');
 writeBrowserCode('src/template-language/browser', 'dist/template-language/browser');

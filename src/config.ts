@@ -100,7 +100,7 @@ export interface Config {
     /** How often expired files are swept. @defaultValue 60 s (`PRESSROOM_SWEEP_INTERVAL_SECONDS`) */
     readonly sweepIntervalSeconds: number;
     /**
-     * Where long PDFs wait between printing and delivery (storage/spool.ts). @defaultValue
+     * Where long PDFs wait between printing and delivery (pdf/spool.ts). @defaultValue
      * `<dataDir>/spool`, or the system's temporary directory's `pressroom-spool` when nothing else
      * uses the data directory (PostgreSQL, S3 and a given secret key) (`PRESSROOM_SPOOL_DIR`)
      */

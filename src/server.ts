@@ -11,7 +11,7 @@
 import { setFlagsFromString } from 'node:v8';
 import type { Config } from './config.js';
 import { buildApp, buildOpsApp } from './http/app.js';
-import { ChromiumStartError } from './rendering/chromium/chromium-start-error.js';
+import { ChromiumStartError } from './browser/chromium-start-error.js';
 import { createServices, type Role } from './services.js';
 import { isAppError } from './shared/errors.js';
 import { createLogger } from './shared/log.js';

@@ -10,12 +10,13 @@ import { createAccessTokenSigner } from './accounts/credentials.js';
 import { createCreditLedger, type CreditLedger } from './credits/ledger.js';
 import { createCharges, type Charges } from './credits/charges.js';
 import { newInstanceId } from './shared/ids.js';
-import { closeLayerListing } from './templates/layer-listing.js';
+import { closeLayerListing } from './templates/layers/layer-listing.js';
 import { createTemplateService, type TemplateService } from './templates/templates.js';
 import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.js';
 import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
-import { createBlobStore, type BlobStore } from './storage/blob-store.js';
-import { Spool } from './storage/spool.js';
+import type { BlobStore } from './storage/blob-store.js';
+import { createBlobStore } from './storage/open-blob-store.js';
+import { Spool } from './pdf/spool.js';
 import { createFileService, type FileService } from './files/files.js';
 import { createAssetService, type AssetService } from './assets/assets.js';
 import { createRemoteResourceFetcher } from './rendering/resources/remote-fetcher.js';
@@ -23,7 +24,7 @@ import { createIdempotencyService, type IdempotencyService } from './idempotency
 import { createDocumentService, type DocumentService } from './documents/documents.js';
 import { createChargedRunner } from './documents/charged-run.js';
 import { createPdfToolService, type PdfToolService } from './pdf-tools/pdf-tools.js';
-import { createQpdf } from './pdf-tools/qpdf.js';
+import { createQpdf } from './pdf/qpdf.js';
 import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
@@ -37,8 +38,8 @@ import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { instrumentLedger, instrumentRenderer } from './ops/instrument.js';
 import { createReadinessCheck } from './ops/readiness.js';
-import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xml-schema-check.js';
-import { ghostscriptPoolStats } from './rendering/pdfa.js';
+import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xmllint/xml-schema-check.js';
+import { ghostscriptPoolStats } from './finishing/pdfa.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -118,7 +119,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const ledger = instrumentLedger(createCreditLedger(database.db), metrics);
     const accounts = createAccountService(database.db, ledger, createAccessTokenSigner(config.secretKey));
     const templates = createTemplateService(database.db);
-    // The thread that lists templates' layers (templates/layer-listing.ts), started by the first listing.
+    // The thread that lists templates' layers (templates/layers/layer-listing.ts), started by the first listing.
     releasers.push(() => closeLayerListing());
     const rateLimiter = createRateLimiter(config.plans, redis);
 
@@ -139,7 +140,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       metrics,
     );
     releasers.push(() => renderer.close());
-    // The e-invoice XML checks' threads (einvoice/xmllint-pool.ts), started by the first check.
+    // The e-invoice XML checks' threads (einvoice/xmllint/xmllint-pool.ts), started by the first check.
     releasers.push(() => closeXmlChecks());
     const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
     // This process, as recorded on the reservations and idempotency keys it holds.

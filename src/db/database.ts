@@ -20,7 +20,9 @@ import {
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrate.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+import type { Dialect } from './dialect.js';
+
+export type { Dialect };
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 /** Either the database or an open transaction: store functions accept both. */

@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from './database.js';
+import type { Dialect } from './dialect.js';
 import { migration0001Foundation } from './migrations/0001-foundation.js';
 import { migration0002Documents } from './migrations/0002-documents.js';
 import { migration0003Jobs } from './migrations/0003-jobs.js';

@@ -17,14 +17,14 @@ import type { FileService } from '../files/files.js';
 import type { CompactOptions, PdfRenderer, RenderRequest, RenderResult } from '../rendering/pdf-renderer.js';
 import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
 import { canvasPage } from '../rendering/page-size.js';
-import { withDocumentInfo, withDocumentInfoInFile } from '../rendering/document-info.js';
-import { toPdfA, type PdfAVariant } from '../rendering/pdfa.js';
+import { withDocumentInfo, withDocumentInfoInFile } from '../finishing/document-info.js';
+import { toPdfA, type PdfAVariant } from '../finishing/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import type { BlobBody } from '../storage/blob-store.js';
-import type { Spool, SpooledFile } from '../storage/spool.js';
+import type { Spool, SpooledFile } from '../pdf/spool.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
@@ -120,7 +120,7 @@ export interface DocumentDeps {
   loadImages?: ImageLoader;
   /**
    * Where a PDF that reaches `aboveBytes` while Chromium streams it goes, and stays until it is
-   * delivered (storage/spool.ts), so the process never holds it or its copies. Not for PDF/A (pdf-lib
+   * delivered (pdf/spool.ts), so the process never holds it or its copies. Not for PDF/A (pdf-lib
    * and Ghostscript need it whole). Absent: every PDF stays in memory.
    */
   spool?: { spool: Spool; aboveBytes: number };
@@ -180,7 +180,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   /**
-   * The last step before delivery: object streams (rendering/pdf-compaction.ts) in what is left of the
+   * The last step before delivery: object streams (finishing/pdf-compaction.ts) in what is left of the
    * render deadline. Not for PDF/A-1b, which is PDF 1.4 and may not have object streams; PDF/A-2b/3b
    * (PDF 1.7) may. Never fails the document: a PDF it cannot compact in time leaves as it is.
    */

@@ -5,13 +5,13 @@
  *
  * The render: the layers' `image_url`s are loaded first (image-loader.ts: data: URIs, or warnings),
  * then the template is rendered in a render slot like any document, the modifications are applied to
- * its document in the page (templates/layer-modifications.ts decides the edits,
- * rendering/chromium/layer-edits.ts makes them), and the canvas is captured.
+ * its document in the page (templates/layers/layer-modifications.ts decides the edits,
+ * browser/pages/layer-edits.ts makes them), and the canvas is captured.
  */
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import { imagePixelSize, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH, type ImageFormat } from '../rendering/image-renderer.js';
-import { checkModifications, imageUrlsOf, layerEdits, type LayerModification, type LoadedImage } from '../templates/layer-modifications.js';
+import { checkModifications, imageUrlsOf, layerEdits, type LayerModification, type LoadedImage } from '../templates/layers/layer-modifications.js';
 import type { Template } from '../templates/templates.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { expandDottedKeys } from './data-binding.js';

@@ -8,7 +8,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
-import type { LoadedImage } from '../templates/layer-modifications.js';
+import type { LoadedImage } from '../templates/layers/layer-modifications.js';
 import type { ImageLoader } from './image-generation.js';
 
 /** Image types a layer may be given (what Chromium decodes in an `<img>` or a background). */

@@ -9,7 +9,7 @@ import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE } from '../../test/support/einvoic
 import { checkBusinessRules } from './business-rules.js';
 import type { Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';
-import { buildUblXml } from './ubl-xml.js';
+import { buildUblXml } from './xml/ubl-xml.js';
 
 /** The sample invoice as an intra-community supply to a French buyer. */
 const K_INVOICE: Invoice = {

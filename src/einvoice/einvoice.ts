@@ -12,13 +12,13 @@
  */
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 import { checkBusinessRules } from './business-rules.js';
-import { buildCiiXml } from './cii-xml.js';
+import { buildCiiXml } from './xml/cii-xml.js';
 import type { EInvoiceFormat, EInvoiceProfile, EInvoiceRequest, Invoice } from './invoice-schema.js';
-import { checkSuppliedXml } from './supplied-xml.js';
+import { checkSuppliedXml } from './xml/supplied-xml.js';
 import { formatAmount } from './decimals.js';
 import { computeTotals, type InvoiceTotals } from './totals.js';
-import { buildUblXml } from './ubl-xml.js';
-import { checkCiiSchema, checkWellFormed } from './xml-schema-check.js';
+import { buildUblXml } from './xml/ubl-xml.js';
+import { checkCiiSchema, checkWellFormed } from './xmllint/xml-schema-check.js';
 
 export { EInvoiceRequestSchema, InvoiceSchema, type EInvoiceRequest, type Invoice } from './invoice-schema.js';
 

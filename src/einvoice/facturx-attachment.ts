@@ -5,17 +5,12 @@
  * type text/xml, /AFRelationship Alternative — Data for MINIMUM and BASIC WL, which are not complete
  * invoices — and the `fx` XMP properties, declared in an extension schema as PDF/A requires.
  */
-import type { PdfAMeta } from '../rendering/pdfa.js';
+import type { PdfAMeta } from '../finishing/pdfa.js';
 import type { BuiltEInvoice } from './einvoice.js';
-import type { EInvoiceProfile } from './invoice-schema.js';
+import { CONFORMANCE_LEVELS, type EInvoiceProfile } from './invoice-schema.js';
 
 export const FACTURX_FILENAME = 'factur-x.xml';
 const FX_NAMESPACE = 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#';
-
-/** fx:ConformanceLevel per profile, as the specification spells them. */
-export const CONFORMANCE_LEVELS: Record<EInvoiceProfile, string> = {
-  minimum: 'MINIMUM', 'basic-wl': 'BASIC WL', basic: 'BASIC', en16931: 'EN 16931', extended: 'EXTENDED',
-};
 
 /** The PDF/A-3 attachment and XMP additions for a built Factur-X / ZUGFeRD invoice. */
 export function facturXPdfAMeta(built: BuiltEInvoice): Pick<PdfAMeta, 'attachments' | 'xmpExtension'> {

@@ -180,3 +180,8 @@ export const EInvoiceRequestSchema = Type.Object({
 }, { additionalProperties: false, description: 'Build an e-invoice from the same request (docs/einvoice.md): from `invoice` (the EN 16931 invoice as JSON), or from your own `xml`, exactly one of the two; the template sees it as `einvoice`' });
 
 export type EInvoiceRequest = Static<typeof EInvoiceRequestSchema>;
+
+/** fx:ConformanceLevel per profile, as the specification spells them. */
+export const CONFORMANCE_LEVELS: Record<EInvoiceProfile, string> = {
+  minimum: 'MINIMUM', 'basic-wl': 'BASIC WL', basic: 'BASIC', en16931: 'EN 16931', extended: 'EXTENDED',
+};

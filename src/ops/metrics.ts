@@ -74,8 +74,8 @@ export interface Metrics {
   render(input: { kind: 'document' | 'preview' | 'image'; outcome: string; seconds: number }): void;
   /** A document went past one of its bounds (DOCUMENT_TOO_LARGE): bytes, pages, image_pixels, memory or header_footer. */
   documentBoundHit(bound: string): void;
-  /** One PDF through compaction (rendering/pdf-compaction.ts): how it ended, its size before and after, the time taken. */
-  /** `spooled`: the PDF was compacted from a spool file (a long one, storage/spool.ts), not in memory. */
+  /** One PDF through compaction (finishing/pdf-compaction.ts): how it ended, its size before and after, the time taken. */
+  /** `spooled`: the PDF was compacted from a spool file (a long one, pdf/spool.ts), not in memory. */
   compaction(input: { outcome: string; bytesBefore: number; bytesAfter: number; seconds: number; spooled?: boolean }): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;

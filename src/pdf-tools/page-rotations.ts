@@ -6,7 +6,7 @@
  */
 import { ValidationError } from '../shared/errors.js';
 import { PAGE_NUMBER } from './page-selection.js';
-import type { PageRotation } from './qpdf.js';
+import type { PageRotation } from '../pdf/qpdf.js';
 
 export const ANGLES = [0, 90, 180, 270] as const;
 export type Angle = (typeof ANGLES)[number];

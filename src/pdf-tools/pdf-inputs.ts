@@ -10,7 +10,7 @@
 import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
-import type { Qpdf } from './qpdf.js';
+import type { Qpdf } from '../pdf/qpdf.js';
 
 /** One input as the request gives it. */
 export interface PdfSource {

@@ -15,7 +15,7 @@ import type { Logger } from '../shared/log.js';
 import { extractPages, prepareExtraction } from './extract-pages.js';
 import { mergePdfs, prepareMerge } from './merge.js';
 import type { PdfInputLimits, PdfSource } from './pdf-inputs.js';
-import type { Qpdf } from './qpdf.js';
+import type { Qpdf } from '../pdf/qpdf.js';
 import { prepareRotation, rotatePages } from './rotate.js';
 
 export type { PdfSource } from './pdf-inputs.js';

@@ -1,7 +1,7 @@
 /** Rotate: every page by one angle, or the pages a map names, each added to the page's own rotation. */
 import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
 import { planRotation, rotationsFor } from './page-rotations.js';
-import type { PageRotation } from './qpdf.js';
+import type { PageRotation } from '../pdf/qpdf.js';
 
 /** A checked rotation: the input and what to turn. */
 export interface PreparedRotation {

@@ -1,17 +1,17 @@
 /**
  * Template + data → image (PNG, JPEG or WebP). The same render as a PDF up to its last step — the fair
  * render queue, the template evaluated in the sandbox, the CSS — then a picture of the canvas instead
- * of a print (`chromium/capture-image.ts`), in the same closed room. `PdfRenderer.renderImage` runs
+ * of a print (`browser/pages/capture-image.ts`), in the same closed room. `PdfRenderer.renderImage` runs
  * `captureRenderedImage` inside the render slot, under the render deadline.
  */
-import type { BrowserGeneration } from './browser-generation.js';
-import type { CapturedImage, CaptureFormat } from './chromium/capture-image.js';
+import type { BrowserGeneration } from '../browser/browser-generation.js';
+import type { CapturedImage, CaptureFormat } from '../browser/pages/capture-image.js';
 import { needsScripts } from './html-assembly.js';
-import type { DocumentResources } from './chromium/closed-room.js';
+import type { DocumentResources } from '../browser/pages/closed-room.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
-import type { LayerEdits } from './chromium/layer-edits.js';
+import type { LayerEdits } from '../browser/pages/layer-edits.js';
 
-export type { LayerEdit, LayerEdits } from './chromium/layer-edits.js';
+export type { LayerEdit, LayerEdits } from '../browser/pages/layer-edits.js';
 
 export type ImageFormat = CaptureFormat;
 
@@ -41,7 +41,7 @@ export interface ImageRenderRequest {
   /** The layout size in CSS pixels. */
   canvas: { width: number; height: number };
   output: ImageOutput;
-  /** Image modifications, applied in the page to the evaluated document before the picture is taken (`chromium/layer-edits.ts`). */
+  /** Image modifications, applied in the page to the evaluated document before the picture is taken (`browser/pages/layer-edits.ts`). */
   layers?: LayerEdits;
   signal?: AbortSignal;
   /** Who asks: render slots are shared fairly between accounts. */

@@ -3,11 +3,30 @@
  * in the document win over these (`preferCSSPageSize`), as print authors expect.
  */
 import { AppError } from '../shared/errors.js';
-import type { PrintParams } from './chromium/print-page.js';
+import type { PrintParams } from '../browser/pages/print-page.js';
 import { withHeaderFooterDefaults } from './html-assembly.js';
 import { PAGE_LENGTH_UNITS_TEXT, pageLengthInches } from './page-length.js';
 import { pageSizeProblem, paperSizeInches } from './page-size.js';
-import type { PageSetup } from './pdf-renderer.js';
+import type { PaperFormat } from './page-size.js';
+
+/** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
+export interface PageSetup {
+  /** A named paper size (page-size.ts); default A4. */
+  format?: PaperFormat;
+  /** A custom paper size: both page lengths, instead of `format` (page-size.ts). */
+  width?: string;
+  height?: string;
+  orientation?: 'portrait' | 'landscape';
+  margin?: { top?: string; right?: string; bottom?: string; left?: string };
+  header_html?: string;
+  footer_html?: string;
+  /**
+   * Tagged (accessible) PDF with its structure tree and outline, or not (`false`: faster and smaller,
+   * but screen readers get no reading order or headings; docs/rendering.md "Tagged or not").
+   * @defaultValue true
+   */
+  tagged?: boolean;
+}
 
 /** Room left for a header or footer when the template gives no margin on that side. */
 const HEADER_FOOTER_DEFAULT_MARGIN = '15mm';

@@ -16,9 +16,9 @@
  * browser is started beside the old one, takes the new renders, and the old one closes when its
  * last render is done, so recycling fails nothing. The whole render has a deadline (`timeoutMs`):
  * a page that misses it is closed and replaced without holding up the other slots.
- * See `sandbox/evaluator-page.ts` and `chromium/print-page.ts` for the isolation design.
+ * See `browser/sandbox/evaluator-page.ts` and `browser/pages/print-page.ts` for the isolation design.
  *
- * Bounds (`chromium/document-bounds.ts`, issue 15): decoded image pixels and PDF bytes are enforced
+ * Bounds (`browser/pages/document-bounds.ts`, issue 15): decoded image pixels and PDF bytes are enforced
  * by the print step, pages here (Chromium prints at most `maxPages + 1`, and one more than the bound
  * fails the render), memory by the browser generation's watch; a render whose page crashed because
  * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
@@ -28,60 +28,42 @@ import type { Config } from '../config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
-import type { BrowserGeneration } from './browser-generation.js';
-import type { PageSlot } from './page-slot.js';
-import { BrowserSupervisor } from './browser-supervisor.js';
-import { raceSignal, timeoutSignal } from './chromium/cdp-helpers.js';
-import type { StreamSpill } from './chromium/spill-file.js';
-import type { AssetResolver } from './chromium/closed-room.js';
-import { tooManyPages, tooMuchMemory } from './chromium/document-bounds.js';
-import type { PrintParams } from './chromium/print-page.js';
+import type { BrowserGeneration } from '../browser/browser-generation.js';
+import type { PageSlot } from '../browser/page-slot.js';
+import { BrowserSupervisor } from '../browser/browser-supervisor.js';
+import { raceSignal, timeoutSignal } from '../browser/cdp-helpers.js';
+import type { StreamSpill } from '../browser/pages/spill-file.js';
+import type { AssetResolver } from '../browser/pages/closed-room.js';
+import { tooManyPages, tooMuchMemory } from '../browser/pages/document-bounds.js';
+import type { PrintParams } from '../browser/pages/print-page.js';
 import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
-import { buildPrintParams } from './pdf-options.js';
-import type { PaperFormat } from './page-size.js';
-import { countPages } from './pdf-page-count.js';
+import { buildPrintParams, type PageSetup } from './pdf-options.js';
+import { countPages } from '../pdf/pdf-page-count.js';
 import { FailureBudget } from '../scheduling/failure-budget.js';
 import { FairScheduler, type PoolStats, type Release } from '../scheduling/fair-scheduler.js';
-import { CompactionPool, type Compaction, type CompactionTask, type FileCompaction } from './compaction-pool.js';
-import { pdfBuffer, type PdfFile, type PrintedPdf } from './pdf-file.js';
+import { CompactionPool, type Compaction, type CompactionTask, type FileCompaction } from '../finishing/compaction-pool.js';
+import { pdfBuffer, type PdfFile, type PrintedPdf } from '../pdf/pdf-file.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
-import { stampPreview } from './preview-stamp.js';
-import type { CompiledParts } from './sandbox/evaluator-page.js';
+import { stampPreview } from '../finishing/preview-stamp.js';
+import type { CompiledParts } from '../browser/sandbox/evaluator-page.js';
 import { compileTemplate } from '../template-language/compiler.js';
 import type { TemplatePart } from '../template-language/syntax.js';
-import type { DocumentResources } from './chromium/closed-room.js';
+import type { DocumentResources } from '../browser/pages/closed-room.js';
 import { createDocumentResources, uniqueAssetUrls, type AssetSource, type RemoteDocumentBounds } from './resources/document-resources.js';
 import { inlineHeaderFooter } from './resources/inline-header-footer.js';
 import type { RemoteResourceFetcher } from './resources/remote-fetcher.js';
 import { RenderWarnings } from './resources/render-warnings.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 
-export type { AssetResolver } from './chromium/closed-room.js';
-export { boundOf, type DocumentBound } from './chromium/document-bounds.js';
-export type { Compaction, FileCompaction } from './compaction-pool.js';
-export type { PdfFile, PrintedPdf } from './pdf-file.js';
+export type { AssetResolver } from '../browser/pages/closed-room.js';
+export { boundOf, type DocumentBound } from '../browser/pages/document-bounds.js';
+export type { Compaction, FileCompaction } from '../finishing/compaction-pool.js';
+export type { PdfFile, PrintedPdf } from '../pdf/pdf-file.js';
 
 /** Documents (sync and jobs) are paid for; previews are free and go last (the scheduler's `paid` and `free`). */
 export type RenderKind = 'document' | 'preview';
 
-/** Paper, margins and running header/footer (both are templates, see `pageNumber`/`totalPages`). */
-export interface PageSetup {
-  /** A named paper size (page-size.ts); default A4. */
-  format?: PaperFormat;
-  /** A custom paper size: both page lengths, instead of `format` (page-size.ts). */
-  width?: string;
-  height?: string;
-  orientation?: 'portrait' | 'landscape';
-  margin?: { top?: string; right?: string; bottom?: string; left?: string };
-  header_html?: string;
-  footer_html?: string;
-  /**
-   * Tagged (accessible) PDF with its structure tree and outline, or not (`false`: faster and smaller,
-   * but screen readers get no reading order or headings; docs/rendering.md "Tagged or not").
-   * @defaultValue true
-   */
-  tagged?: boolean;
-}
+export type { PageSetup };
 
 /** A stored template as the engine needs it. */
 export interface RenderTemplate {

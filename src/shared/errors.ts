@@ -33,7 +33,7 @@ export type ErrorCode =
   | 'TEMPLATE_RENDER_ERROR'
   | 'TEMPLATE_TIMEOUT'
   | 'TEMPLATE_OUTPUT_TOO_LARGE'
-  /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels, Chromium memory or an inlined header/footer (rendering/chromium/document-bounds.ts). */
+  /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels, Chromium memory or an inlined header/footer (browser/pages/document-bounds.ts). */
   | 'DOCUMENT_TOO_LARGE'
   | 'RENDER_TIMEOUT'
   /** A synchronous request whose document is estimated, after layout, to print past the render deadline: use create-async (docs/rendering.md "Long documents"). */
@@ -45,9 +45,9 @@ export type ErrorCode =
   | 'PDF_TOOL_FAILED'
   /** A PDF tool's qpdf run passed PRESSROOM_PDF_TOOLS_TIMEOUT_MS and was stopped. */
   | 'PDF_TOOL_TIMEOUT'
-  /** A PDF tool's qpdf run went past its memory or CPU ceiling (pdf-tools/qpdf.ts): the PDF asks for more than one run may spend. */
+  /** A PDF tool's qpdf run went past its memory or CPU ceiling (pdf/qpdf.ts): the PDF asks for more than one run may spend. */
   | 'PDF_TOO_COMPLEX'
-  /** An e-invoice XML check went past its time or memory ceiling (einvoice/xmllint-pool.ts): the XML asks for more than one check may spend. */
+  /** An e-invoice XML check went past its time or memory ceiling (einvoice/xmllint/xmllint-pool.ts): the XML asks for more than one check may spend. */
   | 'XML_TOO_COMPLEX'
   | 'STORAGE_ERROR'
   | 'S3_UPLOAD_FAILED'

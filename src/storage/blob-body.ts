@@ -1,6 +1,6 @@
 /** The bytes a BlobStore put takes: in memory, or a spooled file (spool.ts) on local disk. */
 import { readFile } from 'node:fs/promises';
-import type { SpooledFile } from './spool.js';
+import type { SpooledFile } from '../pdf/spool.js';
 
 /** What a put stores: bytes in memory, or a spooled file on local disk (a long PDF), streamed from it. */
 export type BlobBody = Buffer | SpooledFile;

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startS3Server } from '../../test/support/s3-server.js';
 import { describeBlobStoreContract } from './blob-store.contract.js';
-import { createBlobStore } from './blob-store.js';
+import { createBlobStore } from './open-blob-store.js';
 import { parseS3StorageUrl } from './s3.js';
 
 const credentials = { accessKeyId: 'AKIAPRESSROOMSTORE01', secretAccessKey: 'pressroom-storage-secret-0123456789ab' };

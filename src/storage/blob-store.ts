@@ -1,11 +1,8 @@
 /**
  * Where generated PDFs live: local disk by default, S3 (or any S3-compatible store) at scale.
- * Both implementations pass the same contract suite (`blob-store.contract.ts`).
+ * Both implementations pass the same contract suite (`blob-store.contract.ts`); `open-blob-store.ts`
+ * opens the one a URL names.
  */
-import { fileURLToPath } from 'node:url';
-import { isAbsolute } from 'node:path';
-import { createLocalDiskStore } from './local-disk.js';
-import { createS3BlobStore, parseS3StorageUrl } from './s3.js';
 import type { BlobBody } from './blob-body.js';
 
 export { bodyBytes, bodySize, type BlobBody } from './blob-body.js';
@@ -47,19 +44,4 @@ export interface CreateBlobStoreOptions {
   readonly requestTimeoutMs?: number;
   /** Attempts per S3 call, the first included. @defaultValue 3 */
   readonly maxAttempts?: number;
-}
-
-/**
- * Opens the store named by `url` (config `PRESSROOM_STORAGE_URL`):
- * `file:///abs/dir`, or `s3://bucket/prefix?endpoint=…&region=…&force_path_style=true`
- * (credentials from the standard AWS environment, or `access_key_id`/`secret_access_key` for tests).
- */
-export function createBlobStore(url: string, opts: CreateBlobStoreOptions = {}): BlobStore {
-  if (url.startsWith('file:')) {
-    const root = fileURLToPath(url);
-    if (!isAbsolute(root)) throw new Error(`PRESSROOM_STORAGE_URL must be an absolute file:/// URL; got ${url}`);
-    return createLocalDiskStore(root);
-  }
-  if (url.startsWith('s3:')) return createS3BlobStore(parseS3StorageUrl(url), opts);
-  throw new Error('PRESSROOM_STORAGE_URL must start with file:// or s3://');
 }

@@ -17,7 +17,7 @@ import { AppError } from '../shared/errors.js';
 import type { BlobStore, PutOptions, StoredBlob } from './blob-store.js';
 import type { BlobBody } from './blob-body.js';
 import { assertValidKey } from './storage-key.js';
-import type { SpooledFile } from './spool.js';
+import type { SpooledFile } from '../pdf/spool.js';
 
 interface Metadata {
   contentType: string;

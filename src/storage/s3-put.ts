@@ -24,7 +24,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { bodyBytes, type BlobBody } from './blob-body.js';
-import type { SpooledFile } from './spool.js';
+import type { SpooledFile } from '../pdf/spool.js';
 
 /** Above this a spooled file is uploaded in parts; the compacted 330-page report (11 MB) is below it. */
 export const MULTIPART_ABOVE_BYTES = 16 << 20;

@@ -1,7 +1,7 @@
 /**
  * Turns Jinja2-style template source into JavaScript source with Nunjucks' compiler — in Node, but
  * without ever running it. The compiler only lexes, parses and generates code; the generated code is
- * executed only inside Chromium's sandboxed evaluator (see `sandbox/evaluator-page.ts`), because
+ * executed only inside Chromium's sandboxed evaluator (see `browser/sandbox/evaluator-page.ts`), because
  * Nunjucks running in Node hands a template author the server
  * (`{{ range.constructor("return process.pid")() }}` works there).
  *

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../shared/errors.js';
 import { createLogger } from '../shared/log.js';
-import { launchChromium, type LaunchedChromium } from '../rendering/chromium/launch-chromium.js';
-import { openNetworkSinkhole, type NetworkSinkhole } from '../rendering/chromium/network-sinkhole.js';
-import { EvaluatorPage, type EvaluatorKind } from '../rendering/sandbox/evaluator-page.js';
+import { launchChromium, type LaunchedChromium } from '../browser/launch-chromium.js';
+import { openNetworkSinkhole, type NetworkSinkhole } from '../browser/pages/network-sinkhole.js';
+import { EvaluatorPage, type EvaluatorKind } from '../browser/sandbox/evaluator-page.js';
 import { testOptions } from '../../test/support/rendering-kit.js';
 import { LANGUAGE } from './catalogue.js';
 import { compileTemplate } from './compiler.js';

@@ -1,6 +1,6 @@
 /** What a template says, as stored in a row of `templates` or of `template_versions` (both keep the same columns). */
 import type { TemplateContentColumns } from '../db/schema.js';
-import type { PageSetup } from '../rendering/pdf-renderer.js';
+import type { PageSetup } from '../rendering/pdf-options.js';
 import type { FieldDefinition } from './field-inference.js';
 import type { Canvas, TemplateKind } from './template-kind.js';
 
@@ -26,6 +26,16 @@ export interface TemplateContent {
    * instead of a warning.
    */
   strict: boolean;
+}
+
+/** A template as the owner sees it. */
+export interface Template extends TemplateContent {
+  id: string;
+  accountId: string;
+  createdAt: number;
+  updatedAt: number;
+  /** Set when this is a version's snapshot rather than the draft. */
+  version?: { number: number; tag: string } | null;
 }
 
 /** Parses the JSON columns of a draft or a version. */

@@ -11,7 +11,7 @@ import type { Db } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { TemplateVersionRow } from '../db/schema.js';
 import { AppError } from '../shared/errors.js';
-import type { Template } from './templates.js';
+import type { Template } from './template-content.js';
 import * as store from './template-versions-store.js';
 import { templateContentOf, type TemplateContent } from './template-content.js';
 

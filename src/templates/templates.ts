@@ -10,20 +10,21 @@ import { newTemplateId } from '../shared/ids.js';
 import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
 import { syntaxIssues } from '../template-language/syntax.js';
 import * as store from './templates-store.js';
-import { templateContentOf, type TemplateContent } from './template-content.js';
+import { templateContentOf, type Template, type TemplateContent } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
 import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js';
-import { listTemplateLayers } from './layer-listing.js';
-import { MAX_TEMPLATE_LAYERS, type TemplateLayer } from './template-layers.js';
+import { listTemplateLayers } from './layers/layer-listing.js';
+import { MAX_TEMPLATE_LAYERS, type TemplateLayer } from './layers/template-layers.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 import { pageSizeProblem } from '../rendering/page-size.js';
 
 /** Page setup is the renderer's: a template stores exactly what the engine prints with. */
 export type { PageSetup };
-export type { TemplateLayer } from './template-layers.js';
+export type { Template };
+export type { TemplateLayer } from './layers/template-layers.js';
 
 export interface TemplateInput {
   name: string;
@@ -40,15 +41,6 @@ export interface TemplateInput {
   strict?: boolean;
 }
 
-/** A template as the owner sees it. */
-export interface Template extends TemplateContent {
-  id: string;
-  accountId: string;
-  createdAt: number;
-  updatedAt: number;
-  /** Set when this is a version's snapshot rather than the draft. */
-  version?: { number: number; tag: string } | null;
-}
 
 export interface TemplateSummary {
   id: string;

@@ -4,7 +4,7 @@
  * ZUGFeRD, whose embedded XML (pdfdetach) passes the service's own schema check with the hand-computed
  * totals; XRechnung CII and UBL as XML answers; broken invoices answer 422 with the rule id and cost nothing.
  * Then `einvoice: {format, xml}`, the customer's own XML: embedded byte for byte or answered as it came,
- * and refused at no charge when it is broken or misfiled (the checks one by one: src/einvoice/supplied-xml.test.ts).
+ * and refused at no charge when it is broken or misfiled (the checks one by one: src/einvoice/xml/supplied-xml.test.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEInvoice } from '../../src/einvoice/einvoice.js';
-import { checkCiiSchema } from '../../src/einvoice/xml-schema-check.js';
+import { checkCiiSchema } from '../../src/einvoice/xmllint/xml-schema-check.js';
 import { SUPPLIED_XML_MAX_CHARS, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from '../../src/einvoice/invoice-schema.js';
 import { DIALECTS } from '../support/databases.js';
 import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE, SAMPLE_TOTALS } from '../support/einvoice-samples.js';

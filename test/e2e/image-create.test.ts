@@ -13,8 +13,8 @@ import { countPixels, decodePng, imageInfo, solidPng } from '../support/image-to
 import { pdfInfo, pdfPages } from '../support/pdf-tools.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/test-app.js';
-import { MAX_MODIFICATIONS } from '../../src/templates/layer-modifications.js';
-import { MAX_TEMPLATE_LAYERS } from '../../src/templates/template-layers.js';
+import { MAX_MODIFICATIONS } from '../../src/templates/layers/layer-modifications.js';
+import { MAX_TEMPLATE_LAYERS } from '../../src/templates/layers/template-layers.js';
 
 /** A 200 × 100 canvas with one large-font text layer: a modified text shows in many pixels. */
 const TITLE_CARD = `<html><head><style>html,body{margin:0;background:#fff} .t{font:bold 80px/100px sans-serif;color:#000;margin:0 0 0 10px}</style></head>

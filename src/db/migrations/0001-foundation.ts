@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /** Accounts, API keys, the credits ledger and templates. */
 export const migration0001Foundation = {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /** Generated files (for signed links and the expiry sweep) and idempotency keys. */
 export const migration0002Documents = {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Asynchronous jobs and their webhook deliveries. Both tables are queues: a row's state, `run_at` /

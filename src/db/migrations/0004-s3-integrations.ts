@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /** Customer S3 settings, one per account; the secret is stored encrypted (AES-256-GCM). */
 export const migration0004S3Integrations = {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Indexes for the retention sweep (jobs.ts `sweep`): finished jobs and settled webhook deliveries

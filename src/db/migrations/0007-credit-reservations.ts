@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Reservations (issue 12): a PDFGEN debit is "pending" until the document is delivered (posted) or

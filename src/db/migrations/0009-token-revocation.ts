@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Revocable access tokens: `accounts.tokens_valid_after` (epoch ms) is the moment of the account's

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * The fair job claim (jobs-store.ts `claimJobs`) breaks ties between accounts by who was served

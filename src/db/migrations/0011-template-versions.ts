@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Template versions: immutable snapshots of a template, named by a tag unique per template. Numbers

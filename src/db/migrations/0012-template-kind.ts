@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Image templates (issue 14): a template's `kind` (`pdf`, the default every existing template keeps,

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * The asset library (issue 13): one row per account and name, the bytes in the blob store under

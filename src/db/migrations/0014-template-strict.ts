@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * Strict templates (issue 13): a template's `strict` setting (1 or 0; every existing template keeps 0,

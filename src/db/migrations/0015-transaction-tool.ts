@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /**
  * What a charge without a template paid for (issue 43): the PDF tool of a PDF tools run (`merge`,

@@ -13,7 +13,7 @@
  * (`[fe80::1%lo]`) — found in the document's markup by `review` — and an image that loaded but did
  * not decode (`undecodedImage`, from the image measure).
  */
-import { ASSET_ORIGIN, type AssetResponse, type DocumentResources } from '../chromium/closed-room.js';
+import { ASSET_ORIGIN, type AssetResponse, type DocumentResources } from '../../browser/pages/closed-room.js';
 import type { RenderWarnings } from './render-warnings.js';
 import type { RemoteResourceFetcher } from './remote-fetcher.js';
 import { RemoteResourceError } from './remote-fetcher.js';

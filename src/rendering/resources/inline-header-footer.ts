@@ -16,8 +16,8 @@
  * before any of it is built.
  */
 import { parseFragment, serialize, type DefaultTreeAdapterTypes } from 'parse5';
-import type { AssetResponse, DocumentResources } from '../chromium/closed-room.js';
-import { headerFooterTooLarge } from '../chromium/document-bounds.js';
+import type { AssetResponse, DocumentResources } from '../../browser/pages/closed-room.js';
+import { headerFooterTooLarge } from '../../browser/pages/document-bounds.js';
 
 type Node = DefaultTreeAdapterTypes.ChildNode | DefaultTreeAdapterTypes.DocumentFragment;
 type Element = DefaultTreeAdapterTypes.Element;

@@ -27,7 +27,7 @@ import { createGuardedDispatcher } from '../../net/guarded-dispatcher.js';
 import { findOutboundBlockedError } from '../../net/outbound-blocked-error.js';
 import type { Logger } from '../../shared/log.js';
 import { redactUrlSecrets } from '../../shared/redact-url.js';
-import { raceSignal } from '../chromium/cdp-helpers.js';
+import { raceSignal } from '../../browser/cdp-helpers.js';
 
 /** How one resource request ended (the `outcome` label of pressroom_remote_resources_total). */
 export type RemoteOutcome = 'fetched' | 'cached' | 'blocked' | 'failed' | 'timeout' | 'too_large' | 'wrong_type' | 'disabled' | 'document_limit';

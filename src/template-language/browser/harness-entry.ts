@@ -1,6 +1,6 @@
 /**
  * The evaluator page's harness, in the page's main world; Node calls `pressroomEvaluate` once per
- * document (`rendering/sandbox/evaluator-page.ts` explains the design). The page is built for one
+ * document (`browser/sandbox/evaluator-page.ts` explains the design). The page is built for one
  * of two evaluators (`MODE`), each page carrying only the code its evaluator needs:
  *
  *  - `compartment` (the default): the page has run SES `lockdown()` (`lockdown-entry.ts`) before

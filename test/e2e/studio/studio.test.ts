@@ -50,7 +50,7 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     t.services.startWorkers();
     const root = await fetch(`${t.baseUrl}/`);
     if (!(root.headers.get('content-type') ?? '').includes('text/html')) {
-      throw new Error('GET / does not serve the studio: register studioRoutes in buildApp (src/http/routes/studio.ts).');
+      throw new Error('GET / does not serve the studio: register studioRoutes in buildApp (src/http/routes/service/studio.ts).');
     }
     alice = await t.createAccount({ credits: 20, email: 'alice@example.com', plan: 'pro' });
     bob = await t.createAccount({ credits: 5, email: 'bob@example.com' });

@@ -1,0 +1,2 @@
+/** The two databases Pressroom runs on; migrations branch on it where their SQL differs. */
+export type Dialect = 'sqlite' | 'postgres';

@@ -1,0 +1,257 @@
+/**
+ * libxml2's xmllint (xmllint-wasm) on a few long-lived `worker_threads` threads (xmllint-worker.ts),
+ * one check per thread at a time. Who checks next is the fair scheduler's choice
+ * (../scheduling/fair-scheduler.ts), a strict pool: a hostile XML (hundreds of thousands of attributes,
+ * each a schema finding) keeps its thread for many seconds, so one account never holds more than
+ * `threads` − 1 of them, and another account's check always finds one (issue 37).
+ *
+ * xmllint-wasm's own `validateXML` starts a thread, then reads and compiles its 0.8 MB WebAssembly
+ * module, for every call (measured ~0.3–0.5 s of CPU per check of a 10 kB invoice). Here
+ * `xmllint.wasm` is compiled once per process, the `WebAssembly.Module` is handed to every thread,
+ * and each check instantiates it afresh (cheap next to compiling): libxml2's global state, its
+ * in-memory files and its wasm memory never outlive the check they belong to.
+ *
+ * Bounds:
+ * - threads: at most `threads`, started on first use and kept; an idle thread does not keep the
+ *   process alive (unref), a thread with a check does (ref);
+ * - memory: each check's wasm memory may grow to the `maxMemoryPages` of its task, no further; the
+ *   thread's JS heap (the check's files and what xmllint prints, as strings) to `XMLLINT_HEAP_MB`: a
+ *   thread that reaches it is ended by Node and its check answers an error;
+ * - time: a check that has not answered within `timeoutMs` of reaching its thread (a hang or a loop
+ *   in libxml2) has its thread terminated, and answers an error; a thread that dies answers its check
+ *   with an error too. A replacement starts on the next check. A check waits for a thread at most
+ *   `timeoutMs` too (then SERVICE_UNAVAILABLE, 503);
+ * - line: at most XML_CHECK_QUEUE_LIMIT checks wait, XML_CHECK_ACCOUNT_QUEUE_LIMIT of one account
+ *   (then 503, or 429 RATE_LIMITED).
+ *
+ * `close()` ends the idle threads at once and each busy one as soon as its check answered; the pool
+ * stays usable (a later check starts a thread again), since one pool serves the whole process.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, threadResourceLimits } from '../../shared/child-limits.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../../scheduling/fair-scheduler.js';
+import { AppError } from '../../shared/errors.js';
+import { wasm, type WasmModule } from './wasm.js';
+import type { XmllintAnswer, XmllintTask, XmllintWorkerData } from './xmllint-worker.js';
+
+/** One xmllint run: its files, its command line (without the program name) and its memory bound. */
+export interface XmllintRun {
+  readonly inputFiles: readonly { fileName: string; contents: string }[];
+  readonly args: readonly string[];
+  /** In 64 KiB pages. */
+  readonly maxMemoryPages: number;
+}
+
+/** What xmllint printed and how it exited (as xmllint-wasm's worker reports it: −1 after an abort). */
+export interface XmllintOutput {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface XmllintPoolOptions {
+  readonly threads: number;
+  readonly timeoutMs: number;
+  /** Called with each thread as it starts (tests end threads with it). */
+  readonly onThreadStart?: (worker: Worker) => void;
+}
+
+/**
+ * Checks waiting for a thread, all accounts and one account: a waiting check holds its XML (up to
+ * 5 Mi characters); an e-invoice request makes one to four checks, so an account's share is a dozen requests.
+ */
+const XML_CHECK_QUEUE_LIMIT = 128;
+const XML_CHECK_ACCOUNT_QUEUE_LIMIT = 32;
+
+/** xmllint-wasm's default initial memory (16 MiB); the memory grows on demand up to the run's maximum. */
+const INITIAL_MEMORY_PAGES = 256;
+
+let compiled: Promise<WasmModule> | undefined;
+/** xmllint.wasm compiled, once per process (a failure is retried by the next check). */
+function compiledModule(): Promise<WasmModule> {
+  if (!compiled) {
+    const attempt = readFile(createRequire(import.meta.url).resolve('xmllint-wasm/xmllint.wasm')).then((bytes) => wasm.compile(bytes));
+    attempt.catch(() => {
+      if (compiled === attempt) compiled = undefined;
+    });
+    compiled = attempt;
+  }
+  return compiled;
+}
+
+/**
+ * An xmllint thread's JS heap ceiling (the wasm memory is outside it, bounded per check by `maxMemoryPages`):
+ * twice the most measured. Printing is what costs: Emscripten collects each line xmllint prints as an
+ * array of numbers, so an XPath value of 5 Mi characters on one line (the largest XML a customer may
+ * send, all text) needs more than 192 MB and less than 256; a schema check of that XML, under 32.
+ */
+const XMLLINT_HEAP_MB = 512;
+
+/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
+function startWorker(module: WasmModule): Worker {
+  const workerData: XmllintWorkerData = { module };
+  const resourceLimits = threadResourceLimits(XMLLINT_HEAP_MB);
+  if (import.meta.url.endsWith('.ts')) {
+    const source = new URL('./xmllint-worker.ts', import.meta.url).href;
+    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
+    return new Worker(bootstrap, { eval: true, resourceLimits, workerData, name: 'xmllint' });
+  }
+  return new Worker(new URL('./xmllint-worker.js', import.meta.url), { resourceLimits, workerData, name: 'xmllint' });
+}
+
+interface Job {
+  readonly run: XmllintRun;
+  readonly timeoutMs: number;
+  /** close() was called after the check asked for a thread: the thread it starts ends after it. */
+  readonly retire: boolean;
+  resolve(output: XmllintOutput): void;
+  reject(error: Error): void;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  job: { readonly id: number; readonly job: Job; readonly timer: NodeJS.Timeout } | undefined;
+  /** close() was called while it had a check: it ends once that check answered. */
+  retiring: boolean;
+  readonly exited: Promise<void>;
+}
+
+export class XmllintPool {
+  readonly #threads: Thread[] = [];
+  readonly #slots: FairScheduler;
+  #module: WasmModule | undefined;
+  #nextId = 1;
+  #closes = 0;
+
+  constructor(private readonly options: XmllintPoolOptions) {
+    this.#slots = new FairScheduler({
+      name: 'xmllint',
+      limits: {
+        capacity: options.threads,
+        queueLimit: XML_CHECK_QUEUE_LIMIT,
+        accountSlots: accountSlotsOf(options.threads),
+        workConserving: false,
+        freeSlots: options.threads,
+        accountQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
+        accountFreeQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
+      },
+      words: { task: 'XML check', slot: 'XML check thread' },
+      busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The XML checks are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+    });
+  }
+
+  /**
+   * Runs xmllint once on a fresh instance, when `ticket`'s turn comes; rejects when it timed out
+   * (`timeoutMs`, from reaching a thread) or its thread died, and with the scheduler's refusals.
+   */
+  async run(run: XmllintRun, ticket: Ticket, timeoutMs = this.options.timeoutMs): Promise<XmllintOutput> {
+    const closes = this.#closes;
+    this.#module ??= await compiledModule();
+    const release = await this.#slots.acquire(ticket, { maxWaitMs: this.options.timeoutMs });
+    return new Promise((resolve, reject) => {
+      const settle = (done: () => void) => {
+        release();
+        done();
+      };
+      this.#start({
+        run,
+        timeoutMs,
+        retire: closes !== this.#closes,
+        resolve: (output) => settle(() => resolve(output)),
+        reject: (error) => settle(() => reject(error)),
+      });
+    });
+  }
+
+  /** The checks holding a slot (`active`) and waiting for one; threads running, and those with a check. */
+  stats(): PoolStats & { threads: number; busy: number } {
+    return { ...this.#slots.stats(), threads: this.#threads.length, busy: this.#threads.filter((t) => t.job).length };
+  }
+
+  /** Ends the idle threads now and the busy ones once their check answered; resolves when all have exited. */
+  async close(): Promise<void> {
+    this.#closes += 1;
+    const threads = [...this.#threads];
+    for (const thread of threads) {
+      if (thread.job) thread.retiring = true;
+      else this.#end(thread);
+    }
+    await Promise.all(threads.map((t) => t.exited));
+  }
+
+  /**
+   * Gives a check that holds a slot to an idle thread, or a new one: the scheduler grants no more
+   * slots than `threads`, and a thread leaves the list before its check's slot is released.
+   */
+  #start(job: Job): void {
+    const thread = this.#threads.find((t) => !t.job && !t.retiring) ?? this.#startThread();
+    if (job.retire) thread.retiring = true;
+    const id = this.#nextId++;
+    const timer = setTimeout(() => {
+      if (thread.job?.id !== id) return;
+      thread.job = undefined;
+      this.#end(thread);
+      job.reject(tooComplex(`did not finish within ${job.timeoutMs / 1000} s and was stopped`));
+    }, job.timeoutMs);
+    thread.job = { id, job, timer };
+    thread.worker.ref();
+    const task: XmllintTask = { id, inputFiles: job.run.inputFiles, args: job.run.args, initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages), maxMemoryPages: job.run.maxMemoryPages };
+    thread.worker.postMessage(task);
+  }
+
+  /** Takes the thread out of the pool and terminates it (its `exit` handler answers nothing: its job was taken first). */
+  #end(thread: Thread): void {
+    const index = this.#threads.indexOf(thread);
+    if (index >= 0) this.#threads.splice(index, 1);
+    void thread.worker.terminate();
+  }
+
+  #startThread(): Thread {
+    const worker = startWorker(this.#module!);
+    let failure: Error | undefined;
+    const thread: Thread = {
+      worker,
+      job: undefined,
+      retiring: false,
+      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+    };
+    worker.unref();
+    worker.on('message', (answer: XmllintAnswer) => {
+      const running = thread.job;
+      if (!running || running.id !== answer.id) return;
+      clearTimeout(running.timer);
+      thread.job = undefined;
+      worker.unref();
+      if (thread.retiring) this.#end(thread);
+      if ('error' in answer) running.job.reject(tooComplex(`stopped in libxml2 (${answer.error})`));
+      else running.job.resolve({ exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr });
+    });
+    worker.on('error', (error: Error) => {
+      failure = error;
+    });
+    worker.on('exit', (code) => {
+      const index = this.#threads.indexOf(thread);
+      if (index >= 0) this.#threads.splice(index, 1);
+      const running = thread.job;
+      thread.job = undefined;
+      if (running) {
+        clearTimeout(running.timer);
+        const why = isThreadOutOfMemory(failure) ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling` : failure ? failure.message : `exit code ${code}`;
+        running.job.reject(tooComplex(`stopped: ${why}`));
+      }
+    });
+    this.#threads.push(thread);
+    this.options.onThreadStart?.(worker);
+    return thread;
+  }
+}
+
+/**
+ * A check that ran out of time or memory: the XML asks for more than one check may spend (a crafted
+ * document, or one far past any real invoice), so the request is refused, never answered with a 500.
+ */
+function tooComplex(what: string): AppError {
+  return new AppError('XML_TOO_COMPLEX', `The XML check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`);
+}
