@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
@@ -199,17 +199,14 @@ export interface RendererDependencies {
   assets?: AssetSource;
   /** Fetches remote images, fonts and stylesheets; without it every remote URL is a warning. */
   remoteResources?: RemoteResourceFetcher;
-  /** Per-document bounds on remote resources. @defaultValue 50 resources, 20 MiB, 10 s */
-  remoteBounds?: RemoteDocumentBounds;
-  /**
-   * How slots are shared between accounts (`config.renderFairness`). Without it (engine tests) no
-   * account or preview cap applies and no failure budget is kept; the order still puts documents first.
-   */
-  fairness?: Config['renderFairness'];
+  /** Per-document bounds on remote resources (`config.remoteResources`). */
+  remoteBounds: RemoteDocumentBounds;
+  /** How slots are shared between accounts (`config.renderFairness`). */
+  fairness: Config['renderFairness'];
 }
 
 /** Creates the renderer; Chromium starts lazily (or on `warmUp()`). */
-export function createPdfRenderer(options: Config['rendering'], logger: Logger, dependencies: RendererDependencies = {}): PdfRenderer {
+export function createPdfRenderer(options: Config['rendering'], logger: Logger, dependencies: RendererDependencies): PdfRenderer {
   return new ChromiumPdfRenderer(options, logger, dependencies);
 }
 
@@ -231,20 +228,21 @@ class ChromiumPdfRenderer implements PdfRenderer {
     this.#resources = {
       assets: dependencies.assets,
       remoteResources: dependencies.remoteResources,
-      bounds: dependencies.remoteBounds ?? { maxPerDocument: 50, documentMaxBytes: 20 * 1024 * 1024, documentTimeoutMs: 10_000 },
+      bounds: dependencies.remoteBounds,
     };
     const fairness = dependencies.fairness;
-    this.#budget = fairness && new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
+    this.#budget = new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
     this.#queue = new RenderQueue({
       capacity: options.concurrency,
       queueLimit: options.queueLimit,
-      accountSlots: fairness?.accountSlots ?? options.concurrency,
-      previewSlots: fairness?.previewSlots ?? options.concurrency,
-      accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
-      accountPreviewQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
-      backfillMs: fairness?.backfillMs ?? 0,
-      aloneBackfillMs: fairness?.aloneBackfillMs ?? 0,
-      aloneWindowMs: (fairness?.aloneWindowSeconds ?? 60) * 1000,
+      accountSlots: fairness.accountSlots,
+      previewSlots: fairness.previewSlots,
+      accountQueueLimit: fairness.accountQueueLimit,
+      accountPreviewQueueLimit: fairness.accountPreviewQueueLimit,
+      // Backfill and lending as they were by default, no longer settings (render-queue.ts).
+      backfillMs: 2000,
+      aloneBackfillMs: options.asyncTimeoutMs,
+      aloneWindowMs: 60_000,
     }, this.#budget);
     this.#compaction = new CompactionPool(options.concurrency);
     this.#browsers = new BrowserSupervisor(

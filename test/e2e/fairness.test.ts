@@ -68,9 +68,10 @@ describe('a noisy free account next to a paying one (sqlite, real Chromium)', ()
       // A render may wait for a slot at most this long (then 503): a third of the default, so a paying
       // render queued behind the attacker's heavy renders would be refused, not just slow.
       PRESSROOM_RENDER_TIMEOUT_MS: '10000',
-      // Two failed jobs (≥ 3 s each) put the attacker over its budget, so that part is exercised too.
-      PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS: '5',
       PRESSROOM_SHUTDOWN_GRACE_MS: '5000',
+    }, {
+      // Two failed jobs (≥ 3 s each) put the attacker over its budget, so that part is exercised too.
+      tuning: { renderFairness: { failureBudgetSeconds: 5 } },
     });
     await t.services.renderer.warmUp();
   });
@@ -178,7 +179,7 @@ describe('a noisy free account next to a paying one (sqlite, real Chromium)', ()
 
   it('one account alone fills both slots with short documents (backfill), each charged once', async () => {
     // The default keeps one of the two slots from any one account; a document whose last renders were
-    // short may use it while nobody else waits (PRESSROOM_RENDER_BACKFILL_MS), which /metrics counts.
+    // short may use it while nobody else waits (backfill, render-queue.ts), which /metrics counts.
     const solo = await t.createAccount({ credits: 100, plan: 'enterprise' });
     const receipt = (await t.request('POST', '/v1/templates', { apiKey: solo.apiKey, body: { name: 'receipt', html: ONE_LINE } })).body.id as string;
     const generate = async (n: string) => {
@@ -229,9 +230,10 @@ describe.each(DIALECTS)('jobs and webhooks across accounts on %s', (dialect) => 
       PRESSROOM_RENDER_CONCURRENCY: '2',
       PRESSROOM_WORKER_CONCURRENCY: '2',
       PRESSROOM_JOB_POLL_MS: '100',
-      // A receiver that never answers keeps each attempt for a minute.
-      PRESSROOM_WEBHOOK_TIMEOUT_MS: '60000',
       PRESSROOM_SHUTDOWN_GRACE_MS: '2000',
+    }, {
+      // A receiver that never answers keeps each attempt for a minute.
+      tuning: { webhooks: { timeoutMs: 60_000 } },
     });
   });
   afterAll(async () => {

@@ -52,11 +52,11 @@ describe('a slot lent to an account alone (sqlite, real Chromium)', () => {
     gate = await startGateServer();
     t = await startTestApp('sqlite', {
       PRESSROOM_RENDER_CONCURRENCY: '2', // one slot per account by default, the other lent
-      PRESSROOM_REMOTE_RESOURCE_HOSTS: `127.0.0.1:${gate.port}`,
-      // The held images must outlast the test's wait, not time out into a warning.
-      PRESSROOM_REMOTE_RESOURCE_TIMEOUT_MS: '120000',
-      PRESSROOM_REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS: '120000',
+      PRESSROOM_REMOTE_RESOURCES: `on,127.0.0.1:${gate.port}`,
       PRESSROOM_RENDER_TIMEOUT_MS: '120000',
+    }, {
+      // The held images must outlast the test's wait, not time out into a warning.
+      tuning: { remoteResources: { timeoutMs: 120_000, documentTimeoutMs: 120_000 } },
     });
     await t.services.renderer.warmUp();
   });
