@@ -15,7 +15,7 @@
  * floor runs first, with no service started; then the service is started and measured alone, its
  * Chromium included. For the service, also the peak RSS of its own Node process alone (`ps`, every
  * 100 ms), and the peak of the Buffers its event loop's thread holds (/metrics, every 100 ms): where
- * a PDF below PRESSROOM_PDF_SPOOL_BYTES and its copies live (a longer one goes through the spool).
+ * a PDF below SPOOL_ABOVE_BYTES (src/storage/spool.ts) and its copies live (a longer one goes through the spool).
  * Latency of the service: from POST create-async to the PDF downloaded.
  */
 import { readFileSync } from 'node:fs';
@@ -205,7 +205,7 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
 
 /**
  * The service's settings for the long report: its defaults (the renderer memory bound sized to the
- * machine, config.ts `defaultRendererMemoryMb`; the template evaluation limit), unless
+ * machine, src/config/settings.ts `defaultRendererMemoryMb`; the template evaluation limit), unless
  * PRESSROOM_RENDERER_MEMORY_MB or PRESSROOM_TEMPLATE_TIMEOUT_MS in the environment replace them (the
  * one-table version needs a bound of ~10 GB).
  */

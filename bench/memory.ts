@@ -2,13 +2,14 @@
  * `npm run bench:memory`: steady memory under load. Starts the built service (embedded default), renders
  * N invoices (default 2,000) through the HTTP API at concurrency 2, and every N/8 renders prints the RSS
  * of the Node process and the summed RSS of its Chromium processes (from /proc), so growth shows.
- * A browser recycle (PRESSROOM_BROWSER_RECYCLE_AFTER, default 2,000) resets Chromium's figure; pass
- * `--recycle-after <n>` to change it for the run. Each row also gives the CPU the service's own
+ * A browser recycle (every BROWSER_RECYCLE_AFTER renders, src/rendering/render-limits.ts) resets
+ * Chromium's figure. Each row also gives the CPU the service's own
  * processes spent per document since the previous row (Node, and Chromium's processes alive at both
  * samples), and the throughput: the peer harness's CPU column is machine-wide (its client included).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { BROWSER_RECYCLE_AFTER } from '../src/rendering/render-limits.js';
 import { createBenchAccount, startBenchService } from './bench-service.js';
 
 function arg(name: string, fallback: number): number {
@@ -66,8 +67,7 @@ function descendants(pid: number): number[] {
 async function main(): Promise<void> {
   const total = arg('n', 2000);
   const concurrency = arg('concurrency', 2);
-  const recycle = arg('recycle-after', 2000);
-  const service = await startBenchService({ PRESSROOM_BROWSER_RECYCLE_AFTER: String(recycle) });
+  const service = await startBenchService();
   const pid = service.child.pid!;
   try {
     const { apiKey, invoiceId } = await createBenchAccount(service.baseUrl);
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
-    console.log(`Memory over ${total} invoice renders at concurrency ${concurrency} (browser recycled every ${recycle}); failures: ${failed}\n`);
+    console.log(`Memory over ${total} invoice renders at concurrency ${concurrency} (browser recycled every ${BROWSER_RECYCLE_AFTER}); failures: ${failed}\n`);
     console.log(rows.join('\n'));
   } finally {
     await service.stop();

@@ -67,7 +67,7 @@ async function startServer(port: number, dataDir: string): Promise<ChildProcess>
       PRESSROOM_DATA_DIR: dataDir,
       PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
       PRESSROOM_LOG_LEVEL: 'warn',
-      PRESSROOM_PDF_TOOLS_CONCURRENCY: '2',
+      PRESSROOM_PDF_TOOLS_CONCURRENCY: '2', // the setting of older builds; builds since issue 38 run one qpdf per core
       PRESSROOM_PDF_TOOLS_TIMEOUT_MS: args['tool-timeout-ms'],
     },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -21,6 +21,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { PDFDocument, PageSizes } from '@cantoo/pdf-lib';
 import { createPdfRenderer } from '../src/rendering/pdf-renderer.js';
+import { testDependencies, testOptions } from '../test/support/rendering-kit.js';
 import { stampPreview } from '../src/finishing/preview-stamp.js';
 import { createLogger } from '../src/shared/log.js';
 
@@ -40,14 +41,8 @@ const THIRTY_PAGES = {
 
 /** The unstamped PDFs, printed the way the service prints a preview. */
 async function printInputs(): Promise<Map<string, Buffer>> {
-  const renderer = createPdfRenderer(
-    { chromiumPath: process.env.PRESSROOM_CHROMIUM_PATH ?? '/usr/bin/chromium', concurrency: 1, queueLimit: 10, timeoutMs: 300_000,
-      templateTimeoutMs: 60_000,
-      asyncTimeoutMs: 300_000,
-      printMsPerPage: { tagged: 120, untagged: 50 }, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000, evaluator: 'compartment',
-      maxDocumentBytes: 100 << 20, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
-    createLogger('warn'),
-  );
+  const options = testOptions({ concurrency: 1, queueLimit: 10, timeoutMs: 300_000, templateTimeoutMs: 60_000, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000 });
+  const renderer = createPdfRenderer(options, createLogger('warn'), testDependencies(options));
   const fixture = (name: string) => ({ html: readFileSync(join(FIXTURES, `${name}.html`), 'utf8'), data: JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as object });
   const sources: [string, { html: string; css?: string; data: object }][] = [['invoice, 1 page', fixture('invoice')], ['generated, 30 pages', THIRTY_PAGES]];
   if (args.includes('--report')) sources.push(['report, 33 pages', fixture('report')]);

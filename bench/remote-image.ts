@@ -1,6 +1,6 @@
 /**
  * What a cached remote image costs (issue 13): the same invoice-sized document with one PNG logo, once as a `data:` URI in the HTML and once as `http://127.0.0.1:<port>/logo.png` served by a
- * loopback server with `Cache-Control: max-age=3600` (named in PRESSROOM_REMOTE_RESOURCE_HOSTS),
+ * loopback server with `Cache-Control: max-age=3600` (named in PRESSROOM_REMOTE_RESOURCES),
  * rendered by an in-process service over HTTP, interleaved A/B after a warm-up. The first remote
  * render fills the shared cache; every later one is answered from it. Prints p50 and p90 of each
  * and of the difference, and how often the loopback server was asked.
@@ -57,7 +57,7 @@ const images = createServer((_req, res) => {
 await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
 const port = (images.address() as { port: number }).port;
 
-const t = await startTestApp('sqlite', { PRESSROOM_REMOTE_RESOURCE_HOSTS: `127.0.0.1:${port}`, PRESSROOM_RENDER_CONCURRENCY: '1' });
+const t = await startTestApp('sqlite', { PRESSROOM_REMOTE_RESOURCES: `on,127.0.0.1:${port}`, PRESSROOM_RENDER_CONCURRENCY: '1' });
 try {
   const account = await t.createAccount({ credits: 10 * n + 20, plan: 'enterprise', rate_limit: { per_minute: 100_000, per_day: 1_000_000 } });
   const rows = Array.from({ length: 12 }, (_, i) => `<tr><td>Item ${i + 1}</td><td>{{ qty }}</td><td>{{ price }}</td></tr>`).join('');

@@ -24,6 +24,7 @@ import nunjucks from 'nunjucks';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { createLogger } from '../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer } from '../src/rendering/pdf-renderer.js';
+import { testDependencies, testOptions } from '../test/support/rendering-kit.js';
 import type { EvaluatorKind } from '../src/browser/sandbox/evaluator-page.js';
 
 const { values: args } = parseArgs({
@@ -123,14 +124,11 @@ async function createFloor(): Promise<Engine> {
 }
 
 async function createPressroom(): Promise<Engine & { renderer: PdfRenderer }> {
-  const renderer = createPdfRenderer(
-    { chromiumPath: args.chromium, concurrency: maxC, queueLimit: 100, timeoutMs: 180_000, templateTimeoutMs: 30_000,
- asyncTimeoutMs: 300_000,
- printMsPerPage: { tagged: 120, untagged: 50 },
-      templateOutputLimitBytes: 20 * 1024 * 1024, recycleAfterRenders: 1_000_000, evaluator,
-      maxDocumentBytes: 100 * 1024 * 1024, maxPages: 2000, maxImagePixels: 100_000_000, rendererMemoryMb: 2048 },
-    createLogger('warn'),
-  );
+  const options = testOptions({
+    chromiumPath: args.chromium, concurrency: maxC, queueLimit: 100, timeoutMs: 180_000, templateTimeoutMs: 30_000,
+    templateOutputLimitBytes: 20 * 1024 * 1024, recycleAfterRenders: 1_000_000, evaluator,
+  });
+  const renderer = createPdfRenderer(options, createLogger('warn'), testDependencies(options));
   await renderer.warmUp();
   process.stderr.write(`pressroom evaluator: ${evaluator}\n`);
   return {

@@ -1,6 +1,7 @@
 /** The `pressroom` command line: `serve` and the admin commands. Wiring only. */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig, PLANS, type LoadOptions } from './config.js';
+import { ConfigError, loadConfig, PLANS, type LoadOptions } from './config/load-config.js';
+import { ignoredVariables, ignoredVariablesWarning } from './config/ignored-variables.js';
 import type { AdminCommand } from './admin-cli.js';
 import { VERSION } from './version.js';
 import { RATE_LIMIT_MAXIMUMS } from './accounts/accounts.js';
@@ -24,6 +25,9 @@ async function runAdminCommand(config: ReturnType<typeof loadConfig>, command: A
   return (await import('./admin-cli.js')).runAdminCommand(config, command);
 }
 
+/** `PRESSROOM_*` variables that are not settings: `serve` logs this, the admin commands print it on stderr. */
+const ignoredWarning = ignoredVariablesWarning(ignoredVariables(process.env));
+
 /** The configuration for `serve` (which creates the data directory on first start). */
 function config() {
   return loadOrExit({ createDataDir: true });
@@ -34,6 +38,7 @@ function config() {
  * creates a data directory only when asked (`--init`).
  */
 function adminConfig() {
+  if (ignoredWarning) process.stderr.write(`pressroom: warning: ${ignoredWarning}\n`);
   const loaded = loadOrExit({ createDataDir: program.opts<{ init?: boolean }>().init === true });
   const where = loaded.database.dialect === 'sqlite' ? `SQLite ${loaded.database.sqlitePath}` : `PostgreSQL ${postgresWhere(loaded.database.url ?? '')}`;
   process.stderr.write(`pressroom: data directory ${loaded.dataDir}; database ${where}\n`);
@@ -67,7 +72,7 @@ program
   .command('serve')
   .description('start the service (API and workers by default)')
   .addOption(new Option('--role <role>', 'api, worker, or all').choices(['all', 'api', 'worker']).default('all'))
-  .action(async (opts: { role: 'all' | 'api' | 'worker' }) => runServer(config(), opts.role));
+  .action(async (opts: { role: 'all' | 'api' | 'worker' }) => runServer(config(), opts.role, ignoredWarning ? [ignoredWarning] : []));
 
 program
   .command('migrate')

@@ -9,7 +9,7 @@
  * in the log) instead of leaving it "starting" forever with every generation failing.
  */
 import { setFlagsFromString } from 'node:v8';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { buildApp, buildOpsApp } from './http/app.js';
 import { ChromiumStartError } from './browser/chromium-start-error.js';
 import { createServices, type Role } from './services.js';
@@ -21,8 +21,8 @@ import { VERSION } from './version.js';
  * V8 picks how far its heap may grow before the next full collection. For this process, once V8 has
  * shrunk the heap (~3,000 documents in), it picks a factor close to 1 and runs a full collection
  * every ~25 documents, because each document passes ~0.3 MB of large protocol strings (the base64
- * PDF) through the heap. Measured with `BENCH_NODE_ARGS=--trace-gc npm run bench:memory -- --n 4500
- * --recycle-after 100000`: Node CPU per invoice went from 4.1–4.8 ms to 6.2–7.3 ms at that point;
+ * PDF) through the heap. Measured with `BENCH_NODE_ARGS=--trace-gc npm run bench:memory -- --n 4500`
+ * and no browser recycle in the run (docs/performance-log.md): Node CPU per invoice went from 4.1–4.8 ms to 6.2–7.3 ms at that point;
  * with a factor of 4 there was no full collection after it through 4,500 documents, 4.0–4.5 ms, and
  * under 80 MB of heap in use. V8 reads the flag whenever it recomputes the limit, so setting it at
  * start works; `node --heap-growing-percent=N` on the command line wins.
@@ -34,9 +34,11 @@ function tuneHeapGrowth(): void {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
-export async function runServer(config: Config, role: Role): Promise<void> {
+/** `warnings`: what start-up found wrong but not fatal (ignored variables), logged first. */
+export async function runServer(config: Config, role: Role, warnings: readonly string[] = []): Promise<void> {
   tuneHeapGrowth();
   const logger = createLogger(config.logLevel);
+  for (const warning of warnings) logger.warn(warning);
   const services = await createServices(config, { logger, role });
   const app = role === 'worker' ? await buildOpsApp(services) : await buildApp(services, { version: VERSION });
   await app.listen({ port: config.http.port, host: config.http.host });

@@ -3,7 +3,7 @@
  * returns the services with one `close()` that releases them in reverse order.
  */
 import { Redis } from 'ioredis';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createAccountService, type AccountService } from './accounts/accounts.js';
 import { createAccessTokenSigner } from './accounts/credentials.js';
@@ -40,6 +40,7 @@ import { instrumentLedger, instrumentRenderer } from './ops/instrument.js';
 import { createReadinessCheck } from './ops/readiness.js';
 import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xmllint/xml-schema-check.js';
 import { ghostscriptPoolStats } from './finishing/pdfa.js';
+import { startSweep } from './ops/sweep.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -102,7 +103,6 @@ export async function createServices(config: Config, options: ServiceOptions): P
       dialect: config.database.dialect,
       url: config.database.url,
       sqlitePath: config.database.sqlitePath,
-      poolSize: config.database.poolSize,
       pgSchema: options.pgSchema,
     });
     releasers.push(() => database.close());
@@ -145,8 +145,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
     // This process, as recorded on the reservations and idempotency keys it holds.
     const instanceId = newInstanceId();
-    const charges = createCharges({ db: database.db, ledger, instanceId, leaseMs: config.requestLeaseMs, logger: logger.child({ component: 'charges' }) });
-    const idempotency = createIdempotencyService(database.db, { instanceId, leaseMs: config.requestLeaseMs });
+    const charges = createCharges({ db: database.db, ledger, instanceId, leaseMs: config.leaseMs, logger: logger.child({ component: 'charges' }) });
+    const idempotency = createIdempotencyService(database.db, { instanceId, leaseMs: config.leaseMs });
     // One pair of guarded agents for every customer endpoint: keep-alive sockets are shared, and
     // every connection is resolved, checked and pinned.
     const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
@@ -181,7 +181,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const jobs = createJobService({ database, documents, charges, idempotency, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
     // The job worker and the webhook delivery loop: started by roles `all` and `worker`, under this process's id.
     const workerId = instanceId;
-    const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: config.jobs, workerId, logger, metrics });
+    const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: { ...config.jobs, leaseMs: config.leaseMs }, workerId, logger, metrics });
     const deliveryLoop = createDeliveryLoop({
       database,
       queue: webhooks,
@@ -196,17 +196,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     // Registered after the renderer and the database, so close() stops the workers before either goes.
     releasers.push(() => workers.stop());
 
-    const sweep = setInterval(() => {
-      Promise.all([files.sweep(), idempotency.sweep(), jobs.sweep(), spool.spool.sweep()])
-        .then(([filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved]) => {
-          if (filesRemoved + keysRemoved + jobsRemoved + spoolFilesRemoved > 0) {
-            logger.info({ filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved }, 'swept expired files, idempotency keys, finished jobs past retention and stale spool files');
-          }
-        })
-        .catch((error) => logger.warn({ err: error }, 'sweep failed; will retry'));
-    }, config.storage.sweepIntervalSeconds * 1000);
-    sweep.unref();
-    releasers.push(() => clearInterval(sweep));
+    releasers.push(startSweep({ files, idempotency, jobs, spool: spool.spool }, logger));
 
     // Leases: renew what this process holds, and void what a dead process left (at start, then every
     // third of a lease), so a crash in the middle of a generation costs nobody a credit.
@@ -215,7 +205,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
         .then(() => charges.recoverExpired())
         .catch((error) => logger.warn({ err: error }, 'could not renew or recover request leases; will retry'));
     await keepLeases();
-    const leases = setInterval(keepLeases, Math.max(100, Math.floor(config.requestLeaseMs / 3)));
+    const leases = setInterval(keepLeases, Math.max(100, Math.floor(config.leaseMs / 3)));
     leases.unref();
     releasers.push(() => clearInterval(leases));
 

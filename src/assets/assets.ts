@@ -41,6 +41,12 @@ export interface AssetUpload {
   fileLoc?: (string | number)[];
 }
 
+/** Largest asset: a font family or a full-page image; the upload is held in memory while it is checked. */
+export const ASSET_MAX_BYTES = 10 * 1024 * 1024;
+
+/** Asset bytes kept in memory per process for rendering: the logos and fonts of the busy templates. */
+export const ASSET_CACHE_BYTES = 64 * 1024 * 1024;
+
 export interface AssetLimits {
   maxBytes: number;
   accountMaxBytes: number;
@@ -126,7 +132,7 @@ export function createAssetService(deps: { db: Db; dialect: Dialect; blobs: Blob
       const fileLoc = upload.fileLoc ?? ['body', 'file'];
       if (upload.bytes.length === 0) throw new ValidationError([{ loc: fileLoc, msg: 'The file is empty', type: 'value_error' }]);
       if (upload.bytes.length > limits.maxBytes) {
-        throw new AppError('PAYLOAD_TOO_LARGE', `The asset is ${upload.bytes.length} bytes; assets may be at most ${limits.maxBytes} bytes (${mib(limits.maxBytes)}, PRESSROOM_ASSET_MAX_BYTES).`);
+        throw new AppError('PAYLOAD_TOO_LARGE', `The asset is ${upload.bytes.length} bytes; assets may be at most ${limits.maxBytes} bytes (${mib(limits.maxBytes)}).`);
       }
       const contentType = sniffAssetType(upload.bytes);
       if (!contentType) {

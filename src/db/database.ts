@@ -36,12 +36,20 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/**
+ * PostgreSQL connections per process: enough for its requests and workers (a generation holds a
+ * connection only between steps, not while it renders), few enough that several processes share
+ * PostgreSQL's default of 100 connections.
+ */
+export const DATABASE_POOL_SIZE = 10;
+
 export interface DatabaseOptions {
   dialect: Dialect;
   /** PostgreSQL connection string. */
   url?: string;
   /** SQLite file (`:memory:` allowed). */
   sqlitePath?: string;
+  /** PostgreSQL connections; tests that hammer the pool take more. @defaultValue DATABASE_POOL_SIZE */
   poolSize?: number;
   /** PostgreSQL schema to use (tests give each file its own). */
   pgSchema?: string;
@@ -135,7 +143,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   let handle: DatabaseHandle;
   if (options.dialect === 'postgres') {
     if (!options.url) throw new Error('a PostgreSQL URL is required');
-    const pool = openPostgres(options.url, options.poolSize ?? 10, options.pgSchema);
+    const pool = openPostgres(options.url, options.poolSize ?? DATABASE_POOL_SIZE, options.pgSchema);
     // An idle client that loses its server (restart) emits 'error'; without a listener Node would crash.
     pool.on('error', () => undefined);
     // So does a checked-out client between two queries (inside a transaction, before its release): the

@@ -8,7 +8,7 @@
  * → its required fields (a strict template: 422, required-fields.ts) → the S3 target when `store_s3`
  * (400 when not configured) → the credit, reserved (402) → render →
  * PDF/A → compact → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. A
- * PDF that reaches `PRESSROOM_PDF_SPOOL_BYTES` (and is not PDF/A) goes into a spool file as Chromium
+ * PDF that reaches `SPOOL_ABOVE_BYTES` (pdf/spool.ts; not PDF/A) goes into a spool file as Chromium
  * streams it, and is titled, compacted and delivered from there (docs/rendering.md "The spool"). The key,
  * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").

@@ -76,7 +76,7 @@ describe('withDocumentInfo', () => {
 
   it('fails with STORAGE_ERROR, naming the spool, when a spilled file is gone', async () => {
     const gone = withDocumentInfoInFile({ path: join(tmpdir(), 'pressroom-no-such-dir', 'spilled.pdf'), size: 100 }, 'Monthly invoice');
-    await expect(gone).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('PRESSROOM_SPOOL_DIR): ENOENT') });
+    await expect(gone).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('spool directory: ENOENT') });
   });
 
   it('finds the end of an old dictionary whose strings hold ">>", "endobj" and nested parentheses', async () => {

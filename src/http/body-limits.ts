@@ -2,9 +2,9 @@
  * Request body limits by route, and a 413 that every client can read.
  *
  * Limits: the generation routes take PRESSROOM_BODY_LIMIT_BYTES (their `data` may be large), template
- * create and update take PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES, the PDF tools (base64 PDFs) 4/3 of
+ * create and update TEMPLATE_BODY_LIMIT_BYTES, the PDF tools (base64 PDFs) 4/3 of
  * PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES plus 1 MiB, and every other route (unknown ones too)
- * PRESSROOM_SMALL_BODY_LIMIT_BYTES. The table is here rather than in the route files so that one place
+ * SMALL_BODY_LIMIT_BYTES. The table is here rather than in the route files so that one place
  * says which route may receive how much; a new route gets the small limit until it is listed.
  *
  * Why the answer waits for the body (nginx calls this lingering close): Fastify decides the 413 as
@@ -21,6 +21,20 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/**
+ * Template create and update: above the 3.2 million characters of text the template schema accepts
+ * (html 2 M, css 1 M, header and footer 100 k each), with room for JSON escapes, fields and sample data.
+ */
+export const TEMPLATE_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** Every other route (S3 settings, API keys, admin, unknown routes): their bodies are a few fields. */
+export const SMALL_BODY_LIMIT_BYTES = 64 * 1024;
+
+/** The PDF tools' body limit: their inputs in base64 (4/3 of the bytes) plus 1 MiB for the rest of the JSON. */
+export function pdfToolsBodyLimitBytes(maxInputBytes: number): number {
+  return Math.ceil((maxInputBytes * 4) / 3) + 1024 * 1024;
+}
 
 /** The byte limits, as config.http holds them. */
 export interface BodyLimits {
@@ -44,11 +58,12 @@ const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf-tools/rotate': 'pdfTools',
 };
 
-const LIMIT_BY_CLASS: Record<BodyLimitClass, { key: keyof BodyLimits; variable: string }> = {
-  generation: { key: 'bodyLimitBytes', variable: 'PRESSROOM_BODY_LIMIT_BYTES' },
-  template: { key: 'templateBodyLimitBytes', variable: 'PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES' },
-  small: { key: 'smallBodyLimitBytes', variable: 'PRESSROOM_SMALL_BODY_LIMIT_BYTES' },
-  pdfTools: { key: 'pdfToolsBodyLimitBytes', variable: 'PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES' },
+/** Each class's limit, and where it comes from (said in the 413). */
+const LIMIT_BY_CLASS: Record<BodyLimitClass, { key: keyof BodyLimits; source: string }> = {
+  generation: { key: 'bodyLimitBytes', source: 'the server sets this limit with PRESSROOM_BODY_LIMIT_BYTES' },
+  template: { key: 'templateBodyLimitBytes', source: 'a fixed limit, above the largest template the API accepts' },
+  small: { key: 'smallBodyLimitBytes', source: 'a fixed limit for requests of a few fields' },
+  pdfTools: { key: 'pdfToolsBodyLimitBytes', source: 'the server sets this limit with PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES' },
 };
 
 /** An oversized body is read and thrown away up to the larger of this and twice the route's limit… */
@@ -78,12 +93,12 @@ function readableSize(bytes: number): string {
   return '';
 }
 
-/** The 413 message: the limit that applied to this route and the variable that sets it. */
+/** The 413 message: the limit that applied to this route and where it comes from. */
 export function payloadTooLargeMessage(request: FastifyRequest): string {
   const { method, url, bodyLimit } = request.routeOptions;
   const route = url ? `${request.method} ${url}` : 'this route';
-  const variable = LIMIT_BY_CLASS[classOf(method, url)].variable;
-  return `The request body is larger than the limit of ${bodyLimit} bytes${readableSize(bodyLimit)} for ${route}. Send a smaller body (the server sets this limit with ${variable}).`;
+  const { source } = LIMIT_BY_CLASS[classOf(method, url)];
+  return `The request body is larger than the limit of ${bodyLimit} bytes${readableSize(bodyLimit)} for ${route}. Send a smaller body (${source}).`;
 }
 
 /** What discarding the rest of a body saw. */

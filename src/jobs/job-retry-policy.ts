@@ -60,6 +60,9 @@ export function classifyFailure(error: unknown): AttemptFailure {
   return { transient: true, code: 'INTERNAL_ERROR', message: 'An internal error occurred while generating the document.', detail };
 }
 
+/** First retry delay after a transient failure, doubled per attempt with jitter: a restarting dependency is back by then. */
+export const JOB_RETRY_BASE_DELAY_MS = 2000;
+
 /**
  * Delay before the retry that follows attempt `attempt` (1-based): `base · 2^(attempt−1)`, then "equal
  * jitter" (half fixed, half random) so retries of jobs that failed together spread out, capped at 10 min.

@@ -160,7 +160,7 @@ export function createMetrics(): Metrics {
   const compactionSaved = new Counter({ name: 'pressroom_pdf_compaction_bytes_saved_total', help: 'Bytes compaction took off the PDFs', registers });
   const spooledPdfs = new Counter({
     name: 'pressroom_pdf_spooled_total',
-    help: 'PDFs that went from printing to delivery through a spool file on disk instead of memory (at least PRESSROOM_PDF_SPOOL_BYTES, not PDF/A)',
+    help: 'PDFs that went from printing to delivery through a spool file on disk instead of memory (at least the spool threshold, pdf/spool.ts; not PDF/A)',
     registers,
   });
   const compactionDuration = new Histogram({
@@ -192,7 +192,7 @@ export function createMetrics(): Metrics {
   });
   const offloadedJsonParses = new Histogram({
     name: 'pressroom_json_offloaded_parse_seconds',
-    help: 'JSON bodies over PRESSROOM_JSON_WORKER_THRESHOLD_BYTES parsed on a parse thread, by outcome (parsed, invalid, refused, failed): waiting for a thread plus parsing',
+    help: 'JSON bodies over the parse-thread threshold (http/json-body/json-body-bounds.ts) parsed on a parse thread, by outcome (parsed, invalid, refused, failed): waiting for a thread plus parsing',
     labelNames: ['outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
@@ -378,7 +378,7 @@ export function createMetrics(): Metrics {
   });
   new Gauge({
     name: 'pressroom_render_accounts_over_failure_budget',
-    help: 'Accounts whose failed and timed-out renders went over PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS in the window (their renders wait behind others)',
+    help: 'Accounts whose failed and timed-out renders went over their failure budget in the window (their renders wait behind others)',
     registers,
     collect() {
       if (sources) this.set(sources.rendererStats().accountsOverFailureBudget ?? 0);

@@ -6,14 +6,14 @@ import { readPdfInputs, type InputReader, type PdfInput, type PdfInputLimits, ty
 export async function prepareMerge(pdfs: PdfSource[], limits: PdfInputLimits & { maxMergeInputs: number }, reader: InputReader): Promise<PdfInput[]> {
   if (pdfs.length < 2 || pdfs.length > limits.maxMergeInputs) {
     throw new ValidationError([
-      { loc: ['body', 'pdfs'], msg: `Give 2 to ${limits.maxMergeInputs} PDFs to merge (PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS); got ${pdfs.length}`, type: 'pdfs_count' },
+      { loc: ['body', 'pdfs'], msg: `Give 2 to ${limits.maxMergeInputs} PDFs to merge; got ${pdfs.length}`, type: 'pdfs_count' },
     ]);
   }
   const inputs = await readPdfInputs(pdfs, pdfs.map((_, i) => ['pdfs', i]), limits, reader);
   const pages = inputs.reduce((sum, input) => sum + input.pages, 0);
   if (pages > limits.maxPages) {
     throw new ValidationError([
-      { loc: ['body', 'pdfs'], msg: `The merged PDF would have ${pages} pages; the most a result may have is ${limits.maxPages} (PRESSROOM_PDF_TOOLS_MAX_PAGES)`, type: 'too_many_pages' },
+      { loc: ['body', 'pdfs'], msg: `The merged PDF would have ${pages} pages; the most a result may have is ${limits.maxPages}`, type: 'too_many_pages' },
     ]);
   }
   return inputs;

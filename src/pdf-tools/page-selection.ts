@@ -49,7 +49,7 @@ export function selectedPages(selection: PageSelection, pageCount: number, maxPa
     const step = to >= from ? 1 : -1;
     for (let page = from; ; page += step) {
       pages.push(page);
-      if (pages.length > maxPages) refuse(`the selection has more than ${maxPages} pages, the most a result may have (PRESSROOM_PDF_TOOLS_MAX_PAGES)`, 'too_many_pages');
+      if (pages.length > maxPages) refuse(`the selection has more than ${maxPages} pages, the most a result may have`, 'too_many_pages');
       if (page === to) break;
     }
   }

@@ -86,7 +86,7 @@ async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, limit
   if (inspection.kind === 'encrypted') refuse(loc, 'The PDF is encrypted (password-protected); remove the encryption and send it again', 'pdf_encrypted');
   if (inspection.kind === 'unreadable') refuse(loc, `The file is not a readable PDF: ${inspection.reason}`, 'pdf_invalid');
   if (inspection.pages === 0) refuse(loc, 'The PDF has no pages', 'pdf_invalid');
-  if (inspection.pages > maxPages) refuse(loc, `The PDF has ${inspection.pages} pages; the most an input may have is ${maxPages} (PRESSROOM_PDF_TOOLS_MAX_PAGES)`, 'too_many_pages');
+  if (inspection.pages > maxPages) refuse(loc, `The PDF has ${inspection.pages} pages; the most an input may have is ${maxPages}`, 'too_many_pages');
   return inspection.pages;
 }
 

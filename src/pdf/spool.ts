@@ -7,7 +7,7 @@
  * when the document is done.
  *
  * A process that ends mid-document leaves its files behind: a spool removes files older than
- * `STALE_AFTER_MS` when it opens and at each sweep of expired files (services.ts): a spooled file
+ * `STALE_AFTER_MS` when it opens and at each sweep of expired files (ops/sweep.ts): a spooled file
  * lives from the end of its print to its delivery, seconds, never an hour.
  * Files are named at random, so processes may share one directory.
  */
@@ -20,6 +20,12 @@ export interface SpooledFile {
   readonly path: string;
   readonly size: number;
 }
+
+/**
+ * A PDF that reaches this many bytes while Chromium streams it (and is not PDF/A) goes through a spool
+ * file instead of memory: an invoice (tens of kB) never does, a long report (megabytes) always does.
+ */
+export const SPOOL_ABOVE_BYTES = 1024 * 1024;
 
 /** Files older than this are a stopped process's leftovers. */
 const STALE_AFTER_MS = 60 * 60 * 1000;

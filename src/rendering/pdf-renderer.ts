@@ -24,7 +24,7 @@
  * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
  */
 import { rm } from 'node:fs/promises';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
@@ -188,17 +188,14 @@ export interface RendererDependencies {
   assets?: AssetSource;
   /** Fetches remote images, fonts and stylesheets; without it every remote URL is a warning. */
   remoteResources?: RemoteResourceFetcher;
-  /** Per-document bounds on remote resources. @defaultValue 50 resources, 20 MiB, 10 s */
-  remoteBounds?: RemoteDocumentBounds;
-  /**
-   * How slots are shared between accounts (`config.renderFairness`). Without it (engine tests) no
-   * account or preview cap applies and no failure budget is kept; the order still puts documents first.
-   */
-  fairness?: Config['renderFairness'];
+  /** Per-document bounds on remote resources (`config.remoteResources`). */
+  remoteBounds: RemoteDocumentBounds;
+  /** How slots are shared between accounts (`config.renderFairness`). */
+  fairness: Config['renderFairness'];
 }
 
 /** Creates the renderer; Chromium starts lazily (or on `warmUp()`). */
-export function createPdfRenderer(options: Config['rendering'], logger: Logger, dependencies: RendererDependencies = {}): PdfRenderer {
+export function createPdfRenderer(options: Config['rendering'], logger: Logger, dependencies: RendererDependencies): PdfRenderer {
   return new ChromiumPdfRenderer(options, logger, dependencies);
 }
 
@@ -220,24 +217,23 @@ class ChromiumPdfRenderer implements PdfRenderer {
     this.#resources = {
       assets: dependencies.assets,
       remoteResources: dependencies.remoteResources,
-      bounds: dependencies.remoteBounds ?? { maxPerDocument: 50, documentMaxBytes: 20 * 1024 * 1024, documentTimeoutMs: 10_000 },
+      bounds: dependencies.remoteBounds,
     };
     const fairness = dependencies.fairness;
-    this.#budget = fairness && new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
+    this.#budget = new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
     this.#slots = new FairScheduler({
       name: 'render',
       limits: {
         capacity: options.concurrency,
         queueLimit: options.queueLimit,
-        accountSlots: fairness?.accountSlots ?? options.concurrency,
+        accountSlots: fairness.accountSlots,
         workConserving: true,
-        freeSlots: fairness?.previewSlots ?? options.concurrency,
-        accountQueueLimit: fairness?.accountQueueLimit ?? options.queueLimit,
-        accountFreeQueueLimit: fairness?.accountPreviewQueueLimit ?? options.queueLimit,
+        freeSlots: fairness.previewSlots,
+        accountQueueLimit: fairness.accountQueueLimit,
+        accountFreeQueueLimit: fairness.accountPreviewQueueLimit,
       },
       words: { task: 'render', freeTask: 'preview', slot: 'render slot' },
       busy: (reason) => new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
-      settings: { accountQueueLimit: 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', accountFreeQueueLimit: 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT' },
       budget: this.#budget,
     });
     this.#compaction = new CompactionPool(options.concurrency);

@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../shared/log.js';
-import { testOptions, warmUpPatiently } from '../../test/support/rendering-kit.js';
+import { testDependencies, testOptions, warmUpPatiently } from '../../test/support/rendering-kit.js';
 import { until } from '../../test/support/until.js';
 import { createPdfRenderer, type PdfRenderer } from './pdf-renderer.js';
 
@@ -26,7 +26,8 @@ describe('the log line of a render that ran out of time', () => {
       },
     });
     // The template limit above the render deadline, so that the deadline is what stops an endless template.
-    renderer = createPdfRenderer(testOptions({ timeoutMs: TIMEOUT_MS, templateTimeoutMs: 60_000 }), createLogger('warn', sink));
+    const options = testOptions({ timeoutMs: TIMEOUT_MS, templateTimeoutMs: 60_000 });
+    renderer = createPdfRenderer(options, createLogger('warn', sink), testDependencies(options));
     await warmUpPatiently(renderer);
   }, 120_000);
   afterAll(async () => renderer?.close());

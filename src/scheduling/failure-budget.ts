@@ -97,7 +97,7 @@ export class FailureBudget implements BudgetVerdicts {
     const { usedMs, budgetMs, retryAfterSeconds } = this.use(accountId);
     const reason =
       `failed and timed-out renders of this account took ${Math.round(usedMs / 1000)} s of render time in the last ${this.#windowMs / 1000} s ` +
-      `(the budget is ${budgetMs / 1000} s, PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS), so its renders wait until other accounts' are done, ` +
+      `(the budget is ${budgetMs / 1000} s), so its renders wait until other accounts' are done, ` +
       `and no render slot became free for it within ${waitedMs} ms`;
     return new AppError('RATE_LIMITED', `Render slots refused: ${reason}. Retry after ${retryAfterSeconds} s.`, {
       details: { retryAfterSeconds: Math.max(1, retryAfterSeconds), reason },

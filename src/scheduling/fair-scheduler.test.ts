@@ -13,7 +13,6 @@ function scheduler(overrides: Partial<SchedulerLimits> = {}, budget?: BudgetVerd
     limits: { capacity: 1, queueLimit: 100, accountSlots: 1, workConserving: true, freeSlots: 1, accountQueueLimit: 50, accountFreeQueueLimit: 50, ...overrides },
     words: { task: 'render', freeTask: 'preview', slot: 'render slot' },
     busy: (reason) => new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
-    settings: { accountQueueLimit: 'PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT', accountFreeQueueLimit: 'PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT' },
     budget,
   });
 }
@@ -242,12 +241,12 @@ describe('refusals', () => {
     await expect(pool.acquire({ accountId: 'A', kind: 'paid' })).rejects.toMatchObject({
       code: 'RATE_LIMITED',
       message: expect.stringContaining('Too many renders of this account are waiting'),
-      details: { retryAfterSeconds: 2, reason: expect.stringContaining('PRESSROOM_RENDER_ACCOUNT_QUEUE_LIMIT') },
+      details: { retryAfterSeconds: 2, reason: expect.stringContaining('(the limit is 2)') },
     });
     h.ask('P', 'p1', 'free');
     await expect(pool.acquire({ accountId: 'P', kind: 'free' })).rejects.toMatchObject({
       code: 'RATE_LIMITED',
-      details: { reason: expect.stringMatching(/^1 previews of this account .*PRESSROOM_RENDER_PREVIEW_QUEUE_LIMIT/) },
+      details: { reason: expect.stringMatching(/^1 previews of this account .*\(the limit is 1\)/) },
     });
     // Another account still gets in line, and everyone in line is served (the free task last).
     h.ask('B', 'b1');

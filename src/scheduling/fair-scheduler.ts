@@ -78,8 +78,6 @@ export interface FairSchedulerOptions {
   readonly words: { readonly task: string; readonly freeTask?: string; readonly slot: string };
   /** The pool's busy error (503) for a full line or a wait too long, with the reason. */
   readonly busy: (reason: string) => AppError;
-  /** The settings behind the account limits, named in 429 messages when they are settings. */
-  readonly settings?: { readonly accountQueueLimit?: string; readonly accountFreeQueueLimit?: string };
   readonly budget?: BudgetVerdicts;
 }
 
@@ -231,17 +229,17 @@ export class FairScheduler {
 
   /** Why a task that has to wait may not, or undefined when it may. */
   #refusal(ticket: Ticket, line: AccountLine): AppError | undefined {
-    const { limits, words, settings, busy } = this.#options;
+    const { limits, words, busy } = this.#options;
     const tasks = `${words.task}s`;
     if (this.#waiting >= limits.queueLimit) {
       return busy(`all ${limits.capacity} ${words.slot}s are busy and ${limits.queueLimit} ${tasks} are already waiting`);
     }
     if (line.waiting.length >= limits.accountQueueLimit) {
-      return accountLimited(tasks, `${line.waiting.length} ${tasks} of this account are already waiting for a ${words.slot} (the limit is ${limits.accountQueueLimit}${settings?.accountQueueLimit ? `, ${settings.accountQueueLimit}` : ''})`);
+      return accountLimited(tasks, `${line.waiting.length} ${tasks} of this account are already waiting for a ${words.slot} (the limit is ${limits.accountQueueLimit})`);
     }
     const free = line.waiting.filter((w) => w.kind === 'free').length;
     if (ticket.kind === 'free' && free >= limits.accountFreeQueueLimit) {
-      return accountLimited(tasks, `${free} ${words.freeTask ?? `free ${words.task}`}s of this account are already waiting for a ${words.slot} (the limit is ${limits.accountFreeQueueLimit}${settings?.accountFreeQueueLimit ? `, ${settings.accountFreeQueueLimit}` : ''})`);
+      return accountLimited(tasks, `${free} ${words.freeTask ?? `free ${words.task}`}s of this account are already waiting for a ${words.slot} (the limit is ${limits.accountFreeQueueLimit})`);
     }
     return undefined;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/load-config.js';
 import { deliveryRetryDelayMs, deliverySpanMs } from './webhook-schedule.js';
 import { jobRetryDelayMs } from '../jobs/job-retry-policy.js';
 

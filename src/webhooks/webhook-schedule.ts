@@ -10,6 +10,18 @@
  * outage instead of sending them all at the same second.
  */
 
+/** First retry delay, doubled per attempt with jitter: a receiver down for a deploy is tried again after it. */
+export const WEBHOOK_BASE_DELAY_MS = 30_000;
+
+/** One attempt's deadline: a receiver should answer at once and do its work afterwards. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/**
+ * Attempts of one account in flight at once, every process together, so a receiver that never
+ * answers delays only its own account's webhooks.
+ */
+export const WEBHOOK_ACCOUNT_CONCURRENCY = 4;
+
 /** Longest single wait, so a large `PRESSROOM_WEBHOOK_MAX_ATTEMPTS` cannot schedule into next year. */
 export const MAX_DELIVERY_DELAY_MS = 24 * 3600 * 1000;
 

@@ -152,7 +152,7 @@ describe.each(DIALECTS)('the account quota under concurrent uploads on %s', (dia
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp(dialect, { PRESSROOM_ASSET_MAX_BYTES: String(256 * 1024), PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA) });
+    t = await startTestApp(dialect, { PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA) }, { tuning: { assets: { maxBytes: 256 * 1024 } } });
   }, 180_000);
   afterAll(async () => t?.close());
 
@@ -202,7 +202,7 @@ describe.each(DIALECTS)('the account quota across two service processes on %s', 
       alls: 2,
       database: dialect,
       storage: 'local',
-      env: { PRESSROOM_ASSET_MAX_BYTES: String(256 * 1024), PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA), PRESSROOM_RENDER_CONCURRENCY: '1' },
+      env: { PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA), PRESSROOM_RENDER_CONCURRENCY: '1' },
     });
   }, 240_000);
   afterAll(async () => cluster?.close());

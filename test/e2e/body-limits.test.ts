@@ -123,27 +123,28 @@ describe('request body limits', () => {
       method: 'POST',
       path: '/v1/templates',
       limit: () => t.config.http.templateBodyLimitBytes,
-      variable: 'PRESSROOM_TEMPLATE_BODY_LIMIT_BYTES',
+      // Fixed limits say so; a setting's limit names its variable.
+      source: 'a fixed limit, above the largest template the API accepts',
       body: () => jsonBody(tenMegabytes, (filler) => ({ name: 'Too big', html: `<p>${filler}</p>` })),
     },
     {
       method: 'POST',
       path: '/v1/pdf/create',
       limit: () => t.config.http.bodyLimitBytes,
-      variable: 'PRESSROOM_BODY_LIMIT_BYTES',
+      source: 'the server sets this limit with PRESSROOM_BODY_LIMIT_BYTES',
       body: () => jsonBody(tenMegabytes, (filler) => ({ template_id: templateId, data: { number: filler } })),
     },
     {
       method: 'POST',
       path: '/v1/integrations/s3',
       limit: () => t.config.http.smallBodyLimitBytes,
-      variable: 'PRESSROOM_SMALL_BODY_LIMIT_BYTES',
+      source: 'a fixed limit for requests of a few fields',
       body: () =>
         jsonBody(tenMegabytes, (filler) => ({ endpoint_url: 'https://s3.example.com', access_key_id: `AKIA${filler}`, secret_access_key: 'secret-0123456789abcdef', bucket_name: 'pdfs' })),
     },
   ];
 
-  it.each(routes)('$method $path: four 10 MB bodies at once each get a readable 413 naming the route limit, and change nothing', async ({ method, path, limit, variable, body }) => {
+  it.each(routes)('$method $path: four 10 MB bodies at once each get a readable 413 naming the route limit, and change nothing', async ({ method, path, limit, source, body }) => {
     const upload = { method, path, body: body() };
     const before = await accountState();
     for (const readAfterSending of [false, true]) {
@@ -151,7 +152,7 @@ describe('request body limits', () => {
       for (const answer of answers) {
         expectReadable413(answer, limit());
         expect(answer.body.message).toContain(`for ${method} ${path}`);
-        expect(answer.body.message).toContain(variable);
+        expect(answer.body.message).toContain(source);
       }
     }
     expect(await accountState()).toEqual(before);

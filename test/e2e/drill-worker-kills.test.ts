@@ -30,7 +30,7 @@ describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
       workers: 2,
       redisUrl: 'redis://127.0.0.1:6379',
       env: {
-        PRESSROOM_JOB_LEASE_MS: '2000',
+        PRESSROOM_LEASE_MS: '2000',
         PRESSROOM_JOB_POLL_MS: '200',
         PRESSROOM_WORKER_CONCURRENCY: '2',
         PRESSROOM_RENDER_CONCURRENCY: '2',

@@ -34,7 +34,7 @@ describe.skipIf(process.env.PRESSROOM_SKIP_PG_RESTART_DRILL === '1')('drill (b):
       apis: 1,
       workers: 1,
       redisUrl: 'redis://127.0.0.1:6379',
-      env: { PRESSROOM_JOB_LEASE_MS: '5000', PRESSROOM_JOB_POLL_MS: '200', PRESSROOM_RENDER_CONCURRENCY: '2' },
+      env: { PRESSROOM_LEASE_MS: '5000', PRESSROOM_JOB_POLL_MS: '200', PRESSROOM_RENDER_CONCURRENCY: '2' },
     });
   }, 180_000);
   afterAll(async () => {

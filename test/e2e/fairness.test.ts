@@ -104,9 +104,10 @@ describe('a noisy free account next to a paying one (sqlite, real Chromium)', ()
       // A render may wait for a slot at most this long (then 503): a third of the default, so a paying
       // render queued behind the attacker's heavy renders would be refused, not just slow.
       PRESSROOM_RENDER_TIMEOUT_MS: '10000',
-      // Two failed jobs (≥ 3 s each) put the attacker over its budget, so that part is exercised too.
-      PRESSROOM_RENDER_FAILURE_BUDGET_SECONDS: '5',
       PRESSROOM_SHUTDOWN_GRACE_MS: '5000',
+    }, {
+      // Two failed jobs (≥ 3 s each) put the attacker over its budget, so that part is exercised too.
+      tuning: { renderFairness: { failureBudgetSeconds: 5 } },
     });
     await t.services.renderer.warmUp();
   });
@@ -221,11 +222,11 @@ describe('work-conserving render slots (sqlite, real Chromium)', () => {
     gate = await startGateServer();
     t = await startTestApp('sqlite', {
       PRESSROOM_RENDER_CONCURRENCY: '2', // one slot per account while another waits
-      PRESSROOM_REMOTE_RESOURCE_HOSTS: `127.0.0.1:${gate.port}`,
-      // The held images must outlast the test's wait, not time out into a warning.
-      PRESSROOM_REMOTE_RESOURCE_TIMEOUT_MS: '120000',
-      PRESSROOM_REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS: '120000',
+      PRESSROOM_REMOTE_RESOURCES: `on,127.0.0.1:${gate.port}`,
       PRESSROOM_RENDER_TIMEOUT_MS: '120000',
+    }, {
+      // The held images must outlast the test's wait, not time out into a warning.
+      tuning: { remoteResources: { timeoutMs: 120_000, documentTimeoutMs: 120_000 } },
     });
     await t.services.renderer.warmUp();
   });
@@ -311,9 +312,10 @@ describe.each(DIALECTS)('jobs and webhooks across accounts on %s', (dialect) => 
       PRESSROOM_RENDER_CONCURRENCY: '2',
       PRESSROOM_WORKER_CONCURRENCY: '2',
       PRESSROOM_JOB_POLL_MS: '100',
-      // A receiver that never answers keeps each attempt for a minute.
-      PRESSROOM_WEBHOOK_TIMEOUT_MS: '60000',
       PRESSROOM_SHUTDOWN_GRACE_MS: '2000',
+    }, {
+      // A receiver that never answers keeps each attempt for a minute.
+      tuning: { webhooks: { timeoutMs: 60_000 } },
     });
   });
   afterAll(async () => {

@@ -41,7 +41,7 @@ describe.each(DIALECTS)('a worker process killed mid-render on %s', (dialect) =>
   it('leaves the job to be re-claimed after the lease; it completes exactly once', async () => {
     const { apiKey } = await t.createAccount({ credits: 5, plan: 'enterprise' });
     const templateId = (await t.request('POST', '/v1/templates', { apiKey, body: { name: 'slow', html: SLOW } })).body.id;
-    const doomed = spawnWorker(t, { ...TIMEOUTS, PRESSROOM_JOB_LEASE_MS: '1500', PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_WORKER_CONCURRENCY: '1' });
+    const doomed = spawnWorker(t, { ...TIMEOUTS, PRESSROOM_LEASE_MS: '1500', PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_WORKER_CONCURRENCY: '1' });
     spawned.push(doomed);
     await doomed.waitForLog((l) => l.msg === 'job worker started');
 

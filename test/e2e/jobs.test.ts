@@ -47,7 +47,7 @@ describe.each(DIALECTS)('async jobs on %s', (dialect) => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    t = await startTestApp(dialect, { PRESSROOM_WEBHOOK_BASE_DELAY_MS: '50', PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '2' });
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '2' }, { tuning: { webhooks: { baseDelayMs: 50 } } });
     t.services.startWorkers();
     alice = await t.createAccount({ credits: 30, plan: 'enterprise' });
     bob = await t.createAccount({ credits: 5, plan: 'enterprise' });

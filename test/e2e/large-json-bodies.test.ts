@@ -1,5 +1,5 @@
 /**
- * JSON bodies over PRESSROOM_JSON_WORKER_THRESHOLD_BYTES are parsed on a parse thread (src/http/json-body),
+ * JSON bodies over JSON_PARSE_THRESHOLD_BYTES (json-body-bounds.ts) are parsed on a parse thread (src/http/json-body),
  * and the client cannot tell, except that other requests are not held up: a large body renders with
  * the values from deep inside it, a large template is stored whole, and a malformed, too deep or
  * prototype-keyed large body gets exactly the answer a small one gets, charging and writing nothing.

@@ -54,7 +54,7 @@ describe('a 330-page report', () => {
     expect(pdfPageText(pdf, Math.floor(pages / 2))).toMatch(/\d/);
     // Every row is there, numbered on across the tables: the ledger's last row is row 15,000.
     expect(pdfText(pdf)).toMatch(/\b15000\b/);
-    // At ~4 MB it went from Chromium to storage through a spool file (PRESSROOM_PDF_SPOOL_BYTES, 1 MiB
+    // At ~4 MB it went from Chromium to storage through a spool file (SPOOL_ABOVE_BYTES, 1 MiB
     // by default), compacted there (PDF 1.5 above), and the file is gone.
     const metrics = (await t.request('GET', '/metrics')).body as string;
     expect(Number(/^pressroom_pdf_spooled_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);

@@ -328,9 +328,7 @@ describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
         PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'false',
         // Above alpha + bravo (3.2 KB as @cantoo/pdf-lib writes them), below charlie + big.
         PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: String(4 * 1024),
-        PRESSROOM_PDF_TOOLS_MAX_PAGES: '4',
-        PRESSROOM_PDF_TOOLS_MAX_MERGE_INPUTS: '3',
-      });
+      }, { tuning: { pdfTools: { maxPages: 4, maxMergeInputs: 3 } } });
       account = await strict.createAccount({ credits: 10, plan: 'enterprise' });
     });
     afterAll(async () => {

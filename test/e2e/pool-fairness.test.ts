@@ -81,10 +81,9 @@ describe('qpdf runs are shared by account, not by arrival (sqlite, real qpdf)', 
 
   beforeAll(async () => {
     t = await startTestApp('sqlite', {
-      PRESSROOM_PDF_TOOLS_CONCURRENCY: '2',
       // A's merges run as long as qpdf needs: certainly still running when B is answered.
       PRESSROOM_PDF_TOOLS_TIMEOUT_MS: '300000',
-    });
+    }, { tuning: { pdfTools: { concurrency: 2 } } });
   });
   afterAll(async () => {
     await t?.close();

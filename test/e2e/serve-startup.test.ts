@@ -5,7 +5,7 @@
  * "starting" on /readyz forever and answer 500 to every generation). Every role renders, so every
  * role is checked; one case per role keeps it cheap.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,11 +36,11 @@ function serve(role: 'all' | 'api' | 'worker', env: Record<string, string>): Ser
 }
 
 /** Waits for the exit (or gives up after the deadline and ends the child), then reads what it said. */
-async function exitOf(child: ServedChild): Promise<{ code: number | string | null; stderr: string; fatal: Record<string, any> | undefined; started: boolean }> {
+async function exitOf(child: ServedChild): Promise<{ code: number | string | null; stderr: string; logs: Record<string, any>[]; fatal: Record<string, any> | undefined; started: boolean }> {
   const deadline = new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), EXIT_DEADLINE_MS).unref());
   const outcome = await Promise.race([child.exited, deadline]);
   if (outcome === 'running') await child.stop();
-  return { code: outcome, stderr: child.stderrTail(), fatal: child.logs.find((l) => l.level === 60), started: child.logs.some((l) => l.msg === 'pressroom started') };
+  return { code: outcome, stderr: child.stderrTail(), logs: child.logs, fatal: child.logs.find((l) => l.level === 60), started: child.logs.some((l) => l.msg === 'pressroom started') };
 }
 
 describe('serve stops when PRESSROOM_CHROMIUM_PATH is not a Chromium that starts', () => {
@@ -73,4 +73,39 @@ describe('serve stops when PRESSROOM_CHROMIUM_PATH is not a Chromium that starts
     }
     expect(await child.exited).toBe(0);
   }, EXIT_DEADLINE_MS + 60_000);
+});
+
+describe('variables that are not settings are named, never silently ignored', () => {
+  const notSettings = { PRESSROOM_SPOOL_DIR: '/var/spool/pressroom', PRESSROOM_JOB_LEASE_MS: '5000', PRESSROOM_RENDER_CONCURENCY: '4' };
+
+  it('serve logs one warning naming each, and what a former setting became', async () => {
+    // A browser that does not start ends the run right after the warning: nothing else is needed here.
+    const { code, stderr, logs } = await exitOf(serve('api', { ...notSettings, PRESSROOM_CHROMIUM_PATH: '/nonexistent/chromium' }));
+    expect(code, stderr).toBe(1);
+    const warnings = logs.filter((l) => l.level === 40 && String(l.msg).startsWith('ignored environment variables'));
+    expect(warnings, stderr).toHaveLength(1);
+    const warning = warnings[0]!;
+    expect(warning.msg).toContain('PRESSROOM_JOB_LEASE_MS (no longer a setting: use PRESSROOM_LEASE_MS)');
+    expect(warning.msg).toContain('PRESSROOM_RENDER_CONCURENCY (not a setting)');
+    expect(warning.msg).toContain('PRESSROOM_SPOOL_DIR (no longer a setting: now a fixed constant');
+  }, EXIT_DEADLINE_MS + 60_000);
+
+  it('an admin command prints it on stderr, and does its work', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-startup-'));
+    dataDirs.push(dataDir);
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'src/main.ts', 'migrate'],
+        { cwd: ROOT, timeout: EXIT_DEADLINE_MS, env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir, PRESSROOM_SECRET_KEY: SECRET_KEY, ...notSettings } },
+        (error, out, err) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: out, stderr: err }),
+      );
+    });
+    expect(code, stderr).toBe(0);
+    const warnings = stderr.split('\n').filter((line) => line.startsWith('pressroom: warning: ignored environment variables'));
+    expect(warnings, stderr).toHaveLength(1);
+    expect(warnings[0]).toContain('PRESSROOM_JOB_LEASE_MS (no longer a setting: use PRESSROOM_LEASE_MS)');
+    expect(warnings[0]).toContain('PRESSROOM_RENDER_CONCURENCY (not a setting)');
+    expect(stdout + stderr).not.toMatch(/\n\s+at /);
+  }, EXIT_DEADLINE_MS + 30_000);
 });

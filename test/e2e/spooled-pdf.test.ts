@@ -1,5 +1,5 @@
 /**
- * Spooled PDFs (issue 17): with `PRESSROOM_PDF_SPOOL_BYTES=0` every PDF goes through a file in
+ * Spooled PDFs (issue 17): with the spool threshold tuned to 0 every PDF goes through a file in
  * `<dataDir>/spool` between printing and delivery — the path a long document takes by default — with
  * real Chromium, a real S3-compatible server on loopback, on SQLite and PostgreSQL. Each way out
  * (download link, bytes, job, the customer's bucket) gives the same document: its text, Pressroom's
@@ -46,7 +46,7 @@ describe.each(DIALECTS)('spooled PDFs on %s', (dialect) => {
 
   beforeAll(async () => {
     s3 = await startS3Server({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, buckets: ['customer-pdfs'] });
-    t = await startTestApp(dialect, { PRESSROOM_PDF_SPOOL_BYTES: '0', PRESSROOM_JOB_POLL_MS: '100' });
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100' }, { tuning: { storage: { spoolAboveBytes: 0 } } });
     t.services.startWorkers();
     account = await t.createAccount({ credits: 20, plan: 'enterprise' });
     ids = await createTemplates(t, account.apiKey, { statement: { name: 'Statement', html: STATEMENT } });

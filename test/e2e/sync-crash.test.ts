@@ -26,7 +26,7 @@ describe.each(['sqlite', 'postgres'] as const)('a crash during synchronous gener
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startCluster({ alls: 1, database, storage: 'local', env: { PRESSROOM_REQUEST_LEASE_MS: String(LEASE_MS), PRESSROOM_TEMPLATE_TIMEOUT_MS: '30000' } });
+    cluster = await startCluster({ alls: 1, database, storage: 'local', env: { PRESSROOM_LEASE_MS: String(LEASE_MS), PRESSROOM_TEMPLATE_TIMEOUT_MS: '30000' } });
   });
   afterAll(async () => {
     await cluster?.close();

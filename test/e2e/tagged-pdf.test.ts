@@ -36,7 +36,7 @@ describe.each(DIALECTS)('tagged or untagged, compacted PDFs on %s', (dialect) =>
 
   beforeAll(async () => {
     // A small deadline and a high per-page cost: 1 page is estimated at 2 s, the long document's ~26 pages at ~52 s.
-    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '20000', PRESSROOM_PRINT_MS_PER_PAGE_TAGGED: '2000', PRESSROOM_PRINT_MS_PER_PAGE_UNTAGGED: '2000' });
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '20000' }, { tuning: { rendering: { printMsPerPage: { tagged: 2000, untagged: 2000 } } } });
     t.services.startWorkers();
     account = await t.createAccount({ credits: 30, plan: 'enterprise' });
     ids = await createTemplates(t, account.apiKey, {

@@ -19,7 +19,7 @@ import { createTestDatabase, type TestDatabase } from './databases.js';
 import { TEST_PG_URL } from './global-setup.js';
 import { startS3Server, type S3Server } from './s3-server.js';
 import { superviseChild, type ServedChild } from './child-process.js';
-import { ADMIN_TOKEN, SECRET_KEY, freePort } from './test-app.js';
+import { ADMIN_TOKEN, SECRET_KEY, freePort, onlySettings } from './test-app.js';
 
 export { freePort, until } from './test-app.js';
 
@@ -174,7 +174,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     env.PRESSROOM_STORAGE_URL = pathToFileURL(join(database.dataDir, 'files')).href;
   }
   if (options.redisUrl) env.PRESSROOM_REDIS_URL = options.redisUrl;
-  Object.assign(env, options.env ?? {});
+  // Processes are configured by settings only: a fixed value cannot be tuned from outside.
+  Object.assign(env, onlySettings(options.env ?? {}));
 
   const keepLogs = options.keepLogs ?? true;
   const processes: PressroomProcess[] = [];
@@ -186,6 +187,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     env,
   };
   const spawnOne = async (role: ProcessRole, extra: Record<string, string> = {}): Promise<PressroomProcess> => {
+    onlySettings(extra);
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const proc = startProcess(role, { PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env, ...extra }, port, keepLogs);

@@ -1,9 +1,16 @@
 /** Test helpers for the rendering tests: renderer options, a tripwire listener, process lookups; PDF reading from pdf-tools.ts. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
+import { parseSettings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../../src/rendering/pdf-renderer.js';
+import { FAILURE_WINDOW_SECONDS } from '../../src/rendering/render-fairness.js';
+import { PRINT_MS_PER_PAGE, TEMPLATE_EVALUATOR } from '../../src/rendering/render-limits.js';
+import { REMOTE_RESOURCE_DOCUMENT_MAX_BYTES, REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS, REMOTE_RESOURCES_PER_DOCUMENT } from '../../src/rendering/resources/remote-bounds.js';
+
+/** The service's defaults, for the bounds tests leave as they are (the tests of the bounds set their own, low ones). */
+const defaults = parseSettings({ PRESSROOM_CHROMIUM_PATH: process.env.PRESSROOM_CHROMIUM_PATH });
 
 /**
  * Renderer options for tests. The limits are generous: on a busy 2-core machine even a one-line
@@ -12,28 +19,47 @@ import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '
  */
 export function testOptions(overrides: Partial<Config['rendering']> = {}): Config['rendering'] {
   return {
-    chromiumPath: process.env.PRESSROOM_CHROMIUM_PATH ?? '/usr/bin/chromium',
+    chromiumPath: defaults.PRESSROOM_CHROMIUM_PATH,
     concurrency: 2,
     queueLimit: 20,
     timeoutMs: 30_000,
     templateTimeoutMs: 10_000,
     asyncTimeoutMs: 300_000,
-    printMsPerPage: { tagged: 120, untagged: 50 },
+    printMsPerPage: PRINT_MS_PER_PAGE,
     templateOutputLimitBytes: 2 * 1024 * 1024,
     recycleAfterRenders: 10_000,
-    evaluator: 'compartment',
-    // The service's defaults (config.ts); tests of the bounds set their own, low ones.
-    maxDocumentBytes: 100 * 1024 * 1024,
-    maxPages: 2000,
-    maxImagePixels: 100_000_000,
+    evaluator: TEMPLATE_EVALUATOR,
+    maxDocumentBytes: defaults.PRESSROOM_MAX_DOCUMENT_BYTES,
+    maxPages: defaults.PRESSROOM_MAX_PAGES,
+    maxImagePixels: defaults.PRESSROOM_MAX_IMAGE_PIXELS,
     rendererMemoryMb: 2048,
     ...overrides,
   };
 }
 
+/**
+ * The renderer's wiring for engine tests: the service's remote-resource bounds, and slots shared
+ * without caps or failure budget (one test is one account; the fairness tests run the whole service).
+ */
+export function testDependencies(options: Config['rendering'], given: Partial<RendererDependencies> = {}): RendererDependencies {
+  return {
+    remoteBounds: { maxPerDocument: REMOTE_RESOURCES_PER_DOCUMENT, documentMaxBytes: REMOTE_RESOURCE_DOCUMENT_MAX_BYTES, documentTimeoutMs: REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS },
+    fairness: {
+      accountSlots: options.concurrency,
+      previewSlots: options.concurrency,
+      accountQueueLimit: options.queueLimit,
+      accountPreviewQueueLimit: options.queueLimit,
+      failureBudgetSeconds: Number.MAX_SAFE_INTEGER,
+      failureWindowSeconds: FAILURE_WINDOW_SECONDS,
+    },
+    ...given,
+  };
+}
+
 /** A renderer with test options and a silent logger (set TEST_LOG=debug to see it). */
-export function testRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: RendererDependencies = {}): PdfRenderer {
-  return createPdfRenderer(testOptions(overrides), createLogger(process.env.TEST_LOG ?? 'silent'), dependencies);
+export function testRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: Partial<RendererDependencies> = {}): PdfRenderer {
+  const options = testOptions(overrides);
+  return createPdfRenderer(options, createLogger(process.env.TEST_LOG ?? 'silent'), testDependencies(options, dependencies));
 }
 
 /**
@@ -51,7 +77,7 @@ export async function warmUpPatiently(renderer: PdfRenderer): Promise<void> {
 }
 
 /** A test renderer, started and warmed up (see `warmUpPatiently`). */
-export async function startTestRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: RendererDependencies = {}): Promise<PdfRenderer> {
+export async function startTestRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: Partial<RendererDependencies> = {}): Promise<PdfRenderer> {
   const renderer = testRenderer(overrides, dependencies);
   try {
     await warmUpPatiently(renderer);

@@ -3,7 +3,8 @@
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config, type DeepPartial } from '../../src/config/load-config.js';
+import { ignoredVariables } from '../../src/config/ignored-variables.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createLogger } from '../../src/shared/log.js';
@@ -76,7 +77,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}, options: { captureLogs?: boolean } = {}): Promise<TestApp> {
+/**
+ * Throws when `env` sets a `PRESSROOM_*` variable that is not a setting: the service would ignore it
+ * (with a warning), and the test would not test what it says. Fixed values are tuned in code instead.
+ */
+export function onlySettings(env: Record<string, string>): Record<string, string> {
+  const ignored = ignoredVariables(env);
+  if (ignored.length > 0) throw new Error(`not settings: ${ignored.join(', ')} (docs/settings.md); tune fixed values with startTestApp's \`tuning\``);
+  return env;
+}
+
+export interface TestAppOptions {
+  /** Log lines go to `logs` (at debug level) instead of the console. */
+  captureLogs?: boolean;
+  /** Values set in code over the loaded config: the fixed ones no variable sets (loadConfig's `tuning`). */
+  tuning?: DeepPartial<Config>;
+}
+
+export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  onlySettings(env);
   const database = await createTestDatabase(dialect);
   const port = await freePort();
   const config = loadConfig({
@@ -89,7 +108,7 @@ export async function startTestApp(dialect: TestDialect, env: Record<string, str
     PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`,
     ...database.env,
     ...env,
-  });
+  }, { tuning: options.tuning });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { superviseChild, type ServedChild } from './child-process.js';
-import { SECRET_KEY, type TestApp } from './test-app.js';
+import { onlySettings, SECRET_KEY, type TestApp } from './test-app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,7 +35,7 @@ export function spawnWorker(t: TestApp, env: Record<string, string> = {}): Worke
       PRESSROOM_LOG_LEVEL: 'info',
       PORT: '0',
       ...databaseEnv,
-      ...env,
+      ...onlySettings(env),
     },
   });
   return superviseChild(child, 'worker');

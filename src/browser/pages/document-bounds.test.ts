@@ -151,7 +151,7 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
   it('fails with STORAGE_ERROR, naming the spool, when the file cannot be created, and goes on', async () => {
     writeFileSync(join(dir, 'not-a-directory'), '');
     const failed = renderer.renderSpilling({ template: { html: pages(2) }, data: {} }, { path: join(dir, 'not-a-directory', 'spilled.pdf'), aboveBytes: 0 });
-    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('PRESSROOM_SPOOL_DIR): ENOTDIR') });
+    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('spool directory: ENOTDIR') });
     expect(pdfText((await render('<p>after the failed spool</p>')))).toContain('after the failed spool');
   });
 
@@ -178,7 +178,7 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
   it.skipIf(!mounted)('fails with STORAGE_ERROR when the disk fills up mid-PDF, never passing a short file for the PDF, and leaves nothing', async () => {
     // ~30 KB of incompressible image: more than the disk holds, less than the byte bound.
     const failed = renderer.renderSpilling({ template: { html: `<img src="${dataUri(noisePng(100, 100))}">` }, data: {} }, { path: join(full, 'spilled.pdf'), aboveBytes: 0 });
-    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('PRESSROOM_SPOOL_DIR): ENOSPC') });
+    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('spool directory: ENOSPC') });
     expect(readdirSync(full)).toEqual([]);
     expect(pdfText((await render('<p>after the full disk</p>')))).toContain('after the full disk');
   });

@@ -19,7 +19,7 @@ export interface StreamSpill {
 /** A spill file that cannot be written (a full disk, a missing directory): the document cannot be stored (502, refunded). */
 export function spillWriteError(cause: unknown): AppError {
   const code = (cause as NodeJS.ErrnoException).code ?? 'an error';
-  return new AppError('STORAGE_ERROR', `The PDF could not be written to the spool (PRESSROOM_SPOOL_DIR): ${code}; retry the request`, { cause });
+  return new AppError('STORAGE_ERROR', `The PDF could not be written to the spool directory: ${code}; retry the request`, { cause });
 }
 
 /**

@@ -23,9 +23,9 @@
  *      it queued run before the page answers (the answer waits for a task boundary), and an
  *      endless chain of them is that document's TEMPLATE_TIMEOUT. (A FinalizationRegistry callback
  *      could run later, but only on its own dead compartment's objects.)
- *   The page lives as long as its browser (recycled every `PRESSROOM_BROWSER_RECYCLE_AFTER`
- *   documents), unless a document times out or crashes it.
- *   The `worker` evaluator (PRESSROOM_TEMPLATE_EVALUATOR=worker) instead starts a new Web Worker —
+ *   The page lives as long as its browser (recycled every `BROWSER_RECYCLE_AFTER`
+ *   documents, render-limits.ts), unless a document times out or crashes it.
+ *   The `worker` evaluator (`evaluator: 'worker'`, kept for tests) instead starts a new Web Worker —
  *   a new V8 isolate — per document and terminates it after: separation by process-level
  *   construction, at ~13 ms more CPU per document (measured; see docs/rendering.md).
  *

@@ -119,7 +119,7 @@ describe('JSON parse pool', () => {
     // that met the thread's heap cap could end the whole process (json-heap-estimate.ts).
     const hungry = bytes(`[${'[],'.repeat(4_000_000)}[]]`);
     const error = await rejection(p.parse(hungry, 'acct'));
-    expect(error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('PRESSROOM_JSON_WORKER_MEMORY_MB') });
+    expect(error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('PRESSROOM_BODY_LIMIT_BYTES') });
     const next = await p.parse(bytes(JSON.stringify({ data: rows(5_000) })), 'acct');
     expect(next.kind).toBe('parsed');
     expect(outcomes).toEqual(['refused', 'parsed']);

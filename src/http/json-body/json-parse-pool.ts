@@ -2,7 +2,7 @@
  * A small, bounded pool of parse threads (`worker_threads`) for large JSON bodies
  * (json-parse-worker.ts does the work; json-body-parser.ts decides which bodies come here).
  *
- * Bounds, each a setting (config.ts `http.jsonWorkers`):
+ * Bounds (config `http.jsonWorkers`, fixed in json-body-bounds.ts):
  * - threads: at most `threads`, started on the first large body (a process that never sees one starts
  *   none) and kept; one that dies is replaced on the next task;
  * - waiting: at most `queueLimit` bodies wait for a thread, all accounts together; past it, 503
@@ -86,7 +86,7 @@ const THREAD_OWN_MB = 32;
 function bodyTooLarge(memoryMb: number): AppError {
   return new AppError(
     'PAYLOAD_TOO_LARGE',
-    `The JSON body needs more than ${memoryMb} MB to parse, the most the server allows for one body (PRESSROOM_JSON_WORKER_MEMORY_MB). Send less data, or flatter data.`,
+    `The JSON body needs more than ${memoryMb} MB to parse, the most the server allows for one body (a bound that grows with PRESSROOM_BODY_LIMIT_BYTES). Send less data, or flatter data.`,
   );
 }
 

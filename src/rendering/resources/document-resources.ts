@@ -156,7 +156,7 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
     }
     if (count >= bounds.maxPerDocument) {
       remote.record('document_limit');
-      warnings.add({ code: 'RESOURCE_LIMIT', message: `A document may load at most ${bounds.maxPerDocument} remote resources (PRESSROOM_REMOTE_RESOURCES_PER_DOCUMENT).`, url });
+      warnings.add({ code: 'RESOURCE_LIMIT', message: `A document may load at most ${bounds.maxPerDocument} remote resources.`, url });
       return undefined;
     }
     count += 1;
@@ -165,7 +165,7 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
       const resource = await remote.fetch(url, documentDeadline);
       if (bytes + resource.body.length > bounds.documentMaxBytes) {
         remote.record('document_limit');
-        warnings.add({ code: 'RESOURCE_LIMIT', message: `The document's remote resources would exceed ${bounds.documentMaxBytes} bytes (PRESSROOM_REMOTE_RESOURCE_DOCUMENT_MAX_BYTES).`, url });
+        warnings.add({ code: 'RESOURCE_LIMIT', message: `The document's remote resources would exceed ${bounds.documentMaxBytes} bytes, the most one document may load.`, url });
         return undefined;
       }
       bytes += resource.body.length;

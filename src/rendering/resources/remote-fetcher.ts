@@ -8,9 +8,10 @@
  *   - redirects are followed by hand, each new URL checked again the same way;
  *   - documents never reach private networks, whatever PRESSROOM_ALLOW_PRIVATE_NETWORKS says (that
  *     setting is for customer webhooks and S3 endpoints). Only hosts the operator names in
- *     PRESSROOM_REMOTE_RESOURCE_HOSTS (`host` or `host:port`) are dialled without that check.
+ *     PRESSROOM_REMOTE_RESOURCES (`on,host[:port],…`) are dialled without that check.
  * Bounds per resource: bytes, time (redirects included), type (images, fonts, CSS: taken from the
- * bytes, CSS from its declared type). The per-document bounds are `document-resources.ts`'s.
+ * bytes, CSS from its declared type). The per-document bounds are `document-resources.ts`'s; all of
+ * them are fixed in remote-bounds.ts.
  *
  * One cache per process, shared by all documents, bounded in bytes (least recently used goes).
  * Policy (a shared cache in the sense of RFC 9111): `no-store`, `no-cache` and `private` responses
@@ -136,7 +137,7 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
     if (!checked.ok) {
       const message =
         checked.reason === 'private-address'
-          ? 'Documents may not load resources from private, loopback or link-local addresses (an operator can name internal hosts in PRESSROOM_REMOTE_RESOURCE_HOSTS).'
+          ? 'Documents may not load resources from private, loopback or link-local addresses (an operator can name internal hosts in PRESSROOM_REMOTE_RESOURCES).'
           : `The URL ${checked.message}.`;
       throw new RemoteResourceError('RESOURCE_BLOCKED', message, 'blocked');
     }
@@ -163,7 +164,7 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
           await response.body.dump().catch(() => {});
           throw new RemoteResourceError('RESOURCE_FAILED', `The server answered HTTP ${response.statusCode}.`, 'failed');
         }
-        const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes, () => new RemoteResourceError('RESOURCE_TOO_LARGE', `The file is larger than ${options.maxBytes} bytes (PRESSROOM_REMOTE_RESOURCE_MAX_BYTES).`, 'too_large'));
+        const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes, () => new RemoteResourceError('RESOURCE_TOO_LARGE', `The file is larger than ${options.maxBytes} bytes, the most a remote resource may have.`, 'too_large'));
         const declared = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'].split(';')[0]!.trim().toLowerCase() : undefined;
         const contentType = sniffAssetType(body) ?? (declared === 'text/css' ? 'text/css' : undefined);
         if (!contentType) throw new RemoteResourceError('RESOURCE_TYPE_REFUSED', `Only images, fonts and stylesheets are loaded; this is ${declared ?? 'of no known type'}.`, 'wrong_type');
@@ -210,7 +211,7 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
         return resource;
       } catch (error) {
         const failure =
-          error instanceof RemoteResourceError ? error : new RemoteResourceError('RESOURCE_TIMEOUT', 'The document ran out of time for remote resources (PRESSROOM_REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS).', 'timeout');
+          error instanceof RemoteResourceError ? error : new RemoteResourceError('RESOURCE_TIMEOUT', 'The document ran out of time for remote resources.', 'timeout');
         record(failure.outcome);
         throw failure;
       }
@@ -230,11 +231,11 @@ function classify(error: unknown, deadline: AbortSignal, timeoutMs: number, url:
     logger.info({ url: redactUrlSecrets(url).slice(0, 300), reason: blocked.reason }, 'remote resource refused by the outbound guard');
     return new RemoteResourceError(
       'RESOURCE_BLOCKED',
-      'Documents may not load resources from private, loopback or link-local addresses (an operator can name internal hosts in PRESSROOM_REMOTE_RESOURCE_HOSTS).',
+      'Documents may not load resources from private, loopback or link-local addresses (an operator can name internal hosts in PRESSROOM_REMOTE_RESOURCES).',
       'blocked',
     );
   }
-  if (deadline.aborted) return new RemoteResourceError('RESOURCE_TIMEOUT', `The resource did not arrive within ${timeoutMs} ms (PRESSROOM_REMOTE_RESOURCE_TIMEOUT_MS).`, 'timeout');
+  if (deadline.aborted) return new RemoteResourceError('RESOURCE_TIMEOUT', `The resource did not arrive within ${timeoutMs} ms.`, 'timeout');
   const code = (error as { code?: unknown; cause?: { code?: unknown } } | null)?.cause?.code ?? (error as { code?: unknown } | null)?.code;
   return new RemoteResourceError('RESOURCE_FAILED', `The download failed${typeof code === 'string' ? ` (${code})` : ''}.`, 'failed');
 }

@@ -101,7 +101,7 @@ function schema(operationId: string, summary: string, description: string, body:
 
 const CHARGING =
   ' **Credits:** 1 per call, charged only when the result is delivered. An input that cannot be downloaded, is not a PDF, is encrypted or is over the bounds ' +
-  '(PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES, _MAX_PAGES) is a 422 naming the input, and costs nothing. An `Idempotency-Key` header makes retries safe.';
+  '(bytes, PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES; pages) is a 422 naming the input, and costs nothing. An `Idempotency-Key` header makes retries safe.';
 
 export function pdfToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfToolService; maxMergeInputs: number }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();

@@ -8,7 +8,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ASSET_NAME_RULE, assetNameProblem, type AssetService, type AssetUpload } from '../../../assets/assets.js';
+import { ASSET_MAX_BYTES, ASSET_NAME_RULE, assetNameProblem, type AssetService, type AssetUpload } from '../../../assets/assets.js';
 import { ASSET_CONTENT_TYPES } from '../../../assets/asset-types.js';
 import { ValidationError } from '../../../shared/errors.js';
 import { SuccessBody, errorResponses, mediaResponse } from '../../schemas.js';
@@ -31,7 +31,7 @@ const UPLOAD_DESCRIPTION =
   'Uploads an image (PNG, JPEG, GIF, WebP, SVG), font (WOFF2, WOFF, TTF, OTF) or stylesheet (CSS) for this account\'s templates. ' +
   'Send `multipart/form-data` with a `file` part (and optionally a `name` field; the file name is used otherwise), or JSON ' +
   '`{"name": "logo.png", "content_base64": "iVBORw0…", "content_type": "image/png"}`. The type is taken from the bytes, not the name: anything else is a 422. ' +
-  'Uploading a name again replaces it. Limits: PRESSROOM_ASSET_MAX_BYTES per file, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES per account (413). Free of charge.';
+  `Uploading a name again replaces it. Limits: ${ASSET_MAX_BYTES / (1024 * 1024)} MiB per file, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES per account (413). Free of charge.`;
 
 function nameOf(request: FastifyRequest): string {
   const name = (request.params as { '*': string })['*'];
