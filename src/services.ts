@@ -36,7 +36,8 @@ import { createImageLoader } from './documents/image-loader.js';
 import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
 import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
-import { instrumentLedger, instrumentRenderer } from './ops/instrument.js';
+import { compactionCounter, instrumentLedger, instrumentRenderer } from './ops/instrument.js';
+import { createFinishing } from './finishing/finishing.js';
 import { createReadinessCheck } from './ops/readiness.js';
 import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xmllint/xml-schema-check.js';
 import { ghostscriptPoolStats } from './finishing/pdfa.js';
@@ -160,7 +161,10 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const loadImages = createImageLoader({ dispatcher: imageDispatcher, allowPrivateNetworks: config.allowPrivateNetworks, maxBytes: config.images.urlMaxBytes, timeoutMs: config.images.urlTimeoutMs });
     // Long PDFs wait on disk between printing and delivery, not in this process's memory.
     const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
-    const documents = createDocumentService({ templates, charged, renderer, files, customerStorage: s3, loadImages, spool, logger });
+    // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).
+    const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, logger, onCompaction: compactionCounter(metrics) });
+    releasers.push(() => finishing.close());
+    const documents = createDocumentService({ templates, charged, renderer, finishing, files, customerStorage: s3, loadImages, spool, logger });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },
@@ -215,7 +219,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
       // Every pool of heavy work of this process, each shared fairly between accounts (scheduling/).
-      pools: () => [...renderer.stats().pools, qpdf.stats(), ghostscriptPoolStats(), xmlCheckPoolStats()],
+      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), ghostscriptPoolStats(), xmlCheckPoolStats()],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
 

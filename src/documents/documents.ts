@@ -6,25 +6,26 @@
  *
  * A synchronous generation, in order: the idempotency key (replay, 409, 422) → the template (404/403)
  * → its required fields (a strict template: 422, required-fields.ts) → the S3 target when `store_s3`
- * (400 when not configured) → the credit, reserved (402) → render →
- * PDF/A → compact → deliver (signed link, bytes, or the customer's bucket) → the charge is posted. A
- * PDF that reaches `SPOOL_ABOVE_BYTES` (pdf/spool.ts; not PDF/A) goes into a spool file as Chromium
- * streams it, and is titled, compacted and delivered from there (docs/rendering.md "The spool"). The key,
+ * (400 when not configured) → the credit, reserved (402) → render → the one step after printing
+ * (finishing/finishing.ts: document info, PDF/A, compaction; the stamp for previews) → deliver (signed
+ * link, bytes, or the customer's bucket) → the charge is posted. A PDF that reaches `SPOOL_ABOVE_BYTES`
+ * (pdf/spool.ts; not PDF/A) goes into a spool file as Chromium streams it, and is finished and
+ * delivered from there (docs/rendering.md "The spool"). The key,
  * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").
  */
 import type { FileService } from '../files/files.js';
-import type { CompactOptions, PdfRenderer, RenderRequest, RenderResult } from '../rendering/pdf-renderer.js';
+import type { PdfRenderer, RenderRequest } from '../rendering/pdf-renderer.js';
 import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
 import { canvasPage } from '../rendering/page-size.js';
-import { withDocumentInfo, withDocumentInfoInFile } from '../finishing/document-info.js';
-import { toPdfA, type PdfAVariant } from '../finishing/pdfa.js';
+import type { FinishedPdf, Finishing } from '../finishing/finishing.js';
+import type { PdfAVariant } from '../finishing/pdfa.js';
 import type { Template, TemplateService } from '../templates/templates.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import type { BlobBody } from '../storage/blob-store.js';
-import type { Spool, SpooledFile } from '../pdf/spool.js';
+import type { Spool } from '../pdf/spool.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
@@ -114,6 +115,8 @@ export interface DocumentDeps {
   /** Key, reservation, post or void: the charging flow shared with the PDF tools. */
   charged: ChargedRunner;
   renderer: PdfRenderer;
+  /** The one step after printing (finishing/finishing.ts): stamp, document info, PDF/A, compaction. */
+  finishing: Finishing;
   files: FileService;
   customerStorage?: CustomerStorage;
   /** Loads the `image_url`s of image modifications; without it every image_url is a warning. */
@@ -162,7 +165,7 @@ function requiredFieldWarnings(template: Template, data: Record<string, unknown>
 }
 
 export function createDocumentService(deps: DocumentDeps): DocumentService {
-  const { templates, charged, renderer, files, customerStorage, logger } = deps;
+  const { templates, charged, renderer, finishing, files, customerStorage, logger } = deps;
 
   /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
   function s3Storage(): CustomerStorage {
@@ -180,49 +183,23 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   /**
-   * The last step before delivery: object streams (finishing/pdf-compaction.ts) in what is left of the
-   * render deadline. Not for PDF/A-1b, which is PDF 1.4 and may not have object streams; PDF/A-2b/3b
-   * (PDF 1.7) may. Never fails the document: a PDF it cannot compact in time leaves as it is.
+   * Prints the document: when `spoolable` (no PDF/A to make), a PDF of at least the spool's
+   * `aboveBytes` goes from Chromium into a spool file as it is streamed, and stays a file until it is
+   * delivered, so no copy of it is ever held in memory.
    */
-  async function compactLast(pdf: Buffer, { variant, ...options }: CompactOptions & { variant: PdfAVariant | null | undefined }): Promise<Buffer> {
-    if (variant === 'pdf/a-1b') return pdf;
-    const result = await renderer.compact(pdf, options);
-    if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: pdf.length }, 'PDF left uncompacted');
-    return result.pdf;
-  }
-
-  /**
-   * Renders the document and gives it Pressroom's Info dictionary. When `spoolable` (no PDF/A to make),
-   * a PDF of at least the spool's `aboveBytes` goes from Chromium into a spool file as it is streamed,
-   * and is titled there: then only the file is returned, and no copy of it was ever held in memory.
-   */
-  async function printTitled(request: RenderRequest, title: string, spoolable: boolean): Promise<RenderResult<Buffer | SpooledFile>> {
-    if (!spoolable || !deps.spool) {
-      const rendered = await renderer.render(request);
-      return { ...rendered, pdf: await withDocumentInfo(rendered.pdf, title) };
-    }
+  function print(request: RenderRequest, spoolable: boolean) {
+    if (!spoolable || !deps.spool) return renderer.render(request);
     const { spool, aboveBytes } = deps.spool;
-    const spill = { path: spool.newPath(), aboveBytes };
-    const rendered = await renderer.renderSpilling(request, spill);
-    if (Buffer.isBuffer(rendered.pdf)) return { ...rendered, pdf: await withDocumentInfo(rendered.pdf, title) };
-    try {
-      return { ...rendered, pdf: await withDocumentInfoInFile(rendered.pdf, title) };
-    } catch (error) {
-      await spool.remove(spill.path);
-      throw error;
-    }
+    return renderer.renderSpilling(request, { path: spool.newPath(), aboveBytes });
   }
 
-  /** A spooled PDF compacted from file to file on a compaction thread, delivered from its file, and its files removed. */
-  async function deliverSpooled(accountId: string, titled: SpooledFile, options: GenerationOptions, timeoutMs: number): Promise<Delivery> {
-    const spool = deps.spool!.spool;
-    const outputPath = spool.newPath();
+  /** Delivers a finished PDF; a spooled one from its file, whose files are removed afterwards. */
+  async function deliverFinished(accountId: string, finished: FinishedPdf, options: GenerationOptions): Promise<Delivery> {
+    if ('pdf' in finished) return deliver(accountId, finished.pdf, options);
     try {
-      const result = await renderer.compactFile(titled, outputPath, { timeoutMs, accountId, kind: 'document' });
-      if (!result.compacted && result.reason !== 'no smaller') logger.info({ reason: result.reason, bytes: titled.size }, 'PDF left uncompacted');
-      return await deliver(accountId, result.file, options);
+      return await deliver(accountId, finished.file, options);
     } finally {
-      await spool.remove(titled.path, outputPath);
+      await deps.spool!.spool.remove(...finished.temporaryPaths);
     }
   }
 
@@ -258,7 +235,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
-      const printed = await printTitled(
+      const printed = await print(
         {
           template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
           // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
@@ -269,20 +246,19 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           tagged: options.tagged ?? undefined,
           mode,
         },
-        template.name,
         !variant,
       );
       const warnings = [...fieldWarnings, ...printed.warnings];
-      // What is left of the render deadline once the document is printed and titled: compaction's budget.
-      const compactionMs = printed.deadlineLeftMs - (performance.now() - started - printed.renderMs);
-      if (!Buffer.isBuffer(printed.pdf)) {
-        const delivery = await deliverSpooled(accountId, printed.pdf, options, compactionMs);
-        return { delivery, renderMs: Math.round(performance.now() - started), warnings };
-      }
-      const archival = variant ? await toPdfA(printed.pdf, variant, { ...(einvoice ? facturXPdfAMeta(einvoice) : {}), accountId }) : printed.pdf;
-      const pdf = await compactLast(archival, { variant, timeoutMs: compactionMs, accountId, kind: 'document' });
+      const finished = await finishing.finish(printed.pdf, {
+        accountId,
+        kind: 'document',
+        title: template.name,
+        pdfa: variant ? { variant, extras: einvoice ? facturXPdfAMeta(einvoice) : undefined } : null,
+        // What is left of the render deadline once the document is printed: compaction's budget.
+        timeoutMs: printed.deadlineLeftMs - (performance.now() - started - printed.renderMs),
+      });
       const renderMs = Math.round(performance.now() - started);
-      return { delivery: await deliver(accountId, pdf, options), renderMs, warnings };
+      return { delivery: await deliverFinished(accountId, finished, options), renderMs, warnings };
     },
 
     async generate(request) {
@@ -319,12 +295,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       const rendered = await renderer.render({
         template: { html: template.html, css: template.css, page, strict: template.strict },
         data: expandDottedKeys(values),
-        preview: true,
         accountId,
         kind: 'preview',
       });
-      const titled = await withDocumentInfo(rendered.pdf, 'Preview');
-      return { pdf: await compactLast(titled, { variant: null, timeoutMs: rendered.deadlineLeftMs, accountId, kind: 'preview' }), warnings: [...fieldWarnings, ...rendered.warnings] };
+      // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach the stamp.
+      const finished = await finishing.finish(rendered.pdf, { accountId, kind: 'preview', title: 'Preview', previewStamp: true, timeoutMs: rendered.deadlineLeftMs });
+      if (!('pdf' in finished)) throw new Error('a preview is never spooled');
+      return { pdf: finished.pdf, warnings: [...fieldWarnings, ...rendered.warnings] };
     },
   };
   return service;

@@ -15,6 +15,7 @@ import { testRenderer } from '../../test/support/rendering-kit.js';
 import { withDocumentInfo } from './document-info.js';
 import { compactPdf, compactPdfFile } from './pdf-compaction.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
+import { CompactionPool, type CompactionTask } from './compaction-pool.js';
 import { toPdfA } from './pdfa.js';
 import { stampPreview } from './preview-stamp.js';
 
@@ -56,6 +57,9 @@ function qpdfCheck(pdf: Buffer): string {
 
 describe('compaction', () => {
   let renderer: PdfRenderer;
+  /** The compaction threads, as the finishing step runs them. */
+  const pool = new CompactionPool(2);
+  const task = (timeoutMs: number): CompactionTask => ({ timeoutMs, ticket: { accountId: 'compaction-test', kind: 'paid' } });
   let tagged: Buffer;
   let untagged: Buffer;
 
@@ -65,7 +69,10 @@ describe('compaction', () => {
     tagged = await withDocumentInfo((await renderer.render({ template, data: { year: 2026 } })).pdf, 'Report');
     untagged = await withDocumentInfo((await renderer.render({ template, data: { year: 2026 }, tagged: false })).pdf, 'Report');
   }, 240_000);
-  afterAll(() => renderer?.close());
+  afterAll(async () => {
+    await renderer?.close();
+    await pool.close();
+  });
 
   it('keeps the tags, links, outline and text of a tagged document, in a smaller file qpdf finds sound', () => {
     const before = structure(tagged);
@@ -115,13 +122,13 @@ describe('compaction', () => {
     expect(pdfText(result.pdf)).toContain('PREVIEW');
   });
 
-  it('hands back a file it does not handle unchanged (already object streams), and runs off the event loop in the renderer', async () => {
+  it('hands back a file it does not handle unchanged (already object streams), and runs off the event loop on a compaction thread', async () => {
     const once = compactPdf(tagged).pdf;
     const again = compactPdf(once);
     expect(again).toMatchObject({ compacted: false, reason: 'not a classic xref table' });
     expect(again.pdf).toBe(once);
     // What is left of a render deadline is a fraction of a millisecond as often as not.
-    const threaded = await renderer.compact(tagged, { timeoutMs: 60_000.25, accountId: 'compaction-test', kind: 'document' });
+    const threaded = await pool.compact(tagged, task(60_000.25));
     expect(threaded.compacted).toBe(true);
     expect(threaded.pdf.equals(compactPdf(tagged).pdf)).toBe(true);
   });
@@ -153,7 +160,7 @@ describe('compaction', () => {
     try {
       const input = { path: join(dir, 'in.pdf'), size: tagged.length };
       writeFileSync(input.path, tagged);
-      const result = await renderer.compactFile(input, join(dir, 'out.pdf'), { timeoutMs: 60_000, accountId: 'compaction-test', kind: 'document' });
+      const result = await pool.compactFile(input, join(dir, 'out.pdf'), task(60_000));
       expect(result).toMatchObject({ compacted: true, file: { path: join(dir, 'out.pdf') }, bytesBefore: tagged.length });
       const out = readFileSync(join(dir, 'out.pdf'));
       expect(result.file.size).toBe(out.length);
@@ -162,10 +169,10 @@ describe('compaction', () => {
 
       // Already compacted: not a shape it handles. No time left: not tried. Not a PDF at all: failed. Each gives the input back.
       const once = { path: join(dir, 'out.pdf'), size: out.length };
-      expect(await renderer.compactFile(once, join(dir, 'again.pdf'), { timeoutMs: 60_000, accountId: 'compaction-test', kind: 'document' })).toMatchObject({ compacted: false, file: once, reason: 'not a classic xref table' });
-      expect(await renderer.compactFile(input, join(dir, 'late.pdf'), { timeoutMs: 0, accountId: 'compaction-test', kind: 'document' })).toMatchObject({ compacted: false, file: input, reason: 'timeout' });
+      expect(await pool.compactFile(once, join(dir, 'again.pdf'), task(60_000))).toMatchObject({ compacted: false, file: once, reason: 'not a classic xref table' });
+      expect(await pool.compactFile(input, join(dir, 'late.pdf'), task(0))).toMatchObject({ compacted: false, file: input, reason: 'timeout' });
       const missing = { path: join(dir, 'missing.pdf'), size: 10 };
-      expect(await renderer.compactFile(missing, join(dir, 'never.pdf'), { timeoutMs: 60_000, accountId: 'compaction-test', kind: 'document' })).toMatchObject({ compacted: false, file: missing, reason: expect.stringMatching(/^failed: ENOENT/) });
+      expect(await pool.compactFile(missing, join(dir, 'never.pdf'), task(60_000))).toMatchObject({ compacted: false, file: missing, reason: expect.stringMatching(/^failed: ENOENT/) });
       expect(readdirSync(dir).sort()).toEqual(['in.pdf', 'out.pdf']);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -11,9 +11,24 @@ import { pdfPagePixels, pdfPages, pdfText, redPixelShare } from '../../test/supp
 import type { RenderTemplate } from '../rendering/pdf-renderer.js';
 import { stampPreview } from './preview-stamp.js';
 import { testRenderer } from '../../test/support/rendering-kit.js';
+import { createLogger } from '../shared/log.js';
+import { createFinishing } from './finishing.js';
+import type { RenderRequest } from '../rendering/pdf-renderer.js';
 
 const renderer = testRenderer({ timeoutMs: 120_000 });
-afterAll(() => renderer.close());
+const finishing = createFinishing({ threads: 1, logger: createLogger('silent') });
+afterAll(async () => {
+  await renderer.close();
+  await finishing.close();
+});
+
+/** A free preview as the service makes one: printed at preview priority, then finished with the stamp. */
+async function preview(request: Omit<RenderRequest, 'kind'>): Promise<{ pdf: Buffer }> {
+  const printed = await renderer.render({ ...request, kind: 'preview' });
+  const finished = await finishing.finish(printed.pdf, { accountId: '', kind: 'preview', title: 'Preview', previewStamp: true, timeoutMs: 60_000 });
+  if (!('pdf' in finished)) throw new Error('a preview is never spooled');
+  return finished;
+}
 
 /** Each page's text, from one pdftotext run (pages end with a form feed). */
 function textByPage(pdf: Buffer): string[] {
@@ -47,23 +62,22 @@ describe('preview stamp', () => {
   ];
 
   it.each(shapes)('stamps every page of $name', async ({ template, minPages, dpi }) => {
-    const { pdf } = await renderer.render({ template, data: {}, preview: true });
+    const { pdf } = await preview({ template, data: {} });
     expect(pdfPages(pdf)).toBeGreaterThanOrEqual(minPages);
     expectStamped(pdf, { dpi, pagesToLook: [1, pdfPages(pdf)] });
   });
 
   it('stamps a long receipt-shaped page all along its length, not only in the middle', async () => {
-    const { pdf } = await renderer.render({ template: { html: '<p>Receipt</p>', css: '@page { size: 3in 200in; margin: 0 }' }, data: {}, preview: true });
+    const { pdf } = await preview({ template: { html: '<p>Receipt</p>', css: '@page { size: 3in 200in; margin: 0 }' }, data: {} });
     expect(pdfPages(pdf)).toBe(1);
     expectStamped(pdf, { dpi: 4, pagesToLook: [1] });
     expect(redInEachTenth(pdf, 1, 4)).toEqual(Array.from({ length: 10 }, () => true));
   });
 
   it('stamps every one of hundreds of pages', async () => {
-    const { pdf } = await renderer.render({
+    const { pdf } = await preview({
       template: { html: '{% for i in range(0, 300) %}<p style="break-after: page">Sheet {{ i + 1 }}</p>{% endfor %}' },
       data: {},
-      preview: true,
     });
     expect(pdfPages(pdf)).toBeGreaterThanOrEqual(300);
     expectStamped(pdf, { dpi: 20, pagesToLook: [1, 150, 300] });

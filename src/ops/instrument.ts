@@ -4,7 +4,8 @@
  * worker, admin grants) goes through the counted object.
  */
 import type { CreditLedger } from '../credits/ledger.js';
-import { boundOf, type Compaction, type FileCompaction, type PdfRenderer, type RenderRequest } from '../rendering/pdf-renderer.js';
+import type { CompactionObserver } from '../finishing/finishing.js';
+import { boundOf, type PdfRenderer, type RenderRequest } from '../rendering/pdf-renderer.js';
 import { isAppError } from '../shared/errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -13,7 +14,6 @@ function outcomeOf(error: unknown): string {
   return isAppError(error) ? error.code.toLowerCase() : 'error';
 }
 
-/** The renderer, counting renders by kind and outcome (and bounds hit) and timing the successful ones. */
 /** A compaction that left the file as it was: `timeout`, `failed` (thread ended or threw), or `skipped` (a file it does not handle, or no smaller). */
 function compactionOutcome(reason: string): string {
   if (reason === 'timeout') return 'timeout';
@@ -21,16 +21,18 @@ function compactionOutcome(reason: string): string {
   return 'skipped';
 }
 
-export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit' | 'compaction'>): PdfRenderer {
-  /** One compaction counted, whether of bytes or of a spooled file. */
-  function counted<T extends Compaction | FileCompaction>(result: T, startedAt: number): T {
+/** Counts each compaction the finishing step runs, whether of bytes or of a spooled file. */
+export function compactionCounter(metrics: Pick<Metrics, 'compaction'>): CompactionObserver {
+  return (result, seconds) => {
     const outcome = result.compacted ? 'compacted' : compactionOutcome(result.reason);
-    metrics.compaction({ outcome, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds: (performance.now() - startedAt) / 1000, spooled: 'file' in result });
-    return result;
-  }
-  /** One PDF render counted by kind and outcome (and the bound it hit), whichever method ran it. */
+    metrics.compaction({ outcome, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds, spooled: 'file' in result });
+  };
+}
+
+/** The renderer, counting renders by kind and outcome (and bounds hit) and timing the successful ones. */
+export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit'>): PdfRenderer {
   async function countedRender<T>(request: RenderRequest, run: () => Promise<T>): Promise<T> {
-    const kind = request.preview ? 'preview' : 'document';
+    const kind = request.kind ?? 'document';
     const startedAt = performance.now();
     try {
       const result = await run();
@@ -59,14 +61,6 @@ export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics,
         if (bound) metrics.documentBoundHit(bound);
         throw error;
       }
-    },
-    async compact(pdf, options) {
-      const startedAt = performance.now();
-      return counted(await renderer.compact(pdf, options), startedAt);
-    },
-    async compactFile(input, outputPath, options) {
-      const startedAt = performance.now();
-      return counted(await renderer.compactFile(input, outputPath, options), startedAt);
     },
     renderHtml: (request) => renderer.renderHtml(request),
     warmUp: () => renderer.warmUp(),

@@ -1,4 +1,5 @@
 /** What a user sees in the PDF: templating, escaping, CSS, page setup, header/footer, preview. */
+import { stampPreview } from '../finishing/preview-stamp.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,9 +176,9 @@ describe('print', () => {
     }
   });
 
-  it('stamps PREVIEW on every page in preview mode, beyond the reach of the template CSS', async () => {
-    const { pdf } = await renderer.render({
-      preview: true,
+  it('a preview is stamped PREVIEW on every page after printing, beyond the reach of the template CSS', async () => {
+    const printed = await renderer.render({
+      kind: 'preview',
       template: {
         html: '<p style="break-after:page">one</p><p>two</p>',
         // A template trying to hide any watermark it can reach.
@@ -185,6 +186,8 @@ describe('print', () => {
       },
       data: {},
     });
+    // The stamp goes on after printing, in the finishing step, where no template CSS reaches.
+    const pdf = await stampPreview(printed.pdf);
     expect(pdfInfo(pdf).Pages).toBe('2');
     for (const page of [1, 2]) expect(pdfText(pdf, { page, raw: true }).replace(/\s+/g, '')).toContain('PREVIEW');
     const normal = await renderer.render({ template: { html: 'one' }, data: {} });

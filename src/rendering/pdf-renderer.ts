@@ -41,10 +41,8 @@ import { buildPrintParams, type PageSetup } from './pdf-options.js';
 import { countPages } from '../pdf/pdf-page-count.js';
 import { FailureBudget } from '../scheduling/failure-budget.js';
 import { FairScheduler, type PoolStats, type Release } from '../scheduling/fair-scheduler.js';
-import { CompactionPool, type Compaction, type CompactionTask, type FileCompaction } from '../finishing/compaction-pool.js';
-import { pdfBuffer, type PdfFile, type PrintedPdf } from '../pdf/pdf-file.js';
+import type { PdfFile, PrintedPdf } from '../pdf/pdf-file.js';
 import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
-import { stampPreview } from '../finishing/preview-stamp.js';
 import type { CompiledParts } from '../browser/sandbox/evaluator-page.js';
 import { compileTemplate } from '../template-language/compiler.js';
 import type { TemplatePart } from '../template-language/syntax.js';
@@ -57,7 +55,6 @@ import type { DocumentWarning } from '../shared/document-warnings.js';
 
 export type { AssetResolver } from '../browser/pages/closed-room.js';
 export { boundOf, type DocumentBound } from '../browser/pages/document-bounds.js';
-export type { Compaction, FileCompaction } from '../finishing/compaction-pool.js';
 export type { PdfFile, PrintedPdf } from '../pdf/pdf-file.js';
 
 /** Documents (sync and jobs) are paid for; previews are free and go last (the scheduler's `paid` and `free`). */
@@ -84,11 +81,9 @@ export interface RenderRequest {
   data: unknown;
   /** aborts the render */
   signal?: AbortSignal;
-  /** stamp "PREVIEW" on every page of the printed PDF (preview-stamp.ts) */
-  preview?: boolean;
   /** Who asks: render slots are shared fairly between accounts. Renders without one share the account `''`. */
   accountId?: string;
-  /** Documents (sync and jobs) go before previews. @defaultValue `'preview'` when `preview` is set, else `'document'` */
+  /** Documents (sync and jobs) go before previews, which are stamped after printing (finishing/). @defaultValue `'document'` */
   kind?: RenderKind;
   /** Overrides the template's `page.tagged` (a create request's `tagged`). @defaultValue the template's, else true */
   tagged?: boolean;
@@ -152,17 +147,6 @@ export interface PdfRenderer {
   renderSpilling(req: RenderRequest, spill: PdfSpill): Promise<RenderResult<PrintedPdf>>;
   /** Template → PNG/JPEG/WebP through the same queue, sandbox and closed room (image-renderer.ts). */
   renderImage(req: ImageRenderRequest): Promise<ImageRenderResult>;
-  /**
-   * Packs the PDF's objects into object streams on a compaction thread (pdf-compaction.ts), within
-   * `timeoutMs` (what is left of the render deadline); never fails: past the time, or for a file it does
-   * not handle, the PDF comes back unchanged with a reason. Call it last, after metadata and PDF/A.
-   */
-  compact(pdf: Buffer, options: CompactOptions): Promise<Compaction>;
-  /**
-   * `compact` for a PDF in a file (the spool): the thread reads `input` and writes the compacted PDF to
-   * `outputPath`; the result names the file to deliver (`input` when not compacted).
-   */
-  compactFile(input: PdfFile, outputPath: string, options: CompactOptions): Promise<FileCompaction>;
   /** Evaluates the templates only and returns the HTML that would be printed (studio preview, tests). */
   renderHtml(req: RenderRequest): Promise<string>;
   /** Starts Chromium and opens all page slots now instead of on the first render. */
@@ -171,13 +155,6 @@ export interface PdfRenderer {
   isReady(): boolean;
   stats(): RendererStats;
   close(): Promise<void>;
-}
-
-/** A compaction's time budget, and whose it is: the threads are shared fairly between accounts, documents before previews. */
-export interface CompactOptions {
-  timeoutMs: number;
-  accountId: string;
-  kind: RenderKind;
 }
 
 /** Extra wiring, and the fair-share policy. */
@@ -203,8 +180,6 @@ class ChromiumPdfRenderer implements PdfRenderer {
   readonly #slots: FairScheduler;
   readonly #budget: FailureBudget | undefined;
   readonly #browsers: BrowserSupervisor;
-  /** One compaction thread per render slot at most: compaction follows printing, off the slot. */
-  readonly #compaction: CompactionPool;
   #closing: Promise<void> | undefined;
   readonly #renders = { total: 0, failed: 0, pageCrashRetries: 0 };
   readonly #resources: Pick<RendererDependencies, 'assets' | 'remoteResources'> & { bounds: RemoteDocumentBounds };
@@ -236,7 +211,6 @@ class ChromiumPdfRenderer implements PdfRenderer {
       busy: (reason) => new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
       budget: this.#budget,
     });
-    this.#compaction = new CompactionPool(options.concurrency);
     this.#browsers = new BrowserSupervisor(
       { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator, rendererMemoryMb: options.rendererMemoryMb },
       logger,
@@ -261,21 +235,20 @@ class ChromiumPdfRenderer implements PdfRenderer {
       if (spill) await rm(spill.path, { force: true }).catch(() => {});
       throw error;
     };
-    const printed = await this.#run(req, warnings, async (html, parts, generation, slot, signal, slotStarted, resources) => {
+    const printed = await this.#run(req, warnings, async ({ html, parts, generation, slot, signal, slotStartedAt: slotStarted, resources }) => {
       slotStartedAt = slotStarted;
       // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
       const header = await inlineHeaderFooter(parts.header, { part: 'header', documentHtml: html, resources });
       const footer = await inlineHeaderFooter(parts.footer, { part: 'footer', documentHtml: html, resources });
       const params = buildPrintParams({ page: req.template.page, headerHtml: header.html, footerHtml: footer.html, maxPages, tagged: req.tagged });
       const checkLength = req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
-      const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.preview ? undefined : spill };
+      const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.kind === 'preview' ? undefined : spill };
       const document = appendToBody(html, header.preload + footer.preload);
       const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), slot, signal, resources });
       if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
       return pdf;
     }).catch(removeSpill);
-    // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach it (preview-stamp.ts).
-    const pdf = req.preview ? await stampPreview(await pdfBuffer(printed)) : printed;
+    const pdf = printed;
     const now = performance.now();
     return { pdf, renderMs: now - startedAt, deadlineLeftMs: Math.max(0, this.#timeoutOf(req) - (now - slotStartedAt)), warnings: warnings.list() };
   }
@@ -309,24 +282,16 @@ class ChromiumPdfRenderer implements PdfRenderer {
     );
   }
 
-  compact(pdf: Buffer, options: CompactOptions): Promise<Compaction> {
-    return this.#compaction.compact(pdf, compactionTask(options));
-  }
-
-  compactFile(input: PdfFile, outputPath: string, options: CompactOptions): Promise<FileCompaction> {
-    return this.#compaction.compactFile(input, outputPath, compactionTask(options));
-  }
-
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
     const startedAt = performance.now();
     const request: RenderRequest = { template: { html: req.template.html, css: req.template.css, strict: req.template.strict }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
     const warnings = new RenderWarnings();
-    const { image, layerWarnings } = await this.#run(request, warnings, (html, _parts, generation, _slot, signal, _slotStartedAt, resources) => captureRenderedImage(generation, html, req, signal, resources));
+    const { image, layerWarnings } = await this.#run(request, warnings, ({ html, generation, signal, resources }) => captureRenderedImage(generation, html, req, signal, resources));
     return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list(), layerWarnings };
   }
 
   renderHtml(req: RenderRequest): Promise<string> {
-    return this.#run(req, new RenderWarnings(), async (html) => html);
+    return this.#run(req, new RenderWarnings(), async ({ html }) => html);
   }
 
   async warmUp(): Promise<void> {
@@ -352,7 +317,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       rendersTotal: this.#renders.total,
       rendersFailed: this.#renders.failed,
       pageCrashRetries: this.#renders.pageCrashRetries,
-      pools: [this.#slots.stats(), this.#compaction.stats()],
+      pools: [this.#slots.stats()],
       rendersSinceLaunch: current?.renders ?? 0,
       sinkholeConnections: this.#browsers.sinkholeConnections(),
     };
@@ -361,7 +326,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#slots.refuseAll(new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down'));
-      await Promise.all([this.#browsers.close(), this.#compaction.close()]);
+      await this.#browsers.close();
     })();
     return this.#closing;
   }
@@ -374,7 +339,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     buildPrintParams({ page: req.template.page, headerHtml: undefined, footerHtml: undefined });
     const dataJson = toJson(req.data);
     const accountId = req.accountId ?? '';
-    const kind = req.kind ?? (req.preview ? 'preview' : 'document');
+    const kind = req.kind ?? 'document';
     const release = await this.#slots.acquire({ accountId, kind: kind === 'preview' ? 'free' : 'paid' }, { maxWaitMs: this.options.timeoutMs, signal: req.signal });
     this.#renders.total += 1;
     return this.#runOnPermit(req, release, { parts, dataJson, accountId, warnings }, finish);
@@ -457,7 +422,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const evaluatedAt = performance.now();
     progress.enter('print', html.length);
     const resources = createDocumentResources({ accountId: run.accountId, warnings: run.warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
-    const result = await finish(html, evaluated.html, generation, slot, signal, startedAt, resources);
+    const result = await finish({ html, parts: evaluated.html, generation, slot, signal, slotStartedAt: startedAt, resources });
     this.logger.debug(
       { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
       'document rendered',
@@ -473,16 +438,22 @@ class ChromiumPdfRenderer implements PdfRenderer {
   }
 }
 
-/** The last step of a render: print the assembled HTML, or hand it back. */
-type Finish<T> = (
-  html: string,
-  parts: Record<string, string>,
-  generation: BrowserGeneration,
-  slot: PageSlot,
-  signal: AbortSignal,
-  slotStartedAt: number,
-  resources: DocumentResources,
-) => Promise<T>;
+/** What the last step of a render gets: the assembled document, and where and under which deadline it runs. */
+interface Assembled {
+  /** The document with its CSS in place. */
+  html: string;
+  /** Each evaluated part (`main`, `css`, `header`, `footer`). */
+  parts: Record<string, string>;
+  generation: BrowserGeneration;
+  slot: PageSlot;
+  signal: AbortSignal;
+  /** When the render got its slot (performance.now()): the deadline counts from it. */
+  slotStartedAt: number;
+  resources: DocumentResources;
+}
+
+/** The last step of a render: print the assembled HTML, capture it, or hand it back. */
+type Finish<T> = (assembled: Assembled) => Promise<T>;
 
 function compileParts(template: RenderTemplate): CompiledParts {
   const parts: CompiledParts = { main: compilePart(template.html, 'html') };
@@ -559,11 +530,6 @@ class RenderProgress {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
-}
-
-/** A compaction's ticket for the compaction threads' scheduler. */
-function compactionTask(options: CompactOptions): CompactionTask {
-  return { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
 }
 
 function toJson(data: unknown): string {

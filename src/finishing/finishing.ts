@@ -1,0 +1,104 @@
+/**
+ * The one step after printing, called once per document from documents.ts: what Chromium printed
+ * becomes what is delivered. In this order, each only when the options ask for it:
+ *   1. the PREVIEW stamp (a free preview; outside the Chromium slot, where no template can reach it);
+ *   2. Pressroom's document info (title, producer; document-info.ts);
+ *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
+ *   4. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
+ *      render deadline; never fails the document (a PDF it cannot compact leaves as it is).
+ * A long PDF that Chromium spooled to a file (not PDF/A, not a preview) goes through 2 and 4 from file
+ * to file, never held in memory.
+ */
+import type { Logger } from '../shared/log.js';
+import type { Spool, SpooledFile } from '../pdf/spool.js';
+import { CompactionPool, type Compaction, type CompactionTask, type FileCompaction } from './compaction-pool.js';
+import { withDocumentInfo, withDocumentInfoInFile } from './document-info.js';
+import { toPdfA, type PdfAMeta, type PdfAVariant } from './pdfa.js';
+import { stampPreview } from './preview-stamp.js';
+import type { PoolStats } from '../scheduling/fair-scheduler.js';
+
+export type { Compaction, FileCompaction } from './compaction-pool.js';
+
+/** What to do to one printed PDF. */
+export interface FinishOptions {
+  /** Whose document: the compaction threads are shared fairly between accounts. */
+  accountId: string;
+  /** Paid documents go before free previews on the compaction threads. */
+  kind: 'document' | 'preview';
+  /** The Info title when the document names none (its template's name, or `Preview`). */
+  title: string;
+  /** Stamp PREVIEW on every page (previews only). @defaultValue false */
+  previewStamp?: boolean;
+  /** Make it PDF/A, with what an e-invoice adds (its attachment and XMP). */
+  pdfa?: { variant: PdfAVariant; extras?: Pick<PdfAMeta, 'attachments' | 'xmpExtension'> } | null;
+  /** What is left of the render deadline: compaction's budget. */
+  timeoutMs: number;
+}
+
+/** A finished PDF: in memory, or in a spool file (with the files to remove once it is delivered). */
+export type FinishedPdf = { pdf: Buffer } | { file: SpooledFile; temporaryPaths: string[] };
+
+/** How each compaction ended, for the metrics (ops/instrument.ts). */
+export type CompactionObserver = (result: Compaction | FileCompaction, seconds: number) => void;
+
+export interface Finishing {
+  finish(printed: Buffer | SpooledFile, options: FinishOptions): Promise<FinishedPdf>;
+  /** The compaction threads' pool, for /metrics. */
+  stats(): PoolStats;
+  close(): Promise<void>;
+}
+
+export interface FinishingDeps {
+  /** Compaction threads at most (one per render slot: compaction follows printing, off the slot). */
+  threads: number;
+  /** Where a spooled PDF's compacted copy is written. */
+  spool?: Spool;
+  logger: Logger;
+  onCompaction?: CompactionObserver;
+}
+
+export function createFinishing(deps: FinishingDeps): Finishing {
+  const pool = new CompactionPool(deps.threads);
+
+  function observed<T extends Compaction | FileCompaction>(result: T, startedAt: number, bytes: number): T {
+    deps.onCompaction?.(result, (performance.now() - startedAt) / 1000);
+    if (!result.compacted && result.reason !== 'no smaller') deps.logger.info({ reason: result.reason, bytes }, 'PDF left uncompacted');
+    return result;
+  }
+
+  async function finishBytes(pdf: Buffer, options: FinishOptions, task: CompactionTask): Promise<Buffer> {
+    const stamped = options.previewStamp ? await stampPreview(pdf) : pdf;
+    const titled = await withDocumentInfo(stamped, options.title);
+    const variant = options.pdfa?.variant;
+    const archival = variant ? await toPdfA(titled, variant, { ...options.pdfa?.extras, accountId: options.accountId }) : titled;
+    // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
+    if (variant === 'pdf/a-1b') return archival;
+    const startedAt = performance.now();
+    return observed(await pool.compact(archival, task), startedAt, archival.length).pdf;
+  }
+
+  async function finishFile(printed: SpooledFile, options: FinishOptions, task: CompactionTask): Promise<FinishedPdf> {
+    const spool = deps.spool;
+    if (!spool) throw new Error('a spooled PDF to finish without a spool');
+    const titled = await withDocumentInfoInFile(printed, options.title).catch(async (error: unknown) => {
+      await spool.remove(printed.path);
+      throw error;
+    });
+    const outputPath = spool.newPath();
+    const startedAt = performance.now();
+    const result = observed(await pool.compactFile(titled, outputPath, task), startedAt, titled.size);
+    return { file: result.file, temporaryPaths: [titled.path, outputPath] };
+  }
+
+  return {
+    async finish(printed, options) {
+      const task: CompactionTask = { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
+      if (Buffer.isBuffer(printed)) return { pdf: await finishBytes(printed, options, task) };
+      // Chromium spools only what needs neither a stamp nor PDF/A (documents.ts asks it so).
+      if (options.previewStamp || options.pdfa) throw new Error('a spooled PDF cannot be stamped or made PDF/A');
+      return finishFile(printed, options, task);
+    },
+    stats: () => pool.stats(),
+    close: () => pool.close(),
+  };
+}
