@@ -2,7 +2,7 @@
  * The PDF tools' engine: qpdf (Debian's `qpdf` package, installed with the service), run as a child
  * process on files in a per-call temporary directory.
  *
- * Why qpdf and not @cantoo/pdf-lib (docs/pdf-tools.md "Why qpdf" has the numbers): the inputs are
+ * Why qpdf and not @cantoo/pdf-lib (docs/pdf-tools.md "Why qpdf"; the figures are in the performance log): the inputs are
  * customers' files of up to PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES. qpdf works off the event loop, in a
  * process of its own that the deadline kills outright, so a huge or hostile file costs that request and
  * nothing else; pdf-lib parses and writes on the event loop (1.5–2.8 s of CPU there for a 33-page

@@ -4,7 +4,7 @@
  * ships (MIT; the schemas are FNFE-MPE's, published for reuse). Those are the UN/CEFACT CII D16B
  * schema restricted to what each profile may carry; XRechnung CII uses the EN 16931 one. No npm
  * package ships the OASIS UBL 2.1 schema, so UBL output is only parsed for well-formedness here
- * (docs/einvoice.md says so); its content is checked by business-rules.ts like every format's.
+ * (docs/einvoice-checks.md says so); its content is checked by business-rules.ts like every format's.
  * `readXml` is the same parser with one XPath expression: how a customer's own XML (supplied-xml.ts)
  * is read, so that namespaces are resolved by libxml2 rather than by hand.
  *
