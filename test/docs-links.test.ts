@@ -64,8 +64,8 @@ function targetsOf(file: string): string[] {
   const targets: string[] = [];
   const walk = (tokens: Token[]) => {
     for (const t of tokens) {
-      if (t.type === 'link_open') targets.push(t.attrGet('href') ?? '');
-      if (t.type === 'image') targets.push(t.attrGet('src') ?? '');
+      if (t.type === 'link_open') targets.push(String(t.attrGet('href') ?? ''));
+      if (t.type === 'image') targets.push(String(t.attrGet('src') ?? ''));
       if (t.type === 'html_block' || t.type === 'html_inline') {
         for (const m of t.content.matchAll(HTML_ATTRIBUTE)) if (!/\sid=|\sname=/.test(m[0])) targets.push(m[1]!);
       }
