@@ -1,12 +1,12 @@
 /**
- * Where Chromium's cost goes when it prints a long document (issue 17, docs/rendering.md "Long
- * documents"): plain puppeteer on the peers' Chromium (no Pressroom), one document at a time, printing
+ * Where Chromium's cost goes when it prints a long document (issue 17, docs/long-documents.md
+ * "Deadlines"): plain puppeteer on the peers' Chromium (no Pressroom), one document at a time, printing
  * only pages 1–20 (`pageRanges`) so that the figures show the print layout of the whole document,
  * not the painting of its pages. For each shape: the print time and the renderer process's peak RSS
  * (sampled from `ps` every 250 ms). Shapes: N paragraphs, N rows of nine inline-blocks, an N-row
  * table of nine cells, and the peers' report with its ledger ×3 and ×10 (the 330-page report); with
  * `--split K`, also each report with its ledger written as consecutive tables of K rows (the template
- * pattern docs/rendering.md "Long tables" recommends). `--rows none` leaves the shapes out, `--ranges
+ * pattern docs/long-documents.md "Long tables" recommends). `--rows none` leaves the shapes out, `--ranges
  * all` prints every page.
  *
  *   node --import tsx bench/print-layout-cost.ts [--rows 5000,15000|none] [--report 3,10] [--split 500] [--ranges 1-20|all]

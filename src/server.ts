@@ -19,13 +19,11 @@ import { VERSION } from './version.js';
 
 /**
  * V8 picks how far its heap may grow before the next full collection. For this process, once V8 has
- * shrunk the heap (~3,000 documents in), it picks a factor close to 1 and runs a full collection
- * every ~25 documents, because each document passes ~0.3 MB of large protocol strings (the base64
- * PDF) through the heap. Measured with `BENCH_NODE_ARGS=--trace-gc npm run bench:memory -- --n 4500`
- * and no browser recycle in the run (docs/performance-log.md): Node CPU per invoice went from 4.1–4.8 ms to 6.2–7.3 ms at that point;
- * with a factor of 4 there was no full collection after it through 4,500 documents, 4.0–4.5 ms, and
- * under 80 MB of heap in use. V8 reads the flag whenever it recomputes the limit, so setting it at
- * start works; `node --heap-growing-percent=N` on the command line wins.
+ * shrunk the heap, it picks a factor close to 1 and runs a full collection every few dozen documents,
+ * because each document passes large protocol strings (the base64 PDF) through the heap: Node's CPU
+ * per document rose by half; with a factor of 4 it did not (the run, `npm run bench:memory` with
+ * `--trace-gc`: docs/performance-log/2026-11-23-first-benchmarks.md). V8 reads the flag whenever it
+ * recomputes the limit, so setting it at start works; `node --heap-growing-percent=N` on the command line wins.
  */
 const HEAP_GROWING_PERCENT = 300;
 

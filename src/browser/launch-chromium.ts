@@ -137,7 +137,7 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
   try {
     // The blank tab Chromium opens at start stays: as the window's visible tab it keeps our pooled
     // pages (opened in the background) hidden, and a hidden page is not composited or painted for
-    // the screen — about 20–30 ms of CPU less per document, measured (see print-page.ts).
+    // the screen, which saves CPU on every document (docs/performance-log/2026-11-22-to-28-service.md).
     root = await browser.target().createCDPSession();
   } catch (error) {
     await killAndRemove(browser, started, profileDir);

@@ -10,8 +10,8 @@
  *    that page: its session reports `Inspector.targetCrashed` and the render on it fails.
  *  - `print-compositor` (`--utility-sub-type=printing.mojom.PrintCompositor`): one per print, started
  *    when the page's content is handed over; it decodes the images and rasterises filters into the
- *    PDF, so a large image costs its memory here, not in the renderer (measured: a 64-megapixel PNG,
- *    renderer 158 MB, compositor 539 MB). Killing it leaves its print waiting for ever, so the
+ *    PDF, so a large image costs its memory here, several times what it costs the renderer (figures:
+ *    docs/performance-log/2026-11-22-to-28-service.md). Killing it leaves its print waiting for ever, so the
  *    generation finds that print (`print-tracker.ts`) and stops it.
  * The browser process and its other helpers are not watched: killing them would fail every render.
  *

@@ -25,7 +25,7 @@ export interface Machine {
 export const GROUPS = {
   server: { title: 'Server', intro: 'Where the service listens, who may reach its operator routes, and how it logs.' },
   storage: { title: 'Storage', intro: 'Where the service keeps its state: the data directory, the database, generated files, the master key.' },
-  rendering: { title: 'Rendering', intro: 'Chromium, the render slots and how they are shared between accounts, and the deadlines (docs/rendering.md).' },
+  rendering: { title: 'Rendering', intro: 'Chromium, the render slots and how they are shared between accounts, and the deadlines (docs/rendering.md; long documents: docs/long-documents.md).' },
   bounds: { title: 'Document bounds', intro: 'What one document may cost; past a bound its render stops with `422 DOCUMENT_TOO_LARGE` (docs/rendering.md "Bounded documents").' },
   rateLimits: { title: 'Rate limits', intro: 'Requests per account by plan (docs/rate-limits.md); an account may have its own limits (admin API).' },
   jobs: { title: 'Jobs and webhooks', intro: 'The async queue and its workers (docs/jobs.md), webhook delivery (docs/webhooks.md), and the leases that survive a crash.' },
@@ -241,7 +241,7 @@ export function currentMachine(): Machine {
  * (each may print one document at its bound at once, so together they stay within half, leaving the
  * rest to the service, its database and the system), and never below 2048 MB: the V8 heap cap of a
  * renderer (1 GiB) plus 100 megapixels of decoded images (~400 MB), with room for the page itself.
- * A long document needs more than an invoice by far (docs/rendering.md "Long documents"), so a fixed
+ * A long document needs more than an invoice by far (docs/long-documents.md "Deadlines"), so a fixed
  * bound would refuse it on a machine with memory to spare.
  */
 export function defaultRendererMemoryMb(memoryMb: number, concurrency: number): number {

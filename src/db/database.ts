@@ -83,8 +83,8 @@ class ImmediateSqliteDialect extends SqliteDialect {
 const STATEMENT_CACHE_SIZE = 500;
 
 /**
- * Kysely's SQLite driver prepares every query anew; preparing took ~0.35 ms of the ~5 ms of Node
- * CPU per generated PDF (profiled under `npm run bench`). Statements are kept by SQL text and
+ * Kysely's SQLite driver prepares every query anew, a measurable share of Node's CPU per generated
+ * PDF (profiled under `npm run bench`: docs/performance-log/2026-11-23-first-benchmarks.md). Statements are kept by SQL text and
  * reused: better-sqlite3 runs each to completion synchronously (`all`/`run`; nothing here streams),
  * so one is never in use twice at once, and SQLite re-prepares a kept statement itself when a
  * migration changes the schema.

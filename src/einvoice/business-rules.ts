@@ -4,7 +4,7 @@
  * of the field in the request body, so a caller can fix the field the rule names. Checking the JSON
  * (rather than the XML) is what lets a finding point at a field; the XML is then checked against the
  * syntax's schema (xml-schema-check.ts). The rule ids and their texts are the ones of the CEN
- * schematron (EN16931 validation artefacts 1.3.x) and XRechnung 3.0; docs/einvoice.md lists them.
+ * schematron (EN16931 validation artefacts 1.3.x) and XRechnung 3.0; docs/einvoice-checks.md lists them.
  */
 import type { ValidationIssue } from '../shared/errors.js';
 import { isIban } from './iban.js';

@@ -18,7 +18,7 @@ import { AppError } from '../shared/errors.js';
 
 export type AuthMode = 'api_key' | 'read' | 'admin' | 'public';
 
-/** The endpoints with `read` auth, as error messages and the README name them. */
+/** The endpoints with `read` auth, as error messages and docs/accounts.md name them. */
 export const TOKEN_ENDPOINTS = 'GET /v1/templates, GET /v1/templates/{id}/fields, GET /v1/templates/{id}/layers, GET /v1/account and GET /v1/account/transactions';
 
 declare module 'fastify' {

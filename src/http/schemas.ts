@@ -55,7 +55,7 @@ export const DetailError = Type.Object(
 export const ref = (id: 'CodedError' | 'HTTPValidationError' | 'DetailError', description?: string) =>
   Type.Unsafe(description ? { $ref: `${id}#`, description } : { $ref: `${id}#` });
 
-/** What each error status means, as the OpenAPI document says it (README "Errors" has the codes). */
+/** What each error status means, as the OpenAPI document says it (docs/errors.md has the codes). */
 const ERROR_STATUS_DESCRIPTIONS: Record<number, string> = {
   400: 'INVALID_REQUEST: the request cannot be carried out as given, e.g. store_s3 without an S3 configuration',
   401: 'UNAUTHORIZED: missing, invalid or revoked credentials',

@@ -2,11 +2,11 @@
  * The PDF tools' engine: qpdf (Debian's `qpdf` package, installed with the service), run as a child
  * process on files in a per-call temporary directory.
  *
- * Why qpdf and not @cantoo/pdf-lib (docs/pdf-tools.md "Why qpdf" has the numbers): the inputs are
+ * Why qpdf and not @cantoo/pdf-lib (docs/pdf-tools.md "Why qpdf"; the figures are in the performance log): the inputs are
  * customers' files of up to PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES. qpdf works off the event loop, in a
  * process of its own that the deadline kills outright, so a huge or hostile file costs that request and
- * nothing else; pdf-lib parses and writes on the event loop (1.5–2.8 s of CPU there for a 33-page
- * tagged report or a 63 MB scan) and cannot be interrupted. qpdf also brings what the tools need
+ * nothing else; pdf-lib parses and writes on the event loop (seconds of CPU there for a long tagged
+ * report or a large scan: docs/performance-log/2026-11-23-to-28-pdf-libraries.md) and cannot be interrupted. qpdf also brings what the tools need
  * built in: page selection in any order, rotations relative to the page's own (inherited ones too),
  * and reliable encryption and damage detection. Its cost: a process per call, and about three times
  * pdf-lib's CPU on Chromium's heavily tagged output (tens of thousands of small objects).
@@ -98,7 +98,7 @@ function lastProblem(stderr: string): string {
 
 /**
  * What one qpdf run may allocate: twice the most an honest input within the size bound was measured to
- * need (rotating a 51.6 MB, 283-page tagged Chromium report rewrites its 285,000 objects: 1.07 GB), while
+ * need (rotating a long tagged Chromium report rewrites all its objects: docs/pdf-tools.md "qpdf's ceilings"), while
  * a file built to make qpdf allocate (a 20 KB object stream of ten million numbers: 2.6 GB) stops here.
  */
 const QPDF_MEMORY_CEILING_BYTES = 2 * 1024 ** 3;

@@ -36,7 +36,7 @@ export type ErrorCode =
   /** The document went past one of its bounds: PDF bytes, pages, decoded image pixels, Chromium memory or an inlined header/footer (browser/pages/document-bounds.ts). */
   | 'DOCUMENT_TOO_LARGE'
   | 'RENDER_TIMEOUT'
-  /** A synchronous request whose document is estimated, after layout, to print past the render deadline: use create-async (docs/rendering.md "Long documents"). */
+  /** A synchronous request whose document is estimated, after layout, to print past the render deadline: use create-async (docs/long-documents.md "Deadlines"). */
   | 'DOCUMENT_TOO_LONG_FOR_SYNC'
   | 'RENDER_FAILED'
   | 'RENDERER_BUSY'

@@ -9,8 +9,8 @@
  * upload, so no parts are left stored (and billed) in the bucket.
  *
  * Why not `@aws-sdk/lib-storage`'s Upload: it reads a stream into a fresh buffer per part, which lived
- * until the next collection (a 60 MB upload peaked at 49–57 MB of Buffers against 60–120 MB for one
- * PutObject: no gain in the process's RSS), it needs a newer client than ours, and it brings browser
+ * until the next collection (no gain in the process's RSS over one PutObject:
+ * docs/performance-log/2026-11-24-to-27-long-documents.md), it needs a newer client than ours, and it brings browser
  * polyfills. What it does for a file is four commands, here.
  */
 import { open } from 'node:fs/promises';

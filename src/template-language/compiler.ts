@@ -5,7 +5,7 @@
  * Nunjucks running in Node hands a template author the server
  * (`{{ range.constructor("return process.pid")() }}` works there).
  *
- * Compiling is slow (≈20 ms for the benchmark invoice), so results are cached by source text.
+ * Compiling is slow (tens of milliseconds for an invoice: docs/performance-log/2026-11-22-to-28-service.md), so results are cached by source text.
  */
 import { createRequire } from 'node:module';
 import nunjucks from 'nunjucks';
@@ -14,8 +14,8 @@ import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from './catalogue.js';
 
 /**
  * Largest template source accepted, in characters: the largest part the template schema accepts
- * (html, 2,000,000), so what saves also renders (save and render share this check). Compiling is
- * ~1.4 s per MiB and blocks the event loop once; the result is cached.
+ * (html, 2,000,000), so what saves also renders (save and render share this check). Compiling the
+ * largest takes seconds and blocks the event loop once; the result is cached.
  */
 export const MAX_TEMPLATE_SOURCE_CHARS = 2_000_000;
 

@@ -2,7 +2,7 @@
  * The long document of issue 17: the peers' 33-page report with its data ×10 (15,000 ledger rows,
  * ~315 pages) renders through create-async within the async render deadline (the default,
  * PRESSROOM_ASYNC_RENDER_TIMEOUT_MS = 300 s). Its ledger is written as tables of 500 rows
- * (`rows | batch(500)`, docs/rendering.md "Long tables"): as one table of 15,000 rows Chromium's print
+ * (`rows | batch(500)`, docs/long-documents.md "Long tables"): as one table of 15,000 rows Chromium's print
  * layout needs ~9 GB in the renderer, split ~3.7 GB (bench/print-layout-cost.ts).
  *
  * The synchronous door's early refusal is tested in tagged-pdf.test.ts: on a loaded machine this

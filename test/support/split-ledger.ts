@@ -1,6 +1,6 @@
 /**
  * The report fixture's template with its one ledger table written as consecutive tables of `rows` rows
- * each — the pattern docs/rendering.md "Long tables" recommends for a table of thousands of rows:
+ * each — the pattern docs/long-documents.md "Long tables" recommends for a table of thousands of rows:
  * `{% for chunk in rows | batch(K) %}<table>…{% endfor %}`. Each table has the same header; the footer
  * goes on the last; row numbers continue across the tables. Used by the long-document test and by
  * bench/print-layout-cost.ts, which measure the same template.

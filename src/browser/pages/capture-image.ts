@@ -9,12 +9,11 @@
  *     own window), scripts on, `<meta http-equiv="refresh">` disarmed and `window.pressroomReady`
  *     awaited, like `ScriptedPage` (`scripted-document.ts`).
  * Why a window of its own: a screenshot needs a page that is painted. On a hidden background tab
- * (how print pages are opened) `Page.captureScreenshot` hung now and then — 3 of 30 renders of a
- * document whose image the closed room had refused, never with a window of its own (0 of 30), nor as
- * the window's visible tab (0 of 30), measured with a scratch script on the busy 2-core machine. The
- * visible-tab way is ~0.6 s cheaper, but two captures at once would hide each other's tab, and
- * closing the tab would bring a print page to the front (painted for nothing). The price: ~1.3 s per
- * image there, against ~0.7 s for a hidden tab. The print pages' pool and its reuse stay untouched, so
+ * (how print pages are opened) `Page.captureScreenshot` hung now and then on a document whose image the
+ * closed room had refused, never with a window of its own nor as the window's visible tab. The
+ * visible-tab way is cheaper, but two captures at once would hide each other's tab, and closing the
+ * tab would bring a print page to the front (painted for nothing). The price: a fraction of a second
+ * more per image than a hidden tab (figures: docs/performance-log/2026-11-22-to-28-service.md). The print pages' pool and its reuse stay untouched, so
  * printing never inherits an image's viewport.
  *
  * Layer modifications (`layer-edits.ts`) are applied once the document is complete — loaded, and for

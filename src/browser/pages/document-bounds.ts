@@ -42,7 +42,7 @@ export function tooManyImagePixels(pixels: number, limit: number): AppError {
 
 /** A Chromium process printing the document went past `limitMb` and was stopped. */
 export function tooMuchMemory(limitMb: number): AppError {
-  return tooLarge('memory', `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, and write a table of thousands of rows as several tables (docs/rendering.md, "Long tables")`, {
+  return tooLarge('memory', `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, and write a table of thousands of rows as several tables (docs/long-documents.md, "Long tables")`, {
     limitMb,
   });
 }

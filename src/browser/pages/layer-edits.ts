@@ -6,7 +6,7 @@
  *
  * Why in the page: Chromium has already parsed the document into the DOM the edits address, and its
  * selectors and DOM calls do in milliseconds what a second parse of the whole HTML in Node cost in
- * seconds of the service's one thread (issue 37: 27 s for 100 unknown names on 400,000 elements).
+ * seconds of the service's one thread (issue 37; docs/performance-log/2026-11-28-issue-37.md).
  * The work runs in an isolated world of the capture page (the document's own scripts cannot see or
  * change its functions; on a page without scripts they are off anyway), under the render deadline
  * and the renderer memory watch, like the rest of the render.

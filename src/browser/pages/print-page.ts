@@ -162,7 +162,7 @@ export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePix
  * stopped past `maxDocumentBytes`. The PDF always comes as a stream (`ReturnAsStream`), never
  * inside the printToPDF answer: one message would have to hold all of it, and a 400 MB PDF in one
  * message ended the service process once (issue 15). The stream costs one more round trip per
- * document (an earlier measurement put it at ~3.5 ms per invoice; the README has the current cost).
+ * document (docs/performance-log/2026-11-23-first-benchmarks.md has what it cost).
  * The image check costs one more round trip for a document without images, two with.
  */
 export async function loadAndPrint(

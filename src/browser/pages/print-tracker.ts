@@ -1,11 +1,11 @@
 /**
  * Which print a killed print compositor belonged to. Chromium starts one compositor process per
  * print and tells nobody which: not the protocol, not its command line. When the memory watch kills
- * one, its print never answers (measured: `Page.printToPDF` still pending two minutes later), so
+ * one, its print never answers (seen: `Page.printToPDF` still pending minutes later), so
  * without this the render would end only at its deadline, as RENDER_TIMEOUT.
  *
  * The owner of a compositor started at time T began before T and is still in flight: a compositor
- * exits before its print's answer arrives (measured: 90–130 ms before the render returns), so a
+ * exits before its print's answer arrives (seen every time: docs/performance-log/2026-11-22-to-28-service.md), so a
  * print that has returned owns no live compositor. Those prints are the suspects. A suspect that
  * later returns a PDF had a working compositor, so it was not the owner; once one suspect is left,
  * it is the owner and is stopped with DOCUMENT_TOO_LARGE (memory). Usually there is one suspect from

@@ -4,11 +4,11 @@
  * document and is then disposed, which kills its renderer: its scripts, timers and stored data
  * cannot outlive the document or meet another one.
  *
- * Opening a context and its first page costs 0.3–1 s (a renderer process starts and initialises),
+ * Opening a context and its first page takes most of a second (a renderer process starts and initialises),
  * so the pool keeps one spare, opened (and warmed up with a print of our own document) in the
  * background right after the previous one is taken — the same pattern as the evaluator's workers.
- * A spare has only ever held our own documents. Measured under load: ~0.4 s per scripted document
- * with a spare ready, ~1.2 s without.
+ * A spare has only ever held our own documents. It saves most of that per scripted document (figures:
+ * docs/performance-log/2026-11-22-to-28-service.md).
  *
  * A scripted document cannot be sandboxed against `<meta http-equiv="refresh">` the way the
  * script-less print page is (Chromium allows a refresh wherever scripts are allowed), so such tags

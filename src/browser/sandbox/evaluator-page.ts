@@ -27,7 +27,8 @@
  *   documents, render-limits.ts), unless a document times out or crashes it.
  *   The `worker` evaluator (`evaluator: 'worker'`, kept for tests) instead starts a new Web Worker —
  *   a new V8 isolate — per document and terminates it after: separation by process-level
- *   construction, at ~13 ms more CPU per document (measured; see docs/rendering.md).
+ *   construction, at several times the compartment's CPU per document (docs/rendering.md; figures:
+ *   docs/performance-log/2026-11-22-to-28-service.md).
  *
  * Limits:
  *   - output size: checked in the compartment/worker, again by the harness and again here;
@@ -41,7 +42,7 @@
  *     replaces the page.
  *
  * Why the compartment runs on the page's main thread rather than in a worker: the thread hops
- * (page → worker → page) cost ~2 ms per document under load, for no isolation a locked-down realm
+ * (page → worker → page) cost milliseconds per document under load, for no isolation a locked-down realm
  * and a fresh compartment do not already give; Node's terminateExecution stops a runaway document
  * as surely as terminating a worker does.
  */
@@ -217,8 +218,7 @@ const PAGE_TEMPLATE_CACHE_MAX_CHARS = 1024 * 1024;
 
 /**
  * Which compiled templates the page already holds, so their code is not sent again: every byte
- * through the DevTools protocol costs (measured: ~0.6 ms per document for the invoice's 22 KB of
- * compiled code). The harness keeps the same least-recently-used list by id and applies the same
+ * through the DevTools protocol costs (per byte, on every document: docs/performance-log/2026-11-22-to-28-service.md). The harness keeps the same least-recently-used list by id and applies the same
  * steps in the same order, so the two stay in step without asking each other; should they ever
  * differ, the harness answers `miss` and both start over.
  */

@@ -174,8 +174,8 @@ function allowanceCharge(item: InvoiceAllowanceCharge, isCharge: boolean): Node 
 /**
  * The VAT category rate (BT-119) of a breakdown group. Category O (not subject to VAT) has none in
  * EN 16931 (BR-48 exempts it; BR-O-05…07 forbid it on lines, allowances and charges), but XRechnung
- * requires BT-119 in every breakdown (BR-DE-14), so XRechnung gets 0 there: measured, the CEN 1.3.16
- * and Factur-X 1.07.3 schematrons accept it as well, and XRechnung 3.0.2 needs it.
+ * requires BT-119 in every breakdown (BR-DE-14), so XRechnung gets 0 there: the CEN 1.3.16 and
+ * Factur-X 1.07.3 schematrons accept it as well, and XRechnung 3.0.2 needs it (docs/einvoice-conformance.md).
  */
 export function breakdownRate(category: string, rate: Decimal | undefined, xrechnung: boolean): string | undefined {
   if (category === 'O') return xrechnung ? '0' : undefined;

@@ -12,7 +12,7 @@
  *      states against the parts it states (BR-CO-10…17, stated-totals.ts), both reported together.
  * Every failure is a 422 item on `body.einvoice.xml`. The other EN 16931 business rules are not checked
  * here: they are schematron assertions over the XML and no schematron engine runs in the service
- * (docs/einvoice.md); the caller answers for the rest of the content.
+ * (docs/einvoice-checks.md "With your own XML"); the caller answers for the rest of the content.
  */
 import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { GUIDELINE_IDS } from './cii-xml.js';

@@ -4,7 +4,7 @@
  * ships (MIT; the schemas are FNFE-MPE's, published for reuse). Those are the UN/CEFACT CII D16B
  * schema restricted to what each profile may carry; XRechnung CII uses the EN 16931 one. No npm
  * package ships the OASIS UBL 2.1 schema, so UBL output is only parsed for well-formedness here
- * (docs/einvoice.md says so); its content is checked by business-rules.ts like every format's.
+ * (docs/einvoice-checks.md says so); its content is checked by business-rules.ts like every format's.
  * `readXml` is the same parser with one XPath expression: how a customer's own XML (supplied-xml.ts)
  * is read, so that namespaces are resolved by libxml2 rather than by hand.
  *
@@ -84,14 +84,14 @@ const SCHEMA_FILE = 'file_0.xsd';
 const MAX_MEMORY_PAGES = 4096; // 256 MiB in 64 KiB pages
 /**
  * Threads of the process's xmllint pool, started on the first check. A warm check of the sample
- * invoice takes tens of milliseconds of CPU (README, design), so two serve many e-invoice requests a
+ * invoice takes milliseconds of CPU (docs/design.md), so two serve many e-invoice requests a
  * second; more checks at once wait their turn, one account on one thread at most (xmllint-pool.ts).
  */
 const XMLLINT_THREADS = 2;
 /**
  * A check that has not answered this long after reaching its thread is stopped (its thread ended and
- * replaced) and fails: libxml2 hung or looped. Far above any real check: measured, the largest XML a
- * customer may send (5 Mi characters of CII) validates in 0.1–0.4 s on a loaded 2-core machine.
+ * replaced) and fails: libxml2 hung or looped. Far above any real check: the largest XML a customer
+ * may send validates in well under a second (figures: docs/performance-log/2026-11-22-to-28-service.md).
  */
 const XMLLINT_TIMEOUT_MS = 30_000;
 

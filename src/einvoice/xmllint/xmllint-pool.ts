@@ -6,7 +6,7 @@
  * `threads` − 1 of them, and another account's check always finds one (issue 37).
  *
  * xmllint-wasm's own `validateXML` starts a thread, then reads and compiles its 0.8 MB WebAssembly
- * module, for every call (measured ~0.3–0.5 s of CPU per check of a 10 kB invoice). Here
+ * module, for every call, which costs far more than the check itself (figures: docs/performance-log/2026-11-22-to-28-service.md). Here
  * `xmllint.wasm` is compiled once per process, the `WebAssembly.Module` is handed to every thread,
  * and each check instantiates it afresh (cheap next to compiling): libxml2's global state, its
  * in-memory files and its wasm memory never outlive the check they belong to.
@@ -83,9 +83,9 @@ function compiledModule(): Promise<WasmModule> {
 
 /**
  * An xmllint thread's JS heap ceiling (the wasm memory is outside it, bounded per check by `maxMemoryPages`):
- * twice the most measured. Printing is what costs: Emscripten collects each line xmllint prints as an
- * array of numbers, so an XPath value of 5 Mi characters on one line (the largest XML a customer may
- * send, all text) needs more than 192 MB and less than 256; a schema check of that XML, under 32.
+ * twice the most an honest check was measured to need (docs/operations.md "Ceilings of child processes
+ * and threads"). Printing is what costs: Emscripten collects each line xmllint prints as an array of
+ * numbers, so an XPath value of 5 Mi characters on one line (the largest XML, all text) is the worst case.
  */
 const XMLLINT_HEAP_MB = 512;
 

@@ -80,7 +80,7 @@ export function parseHeapBytes(memoryMb: number): number {
   return Math.max(0, memoryMb - THREAD_OWN_MB) * 1024 * 1024;
 }
 
-/** A parse thread's heap before its first body (~8 MB measured from dist/, ~20 MB under tsx), rounded up. */
+/** A parse thread's own heap before its first body, rounded up from what it measured (docs/performance-log/2026-11-22-to-28-service.md). */
 const THREAD_OWN_MB = 32;
 
 function bodyTooLarge(memoryMb: number): AppError {

@@ -1,7 +1,7 @@
 /**
  * `GET /v1/templates/{id}/layers` lists a template's layers on a `worker_threads` thread
  * (layer-listing-worker.ts), so that parsing a template — up to 2 MB of HTML, seconds of parse5 — never
- * holds the service's thread (issue 37: 1.2 s for a 60,000-layer template, /healthz waiting all along).
+ * holds the service's thread (issue 37: /healthz waited for a large listing; docs/performance-log/2026-11-28-issue-37.md).
  *
  * Bounds (constants: the service has no setting for them):
  * - one thread, started by the first listing and kept; an idle thread does not keep the process alive;
@@ -27,10 +27,10 @@ export interface LayerListingOptions {
 
 /** The service's bounds. */
 const LISTING_BOUNDS: LayerListingOptions = {
-  // Listings are quick (milliseconds for a card, ~2–5 s for the largest template measured on a busy 2-core machine).
+  // Listings are quick for a card and take seconds for the largest template (docs/performance-log/2026-11-22-to-28-service.md).
   lineLimit: 16,
   accountLimit: 2,
-  // The densest 2 MB template tried (400,000 `<b a>` elements) needed more than 256 MB and fits in this.
+  // The densest 2 MB template tried fits in this, with room (docs/images.md "Where layer work runs").
   memoryMb: 512,
   timeoutMs: 20_000,
 };

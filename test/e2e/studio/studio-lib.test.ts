@@ -254,10 +254,10 @@ describe('formatting', () => {
 });
 
 describe('e-invoices', () => {
-  it('prefills the example of docs/einvoice.md, and the starter\'s data is that invoice', () => {
-    const docs = readFileSync(new URL('../../../docs/einvoice.md', import.meta.url), 'utf8');
-    const en16931 = /### Factur-X EN 16931\s+```json\n([\s\S]*?)\n```/.exec(docs);
-    expect(en16931, 'docs/einvoice.md has a Factur-X EN 16931 example').not.toBeNull();
+  it('prefills the example of docs/einvoice-requests.md, and the starter\'s data is that invoice', () => {
+    const docs = readFileSync(new URL('../../../docs/einvoice-requests.md', import.meta.url), 'utf8');
+    const en16931 = /## Factur-X EN 16931\s+```json\n([\s\S]*?)\n```/.exec(docs);
+    expect(en16931, 'docs/einvoice-requests.md has a Factur-X EN 16931 example').not.toBeNull();
     expect(EXAMPLE_INVOICE).toEqual(JSON.parse(en16931![1]!).einvoice.invoice);
     expect(EXAMPLE_INVOICE).toEqual(SAMPLE_INVOICE);
     expect(EINVOICE_STARTER_DATA).toEqual(EXAMPLE_INVOICE);
