@@ -10,7 +10,7 @@
  * (finishing/finishing.ts: document info, PDF/A, compaction; the stamp for previews) → deliver (signed
  * link, bytes, or the customer's bucket) → the charge is posted. A PDF that reaches `SPOOL_ABOVE_BYTES`
  * (pdf/spool.ts; not PDF/A) goes into a spool file as Chromium streams it, and is finished and
- * delivered from there (docs/rendering.md "The spool"). The key,
+ * delivered from there (docs/long-documents.md "The spool"). The key,
  * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").
  */

@@ -65,7 +65,7 @@ function reasonOf(answer: CompactionAnswer): string {
 /**
  * A compaction thread's heap ceiling. Its objects' table and the PDF's bytes live outside the heap (typed
  * arrays, Buffers: bounded by the object-number cap and the PDF byte bound); the heap holds the rest,
- * and the 51.6 MB, 285,000-object tagged report compacts in a thread capped at 24 MB (under tsx).
+ * a small part of this (the largest report measured fits a tenth of it: docs/long-documents.md "Compaction").
  */
 const COMPACTION_HEAP_MB = 256;
 

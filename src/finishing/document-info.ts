@@ -7,9 +7,8 @@
  * Chromium writes one classic xref table with Info as an object of its own, so the new Info goes in as
  * an incremental update: the same object number redefined, one xref entry and a trailer pointing back
  * to Chromium's (ISO 32000-1, 7.5.6). Only the trailer, one xref entry and the old Info are read, so
- * the cost hardly grows with the document: on the peers' invoice (106 KB, 2 busy cores) 0.13 ms p50 and
- * 0.6 ms CPU, where a pdf-lib load and save takes 41 ms and 15 ms CPU; on the 33-page tagged report
- * (5.6 MB) 10 ms, mostly copying the bytes, against 3 s. The superseded dictionary is blanked in
+ * the cost hardly grows with the document, where a pdf-lib load and save grows with its objects
+ * (figures: docs/performance-log/2026-11-23-to-28-pdf-libraries.md). The superseded dictionary is blanked in
  * place, at the same length so that no offset moves, so the browser's version is gone from the bytes
  * too. A file of another shape (an xref stream, an Info in an older section) is rewritten whole with
  * pdf-lib instead. A long PDF spilled to a file gets the same update in the file itself

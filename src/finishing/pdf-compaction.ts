@@ -3,16 +3,14 @@
  * streams and a compressed cross-reference stream (PDF 1.5, ISO 32000-1 7.5.7 and 7.5.8).
  *
  * Why: a tagged Chromium PDF is mostly its structure tree, tens of thousands of tiny uncompressed
- * dictionaries (the 33-page report: 31,800 objects, 5.6 MB, of which the 43 streams are ~0.5 MB).
- * Packed and deflated they shrink ~5× (5.6 MB → 1.1 MB), the same as `qpdf --object-streams=generate`.
+ * dictionaries; packed and deflated they shrink about fivefold, as with `qpdf --object-streams=generate`.
  *
- * Why not qpdf (or pdf-lib): both parse every object and write the file anew. qpdf took 2.6–2.8 s of
- * CPU on the report (a plain `qpdf in out` as much as with object streams: the cost is parsing and
- * writing 31,800 objects, not compressing), pdf-lib ~2 s on the event loop. This pass parses no object:
+ * Why not qpdf (or pdf-lib): both parse every object and write the file anew, several times this
+ * pass's CPU (pdf-lib on the event loop; figures in docs/long-documents.md "Compaction"). This pass parses no object:
  * it reads the cross-reference tables, cuts each object's bytes out where the table says it starts,
  * and copies them, unchanged and under their own numbers, into object streams. So nothing inside the
  * document changes — structure tree, links, outline, fonts and page content are the same bytes — and
- * the cost is a memory copy plus zlib (numbers in docs/rendering.md "Compaction").
+ * the cost is a memory copy plus zlib.
  *
  * It handles the shape Pressroom's own files have: classic xref tables (Chromium's, with the Info
  * update of document-info.ts appended as an incremental update, or pdf-lib's after PDF/A or the

@@ -7,10 +7,9 @@
  *   comment, Print-flagged links, no encryption, JavaScript or attachments; PDF/A-2 allows its
  *   transparency. Missing are the sRGB OutputIntent, the XMP packet, an Info dictionary that matches
  *   it, and the trailer ID. Completion adds those, keeps tags, outline and page content untouched, and
- *   costs 21–70 ms / 19–40 ms CPU on the invoice, where a Ghostscript rewrite costs 630–900 ms /
- *   530–570 ms CPU (250–290 ms wall on an idle machine in the peers' run), drops the tags and the
- *   Creator, and maps some CJK characters to look-alike code points. Whole-file work (parse and
- *   write) grows with the object count: ~2 s on the 33-page tagged report, where gs takes 26 s.
+ *   costs a tenth of a Ghostscript rewrite, which drops the tags and the Creator and maps some CJK
+ *   characters to look-alike code points (figures: docs/performance-log/2026-11-23-to-28-pdf-libraries.md).
+ *   Whole-file work (parse and write) grows with the object count.
  * - 'pdf/a-1b': a Ghostscript rewrite. PDF/A-1 forbids transparency (Chromium writes it for any CSS
  *   opacity, RGBA colour or emoji) and requires a CIDSet in every subset CID font (Chromium writes
  *   none). Ghostscript renders each page that has transparency to one 300 dpi image, so text on such a
@@ -71,21 +70,20 @@ const ICC_URL = new URL('./assets/srgb.icc', import.meta.url);
 const GS_PATH = 'gs';
 /** A stuck or hostile input must not hold a conversion slot for ever. */
 const GS_TIMEOUT_MS = 60_000;
-/** What one Ghostscript run may allocate: over ten times the most measured (PDF/A-1b of the 33-page report with every page flattened at 300 dpi: 82 MB). */
+/** What one Ghostscript run may allocate: over ten times the most an honest document was measured to need (docs/operations.md, ceilings). */
 const GS_MEMORY_CEILING_BYTES = 1024 ** 3;
 /** Ghostscript's run under its ceilings; CPU: it renders on one thread, so the deadline's seconds bound its CPU too, also should the timer never fire. */
 const GS_CEILING: ChildCeiling = { memoryBytes: GS_MEMORY_CEILING_BYTES, cpuSeconds: GS_TIMEOUT_MS / 1000, outOfMemory: /VMerror/ };
 /** Resolution of the page images Ghostscript makes when PDF/A-1 forces it to flatten transparency:
- * print quality; its default of 720 dpi made the invoice 550 KB and 2.6 s instead of 160 KB, 0.55 s. */
+ * print quality; its default of 720 dpi makes files several times larger and slower for no visible gain. */
 const GS_FLATTEN_DPI = 300;
 /** Ghostscript is single-threaded and CPU-bound; leave a core to Chromium on small machines. */
 const GS_MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
 /** Conversions waiting for Ghostscript, all accounts and one account: each may take seconds, so a longer line would wait out its deadline. */
 const GS_QUEUE_LIMIT = 32;
 const GS_ACCOUNT_QUEUE_LIMIT = 8;
-/** pdf-lib parses and writes on the event loop. Yielding every N objects breaks up a big document (the
- * 33-page tagged report: ~32,000 objects, ~2 s idle) though not fully (stalls near 1 s were measured
- * under load: some steps do not yield), while a one-page invoice (~500 objects) never yields. */
+/** pdf-lib parses and writes on the event loop. Yielding every N objects breaks up a big document's
+ * work (not fully: some of pdf-lib's steps do not yield), while a one-page invoice never yields. */
 const OBJECTS_PER_TICK = 1000;
 
 /** True when `x` names a supported PDF/A variant, e.g. from a request body. */

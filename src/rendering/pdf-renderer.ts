@@ -258,7 +258,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
   }
 
   /**
-   * The early refusal of a synchronous request (docs/rendering.md "Long documents"): pages estimated
+   * The early refusal of a synchronous request (docs/long-documents.md "Deadlines"): pages estimated
    * from the laid-out height (CSS px at 96 per inch) over the paper's printable height, times the
    * measured cost per page, against what is left of the deadline. The estimate errs low (the screen
    * layout is at least as wide as the printed one, so rarely taller), so a refused document would

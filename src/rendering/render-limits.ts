@@ -3,7 +3,7 @@
 /**
  * Estimated printing cost per page, tagged and untagged, by which a synchronous request whose laid-out
  * length would print past its deadline is refused at once (DOCUMENT_TOO_LONG_FOR_SYNC) instead of
- * timing out: measured, with margin, on a 2-core machine (docs/rendering.md "Long documents").
+ * timing out: measured, with margin, on a 2-core machine (docs/long-documents.md "Deadlines").
  */
 export const PRINT_MS_PER_PAGE = { tagged: 120, untagged: 50 } as const;
 
@@ -15,7 +15,7 @@ export const BROWSER_RECYCLE_AFTER = 2000;
 
 /**
  * Where each document's template runs: a fresh SES Compartment in the locked-down evaluator page. The
- * `worker` evaluator (a fresh Web Worker per document) isolates as well at ~13 ms more CPU each; it is
- * kept for the tests that hold both to the same guarantees (docs/rendering.md).
+ * `worker` evaluator (a fresh Web Worker per document) isolates as well at more CPU each; it is kept
+ * for the tests that hold both to the same guarantees (docs/rendering.md).
  */
 export const TEMPLATE_EVALUATOR: 'compartment' | 'worker' = 'compartment';

@@ -29,7 +29,7 @@ const LOADABLE = /^(https?:\/\/)/i;
 
 /**
  * Most characters a header or footer may have once its resources are inlined. Chromium lays the
- * part out again on every page (bench/header-cost.ts, docs/performance-log.md), so a few MiB is
+ * part out again on every page (bench/header-cost.ts, docs/performance-log/2026-11-28-issue-37.md), so a few MiB is
  * what a header can carry: a logo and a brand font, with room.
  */
 export const HEADER_FOOTER_MAX_CHARS = 4 * 1024 * 1024;
@@ -49,8 +49,8 @@ export interface InlinedPart {
   /**
    * Markup for the main document: the part's `@font-face` rules (fonts inlined) and an invisible,
    * zero-size element using each of those fonts with the part's text. Chromium draws a header
-   * font from a data: URI only when the page itself has loaded that font (measured: without it,
-   * `pdffonts` showed a fallback font every time). Empty when the part uses no font of its own.
+   * font from a data: URI only when the page itself has loaded that font (without it `pdffonts`
+   * shows a fallback font). Empty when the part uses no font of its own.
    */
   preload: string;
 }
