@@ -1,5 +1,5 @@
 /** The admin commands of the CLI: the same operations as the admin API, printed as the same JSON. */
-import type { Config, Plan } from './config/config.js';
+import type { Config, Plan } from './shared/config.js';
 import { createServices } from './services.js';
 import { AppError } from './shared/errors.js';
 import { createLogger } from './shared/log.js';

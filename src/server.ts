@@ -9,7 +9,7 @@
  * in the log) instead of leaving it "starting" forever with every generation failing.
  */
 import { setFlagsFromString } from 'node:v8';
-import type { Config } from './config/config.js';
+import type { Config } from './shared/config.js';
 import { buildApp, buildOpsApp } from './http/app.js';
 import { ChromiumStartError } from './browser/chromium-start-error.js';
 import { createServices, type Role } from './services.js';

@@ -3,7 +3,7 @@
  * returns the services with one `close()` that releases them in reverse order.
  */
 import { Redis } from 'ioredis';
-import type { Config } from './config/config.js';
+import type { Config } from './shared/config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createAccountService, type AccountService } from './accounts/accounts.js';
 import { createAccessTokenSigner } from './accounts/credentials.js';

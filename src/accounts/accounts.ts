@@ -2,7 +2,7 @@
  * Accounts and their credentials: creation (with the initial credits as one BONUS transaction),
  * API keys (shown once, stored hashed), access tokens, and resolving a credential to an account.
  */
-import type { Plan } from '../config/config.js';
+import type { Plan } from '../shared/config.js';
 import type { Db } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import { AppError } from '../shared/errors.js';

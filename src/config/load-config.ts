@@ -25,10 +25,10 @@ import {
 } from '../rendering/resources/remote-bounds.js';
 import { SPOOL_ABOVE_BYTES } from '../pdf/spool.js';
 import { WEBHOOK_ACCOUNT_CONCURRENCY, WEBHOOK_BASE_DELAY_MS, WEBHOOK_TIMEOUT_MS } from '../webhooks/webhook-schedule.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, type Config } from '../shared/config.js';
 import { currentMachine, parseSettings, type Machine } from './settings.js';
 
-export { ConfigError, PLANS, type Config, type Plan, type RateLimitPolicy } from './config.js';
+export { ConfigError, PLANS, type Config, type Plan, type RateLimitPolicy } from '../shared/config.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

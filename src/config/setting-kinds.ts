@@ -3,7 +3,7 @@
  * message a bad value gets (always "<NAME> must be …"), and how the settings reference shows it.
  */
 import { resolve } from 'node:path';
-import { ConfigError } from './config.js';
+import { ConfigError } from '../shared/config.js';
 
 /** The unit of a number, as the reference names it. */
 export type Unit = 'bytes' | 'ms' | 'seconds' | 'days' | 'MB' | 'pixels' | 'pages' | 'count' | 'requests';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from './config.js';
+import { ConfigError } from '../shared/config.js';
 import { FORMER_SETTINGS } from './former-settings.js';
 import { ignoredVariables, ignoredVariablesWarning } from './ignored-variables.js';
 import { settingsReference, SETTINGS_REFERENCE_COMMAND, SETTINGS_REFERENCE_PATH } from './settings-reference.js';

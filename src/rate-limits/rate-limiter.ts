@@ -12,7 +12,7 @@
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import type { Plan, RateLimitPolicy } from '../config/config.js';
+import type { Plan, RateLimitPolicy } from '../shared/config.js';
 
 export interface RateLimitSubject {
   accountId: string;

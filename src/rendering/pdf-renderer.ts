@@ -24,7 +24,7 @@
  * the watch killed its renderer fails with DOCUMENT_TOO_LARGE too, not RENDER_FAILED.
  */
 import { rm } from 'node:fs/promises';
-import type { Config } from '../config/config.js';
+import type { Config } from '../shared/config.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';

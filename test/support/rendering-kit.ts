@@ -1,7 +1,7 @@
 /** Test helpers for the rendering tests: renderer options, a tripwire listener, process lookups; PDF reading from pdf-tools.ts. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import type { Config } from '../../src/config/config.js';
+import type { Config } from '../../src/shared/config.js';
 import { parseSettings } from '../../src/config/settings.js';
 import { createLogger } from '../../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../../src/rendering/pdf-renderer.js';
