@@ -18,11 +18,10 @@
  * Out: p50/p90/p99/max of both phases, the server's event-loop delay in each (from its /metrics), the attack bodies answered and their statuses, the machine's
  * load average before and after (the machine may be shared: read the numbers with it).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, openSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ADMIN_TOKEN, envPairs, freePort, startAppServer, stopAppServer } from './app-server.js';
 import { parseArgs } from 'node:util';
 
 const { values: args } = parseArgs({
@@ -40,21 +39,9 @@ const APP = resolve(args.app);
 const DURATION_MS = Number(args.duration) * 1000;
 const ATTACKERS = Number(args.attackers);
 const BODY_BYTES = Math.round(Number(args.mb) * 1e6);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 function log(message: string): void {
   process.stderr.write(`[json-body-latency] ${message}\n`);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 /** A `POST /v1/pdf/create` body of about BODY_BYTES bytes for a template that does not exist. */
@@ -80,31 +67,6 @@ function summary(latencies: number[]): string {
   const sorted = [...latencies].sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(1)} ms`;
   return `n=${sorted.length} p50 ${f(percentile(sorted, 50))}  p90 ${f(percentile(sorted, 90))}  p99 ${f(percentile(sorted, 99))}  max ${f(sorted.at(-1) ?? NaN)}`;
-}
-
-async function startServer(port: number, dataDir: string): Promise<ChildProcess> {
-  const extra = Object.fromEntries((args.env as string[]).map((pair) => pair.split('=', 2) as [string, string]));
-  const child = spawn(process.execPath, [...(args['node-arg'] as string[]), join(APP, 'bin', 'pressroom.js'), 'serve'], {
-    cwd: APP,
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      PRESSROOM_HOST: '127.0.0.1',
-      PRESSROOM_DATA_DIR: dataDir,
-      PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
-      PRESSROOM_LOG_LEVEL: 'warn',
-      ...extra,
-    },
-    stdio: ['ignore', process.env.BENCH_SERVER_STDOUT ? openSync(process.env.BENCH_SERVER_STDOUT, 'w') : 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
-    if (ready) return child;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error('serve did not become ready within 180 s');
 }
 
 async function createAccount(base: string, body: object): Promise<string> {
@@ -153,7 +115,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   log(`app ${APP}, load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  const server = await startServer(port, dataDir);
+  const server = await startAppServer({ app: APP, port, dataDir, env: envPairs(args.env as string[]), nodeArgs: args['node-arg'] as string[], stdout: process.env.BENCH_SERVER_STDOUT ? openSync(process.env.BENCH_SERVER_STDOUT, 'w') : 'ignore' });
   try {
     const victim = await createAccount(base, { credits: 1, plan: 'enterprise' });
     const attacker = await createAccount(base, { credits: 0, plan: 'enterprise' });
@@ -182,9 +144,7 @@ async function main(): Promise<void> {
     console.log(`bodies:  ${[...statuses].map(([s, n]) => `${n} × ${s}`).join(', ')} (${(body.length / 1e6).toFixed(2)} MB each, ${args.shape})`);
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopAppServer(server, dataDir);
   }
 }
 

@@ -26,11 +26,10 @@
  * `--only NAME` (repeatable) runs only those requests.
  * The machine may be shared: the load average before and after is printed; read the numbers with it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ADMIN_TOKEN, envPairs, freePort, startAppServer, stopAppServer } from './app-server.js';
 import { parseArgs } from 'node:util';
 
 const { values: args } = parseArgs({
@@ -43,36 +42,9 @@ const { values: args } = parseArgs({
   },
 });
 const APP = resolve(args.app);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 function log(message: string): void {
   process.stderr.write(`[layer-stall] ${message}\n`);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-async function startServer(port: number, dataDir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(APP, 'bin', 'pressroom.js'), 'serve'], {
-    cwd: APP,
-    env: { ...Object.fromEntries((args.env as string[]).map((pair) => pair.split('=', 2) as [string, string])), PATH: process.env.PATH, PORT: String(port), PRESSROOM_HOST: '127.0.0.1', PRESSROOM_DATA_DIR: dataDir, PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN, PRESSROOM_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}`);
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error('serve did not become ready within 180 s');
 }
 
 async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; bytes: number; text: string }> {
@@ -120,7 +92,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   log(`app ${APP}, load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  const server = await startServer(port, dataDir);
+  const server = await startAppServer({ app: APP, port, dataDir, env: envPairs(args.env as string[]) });
   try {
     const account = await call(base, 'POST', '/v1/admin/accounts', { authorization: `Bearer ${ADMIN_TOKEN}` }, { credits: 100, plan: 'enterprise' });
     const apiKey = (JSON.parse(account.text) as { api_key: string }).api_key;
@@ -162,9 +134,7 @@ async function main(): Promise<void> {
     }
     console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopAppServer(server, dataDir);
   }
 }
 

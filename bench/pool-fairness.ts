@@ -16,11 +16,10 @@
  * Out: B's latency and status, how many of A's requests were still pending when B was answered, A's
  * statuses and the time each took, the charges, and the machine's load average before and after.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ADMIN_TOKEN, freePort, startAppServer, stopAppServer } from './app-server.js';
 import { parseArgs } from 'node:util';
 import { createDeflate } from 'node:zlib';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
@@ -40,45 +39,9 @@ const { values: args } = parseArgs({
   },
 });
 const APP = resolve(args.app);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 function log(message: string): void {
   process.stderr.write(`[pool-fairness] ${message}\n`);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-async function startServer(port: number, dataDir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(APP, 'bin', 'pressroom.js'), 'serve'], {
-    cwd: APP,
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      PRESSROOM_HOST: '127.0.0.1',
-      PRESSROOM_DATA_DIR: dataDir,
-      PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
-      PRESSROOM_LOG_LEVEL: 'warn',
-      PRESSROOM_PDF_TOOLS_CONCURRENCY: '2', // the setting of older builds; builds since issue 38 run one qpdf per core
-      PRESSROOM_PDF_TOOLS_TIMEOUT_MS: args['tool-timeout-ms'],
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}`);
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error('serve did not become ready within 180 s');
 }
 
 async function call(base: string, path: string, init: { apiKey?: string; bearer?: string; body?: unknown }): Promise<{ status: number; json: Record<string, unknown> | undefined }> {
@@ -156,7 +119,10 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pool-fairness-'));
   const base = `http://127.0.0.1:${port}`;
   log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  const server = await startServer(port, dataDir);
+  const server = await startAppServer({ app: APP, port, dataDir, env: {
+    PRESSROOM_PDF_TOOLS_CONCURRENCY: '2', // the setting of older builds; builds since issue 38 run one qpdf per core
+    PRESSROOM_PDF_TOOLS_TIMEOUT_MS: args['tool-timeout-ms']!,
+  } });
   try {
     const [a, b] = [await createAccount(base), await createAccount(base)];
     const scenarios = args.scenario as string[];
@@ -188,9 +154,7 @@ async function main(): Promise<void> {
     const credits = async (apiKey: string) => (await call(base, '/v1/account', { apiKey })).json!.credits;
     console.log(`credits left: A ${String(await credits(a))} of 100, B ${String(await credits(b))} of 100`);
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((done) => server.once('exit', done));
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopAppServer(server, dataDir);
     log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   }
 }
