@@ -8,6 +8,8 @@ export default defineConfig({
     // Deadlines, not expectations: on a busy 2-core machine a Chromium launch alone can take 30 s.
     testTimeout: 120_000,
     hookTimeout: 180_000,
+    // expect.poll's deadline (1 s by default): a screen or a thread answering on a loaded machine is waited for, not timed.
+    expect: { poll: { timeout: 30_000 } },
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       {

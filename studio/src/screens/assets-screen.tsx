@@ -12,6 +12,7 @@ import { assetKind, assetNameFor, assetPath, assetSnippet, assetUsageExample, fo
 import { formatTime } from '../lib/format.js';
 import { confirmAction } from '../components/confirm-dialog.js';
 import { CopyButton } from '../components/copy-button.js';
+import { DropZone } from '../components/drop-zone.js';
 import { ErrorNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
 
@@ -115,7 +116,6 @@ function AssetCard({ asset, onDeleted }: { asset: AssetInfo; onDeleted(name: str
 
 export function AssetsScreen() {
   const list = useLoad(async () => (await api().json<{ assets: AssetInfo[] }>('GET', '/v1/assets')).assets, []);
-  const [dragging, setDragging] = useState(false);
   const [uploading, setUploading] = useState(false);
   const [outcomes, setOutcomes] = useState<UploadOutcome[]>([]);
   const picker = useRef<HTMLInputElement>(null);
@@ -153,20 +153,7 @@ export function AssetsScreen() {
       {unsupported ? (
         <p class="notice notice-warning">This server has no asset library (GET /v1/assets answered 404).</p>
       ) : (
-        <div
-          class={`asset-drop ${dragging ? 'asset-drop-active' : ''}`}
-          data-testid="asset-drop"
-          onDragOver={(e) => {
-            e.preventDefault();
-            setDragging(true);
-          }}
-          onDragLeave={() => setDragging(false)}
-          onDrop={(e) => {
-            e.preventDefault();
-            setDragging(false);
-            void upload([...(e.dataTransfer?.files ?? [])]);
-          }}
-        >
+        <DropZone testId="asset-drop" onFiles={(files) => void upload(files)}>
           <p>{uploading ? 'Uploading…' : 'Drop files here to upload them'}</p>
           <input
             ref={picker}
@@ -187,7 +174,7 @@ export function AssetsScreen() {
           <label for="asset-files" class="visually-hidden">
             Upload assets
           </label>
-        </div>
+        </DropZone>
       )}
       {outcomes.length > 0 && (
         <div class={`notice ${outcomes.every((o) => o.ok) ? 'notice-success' : 'notice-error'}`} role="status" data-testid="upload-result">

@@ -8,7 +8,6 @@ import { Pager } from '../components/pager.js';
 import { useLoad } from '../components/use-load.js';
 import { TemplateRef } from '../components/template-ref.js';
 import { useTemplateNames } from '../components/use-template-names.js';
-import { Link, paths } from '../router.js';
 
 const PAGE_SIZE = 20;
 const POLL_MS = 2000;

@@ -10,6 +10,7 @@ import { api, refreshAccount, useSession } from '../api/session.js';
 import { FILENAME, fileNameFrom } from '../lib/format.js';
 import { nothingCharged } from '../lib/messages.js';
 import { TabPanel, Tabs } from '../components/tabs.js';
+import { DropZone } from '../components/drop-zone.js';
 
 type Tool = 'merge' | 'extract' | 'rotate';
 
@@ -58,7 +59,6 @@ export function PdfToolsScreen() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<{ url: string; filename: string; bytes: number } | null>(null);
-  const [dragging, setDragging] = useState(false);
   const [skipped, setSkipped] = useState<string[]>([]);
   const credits = useSession().account?.credits ?? null;
   const blobUrl = useRef<string | null>(null);
@@ -158,20 +158,7 @@ export function PdfToolsScreen() {
           {tool === t.id && (
             <form class="card tool-form" onSubmit={run}>
               <p class="help">{t.help}</p>
-              <div
-                class={`asset-drop file-drop ${dragging ? 'asset-drop-active' : ''}`}
-                data-testid="pdf-drop"
-                onDragOver={(e) => {
-                  e.preventDefault();
-                  setDragging(true);
-                }}
-                onDragLeave={() => setDragging(false)}
-                onDrop={(e) => {
-                  e.preventDefault();
-                  setDragging(false);
-                  addFiles([...(e.dataTransfer?.files ?? [])]);
-                }}
-              >
+              <DropZone class="file-drop" testId="pdf-drop" onFiles={addFiles}>
                 <p>{t.id === 'merge' ? 'Drop PDFs here, or' : files.length ? 'Drop another PDF here to replace it, or' : 'Drop a PDF here, or'}</p>
                 <label for={`pdf-input-${t.id}`} class="visually-hidden">
                   {t.id === 'merge' ? 'Add PDFs' : 'PDF'}
@@ -180,7 +167,7 @@ export function PdfToolsScreen() {
                 <button type="button" class="button" onClick={() => fileInput.current?.click()}>
                   {t.id === 'merge' ? (files.length ? 'Add more PDFs…' : 'Choose PDFs…') : files.length ? 'Choose another PDF…' : 'Choose a PDF…'}
                 </button>
-              </div>
+              </DropZone>
               {skipped.length > 0 && (
                 <p class="notice notice-warning" role="status">
                   Not added, not a PDF: {skipped.join(', ')}.

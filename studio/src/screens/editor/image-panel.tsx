@@ -3,7 +3,7 @@
  * modifications to apply to each — text, image URL, colour, background, hidden — and a render through
  * `POST /v1/image/create` (1 credit) in the format, width and quality chosen, shown here and downloadable.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../../api/client.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
 import { nothingCharged } from '../../lib/messages.js';
@@ -14,6 +14,7 @@ import { ErrorNotice, StatusNotice } from '../../components/notice.js';
 import { useLoad } from '../../components/use-load.js';
 import { describeSource } from './run-panel.js';
 import { VersionSelect } from './version-select.js';
+import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 
 type Edits = Record<string, Omit<Modification, 'name'>>;
 
@@ -89,16 +90,10 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
   const defaultName = fileNameFrom(templateName);
   const credits = useSession().account?.credits ?? null;
 
-  // A result or refusal answers the options it was made with: once they change it is gone.
-  const options = JSON.stringify([edits, format, width, quality, filename, version]);
-  const shownFor = useRef(options);
-  // A layout effect: gone in the same frame as the change, never shown beside the new options.
-  useLayoutEffect(() => {
-    if (shownFor.current === options) return;
-    shownFor.current = options;
+  useResetOnChange(JSON.stringify([edits, format, width, quality, filename, version]), () => {
     setResult(null);
     setError(null);
-  }, [options]);
+  });
 
   const edit = (layer: string, patch: Omit<Modification, 'name'>) => setEdits((all) => ({ ...all, [layer]: { ...all[layer], ...patch } }));
 

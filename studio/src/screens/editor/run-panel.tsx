@@ -7,7 +7,7 @@
  * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
  * refusal goes once the options it was for change.
  */
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
 import { describeLoc, refusalsOf, type DataLoc, type Refusal } from '../../lib/field-marks.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
@@ -22,6 +22,7 @@ import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../l
 import { describeDelivered, einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice.js';
 import { EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
 import { VersionSelect } from './version-select.js';
+import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 
 /** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
 type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
@@ -102,18 +103,12 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   // The saved draft's verdict is known here; a version's fields and strictness are the service's to check.
   const refusedForMissing = strict && missing.length > 0;
 
-  // A result or refusal answers the options it was made with: once they change it is gone.
-  const options = JSON.stringify([mode, filename, version, einvoiceDraft]);
-  const shownFor = useRef(options);
-  // A layout effect: gone in the same frame as the change, never shown beside the new options.
-  useLayoutEffect(() => {
-    if (shownFor.current === options) return;
-    shownFor.current = options;
+  useResetOnChange(JSON.stringify([mode, filename, version, einvoiceDraft]), () => {
     setResult(null);
     setError(null);
     setFindings(null);
     onRefused([]);
-  }, [options]);
+  });
 
   const pollJob = async (id: string) => {
     for (let i = 0; i < 300 && alive.current; i++) {
