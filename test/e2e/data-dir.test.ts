@@ -8,17 +8,17 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDist, ROOT } from '../support/cluster.js';
 import { openDatabase } from '../../src/db/database.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+beforeAll(() => ensureDist());
 const scratch = mkdtempSync(join(tmpdir(), 'pressroom-data-dir-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function cli(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    execFile(process.execPath, ['bin/pressroom.js', ...args], {
       cwd: ROOT,
       timeout: 180_000,
       // No PRESSROOM_SECRET_KEY and no database URL: the embedded default, all of it in the data directory.

@@ -2,8 +2,8 @@
  * Failure drill (a) (issue 7), on real processes from dist/ with PostgreSQL, Redis and the loopback S3
  * server: a worker SIGKILLed ten times during a 200-job run → every job completed once, one PDFGEN
  * each, a REFUND only for a job that failed, one webhook (one webhook-id) per job, a balanced ledger.
- * It kills only its own processes, so it runs beside the other test files; drill (b), which restarts
- * the machine's PostgreSQL, runs alone after them (drills.test.ts).
+ * It kills only its own processes, so it runs beside the other test files (as do drill (b),
+ * drill-postgres-restart.test.ts, on a PostgreSQL of its own, and drill (c), drill-redis-down.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfText } from '../support/pdf-tools.js';

@@ -9,12 +9,12 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDist, ROOT } from '../support/cluster.js';
 import { superviseChild, type ServedChild } from '../support/child-process.js';
 import { SECRET_KEY } from '../support/test-app.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+beforeAll(() => ensureDist());
 /** Start-up includes compiling the TypeScript sources through tsx on a busy machine. */
 const EXIT_DEADLINE_MS = 90_000;
 
@@ -26,7 +26,7 @@ afterAll(() => {
 function serve(role: 'all' | 'api' | 'worker', env: Record<string, string>): ServedChild {
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-startup-'));
   dataDirs.push(dataDir);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--role', role], {
+  const child = spawn(process.execPath, ['bin/pressroom.js', 'serve', '--role', role], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -96,7 +96,7 @@ describe('variables that are not settings are named, never silently ignored', ()
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', 'src/main.ts', 'migrate'],
+        ['bin/pressroom.js', 'migrate'],
         { cwd: ROOT, timeout: EXIT_DEADLINE_MS, env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir, PRESSROOM_SECRET_KEY: SECRET_KEY, ...notSettings } },
         (error, out, err) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: out, stderr: err }),
       );

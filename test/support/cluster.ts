@@ -82,6 +82,8 @@ export interface ClusterOptions {
   alls?: number;
   /** @defaultValue 'postgres' */
   database?: 'postgres' | 'sqlite';
+  /** A PostgreSQL server of the test's own (own-postgres.ts) instead of the machine's. */
+  pgUrl?: string;
   /** @defaultValue 's3' (the loopback S3 server) */
   storage?: 's3' | 'local';
   /** Shared rate-limit store; absent → each process limits in memory. */
@@ -152,7 +154,8 @@ export async function waitUntilReady(proc: PressroomProcess, timeoutMs = 120_000
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   ensureDist();
   const dialect = options.database ?? 'postgres';
-  const database: TestDatabase = await createTestDatabase(dialect);
+  const pgUrl = options.pgUrl ?? TEST_PG_URL;
+  const database: TestDatabase = await createTestDatabase(dialect, pgUrl);
   const s3 = (options.storage ?? 's3') === 's3' ? await startS3Server({ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET, buckets: [S3_BUCKET] }) : undefined;
   const env: Record<string, string> = {
     PRESSROOM_SECRET_KEY: SECRET_KEY,
@@ -163,7 +166,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     PRESSROOM_DATA_DIR: database.dataDir,
   };
   if (database.pgSchema) {
-    const url = new URL(TEST_PG_URL);
+    const url = new URL(pgUrl);
     url.searchParams.set('options', `-c search_path=${database.pgSchema}`);
     env.PRESSROOM_DATABASE_URL = url.toString();
   }
@@ -221,7 +224,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ];
     if (roles.length > 0) await spawnOne(roles[0]!);
     await Promise.all(roles.slice(1).map((role) => spawnOne(role)));
-    handle = await openDatabase({ dialect, url: dialect === 'postgres' ? TEST_PG_URL : undefined, sqlitePath: join(database.dataDir, 'pressroom.db'), pgSchema: database.pgSchema, migrate: false });
+    handle = await openDatabase({ dialect, url: dialect === 'postgres' ? pgUrl : undefined, sqlitePath: join(database.dataDir, 'pressroom.db'), pgSchema: database.pgSchema, migrate: false });
   } catch (error) {
     await close();
     throw error;

@@ -23,7 +23,8 @@ export interface TestDatabase {
   dispose(): Promise<void>;
 }
 
-export async function createTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
+/** `pgUrl`: another PostgreSQL server than the machine's (a drill's own, test/support/own-postgres.ts). */
+export async function createTestDatabase(dialect: TestDialect, pgUrl = TEST_PG_URL): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-test-'));
   if (dialect === 'sqlite') {
     return {
@@ -36,17 +37,17 @@ export async function createTestDatabase(dialect: TestDialect): Promise<TestData
     };
   }
   const schema = `t_${Date.now()}_${randomId(8).toLowerCase()}`;
-  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
   await client.query(`create schema "${schema}"`);
   await client.end();
   return {
     dialect,
-    env: { PRESSROOM_DATA_DIR: dataDir, PRESSROOM_DATABASE_URL: TEST_PG_URL },
+    env: { PRESSROOM_DATA_DIR: dataDir, PRESSROOM_DATABASE_URL: pgUrl },
     pgSchema: schema,
     dataDir,
     async dispose() {
-      const c = new pg.Client({ connectionString: TEST_PG_URL });
+      const c = new pg.Client({ connectionString: pgUrl });
       await c.connect();
       await c.query(`drop schema if exists "${schema}" cascade`);
       await c.end();

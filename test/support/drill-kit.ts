@@ -1,5 +1,5 @@
 /**
- * What the failure drills share (test/e2e/drill-*.test.ts, drills.test.ts): the invoice template they
+ * What the failure drills share (test/e2e/drill-*.test.ts): the invoice template they
  * load the service with, and the ledger invariants they check.
  */
 import type { Cluster } from './cluster.js';

@@ -1,15 +1,13 @@
 /**
- * A real worker process: `node --import tsx src/main.ts serve --role worker` against the same database
+ * A real worker process: `node bin/pressroom.js serve --role worker` (the built dist/) against the same database
  * as a test app (the same SQLite file, or the same PostgreSQL schema through `search_path` in the URL),
  * with the same secret key and public URL, so its results are the app's. `crash()` SIGKILLs the Node
  * process alone (what a lease must survive); `stop()` also ends the Chromium processes it had started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { ensureDist, ROOT } from './cluster.js';
 import { superviseChild, type ServedChild } from './child-process.js';
 import { onlySettings, SECRET_KEY, type TestApp } from './test-app.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A spawned worker process. */
 export type WorkerProcess = ServedChild;
@@ -22,7 +20,8 @@ export function spawnWorker(t: TestApp, env: Record<string, string> = {}): Worke
     url.searchParams.set('options', `-c search_path=${t.database.pgSchema}`);
     databaseEnv.PRESSROOM_DATABASE_URL = url.toString();
   }
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--role', 'worker'], {
+  ensureDist();
+  const child: ChildProcess = spawn(process.execPath, ['bin/pressroom.js', 'serve', '--role', 'worker'], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,35 +2,23 @@
  * Failure drill (b) (issue 7), on real processes from dist/ with PostgreSQL, Redis and the loopback S3
  * server: PostgreSQL restarted under sync and async load → requests in flight fail as 503
  * SERVICE_UNAVAILABLE (never a 500 or a stack), the same processes recover by themselves, and every
- * accepted job completes, every charge is a delivered document or refunded. It runs in the `drills`
- * vitest project, after every other test file and alone (vitest.config.ts), because it restarts the
- * machine's PostgreSQL. Drills (a) and (c) harm nothing shared and run with the suite
- * (drill-worker-kills.test.ts, drill-redis-down.test.ts).
- *
- * `PRESSROOM_SKIP_PG_RESTART_DRILL=1` skips it, for machines whose PostgreSQL must not be restarted.
+ * accepted job completes, every charge is a delivered document or refunded. The PostgreSQL it restarts
+ * is a server of its own (own-postgres.ts), so it runs beside the rest of the suite. Drills (a) and
+ * (c): drill-worker-kills.test.ts, drill-redis-down.test.ts.
  */
-import { exec, execFileSync, execSync } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, until, type Cluster, type HttpResponse } from '../support/cluster.js';
 import { INVOICE, ledgerOf } from '../support/drill-kit.js';
+import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres.js';
 
-const PG_RESTART = 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main';
-
-function postgresUp(): boolean {
-  try {
-    execFileSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-describe.skipIf(process.env.PRESSROOM_SKIP_PG_RESTART_DRILL === '1')('drill (b): PostgreSQL restarted under load', () => {
+describe('drill (b): PostgreSQL restarted under load', () => {
   let cluster: Cluster;
+  let postgres: OwnPostgres & { dispose(): void };
 
   beforeAll(async () => {
+    postgres = await startOwnPostgres();
     cluster = await startCluster({
+      pgUrl: postgres.url,
       apis: 1,
       workers: 1,
       redisUrl: 'redis://127.0.0.1:6379',
@@ -38,8 +26,8 @@ describe.skipIf(process.env.PRESSROOM_SKIP_PG_RESTART_DRILL === '1')('drill (b):
     });
   }, 180_000);
   afterAll(async () => {
-    if (!postgresUp()) execSync(`${PG_RESTART} start`, { shell: '/bin/bash', stdio: 'inherit' });
     await cluster?.close();
+    postgres?.dispose();
   });
 
   it('fails requests in flight with a coded 503, recovers by itself, and loses nothing', async () => {
@@ -74,8 +62,7 @@ describe.skipIf(process.env.PRESSROOM_SKIP_PG_RESTART_DRILL === '1')('drill (b):
     try {
       await until(async () => outcomes.filter((o) => o.res?.status === 200).length >= 8, 60_000, 'load before the restart');
       restartStartedAt = Date.now();
-      // Not execSync: the load loops run in this process and must keep sending during the restart.
-      await promisify(exec)(`${PG_RESTART} restart`, { shell: '/bin/bash' });
+      await postgres.restart();
       restartEndedAt = Date.now();
       // Recovery without touching Pressroom: sync and async successes started after the restart.
       await until(async () => outcomes.filter((o) => o.startedAt > restartEndedAt && o.res?.status === 200 && o.kind === 'sync').length >= 5
@@ -86,7 +73,7 @@ describe.skipIf(process.env.PRESSROOM_SKIP_PG_RESTART_DRILL === '1')('drill (b):
     } finally {
       running = false;
       await Promise.all(loops);
-      if (!postgresUp()) execSync(`${PG_RESTART} start`, { shell: '/bin/bash', stdio: 'inherit' });
+      if (!postgres.running()) postgres.start();
     }
 
     // Every answer was a success or a coded, retryable 503: no 500, no stack, no hang.
