@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEInvoice } from '../../src/einvoice/einvoice.js';
 import { checkCiiSchema } from '../../src/einvoice/xmllint/xml-schema-check.js';
 import { SUPPLIED_XML_MAX_CHARS, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from '../../src/einvoice/invoice-schema.js';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE, SAMPLE_TOTALS } from '../support/einvoice-samples.js';
 import { pdfAttachments, pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -88,7 +88,7 @@ const BROKEN: { name: string; format?: string; invoice: (inv: Invoice) => void; 
   { name: 'XRechnung CII SEPA direct debit with the payee IBAN', format: 'xrechnung-cii', invoice: (inv) => { inv.payment = { ...DIRECT_DEBIT_PAYMENT, iban: 'DE02120300000000202051' }; }, type: 'BR-DE-25-b', loc: ['payment', 'iban'] },
 ];
 
-describe.each(DIALECTS)('e-invoices on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('e-invoices on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   let templateId: string;

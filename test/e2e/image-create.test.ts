@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { countPixels, decodePng, imageInfo, solidPng } from '../support/image-tools.js';
 import { pdfInfo, pdfPages } from '../support/pdf-tools.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
@@ -36,7 +36,7 @@ const S3_SECRET = 'pressroom-test-secret-key-0123456789ABCDEF';
 const isDark = ([r, g, b]: number[]) => r! < 100 && g! < 100 && b! < 100;
 const isRed = ([r, g, b]: number[]) => r! > 200 && g! < 80 && b! < 80;
 
-describe.each(DIALECTS)('image output on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
   let t: TestApp;
   let alice: { accountId: string; apiKey: string };
   let bob: { accountId: string; apiKey: string };

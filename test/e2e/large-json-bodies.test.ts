@@ -7,7 +7,7 @@
  * render per database. (The latency effect is measured by bench/json-body-latency.ts, not asserted.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfText } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -34,7 +34,7 @@ function offloaded(metrics: string, outcome: string): number {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-describe.each(DIALECTS)('large JSON bodies on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('large JSON bodies on %s', (dialect) => {
   let t: TestApp;
   let apiKey: string;
   let templateId: string;

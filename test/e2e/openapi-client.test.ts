@@ -19,7 +19,7 @@ import addFormats from 'ajv-formats';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_EXAMPLE } from '../../src/http/examples.js';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfText } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -301,7 +301,7 @@ describe('the OpenAPI document and a client generated from it', () => {
   });
 });
 
-describe.each(DIALECTS)('create endpoints on %s: unknown fields accepted, known fields that cannot apply refused', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('create endpoints on %s: unknown fields accepted, known fields that cannot apply refused', (dialect) => {
   let t: TestApp;
   let apiKey: string;
   let templateId: string;

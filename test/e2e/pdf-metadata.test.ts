@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/version.js';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfExpandedBytes, pdfInfo, pdfText, pdfXmp } from '../support/pdf-tools.js';
 import { completedJobPdf, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -22,7 +22,7 @@ function expectNoBrowserTraces(pdf: Buffer): void {
   for (const trace of ['HeadlessChrome', 'Skia/PDF', 'render.pressroom.invalid']) expect(bytes, trace).not.toContain(trace);
 }
 
-describe.each(DIALECTS)('PDF metadata on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('PDF metadata on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   const templates: Record<'untitled' | 'titled' | 'scripted', string> = { untitled: '', titled: '', scripted: '' };

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument, PDFName, PDFNumber, StandardFonts, degrees } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { numberArrayPdf } from '../support/hostile-pdfs.js';
 import { pdfInfo, pdfPageText, pdfPages } from '../support/pdf-tools.js';
 import { startTestApp, until, type TestApp } from '../support/test-app.js';
@@ -87,7 +87,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
 });
 
-describe.each(DIALECTS)('PDF tools on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
   let t: TestApp;
   let user: { accountId: string; apiKey: string };
 

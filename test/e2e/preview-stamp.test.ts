@@ -6,7 +6,7 @@
  * generation of the same document carries none, and previews cost nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfPages, pdfPageText, redPixelShare } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -53,7 +53,7 @@ function expectStampedEveryPage(pdf: Buffer): number {
   return pages;
 }
 
-describe.each(DIALECTS)('preview stamp on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('preview stamp on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;

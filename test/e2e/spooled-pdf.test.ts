@@ -9,7 +9,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfExpandedBytes, pdfInfo, pdfOutlineTitles, pdfText, pdfTool } from '../support/pdf-tools.js';
 import { startS3Server, type S3Server } from '../support/s3-server.js';
 import { completedJobPdf, createTemplates, startTestApp, type TestApp } from '../support/test-app.js';
@@ -19,7 +19,7 @@ const SECRET = 'pressroom-spool-secret-0123456789ABCDEF';
 const STATEMENT = `<html><head><title>Statement {{ n }}</title><style>@page { size: A4; margin: 15mm }</style></head><body>
 <h1>Statement {{ n }}</h1><h2>Balance</h2><p>Balance due {{ due }} EUR. <a href="https://example.com/pay">Pay online</a></p></body></html>`;
 
-describe.each(DIALECTS)('spooled PDFs on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('spooled PDFs on %s', (dialect) => {
   let t: TestApp;
   let s3: S3Server;
   let account: { accountId: string; apiKey: string };

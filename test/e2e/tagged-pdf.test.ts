@@ -6,7 +6,7 @@
  * while create-async renders it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfInfo, pdfOutlineTitles, pdfPages, pdfText } from '../support/pdf-tools.js';
 import { completedJobPdf, createTemplates, startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -16,7 +16,7 @@ const SHORT = `<html><head><title>Statement {{ n }}</title><style>@page { size: 
 const LONG = `<html><head><style>@page { size: A4; margin: 0 } div { height: 250mm }</style></head><body>
 {% for i in range(n) %}<div>Section {{ i + 1 }}</div>{% endfor %}</body></html>`;
 
-describe.each(DIALECTS)('tagged or untagged, compacted PDFs on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('tagged or untagged, compacted PDFs on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   let ids: Record<'tagged' | 'untagged' | 'long', string>;

@@ -7,11 +7,11 @@
  * charged, queued or stored), a lenient one prints it blank and says so in `warnings`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../support/databases.js';
 import { pdfBarcodes, pdfText } from '../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
-describe.each(DIALECTS)('the template language over the API on %s', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('the template language over the API on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;

@@ -1,5 +1,6 @@
 /**
- * Real databases for tests: every data-layer and API test runs once on SQLite and once on PostgreSQL.
+ * Real databases for tests: every data-layer test, and every API test of what the store does, runs once
+ * on SQLite and once on PostgreSQL (DIALECTS); tests of the document alone, on SQLite (DOCUMENT_DIALECTS).
  * Each test context gets a fresh database: a temporary SQLite file, or a PostgreSQL schema of its own
  * in the `test` database (dropped afterwards).
  */
@@ -12,6 +13,14 @@ import { TEST_PG_URL } from './global-setup.js';
 
 export const DIALECTS = ['sqlite', 'postgres'] as const;
 export type TestDialect = (typeof DIALECTS)[number];
+
+/**
+ * For files whose assertions are about the document (its text, pages, pixels, tags, bounds of the
+ * input), not about the store: SQLite alone. What the store does (charges and refunds, idempotency,
+ * jobs and leases, quotas, versions, tokens, integer bounds) is tested on both, in the files that
+ * use DIALECTS.
+ */
+export const DOCUMENT_DIALECTS: readonly TestDialect[] = ['sqlite'];
 
 export interface TestDatabase {
   dialect: TestDialect;
