@@ -1,15 +1,20 @@
 import { defineConfig } from 'vitest/config';
+import LongFilesFirst from './test/support/long-files-first.js';
 
 export default defineConfig({
   test: {
     pool: 'forks',
     // Two cores: more parallel files than that only makes Chromium tests slower and flakier.
     maxWorkers: 2,
+    // Files share their worker's module cache (each file still makes its own apps and databases): the
+    // service's imports (Fastify, the AWS SDK, puppeteer) are loaded once per worker, not once per file.
+    isolate: false,
     // Deadlines, not expectations: on a busy 2-core machine a Chromium launch alone can take 30 s.
     testTimeout: 120_000,
     hookTimeout: 180_000,
     // expect.poll's deadline (1 s by default): a screen or a thread answering on a loaded machine is waited for, not timed.
     expect: { poll: { timeout: 30_000 } },
+    sequence: { sequencer: LongFilesFirst },
     globalSetup: ['test/support/global-setup.ts'],
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['node_modules', 'dist', 'studio/**'],

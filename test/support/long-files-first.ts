@@ -1,0 +1,34 @@
+/**
+ * The order test files start in: the longest first, so that on a fresh clone (no timings cached yet,
+ * where vitest would start the largest files first) no long file starts last and runs alone while the
+ * other worker idles. Past runs' timings, when vitest has them, order the rest.
+ */
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Longest first, from the per-file times of full runs (the multi-process drills, long documents, the studio). */
+const LONG_FILES = [
+  'test/e2e/drill-worker-kills.test.ts',
+  'test/e2e/studio/studio.test.ts',
+  'test/e2e/long-document.test.ts',
+  'src/browser/sandbox/sandbox-escape.test.ts',
+  'test/e2e/jobs-workers.test.ts',
+  'test/e2e/pool-fairness.test.ts',
+  'test/e2e/drill-postgres-restart.test.ts',
+  'test/e2e/assets.test.ts',
+  'src/browser/supervisor.test.ts',
+  'test/e2e/ops-cluster.test.ts',
+  'test/e2e/drill-redis-down.test.ts',
+  'test/e2e/sync-crash.test.ts',
+];
+
+export default class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const index = LONG_FILES.findIndex((name) => file.moduleId.endsWith(name));
+      return index === -1 ? LONG_FILES.length : index;
+    };
+    // Array.prototype.sort is stable: the rest keep the base order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
