@@ -8,7 +8,8 @@
  *
  * Signing is checked before any charge (`prepare`: the certificate exists and is valid, a time-stamp
  * authority is configured and allowed, the visible page exists when the page count is known), and runs
- * in a slot of its own fair pool (scheduling/): libpdf parses and rewrites in this thread.
+ * in a slot of its own fair pool (scheduling/): libpdf parses and rewrites in this thread. The same pool
+ * runs verifications (verify.ts), as free work.
  */
 import { PDF, rgb, type P12Signer } from '@libpdf/core';
 import type { Dispatcher } from 'undici';
@@ -18,6 +19,7 @@ import type { CertificateService } from './certificates.js';
 import { certificateFacts } from './pkcs12.js';
 import { SIGNATURE_RESERVED_BYTES } from './signing-bounds.js';
 import { checkTsaUrl, guardedTimestampAuthority } from './tsa.js';
+import { verifySignatures, type SignatureReport } from './verify.js';
 
 /** Where a visible signature's mark goes: a 1-based page and a box in PDF points from its lower left corner. */
 export interface VisibleSignature {
@@ -54,6 +56,8 @@ export interface Signing {
   prepare(options: SignatureOptions, context: SignatureContext, pages?: number): Promise<void>;
   /** The signed PDF. */
   sign(pdf: Uint8Array, options: SignatureOptions, context: SignatureContext): Promise<Buffer>;
+  /** The signature report of a PDF (verify.ts), in a free slot of the same pool. */
+  verify(pdf: Buffer, accountId: string): Promise<SignatureReport>;
   stats(): PoolStats;
 }
 
@@ -152,6 +156,10 @@ export function createSigning(deps: SigningDeps): Signing {
           });
         return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
       }, { maxWaitMs: deps.maxWaitMs });
+    },
+
+    verify(pdf, accountId) {
+      return slots.run({ accountId, kind: 'free' }, () => verifySignatures(pdf), { maxWaitMs: deps.maxWaitMs });
     },
 
     stats: () => slots.stats(),

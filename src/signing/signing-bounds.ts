@@ -20,8 +20,3 @@ export const PDFSIG_TIMEOUT_MS = 30_000;
 
 /** What one `pdfsig` run may allocate: poppler reads the whole file; twice a large document's need. */
 export const PDFSIG_MEMORY_CEILING_BYTES = 1024 ** 3;
-
-/** Signatures in one PDF signed or verified at once: one per core, more wait their turn fairly. */
-export function signingConcurrencyFor(cores: number): number {
-  return cores;
-}
