@@ -78,12 +78,18 @@ export async function verifySignatures(pdf: Buffer): Promise<SignatureReport> {
   try {
     await writeFile(join(dir, 'doc.pdf'), pdf);
     const ceiling = { memoryBytes: PDFSIG_MEMORY_CEILING_BYTES, cpuSeconds: Math.ceil(PDFSIG_TIMEOUT_MS / 1000), outOfMemory: PDFSIG_OUT_OF_MEMORY };
-    const run = await runLimited('pdfsig', ['-nocert', '-no-ocsp', '-dump', 'doc.pdf'], { cwd: dir, timeoutMs: PDFSIG_TIMEOUT_MS, maxBuffer: 4 << 20, ceiling });
-    if (run.ended === 'ceiling') throw new AppError('PDF_TOO_COMPLEX', 'Reading the signatures needed more memory or CPU time than one check may use; nothing was charged.');
-    if (run.ended === 'timeout') throw new AppError('PDF_TOOL_TIMEOUT', `Reading the signatures took longer than ${PDFSIG_TIMEOUT_MS} ms and was stopped.`);
-    if (run.ended !== 'exit') throw new AppError('PDF_TOOL_FAILED', run.ended === 'missing' ? `"${run.program}" was not found on PATH; install Debian's poppler-utils package.` : 'The signatures could not be read.');
+    const pdfsig = async (args: string[]) => {
+      const run = await runLimited('pdfsig', [...args, 'doc.pdf'], { cwd: dir, timeoutMs: PDFSIG_TIMEOUT_MS, maxBuffer: 4 << 20, ceiling });
+      if (run.ended === 'ceiling') throw new AppError('PDF_TOO_COMPLEX', 'Reading the signatures needed more memory or CPU time than one check may use; nothing was charged.');
+      if (run.ended === 'timeout') throw new AppError('PDF_TOOL_TIMEOUT', `Reading the signatures took longer than ${PDFSIG_TIMEOUT_MS} ms and was stopped.`);
+      if (run.ended !== 'exit') throw new AppError('PDF_TOOL_FAILED', run.ended === 'missing' ? `"${run.program}" was not found on PATH; install Debian's poppler-utils package.` : 'The signatures could not be read.');
+      return run;
+    };
+    // The report and the dump are two runs: with -dump pdfsig writes the CMS files and prints no report.
+    const run = await pdfsig(['-nocert', '-no-ocsp']);
     // pdfsig exits 2 for a document without signatures ("File 'doc.pdf' does not contain any signatures").
     const records = run.exitCode === 0 ? parsePdfsig(run.stdout) : [];
+    if (records.length > 0) await pdfsig(['-nocert', '-no-ocsp', '-dump']);
     const dumps = new Set(await readdir(dir));
     const signatures = await Promise.all(records.map(async (record, i) => entryOf(record, dumps.has(`doc.pdf.sig${i}`) ? await readFile(join(dir, `doc.pdf.sig${i}`)) : undefined)));
     const allValid = signatures.every((s) => s.valid);

@@ -17,8 +17,8 @@ const openssl = (args: string[], cwd: string): Buffer => execFileSync('openssl',
 export interface SigningKit {
   dir: string;
   caPem: string;
-  /** A PKCS#12 of a leaf issued by the CA, valid from yesterday for `days` (negative: expired), with `cn`. */
-  pkcs12(options: { cn: string; password: string; days?: number; expired?: boolean; mismatchedKey?: boolean }): Buffer;
+  /** A PKCS#12 of a leaf issued by the CA for `days`, or expired in 2020, with `cn`. */
+  pkcs12(options: { cn: string; password: string; days?: number; expired?: boolean }): Buffer;
   close(): void;
 }
 
@@ -30,7 +30,7 @@ export function createSigningKit(): SigningKit {
   return {
     dir,
     caPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-    pkcs12({ cn, password, days = 30, expired = false, mismatchedKey = false }) {
+    pkcs12({ cn, password, days = 30, expired = false }) {
       const id = `leaf${n++}`;
       openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${id}.key`, '-out', `${id}.csr`, '-subj', `/CN=${cn}/O=Pressroom Test`], dir);
       // An expired certificate: backdated validity through OpenSSL 3's -not_before/-not_after is 3.4+; `ca` -startdate/-enddate works on 3.0.
@@ -43,7 +43,6 @@ export function createSigningKit(): SigningKit {
       } else {
         openssl(['x509', '-req', '-in', `${id}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${id}.crt`, ...validity, '-extfile', 'leaf.ext'], dir);
       }
-      if (mismatchedKey) openssl(['genrsa', '-out', `${id}.key`, '2048'], dir);
       return openssl(['pkcs12', '-export', '-inkey', `${id}.key`, '-in', `${id}.crt`, '-certfile', 'ca.crt', '-passout', `pass:${password}`, '-name', cn], dir);
     },
     close: () => rmSync(dir, { recursive: true, force: true }),
