@@ -12,7 +12,7 @@ import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPdfA } from '../../src/finishing/pdfa-check.js';
 import { createSigningKit, startTsaServer, type SigningKit, type TsaServer } from '../support/signing-kit.js';
-import { createTemplates, startTestApp, until, type TestApp } from '../support/test-app.js';
+import { completedJobPdf, createTemplates, startTestApp, until, type TestApp } from '../support/test-app.js';
 
 async function makePdf(pages: number): Promise<Buffer> {
   const doc = await PDFDocument.create();
@@ -219,7 +219,7 @@ describe('signing', () => {
     expect(text(1)).not.toContain('Digitally signed');
   });
 
-  it('signs a PDF/A-2b document on create, time-stamped, as its last change: still valid PDF/A by the service\'s own check', async () => {
+  it('signs on create (a PDF/A-2b, time-stamped, as its last change: still PDF/A by the service\'s own check) and on create-async', async () => {
     const { invoice } = await createTemplates(t, user.apiKey, { invoice: { name: 'Signed invoice', html: '<h1>Invoice {{ n }}</h1><p>Total 12.00 EUR</p>' } });
     const before = await balance();
     const res = await t.request('POST', '/v1/pdf/create', {
@@ -233,9 +233,21 @@ describe('signing', () => {
     await settled();
     expect(await balance()).toBe(before - 1);
 
+    // The same on create-async: the job's document is signed by the worker; the certificate is checked before the job is accepted.
+    t.services.startWorkers();
+    const job = await t.request('POST', '/v1/pdf/create-async', { apiKey: user.apiKey, body: { template_id: invoice, data: { n: 9 }, sign: { certificate: 'ada', location: 'Berlin' } } });
+    expect(job.status, JSON.stringify(job.body)).toBe(200);
+    const jobPdf = await completedJobPdf(t, user.apiKey, job.body.job_id, 60_000);
+    expect(pdfsig(jobPdf)).toContain('Signer Certificate Common Name: Ada Lovelace');
+    expect(pdfsig(jobPdf)).toContain('Signature is Valid.');
+    const refusedJob = await t.request('POST', '/v1/pdf/create-async', { apiKey: user.apiKey, body: { template_id: invoice, data: { n: 10 }, sign: { certificate: 'nobody' } } });
+    expect(refusedJob.status).toBe(422);
+    await settled();
+    expect(await balance()).toBe(before - 2);
+
     const unknown = await t.request('POST', '/v1/pdf/create', { apiKey: user.apiKey, body: { template_id: invoice, data: { n: 8 }, sign: { certificate: 'nobody' } } });
     expect(unknown.status).toBe(422);
     expect(unknown.body.detail[0]).toMatchObject({ loc: ['body', 'sign', 'certificate'], type: 'certificate_not_found' });
-    expect(await balance()).toBe(before - 1);
-  }, 60_000);
+    expect(await balance()).toBe(before - 2);
+  }, 120_000);
 });
