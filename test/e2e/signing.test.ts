@@ -74,6 +74,7 @@ describe('signing', () => {
   let tsa: TsaServer;
   let user: { accountId: string; apiKey: string };
   let contract: Buffer;
+  let adaP12: Buffer;
   const b64 = (b: Buffer) => b.toString('base64');
   const balance = async (apiKey = user.apiKey) => (await t.request('GET', '/v1/account', { apiKey })).body.credits as number;
   const settled = () => until(async () => (await t.services.charges.pendingCount(user.accountId)) === 0, 30_000, 'charges settled');
@@ -84,10 +85,11 @@ describe('signing', () => {
     kit = createSigningKit();
     tsa = await startTsaServer();
     // The TSA is on loopback: the guard lets it through only with private networks allowed.
-    t = await startTestApp('sqlite', { PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true', PRESSROOM_TSA_URL: tsa.url });
+    t = await startTestApp('sqlite', { PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true', PRESSROOM_TSA_URL: tsa.url }, { captureLogs: true });
     user = await t.createAccount({ credits: 100, plan: 'enterprise' });
     contract = await makePdf(3);
-    const res = await upload({ name: 'ada', pkcs12_base64: b64(kit.pkcs12({ cn: 'Ada Lovelace', password: 'pw-ada' })), password: 'pw-ada' });
+    adaP12 = kit.pkcs12({ cn: 'Ada Lovelace', password: 'pw-ada' });
+    const res = await upload({ name: 'ada', pkcs12_base64: b64(adaP12), password: 'pw-ada' });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
   afterAll(async () => {
@@ -105,6 +107,10 @@ describe('signing', () => {
     const row = await t.services.database.db.selectFrom('signing_certificates').selectAll().where('name', '=', 'ada').executeTakeFirstOrThrow();
     expect(row.pkcs12_sealed).toMatch(/^v1\./);
     expect(row.pkcs12_sealed).not.toContain('pw-ada');
+    const logged = t.logs.join('\n');
+    expect(logged).toContain('signing certificate added');
+    expect(logged).not.toContain('pw-ada');
+    expect(logged).not.toContain(b64(adaP12).slice(0, 40));
 
     const other = await t.createAccount({ credits: 1 });
     expect((await t.request('GET', '/v1/certificates', { apiKey: other.apiKey })).body.certificates).toEqual([]);
