@@ -1,6 +1,6 @@
 /**
  * What does a signature cost? Signs, through the service's own signing (src/signing/sign.ts: its fair
- * pool, libpdf's load, incremental update and P12 signer), a 2-page PDF and a 300-page text PDF (both
+ * pool and its thread, libpdf's load, incremental update and P12 signer), a 2-page PDF and a 300-page text PDF (both
  * made with @cantoo/pdf-lib), N times each, and prints wall p50 ms, CPU ms per signature, the longest
  * event-loop stall, the RSS before and at most, and the size added. Certificates are made with OpenSSL
  * (test/support/signing-kit.ts); SQLite in a temporary directory; no TSA (B-B).
@@ -73,6 +73,7 @@ for (const pages of [2, 300]) {
     rssMaxMb: Math.round(rssMax / 1e6),
   }));
 }
+await signing.close();
 await dispatcher.close();
 await database.close();
 kit.close();

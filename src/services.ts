@@ -176,6 +176,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       concurrency: config.pdfTools.concurrency,
       maxWaitMs: config.pdfTools.timeoutMs,
     });
+    releasers.push(() => signing.close());
     // Long PDFs wait on disk between printing and delivery, not in this process's memory.
     const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
     // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).

@@ -12,7 +12,7 @@ import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/supp
 import { TEST_PG_URL } from '../../test/support/global-setup.js';
 import { createSigningKit, type SigningKit } from '../../test/support/signing-kit.js';
 import { createCertificateService, type CertificateService } from './certificates.js';
-import { certificateFacts } from './pkcs12.js';
+import { certificateFacts, openPkcs12 } from './pkcs12.js';
 
 describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
   let testDb: TestDatabase;
@@ -50,7 +50,8 @@ describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
     expect(row.pkcs12_sealed).not.toContain(p12.toString('base64').slice(0, 40));
     expect(Number(row.not_after)).toBeGreaterThan(Date.now());
 
-    const signer = await certificates.open('acc_a', 'seal', ['body', 'certificate']);
+    const sealed = await certificates.open('acc_a', 'seal', ['body', 'certificate']);
+    const signer = await openPkcs12(sealed.p12, sealed.password);
     expect(certificateFacts(signer.certificate).fingerprintSha256).toBe(added.fingerprint_sha256);
 
     await certificates.remove('acc_a', 'seal');

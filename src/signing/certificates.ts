@@ -9,9 +9,8 @@ import { decryptSecret, deriveKey, encryptSecret } from '../shared/crypto.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import * as store from './certificates-store.js';
-import { checkPkcs12, checkValidity, openPkcs12, Pkcs12Refusal, type CertificateFacts } from './pkcs12.js';
+import { checkPkcs12, checkValidity, Pkcs12Refusal, type CertificateFacts } from './pkcs12.js';
 import { CERTIFICATE_MAX_BASE64_CHARS, CERTIFICATES_PER_ACCOUNT } from './signing-bounds.js';
-import type { P12Signer } from '@libpdf/core';
 
 /** An upload as the API receives it. */
 export interface CertificateUpload {
@@ -37,8 +36,8 @@ export interface CertificateService {
   remove(accountId: string, name: string): Promise<void>;
   /** Throws a 422 naming `loc` when the account has no such certificate or it is not valid now; the check before a charge. */
   check(accountId: string, name: string, loc: (string | number)[]): Promise<void>;
-  /** The signer of a stored certificate, checked valid now (a 422 at `loc` otherwise). */
-  open(accountId: string, name: string, loc: (string | number)[]): Promise<P12Signer>;
+  /** A stored certificate's PKCS#12 file and password, checked valid now (a 422 at `loc` otherwise); for the signing thread. */
+  open(accountId: string, name: string, loc: (string | number)[]): Promise<{ p12: Buffer; password: string }>;
 }
 
 /** Base64 (standard or URL-safe), whitespace removed first. */
@@ -142,7 +141,7 @@ export function createCertificateService(deps: { db: Db; secretKey: string; logg
       const row = await rowOf(accountId, name, loc);
       checkNow(row, loc);
       const sealed = JSON.parse(decryptSecret(sealKey, row.pkcs12_sealed)) as SealedPkcs12;
-      return openPkcs12(Buffer.from(sealed.p12, 'base64'), sealed.password);
+      return { p12: Buffer.from(sealed.p12, 'base64'), password: sealed.password };
     },
   };
 }

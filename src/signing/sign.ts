@@ -3,21 +3,19 @@
  * from an RFC 3161 authority (tsa.ts). The signature is an incremental update, so the bytes before it
  * — a PDF/A file's included — are kept exactly; it is the document's last change. An optional visible
  * mark (a framed note with the signer, the time and the reason) is drawn into the named page's content
- * in the same update, so the signature covers it too; libpdf 0.4 gives the signature field itself an
- * invisible widget.
+ * in the same update (signing-worker.ts), so the signature covers it too; libpdf 0.4 gives the
+ * signature field itself an invisible widget.
  *
  * Signing is checked before any charge (`prepare`: the certificate exists and is valid, a time-stamp
  * authority is configured and allowed, the visible page exists when the page count is known), and runs
- * in a slot of its own fair pool (scheduling/): libpdf parses and rewrites in this thread. The same pool
+ * in a slot of its own fair pool (scheduling/), on a thread of that slot (signing-threads.ts). The same pool
  * runs verifications (verify.ts), as free work.
  */
-import { PDF, rgb, type P12Signer } from '@libpdf/core';
 import type { Dispatcher } from 'undici';
 import { accountSlotsOf, FairScheduler, type PoolStats, type TaskKind } from '../scheduling/fair-scheduler.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import type { CertificateService } from './certificates.js';
-import { certificateFacts } from './pkcs12.js';
-import { SIGNATURE_RESERVED_BYTES } from './signing-bounds.js';
+import { SigningThreads } from './signing-threads.js';
 import { checkTsaUrl, guardedTimestampAuthority } from './tsa.js';
 import { verifySignatures, type SignatureReport } from './verify.js';
 
@@ -59,6 +57,8 @@ export interface Signing {
   /** The signature report of a PDF (verify.ts), in a free slot of the same pool. */
   verify(pdf: Buffer, accountId: string): Promise<SignatureReport>;
   stats(): PoolStats;
+  /** Ends the signing threads. */
+  close(): Promise<void>;
 }
 
 export interface SigningDeps {
@@ -81,22 +81,8 @@ function refuse(loc: (string | number)[], msg: string, type: string): never {
   throw new ValidationError([{ loc, msg, type }]);
 }
 
-/** The mark's lines, sized to its box. */
-function drawMark(pdf: PDF, visible: VisibleSignature, signer: P12Signer, options: SignatureOptions, loc: (string | number)[]): void {
-  const page = pdf.getPage(visible.page - 1);
-  if (!page) refuse([...loc, 'visible', 'page'], `The document has ${pdf.getPageCount()} pages; there is no page ${visible.page}`, 'page_out_of_range');
-  const who = certificateFacts(signer.certificate).subject.match(/CN=([^,]+)/)?.[1] ?? 'the signer';
-  const lines = [`Digitally signed by ${who}`, `Date: ${new Date().toISOString().replace('T', ' ').slice(0, 19)} UTC`];
-  if (options.reason) lines.push(`Reason: ${options.reason}`);
-  if (options.location) lines.push(`Location: ${options.location}`);
-  const size = Math.max(4, Math.min(10, (visible.height - 6) / (lines.length * 1.25)));
-  page.drawRectangle({ x: visible.x, y: visible.y, width: visible.width, height: visible.height, borderColor: rgb(0.2, 0.2, 0.5), borderWidth: 1 });
-  lines.forEach((line, i) => {
-    page.drawText(line, { x: visible.x + 4, y: visible.y + visible.height - 4 - size * (i + 1) * 1.2, size, maxWidth: visible.width - 8, color: rgb(0.1, 0.1, 0.3) });
-  });
-}
-
 export function createSigning(deps: SigningDeps): Signing {
+  const threads = new SigningThreads();
   const slots = new FairScheduler({
     name: 'signing',
     limits: {
@@ -134,27 +120,20 @@ export function createSigning(deps: SigningDeps): Signing {
 
     async sign(bytes, options, context) {
       const tsa = tsaOf(options, context.loc);
-      const signer = await deps.certificates.open(context.accountId, options.certificate, [...context.loc, 'certificate']);
-      return slots.run({ accountId: context.accountId, kind: context.kind }, async () => {
-        const pdf = await PDF.load(bytes).catch((error: unknown) => {
-          throw new AppError('SIGNING_FAILED', 'The PDF could not be read for signing; nothing was charged.', { cause: error });
-        });
-        if (options.visible) drawMark(pdf, options.visible, signer, options, context.loc);
-        const result = await pdf
-          .sign({
-            signer,
-            reason: options.reason ?? undefined,
-            location: options.location ?? undefined,
-            contactInfo: options.contactInfo ?? undefined,
-            level: tsa ? 'B-T' : 'B-B',
-            timestampAuthority: tsa ? guardedTimestampAuthority(tsa, deps) : undefined,
-            estimatedSize: SIGNATURE_RESERVED_BYTES,
-          })
-          .catch((error: unknown) => {
-            if (error instanceof AppError) throw error;
-            throw new AppError('SIGNING_FAILED', 'The PDF could not be signed; nothing was charged.', { cause: error });
-          });
-        return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
+      const { p12, password } = await deps.certificates.open(context.accountId, options.certificate, [...context.loc, 'certificate']);
+      return slots.run({ accountId: context.accountId, kind: context.kind }, () => {
+        // Copies the thread owns (transferred): the caller keeps its PDF.
+        const task = {
+          pdf: new Uint8Array(bytes).buffer as ArrayBuffer,
+          p12: new Uint8Array(p12).buffer as ArrayBuffer,
+          password,
+          reason: options.reason ?? null,
+          location: options.location ?? null,
+          contactInfo: options.contactInfo ?? null,
+          timestamp: tsa !== null,
+          visible: options.visible ?? null,
+        };
+        return threads.sign(task, { loc: context.loc, tsa: tsa ? guardedTimestampAuthority(tsa, deps) : null });
       }, { maxWaitMs: deps.maxWaitMs });
     },
 
@@ -163,5 +142,6 @@ export function createSigning(deps: SigningDeps): Signing {
     },
 
     stats: () => slots.stats(),
+    close: () => threads.close(),
   };
 }
