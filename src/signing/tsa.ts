@@ -34,10 +34,13 @@ function tsaFailed(host: string, why: string, cause?: unknown): AppError {
   return new AppError('TSA_FAILED', `The time-stamp authority at ${host} did not time-stamp the signature (${why}); nothing was charged. Retry, or sign without timestamp.`, { cause });
 }
 
-/** A fetch for libpdf: guarded, no redirects, the body read up to a cap. */
-function guardedFetch(policy: TsaPolicy): typeof globalThis.fetch {
+/** A fetch for libpdf: guarded, no redirects, the body read up to a cap. `failed` hears its own errors (libpdf keeps only their message). */
+function guardedFetch(policy: TsaPolicy, failed: (error: unknown) => void): typeof globalThis.fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await undiciFetch(String(input), { ...(init as object), redirect: 'manual', dispatcher: policy.dispatcher } as Parameters<typeof undiciFetch>[1]);
+    const response = await undiciFetch(String(input), { ...(init as object), redirect: 'manual', dispatcher: policy.dispatcher } as Parameters<typeof undiciFetch>[1]).catch((error: unknown) => {
+      failed(error);
+      throw error;
+    });
     const declared = Number(response.headers.get('content-length') ?? 0);
     if (declared > TSA_MAX_RESPONSE_BYTES) throw new Error(`answer of ${declared} bytes, more than ${TSA_MAX_RESPONSE_BYTES}`);
     const chunks: Uint8Array[] = [];
@@ -54,7 +57,8 @@ function guardedFetch(policy: TsaPolicy): typeof globalThis.fetch {
 /** A TimestampAuthority for libpdf that reaches `url` through the guard and fails with TSA_FAILED. */
 export function guardedTimestampAuthority(url: URL, policy: TsaPolicy): TimestampAuthority {
   const timeoutMs = policy.timeoutMs ?? TSA_TIMEOUT_MS;
-  const inner = new HttpTimestampAuthority(url.href, { timeout: timeoutMs, fetch: guardedFetch(policy) });
+  let fetchError: unknown;
+  const inner = new HttpTimestampAuthority(url.href, { timeout: timeoutMs, fetch: guardedFetch(policy, (error) => (fetchError = error)) });
   return {
     async timestamp(digest: Uint8Array, algorithm: DigestAlgorithm): Promise<Uint8Array> {
       let timer: NodeJS.Timeout | undefined;
@@ -69,7 +73,7 @@ export function guardedTimestampAuthority(url: URL, policy: TsaPolicy): Timestam
         return token;
       } catch (error) {
         if (error instanceof AppError) throw error;
-        const blocked = findOutboundBlockedError(error);
+        const blocked = findOutboundBlockedError(fetchError) ?? findOutboundBlockedError(error);
         const why = blocked ? 'its address is not allowed' : error instanceof Error ? error.message : String(error);
         throw tsaFailed(url.host, why, error);
       } finally {
