@@ -24,6 +24,9 @@ import { createIdempotencyService, type IdempotencyService } from './idempotency
 import { createDocumentService, type DocumentService } from './documents/documents.js';
 import { createChargedRunner } from './documents/charged-run.js';
 import { createPdfToolService, type PdfToolService } from './pdf-tools/pdf-tools.js';
+import { createCertificateService, type CertificateService } from './signing/certificates.js';
+import { createSigning } from './signing/sign.js';
+import { TSA_TIMEOUT_MS } from './signing/signing-bounds.js';
 import { createQpdf } from './pdf/qpdf.js';
 import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
@@ -65,6 +68,7 @@ export interface Services {
   /** Merge, extract pages, rotate (qpdf), charged like documents. */
   readonly pdfTools: PdfToolService;
   readonly s3: S3IntegrationService;
+  readonly certificates: CertificateService;
   readonly jobs: JobService;
   readonly webhooks: WebhookQueue;
   /** This process's Prometheus registry and counters (/metrics). */
@@ -159,12 +163,26 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const imageDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => imageDispatcher.close());
     const loadImages = createImageLoader({ dispatcher: imageDispatcher, allowPrivateNetworks: config.allowPrivateNetworks, maxBytes: config.images.urlMaxBytes, timeoutMs: config.images.urlTimeoutMs });
+    // Signing (issue 39): certificates sealed per account; time-stamp requests through their own guarded dispatcher.
+    const certificates = createCertificateService({ db: database.db, secretKey: config.secretKey, logger: logger.child({ component: 'certificates' }) });
+    const tsaDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks }, { connectTimeoutMs: TSA_TIMEOUT_MS, headersTimeoutMs: TSA_TIMEOUT_MS, bodyTimeoutMs: TSA_TIMEOUT_MS });
+    releasers.push(() => tsaDispatcher.close());
+    const signing = createSigning({
+      certificates,
+      tsaUrl: config.signing.tsaUrl,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      dispatcher: tsaDispatcher,
+      // One signature per core, as one qpdf run per core: both are a core's work.
+      concurrency: config.pdfTools.concurrency,
+      maxWaitMs: config.pdfTools.timeoutMs,
+    });
+    releasers.push(() => signing.close());
     // Long PDFs wait on disk between printing and delivery, not in this process's memory.
     const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
     // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).
-    const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, logger, onCompaction: compactionCounter(metrics) });
+    const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, signing, logger, onCompaction: compactionCounter(metrics) });
     releasers.push(() => finishing.close());
-    const documents = createDocumentService({ templates, charged, renderer, finishing, files, customerStorage: s3, loadImages, spool, logger });
+    const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },
@@ -176,6 +194,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       charged,
       files,
       qpdf,
+      signing,
       limits: { ...config.pdfTools, allowPrivateNetworks: config.allowPrivateNetworks, dispatcher: pdfToolsDispatcher },
       logger: logger.child({ component: 'pdf-tools' }),
     });
@@ -219,7 +238,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
       // Every pool of heavy work of this process, each shared fairly between accounts (scheduling/).
-      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), ghostscriptPoolStats(), xmlCheckPoolStats()],
+      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), signing.stats(), ghostscriptPoolStats(), xmlCheckPoolStats()],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
 
@@ -240,6 +259,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       documents,
       pdfTools,
       s3,
+      certificates,
       jobs,
       webhooks,
       metrics,

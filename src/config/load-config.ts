@@ -149,6 +149,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       timeoutMs: s.PRESSROOM_PDF_TOOLS_TIMEOUT_MS,
       concurrency: qpdfConcurrencyFor(machine.cores),
     },
+    signing: { tsaUrl: s.PRESSROOM_TSA_URL },
     assets: {
       maxBytes: ASSET_MAX_BYTES,
       accountMaxBytes: s.PRESSROOM_ASSET_ACCOUNT_MAX_BYTES,

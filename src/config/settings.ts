@@ -29,7 +29,7 @@ export const GROUPS = {
   bounds: { title: 'Document bounds', intro: 'What one document may cost; past a bound its render stops with `422 DOCUMENT_TOO_LARGE` (docs/rendering.md "Bounded documents").' },
   rateLimits: { title: 'Rate limits', intro: 'Requests per account by plan (docs/rate-limits.md); an account may have its own limits (admin API).' },
   jobs: { title: 'Jobs and webhooks', intro: 'The async queue and its workers (docs/jobs.md), webhook delivery (docs/webhooks.md), and the leases that survive a crash.' },
-  pdfTools: { title: 'PDF tools', intro: 'Merge, extract pages, rotate (docs/pdf-tools.md).' },
+  pdfTools: { title: 'PDF tools', intro: 'Merge, extract pages, rotate (docs/pdf-tools.md); signing (docs/finishing.md).' },
   resources: { title: 'Assets and remote resources', intro: 'The asset library and the remote images, fonts and stylesheets documents load (docs/assets.md).' },
 } as const;
 
@@ -191,6 +191,14 @@ const declarations = new Declarations<object>([])
     kind: bytes(1024, GiB),
     default: 50 * MiB,
     doc: "Bytes of PDF one request may bring, all inputs together (`422 pdf_too_large` above); the tools' body limit is 4/3 of it plus 1 MiB.",
+  })
+  .add({
+    name: 'PRESSROOM_TSA_URL',
+    group: 'pdfTools',
+    kind: url(['http:', 'https:']),
+    default: undefined,
+    defaultDoc: 'unset: `timestamp: true` needs an account-named `tsa_url`',
+    doc: 'RFC 3161 time-stamp authority of `timestamp: true` signatures (PAdES B-T; docs/finishing.md), reached through the outbound guard.',
   })
   .add({ name: 'PRESSROOM_PDF_TOOLS_TIMEOUT_MS', group: 'pdfTools', kind: whole(100, HOUR_MS, 'ms'), default: 60_000, doc: 'Deadline of one qpdf run (`PDF_TOOL_TIMEOUT`), and its CPU ceiling in seconds (`PDF_TOO_COMPLEX`).' })
   // Assets and remote resources

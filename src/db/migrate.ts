@@ -14,6 +14,7 @@ import { migration0012TemplateKind } from './migrations/0012-template-kind.js';
 import { migration0013Assets } from './migrations/0013-assets.js';
 import { migration0014TemplateStrict } from './migrations/0014-template-strict.js';
 import { migration0015TransactionTool } from './migrations/0015-transaction-tool.js';
+import { migration0016SigningCertificates } from './migrations/0016-signing-certificates.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0013-assets': migration0013Assets,
   '0014-template-strict': migration0014TemplateStrict,
   '0015-transaction-tool': migration0015TransactionTool,
+  '0016-signing-certificates': migration0016SigningCertificates,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -227,8 +227,25 @@ export interface S3IntegrationsTable {
   updated_at: number;
 }
 
+/** A signing certificate of an account (signing/certificates.ts). */
+export interface SigningCertificatesTable {
+  account_id: string;
+  name: string;
+  subject: string;
+  issuer: string;
+  /** Hex, as OpenSSL prints it. */
+  serial: string;
+  not_before: number;
+  not_after: number;
+  fingerprint_sha256: string;
+  /** The PKCS#12 file and its password, sealed together (AES-256-GCM, key derived for this purpose only). */
+  pkcs12_sealed: string;
+  created_at: number;
+}
+
 export interface Database {
   s3_integrations: S3IntegrationsTable;
+  signing_certificates: SigningCertificatesTable;
   jobs: JobsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   files: FilesTable;

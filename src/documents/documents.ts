@@ -32,6 +32,7 @@ import { expandDottedKeys } from './data-binding.js';
 import { checkRequiredFields } from './required-fields.js';
 import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest } from '../einvoice/einvoice.js';
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
+import type { SignatureOptions, Signing } from '../signing/sign.js';
 import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
 
 export { pdfFilename, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
@@ -54,6 +55,8 @@ export interface GenerationOptions {
   image?: ImageOptions | null;
   /** Build an e-invoice too (docs/einvoice.md): Factur-X/ZUGFeRD inside a PDF/A-3b, or XRechnung XML instead of the PDF. */
   einvoice?: EInvoiceRequest | null;
+  /** Sign the PDF with one of the account's certificates, as its last change (docs/finishing.md). */
+  sign?: SignatureOptions | null;
 }
 
 /** A synchronous generation as the caller asks for it. */
@@ -121,6 +124,8 @@ export interface DocumentDeps {
   customerStorage?: CustomerStorage;
   /** Loads the `image_url`s of image modifications; without it every image_url is a warning. */
   loadImages?: ImageLoader;
+  /** Checks and makes `sign` (signing/); without it a `sign` is refused. */
+  signing?: Signing;
   /**
    * Where a PDF that reaches `aboveBytes` while Chromium streams it goes, and stays until it is
    * delivered (pdf/spool.ts), so the process never holds it or its copies. Not for PDF/A (pdf-lib
@@ -187,6 +192,20 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
    * `aboveBytes` goes from Chromium into a spool file as it is streamed, and stays a file until it is
    * delivered, so no copy of it is ever held in memory.
    */
+  /** A `sign` checked before the charge: something to sign, the certificate, the TSA. */
+  async function checkSignature(accountId: string, options: GenerationOptions): Promise<void> {
+    const loc = ['body', 'sign'];
+    const refuse = (msg: string) => {
+      throw new ValidationError([{ loc, msg, type: 'sign_not_applicable' }]);
+    };
+    if (options.image) refuse('Images cannot be signed; sign is for PDFs');
+    if (options.einvoice && !isHybridFormat(options.einvoice.format)) refuse(`${options.einvoice.format} is XML without a PDF; sign is for PDFs`);
+    // The mark is drawn in a standard font that is not embedded, which PDF/A forbids.
+    if (options.sign!.visible && (options.pdfVariant || options.einvoice)) refuse('A visible signature cannot be added to a PDF/A document yet; leave out visible (the signature itself is kept)');
+    if (!deps.signing) refuse('Signing is not set up in this process');
+    await deps.signing!.prepare(options.sign!, { accountId, kind: 'paid', loc });
+  }
+
   function print(request: RenderRequest, spoolable: boolean) {
     if (!spoolable || !deps.spool) return renderer.render(request);
     const { spool, aboveBytes } = deps.spool;
@@ -207,6 +226,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
       if (options.einvoice) await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant });
+      if (options.sign) await checkSignature(accountId, options);
       const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
@@ -246,7 +266,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           tagged: options.tagged ?? undefined,
           mode,
         },
-        !variant,
+        // A document to sign stays in memory: libpdf signs bytes, not files.
+        !variant && !options.sign,
       );
       const warnings = [...fieldWarnings, ...printed.warnings];
       const finished = await finishing.finish(printed.pdf, {
@@ -256,6 +277,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         pdfa: variant ? { variant, extras: einvoice ? facturXPdfAMeta(einvoice) : undefined } : null,
         // What is left of the render deadline once the document is printed: compaction's budget.
         timeoutMs: printed.deadlineLeftMs - (performance.now() - started - printed.renderMs),
+        sign: options.sign,
       });
       const renderMs = Math.round(performance.now() - started);
       return { delivery: await deliverFinished(accountId, finished, options), renderMs, warnings };

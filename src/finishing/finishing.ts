@@ -5,9 +5,11 @@
  *   2. Pressroom's document info (title, producer; document-info.ts);
  *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
  *   4. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
- *      render deadline; never fails the document (a PDF it cannot compact leaves as it is).
+ *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
+ *   5. the signature (signing/sign.ts), the last change to the bytes: an incremental update over
+ *      everything before it, which a later rewrite would break.
  * A long PDF that Chromium spooled to a file (not PDF/A, not a preview) goes through 2 and 4 from file
- * to file, never held in memory.
+ * to file, never held in memory (a signed document is never spooled: libpdf signs bytes in memory).
  */
 import type { Logger } from '../shared/log.js';
 import type { Spool, SpooledFile } from '../pdf/spool.js';
@@ -16,6 +18,7 @@ import { withDocumentInfo, withDocumentInfoInFile } from './document-info.js';
 import { toPdfA, type PdfAMeta, type PdfAVariant } from './pdfa.js';
 import { stampPreview } from './preview-stamp.js';
 import type { PoolStats } from '../scheduling/fair-scheduler.js';
+import type { SignatureOptions, Signing } from '../signing/sign.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 
@@ -33,6 +36,8 @@ export interface FinishOptions {
   pdfa?: { variant: PdfAVariant; extras?: Pick<PdfAMeta, 'attachments' | 'xmpExtension'> } | null;
   /** What is left of the render deadline: compaction's budget. */
   timeoutMs: number;
+  /** Sign it, last (`sign` on create; checked before the charge by Signing.prepare). */
+  sign?: SignatureOptions | null;
 }
 
 /** A finished PDF: in memory, or in a spool file (with the files to remove once it is delivered). */
@@ -53,6 +58,8 @@ export interface FinishingDeps {
   threads: number;
   /** Where a spooled PDF's compacted copy is written. */
   spool?: Spool;
+  /** Signs documents that ask for it. */
+  signing?: Signing;
   logger: Logger;
   onCompaction?: CompactionObserver;
 }
@@ -67,6 +74,13 @@ export function createFinishing(deps: FinishingDeps): Finishing {
   }
 
   async function finishBytes(pdf: Buffer, options: FinishOptions, task: CompactionTask): Promise<Buffer> {
+    const finished = await finishUnsigned(pdf, options, task);
+    if (!options.sign) return finished;
+    if (!deps.signing) throw new Error('a document to sign without signing set up');
+    return deps.signing.sign(finished, options.sign, { accountId: options.accountId, kind: task.ticket.kind, loc: ['body', 'sign'] });
+  }
+
+  async function finishUnsigned(pdf: Buffer, options: FinishOptions, task: CompactionTask): Promise<Buffer> {
     const stamped = options.previewStamp ? await stampPreview(pdf) : pdf;
     const titled = await withDocumentInfo(stamped, options.title);
     const variant = options.pdfa?.variant;
@@ -95,7 +109,7 @@ export function createFinishing(deps: FinishingDeps): Finishing {
       const task: CompactionTask = { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
       if (Buffer.isBuffer(printed)) return { pdf: await finishBytes(printed, options, task) };
       // Chromium spools only what needs neither a stamp nor PDF/A (documents.ts asks it so).
-      if (options.previewStamp || options.pdfa) throw new Error('a spooled PDF cannot be stamped or made PDF/A');
+      if (options.previewStamp || options.pdfa || options.sign) throw new Error('a spooled PDF cannot be stamped, made PDF/A or signed');
       return finishFile(printed, options, task);
     },
     stats: () => pool.stats(),

@@ -35,6 +35,8 @@ import { templateLayerRoutes } from './routes/templates/template-layers.js';
 import { imageRoutes } from './routes/documents/image.js';
 import { assetRoutes } from './routes/templates/assets.js';
 import { pdfToolRoutes } from './routes/documents/pdf-tools.js';
+import { pdfSigningRoutes } from './routes/documents/pdf-signing.js';
+import { certificateRoutes } from './routes/account/certificates.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -60,6 +62,7 @@ const TAGS = [
   { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
   { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
   { name: 'Agent', description: "TemplateFox's AI template authoring: not offered by Pressroom (501 NOT_IMPLEMENTED)." },
+  { name: 'Certificates', description: 'Signing certificates (PKCS#12, sealed at rest) for sign on create and POST /v1/pdf-tools/sign. No credits.' },
   { name: 'Assets', description: 'Logos, fonts and stylesheets for your templates, used with {{ asset(\'name\') }}. No credits.' },
   { name: 'Files', description: 'Signed, expiring download links of generated files.' },
   { name: 'Admin', description: 'Accounts, credits and credentials (Authorization: Bearer $PRESSROOM_ADMIN_TOKEN; absent when it is unset).' },
@@ -229,10 +232,12 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   pdfRoutes(app, { documents: services.documents });
   imageRoutes(app, { documents: services.documents });
   pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
+  pdfSigningRoutes(app, { pdfTools: services.pdfTools });
   jobRoutes(app, { jobs: services.jobs });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);
+  certificateRoutes(app, services.certificates);
   if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   healthRoutes(app, services);
   metricsRoutes(app, { metrics: services.metrics, token: config.http.metricsToken });

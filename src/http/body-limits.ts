@@ -56,6 +56,8 @@ const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf-tools/merge': 'pdfTools',
   'POST /v1/pdf-tools/extract-pages': 'pdfTools',
   'POST /v1/pdf-tools/rotate': 'pdfTools',
+  'POST /v1/pdf-tools/sign': 'pdfTools',
+  'POST /v1/pdf-tools/verify': 'pdfTools',
 };
 
 /** Each class's limit, and where it comes from (said in the 413). */

@@ -17,6 +17,8 @@ export const TRANSIENT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'STORAGE_ERROR',
   'S3_UPLOAD_FAILED',
   'SERVICE_UNAVAILABLE',
+  // A time-stamp authority down or slow now may answer on a later attempt (signing/tsa.ts).
+  'TSA_FAILED',
   'INTERNAL_ERROR',
 ]);
 

@@ -1,5 +1,5 @@
 /**
- * PDF tools: merge, extract pages, rotate (TemplateFox's `/v1/pdf-tools/*`). One credit each,
+ * PDF tools: merge, extract pages, rotate (TemplateFox's `/v1/pdf-tools/*`); sign and verify (sign.ts). One credit each,
  * charged on delivery through the same flow as `POST /v1/pdf/create` (documents/charged-run.ts:
  * Idempotency-Key, reserve, post on delivery, void on failure). Everything that can be wrong with the
  * request — the page selection or rotation, an input that cannot be downloaded, is not a PDF, is
@@ -17,6 +17,9 @@ import { mergePdfs, prepareMerge } from './merge.js';
 import type { PdfInputLimits, PdfSource } from './pdf-inputs.js';
 import type { Qpdf } from '../pdf/qpdf.js';
 import { prepareRotation, rotatePages } from './rotate.js';
+import { prepareSigning, signDocument, verifyDocument } from './sign.js';
+import type { SignatureOptions, Signing } from '../signing/sign.js';
+import type { SignatureReport } from '../signing/verify.js';
 
 export type { PdfSource } from './pdf-inputs.js';
 
@@ -55,25 +58,34 @@ export interface RotateRequest extends ToolRequest {
   pageRotations?: Record<string, number> | null;
 }
 
+export interface SignRequest extends ToolRequest {
+  pdf: PdfSource;
+  signature: SignatureOptions;
+}
+
 /** The PDF tools; each answers like a synchronous create (link or bytes, settled by the HTTP layer). */
 export interface PdfToolService {
   merge(request: MergeRequest): Promise<GenerationResult>;
   extractPages(request: ExtractPagesRequest): Promise<GenerationResult>;
   rotate(request: RotateRequest): Promise<GenerationResult>;
+  sign(request: SignRequest): Promise<GenerationResult>;
+  /** Free: the signature report, no file. */
+  verify(request: { accountId: string; pdf: PdfSource }): Promise<SignatureReport>;
 }
 
 export interface PdfToolDeps {
   charged: ChargedRunner;
   files: FileService;
   qpdf: Qpdf;
+  signing: Signing;
   limits: PdfInputLimits & { maxMergeInputs: number };
   logger: Logger;
 }
 
-type ToolName = 'merge' | 'extract-pages' | 'rotate';
+type ToolName = 'merge' | 'extract-pages' | 'rotate' | 'sign';
 
 export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
-  const { charged, files, qpdf, limits, logger } = deps;
+  const { charged, files, qpdf, signing, limits, logger } = deps;
 
   /** prepare (free) → reserve → make → deliver → post; the outcome is logged once, as generations are. */
   async function runTool<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Buffer>): Promise<GenerationResult> {
@@ -113,6 +125,13 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
     rotate(request) {
       const reader = { qpdf, accountId: request.accountId };
       return runTool('rotate', request, () => prepareRotation(request.pdf, request, limits, reader), (prepared) => rotatePages(prepared, reader));
+    },
+    sign(request) {
+      const reader = { qpdf, signing, accountId: request.accountId };
+      return runTool('sign', request, () => prepareSigning(request.pdf, request.signature, limits, reader), (prepared) => signDocument(prepared, reader));
+    },
+    verify(request) {
+      return verifyDocument(request.pdf, limits, { qpdf, signing, accountId: request.accountId });
     },
   };
 }

@@ -173,6 +173,11 @@ export interface Config {
     /** Fixed: `qpdfConcurrencyFor` (pdf-tools/pdf-tool-bounds.ts). */
     readonly concurrency: number;
   };
+  /** Signatures (docs/finishing.md). */
+  readonly signing: {
+    /** `PRESSROOM_TSA_URL`: the deployment's RFC 3161 time-stamp authority, or undefined. */
+    readonly tsaUrl: string | undefined;
+  };
   /** The asset library (docs/assets.md). */
   readonly assets: {
     /** Fixed: `ASSET_MAX_BYTES` (assets/assets.ts). */

@@ -54,6 +54,14 @@ export type ErrorCode =
   | 'SERVICE_UNAVAILABLE'
   /** An async job whose worker stopped (crash, kill) on every attempt; see docs/jobs.md. */
   | 'JOB_INTERRUPTED'
+  /** A signing certificate name the account does not have (signing/certificates.ts). */
+  | 'CERTIFICATE_NOT_FOUND'
+  /** The account already has a signing certificate of this name. */
+  | 'CERTIFICATE_EXISTS'
+  /** The time-stamp authority of a `timestamp: true` signature was down, too slow or answered no token (signing/tsa.ts). */
+  | 'TSA_FAILED'
+  /** libpdf could not sign a PDF it had read (signing/sign.ts). */
+  | 'SIGNING_FAILED'
   | 'INTERNAL_ERROR';
 
 /** Extra, client-safe facts about an error (never secrets). */

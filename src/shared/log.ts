@@ -54,6 +54,11 @@ export function createLogger(level: string, destination?: pino.DestinationStream
           '*.webhook_secret',
           'api_key',
           '*.api_key',
+          // A signing certificate's file and password (signing/certificates.ts), should a body ever be logged.
+          'password',
+          '*.password',
+          'pkcs12_base64',
+          '*.pkcs12_base64',
         ],
         censor: '[redacted]',
       },
