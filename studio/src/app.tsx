@@ -6,9 +6,10 @@ import { ConfirmHost } from './components/confirm-dialog.js';
 import { Link, matchRoute, paths, usePathname, type Route } from './router.js';
 import { ApiKeysScreen } from './screens/api-keys-screen.js';
 import { AssetsScreen } from './screens/assets-screen.js';
+import { CertificatesScreen } from './screens/finishing/certificates-screen.js';
 import { EditorScreen } from './screens/editor/editor-screen.js';
 import { JobsScreen } from './screens/jobs-screen.js';
-import { PdfToolsScreen } from './screens/pdf-tools-screen.js';
+import { PdfToolsScreen } from './screens/pdf-tools/pdf-tools-screen.js';
 import { S3Screen } from './screens/s3-screen.js';
 import { SignInScreen } from './screens/sign-in.js';
 import { TemplatesScreen } from './screens/templates-screen.js';
@@ -21,6 +22,7 @@ const TITLES: Record<Route['name'], string> = {
   assets: 'Assets',
   transactions: 'Transactions',
   'pdf-tools': 'PDF tools',
+  certificates: 'Certificates',
   s3: 'S3 storage',
   'api-keys': 'API keys',
   'not-found': 'Not found',
@@ -40,6 +42,8 @@ function Screen({ route }: { route: Route }) {
       return <TransactionsScreen />;
     case 'pdf-tools':
       return <PdfToolsScreen />;
+    case 'certificates':
+      return <CertificatesScreen />;
     case 's3':
       return <S3Screen />;
     case 'api-keys':

@@ -12,6 +12,7 @@ export type Route =
   | { name: 'assets' }
   | { name: 'transactions' }
   | { name: 'pdf-tools' }
+  | { name: 'certificates' }
   | { name: 's3' }
   | { name: 'api-keys' }
   | { name: 'not-found'; path: string };
@@ -24,6 +25,7 @@ export const paths = {
   assets: '/assets',
   transactions: '/transactions',
   pdfTools: '/tools/pdf',
+  certificates: '/settings/certificates',
   s3: '/settings/s3',
   apiKeys: '/settings/api-keys',
 };
@@ -38,6 +40,7 @@ export function matchRoute(pathname: string): Route {
   if (path === paths.assets) return { name: 'assets' };
   if (path === paths.transactions) return { name: 'transactions' };
   if (path === paths.pdfTools) return { name: 'pdf-tools' };
+  if (path === paths.certificates) return { name: 'certificates' };
   if (path === paths.s3) return { name: 's3' };
   if (path === paths.apiKeys) return { name: 'api-keys' };
   return { name: 'not-found', path };

@@ -24,6 +24,7 @@ const REWRITES: [RegExp, string][] = [
   [/;? ?the list is in docs\/templates\.md\.?/g, ''],
   [/;? ?GET \/v1\/assets lists them\.?/g, '; the Assets screen lists the names you have.'],
   [/;? ?GET \/v1\/templates\/[^/\s]+\/versions lists them\.?/g, '; the Versions panel lists them.'],
+  [/;? ?upload it with POST \/v1\/certificates or list yours with GET \/v1\/certificates\.?/g, '; the Certificates screen lists yours.'],
   [/Field required by the template/g, 'required by the template, and empty'],
 ];
 

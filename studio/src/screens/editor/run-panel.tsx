@@ -2,7 +2,8 @@
  * Run: generate the real PDF (1 credit) with the form's data, from the saved draft or a version — sync
  * as a download link or as bytes, or async as a job polled until it finishes — and the same call as
  * curl / JavaScript / Python snippets. Optionally with an e-invoice attached (einvoice-section.tsx):
- * a refused invoice shows its findings by rule instead of a generic error.
+ * a refused invoice shows its findings by rule instead of a generic error. And with finishing
+ * (finishing-section.tsx): a watermark, a signature, protection.
  * A strict template's required field without a value is refused before sending (the service's rule);
  * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
  * refusal goes once the options it was for change.
@@ -23,6 +24,9 @@ import { describeDelivered, einvoiceFindings, initialEInvoiceDraft, isHybridForm
 import { EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
 import { VersionSelect } from './version-select.js';
 import { useResetOnChange } from '../../lib/use-reset-on-change.js';
+import { useCertificates } from '../finishing/certificates-screen.js';
+import { EMPTY_FINISHING, finishingRequest } from '../finishing/finishing.js';
+import { FinishingSection } from '../finishing/finishing-section.js';
 
 /** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
 type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
@@ -76,6 +80,8 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   const [einvoiceDraft, setEInvoiceDraft] = useState(() => initialEInvoiceDraft(data));
   // The refused invoice's findings, with the JSON text they were reported for (null: the invoice was the data).
   const [findings, setFindings] = useState<{ rules: EInvoiceRuleFindings[]; json: string | null } | null>(null);
+  const [finishingDraft, setFinishingDraft] = useState(EMPTY_FINISHING);
+  const certificates = useCertificates();
   const credits = useSession().account?.credits ?? null;
   const alive = useRef(true);
   const blobUrl = useRef<string | null>(null);
@@ -102,8 +108,11 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   const missing = xmlOnly || chosen ? [] : missingRequired(fields, data, einvoice ? ['einvoice'] : []);
   // The saved draft's verdict is known here; a version's fields and strictness are the service's to check.
   const refusedForMissing = strict && missing.length > 0;
+  const finishingResolved = finishingRequest(finishingDraft);
+  const finishingProblem = 'error' in finishingResolved ? finishingResolved.error : null;
+  const finishing = 'request' in finishingResolved ? finishingResolved.request : {};
 
-  useResetOnChange(JSON.stringify([mode, filename, version, einvoiceDraft]), () => {
+  useResetOnChange(JSON.stringify([mode, filename, version, einvoiceDraft, finishingDraft]), () => {
     setResult(null);
     setError(null);
     setFindings(null);
@@ -124,12 +133,14 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   const place = (loc: readonly (string | number)[]): string | null => {
     if (loc[0] === 'data') return describeLoc(fields, loc.slice(1));
     if (loc[0] === 'einvoice' && loc[1] === 'invoice') return describeLoc(einvoiceDraft.source === 'data' ? fields : [], loc.slice(2));
+    const finishingPart = ({ sign: 'Signature', watermark: 'Watermark', protect: 'Protection' } as Record<string, string>)[String(loc[0])];
+    if (finishingPart) return [finishingPart, ...loc.slice(1)].join(' › ');
     return null;
   };
 
   const generate = async (event: Event) => {
     event.preventDefault();
-    if (filenameInvalid || einvoiceProblem || refusedForMissing) return;
+    if (filenameInvalid || einvoiceProblem || refusedForMissing || finishingProblem) return;
     if (inputsProblem) {
       setError(`Not generated, nothing charged: ${inputsProblem}. Fix the form first.`);
       return;
@@ -141,7 +152,7 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
     onRefused([]);
     // The tag names the version as a client would; tags are unique per template.
     const sent = data;
-    const base = { template_id: templateId, data, filename: sentName, ...(chosen ? { version: chosen.tag } : {}), ...(einvoice ? { einvoice } : {}) };
+    const base = { template_id: templateId, data, filename: sentName, ...(chosen ? { version: chosen.tag } : {}), ...(einvoice ? { einvoice } : {}), ...finishing };
     try {
       if (mode === 'url') {
         const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
@@ -225,7 +236,8 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
           )
         )}
         <EInvoiceSection draft={einvoiceDraft} onChange={setEInvoiceDraft} data={data} problem={einvoiceProblem} findings={findings?.json != null ? findings : null} />
-        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem || refusedForMissing}>
+        <FinishingSection draft={finishingDraft} onChange={setFinishingDraft} certificates={certificates.data} problem={finishingProblem} />
+        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem || refusedForMissing || !!finishingProblem}>
           {busy ? 'Generating…' : xmlOnly ? 'Generate XML' : 'Generate PDF'}
         </button>
       </form>

@@ -1,40 +1,44 @@
 /**
- * PDF tools: merge several PDFs, extract pages, rotate — on files dropped on the form or picked from
- * this computer (sent as `pdf_base64`), 1 credit each. The result downloads at once, named after the
+ * PDF tools: merge several PDFs, extract pages, rotate, and (issue 39) sign, verify, split, flatten,
+ * watermark, set the document information, protect and unlock — on files dropped on the form or picked
+ * from this computer (sent as `pdf_base64`), 1 credit each (verify is free and shows its report; split
+ * downloads a zip of the parts). The result downloads at once, named after the
  * first file unless a name is typed, and stays linked; a refusal names the file, page or field it is
  * about as the form does, with the API's code (`pdf_invalid`, `page_out_of_range`, …) as a reference.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describeRefusal } from '../api/client.js';
-import { api, refreshAccount, useSession } from '../api/session.js';
-import { FILENAME, fileNameFrom } from '../lib/format.js';
-import { nothingCharged } from '../lib/messages.js';
-import { TabPanel, Tabs } from '../components/tabs.js';
-import { DropZone } from '../components/drop-zone.js';
+import { describeRefusal } from '../../api/client.js';
+import { api, refreshAccount, useSession } from '../../api/session.js';
+import { FILENAME, fileNameFrom } from '../../lib/format.js';
+import { nothingCharged } from '../../lib/messages.js';
+import { TabPanel, Tabs } from '../../components/tabs.js';
+import { DropZone } from '../../components/drop-zone.js';
+import { useCertificates } from '../finishing/certificates-screen.js';
+import { readAsDataUrl, type SignatureReport } from '../finishing/finishing.js';
+import { INITIAL_OPTIONS, OPTION_PLACES, ToolOptions, toolFields, type Options } from './tool-options.js';
+import { VerifyReport } from './verify-report.js';
 
-type Tool = 'merge' | 'extract' | 'rotate';
+type Tool = 'merge' | 'extract' | 'rotate' | 'sign' | 'verify' | 'split' | 'flatten' | 'watermark' | 'metadata' | 'protect' | 'unlock';
 
 const TOOLS: { id: Tool; label: string; path: string; help: string }[] = [
   { id: 'merge', label: 'Merge', path: '/v1/pdf-tools/merge', help: 'Two or more PDFs become one, their pages in the order listed.' },
   { id: 'extract', label: 'Extract pages', path: '/v1/pdf-tools/extract-pages', help: 'A new PDF of the pages named, in the order named ("3, 1-2" gives 3, 1, 2).' },
   { id: 'rotate', label: 'Rotate', path: '/v1/pdf-tools/rotate', help: 'Turns pages clockwise, adding to their current rotation.' },
+  { id: 'sign', label: 'Sign', path: '/v1/pdf-tools/sign', help: 'Signs the PDF with one of your certificates (PAdES), as its last change.' },
+  { id: 'verify', label: 'Verify', path: '/v1/pdf-tools/verify', help: 'Reports the signatures of a PDF: who signed, when, with a time-stamp or not, and whether it changed since. Free.' },
+  { id: 'split', label: 'Split', path: '/v1/pdf-tools/split', help: 'Cuts the PDF into parts, downloaded as one zip: by ranges ("1-3, 4-", "4-" runs to the end) or every n pages.' },
+  { id: 'flatten', label: 'Flatten', path: '/v1/pdf-tools/flatten', help: 'Draws form fields (with their values) and comments into the pages, so nothing can be filled in or edited any more.' },
+  { id: 'watermark', label: 'Watermark', path: '/v1/pdf-tools/watermark', help: 'Draws a line of text across the pages, or the pages named.' },
+  { id: 'metadata', label: 'Document info', path: '/v1/pdf-tools/metadata', help: 'Sets the title, author, subject and keywords PDF viewers and search tools show; entries left empty stay as they are.' },
+  { id: 'protect', label: 'Protect', path: '/v1/pdf-tools/protect', help: 'Encrypts the PDF (AES-256): a password to open it, if you give one, and what readers may do without the owner password.' },
+  { id: 'unlock', label: 'Unlock', path: '/v1/pdf-tools/unlock', help: 'The same PDF without its encryption, given its user or owner password.' },
 ];
 
 const ANGLES = [90, 180, 270, 0] as const;
 /** What each tool adds to the first file's name for the result: `report-merged.pdf`. */
-const SUFFIX: Record<Tool, string> = { merge: 'merged', extract: 'pages', rotate: 'rotated' };
+const SUFFIX: Record<Tool, string> = { merge: 'merged', extract: 'pages', rotate: 'rotated', sign: 'signed', verify: 'verified', split: 'parts', flatten: 'flat', watermark: 'marked', metadata: 'info', protect: 'protected', unlock: 'unlocked' };
 
 const isPdf = (file: File) => file.type === 'application/pdf' || /\.pdf$/i.test(file.name);
-
-/** A file as the API takes it: its bytes as a data: URL (the service accepts the prefix). */
-function readAsDataUrl(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error ?? new Error(`Could not read ${file.name}.`));
-    reader.readAsDataURL(file);
-  });
-}
 
 /** "3: 90, 5: 180" → {"3": 90, "5": 180}; the angles the service takes are checked here too, the pages there. */
 export function parsePageRotations(text: string): Record<string, number> | string {
@@ -60,6 +64,9 @@ export function PdfToolsScreen() {
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<{ url: string; filename: string; bytes: number } | null>(null);
   const [skipped, setSkipped] = useState<string[]>([]);
+  const [options, setOptions] = useState<Options>(INITIAL_OPTIONS);
+  const [report, setReport] = useState<{ report: SignatureReport; file: string } | null>(null);
+  const certificates = useCertificates();
   const credits = useSession().account?.credits ?? null;
   const blobUrl = useRef<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -80,7 +87,8 @@ export function PdfToolsScreen() {
     if (first === 'pdfs' && typeof second === 'number') return `File ${second + 1}${files[second] ? ` (${files[second]!.name})` : ''}`;
     if (first === 'pdf_base64' || first === 'pdf_url') return files[0] ? `The file (${files[0].name})` : 'The file';
     if (first === 'page_rotations' && second !== undefined) return `Page ${second}`;
-    return ({ pages: 'Pages', rotation: 'Angle', page_rotations: 'Page rotations', filename: 'File name', pdfs: 'Files' } as Record<string, string>)[String(first)] ?? null;
+    if ((first === 'watermark' || first === 'metadata' || first === 'protect') && second !== undefined) return `${OPTION_PLACES[first]} › ${loc.slice(1).join(' › ')}`;
+    return ({ pages: 'Pages', rotation: 'Angle', page_rotations: 'Page rotations', filename: 'File name', pdfs: 'Files', ...OPTION_PLACES } as Record<string, string>)[String(first)] ?? null;
   };
   const enoughFiles = tool === 'merge' ? files.length >= 2 : files.length === 1;
 
@@ -90,6 +98,7 @@ export function PdfToolsScreen() {
     setError(null);
     setResult(null);
     setSkipped([]);
+    setReport(null);
     if (fileInput.current) fileInput.current.value = '';
   };
 
@@ -100,6 +109,7 @@ export function PdfToolsScreen() {
     setSkipped(all.filter((f) => !isPdf(f)).map((f) => f.name));
     if (picked.length) setFiles((prev) => (tool === 'merge' ? [...prev, ...picked] : picked.slice(0, 1)));
     setResult(null);
+    setReport(null);
     setError(null);
     if (fileInput.current) fileInput.current.value = '';
   };
@@ -117,22 +127,31 @@ export function PdfToolsScreen() {
     if (!enoughFiles || filenameInvalid) return;
     setError(null);
     setResult(null);
+    setReport(null);
     let body: Record<string, unknown> = { export_type: 'binary', filename: filename || defaultName };
     if (tool === 'rotate' && rotateMode === 'pages') {
       const parsed = parsePageRotations(pageRotations);
       if (typeof parsed === 'string') return setError(parsed);
       body = { ...body, page_rotations: parsed };
     }
+    const own = toolFields(tool, options);
+    if (typeof own === 'string') return setError(own);
     setBusy(true);
     try {
       const inputs = await Promise.all(files.map(async (f) => ({ pdf_base64: await readAsDataUrl(f) })));
+      if (tool === 'verify') {
+        setReport({ report: await api().json<SignatureReport>('POST', current.path, { body: inputs[0] }), file: files[0]!.name });
+        return;
+      }
       if (tool === 'merge') body = { ...body, pdfs: inputs };
-      else body = { ...body, ...inputs[0], ...(tool === 'extract' ? { pages } : rotateMode === 'all' ? { rotation: angle } : {}) };
+      else body = { ...body, ...inputs[0], ...own, ...(tool === 'extract' ? { pages } : tool === 'rotate' && rotateMode === 'all' ? { rotation: angle } : {}) };
       const response = await api().raw('POST', current.path, { body });
-      const blob = new Blob([await response.blob()], { type: 'application/pdf' });
+      // Split answers a zip of its parts.
+      const zip = tool === 'split';
+      const blob = new Blob([await response.blob()], { type: zip ? 'application/zip' : 'application/pdf' });
       if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
       blobUrl.current = URL.createObjectURL(blob);
-      const name = `${filename || defaultName}.pdf`;
+      const name = `${filename || defaultName}.${zip ? 'zip' : 'pdf'}`;
       setResult({ url: blobUrl.current, filename: name, bytes: blob.size });
       const a = document.createElement('a');
       a.href = blobUrl.current;
@@ -197,6 +216,7 @@ export function PdfToolsScreen() {
                   ))}
                 </ol>
               )}
+              <ToolOptions tool={t.id} options={options} set={(key, value) => setOptions((prev) => ({ ...prev, [key]: value }))} certificates={certificates.data} />
               {t.id === 'extract' && (
                 <label class="field">
                   <span class="field-label">Pages</span>
@@ -235,13 +255,15 @@ export function PdfToolsScreen() {
                   )}
                 </>
               )}
-              <label class="field">
-                <span class="field-label">File name (optional, without .pdf)</span>
-                <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
-                {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
-              </label>
+              {t.id !== 'verify' && (
+                <label class="field">
+                  <span class="field-label">File name (optional, without .{t.id === 'split' ? 'zip' : 'pdf'})</span>
+                  <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+                  {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
+                </label>
+              )}
               <button type="submit" class="button button-primary" disabled={busy || !enoughFiles || filenameInvalid}>
-                {busy ? 'Working…' : `${t.label} (1 credit)`}
+                {busy ? 'Working…' : t.id === 'verify' ? 'Verify (free)' : `${t.label} (1 credit)`}
               </button>
               {!enoughFiles && <p class="muted">{t.id === 'merge' ? 'Add at least two PDFs.' : 'Choose a PDF.'}</p>}
             </form>
@@ -255,6 +277,7 @@ export function PdfToolsScreen() {
         </div>
       )}
       <div aria-live="polite" data-testid="tool-result">
+        {report && <VerifyReport report={report.report} file={report.file} />}
         {result && (
           <p class="notice notice-success">
             Done:{' '}
