@@ -103,11 +103,15 @@ export function CertificatesScreen() {
             {file ? 'Choose another file…' : 'Choose a file…'}
           </button>
         </DropZone>
-        <label class="field">
-          <span class="field-label">Name</span>
-          <input value={name} onInput={(e) => setName(e.currentTarget.value)} maxLength={64} required aria-invalid={nameInvalid || undefined} spellcheck={false} placeholder="company-seal" />
-          <span class={nameInvalid ? 'field-error' : 'help'}>{nameInvalid ? 'Letters, digits, “.”, “_” and “-” only.' : 'Signatures name the certificate by this.'}</span>
-        </label>
+        <div class="field">
+          <label class="field-label" for="certificate-name">
+            Name
+          </label>
+          <input id="certificate-name" value={name} onInput={(e) => setName(e.currentTarget.value)} maxLength={64} required aria-invalid={nameInvalid || undefined} aria-describedby="certificate-name-help" spellcheck={false} placeholder="company-seal" />
+          <span id="certificate-name-help" class={nameInvalid ? 'field-error' : 'help'}>
+            {nameInvalid ? 'Letters, digits, “.”, “_” and “-” only.' : 'Signatures name the certificate by this.'}
+          </span>
+        </div>
         <label class="field">
           <span class="field-label">Password</span>
           <input type="password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} autoComplete="off" />
