@@ -14,7 +14,7 @@ import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { createSigningKit, startTsaServer, type SigningKit, type TsaServer } from '../../support/signing-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { warmUpPatiently } from '../../support/rendering-kit.js';
-import { ensureStudioBuild, launchBrowser, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
+import { DESKTOP, PHONE, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
 
 async function makePdf(pages: number): Promise<Buffer> {
   const doc = await PDFDocument.create();
@@ -112,6 +112,12 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     expect(await row('soon').getByTestId('certificate-validity').getAttribute('data-state')).toBe('near-expiry');
     expect(await row('soon').getByTestId('certificate-validity').innerText()).toMatch(/^expires in [45] days$/);
     await screenshot(page, 'certificates');
+    // The list at phone width: no sideways scrolling.
+    await page.setViewportSize(PHONE);
+    await layoutSettled(page);
+    expect(await hasNoHorizontalOverflow(page)).toMatchObject({ ok: true });
+    await screenshot(page, 'phone-certificates', { fullPage: true });
+    await page.setViewportSize(DESKTOP);
     await page.getByRole('button', { name: 'Delete certificate soon' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete certificate' }).click();
     await expect.poll(() => row('soon').count()).toBe(0);

@@ -153,9 +153,11 @@ export function CertificatesScreen() {
                   <td data-label="Subject">{cert.subject}</td>
                   <td data-label="Issuer">{cert.issuer}</td>
                   <td data-label="Valid">
-                    {formatTime(cert.not_before)} – {formatTime(cert.not_after)}{' '}
-                    <span class={`badge ${BADGE[validity.state]}`} data-testid="certificate-validity" data-state={validity.state}>
+                    <span class={`badge cert-validity ${BADGE[validity.state]}`} data-testid="certificate-validity" data-state={validity.state}>
                       {validity.label}
+                    </span>{' '}
+                    <span>
+                      {formatTime(cert.not_before)} – {formatTime(cert.not_after)}
                     </span>
                   </td>
                   <td class="row-actions">
