@@ -4,8 +4,14 @@
  *   1. the PREVIEW stamp (a free preview; outside the Chromium slot, where no template can reach it);
  *   2. Pressroom's document info (title, producer; document-info.ts);
  *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
- *   4. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
- *      render deadline; never fails the document (a PDF it cannot compact leaves as it is).
+ *   4. the request's watermark (watermark/watermark.ts);
+ *   5. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
+ *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
+ *   6. (reserved for signing: the last change but one, after compaction, before protect);
+ *   7. the request's protection, AES-256 by qpdf (protect.ts): it rewrites the whole file, so it
+ *      comes last.
+ * The request's `metadata` goes into the Info dictionary with step 2, before PDF/A: PDF/A wants Info
+ * and XMP equal, and pdfa.ts writes both from Info.
  * A long PDF that Chromium spooled to a file (not PDF/A, not a preview) goes through 2 and 4 from file
  * to file, never held in memory.
  */
@@ -16,6 +22,9 @@ import { withDocumentInfo, withDocumentInfoInFile } from './document-info.js';
 import { toPdfA, type PdfAMeta, type PdfAVariant } from './pdfa.js';
 import { stampPreview } from './preview-stamp.js';
 import type { PoolStats } from '../scheduling/fair-scheduler.js';
+import type { InfoEntries } from './document-info.js';
+import type { PdfProtection, Qpdf } from '../pdf/qpdf.js';
+import { drawWatermark, type PreparedWatermark } from './watermark/watermark.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 
@@ -33,6 +42,12 @@ export interface FinishOptions {
   pdfa?: { variant: PdfAVariant; extras?: Pick<PdfAMeta, 'attachments' | 'xmpExtension'> } | null;
   /** What is left of the render deadline: compaction's budget. */
   timeoutMs: number;
+  /** The request's watermark, checked (documents.ts prepares it before the charge). */
+  watermark?: PreparedWatermark | null;
+  /** The request's `metadata`, over Pressroom's Title and Creator. */
+  metadata?: InfoEntries | null;
+  /** The request's `protect`: encrypted last (never with PDF/A, refused before the charge). */
+  protect?: PdfProtection | null;
 }
 
 /** A finished PDF: in memory, or in a spool file (with the files to remove once it is delivered). */
@@ -55,6 +70,8 @@ export interface FinishingDeps {
   spool?: Spool;
   logger: Logger;
   onCompaction?: CompactionObserver;
+  /** Encrypts for `protect`; without it a document asking for protection fails. */
+  qpdf?: Qpdf;
 }
 
 export function createFinishing(deps: FinishingDeps): Finishing {
@@ -68,19 +85,26 @@ export function createFinishing(deps: FinishingDeps): Finishing {
 
   async function finishBytes(pdf: Buffer, options: FinishOptions, task: CompactionTask): Promise<Buffer> {
     const stamped = options.previewStamp ? await stampPreview(pdf) : pdf;
-    const titled = await withDocumentInfo(stamped, options.title);
+    const titled = await withDocumentInfo(stamped, options.title, options.metadata ?? {});
     const variant = options.pdfa?.variant;
     const archival = variant ? await toPdfA(titled, variant, { ...options.pdfa?.extras, accountId: options.accountId }) : titled;
+    const marked = options.watermark ? await drawWatermark(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] }) : archival;
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
-    if (variant === 'pdf/a-1b') return archival;
     const startedAt = performance.now();
-    return observed(await pool.compact(archival, task), startedAt, archival.length).pdf;
+    const compacted = variant === 'pdf/a-1b' ? marked : observed(await pool.compact(marked, task), startedAt, marked.length).pdf;
+    // Signing goes here: after compaction (a signature covers the final bytes), before protect.
+    return options.protect ? protect(compacted, options.protect, options.accountId) : compacted;
+  }
+
+  function protect(pdf: Buffer, protection: PdfProtection, accountId: string): Promise<Buffer> {
+    if (!deps.qpdf) throw new Error('a document to protect without qpdf');
+    return deps.qpdf.encrypt(pdf, protection, accountId);
   }
 
   async function finishFile(printed: SpooledFile, options: FinishOptions, task: CompactionTask): Promise<FinishedPdf> {
     const spool = deps.spool;
     if (!spool) throw new Error('a spooled PDF to finish without a spool');
-    const titled = await withDocumentInfoInFile(printed, options.title).catch(async (error: unknown) => {
+    const titled = await withDocumentInfoInFile(printed, options.title, options.metadata ?? {}).catch(async (error: unknown) => {
       await spool.remove(printed.path);
       throw error;
     });
@@ -94,8 +118,8 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     async finish(printed, options) {
       const task: CompactionTask = { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
       if (Buffer.isBuffer(printed)) return { pdf: await finishBytes(printed, options, task) };
-      // Chromium spools only what needs neither a stamp nor PDF/A (documents.ts asks it so).
-      if (options.previewStamp || options.pdfa) throw new Error('a spooled PDF cannot be stamped or made PDF/A');
+      // Chromium spools only what needs neither a stamp, PDF/A, a watermark nor protection (documents.ts asks it so).
+      if (options.previewStamp || options.pdfa || options.watermark || options.protect) throw new Error('a spooled PDF cannot be stamped, watermarked, protected or made PDF/A');
       return finishFile(printed, options, task);
     },
     stats: () => pool.stats(),

@@ -35,6 +35,7 @@ import { templateLayerRoutes } from './routes/templates/template-layers.js';
 import { imageRoutes } from './routes/documents/image.js';
 import { assetRoutes } from './routes/templates/assets.js';
 import { pdfToolRoutes } from './routes/documents/pdf-tools.js';
+import { finishingToolRoutes } from './routes/documents/pdf-finishing-tools.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -229,6 +230,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   pdfRoutes(app, { documents: services.documents });
   imageRoutes(app, { documents: services.documents });
   pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
+  finishingToolRoutes(app, { pdfTools: services.pdfTools });
   jobRoutes(app, { jobs: services.jobs });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });

@@ -28,7 +28,7 @@ import { AppError } from '../shared/errors.js';
 import { accountSlotsOf, FairScheduler, type PoolStats } from '../scheduling/fair-scheduler.js';
 
 /** What qpdf read of one input: its page count, or why it cannot be used. */
-export type PdfInspection = { kind: 'pdf'; pages: number } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
+export type PdfInspection = { kind: 'pdf'; pages: number; /** Opened with the password given. */ encrypted?: boolean } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
 
 /** What an encrypted copy allows without the owner password (AES-256, finishing/protect.ts). */
 export interface PdfProtection {
@@ -225,7 +225,7 @@ export function createQpdf(options: QpdfOptions): Qpdf {
           return { kind: 'unreadable', reason: 'qpdf could not describe it' };
         }
         if (facts.encrypt?.encrypted && password === undefined) return { kind: 'encrypted' };
-        return { kind: 'pdf', pages: facts.pages?.length ?? 0 };
+        return { kind: 'pdf', pages: facts.pages?.length ?? 0, encrypted: facts.encrypt?.encrypted === true };
       });
     },
 

@@ -1,4 +1,7 @@
-/** `POST /v1/pdf-tools/{merge,extract-pages,rotate}`: TemplateFox's PDF tools, 1 credit each (docs/pdf-tools.md). */
+/**
+ * `POST /v1/pdf-tools/{merge,extract-pages,rotate}`: TemplateFox's PDF tools, 1 credit each
+ * (docs/pdf-tools.md); the finishing tools (split, flatten, watermark, …) are pdf-finishing-tools.ts.
+ */
 import { Type, type Static, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -11,7 +14,7 @@ import { IdempotencyHeaders, jsonAnswer, sendPdf, settleWhenAnswered } from './p
 
 const ANGLE = { type: 'integer', enum: [0, 90, 180, 270] } as const;
 
-const sourceFields = {
+export const sourceFields = {
   pdf_url: Type.Optional(Nullable(Type.String({
     minLength: 1,
     maxLength: 2083,
@@ -23,7 +26,7 @@ const sourceFields = {
 const PdfInput = Type.Object(sourceFields, { description: 'Either pdf_url (HTTPS) or pdf_base64 — exactly one' });
 
 /** The delivery fields every tool shares: as on POST /v1/pdf/create. */
-const outputFields = {
+export const outputFields = {
   export_type: Type.Optional(StringEnum(['url', 'binary'] as const, { default: 'url', description: '`url`: JSON with a signed download link; `binary`: the PDF bytes (application/pdf)' })),
   expiration: Type.Optional(Type.Integer({ minimum: 60, maximum: 604_800, default: 86_400, description: 'Seconds until the URL expires (60–604800); `url` only' })),
   filename: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$', description: 'File name without the .pdf extension (default "document")' }))),
@@ -45,7 +48,7 @@ const answerResponse = Type.Unsafe<unknown>({
   },
 });
 
-const responses = { 200: answerResponse, ...errorResponses(401, 402, 409, 413, 422, 429, 500, 502, 504) };
+export const responses = { 200: answerResponse, ...errorResponses(401, 402, 409, 413, 422, 429, 500, 502, 504) };
 
 function mergeBody(maxInputs: number) {
   return Type.Object({
@@ -74,20 +77,20 @@ const RotateBody = Type.Object({
   ...outputFields,
 }, { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, rotation: 90, export_type: 'url', filename: 'rotated' }] });
 
-type Output = { export_type?: 'url' | 'binary'; expiration?: number; filename?: string | null };
-type Source = { pdf_url?: string | null; pdf_base64?: string | null };
+export type Output = { export_type?: 'url' | 'binary'; expiration?: number; filename?: string | null };
+export type Source = { pdf_url?: string | null; pdf_base64?: string | null };
 
-const source = (s: Source): PdfSource => ({ pdfUrl: s.pdf_url ?? null, pdfBase64: s.pdf_base64 ?? null });
+export const source = (s: Source): PdfSource => ({ pdfUrl: s.pdf_url ?? null, pdfBase64: s.pdf_base64 ?? null });
 
 /** Who asks, how the result is handed over, and the Idempotency-Key over this endpoint and body. */
-function toolRequest(request: { caller: { accountId: string }; headers: Record<string, unknown>; body: unknown }, endpoint: string): ToolRequest {
+export function toolRequest(request: { caller: { accountId: string }; headers: Record<string, unknown>; body: unknown }, endpoint: string): ToolRequest {
   const body = request.body as Output;
   const output: ToolOutput = { exportType: body.export_type ?? 'url', expirationSeconds: body.expiration ?? 86_400, filename: body.filename ?? 'document' };
   return { accountId: request.caller.accountId, output, idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, endpoint, body) };
 }
 
 /** The link as JSON or the bytes; the charge is posted once the answer reached the connection. */
-function answer(reply: FastifyReply, result: GenerationResult, output: ToolOutput): FastifyReply {
+export function answer(reply: FastifyReply, result: GenerationResult, output: ToolOutput): FastifyReply {
   settleWhenAnswered(reply, result);
   const json = jsonAnswer(result, output.expirationSeconds);
   if (json) return reply.send(json);
@@ -95,11 +98,11 @@ function answer(reply: FastifyReply, result: GenerationResult, output: ToolOutpu
   return sendPdf(reply, d.pdf, d.filename, result.creditsRemaining);
 }
 
-function schema(operationId: string, summary: string, description: string, body: TSchema) {
+export function schema(operationId: string, summary: string, description: string, body: TSchema) {
   return { operationId, tags: ['PDF Tools'], summary, description, body, headers: IdempotencyHeaders, response: responses };
 }
 
-const CHARGING =
+export const CHARGING =
   ' **Credits:** 1 per call, charged only when the result is delivered. An input that cannot be downloaded, is not a PDF, is encrypted or is over the bounds ' +
   '(bytes, PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES; pages) is a 422 naming the input, and costs nothing. An `Idempotency-Key` header makes retries safe.';
 

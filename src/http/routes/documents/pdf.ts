@@ -9,6 +9,7 @@ import { attachmentDisposition } from '../../../storage/content-disposition.js';
 import { ValidationError, type ValidationIssue } from '../../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../../examples.js';
 import { EInvoiceRequestSchema } from '../../../einvoice/einvoice.js';
+import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/finishing-requests.js';
 import { JsonObject, Nullable, PdfBytes, StringEnum, TEMPLATE_ID, errorResponses, mediaResponse } from '../../schemas.js';
 import { templateFoxShape, wantsTemplateFoxPropertiesOnly } from '../../templatefox-clients.js';
 
@@ -45,6 +46,9 @@ export const generationFields = {
       '(PDF/A level b, which does not require tags) false gives a valid untagged PDF/A file',
   }))),
   einvoice: Type.Optional(EInvoiceRequestSchema),
+  watermark: Type.Optional(WatermarkSchema),
+  metadata: Type.Optional(MetadataSchema),
+  protect: Type.Optional(ProtectSchema),
 };
 
 const CreateBody = Type.Object({
@@ -128,7 +132,8 @@ export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, '
 }
 
 export function generationOptions(body: Omit<CreateBody, 'export_type'> & { export_type?: 'url' | 'binary' }): GenerationOptions {
-  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null, tagged: body.tagged ?? null, einvoice: body.einvoice ?? null };
+  const finishing = { watermark: body.watermark ?? null, metadata: body.metadata ?? null, protect: body.protect ?? null };
+  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null, tagged: body.tagged ?? null, einvoice: body.einvoice ?? null, ...finishing };
 }
 
 type UrlAnswer = Static<typeof UrlAnswer>;
