@@ -134,11 +134,12 @@ async function embedMark(doc: PDF, mark: PreparedWatermark['mark']): Promise<PDF
   const width = font.widthOfTextAtSize(mark.text, mark.fontSize);
   const height = font.heightAtSize(mark.fontSize);
   const page = source.addPage({ width, height });
-  page.drawOperators([ops.beginMarkedContentProps('Span', new PdfDict([['ActualText', textString(mark.text)]]))]);
+  page.drawOperators([ops.beginMarkedContentProps('/Span', new PdfDict([['ActualText', textString(mark.text)]]))]);
   // The baseline sits above the descent, so no glyph leaves the mark's box.
   page.drawText(mark.text, { x: 0, y: (height - mark.fontSize) / 2 + mark.fontSize * 0.2, font, size: mark.fontSize, color: rgb(...mark.color) });
   page.drawOperators([ops.endMarkedContent()]);
-  return doc.embedPage(source, 0);
+  // Saved and read back: the font is written (subset) only when its document is saved.
+  return doc.embedPage(await PDF.load(await source.save({ subsetFonts: true })), 0);
 }
 
 /** `top-left` → [top, left]; `top` → [top, center]; `left` → [center, left]. */
@@ -177,6 +178,6 @@ export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark
     const { x, y, width, height } = placement(page, mark, prepared);
     page.drawPage(mark, { x, y, width, height, opacity: prepared.opacity, rotate: { angle: prepared.rotation, origin: 'center' }, background: prepared.layer === 'under' });
   }
-  const bytes = await doc.save({ subsetFonts: true });
+  const bytes = await doc.save();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

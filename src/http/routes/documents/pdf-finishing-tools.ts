@@ -112,7 +112,7 @@ export function finishingToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfT
     handler: async (request, reply) => {
       const body = request.body as Static<typeof SplitBody>;
       const exportType = body.export_type ?? 'url';
-      const base = toolRequest({ ...request, body: { ...body, export_type: exportType === 'binary' ? 'binary' : 'url' } }, 'pdf-tools.split');
+      const base = toolRequest({ caller: request.caller, headers: request.headers, body: { ...body, export_type: exportType === 'binary' ? 'binary' : 'url' } }, 'pdf-tools.split');
       // The key's fingerprint covers the whole body, export_type as sent.
       const idempotency = toolRequest(request, 'pdf-tools.split').idempotency;
       const result = await deps.pdfTools.split({ ...base, idempotency, pdf: source(body), with: { ranges: body.ranges, every: body.every }, parts: exportType === 'url' ? 'links' : 'zip' });
