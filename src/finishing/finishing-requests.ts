@@ -23,7 +23,7 @@ export const WatermarkSchema = Type.Object({
   position: Type.Optional(enumOf(WATERMARK_POSITIONS, { default: 'center', description: 'Where on the page: center (default), a corner (top-left, …) or an edge (top, left, …), 24 pt inside the page' })),
   pages: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000, description: 'Pages to mark, 1-based numbers and ranges such as "1-3, 5"; default every page. On a generated document a page past its end is skipped; a PDF tool answers 422' })),
   layer: Type.Optional(enumOf(['over', 'under'] as const, { default: 'over', description: '`over` (default): on top of the page\'s content; `under`: behind it (hidden where the page paints an opaque background)' })),
-}, { description: 'A watermark: text or an image asset, on every page or the pages named', additionalProperties: false });
+}, { description: 'A watermark: text or an image asset, on every page or the pages named' });
 export type WatermarkRequest = Static<typeof WatermarkSchema>;
 
 const infoText = (description: string) => Type.Optional(Type.String({ maxLength: 1000, pattern: PLAIN_TEXT, description }));
@@ -34,7 +34,7 @@ export const MetadataSchema = Type.Object({
   subject: infoText('Subject (Info /Subject)'),
   keywords: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: PLAIN_TEXT, description: 'One keyword' }), { maxItems: 50, description: 'Keywords (Info /Keywords, written separated by ", ")' })),
   creator: infoText('Creator: the application the content came from (Info /Creator). Default: Pressroom'),
-}, { description: 'Document information shown by PDF viewers and search tools (pdfinfo); with PDF/A also written to the XMP', additionalProperties: false });
+}, { description: 'Document information shown by PDF viewers and search tools (pdfinfo); with PDF/A also written to the XMP' });
 export type MetadataRequest = Static<typeof MetadataSchema>;
 
 /**
@@ -52,6 +52,6 @@ export const ProtectSchema = Type.Object({
     modifying: Type.Optional(Type.Boolean({ default: false, description: 'Change the content and assemble pages: insert, rotate, delete (default false)' })),
     annotating: Type.Optional(Type.Boolean({ default: false, description: 'Add or change comments (default false)' })),
     filling_forms: Type.Optional(Type.Boolean({ default: true, description: 'Fill in form fields (default true)' })),
-  }, { description: 'What a reader may do without the owner password', additionalProperties: false })),
-}, { description: 'AES-256 encryption with permissions (qpdf). Not with PDF/A, which forbids encryption', additionalProperties: false });
+  }, { description: 'What a reader may do without the owner password' })),
+}, { description: 'AES-256 encryption with permissions (qpdf). Not with PDF/A, which forbids encryption' });
 export type ProtectRequest = Static<typeof ProtectSchema>;
