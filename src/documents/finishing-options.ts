@@ -46,6 +46,9 @@ export async function finishingFor(options: GenerationOptions, context: Finishin
   if (options.protect && pdfa) {
     throw new ValidationError([{ loc: ['body', 'protect'], msg: `protect cannot be combined with ${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice (PDF/A-3b)'}: PDF/A forbids encryption. Leave one out`, type: 'value_error' }]);
   }
+  if (pdfa === 'pdf/a-1b' && options.watermark && (options.watermark.opacity ?? 0.3) < 1) {
+    throw new ValidationError([{ loc: ['body', 'watermark', 'opacity'], msg: 'PDF/A-1b forbids transparency: give the watermark opacity 1, or use pdf_variant pdf/a-2b', type: 'value_error' }]);
+  }
   const protect = options.protect == null ? null
     : 'sealed' in options.protect ? openProtection(options.protect.sealed, keyOf(context.sealKey)) : protectionOf(options.protect, ['body', 'protect']);
   const watermark = options.watermark ? await prepareWatermark(options.watermark, { accountId: context.accountId, readAsset: context.readAsset, loc: ['body', 'watermark'] }) : null;

@@ -178,6 +178,7 @@ export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark
     const { x, y, width, height } = placement(page, mark, prepared);
     page.drawPage(mark, { x, y, width, height, opacity: prepared.opacity, rotate: { angle: prepared.rotation, origin: 'center' }, background: prepared.layer === 'under' });
   }
-  const bytes = await doc.save();
+  // Streams as they are: a PDF/A file's XMP packet must stay unfiltered (readers find it in the raw bytes).
+  const bytes = await doc.save({ compressStreams: false });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
