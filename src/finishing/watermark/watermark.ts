@@ -121,15 +121,19 @@ function textString(text: string): PdfString {
   return new PdfString(Uint8Array.from(bytes), 'hex');
 }
 
-/** The mark as a one-page PDF of its own size, embedded into `doc`. */
-async function embedMark(doc: PDF, mark: PreparedWatermark['mark']): Promise<PDFEmbeddedPage> {
+/**
+ * Text marks made recently, as their one-page PDFs: an account marks every document alike, and
+ * subsetting the font is most of a mark's cost. Keyed by everything that shapes the mark.
+ */
+const MADE_MARKS_KEPT = 64;
+const madeMarks = new Map<string, Uint8Array>();
+
+async function textMarkPdf(mark: Extract<PreparedWatermark['mark'], { kind: 'text' }>): Promise<Uint8Array> {
+  // The candidate fonts (watermark-fonts.ts) differ in length: it tells them apart.
+  const key = JSON.stringify([mark.text, mark.fontSize, mark.color, mark.font.length]);
+  const made = madeMarks.get(key);
+  if (made) return made;
   const source = PDF.create();
-  if (mark.kind === 'image') {
-    const image = source.embedImage(mark.bytes);
-    const page = source.addPage({ width: image.width, height: image.height });
-    page.drawImage(image, { x: 0, y: 0, width: image.width, height: image.height });
-    return doc.embedPage(source, 0);
-  }
   const font = source.embedFont(mark.font);
   const width = font.widthOfTextAtSize(mark.text, mark.fontSize);
   const height = font.heightAtSize(mark.fontSize);
@@ -138,8 +142,21 @@ async function embedMark(doc: PDF, mark: PreparedWatermark['mark']): Promise<PDF
   // The baseline sits above the descent, so no glyph leaves the mark's box.
   page.drawText(mark.text, { x: 0, y: (height - mark.fontSize) / 2 + mark.fontSize * 0.2, font, size: mark.fontSize, color: rgb(...mark.color) });
   page.drawOperators([ops.endMarkedContent()]);
-  // Saved and read back: the font is written (subset) only when its document is saved.
-  return doc.embedPage(await PDF.load(await source.save({ subsetFonts: true })), 0);
+  // Saved: the font is written (subset) only when its document is saved.
+  const bytes = await source.save({ subsetFonts: true });
+  if (madeMarks.size >= MADE_MARKS_KEPT) madeMarks.delete(madeMarks.keys().next().value!);
+  madeMarks.set(key, bytes);
+  return bytes;
+}
+
+/** The mark as a one-page PDF of its own size, embedded into `doc`. */
+async function embedMark(doc: PDF, mark: PreparedWatermark['mark']): Promise<PDFEmbeddedPage> {
+  if (mark.kind === 'text') return doc.embedPage(await PDF.load(await textMarkPdf(mark)), 0);
+  const source = PDF.create();
+  const image = source.embedImage(mark.bytes);
+  const page = source.addPage({ width: image.width, height: image.height });
+  page.drawImage(image, { x: 0, y: 0, width: image.width, height: image.height });
+  return doc.embedPage(source, 0);
 }
 
 /** `top-left` → [top, left]; `top` → [top, center]; `left` → [center, left]. */
