@@ -34,7 +34,7 @@ import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltE
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
 import { finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
-import type { AssetReader } from '../finishing/watermark/watermark.js';
+import type { AssetReader } from '../finishing/requested/watermark.js';
 
 export { pdfFilename, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 

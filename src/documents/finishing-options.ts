@@ -5,9 +5,9 @@
  * and its passwords sealed while a job waits in its row (`sealFinishing`).
  */
 import type { FinishOptions } from '../finishing/finishing.js';
-import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/finishing-requests.js';
-import { openProtection, protectionOf, sealProtection, type SealedProtection } from '../finishing/protect.js';
-import { prepareWatermark, type AssetReader } from '../finishing/watermark/watermark.js';
+import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
+import { openProtection, protectionOf, sealProtection, type SealedProtection } from '../finishing/requested/protect.js';
+import { prepareWatermark, type AssetReader } from '../finishing/requested/watermark.js';
 import { ValidationError } from '../shared/errors.js';
 import type { GenerationOptions } from './documents.js';
 

@@ -36,7 +36,7 @@ export function documentTitle(chromiumTitle: string | undefined, fallback: strin
 }
 
 /**
- * What a request's `metadata` (finishing-requests.ts) puts in Info over Pressroom's defaults, and
+ * What a request's `metadata` (requested/finishing-requests.ts) puts in Info over Pressroom's defaults, and
  * whether the file's own Creator stays (a PDF tool's input was made elsewhere).
  */
 export interface InfoEntries {

@@ -4,11 +4,11 @@
  *   1. the PREVIEW stamp (a free preview; outside the Chromium slot, where no template can reach it);
  *   2. Pressroom's document info (title, producer; document-info.ts);
  *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
- *   4. the request's watermark (watermark/watermark.ts);
+ *   4. the request's watermark (requested/watermark.ts);
  *   5. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
  *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
  *   6. (reserved for signing: the last change but one, after compaction, before protect);
- *   7. the request's protection, AES-256 by qpdf (protect.ts): it rewrites the whole file, so it
+ *   7. the request's protection, AES-256 by qpdf (requested/protect.ts): it rewrites the whole file, so it
  *      comes last.
  * The request's `metadata` goes into the Info dictionary with step 2, before PDF/A: PDF/A wants Info
  * and XMP equal, and pdfa.ts writes both from Info.
@@ -24,7 +24,7 @@ import { stampPreview } from './preview-stamp.js';
 import type { PoolStats } from '../scheduling/fair-scheduler.js';
 import type { InfoEntries } from './document-info.js';
 import type { PdfProtection, Qpdf } from '../pdf/qpdf.js';
-import { drawWatermark, type PreparedWatermark } from './watermark/watermark.js';
+import { drawWatermark, type PreparedWatermark } from './requested/watermark.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 

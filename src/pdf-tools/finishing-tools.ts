@@ -6,9 +6,9 @@
  * metadata, the same code the after-print step runs.
  */
 import { withDocumentInfo } from '../finishing/document-info.js';
-import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/finishing-requests.js';
-import { protectionOf } from '../finishing/protect.js';
-import { drawWatermark, prepareWatermark, targetPages, type AssetReader, type PreparedWatermark } from '../finishing/watermark/watermark.js';
+import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
+import { protectionOf } from '../finishing/requested/protect.js';
+import { drawWatermark, prepareWatermark, targetPages, type AssetReader, type PreparedWatermark } from '../finishing/requested/watermark.js';
 import type { PdfProtection } from '../pdf/qpdf.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';

@@ -8,8 +8,8 @@
  */
 import type { ChargedRunner, Delivery, ExportType, GenerationResult } from '../documents/charged-run.js';
 import { deliverToClient, pdfFilename } from '../documents/charged-run.js';
-import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/finishing-requests.js';
-import type { AssetReader } from '../finishing/watermark/watermark.js';
+import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
+import type { AssetReader } from '../finishing/requested/watermark.js';
 import { prepareFlatten, prepareMetadata, prepareProtect, prepareUnlock, prepareWatermarkTool, unlockPdf, watermarkPdf, writeMetadata } from './finishing-tools.js';
 import { prepareSplit, splitPdf, type SplitPlan } from './split.js';
 import { zipParts } from './zip-parts.js';

@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { GenerationResult } from '../../../documents/charged-run.js';
-import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/finishing-requests.js';
+import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/requested/finishing-requests.js';
 import type { PdfToolService } from '../../../pdf-tools/pdf-tools.js';
 import { MAX_SPLIT_PARTS } from '../../../pdf-tools/split.js';
 import { attachmentDisposition } from '../../../storage/content-disposition.js';

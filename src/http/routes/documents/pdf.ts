@@ -9,7 +9,7 @@ import { attachmentDisposition } from '../../../storage/content-disposition.js';
 import { ValidationError, type ValidationIssue } from '../../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../../examples.js';
 import { EInvoiceRequestSchema } from '../../../einvoice/einvoice.js';
-import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/finishing-requests.js';
+import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/requested/finishing-requests.js';
 import { JsonObject, Nullable, PdfBytes, StringEnum, TEMPLATE_ID, errorResponses, mediaResponse } from '../../schemas.js';
 import { templateFoxShape, wantsTemplateFoxPropertiesOnly } from '../../templatefox-clients.js';
 

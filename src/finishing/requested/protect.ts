@@ -5,9 +5,9 @@
  * customer's secrets: they reach qpdf in files of its private run directory, are never logged, never
  * echoed in an answer, and a job keeps them sealed (jobs store their options; `sealProtection`).
  */
-import { decryptSecret, encryptSecret } from '../shared/crypto.js';
-import { ValidationError } from '../shared/errors.js';
-import type { PdfProtection } from '../pdf/qpdf.js';
+import { decryptSecret, encryptSecret } from '../../shared/crypto.js';
+import { ValidationError } from '../../shared/errors.js';
+import type { PdfProtection } from '../../pdf/qpdf.js';
 import type { ProtectRequest } from './finishing-requests.js';
 
 /** The protection a request asks for, with the documented defaults; a 422 at `loc` when it cannot be. */

@@ -19,7 +19,7 @@ import { PDF, PdfDict, PdfString, ops, rgb, type PDFEmbeddedPage, type PDFPage }
 import { ValidationError } from '../../shared/errors.js';
 import { parsePageSelection, selectedPages, type PageSelection } from '../../pdf-tools/page-selection.js';
 import { watermarkFont } from './watermark-fonts.js';
-import type { WatermarkRequest } from '../finishing-requests.js';
+import type { WatermarkRequest } from './finishing-requests.js';
 
 /** Where the mark sits on the page. */
 export type WatermarkPosition = NonNullable<WatermarkRequest['position']>;
