@@ -55,17 +55,7 @@ const CreateBody = Type.Object({
   ...generationFields,
   export_type: Type.Optional(StringEnum(['url', 'binary'] as const, { default: 'url', description: '`url`: JSON with a signed download link; `binary`: the PDF bytes (application/pdf)' })),
 }, {
-  examples: [
-    { template_id: EXAMPLE_TEMPLATE_ID, data: INVOICE_DATA, export_type: 'url', expiration: 3600, filename: 'invoice-0001' },
-    {
-      template_id: EXAMPLE_TEMPLATE_ID,
-      data: INVOICE_DATA,
-      filename: 'invoice-0001',
-      watermark: { text: 'COPY', opacity: 0.2, pages: '1' },
-      metadata: { title: 'Invoice 0001', author: 'Acme GmbH', keywords: ['invoice'] },
-      protect: { owner_password: 'owner-secret', permissions: { printing: 'high', copying: false } },
-    },
-  ],
+  examples: [{ template_id: EXAMPLE_TEMPLATE_ID, data: INVOICE_DATA, export_type: 'url', expiration: 3600, filename: 'invoice-0001' }],
 });
 type CreateBody = Static<typeof CreateBody>;
 
