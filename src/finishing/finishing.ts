@@ -7,7 +7,7 @@
  *   4. the request's watermark (requested/watermark.ts);
  *   5. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
  *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
- *   6. (reserved for signing: the last change but one, after compaction, before protect);
+ *   6. (reserved for signing: after compaction, whose rewrite would break a signature);
  *   7. the request's protection, AES-256 by qpdf (requested/protect.ts): it rewrites the whole file, so it
  *      comes last.
  * The request's `metadata` goes into the Info dictionary with step 2, before PDF/A: PDF/A wants Info
@@ -92,7 +92,8 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
     const startedAt = performance.now();
     const compacted = variant === 'pdf/a-1b' ? marked : observed(await pool.compact(marked, task), startedAt, marked.length).pdf;
-    // Signing goes here: after compaction (a signature covers the final bytes), before protect.
+    // Signing goes here, after compaction. protect rewrites every byte (qpdf), so a signature made
+    // before it would not verify: sign the encrypted file incrementally after protect, or refuse the pair.
     return options.protect ? protect(compacted, options.protect, options.accountId) : compacted;
   }
 
