@@ -28,6 +28,7 @@ import { createCertificateService, type CertificateService } from './signing/cer
 import { createSigning } from './signing/sign.js';
 import { TSA_TIMEOUT_MS } from './signing/signing-bounds.js';
 import { createQpdf } from './pdf/qpdf.js';
+import { deriveKey } from './shared/crypto.js';
 import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
@@ -180,21 +181,24 @@ export async function createServices(config: Config, options: ServiceOptions): P
     // Long PDFs wait on disk between printing and delivery, not in this process's memory.
     const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
     // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).
-    const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, signing, logger, onCompaction: compactionCounter(metrics) });
+    // qpdf: the PDF tools' engine, and `protect`'s encryption after printing.
+    const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
+    const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, signing, logger, onCompaction: compactionCounter(metrics), qpdf });
     releasers.push(() => finishing.close());
-    const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger });
+    const finishingSecrets = { readAsset: assets.readForRender, sealKey: deriveKey(config.secretKey, 'protect-passwords') };
+    const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger, ...finishingSecrets });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },
       { connectTimeoutMs: config.pdfTools.fetchTimeoutMs, headersTimeoutMs: config.pdfTools.fetchTimeoutMs, bodyTimeoutMs: config.pdfTools.fetchTimeoutMs },
     );
     releasers.push(() => pdfToolsDispatcher.close());
-    const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
     const pdfTools = createPdfToolService({
       charged,
       files,
       qpdf,
       signing,
+      readAsset: assets.readForRender,
       limits: { ...config.pdfTools, allowPrivateNetworks: config.allowPrivateNetworks, dispatcher: pdfToolsDispatcher },
       logger: logger.child({ component: 'pdf-tools' }),
     });

@@ -29,7 +29,9 @@ export type Delivery =
   | { kind: 'url'; url: string; filename: string; expiresAt: number; fileId: string }
   /** `pdf` holds the result's bytes: a PDF, or (image/create) an image of `contentType`. */
   | { kind: 'binary'; pdf: Buffer; filename: string; contentType?: string }
-  | { kind: 's3'; bucket: string; key: string; filename: string };
+  | { kind: 's3'; bucket: string; key: string; filename: string }
+  /** Several results (a split), each a signed link; `label` says which pages it holds. */
+  | { kind: 'urls'; files: { url: string; filename: string; label: string; fileId: string }[]; expiresAt: number };
 
 /** The answer of a paid request. */
 export interface GenerationResult {

@@ -34,6 +34,8 @@ import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltE
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
 import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
+import { finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
+import type { AssetReader } from '../finishing/requested/watermark.js';
 
 export { pdfFilename, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 
@@ -57,6 +59,10 @@ export interface GenerationOptions {
   einvoice?: EInvoiceRequest | null;
   /** Sign the PDF with one of the account's certificates, as its last change (docs/finishing.md). */
   sign?: SignatureOptions | null;
+  /** Finishing after PDF/A (docs/finishing.md): a watermark, Info entries, AES-256 protection. */
+  watermark?: FinishingFields['watermark'];
+  metadata?: FinishingFields['metadata'];
+  protect?: FinishingFields['protect'];
 }
 
 /** A synchronous generation as the caller asks for it. */
@@ -111,6 +117,8 @@ export interface DocumentService {
    * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
    */
   preview(accountId: string, input: { source: PreviewSource; data?: Record<string, unknown> | null }): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }>;
+  /** The options as a job row may keep them: `protect` passwords sealed (finishing-options.ts). */
+  storable?(options: GenerationOptions): GenerationOptions;
 }
 
 export interface DocumentDeps {
@@ -133,6 +141,10 @@ export interface DocumentDeps {
    */
   spool?: { spool: Spool; aboveBytes: number };
   logger: Logger;
+  /** A watermark's image asset; without it an asset watermark is a 422 (none found). */
+  readAsset?: AssetReader;
+  /** Seals `protect` passwords while a job waits (finishing-options.ts); derived from the secret key. */
+  sealKey?: Buffer;
 }
 
 /** Image file extension per format. */
@@ -171,6 +183,8 @@ function requiredFieldWarnings(template: Template, data: Record<string, unknown>
 
 export function createDocumentService(deps: DocumentDeps): DocumentService {
   const { templates, charged, renderer, finishing, files, customerStorage, logger } = deps;
+  const noAssets: AssetReader = async () => undefined;
+  const finishingContext = (accountId: string) => ({ accountId, readAsset: deps.readAsset ?? noAssets, sealKey: deps.sealKey });
 
   /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
   function s3Storage(): CustomerStorage {
@@ -231,6 +245,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       if (options.image) checkImageRequest(template, options.image);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
       requiredFieldWarnings(template, data, options);
+      await finishingFor(options, finishingContext(accountId));
       if (options.storeS3) {
         await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: outputFile(options).filename });
       }
@@ -255,6 +270,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
+      // Checked in prepare; made again here (a job's asset is read when it runs).
+      const finish = await finishingFor(options, finishingContext(accountId));
       const printed = await print(
         {
           template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
@@ -266,8 +283,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           tagged: options.tagged ?? undefined,
           mode,
         },
-        // A document to sign stays in memory: libpdf signs bytes, not files.
-        !variant && !options.sign,
+        // A document to sign, mark or protect stays in memory: those steps work on bytes, not files.
+        !variant && !options.sign && !finish.watermark && !finish.protect,
       );
       const warnings = [...fieldWarnings, ...printed.warnings];
       const finished = await finishing.finish(printed.pdf, {
@@ -278,6 +295,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         // What is left of the render deadline once the document is printed: compaction's budget.
         timeoutMs: printed.deadlineLeftMs - (performance.now() - started - printed.renderMs),
         sign: options.sign,
+        ...finish,
       });
       const renderMs = Math.round(performance.now() - started);
       return { delivery: await deliverFinished(accountId, finished, options), renderMs, warnings };
@@ -325,6 +343,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       if (!('pdf' in finished)) throw new Error('a preview is never spooled');
       return { pdf: finished.pdf, warnings: [...fieldWarnings, ...rendered.warnings] };
     },
+
+    storable: (options) => sealFinishing(options, deps.sealKey),
   };
   return service;
 }

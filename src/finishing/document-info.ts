@@ -36,11 +36,25 @@ export function documentTitle(chromiumTitle: string | undefined, fallback: strin
 }
 
 /**
- * Returns the PDF with Pressroom's Title, Creator and Producer in its Info dictionary (other entries,
- * such as Chromium's CreationDate, are kept). `fallbackTitle` is used when the document has no title.
+ * What a request's `metadata` (requested/finishing-requests.ts) puts in Info over Pressroom's defaults, and
+ * whether the file's own Creator stays (a PDF tool's input was made elsewhere).
  */
-export async function withDocumentInfo(pdf: Buffer, fallbackTitle: string): Promise<Buffer> {
-  return appendInfoUpdate(pdf, fallbackTitle) ?? rewriteInfo(pdf, fallbackTitle);
+export interface InfoEntries {
+  title?: string;
+  author?: string;
+  subject?: string;
+  keywords?: string[];
+  creator?: string;
+  keepCreator?: boolean;
+}
+
+/**
+ * Returns the PDF with Pressroom's Title, Creator and Producer in its Info dictionary (other entries,
+ * such as Chromium's CreationDate, are kept). `fallbackTitle` is used when the document has no title
+ * (an empty one: none is written); `entries` (a request's `metadata`) go over both.
+ */
+export async function withDocumentInfo(pdf: Buffer, fallbackTitle: string, entries: InfoEntries = {}): Promise<Buffer> {
+  return appendInfoUpdate(pdf, fallbackTitle, entries) ?? rewriteInfo(pdf, fallbackTitle, entries);
 }
 
 /**
@@ -60,12 +74,18 @@ function titleOf(info: PDFDict | undefined): string | undefined {
 }
 
 /** Info entries as Pressroom writes them over `old`. */
-function pressroomInfo(old: PDFDict | undefined, fallbackTitle: string, context: PDFContext): PDFDict {
+function pressroomInfo(old: PDFDict | undefined, fallbackTitle: string, context: PDFContext, entries: InfoEntries): PDFDict {
   const info = context.obj({});
+  const text = (key: string, value: string | undefined) => value !== undefined && info.set(PDFName.of(key), PDFHexString.fromText(value));
   for (const [key, value] of old?.entries() ?? []) info.set(key, value);
-  info.set(PDFName.of('Title'), PDFHexString.fromText(documentTitle(titleOf(old), fallbackTitle)));
-  info.set(PDFName.of('Creator'), PDFString.of(PDF_PRODUCER));
+  const title = entries.title ?? documentTitle(titleOf(old), fallbackTitle);
+  if (title !== '') text('Title', title);
+  if (!entries.keepCreator) info.set(PDFName.of('Creator'), PDFString.of(PDF_PRODUCER));
   info.set(PDFName.of('Producer'), PDFString.of(PDF_PRODUCER));
+  text('Author', entries.author);
+  text('Subject', entries.subject);
+  text('Keywords', entries.keywords?.join(', '));
+  text('Creator', entries.creator);
   return info;
 }
 
@@ -96,9 +116,10 @@ function locateInfo(pdf: PdfBytes): LocatedInfo | undefined {
 }
 
 /** The incremental update that redefines Info, to append to a file of `length` bytes ending in `lastByte`. */
-function infoUpdate(located: LocatedInfo, fallbackTitle: string, length: number, lastByte: number | undefined): Buffer {
+function infoUpdate(located: LocatedInfo, fallbackTitle: string, entries: InfoEntries, at: { length: number; lastByte: number | undefined }): Buffer {
+  const { length, lastByte } = at;
   const { context, xrefAt, trailer, infoRef } = located;
-  const info = pressroomInfo(located.info, fallbackTitle, context);
+  const info = pressroomInfo(located.info, fallbackTitle, context, entries);
   const newTrailer = context.obj({});
   for (const [key, value] of trailer.entries()) if (key.asString() !== '/Prev') newTrailer.set(key, value);
   newTrailer.set(PDFName.of('Prev'), PDFNumber.of(xrefAt));
@@ -112,11 +133,11 @@ function infoUpdate(located: LocatedInfo, fallbackTitle: string, length: number,
 }
 
 /** The fast route; undefined when the file is not shaped as Chromium writes it. */
-function appendInfoUpdate(pdf: Buffer, fallbackTitle: string): Buffer | undefined {
+function appendInfoUpdate(pdf: Buffer, fallbackTitle: string, entries: InfoEntries): Buffer | undefined {
   const located = locateInfo(bufferBytes(pdf));
   if (!located) return undefined;
   const { dictStart, dictEnd } = located;
-  const update = infoUpdate(located, fallbackTitle, pdf.length, pdf[pdf.length - 1]);
+  const update = infoUpdate(located, fallbackTitle, entries, { length: pdf.length, lastByte: pdf[pdf.length - 1] });
   // The old dictionary keeps its `<<` and `>>`, with spaces between: empty, at the same length.
   const blank = Buffer.alloc(dictEnd - dictStart - 4, 0x20);
   return Buffer.concat([pdf.subarray(0, dictStart + 2), blank, pdf.subarray(dictEnd - 2), update]);
@@ -127,28 +148,28 @@ function appendInfoUpdate(pdf: Buffer, fallbackTitle: string): Buffer | undefine
  * it is: the old dictionary blanked in place and the update appended, so the file is read only at its
  * end and at the Info object. A file of another shape is read whole and rewritten with pdf-lib.
  */
-export async function withDocumentInfoInFile(file: PdfFile, fallbackTitle: string): Promise<PdfFile> {
+export async function withDocumentInfoInFile(file: PdfFile, fallbackTitle: string, entries: InfoEntries = {}): Promise<PdfFile> {
   try {
-    return await updateInfoInFile(file, fallbackTitle);
+    return await updateInfoInFile(file, fallbackTitle, entries);
   } catch (error) {
     // A full disk, a vanished file: STORAGE_ERROR, as when Chromium's stream could not be spilled.
     throw error instanceof Error && 'syscall' in error ? spillWriteError(error) : error;
   }
 }
 
-async function updateInfoInFile(file: PdfFile, fallbackTitle: string): Promise<PdfFile> {
+async function updateInfoInFile(file: PdfFile, fallbackTitle: string, entries: InfoEntries): Promise<PdfFile> {
   const handle = await open(file.path, 'r+');
   try {
     const bytes = fileBytes(handle.fd, file.size);
     const located = locateInfo(bytes);
     if (!located) {
-      const rewritten = await rewriteInfo(await readFile(file.path), fallbackTitle);
+      const rewritten = await rewriteInfo(await readFile(file.path), fallbackTitle, entries);
       await handle.truncate(0);
       await writeAll(handle, rewritten, 0);
       return { path: file.path, size: rewritten.length };
     }
     const { dictStart, dictEnd } = located;
-    const update = infoUpdate(located, fallbackTitle, file.size, bytes.slice(file.size - 1, file.size)[0]);
+    const update = infoUpdate(located, fallbackTitle, entries, { length: file.size, lastByte: bytes.slice(file.size - 1, file.size)[0] });
     await writeAll(handle, Buffer.alloc(dictEnd - dictStart - 4, 0x20), dictStart + 2);
     await writeAll(handle, update, file.size);
     return { path: file.path, size: file.size + update.length };
@@ -158,11 +179,11 @@ async function updateInfoInFile(file: PdfFile, fallbackTitle: string): Promise<P
 }
 
 /** The slow route: pdf-lib parses and writes the whole file. */
-async function rewriteInfo(pdf: Buffer, fallbackTitle: string): Promise<Buffer> {
+async function rewriteInfo(pdf: Buffer, fallbackTitle: string, entries: InfoEntries): Promise<Buffer> {
   // updateMetadata: false, or pdf-lib stamps its own Producer and dates.
   const doc = await PDFDocument.load(pdf, { updateMetadata: false, ignoreEncryption: true });
   const { context } = doc;
-  const info = pressroomInfo(context.lookupMaybe(context.trailerInfo.Info, PDFDict), fallbackTitle, context);
+  const info = pressroomInfo(context.lookupMaybe(context.trailerInfo.Info, PDFDict), fallbackTitle, context, entries);
   if (context.trailerInfo.Info instanceof PDFRef) context.assign(context.trailerInfo.Info, info);
   else context.trailerInfo.Info = context.register(info);
   prepareRewrite(doc);

@@ -4,10 +4,16 @@
  *   1. the PREVIEW stamp (a free preview; outside the Chromium slot, where no template can reach it);
  *   2. Pressroom's document info (title, producer; document-info.ts);
  *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
- *   4. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
+ *   4. the request's watermark (requested/watermark.ts);
+ *   5. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
  *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
- *   5. the signature (signing/sign.ts), the last change to the bytes: an incremental update over
- *      everything before it, which a later rewrite would break.
+ *   6. the signature (signing/sign.ts): an incremental update over everything before it, which a
+ *      later rewrite would break;
+ *   7. the request's protection, AES-256 by qpdf (requested/protect.ts): it rewrites the whole file,
+ *      so it comes last, and a document cannot ask for both a signature and protection (documents.ts
+ *      refuses the pair before the charge: the encryption would break the signature).
+ * The request's `metadata` goes into the Info dictionary with step 2, before PDF/A: PDF/A wants Info
+ * and XMP equal, and pdfa.ts writes both from Info.
  * A long PDF that Chromium spooled to a file (not PDF/A, not a preview) goes through 2 and 4 from file
  * to file, never held in memory (a signed document is never spooled: libpdf signs bytes in memory).
  */
@@ -19,6 +25,9 @@ import { toPdfA, type PdfAMeta, type PdfAVariant } from './pdfa.js';
 import { stampPreview } from './preview-stamp.js';
 import type { PoolStats } from '../scheduling/fair-scheduler.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
+import type { InfoEntries } from './document-info.js';
+import type { PdfProtection, Qpdf } from '../pdf/qpdf.js';
+import { drawWatermark, type PreparedWatermark } from './requested/watermark.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 
@@ -38,6 +47,12 @@ export interface FinishOptions {
   timeoutMs: number;
   /** Sign it, last (`sign` on create; checked before the charge by Signing.prepare). */
   sign?: SignatureOptions | null;
+  /** The request's watermark, checked (documents.ts prepares it before the charge). */
+  watermark?: PreparedWatermark | null;
+  /** The request's `metadata`, over Pressroom's Title and Creator. */
+  metadata?: InfoEntries | null;
+  /** The request's `protect`: encrypted last (never with PDF/A, refused before the charge). */
+  protect?: PdfProtection | null;
 }
 
 /** A finished PDF: in memory, or in a spool file (with the files to remove once it is delivered). */
@@ -62,6 +77,8 @@ export interface FinishingDeps {
   signing?: Signing;
   logger: Logger;
   onCompaction?: CompactionObserver;
+  /** Encrypts for `protect`; without it a document asking for protection fails. */
+  qpdf?: Qpdf;
 }
 
 export function createFinishing(deps: FinishingDeps): Finishing {
@@ -75,26 +92,35 @@ export function createFinishing(deps: FinishingDeps): Finishing {
 
   async function finishBytes(pdf: Buffer, options: FinishOptions, task: CompactionTask): Promise<Buffer> {
     const finished = await finishUnsigned(pdf, options, task);
-    if (!options.sign) return finished;
-    if (!deps.signing) throw new Error('a document to sign without signing set up');
-    return deps.signing.sign(finished, options.sign, { accountId: options.accountId, kind: task.ticket.kind, loc: ['body', 'sign'] });
+    if (options.sign && options.protect) throw new Error('a document cannot be both signed and protected');
+    if (options.sign) {
+      if (!deps.signing) throw new Error('a document to sign without signing set up');
+      return deps.signing.sign(finished, options.sign, { accountId: options.accountId, kind: task.ticket.kind, loc: ['body', 'sign'] });
+    }
+    return options.protect ? protect(finished, options.protect, options.accountId) : finished;
   }
 
+  /** Steps 1 to 5: everything before the signature. */
   async function finishUnsigned(pdf: Buffer, options: FinishOptions, task: CompactionTask): Promise<Buffer> {
     const stamped = options.previewStamp ? await stampPreview(pdf) : pdf;
-    const titled = await withDocumentInfo(stamped, options.title);
+    const titled = await withDocumentInfo(stamped, options.title, options.metadata ?? {});
     const variant = options.pdfa?.variant;
     const archival = variant ? await toPdfA(titled, variant, { ...options.pdfa?.extras, accountId: options.accountId }) : titled;
+    const marked = options.watermark ? await drawWatermark(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] }) : archival;
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
-    if (variant === 'pdf/a-1b') return archival;
     const startedAt = performance.now();
-    return observed(await pool.compact(archival, task), startedAt, archival.length).pdf;
+    return variant === 'pdf/a-1b' ? marked : observed(await pool.compact(marked, task), startedAt, marked.length).pdf;
+  }
+
+  function protect(pdf: Buffer, protection: PdfProtection, accountId: string): Promise<Buffer> {
+    if (!deps.qpdf) throw new Error('a document to protect without qpdf');
+    return deps.qpdf.encrypt(pdf, protection, accountId);
   }
 
   async function finishFile(printed: SpooledFile, options: FinishOptions, task: CompactionTask): Promise<FinishedPdf> {
     const spool = deps.spool;
     if (!spool) throw new Error('a spooled PDF to finish without a spool');
-    const titled = await withDocumentInfoInFile(printed, options.title).catch(async (error: unknown) => {
+    const titled = await withDocumentInfoInFile(printed, options.title, options.metadata ?? {}).catch(async (error: unknown) => {
       await spool.remove(printed.path);
       throw error;
     });
@@ -108,8 +134,10 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     async finish(printed, options) {
       const task: CompactionTask = { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
       if (Buffer.isBuffer(printed)) return { pdf: await finishBytes(printed, options, task) };
-      // Chromium spools only what needs neither a stamp nor PDF/A (documents.ts asks it so).
-      if (options.previewStamp || options.pdfa || options.sign) throw new Error('a spooled PDF cannot be stamped, made PDF/A or signed');
+      // Chromium spools only what needs neither a stamp, PDF/A, a watermark, a signature nor protection (documents.ts asks it so).
+      if (options.previewStamp || options.pdfa || options.watermark || options.sign || options.protect) {
+        throw new Error('a spooled PDF cannot be stamped, watermarked, signed, protected or made PDF/A');
+      }
       return finishFile(printed, options, task);
     },
     stats: () => pool.stats(),

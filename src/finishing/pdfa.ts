@@ -348,8 +348,11 @@ function collectFacts({ context }: PDFDocument, variant: PdfAVariant, meta: PdfA
     part: Number(variant.charAt(6)),
     title: clean(meta.title ?? text('Title')),
     author: clean(meta.author ?? text('Author')),
-    // Pressroom made the file, whoever printed it first (document-info.ts): not Chromium's user agent.
-    creator: PDF_PRODUCER,
+    // A request's `metadata` (document-info.ts wrote it into Info before this step).
+    subject: clean(text('Subject')),
+    keywords: clean(text('Keywords')),
+    // Pressroom made the file, whoever printed it first (document-info.ts), unless `metadata.creator` says.
+    creator: clean(text('Creator')) ?? PDF_PRODUCER,
     producer: PDF_PRODUCER,
     createdAt: wholeSeconds(meta.creationDate ?? decodeDate(oldInfo?.lookup(name('CreationDate'))) ?? now),
     modifiedAt: now,
@@ -367,6 +370,8 @@ function writeInfo({ context }: PDFDocument, facts: XmpFacts): void {
   if (facts.title) info.set(name('Title'), PDFHexString.fromText(facts.title));
   if (facts.author) info.set(name('Author'), PDFHexString.fromText(facts.author));
   if (facts.creator) info.set(name('Creator'), PDFHexString.fromText(facts.creator));
+  if (facts.subject) info.set(name('Subject'), PDFHexString.fromText(facts.subject));
+  if (facts.keywords) info.set(name('Keywords'), PDFHexString.fromText(facts.keywords));
   if (context.trailerInfo.Info instanceof PDFRef) context.assign(context.trailerInfo.Info, info);
   else context.trailerInfo.Info = context.register(info);
 }
@@ -383,6 +388,8 @@ interface XmpFacts {
   part: number;
   title?: string;
   author?: string;
+  subject?: string;
+  keywords?: string;
   creator?: string;
   producer: string;
   createdAt: Date;
@@ -403,6 +410,8 @@ function buildXmp(f: XmpFacts): string {
 <dc:format>application/pdf</dc:format>
 ${opt(f.title, (v) => `<dc:title><rdf:Alt><rdf:li xml:lang="x-default">${v}</rdf:li></rdf:Alt></dc:title>`)}
 ${opt(f.author, (v) => `<dc:creator><rdf:Seq><rdf:li>${v}</rdf:li></rdf:Seq></dc:creator>`)}
+${opt(f.subject, (v) => `<dc:description><rdf:Alt><rdf:li xml:lang="x-default">${v}</rdf:li></rdf:Alt></dc:description>`)}
+${opt(f.keywords, (v) => `<pdf:Keywords>${v}</pdf:Keywords>`)}
 ${opt(f.creator, (v) => `<xmp:CreatorTool>${v}</xmp:CreatorTool>`)}
 <xmp:CreateDate>${iso(f.createdAt)}</xmp:CreateDate>
 <xmp:ModifyDate>${iso(f.modifiedAt)}</xmp:ModifyDate>

@@ -37,6 +37,7 @@ import { assetRoutes } from './routes/templates/assets.js';
 import { pdfToolRoutes } from './routes/documents/pdf-tools.js';
 import { pdfSigningRoutes } from './routes/documents/pdf-signing.js';
 import { certificateRoutes } from './routes/account/certificates.js';
+import { finishingToolRoutes } from './routes/documents/pdf-finishing-tools.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -233,6 +234,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   imageRoutes(app, { documents: services.documents });
   pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
   pdfSigningRoutes(app, { pdfTools: services.pdfTools });
+  finishingToolRoutes(app, { pdfTools: services.pdfTools });
   jobRoutes(app, { jobs: services.jobs });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });

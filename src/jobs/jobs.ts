@@ -171,7 +171,8 @@ export function createJobService(deps: JobServiceDeps): JobService {
         template_id: request.templateId,
         status: 'pending',
         data: JSON.stringify(request.data),
-        options: JSON.stringify(request.options),
+        // protect's passwords sealed (documents/finishing-options.ts): a row never holds them in the clear.
+        options: JSON.stringify(documents.storable ? documents.storable(request.options) : request.options),
         filename: request.filename,
         store_s3: request.options.storeS3 ? 1 : 0,
         webhook_url: request.webhookUrl,

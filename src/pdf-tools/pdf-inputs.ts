@@ -22,6 +22,8 @@ export interface PdfSource {
 export interface PdfInput {
   pdf: Buffer;
   pages: number;
+  /** Encrypted, and opened with the password given (unlock). */
+  encrypted?: boolean;
 }
 
 export interface PdfInputLimits {
@@ -74,20 +76,26 @@ async function readSource(source: PdfSource, loc: (string | number)[], limits: P
   }
 }
 
-/** Checks that bytes are a PDF qpdf can read, not encrypted, within the page bound; returns its page count. */
-async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, limits: { maxPages: number; accountId: string }): Promise<number> {
-  const { maxPages } = limits;
+/**
+ * Checks that bytes are a PDF qpdf can read, not encrypted (or opened by `password`), within the page
+ * bound; returns its page count.
+ */
+async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, limits: { maxPages: number; accountId: string; password?: string }): Promise<{ pages: number; encrypted: boolean }> {
+  const { maxPages, password } = limits;
   if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-')) refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
-  const inspection = await qpdf.inspect(pdf, limits.accountId).catch((error: unknown) => {
+  const inspection = await qpdf.inspect(pdf, limits.accountId, password).catch((error: unknown) => {
     // Past qpdf's ceiling (a file built to exhaust it, or one too big to read): say which input it was.
     if (isAppError(error, 'PDF_TOO_COMPLEX')) throw new AppError('PDF_TOO_COMPLEX', `${['body', ...loc].join('.')}: ${error.message}`, { cause: error });
     throw error;
   });
-  if (inspection.kind === 'encrypted') refuse(loc, 'The PDF is encrypted (password-protected); remove the encryption and send it again', 'pdf_encrypted');
+  if (inspection.kind === 'encrypted' && password !== undefined) refuse(['password'], 'The password does not open this PDF; give its user or owner password', 'password_invalid');
+  if (inspection.kind === 'encrypted') {
+    refuse(loc, 'The PDF is encrypted (password-protected); remove the encryption first with POST /v1/pdf-tools/unlock and its password, then send it again', 'pdf_encrypted');
+  }
   if (inspection.kind === 'unreadable') refuse(loc, `The file is not a readable PDF: ${inspection.reason}`, 'pdf_invalid');
   if (inspection.pages === 0) refuse(loc, 'The PDF has no pages', 'pdf_invalid');
   if (inspection.pages > maxPages) refuse(loc, `The PDF has ${inspection.pages} pages; the most an input may have is ${maxPages}`, 'too_many_pages');
-  return inspection.pages;
+  return { pages: inspection.pages, encrypted: inspection.encrypted === true };
 }
 
 /** How a request's inputs are read: its account (qpdf runs are shared fairly between accounts) and the engine. */
@@ -100,7 +108,12 @@ export interface InputReader {
  * Reads and checks the sources in order (`locs[i]` names source i in errors: `["pdfs", i]`, or `[]`
  * for the single input of extract and rotate); the first problem is the 422.
  */
-export async function readPdfInputs(sources: PdfSource[], locs: (string | number)[][], limits: PdfInputLimits, reader: InputReader): Promise<PdfInput[]> {
+export async function readPdfInputs(
+  sources: PdfSource[],
+  locs: (string | number)[][],
+  limits: PdfInputLimits,
+  reader: InputReader & { password?: string },
+): Promise<PdfInput[]> {
   const inputs: PdfInput[] = [];
   let used = 0;
   for (const [i, source] of sources.entries()) {
@@ -108,7 +121,7 @@ export async function readPdfInputs(sources: PdfSource[], locs: (string | number
     const pdf = await readSource(source, loc, limits, limits.maxInputBytes - used);
     used += pdf.length;
     const where = source.pdfUrl != null ? [...loc, 'pdf_url'] : [...loc, 'pdf_base64'];
-    inputs.push({ pdf, pages: await checkPdf(pdf, where, reader.qpdf, { maxPages: limits.maxPages, accountId: reader.accountId }) });
+    inputs.push({ pdf, ...(await checkPdf(pdf, where, reader.qpdf, { maxPages: limits.maxPages, accountId: reader.accountId, password: reader.password })) });
   }
   return inputs;
 }

@@ -6,8 +6,13 @@
  * encrypted, has too many pages — is found in `prepare`, before the credit is reserved: a 422 that
  * costs nothing, stores nothing. The work itself runs in qpdf (qpdf.ts says why).
  */
-import type { ChargedRunner, ExportType, GenerationResult } from '../documents/charged-run.js';
-import { deliverToClient } from '../documents/charged-run.js';
+import type { ChargedRunner, Delivery, ExportType, GenerationResult } from '../documents/charged-run.js';
+import { deliverToClient, pdfFilename } from '../documents/charged-run.js';
+import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
+import type { AssetReader } from '../finishing/requested/watermark.js';
+import { prepareFlatten, prepareMetadata, prepareProtect, prepareUnlock, prepareWatermarkTool, unlockPdf, watermarkPdf, writeMetadata } from './finishing-tools.js';
+import { prepareSplit, splitPdf, type SplitPlan } from './split.js';
+import { zipParts } from './zip-parts.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import { isAppError, ValidationError } from '../shared/errors.js';
@@ -63,6 +68,17 @@ export interface SignRequest extends ToolRequest {
   signature: SignatureOptions;
 }
 
+/** A tool on one PDF, with what it needs besides the PDF. */
+export interface OneInputRequest<T = undefined> extends ToolRequest {
+  pdf: PdfSource;
+  with: T;
+}
+
+/** Split's answer: a link per part (`url`), or one zip as a link (`zip`) or as bytes (`binary`). */
+export interface SplitRequest extends OneInputRequest<SplitPlan> {
+  parts: 'links' | 'zip';
+}
+
 /** The PDF tools; each answers like a synchronous create (link or bytes, settled by the HTTP layer). */
 export interface PdfToolService {
   merge(request: MergeRequest): Promise<GenerationResult>;
@@ -71,6 +87,12 @@ export interface PdfToolService {
   sign(request: SignRequest): Promise<GenerationResult>;
   /** Free: the signature report, no file. */
   verify(request: { accountId: string; pdf: PdfSource }): Promise<SignatureReport>;
+  split(request: SplitRequest): Promise<GenerationResult>;
+  flatten(request: OneInputRequest): Promise<GenerationResult>;
+  watermark(request: OneInputRequest<WatermarkRequest>): Promise<GenerationResult>;
+  metadata(request: OneInputRequest<MetadataRequest>): Promise<GenerationResult>;
+  protect(request: OneInputRequest<ProtectRequest>): Promise<GenerationResult>;
+  unlock(request: OneInputRequest<{ password: string }>): Promise<GenerationResult>;
 }
 
 export interface PdfToolDeps {
@@ -80,15 +102,22 @@ export interface PdfToolDeps {
   signing: Signing;
   limits: PdfInputLimits & { maxMergeInputs: number };
   logger: Logger;
+  /** A watermark's image asset (the account's library). */
+  readAsset: AssetReader;
 }
 
-type ToolName = 'merge' | 'extract-pages' | 'rotate' | 'sign';
+type ToolName = 'merge' | 'extract-pages' | 'rotate' | 'sign' | 'split' | 'flatten' | 'watermark' | 'metadata' | 'protect' | 'unlock';
 
 export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
   const { charged, files, qpdf, signing, limits, logger } = deps;
 
   /** prepare (free) → reserve → make → deliver → post; the outcome is logged once, as generations are. */
-  async function runTool<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Buffer>): Promise<GenerationResult> {
+  function runTool<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Buffer>): Promise<GenerationResult> {
+    return runDelivering(tool, request, prepare, async (prepared) => deliverToClient(files, request.accountId, await make(prepared), request.output));
+  }
+
+  /** runTool for a result delivered its own way (split's several files). */
+  async function runDelivering<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Delivery>): Promise<GenerationResult> {
     const startedAt = performance.now();
     const log = (outcome: string, credits: 0 | 1, extra: Record<string, unknown> = {}) =>
       logger.info({ accountId: request.accountId, tool, outcome, charged: credits, durationMs: Math.round(performance.now() - startedAt), ...extra }, 'pdf tool');
@@ -102,9 +131,8 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
         prepare,
         produce: async (prepared) => {
           const started = performance.now();
-          const pdf = await make(prepared);
-          const execMs = Math.round(performance.now() - started);
-          return { delivery: await deliverToClient(files, request.accountId, pdf, request.output), execMs };
+          const delivery = await make(prepared);
+          return { delivery, execMs: Math.round(performance.now() - started) };
         },
       });
     } catch (error) {
@@ -132,6 +160,44 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
     },
     verify(request) {
       return verifyDocument(request.pdf, limits, { qpdf, signing, accountId: request.accountId });
+    },
+    split(request) {
+      const reader = { qpdf, accountId: request.accountId };
+      return runDelivering('split', request, () => prepareSplit(request.pdf, request.with, limits, reader), async (prepared) => {
+        const parts = await splitPdf(prepared, reader);
+        const base = pdfFilename(request.output.filename).replace(/\.pdf$/, '');
+        const named = parts.map((bytes, i) => ({ name: `${base}-${prepared.parts[i]!.label}.pdf`, label: prepared.parts[i]!.label, bytes }));
+        if (request.parts === 'zip') {
+          const zip = await zipParts(named);
+          return deliverToClient(files, request.accountId, zip, request.output, { filename: `${base}.zip`, contentType: 'application/zip' });
+        }
+        const stored = await Promise.all(named.map((part) => files.store(request.accountId, part.bytes, part.name, request.output.expirationSeconds, 'application/pdf')));
+        return {
+          kind: 'urls',
+          files: stored.map((file, i) => ({ url: file.url, filename: named[i]!.name, label: named[i]!.label, fileId: file.fileId })),
+          expiresAt: stored[0]?.expiresAt ?? Date.now(),
+        };
+      });
+    },
+    flatten(request) {
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('flatten', request, () => prepareFlatten(request.pdf, limits, reader), (pdf) => qpdf.flatten(pdf, request.accountId));
+    },
+    watermark(request) {
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('watermark', request, () => prepareWatermarkTool(request.pdf, request.with, { limits, reader, readAsset: deps.readAsset }), watermarkPdf);
+    },
+    metadata(request) {
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('metadata', request, () => prepareMetadata(request.pdf, request.with, limits, reader), (pdf) => writeMetadata(pdf, request.with));
+    },
+    protect(request) {
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('protect', request, () => prepareProtect(request.pdf, request.with, limits, reader), (prepared) => qpdf.encrypt(prepared.pdf, prepared.protection, request.accountId));
+    },
+    unlock(request) {
+      const reader = { qpdf, accountId: request.accountId };
+      return runTool('unlock', request, () => prepareUnlock(request.pdf, request.with.password, limits, reader), (pdf) => unlockPdf(pdf, request.with.password, reader));
     },
   };
 }

@@ -28,7 +28,16 @@ import { AppError } from '../shared/errors.js';
 import { accountSlotsOf, FairScheduler, type PoolStats } from '../scheduling/fair-scheduler.js';
 
 /** What qpdf read of one input: its page count, or why it cannot be used. */
-export type PdfInspection = { kind: 'pdf'; pages: number } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
+export type PdfInspection = { kind: 'pdf'; pages: number; /** Opened with the password given. */ encrypted?: boolean } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
+
+/** What an encrypted copy allows without the owner password (AES-256, finishing/protect.ts). */
+export interface PdfProtection {
+  /** Opens the file; empty: anyone may open it, the permissions still hold. */
+  userPassword: string;
+  /** Lifts the permissions (and opens the file). */
+  ownerPassword: string;
+  permissions: { printing: 'high' | 'low' | 'none'; copying: boolean; modifying: boolean; annotating: boolean; fillingForms: boolean };
+}
 
 /** A rotation qpdf adds to pages' own: `pages` are 1-based, or every page. */
 export interface PageRotation {
@@ -42,14 +51,25 @@ export interface PageRotation {
  * became free within the deadline, or RATE_LIMITED (429) when the account has too many waiting.
  */
 export interface Qpdf {
-  /** Page count, or encrypted, or unreadable (with qpdf's reason); never throws for a bad file. */
-  inspect(pdf: Buffer, accountId: string): Promise<PdfInspection>;
+  /**
+   * Page count, or encrypted, or unreadable (with qpdf's reason); never throws for a bad file. With
+   * `password`, an encrypted file that password opens counts as a PDF; a wrong one reads `encrypted`.
+   */
+  inspect(pdf: Buffer, accountId: string, password?: string): Promise<PdfInspection>;
   /** The inputs' pages one after another, in the order given. */
   merge(pdfs: Buffer[], accountId: string): Promise<Buffer>;
   /** The given pages (1-based, repeats allowed) in the order given. */
   selectPages(pdf: Buffer, pages: number[], accountId: string): Promise<Buffer>;
   /** The document with the rotations added to its pages' own. */
   rotate(pdf: Buffer, rotations: PageRotation[], accountId: string): Promise<Buffer>;
+  /** Parts of the document: each run of pages (1-based, in order) one file, from one qpdf run per part. */
+  splitPages(pdf: Buffer, parts: number[][], accountId: string): Promise<Buffer[]>;
+  /** Form fields and annotations drawn into the page content; the form (AcroForm) is gone. */
+  flatten(pdf: Buffer, accountId: string): Promise<Buffer>;
+  /** An AES-256 copy with these passwords and permissions; object streams are kept. */
+  encrypt(pdf: Buffer, protection: PdfProtection, accountId: string): Promise<Buffer>;
+  /** The document without its encryption; INVALID_PASSWORD-shaped `undefined` when the password does not open it. */
+  decrypt(pdf: Buffer, password: string, accountId: string): Promise<Buffer | undefined>;
   /** Runs in progress and waiting (for /metrics). */
   stats(): PoolStats;
 }
@@ -180,10 +200,20 @@ export function createQpdf(options: QpdfOptions): Qpdf {
     });
   }
 
+  /**
+   * Passwords go to qpdf in files of the run's private directory (`--password-file`, `@arguments`),
+   * never on its command line, where any local user would read them in /proc.
+   */
+  async function secretFile(dir: string, name: string, lines: string[]): Promise<string> {
+    await writeFile(join(dir, name), `${lines.join('\n')}\n`, { mode: 0o600 });
+    return name;
+  }
+
   return {
-    inspect(pdf, accountId) {
+    inspect(pdf, accountId, password) {
       return withFiles([pdf], accountId, async (dir, [name]) => {
-        const result = await run(['--json=2', '--json-key=encrypt', '--json-key=pages', name!], dir);
+        const secret = password === undefined ? [] : [`--password-file=${await secretFile(dir, 'password', [password])}`];
+        const result = await run([...secret, '--json=2', '--json-key=encrypt', '--json-key=pages', name!], dir);
         if (result.exitCode !== 0 && result.exitCode !== 3) {
           if (/invalid password/i.test(result.stderr)) return { kind: 'encrypted' };
           return { kind: 'unreadable', reason: lastProblem(result.stderr) };
@@ -194,8 +224,8 @@ export function createQpdf(options: QpdfOptions): Qpdf {
         } catch {
           return { kind: 'unreadable', reason: 'qpdf could not describe it' };
         }
-        if (facts.encrypt?.encrypted) return { kind: 'encrypted' };
-        return { kind: 'pdf', pages: facts.pages?.length ?? 0 };
+        if (facts.encrypt?.encrypted && password === undefined) return { kind: 'encrypted' };
+        return { kind: 'pdf', pages: facts.pages?.length ?? 0, encrypted: facts.encrypt?.encrypted === true };
       });
     },
 
@@ -212,6 +242,45 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       // `+angle` adds to the page's own rotation, which qpdf reads through inheritance from the page tree.
       const args = rotations.map((r) => `--rotate=+${r.angle}${r.pages === 'all' ? '' : `:${pageRangeArgument(r.pages)}`}`);
       return produce([pdf], accountId, ([name]) => [name!, 'out.pdf', ...args]);
+    },
+
+    async splitPages(pdf, parts, accountId) {
+      const results: Buffer[] = [];
+      // One run per part, each waiting its turn: a long split does not hold several slots at once.
+      for (const pages of parts) results.push(await produce([pdf], accountId, ([name]) => ['--empty', '--pages', name!, pageRangeArgument(pages), '--', 'out.pdf']));
+      return results;
+    },
+
+    flatten(pdf, accountId) {
+      // Appearances first (a field whose value has none would be flattened blank), then every
+      // annotation and widget into the content; qpdf drops the AcroForm once no field has a widget.
+      return produce([pdf], accountId, ([name]) => [name!, 'out.pdf', '--generate-appearances', '--flatten-annotations=all']);
+    },
+
+    encrypt(pdf, protection, accountId) {
+      return withFiles([pdf], accountId, async (dir, [name]) => {
+        const { permissions: p } = protection;
+        const yn = (allowed: boolean) => (allowed ? 'y' : 'n');
+        const args = [name!, 'out.pdf', '--encrypt', protection.userPassword, protection.ownerPassword, '256',
+          `--print=${p.printing === 'high' ? 'full' : p.printing}`, `--extract=${yn(p.copying)}`, `--modify-other=${yn(p.modifying)}`,
+          `--assemble=${yn(p.modifying)}`, `--annotate=${yn(p.annotating)}`, `--form=${yn(p.fillingForms)}`,
+          // Screen readers may always extract text (PDF 2.0 ignores the bit; kept for older readers).
+          '--accessibility=y', '--'];
+        const result = await run([`@${await secretFile(dir, 'arguments', args)}`], dir);
+        if (result.exitCode !== 0 && result.exitCode !== 3) throw new AppError('PDF_TOOL_FAILED', `qpdf could not encrypt the PDF (${lastProblem(result.stderr)}).`);
+        return readFile(join(dir, 'out.pdf'));
+      });
+    },
+
+    decrypt(pdf, password, accountId) {
+      return withFiles([pdf], accountId, async (dir, [name]) => {
+        const result = await run([`--password-file=${await secretFile(dir, 'password', [password])}`, '--decrypt', name!, 'out.pdf'], dir);
+        if (result.exitCode !== 0 && result.exitCode !== 3) {
+          if (/invalid password/i.test(result.stderr)) return undefined;
+          throw new AppError('PDF_TOOL_FAILED', `qpdf could not remove the encryption (${lastProblem(result.stderr)}); nothing was charged.`);
+        }
+        return readFile(join(dir, 'out.pdf'));
+      });
     },
 
     stats: () => slots.stats(),

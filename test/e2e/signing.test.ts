@@ -254,6 +254,13 @@ describe('signing', () => {
     const unknown = await t.request('POST', '/v1/pdf/create', { apiKey: user.apiKey, body: { template_id: invoice, data: { n: 8 }, sign: { certificate: 'nobody' } } });
     expect(unknown.status).toBe(422);
     expect(unknown.body.detail[0]).toMatchObject({ loc: ['body', 'sign', 'certificate'], type: 'certificate_not_found' });
+    // protect would rewrite the signed bytes: the pair is refused before the charge.
+    const both = await t.request('POST', '/v1/pdf/create', {
+      apiKey: user.apiKey,
+      body: { template_id: invoice, data: { n: 11 }, sign: { certificate: 'ada' }, protect: { owner_password: 'owner-secret-1' } },
+    });
+    expect(both.status).toBe(422);
+    expect(both.body.detail[0]).toMatchObject({ loc: ['body', 'protect'], msg: expect.stringContaining('sign') });
     expect(await balance()).toBe(before - 2);
   }, 120_000);
 });

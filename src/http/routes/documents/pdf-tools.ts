@@ -1,4 +1,7 @@
-/** `POST /v1/pdf-tools/{merge,extract-pages,rotate}`: TemplateFox's PDF tools, 1 credit each (docs/pdf-tools.md). */
+/**
+ * `POST /v1/pdf-tools/{merge,extract-pages,rotate}`: TemplateFox's PDF tools, 1 credit each
+ * (docs/pdf-tools.md); the finishing tools (split, flatten, watermark, …) are pdf-finishing-tools.ts.
+ */
 import { Type, type Static, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -45,7 +48,7 @@ const answerResponse = Type.Unsafe<unknown>({
   },
 });
 
-const responses = { 200: answerResponse, ...errorResponses(401, 402, 409, 413, 422, 429, 500, 502, 504) };
+export const responses = { 200: answerResponse, ...errorResponses(401, 402, 409, 413, 422, 429, 500, 502, 504) };
 
 function mergeBody(maxInputs: number) {
   return Type.Object({
@@ -74,8 +77,8 @@ const RotateBody = Type.Object({
   ...outputFields,
 }, { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, rotation: 90, export_type: 'url', filename: 'rotated' }] });
 
-type Output = { export_type?: 'url' | 'binary'; expiration?: number; filename?: string | null };
-type Source = { pdf_url?: string | null; pdf_base64?: string | null };
+export type Output = { export_type?: 'url' | 'binary'; expiration?: number; filename?: string | null };
+export type Source = { pdf_url?: string | null; pdf_base64?: string | null };
 
 export const source = (s: Source): PdfSource => ({ pdfUrl: s.pdf_url ?? null, pdfBase64: s.pdf_base64 ?? null });
 

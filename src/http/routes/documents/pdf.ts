@@ -10,6 +10,7 @@ import { ValidationError, type ValidationIssue } from '../../../shared/errors.js
 import { EXAMPLE_TEMPLATE_ID, INVOICE_DATA } from '../../examples.js';
 import { EInvoiceRequestSchema } from '../../../einvoice/einvoice.js';
 import { SignSchema, signatureOptions } from './sign-fields.js';
+import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/requested/finishing-requests.js';
 import { JsonObject, Nullable, PdfBytes, StringEnum, TEMPLATE_ID, errorResponses, mediaResponse } from '../../schemas.js';
 import { templateFoxShape, wantsTemplateFoxPropertiesOnly } from '../../templatefox-clients.js';
 
@@ -46,6 +47,9 @@ export const generationFields = {
       '(PDF/A level b, which does not require tags) false gives a valid untagged PDF/A file',
   }))),
   einvoice: Type.Optional(EInvoiceRequestSchema),
+  watermark: Type.Optional(WatermarkSchema),
+  metadata: Type.Optional(MetadataSchema),
+  protect: Type.Optional(ProtectSchema),
   sign: Type.Optional(Nullable(SignSchema)),
 };
 
@@ -130,7 +134,8 @@ export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, '
 }
 
 export function generationOptions(body: Omit<CreateBody, 'export_type'> & { export_type?: 'url' | 'binary' }): GenerationOptions {
-  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null, tagged: body.tagged ?? null, einvoice: body.einvoice ?? null, sign: body.sign ? signatureOptions(body.sign) : null };
+  const finishing = { watermark: body.watermark ?? null, metadata: body.metadata ?? null, protect: body.protect ?? null, sign: body.sign ? signatureOptions(body.sign) : null };
+  return { ...deliveryOptions(body), pdfVariant: body.pdf_variant ?? null, tagged: body.tagged ?? null, einvoice: body.einvoice ?? null, ...finishing };
 }
 
 type UrlAnswer = Static<typeof UrlAnswer>;

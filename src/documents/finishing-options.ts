@@ -1,0 +1,67 @@
+/**
+ * A generation's finishing (`watermark`, `metadata`, `protect` on POST /v1/pdf/create and
+ * /create-async; docs/finishing.md): checked before any charge (`checkFinishing`), turned into what
+ * the after-print step draws (`finishingFor`, again when the document is produced: a job runs later),
+ * and its passwords sealed while a job waits in its row (`sealFinishing`).
+ */
+import type { FinishOptions } from '../finishing/finishing.js';
+import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
+import { openProtection, protectionOf, sealProtection, type SealedProtection } from '../finishing/requested/protect.js';
+import { prepareWatermark, type AssetReader } from '../finishing/requested/watermark.js';
+import { ValidationError } from '../shared/errors.js';
+import type { GenerationOptions } from './documents.js';
+
+/** The finishing fields of a generation, as the request gives them (protect sealed once a job stores it). */
+export interface FinishingFields {
+  watermark?: WatermarkRequest | null;
+  metadata?: MetadataRequest | null;
+  protect?: ProtectRequest | { sealed: SealedProtection } | null;
+}
+
+/** What checking and drawing need: the account's assets, the key that seals a job's passwords. */
+export interface FinishingContext {
+  accountId: string;
+  readAsset: AssetReader;
+  /** Absent: a sealed protect cannot be opened, nor one sealed (passwords are never kept in the clear). */
+  sealKey?: Buffer;
+}
+
+function keyOf(sealKey: Buffer | undefined): Buffer {
+  if (!sealKey) throw new Error('protect passwords to seal or open without a seal key');
+  return sealKey;
+}
+
+/**
+ * The finishing a document gets, checked: 422 for a watermark that cannot be drawn, and for
+ * combinations the formats forbid (protect with sign or with PDF/A or an e-invoice, which is PDF/A-3b;
+ * finishing on XRechnung XML, which is not a PDF).
+ */
+export async function finishingFor(options: GenerationOptions, context: FinishingContext): Promise<Pick<FinishOptions, 'watermark' | 'metadata' | 'protect'>> {
+  const asked = (['watermark', 'metadata', 'protect'] as const).filter((field) => options[field] != null);
+  if (asked.length === 0) return {};
+  if (options.einvoice && !['factur-x', 'zugferd'].includes(options.einvoice.format)) {
+    throw new ValidationError(asked.map((field) => ({ loc: ['body', field], msg: `${field} applies to PDFs; einvoice.format ${options.einvoice!.format} makes XML only`, type: 'value_error' })));
+  }
+  const pdfa = options.pdfVariant ?? (options.einvoice ? 'pdf/a-3b' : null);
+  if (options.protect && options.sign) {
+    // qpdf's encryption rewrites every byte, which would break the signature made before it.
+    throw new ValidationError([{ loc: ['body', 'protect'], msg: 'protect cannot be combined with sign: the encryption would break the signature. Leave one out, or protect the signed PDF with a viewer that keeps signatures', type: 'value_error' }]);
+  }
+  if (options.protect && pdfa) {
+    throw new ValidationError([{ loc: ['body', 'protect'], msg: `protect cannot be combined with ${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice (PDF/A-3b)'}: PDF/A forbids encryption. Leave one out`, type: 'value_error' }]);
+  }
+  if (pdfa === 'pdf/a-1b' && options.watermark && (options.watermark.opacity ?? 0.3) < 1) {
+    throw new ValidationError([{ loc: ['body', 'watermark', 'opacity'], msg: 'PDF/A-1b forbids transparency: give the watermark opacity 1, or use pdf_variant pdf/a-2b', type: 'value_error' }]);
+  }
+  const protect = options.protect == null ? null
+    : 'sealed' in options.protect ? openProtection(options.protect.sealed, keyOf(context.sealKey)) : protectionOf(options.protect, ['body', 'protect']);
+  const watermark = options.watermark ? await prepareWatermark(options.watermark, { accountId: context.accountId, readAsset: context.readAsset, loc: ['body', 'watermark'] }) : null;
+  const m = options.metadata;
+  return { watermark, protect, metadata: m ? { title: m.title, author: m.author, subject: m.subject, keywords: m.keywords, creator: m.creator } : null };
+}
+
+/** The options as a job row keeps them: protect's passwords sealed. */
+export function sealFinishing(options: GenerationOptions, sealKey: Buffer | undefined): GenerationOptions {
+  if (!options.protect || 'sealed' in options.protect) return options;
+  return { ...options, protect: { sealed: sealProtection(protectionOf(options.protect, ['body', 'protect']), keyOf(sealKey)) } };
+}

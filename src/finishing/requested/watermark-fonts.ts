@@ -1,0 +1,67 @@
+/**
+ * The fonts a text watermark is drawn in: TrueType files the service's Debian image installs
+ * (fonts-noto-core, fonts-dejavu-core), tried in order; the first that has a glyph for every character
+ * of the text is embedded (subset) in the document. Each covers scripts written without shaping, which
+ * @libpdf/core does not do: Latin, Greek, Cyrillic (Noto Sans, DejaVu Sans), Georgian and Armenian.
+ * Scripts that need shaping (Arabic, Indic) and CJK (Debian ships Noto CJK only as a TrueType
+ * collection, which @libpdf/core cannot embed) are refused with the characters named, never drawn
+ * with missing glyphs.
+ */
+import { readFile } from 'node:fs/promises';
+import { PDF, type EmbeddedFont } from '@libpdf/core';
+import { ValidationError } from '../../shared/errors.js';
+
+/** Candidate fonts, most general first. */
+export const WATERMARK_FONT_FILES = [
+  '/usr/share/fonts/truetype/noto/NotoSans-Regular.ttf',
+  '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf',
+  '/usr/share/fonts/truetype/noto/NotoSansGeorgian-Regular.ttf',
+  '/usr/share/fonts/truetype/noto/NotoSansArmenian-Regular.ttf',
+] as const;
+
+/** A font file read once, and parsed once in a scratch document to answer which characters it has. */
+interface LoadedFont {
+  bytes: Uint8Array;
+  probe: EmbeddedFont;
+}
+
+const loaded = new Map<string, Promise<LoadedFont | undefined>>();
+
+function load(path: string): Promise<LoadedFont | undefined> {
+  let font = loaded.get(path);
+  if (!font) {
+    // A font the image lacks is skipped, as if it covered nothing.
+    font = readFile(path).then((bytes) => ({ bytes, probe: PDF.create().embedFont(bytes) }), () => undefined);
+    loaded.set(path, font);
+  }
+  return font;
+}
+
+/** The characters no candidate font can draw, for the 422. */
+async function uncovered(text: string): Promise<string[]> {
+  const missing = new Set<string>();
+  for (const char of text) {
+    if (/\s/u.test(char)) continue;
+    let found = false;
+    for (const path of WATERMARK_FONT_FILES) if ((await load(path))?.probe.canEncode(char)) (found = true);
+    if (!found) missing.add(char);
+  }
+  return [...missing];
+}
+
+/**
+ * The bytes of the first font that draws all of `text`; a 422 at `loc` naming the characters none
+ * does (checked before any charge).
+ */
+export async function watermarkFont(text: string, loc: (string | number)[]): Promise<Uint8Array> {
+  for (const path of WATERMARK_FONT_FILES) {
+    const font = await load(path);
+    if (font?.probe.canEncode(text)) return font.bytes;
+  }
+  const missing = await uncovered(text);
+  const named = missing.slice(0, 10).map((c) => `"${c}" (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`).join(', ');
+  const msg = missing.length > 0
+    ? `No font here draws ${named}; watermark text may use Latin, Greek, Cyrillic, Georgian or Armenian letters (CJK, Arabic and Indic scripts are not drawn yet). Use an image asset instead`
+    : 'No single font here draws every character of this text together; use characters of one script, or an image asset';
+  throw new ValidationError([{ loc, msg, type: 'watermark_text_unsupported' }]);
+}

@@ -1,0 +1,201 @@
+/**
+ * A watermark on chosen pages of a PDF: a text (in a font embedded for it, watermark-fonts.ts) or an
+ * image from the account's asset library, at an opacity, a rotation and one of nine positions, over
+ * the page's content or under it. Used by the after-print step (finishing.ts) and the
+ * `/v1/pdf-tools/watermark` tool alike.
+ *
+ * How: the mark is made once as a one-page PDF of its own size with @libpdf/core (which embeds and
+ * subsets a TrueType font, where @cantoo/pdf-lib needs fontkit, not installed), embedded in the
+ * document as one Form XObject, and drawn on each page named: appended (over) or prepended (under)
+ * to the page's content, in q/Q, turned about its centre. A text mark is wrapped in a marked-content
+ * span with /ActualText, so text extraction reads the watermark as one string rather than the single
+ * letters a rotated line otherwise falls into. The document is then written anew (not as an
+ * incremental update), so the unmarked pages are not left inside the file.
+ *
+ * Everything the customer can get wrong (text no font draws, an asset missing or not an image, a bad
+ * page selection) is found by `prepareWatermark`, before any charge.
+ */
+import { PDF, PdfDict, PdfString, ops, rgb, type PDFEmbeddedPage, type PDFPage } from '@libpdf/core';
+import { ValidationError } from '../../shared/errors.js';
+import { parsePageSelection, selectedPages, type PageSelection } from '../../pdf-tools/page-selection.js';
+import { watermarkFont } from './watermark-fonts.js';
+import type { WatermarkRequest } from './finishing-requests.js';
+
+/** Where the mark sits on the page. */
+export type WatermarkPosition = NonNullable<WatermarkRequest['position']>;
+
+/** An asset's bytes and type, as the asset library hands them over. */
+export type AssetReader = (accountId: string, name: string) => Promise<{ body: Buffer; contentType: string } | undefined>;
+
+/** A watermark checked and ready to draw. */
+export interface PreparedWatermark {
+  mark: { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number] } | { kind: 'image'; bytes: Buffer; contentType: string };
+  opacity: number;
+  /** Degrees, counter-clockwise. */
+  rotation: number;
+  position: WatermarkPosition;
+  layer: 'over' | 'under';
+  /** null: every page. */
+  pages: PageSelection | null;
+}
+
+/** Defaults, as documented in the schema (finishing-requests.ts). */
+const DEFAULTS = { opacity: 0.3, rotation: 45, fontSize: 48, color: '#808080', position: 'center', layer: 'over' } as const;
+/** Space left between a corner or edge mark and the page's edge. */
+const EDGE_MARGIN_PT = 24;
+/** An image mark is shrunk to fit this share of the page (it is never enlarged). */
+const IMAGE_FIT = 0.8;
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg']);
+
+function refuse(loc: (string | number)[], msg: string, type: string): never {
+  throw new ValidationError([{ loc, msg, type }]);
+}
+
+/** Checks a watermark request (422 at `loc` + field) and loads what it draws. */
+export async function prepareWatermark(
+  request: WatermarkRequest,
+  context: { accountId: string; readAsset: AssetReader; loc: (string | number)[] },
+): Promise<PreparedWatermark> {
+  const { loc } = context;
+  const hasText = request.text != null && request.text.trim() !== '';
+  const hasAsset = request.asset != null;
+  if (hasText === hasAsset) refuse(loc, 'Give the watermark either text or asset (the name of a PNG or JPEG in your asset library), not both', hasText ? 'input_conflict' : 'missing');
+  const pages = request.pages == null ? null : selectionAt(request.pages, [...loc, 'pages']);
+  const common = {
+    opacity: request.opacity ?? DEFAULTS.opacity,
+    rotation: request.rotation ?? DEFAULTS.rotation,
+    position: request.position ?? DEFAULTS.position,
+    layer: request.layer ?? DEFAULTS.layer,
+    pages,
+  };
+  if (hasText) {
+    const text = request.text!.trim();
+    const font = await watermarkFont(text, [...loc, 'text']);
+    return { ...common, mark: { kind: 'text', text, font, fontSize: request.font_size ?? DEFAULTS.fontSize, color: parseColor(request.color ?? DEFAULTS.color) } };
+  }
+  const asset = await context.readAsset(context.accountId, request.asset!);
+  if (!asset) refuse([...loc, 'asset'], `Your asset library has no asset named "${request.asset}"; upload it with POST /v1/assets`, 'asset_not_found');
+  if (!IMAGE_TYPES.has(asset.contentType)) refuse([...loc, 'asset'], `The asset "${request.asset}" is ${asset.contentType}; a watermark asset must be a PNG or JPEG image`, 'asset_type');
+  return { ...common, mark: { kind: 'image', bytes: asset.body, contentType: asset.contentType } };
+}
+
+/** `pages` parsed, its 422 moved to the watermark's own location. */
+function selectionAt(text: string, loc: (string | number)[]): PageSelection {
+  try {
+    return parsePageSelection(text);
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ValidationError(error.issues.map((issue) => ({ ...issue, loc })));
+    throw error;
+  }
+}
+
+/** `#rrggbb` → 0..1 components (the schema's pattern checked the form). */
+function parseColor(hex: string): [number, number, number] {
+  const value = Number.parseInt(hex.slice(1), 16);
+  return [((value >> 16) & 255) / 255, ((value >> 8) & 255) / 255, (value & 255) / 255];
+}
+
+/**
+ * The pages (0-based) a watermark goes on. `strict`: a page past the end is a 422 (a tool, whose
+ * input is known); otherwise it is skipped (a generated document, whose length was not known when
+ * the request was checked).
+ */
+export function targetPages(selection: PageSelection | null, pageCount: number, options: { strict: boolean; loc: (string | number)[] }): number[] {
+  if (!selection) return Array.from({ length: pageCount }, (_, i) => i);
+  if (!options.strict) {
+    const named = selection.flatMap(({ from, to }) => Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => (to >= from ? from + i : from - i)));
+    return [...new Set(named.filter((p) => p <= pageCount))].map((p) => p - 1);
+  }
+  try {
+    return [...new Set(selectedPages(selection, pageCount, pageCount * 2 + selection.length))].map((p) => p - 1);
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ValidationError(error.issues.map((issue) => ({ ...issue, loc: [...options.loc, 'pages'] })));
+    throw error;
+  }
+}
+
+/** UTF-16BE with its byte-order mark: how a PDF text string carries any script. */
+function textString(text: string): PdfString {
+  const bytes = [0xfe, 0xff];
+  for (let i = 0; i < text.length; i++) bytes.push(text.charCodeAt(i) >> 8, text.charCodeAt(i) & 255);
+  return new PdfString(Uint8Array.from(bytes), 'hex');
+}
+
+/**
+ * Text marks made recently, as their one-page PDFs: an account marks every document alike, and
+ * subsetting the font is most of a mark's cost. Keyed by everything that shapes the mark.
+ */
+const MADE_MARKS_KEPT = 64;
+const madeMarks = new Map<string, Uint8Array>();
+
+async function textMarkPdf(mark: Extract<PreparedWatermark['mark'], { kind: 'text' }>): Promise<Uint8Array> {
+  // The candidate fonts (watermark-fonts.ts) differ in length: it tells them apart.
+  const key = JSON.stringify([mark.text, mark.fontSize, mark.color, mark.font.length]);
+  const made = madeMarks.get(key);
+  if (made) return made;
+  const source = PDF.create();
+  const font = source.embedFont(mark.font);
+  const width = font.widthOfTextAtSize(mark.text, mark.fontSize);
+  const height = font.heightAtSize(mark.fontSize);
+  const page = source.addPage({ width, height });
+  page.drawOperators([ops.beginMarkedContentProps('/Span', new PdfDict([['ActualText', textString(mark.text)]]))]);
+  // The baseline sits above the descent, so no glyph leaves the mark's box.
+  page.drawText(mark.text, { x: 0, y: (height - mark.fontSize) / 2 + mark.fontSize * 0.2, font, size: mark.fontSize, color: rgb(...mark.color) });
+  page.drawOperators([ops.endMarkedContent()]);
+  // Saved: the font is written (subset) only when its document is saved.
+  const bytes = await source.save({ subsetFonts: true });
+  if (madeMarks.size >= MADE_MARKS_KEPT) madeMarks.delete(madeMarks.keys().next().value!);
+  madeMarks.set(key, bytes);
+  return bytes;
+}
+
+/** The mark as a one-page PDF of its own size, embedded into `doc`. */
+async function embedMark(doc: PDF, mark: PreparedWatermark['mark']): Promise<PDFEmbeddedPage> {
+  if (mark.kind === 'text') return doc.embedPage(await PDF.load(await textMarkPdf(mark)), 0);
+  const source = PDF.create();
+  const image = source.embedImage(mark.bytes);
+  const page = source.addPage({ width: image.width, height: image.height });
+  page.drawImage(image, { x: 0, y: 0, width: image.width, height: image.height });
+  return doc.embedPage(source, 0);
+}
+
+/** `top-left` → [top, left]; `top` → [top, center]; `left` → [center, left]. */
+function edgesOf(position: WatermarkPosition): [string, string] {
+  if (position === 'top' || position === 'bottom') return [position, 'center'];
+  if (position === 'left' || position === 'right') return ['center', position];
+  const [vertical, horizontal] = position.split('-');
+  return [vertical!, horizontal ?? 'center'];
+}
+
+/** Where the mark's box goes on `page`, scaled, so that its turned outline stays on the page. */
+function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWatermark): { x: number; y: number; width: number; height: number } {
+  const box = page.getCropBox();
+  const [left, bottom, pageWidth, pageHeight] = [Math.min(box.x, box.x + box.width), Math.min(box.y, box.y + box.height), Math.abs(box.width), Math.abs(box.height)];
+  const scale = prepared.mark.kind === 'image' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
+  const width = mark.width * scale;
+  const height = mark.height * scale;
+  const radians = (prepared.rotation * Math.PI) / 180;
+  // Half the turned outline's extent, so an edge mark's corners stay EDGE_MARGIN_PT inside the page.
+  const halfX = (width * Math.abs(Math.cos(radians)) + height * Math.abs(Math.sin(radians))) / 2;
+  const halfY = (width * Math.abs(Math.sin(radians)) + height * Math.abs(Math.cos(radians))) / 2;
+  const [vertical, horizontal] = edgesOf(prepared.position);
+  const centreX = horizontal === 'left' ? left + EDGE_MARGIN_PT + halfX : horizontal === 'right' ? left + pageWidth - EDGE_MARGIN_PT - halfX : left + pageWidth / 2;
+  const centreY = vertical === 'bottom' ? bottom + EDGE_MARGIN_PT + halfY : vertical === 'top' ? bottom + pageHeight - EDGE_MARGIN_PT - halfY : bottom + pageHeight / 2;
+  return { x: centreX - width / 2, y: centreY - height / 2, width, height };
+}
+
+/** The PDF with the watermark drawn on the pages it names. */
+export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark, options: { strictPages: boolean; loc: (string | number)[] }): Promise<Buffer> {
+  const doc = await PDF.load(pdf);
+  const pages = doc.getPages();
+  const targets = targetPages(prepared.pages, pages.length, { strict: options.strictPages, loc: options.loc });
+  const mark = await embedMark(doc, prepared.mark);
+  for (const index of targets) {
+    const page = pages[index]!;
+    const { x, y, width, height } = placement(page, mark, prepared);
+    page.drawPage(mark, { x, y, width, height, opacity: prepared.opacity, rotate: { angle: prepared.rotation, origin: 'center' }, background: prepared.layer === 'under' });
+  }
+  // Streams as they are: a PDF/A file's XMP packet must stay unfiltered (readers find it in the raw bytes).
+  const bytes = await doc.save({ compressStreams: false });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
