@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Download, Page } from 'playwright-core';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { createSigningKit, startTsaServer, type SigningKit, type TsaServer } from '../../support/signing-kit.js';
+import { pdfInfo, pdfText } from '../../support/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { warmUpPatiently } from '../../support/rendering-kit.js';
 import { DESKTOP, PHONE, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
@@ -31,6 +32,28 @@ function pdfsig(pdf: Buffer): string {
     return execFileSync('pdfsig', ['-nocert', 'doc.pdf'], { cwd: dir, encoding: 'utf8' });
   } catch (error) {
     return String((error as { stdout?: string }).stdout ?? error);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** qpdf's account of a PDF's encryption. */
+function encryption(pdf: Buffer, password?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'studio-finishing-'));
+  try {
+    writeFileSync(join(dir, 'doc.pdf'), pdf);
+    return execFileSync('qpdf', ['--show-encryption', ...(password ? [`--password=${password}`] : []), 'doc.pdf'], { cwd: dir, encoding: 'utf8' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The names of the files in a zip (unzip -Z1). */
+function zipNames(zip: Buffer): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'studio-finishing-'));
+  try {
+    writeFileSync(join(dir, 'parts.zip'), zip);
+    return execFileSync('unzip', ['-Z1', 'parts.zip'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').sort();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -79,7 +102,7 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     kit?.close();
   });
 
-  it('uploads certificates (a wrong password said as such), lists them with their validity, deletes one; signs a PDF on the tools screen and verifies it intact', async () => {
+  it('uploads certificates (a wrong password said as such), lists them with their validity, deletes one; signs a PDF on the tools screen and verifies it intact; protects, unlocks, splits and sets the document information', async () => {
     const ada = kit.pkcs12({ cn: 'Ada Lovelace', password: 'pw-ada', days: 365 });
     const soon = kit.pkcs12({ cn: 'Short Lived', password: 'pw-soon', days: 5 });
     const { page, problems } = await studio();
@@ -149,10 +172,40 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     expect(signature).toContain('signature valid');
     await screenshot(page, 'pdf-tools-verify');
     expect(await credits()).toBe(before - 1);
+
+    // Protect, then unlock with the owner password: qpdf sees AES-256, then no encryption.
+    await page.getByRole('tab', { name: 'Protect' }).click();
+    await page.getByLabel('PDF', { exact: true }).setInputFiles([file('contract.pdf', await makePdf(1))]);
+    await page.getByLabel('Owner password (lifts the permissions)').fill('owner-secret');
+    await page.getByLabel('User password (optional; needed to open)').fill('open-me');
+    const locked = await downloaded(page, () => page.getByRole('button', { name: 'Protect (1 credit)' }).click());
+    expect(encryption(locked, 'owner-secret')).toMatch(/AESv3|AES-256|aes256/i);
+    await page.getByRole('tab', { name: 'Unlock' }).click();
+    await page.getByLabel('PDF', { exact: true }).setInputFiles([file('contract-protected.pdf', locked)]);
+    await page.getByLabel('Password of the PDF').fill('wrong');
+    await page.getByRole('button', { name: 'Unlock (1 credit)' }).click();
+    await expect.poll(() => page.getByTestId('tool-error').innerText()).toContain('Password: ');
+    await page.getByLabel('Password of the PDF').fill('open-me');
+    const unlocked = await downloaded(page, () => page.getByRole('button', { name: 'Unlock (1 credit)' }).click());
+    expect(encryption(unlocked)).toContain('File is not encrypted');
+
+    // Split into a zip of parts, and set the document information.
+    await page.getByRole('tab', { name: 'Split' }).click();
+    await page.getByLabel('PDF', { exact: true }).setInputFiles([file('report.pdf', await makePdf(3))]);
+    await page.getByLabel('Parts (ranges)').fill('1, 2-');
+    const zip = await downloaded(page, () => page.getByRole('button', { name: 'Split (1 credit)' }).click());
+    expect(zipNames(zip)).toEqual(['report-parts-1.pdf', 'report-parts-2-3.pdf']);
+    await page.getByRole('tab', { name: 'Document info' }).click();
+    await page.getByLabel('PDF', { exact: true }).setInputFiles([file('report.pdf', await makePdf(1))]);
+    await page.getByLabel('Title').fill('Quarterly report');
+    await page.getByLabel('Author').fill('Ада Лавлейс');
+    const titled = await downloaded(page, () => page.getByRole('button', { name: 'Document info (1 credit)' }).click());
+    expect(pdfInfo(titled)).toMatchObject({ Title: 'Quarterly report', Author: 'Ада Лавлейс' });
+    expect(await credits()).toBe(before - 5);
     expect(problems).toEqual([]);
   });
 
-  it('runs a template signed with the chosen certificate', async () => {
+  it('runs a template watermarked and signed with the chosen certificate; refuses a signature with protection before sending', async () => {
     const res = await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Contract', html: '<h1>Contract for {{ name }}</h1>', sample_data: { name: 'Ada' } } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     if (!(await certificateNames()).includes('ada')) {
@@ -169,10 +222,23 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     expect(await run.getByRole('button', { name: 'Generate PDF' }).isDisabled()).toBe(true);
     await run.getByLabel('Certificate').selectOption('ada');
     await run.getByLabel('Signature location (optional)').fill('London');
+    // Protection with a signature: the service would refuse it; said here, nothing sent.
+    await run.getByLabel('Protect with passwords').check();
+    await run.getByLabel('Owner password').fill('owner-secret');
+    await expect.poll(() => run.getByTestId('finishing-problem').innerText()).toContain('cannot go together');
+    expect(await run.getByRole('button', { name: 'Generate PDF' }).isDisabled()).toBe(true);
+    await run.getByLabel('Protect with passwords').uncheck();
+    await run.getByLabel('Add a watermark').check();
+    await run.getByLabel('Watermark text').fill('Draft for review');
+    await run.getByLabel('Watermark opacity (0.05–1)').fill('0.2');
+    const before = await credits();
     const pdf = await downloaded(page, () => run.getByRole('button', { name: 'Generate PDF' }).click());
+    expect(pdfText(pdf)).toContain('Contract for Ada');
+    expect(pdfText(pdf)).toContain('Draft for review');
     const report = pdfsig(pdf);
     expect(report).toContain('Signer Certificate Common Name: Ada Lovelace');
     expect(report).toContain('Signature Validation: Signature is Valid.');
+    await expect.poll(credits).toBe(before - 1);
     expect(problems).toEqual([]);
   });
 });

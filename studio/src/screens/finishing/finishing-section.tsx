@@ -57,7 +57,7 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
         <>
           {text('protect', 'ownerPassword', 'Owner password', 'password')}
           {text('protect', 'userPassword', 'User password (optional; needed to open)', 'password')}
-          <p class="help">Not with PDF/A or an e-invoice, which forbid encryption. A signature is added after protection only where the service can keep both.</p>
+          <p class="help">Not with PDF/A, an e-invoice or a signature: PDF/A forbids encryption, and encrypting rewrites the bytes a signature covers.</p>
         </>
       )}
       {problem && <p class="field-error" data-testid="finishing-problem">{problem}</p>}

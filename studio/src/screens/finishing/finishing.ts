@@ -100,6 +100,8 @@ export function finishingRequest(draft: FinishingDraft): { request: Record<strin
       ...(draft.sign.timestamp ? { timestamp: true } : {}),
     };
   }
+  // The service refuses the two together (encryption rewrites every byte, breaking the signature).
+  if (draft.sign.on && draft.protect.on) return { error: 'A signature and protection cannot go together: the encryption would break the signature. Leave one out.' };
   if (draft.protect.on) {
     if (!draft.protect.ownerPassword) return { error: 'Protection: the owner password is required.' };
     if (draft.protect.ownerPassword === draft.protect.userPassword) return { error: 'Protection: the owner and user passwords must differ.' };
