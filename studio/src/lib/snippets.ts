@@ -15,6 +15,8 @@ export interface SnippetInput {
   version?: string;
   /** An e-invoice to attach (docs/einvoice.md); XRechnung's binary answer is XML. */
   einvoice?: { format: string; profile?: string; invoice: Record<string, unknown> };
+  /** `watermark`, `sign`, `protect` as Run sends them (passwords already replaced by placeholders). */
+  finishing?: Record<string, unknown>;
 }
 
 export interface Snippets {
@@ -30,6 +32,7 @@ function requestBody(input: SnippetInput): Record<string, unknown> {
   if (input.filename) body.filename = input.filename;
   if (input.version) body.version = input.version;
   if (input.einvoice) body.einvoice = input.einvoice;
+  Object.assign(body, input.finishing ?? {});
   return body;
 }
 

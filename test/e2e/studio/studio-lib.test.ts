@@ -20,6 +20,7 @@ import { buildSnippets, pythonLiteral, shellQuote } from '../../../studio/src/li
 import { formatBalanceChange, isVersionTag, jobVersionText, readRateLimit } from '../../../studio/src/lib/format.js';
 import { diffLines, withContext } from '../../../studio/src/lib/line-diff.js';
 import { diffTemplates } from '../../../studio/src/lib/template-diff.js';
+import { EMPTY_FINISHING, finishingRequest, forSnippet, validityOf } from '../../../studio/src/screens/finishing/finishing.js';
 
 describe('form data', () => {
   it('reads nested paths first, then literal dotted keys', () => {
@@ -399,5 +400,39 @@ describe("the service's messages in the studio's words", () => {
     expect(fileNameFrom('Rechnung März')).toBe('Rechnung-Marz');
     expect(fileNameFrom('…')).toBe('document');
     expect(fileNameFrom('x'.repeat(150))).toHaveLength(100);
+  });
+});
+
+describe('finishing', () => {
+  const cert = { not_before: '2026-01-01T00:00:00.000Z', not_after: '2026-12-31T00:00:00.000Z' };
+  it('reads a certificate\'s validity: valid, near its end, expired, not yet valid', () => {
+    expect(validityOf(cert, Date.parse('2026-06-01T00:00:00Z'))).toEqual({ state: 'valid', label: 'valid' });
+    expect(validityOf(cert, Date.parse('2026-12-21T00:00:00Z'))).toEqual({ state: 'near-expiry', label: 'expires in 10 days' });
+    expect(validityOf(cert, Date.parse('2026-12-30T12:00:00Z')).label).toBe('expires today');
+    expect(validityOf(cert, Date.parse('2027-01-02T00:00:00Z')).state).toBe('expired');
+    expect(validityOf(cert, Date.parse('2025-12-01T00:00:00Z')).state).toBe('not-yet-valid');
+  });
+
+  it('builds watermark, sign and protect from Run\'s fields, and says what is missing first', () => {
+    expect(finishingRequest(EMPTY_FINISHING)).toEqual({ request: {} });
+    const marked = { ...EMPTY_FINISHING, watermark: { on: true, text: 'DRAFT', opacity: '0.2' } };
+    expect(finishingRequest(marked)).toEqual({ request: { watermark: { text: 'DRAFT', opacity: 0.2 } } });
+    expect(finishingRequest({ ...marked, watermark: { on: true, text: 'DRAFT', opacity: '2' } })).toEqual({ error: 'Watermark: the opacity is a number from 0.05 to 1.' });
+    const signed = { ...EMPTY_FINISHING, sign: { on: true, certificate: 'ada', reason: ' Approved ', location: '', timestamp: true } };
+    expect(finishingRequest(signed)).toEqual({ request: { sign: { certificate: 'ada', reason: 'Approved', timestamp: true } } });
+    expect(finishingRequest({ ...signed, sign: { ...signed.sign, certificate: '' } })).toEqual({ error: 'Signature: choose a certificate.' });
+    const locked = { ...EMPTY_FINISHING, protect: { on: true, userPassword: 'open', ownerPassword: 'owner' } };
+    expect(finishingRequest(locked)).toEqual({ request: { protect: { owner_password: 'owner', user_password: 'open' } } });
+    expect(finishingRequest({ ...locked, protect: { on: true, userPassword: 'same', ownerPassword: 'same' } })).toMatchObject({ error: expect.stringContaining('must differ') });
+    expect(finishingRequest({ ...signed, protect: locked.protect })).toMatchObject({ error: expect.stringContaining('cannot go together') });
+  });
+
+  it('puts finishing in the snippets with the passwords as placeholders', () => {
+    const finishing = forSnippet({ watermark: { text: 'DRAFT', opacity: 0.2 }, protect: { owner_password: 'owner-secret', user_password: 'open-me' } });
+    const { curl } = buildSnippets({ baseUrl: 'http://localhost:8080', templateId: 'tpl', data: {}, mode: 'url', finishing });
+    expect(curl).toContain('"text": "DRAFT"');
+    expect(curl).toContain('"owner_password": "<owner password>"');
+    expect(curl).not.toContain('owner-secret');
+    expect(curl).not.toContain('open-me');
   });
 });

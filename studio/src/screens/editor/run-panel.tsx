@@ -25,7 +25,7 @@ import { EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
 import { VersionSelect } from './version-select.js';
 import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 import { useCertificates } from '../finishing/certificates-screen.js';
-import { EMPTY_FINISHING, finishingRequest } from '../finishing/finishing.js';
+import { EMPTY_FINISHING, finishingRequest, forSnippet } from '../finishing/finishing.js';
 import { FinishingSection } from '../finishing/finishing-section.js';
 
 /** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
@@ -285,7 +285,7 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
           </div>
         )}
       </div>
-      <SnippetsView templateId={templateId} data={data} mode={mode} filename={sentName} version={chosen?.tag} einvoice={einvoice ?? undefined} />
+      <SnippetsView templateId={templateId} data={data} mode={mode} filename={sentName} version={chosen?.tag} einvoice={einvoice ?? undefined} finishing={forSnippet(finishing)} />
     </section>
   );
 }

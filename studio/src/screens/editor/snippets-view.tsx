@@ -12,9 +12,11 @@ const LANGS: { id: keyof Snippets; label: string }[] = [
   { id: 'python', label: 'Python' },
 ];
 
-export function SnippetsView({ templateId, data, mode, filename, version, einvoice }: { templateId: string; data: DataObject; mode: RunMode; filename?: string; version?: string; einvoice?: EInvoiceRequest }) {
+export function SnippetsView({ templateId, data, mode, filename, version, einvoice, finishing }: { templateId: string; data: DataObject; mode: RunMode; filename?: string; version?: string; einvoice?: EInvoiceRequest; finishing?: Record<string, unknown> }) {
   const [lang, setLang] = useState<keyof Snippets>('curl');
-  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename, version, einvoice }), [templateId, data, mode, filename, version, einvoice]);
+  const finishingKey = JSON.stringify(finishing ?? {});
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const snippets = useMemo(() => buildSnippets({ baseUrl: location.origin, templateId, data, mode, filename, version, einvoice, finishing }), [templateId, data, mode, filename, version, einvoice, finishingKey]);
   return (
     <div class="snippets">
       <h3>Call it from code</h3>

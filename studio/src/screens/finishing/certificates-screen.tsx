@@ -12,7 +12,8 @@ import { confirmAction } from '../../components/confirm-dialog.js';
 import { DropZone } from '../../components/drop-zone.js';
 import { ErrorNotice, StatusNotice } from '../../components/notice.js';
 import { useLoad } from '../../components/use-load.js';
-import { readAsBase64, validityOf, type CertificateInfo } from './finishing.js';
+import { validityOf, type CertificateInfo } from './finishing.js';
+import { readAsBase64 } from './read-file.js';
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const isPkcs12 = (file: File) => /\.(p12|pfx)$/i.test(file.name) || file.type === 'application/x-pkcs12';

@@ -1,8 +1,8 @@
 /**
  * What the finishing screens share (issue 39): the certificate and signature-report shapes the API
- * answers, a certificate's validity as a person reads it, a file's bytes as the API takes them, and the
+ * answers, a certificate's validity as a person reads it, and the
  * `sign`, `watermark` and `protect` objects of a create request built from the Run panel's fields.
- * Pure, except for reading a File.
+ * Pure (reading a File is read-file.ts, which needs the DOM).
  */
 
 /** A signing certificate as GET /v1/certificates lists it (never its key). */
@@ -53,22 +53,6 @@ export function validityOf(cert: Pick<CertificateInfo, 'not_before' | 'not_after
   return { state: 'valid', label: 'valid' };
 }
 
-/** A file as the PDF tools take it: its bytes as a data: URL (the service accepts the prefix for PDFs). */
-export function readAsDataUrl(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error ?? new Error(`Could not read ${file.name}.`));
-    reader.readAsDataURL(file);
-  });
-}
-
-/** A file's bytes as plain base64 (a certificate upload takes no data: prefix). */
-export async function readAsBase64(file: File): Promise<string> {
-  const url = await readAsDataUrl(file);
-  return url.slice(url.indexOf(',') + 1);
-}
-
 /** The Run panel's finishing fields, as typed. */
 export interface FinishingDraft {
   watermark: { on: boolean; text: string; opacity: string };
@@ -108,4 +92,11 @@ export function finishingRequest(draft: FinishingDraft): { request: Record<strin
     request.protect = { owner_password: draft.protect.ownerPassword, ...(draft.protect.userPassword ? { user_password: draft.protect.userPassword } : {}) };
   }
   return { request };
+}
+
+/** The finishing for a snippet: as sent, but passwords as placeholders (a snippet is copied and shared; so is a password in it). */
+export function forSnippet(request: Record<string, unknown>): Record<string, unknown> {
+  const protect = request.protect as { owner_password?: string; user_password?: string } | undefined;
+  if (!protect) return request;
+  return { ...request, protect: { ...protect, owner_password: '<owner password>', ...(protect.user_password ? { user_password: '<user password>' } : {}) } };
 }

@@ -14,7 +14,8 @@ import { nothingCharged } from '../../lib/messages.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
 import { DropZone } from '../../components/drop-zone.js';
 import { useCertificates } from '../finishing/certificates-screen.js';
-import { readAsDataUrl, type SignatureReport } from '../finishing/finishing.js';
+import type { SignatureReport } from '../finishing/finishing.js';
+import { readAsDataUrl } from '../finishing/read-file.js';
 import { INITIAL_OPTIONS, OPTION_PLACES, ToolOptions, toolFields, type Options } from './tool-options.js';
 import { VerifyReport } from './verify-report.js';
 
