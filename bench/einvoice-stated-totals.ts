@@ -16,7 +16,7 @@ import { buildEInvoice } from '../src/einvoice/einvoice.js';
 import { SUPPLIED_XML_MAX_CHARS } from '../src/einvoice/invoice-schema.js';
 import { readStatedTotals } from '../src/einvoice/xml/stated-totals.js';
 import { closeXmlChecks } from '../src/einvoice/xmllint/xml-schema-check.js';
-import { SAMPLE_INVOICE } from '../test/support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../test/support/documents/einvoice-samples.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, amount: { type: 'string', default: '1234567.89' } } });
 const rounds = Number(values.rounds);

@@ -6,7 +6,7 @@
  * `node --import tsx bench/long-report.ts [--n 3] [--long-templates split,fixture] [--floor off]`.
  *
  * Template versions (`--long-templates`, default `split`): `split` is the fixture's template with its
- * ledger written as tables of 500 rows (test/support/split-ledger.ts, docs/long-documents.md "Long tables"),
+ * ledger written as tables of 500 rows (test/support/documents/split-ledger.ts, docs/long-documents.md "Long tables"),
  * the version that renders within the service's memory bound; `fixture` is the template as the peers
  * ship it, one table of 15,000 rows (~9 GB in Chromium's renderer: the service refuses it with
  * DOCUMENT_TOO_LARGE unless PRESSROOM_RENDERER_MEMORY_MB allows that much).
@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { splitLedger } from '../test/support/split-ledger.js';
+import { splitLedger } from '../test/support/documents/split-ledger.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
 
 

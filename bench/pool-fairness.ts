@@ -1,6 +1,6 @@
 /**
  * `node --import tsx bench/pool-fairness.ts`: does one account's hostile work in the qpdf or xmllint
- * pool make another account wait? (issue 37 case 4; test/e2e/pool-fairness.test.ts asserts the order,
+ * pool make another account wait? (issue 37 case 4; test/e2e/jobs/pool-fairness.test.ts asserts the order,
  * this measures the wait.)
  *
  * Starts one `serve` (SQLite, a temporary data directory) from `--app` (default: this checkout's
@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { createDeflate } from 'node:zlib';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { buildEInvoice } from '../src/einvoice/einvoice.js';
-import { SAMPLE_INVOICE } from '../test/support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../test/support/documents/einvoice-samples.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -21,7 +21,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { PDFDocument, PageSizes } from '@cantoo/pdf-lib';
 import { createPdfRenderer } from '../src/rendering/pdf-renderer.js';
-import { testDependencies, testOptions } from '../test/support/rendering-kit.js';
+import { testDependencies, testOptions } from '../test/support/documents/rendering-kit.js';
 import { stampPreview } from '../src/finishing/preview-stamp.js';
 import { createLogger } from '../src/shared/log.js';
 

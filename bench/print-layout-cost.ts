@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { splitLedger } from '../test/support/split-ledger.js';
+import { splitLedger } from '../test/support/documents/split-ledger.js';
 import { option } from './cli-option.js';
 import { PEERS, peerChromium } from './peer-chromium.js';
 import { preparePeers } from './bench-service.js';

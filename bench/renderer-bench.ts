@@ -24,7 +24,7 @@ import nunjucks from 'nunjucks';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { createLogger } from '../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer } from '../src/rendering/pdf-renderer.js';
-import { testDependencies, testOptions } from '../test/support/rendering-kit.js';
+import { testDependencies, testOptions } from '../test/support/documents/rendering-kit.js';
 import type { EvaluatorKind } from '../src/browser/sandbox/evaluator-page.js';
 
 const { values: args } = parseArgs({

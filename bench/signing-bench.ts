@@ -3,7 +3,7 @@
  * pool and its thread, libpdf's load, incremental update and P12 signer), a 2-page PDF and a 300-page text PDF (both
  * made with @cantoo/pdf-lib), N times each, and prints wall p50 ms, CPU ms per signature, the longest
  * event-loop stall, the RSS before and at most, and the size added. Certificates are made with OpenSSL
- * (test/support/signing-kit.ts); SQLite in a temporary directory; no TSA (B-B).
+ * (test/support/documents/signing-kit.ts); SQLite in a temporary directory; no TSA (B-B).
  *
  *   node --import tsx bench/signing-bench.ts [--n 5]
  */
@@ -17,7 +17,7 @@ import { createGuardedDispatcher } from '../src/net/guarded-dispatcher.js';
 import { createLogger } from '../src/shared/log.js';
 import { createCertificateService } from '../src/signing/certificates.js';
 import { createSigning } from '../src/signing/sign.js';
-import { createSigningKit } from '../test/support/signing-kit.js';
+import { createSigningKit } from '../test/support/documents/signing-kit.js';
 
 const args = process.argv.slice(2);
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 5 : 5;

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createSigningKit } from '../test/support/signing-kit.js';
+import { createSigningKit } from '../test/support/documents/signing-kit.js';
 import { startTestApp } from '../test/support/test-app.js';
 
 const args = process.argv.slice(2);
