@@ -4,7 +4,7 @@
  * the values from deep inside it, a large template is stored whole, and a malformed, too deep or
  * prototype-keyed large body gets exactly the answer a small one gets, charging and writing nothing.
  * The /metrics counter shows the large bodies did go to a thread. On SQLite and PostgreSQL; one small
- * render per database. (The latency effect is measured by bench/json-body-latency.ts, not asserted.)
+ * render per database. (The latency effect is measured by bench/bounds/json-body-latency.ts, not asserted.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENT_DIALECTS } from '../../support/databases.js';

@@ -3,7 +3,7 @@
  * ~315 pages) renders through create-async within the async render deadline (the default,
  * PRESSROOM_ASYNC_RENDER_TIMEOUT_MS = 300 s). Its ledger is written as tables of 500 rows
  * (`rows | batch(500)`, docs/long-documents.md "Long tables"): as one table of 15,000 rows Chromium's print
- * layout needs ~9 GB in the renderer, split ~3.7 GB (bench/print-layout-cost.ts).
+ * layout needs ~9 GB in the renderer, split ~3.7 GB (bench/costs/print-layout-cost.ts).
  *
  * The synchronous door's early refusal is tested in tagged-pdf.test.ts: on a loaded machine this
  * document's evaluation and layout alone can pass the 30 s deadline before the estimate runs, and then

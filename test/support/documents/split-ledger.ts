@@ -3,7 +3,7 @@
  * each — the pattern docs/long-documents.md "Long tables" recommends for a table of thousands of rows:
  * `{% for chunk in rows | batch(K) %}<table>…{% endfor %}`. Each table has the same header; the footer
  * goes on the last; row numbers continue across the tables. Used by the long-document test and by
- * bench/print-layout-cost.ts, which measure the same template.
+ * bench/costs/print-layout-cost.ts, which measure the same template.
  */
 export function splitLedger(template: string, rows: number): string {
   const split = template.replace(/<table class="ledger">([\s\S]*?)<\/table>/, (_all, inner: string) => {

@@ -4,11 +4,11 @@
  * 14,000 times. Prints each answer, the process's peak RSS while it was given (sampled every 20 ms
  * from /proc), whether /healthz answers afterwards, and the balance (refusals cost nothing).
  *
- *   node --import tsx bench/header-footer-rss.ts [heap MiB]   (CASES=0,2 runs some of the three)
+ *   node --import tsx bench/bounds/header-footer-rss.ts [heap MiB]   (CASES=0,2 runs some of the three)
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { startCluster } from '../test/support/cluster.js';
+import { startCluster } from '../../test/support/cluster.js';
 const heap = process.argv[2];
 const cluster = await startCluster({ alls: 1, database: 'sqlite', storage: 'local', keepLogs: false, env: { PRESSROOM_RENDER_CONCURRENCY: '1', ...(heap ? { NODE_OPTIONS: `--max-old-space-size=${heap}` } : {}) } });
 const serve = cluster.alls[0]!;

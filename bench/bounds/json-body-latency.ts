@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/json-body-latency.ts`: does a large JSON body stall other accounts' requests?
+ * `node --import tsx bench/bounds/json-body-latency.ts`: does a large JSON body stall other accounts' requests?
  * (issue 15, "Bodies that cannot stall the server").
  *
  * Starts one `serve` (SQLite, a temporary data directory) from `--app` (default: this checkout's
@@ -21,7 +21,7 @@
 import { mkdtempSync, openSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ADMIN_TOKEN, envPairs, freePort, startAppServer, stopAppServer } from './app-server.js';
+import { ADMIN_TOKEN, envPairs, freePort, startAppServer, stopAppServer } from '../app-server.js';
 import { parseArgs } from 'node:util';
 
 const { values: args } = parseArgs({

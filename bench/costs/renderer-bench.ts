@@ -2,7 +2,7 @@
  * Benchmarks the renderer against the peers harness's `floor` engine in one run, on the peers'
  * invoice and report fixtures:
  *
- *   node --import tsx bench/renderer-bench.ts [--n 40] [--n-report 5] [--concurrency 1,2]
+ *   node --import tsx bench/costs/renderer-bench.ts [--n 40] [--n-report 5] [--concurrency 1,2]
  *        [--rounds 2] [--fixtures invoice,report] [--memory 1000] [--peers /work/shared/peers]
  *        [--evaluator compartment|worker]
  *
@@ -22,10 +22,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import nunjucks from 'nunjucks';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { createLogger } from '../src/shared/log.js';
-import { createPdfRenderer, type PdfRenderer } from '../src/rendering/pdf-renderer.js';
-import { testDependencies, testOptions } from '../test/support/documents/rendering-kit.js';
-import type { EvaluatorKind } from '../src/browser/sandbox/evaluator-page.js';
+import { createLogger } from '../../src/shared/log.js';
+import { createPdfRenderer, type PdfRenderer } from '../../src/rendering/pdf-renderer.js';
+import { testDependencies, testOptions } from '../../test/support/documents/rendering-kit.js';
+import type { EvaluatorKind } from '../../src/browser/sandbox/evaluator-page.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -6,7 +6,7 @@
  * and prints wall p50/p95 ms, CPU ms (own + Ghostscript's), the longest event-loop stall, output
  * size, and whether tags and text survive.
  *
- *   node --import tsx bench/pdfa-bench.ts [--n 20] [--report] [--fixtures /work/shared/peers/fixtures]
+ *   node --import tsx bench/costs/pdfa-bench.ts [--n 20] [--report] [--fixtures /work/shared/peers/fixtures]
  *
  * --report adds the peers' 33-page report (3 runs each, no warm-up): the case where whole-file work
  * grows. Its PDF/A-1b can outrun Ghostscript's 60 s timeout; the row then says so.
@@ -20,7 +20,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import nunjucks from 'nunjucks';
 import puppeteer from 'puppeteer-core';
-import { completeWithPdfLib, convertWithGhostscript, type PdfAVariant } from '../src/finishing/pdfa.js';
+import { completeWithPdfLib, convertWithGhostscript, type PdfAVariant } from '../../src/finishing/pdfa.js';
 
 const args = process.argv.slice(2);
 const FIXTURES = args.includes('--fixtures') ? String(args[args.indexOf('--fixtures') + 1]) : '/work/shared/peers/fixtures';

@@ -5,19 +5,19 @@
  * event-loop stall, the RSS before and at most, and the size added. Certificates are made with OpenSSL
  * (test/support/documents/signing-kit.ts); SQLite in a temporary directory; no TSA (B-B).
  *
- *   node --import tsx bench/signing-bench.ts [--n 5]
+ *   node --import tsx bench/costs/signing-bench.ts [--n 5]
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { openDatabase } from '../src/db/database.js';
-import { createGuardedDispatcher } from '../src/net/guarded-dispatcher.js';
-import { createLogger } from '../src/shared/log.js';
-import { createCertificateService } from '../src/signing/certificates.js';
-import { createSigning } from '../src/signing/sign.js';
-import { createSigningKit } from '../test/support/documents/signing-kit.js';
+import { openDatabase } from '../../src/db/database.js';
+import { createGuardedDispatcher } from '../../src/net/guarded-dispatcher.js';
+import { createLogger } from '../../src/shared/log.js';
+import { createCertificateService } from '../../src/signing/certificates.js';
+import { createSigning } from '../../src/signing/sign.js';
+import { createSigningKit } from '../../test/support/documents/signing-kit.js';
 
 const args = process.argv.slice(2);
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 5 : 5;

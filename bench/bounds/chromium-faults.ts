@@ -12,7 +12,7 @@
  * `--disable-features=PartitionAllocBackupRefPtr` is measured, not adopted: it turns off a
  * use-after-free mitigation.
  *
- *   node --import tsx bench/chromium-faults.ts [--n 5] [--flags ',--disable-features=PartitionAllocBackupRefPtr']
+ *   node --import tsx bench/bounds/chromium-faults.ts [--n 5] [--flags ',--disable-features=PartitionAllocBackupRefPtr']
  *
  * `--flags` is a comma-separated list of flag sets, each a space-separated list of flags; the empty
  * set is the peers' Chromium as it is.
@@ -21,10 +21,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readProcStat } from '../src/browser/proc-stat.js';
-import { option } from './cli-option.js';
-import { PEERS, peerChromium } from './peer-chromium.js';
-import { preparePeers } from './bench-service.js';
+import { readProcStat } from '../../src/browser/proc-stat.js';
+import { option } from '../cli-option.js';
+import { PEERS, peerChromium } from '../peer-chromium.js';
+import { preparePeers } from '../bench-service.js';
 
 const PAGE_BYTES = 4096;
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime. */

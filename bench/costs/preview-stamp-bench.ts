@@ -7,7 +7,7 @@
  * and prints wall p50/p95 ms, CPU ms (own + qpdf's), the longest event-loop stall, output size and
  * how many pages pdftotext finds PREVIEW on.
  *
- *   node --import tsx bench/preview-stamp-bench.ts [--n 10] [--report] [--fixtures /work/shared/peers/fixtures]
+ *   node --import tsx bench/costs/preview-stamp-bench.ts [--n 10] [--report] [--fixtures /work/shared/peers/fixtures]
  *
  * --report adds the peers' 33-page tagged report (~32,000 objects, 5.5 MB): the heavy end.
  * Stampings run one at a time; the load average is printed because other work skews wall times.
@@ -20,10 +20,10 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { PDFDocument, PageSizes } from '@cantoo/pdf-lib';
-import { createPdfRenderer } from '../src/rendering/pdf-renderer.js';
-import { testDependencies, testOptions } from '../test/support/documents/rendering-kit.js';
-import { stampPreview } from '../src/finishing/preview-stamp.js';
-import { createLogger } from '../src/shared/log.js';
+import { createPdfRenderer } from '../../src/rendering/pdf-renderer.js';
+import { testDependencies, testOptions } from '../../test/support/documents/rendering-kit.js';
+import { stampPreview } from '../../src/finishing/preview-stamp.js';
+import { createLogger } from '../../src/shared/log.js';
 
 const args = process.argv.slice(2);
 const FIXTURES = args.includes('--fixtures') ? String(args[args.indexOf('--fixtures') + 1]) : '/work/shared/peers/fixtures';

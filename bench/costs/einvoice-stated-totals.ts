@@ -7,16 +7,16 @@
  * server's thread: reading and adding the listed amounts), and the sum of the lines it read, which
  * the exact value (printed first) must equal.
  *
- * `node --import tsx bench/einvoice-stated-totals.ts [--rounds 3] [--amount 1234567.89]`
+ * `node --import tsx bench/costs/einvoice-stated-totals.ts [--rounds 3] [--amount 1234567.89]`
  */
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { Exact } from '../src/einvoice/decimals.js';
-import { buildEInvoice } from '../src/einvoice/einvoice.js';
-import { SUPPLIED_XML_MAX_CHARS } from '../src/einvoice/invoice-schema.js';
-import { readStatedTotals } from '../src/einvoice/xml/stated-totals.js';
-import { closeXmlChecks } from '../src/einvoice/xmllint/xml-schema-check.js';
-import { SAMPLE_INVOICE } from '../test/support/documents/einvoice-samples.js';
+import { Exact } from '../../src/einvoice/decimals.js';
+import { buildEInvoice } from '../../src/einvoice/einvoice.js';
+import { SUPPLIED_XML_MAX_CHARS } from '../../src/einvoice/invoice-schema.js';
+import { readStatedTotals } from '../../src/einvoice/xml/stated-totals.js';
+import { closeXmlChecks } from '../../src/einvoice/xmllint/xml-schema-check.js';
+import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, amount: { type: 'string', default: '1234567.89' } } });
 const rounds = Number(values.rounds);

@@ -5,17 +5,17 @@
  * wall p50 ms per kind and the process's CPU ms per document of each kind (the service and Chromium's
  * own processes are not separated: CPU here is this process's, where libpdf runs).
  *
- *   node --import tsx bench/signing-invoice.ts [--n 10]
+ *   node --import tsx bench/costs/signing-invoice.ts [--n 10]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createSigningKit } from '../test/support/documents/signing-kit.js';
-import { startTestApp } from '../test/support/test-app.js';
+import { createSigningKit } from '../../test/support/documents/signing-kit.js';
+import { startTestApp } from '../../test/support/test-app.js';
 
 const args = process.argv.slice(2);
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 10 : 10;
-const here = join(import.meta.dirname, '../examples/invoice');
+const here = join(import.meta.dirname, '../../examples/invoice');
 const fonts = '/usr/share/fonts/truetype/noto';
 
 const kit = createSigningKit();

@@ -5,11 +5,11 @@
  * render fills the shared cache; every later one is answered from it. Prints p50 and p90 of each
  * and of the difference, and how often the loopback server was asked.
  *
- *   node --import tsx bench/remote-image.ts [--n 40]
+ *   node --import tsx bench/costs/remote-image.ts [--n 40]
  */
 import { createServer } from 'node:http';
 import { deflateSync } from 'node:zlib';
-import { startTestApp } from '../test/support/test-app.js';
+import { startTestApp } from '../../test/support/test-app.js';
 
 const n = Number(process.argv[process.argv.indexOf('--n') + 1] || 40) || 40;
 

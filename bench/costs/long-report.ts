@@ -3,7 +3,7 @@
  * peak RSS, Pressroom through create-async (the job path, which long documents take) against the
  * floor (a warm puppeteer Chromium, setContent + page.pdf), tagged and untagged. Part of
  * `npm run bench -- --suite issue17` (run.ts); alone:
- * `node --import tsx bench/long-report.ts [--n 3] [--long-templates split,fixture] [--floor off]`.
+ * `node --import tsx bench/costs/long-report.ts [--n 3] [--long-templates split,fixture] [--floor off]`.
  *
  * Template versions (`--long-templates`, default `split`): `split` is the fixture's template with its
  * ledger written as tables of 500 rows (test/support/documents/split-ledger.ts, docs/long-documents.md "Long tables"),
@@ -24,8 +24,8 @@ import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { splitLedger } from '../test/support/documents/split-ledger.js';
-import { PEERS, peerChromium } from './peer-chromium.js';
+import { splitLedger } from '../../test/support/documents/split-ledger.js';
+import { PEERS, peerChromium } from '../peer-chromium.js';
 
 
 /** The versions of the report template measured: as the peers ship it, or its ledger as tables of 500 rows. */
@@ -225,7 +225,7 @@ export function longTable(rows: LongRow[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { startBenchService, createBenchAccount, preparePeers } = await import('./bench-service.js');
+  const { startBenchService, createBenchAccount, preparePeers } = await import('../bench-service.js');
   const args = process.argv.slice(2);
   const templates = longTemplatesOption(args);
   const nIndex = args.indexOf('--n');

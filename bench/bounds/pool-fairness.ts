@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/pool-fairness.ts`: does one account's hostile work in the qpdf or xmllint
+ * `node --import tsx bench/bounds/pool-fairness.ts`: does one account's hostile work in the qpdf or xmllint
  * pool make another account wait? (issue 37 case 4; test/e2e/jobs/pool-fairness.test.ts asserts the order,
  * this measures the wait.)
  *
@@ -19,12 +19,12 @@
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ADMIN_TOKEN, freePort, startAppServer, stopAppServer } from './app-server.js';
+import { ADMIN_TOKEN, freePort, startAppServer, stopAppServer } from '../app-server.js';
 import { parseArgs } from 'node:util';
 import { createDeflate } from 'node:zlib';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { buildEInvoice } from '../src/einvoice/einvoice.js';
-import { SAMPLE_INVOICE } from '../test/support/documents/einvoice-samples.js';
+import { buildEInvoice } from '../../src/einvoice/einvoice.js';
+import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
 
 const { values: args } = parseArgs({
   options: {

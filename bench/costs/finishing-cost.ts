@@ -5,19 +5,19 @@
  * finished so that load on the machine falls on both alike. Prints wall p50/p95 per kind, the ratio of
  * the p50s and of the totals (goal: at most 1.2×, signing included once it lands), and the sizes.
  *
- *   node --import tsx bench/finishing-cost.ts [--n 20] [--fixtures ../shared/peers/fixtures]
+ *   node --import tsx bench/costs/finishing-cost.ts [--n 20] [--fixtures ../shared/peers/fixtures]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config/load-config.js';
-import { buildApp } from '../src/http/app.js';
-import { createServices } from '../src/services.js';
-import { createLogger } from '../src/shared/log.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { buildApp } from '../../src/http/app.js';
+import { createServices } from '../../src/services.js';
+import { createLogger } from '../../src/shared/log.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const { values: args } = parseArgs({ options: { n: { type: 'string', default: '20' }, fixtures: { type: 'string', default: resolve(ROOT, '..', 'shared', 'peers', 'fixtures') } } });
 const FIXTURES = args.fixtures;

@@ -9,16 +9,16 @@
  * pattern docs/long-documents.md "Long tables" recommends). `--rows none` leaves the shapes out, `--ranges
  * all` prints every page.
  *
- *   node --import tsx bench/print-layout-cost.ts [--rows 5000,15000|none] [--report 3,10] [--split 500] [--ranges 1-20|all]
+ *   node --import tsx bench/costs/print-layout-cost.ts [--rows 5000,15000|none] [--report 3,10] [--split 500] [--ranges 1-20|all]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { splitLedger } from '../test/support/documents/split-ledger.js';
-import { option } from './cli-option.js';
-import { PEERS, peerChromium } from './peer-chromium.js';
-import { preparePeers } from './bench-service.js';
+import { splitLedger } from '../../test/support/documents/split-ledger.js';
+import { option } from '../cli-option.js';
+import { PEERS, peerChromium } from '../peer-chromium.js';
+import { preparePeers } from '../bench-service.js';
 
 
 function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: number): string {

@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/layer-stall.ts`: does image layer work stall the server? (issue 37, case 3).
+ * `node --import tsx bench/bounds/layer-stall.ts`: does image layer work stall the server? (issue 37, case 3).
  *
  * Starts one `serve` (SQLite, a temporary data directory) from `--app` (default: this checkout's
  * dist/, so `npm run build` first; point it at another checkout's root to measure that one), creates
@@ -29,7 +29,7 @@
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ADMIN_TOKEN, envPairs, freePort, startAppServer, stopAppServer } from './app-server.js';
+import { ADMIN_TOKEN, envPairs, freePort, startAppServer, stopAppServer } from '../app-server.js';
 import { parseArgs } from 'node:util';
 
 const { values: args } = parseArgs({

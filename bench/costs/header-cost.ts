@@ -4,11 +4,11 @@
  * against the same document with a one-word header (the data still passed, so evaluation costs the
  * same). Chromium lays the header out again on every page, so the difference grows with the pages.
  *
- *   node --import tsx bench/header-cost.ts [--mib 2.9]   (4 MiB of base64: the most a header may carry)
+ *   node --import tsx bench/costs/header-cost.ts [--mib 2.9]   (4 MiB of base64: the most a header may carry)
  */
 import { randomBytes } from 'node:crypto';
-import { startTestRenderer } from '../test/support/documents/rendering-kit.js';
-import { dataUri, solidPng } from '../test/support/documents/png-images.js';
+import { startTestRenderer } from '../../test/support/documents/rendering-kit.js';
+import { dataUri, solidPng } from '../../test/support/documents/png-images.js';
 
 const mib = Number(process.argv[process.argv.indexOf('--mib') + 1] || 2.9) || 2.9;
 const renderer = await startTestRenderer({ concurrency: 1, templateOutputLimitBytes: 200 * 1024 * 1024, timeoutMs: 300_000, templateTimeoutMs: 120_000 });
