@@ -61,7 +61,7 @@ function takeOption(args: string[], name: string): string | undefined {
  * `--rounds N` repeats steps 2 and 3 N times and ends with each ratio's median and range over the rounds.
  */
 async function issue17Suite(args: string[]): Promise<void> {
-  const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import('./long-report.js');
+  const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import('./costs/long-report.js');
   const nLong = Number(takeOption(args, '--n-long') ?? 3);
   const rounds = roundsOption(args);
   const longTemplates = longTemplatesOption(args);

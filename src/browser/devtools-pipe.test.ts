@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../shared/log.js';
-import { testOptions } from '../../test/support/rendering-kit.js';
+import { testOptions } from '../../test/support/documents/rendering-kit.js';
 import { launchChromium, type LaunchedChromium } from './launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from './pages/network-sinkhole.js';
 import { PageTarget } from './page-target.js';

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { dataUri, solidPng } from '../../test/support/png-images.js';
-import { pdfText, startTestRenderer } from '../../test/support/rendering-kit.js';
+import { dataUri, solidPng } from '../../test/support/documents/png-images.js';
+import { pdfText, startTestRenderer } from '../../test/support/documents/rendering-kit.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 
 /** Well above an idle renderer (~110–190 MB resident here) and print compositor (~40 MB). */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../shared/errors.js';
-import { descendants, pdfText, processesMentioning, startTestRenderer, testRenderer, warmUpPatiently } from '../../test/support/rendering-kit.js';
+import { descendants, pdfText, processesMentioning, startTestRenderer, testRenderer, warmUpPatiently } from '../../test/support/documents/rendering-kit.js';
 import { until } from '../../test/support/until.js';
 import { protocolTimeoutMs } from './browser-supervisor.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';

@@ -5,7 +5,7 @@
  * address (BR-DE-10, BR-DE-11). The UBL builder writes the deliver-to location.
  */
 import { describe, expect, it } from 'vitest';
-import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
 import { checkBusinessRules } from './business-rules.js';
 import type { Invoice } from './invoice-schema.js';
 import { computeTotals } from './totals.js';

@@ -8,7 +8,7 @@
  * 1e-9 were dropped without a word.
  */
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_INVOICE } from '../../test/support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 import { checkEInvoice } from './einvoice.js';
 import type { EInvoiceFormat, Invoice } from './invoice-schema.js';

@@ -1,7 +1,7 @@
 /**
  * The Info dictionary rewrite, read back by poppler (pdfinfo) and checked by qpdf, on both routes: the
  * incremental update (a classic xref table, as Chromium writes) and the whole-file rewrite (an xref
- * stream). Chromium's own output goes through it in test/e2e/pdf-metadata.test.ts.
+ * stream). Chromium's own output goes through it in test/e2e/documents/pdf-metadata.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDict, PDFDocument, PDFName, PDFString } from '@cantoo/pdf-lib';
 import { describe, expect, it } from 'vitest';
-import { pdfInfo, pdfText } from '../../test/support/pdf-tools.js';
+import { pdfInfo, pdfText } from '../../test/support/documents/pdf-tools.js';
 import { VERSION } from '../version.js';
 import { documentTitle, readInfoTitle, withDocumentInfo, withDocumentInfoInFile } from './document-info.js';
 

@@ -1,7 +1,7 @@
 /**
  * PDF/A output for the PDFs Chromium writes (`page.pdf({ tagged: true, outline: true, … })`).
  *
- * Two routes, chosen per variant (`bench/pdfa-bench.ts`, peers' invoice, 2 busy cores; p50 wall / CPU):
+ * Two routes, chosen per variant (`bench/costs/pdfa-bench.ts`, peers' invoice, 2 busy cores; p50 wall / CPU):
  * - 'pdf/a-2b', 'pdf/a-3b': complete Chromium's own file in process with @cantoo/pdf-lib. Chromium already
  *   embeds every font (Type3 for CFF fonts such as Noto CJK, allowed) and writes a binary header
  *   comment, Print-flagged links, no encryption, JavaScript or attachments; PDF/A-2 allows its

@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { PDFDocument, StandardFonts, degrees } from '@cantoo/pdf-lib';
 import { isAppError } from '../shared/errors.js';
-import { pdfPagePixels, pdfPages, pdfText, redPixelShare } from '../../test/support/pdf-tools.js';
+import { pdfPagePixels, pdfPages, pdfText, redPixelShare } from '../../test/support/documents/pdf-tools.js';
 import type { RenderTemplate } from '../rendering/pdf-renderer.js';
 import { stampPreview } from './preview-stamp.js';
-import { testRenderer } from '../../test/support/rendering-kit.js';
+import { testRenderer } from '../../test/support/documents/rendering-kit.js';
 import { createLogger } from '../shared/log.js';
 import { createFinishing } from './finishing.js';
 import type { RenderRequest } from '../rendering/pdf-renderer.js';

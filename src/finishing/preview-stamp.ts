@@ -18,7 +18,7 @@
  * paste) otherwise splits diagonal glyphs into single letters, and ActualText is the PDF's own way to
  * say which text a run of glyphs stands for.
  *
- * Cost (bench/preview-stamp-bench.ts; figures in docs/performance-log/2026-11-23-to-28-pdf-libraries.md): the whole file is parsed and written again,
+ * Cost (bench/costs/preview-stamp-bench.ts; figures in docs/performance-log/2026-11-23-to-28-pdf-libraries.md): the whole file is parsed and written again,
  * on the event loop, yielding every OBJECTS_PER_TICK objects. Writing the file anew, rather than
  * appending an incremental update, also means the unstamped original is not left inside the file.
  */

@@ -2,7 +2,7 @@
  * Request examples for the OpenAPI document: what `/docs` "Try it out" starts from. They fit together
  * on a fresh instance: create the invoice template from TEMPLATE_EXAMPLE, put its id where
  * EXAMPLE_TEMPLATE_ID stands, and every generation example renders it with matching data.
- * test/e2e/openapi-client.test.ts sends them as written (the id replaced) and checks the PDF text.
+ * test/e2e/api/openapi-client.test.ts sends them as written (the id replaced) and checks the PDF text.
  */
 
 /** A realistic template id (ids are account-specific, so no example can name a real one). */

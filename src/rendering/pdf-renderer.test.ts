@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, startTestRenderer } from '../../test/support/rendering-kit.js';
+import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, startTestRenderer } from '../../test/support/documents/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
 import { PRINT_DEFAULTS_CSS } from './html-assembly.js';
 

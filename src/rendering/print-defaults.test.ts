@@ -4,8 +4,8 @@
  * text is readable without a `font-size`, and every named paper size prints at its size.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pdfInfo, pdfPages, pdfText, pdfWordBoxes } from '../../test/support/pdf-tools.js';
-import { startTestRenderer } from '../../test/support/rendering-kit.js';
+import { pdfInfo, pdfPages, pdfText, pdfWordBoxes } from '../../test/support/documents/pdf-tools.js';
+import { startTestRenderer } from '../../test/support/documents/rendering-kit.js';
 import { PAPER_FORMAT_NAMES, PAPER_FORMATS } from './page-size.js';
 import type { PdfRenderer } from './pdf-renderer.js';
 

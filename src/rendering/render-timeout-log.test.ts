@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../shared/log.js';
-import { testDependencies, testOptions, warmUpPatiently } from '../../test/support/rendering-kit.js';
+import { testDependencies, testOptions, warmUpPatiently } from '../../test/support/documents/rendering-kit.js';
 import { until } from '../../test/support/until.js';
 import { createPdfRenderer, type PdfRenderer } from './pdf-renderer.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { inflatingPdf, numberArrayPdf } from '../../test/support/hostile-pdfs.js';
+import { inflatingPdf, numberArrayPdf } from '../../test/support/documents/hostile-pdfs.js';
 import { limitedCommand, runLimited, type ChildCeiling } from './child-limits.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'child-limits-test-'));

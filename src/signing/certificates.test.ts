@@ -10,7 +10,7 @@ import { createLogger } from '../shared/log.js';
 import { isAppError } from '../shared/errors.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/support/databases.js';
 import { TEST_PG_URL } from '../../test/support/global-setup.js';
-import { createSigningKit, type SigningKit } from '../../test/support/signing-kit.js';
+import { createSigningKit, type SigningKit } from '../../test/support/documents/signing-kit.js';
 import { createCertificateService, type CertificateService } from './certificates.js';
 import { certificateFacts, openPkcs12 } from './pkcs12.js';
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuardedDispatcher } from '../net/guarded-dispatcher.js';
 import { isAppError, ValidationError } from '../shared/errors.js';
-import { startTsaServer, type TsaServer } from '../../test/support/signing-kit.js';
+import { startTsaServer, type TsaServer } from '../../test/support/documents/signing-kit.js';
 import { checkTsaUrl, guardedTimestampAuthority } from './tsa.js';
 
 describe('guarded time-stamp authority', () => {

@@ -9,7 +9,7 @@ import { createLogger } from '../shared/log.js';
 import { launchChromium, type LaunchedChromium } from '../browser/launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../browser/pages/network-sinkhole.js';
 import { EvaluatorPage, type EvaluatorKind } from '../browser/sandbox/evaluator-page.js';
-import { testOptions } from '../../test/support/rendering-kit.js';
+import { testOptions } from '../../test/support/documents/rendering-kit.js';
 import { LANGUAGE } from './catalogue.js';
 import { compileTemplate } from './compiler.js';
 

@@ -7,7 +7,7 @@
  * orphan it: `crash()` and `stop()` remember the child's descendants first and end exactly those.
  */
 import type { ChildProcess } from 'node:child_process';
-import { descendants } from './rendering-kit.js';
+import { descendants } from './documents/rendering-kit.js';
 
 export interface ServedChild {
   readonly pid: number;

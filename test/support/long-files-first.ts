@@ -7,18 +7,18 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Longest first, from the per-file times of full runs (the multi-process drills, long documents, the studio). */
 const LONG_FILES = [
-  'test/e2e/drill-worker-kills.test.ts',
+  'test/e2e/operations/drill-worker-kills.test.ts',
   'test/e2e/studio/studio.test.ts',
-  'test/e2e/long-document.test.ts',
+  'test/e2e/documents/long-document.test.ts',
   'src/browser/sandbox/sandbox-escape.test.ts',
-  'test/e2e/jobs-workers.test.ts',
-  'test/e2e/pool-fairness.test.ts',
-  'test/e2e/drill-postgres-restart.test.ts',
-  'test/e2e/assets.test.ts',
+  'test/e2e/jobs/jobs-workers.test.ts',
+  'test/e2e/jobs/pool-fairness.test.ts',
+  'test/e2e/operations/drill-postgres-restart.test.ts',
+  'test/e2e/api/assets.test.ts',
   'src/browser/supervisor.test.ts',
-  'test/e2e/ops-cluster.test.ts',
-  'test/e2e/drill-redis-down.test.ts',
-  'test/e2e/sync-crash.test.ts',
+  'test/e2e/operations/ops-cluster.test.ts',
+  'test/e2e/operations/drill-redis-down.test.ts',
+  'test/e2e/operations/sync-crash.test.ts',
 ];
 
 export default class LongFilesFirst extends BaseSequencer {

@@ -5,7 +5,7 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTripwire, pdfText, pdfTool, startTestRenderer, testOptions } from '../../../test/support/rendering-kit.js';
+import { openTripwire, pdfText, pdfTool, startTestRenderer, testOptions } from '../../../test/support/documents/rendering-kit.js';
 import { launchChromium } from '../launch-chromium.js';
 import { openNetworkSinkhole } from './network-sinkhole.js';
 import { PageTarget } from '../page-target.js';

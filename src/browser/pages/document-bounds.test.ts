@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/errors.js';
-import { dataUri, noisePng, solidPng } from '../../../test/support/png-images.js';
-import { pdfInfo, pdfText, startTestRenderer } from '../../../test/support/rendering-kit.js';
+import { dataUri, noisePng, solidPng } from '../../../test/support/documents/png-images.js';
+import { pdfInfo, pdfText, startTestRenderer } from '../../../test/support/documents/rendering-kit.js';
 import type { PdfRenderer } from '../../rendering/pdf-renderer.js';
 
 const MAX_PAGES = 5;

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/log.js';
-import { solidPng } from '../../../test/support/image-tools.js';
-import { testOptions } from '../../../test/support/rendering-kit.js';
+import { solidPng } from '../../../test/support/documents/image-tools.js';
+import { testOptions } from '../../../test/support/documents/rendering-kit.js';
 import { launchChromium, type LaunchedChromium } from '../launch-chromium.js';
 import { applyLayerEdits, type LayerEdit, type LayerEditsOutcome } from './layer-edits.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from './network-sinkhole.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
-import { openTripwire, testOptions } from '../../../test/support/rendering-kit.js';
+import { openTripwire, testOptions } from '../../../test/support/documents/rendering-kit.js';
 import { launchChromium, type LaunchedChromium } from '../launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../pages/network-sinkhole.js';
 import { EvaluatorPage } from './evaluator-page.js';

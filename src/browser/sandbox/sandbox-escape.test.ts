@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../shared/errors.js';
-import { pdfText, startTestRenderer } from '../../../test/support/rendering-kit.js';
+import { pdfText, startTestRenderer } from '../../../test/support/documents/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from '../../rendering/pdf-renderer.js';
 import type { EvaluatorKind } from './evaluator-page.js';
 

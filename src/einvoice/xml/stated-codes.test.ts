@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
-import { SAMPLE_INVOICE } from '../../../test/support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../../../test/support/documents/einvoice-samples.js';
 import { buildEInvoice, checkEInvoice } from '../einvoice.js';
 import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile, type Invoice } from '../invoice-schema.js';
 import { readCodeFindings } from './stated-codes.js';

@@ -1,11 +1,11 @@
 /**
  * The checks on a customer's own XML (`einvoice: {format, xml}`), without the HTTP layer: the XML the
  * service itself builds for the sample invoice passes in every format and profile; each kind of broken
- * or misfiled XML is refused with its type, on body.einvoice.xml. test/e2e/einvoice.test.ts posts them.
+ * or misfiled XML is refused with its type, on body.einvoice.xml. test/e2e/documents/einvoice.test.ts posts them.
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
-import { SAMPLE_INVOICE } from '../../../test/support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../../../test/support/documents/einvoice-samples.js';
 import { buildEInvoice, checkEInvoice, templateView, type EInvoiceRequest } from '../einvoice.js';
 import { EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile } from '../invoice-schema.js';
 

@@ -5,7 +5,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../../test/support/einvoice-samples.js';
+import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../../test/support/documents/einvoice-samples.js';
 import type { Invoice } from '../invoice-schema.js';
 import { computeTotals } from '../totals.js';
 import { buildUblXml, isUblCreditNote } from './ubl-xml.js';

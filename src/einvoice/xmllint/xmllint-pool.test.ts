@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { validateXML } from 'xmllint-wasm';
-import { SAMPLE_INVOICE } from '../../../test/support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../../../test/support/documents/einvoice-samples.js';
 import { buildEInvoice } from '../einvoice.js';
 import type { EInvoiceProfile } from '../invoice-schema.js';
 import { checkCiiSchema, checkWellFormed, readXml, type SchemaFinding } from './xml-schema-check.js';

@@ -5,7 +5,7 @@
  */
 import { PDFDocument, StandardFonts, rgb } from '@cantoo/pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pdfPagePixels, pdfPageText } from '../../../test/support/pdf-tools.js';
+import { pdfPagePixels, pdfPageText } from '../../../test/support/documents/pdf-tools.js';
 import { checkPdfA } from '../pdfa-check.js';
 import { toPdfA } from '../pdfa.js';
 import { drawWatermark, prepareWatermark } from './watermark.js';

@@ -2,7 +2,7 @@
  * The header/footer bound (issue 37), on the inlining itself with real document resources: every use
  * of a resource counts, each resource is loaded once, and a part past HEADER_FOOTER_MAX_CHARS is
  * refused — as evaluated, before it is parsed, and once inlined, before it is built. Printing such
- * headers through a real service process: test/e2e/header-footer-bound.test.ts.
+ * headers through a real service process: test/e2e/documents/header-footer-bound.test.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

@@ -29,7 +29,7 @@ const LOADABLE = /^(https?:\/\/)/i;
 
 /**
  * Most characters a header or footer may have once its resources are inlined. Chromium lays the
- * part out again on every page (bench/header-cost.ts, docs/performance-log/2026-11-28-issue-37.md), so a few MiB is
+ * part out again on every page (bench/costs/header-cost.ts, docs/performance-log/2026-11-28-issue-37.md), so a few MiB is
  * what a header can carry: a logo and a brand font, with room.
  */
 export const HEADER_FOOTER_MAX_CHARS = 4 * 1024 * 1024;

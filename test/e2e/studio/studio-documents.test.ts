@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { pdfInfo } from '../../support/pdf-tools.js';
-import { warmUpPatiently } from '../../support/rendering-kit.js';
+import { pdfInfo } from '../../support/documents/pdf-tools.js';
+import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { solidPng } from '../../support/png-images.js';
+import { solidPng } from '../../support/documents/png-images.js';
 import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, launchBrowser, layoutSettled, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
 
 // page.evaluate callbacks run in the browser; the test build has no DOM lib.

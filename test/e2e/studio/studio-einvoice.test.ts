@@ -8,10 +8,10 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Download, Page } from 'playwright-core';
-import { pdfAttachments, pdfText, pdfXmp } from '../../support/pdf-tools.js';
-import { warmUpPatiently } from '../../support/rendering-kit.js';
+import { pdfAttachments, pdfText, pdfXmp } from '../../support/documents/pdf-tools.js';
+import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { SAMPLE_INVOICE } from '../../support/einvoice-samples.js';
+import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 import { ensureStudioBuild, launchBrowser, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
 
 /** Runs `action` and returns the bytes of the download it starts. */

@@ -8,8 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Download, Page } from 'playwright-core';
 import { PDFDocument, StandardFonts, degrees } from '@cantoo/pdf-lib';
-import { countPixels, decodePng, imageInfo } from '../../support/image-tools.js';
-import { pdfInfo, pdfPageText, pdfPages } from '../../support/pdf-tools.js';
+import { countPixels, decodePng, imageInfo } from '../../support/documents/image-tools.js';
+import { pdfInfo, pdfPageText, pdfPages } from '../../support/documents/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { ensureStudioBuild, launchBrowser, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
 

@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { pdfInfo } from '../../support/pdf-tools.js';
-import { warmUpPatiently } from '../../support/rendering-kit.js';
+import { pdfInfo } from '../../support/documents/pdf-tools.js';
+import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_PAGE } from '../../../studio/src/lib/starter-einvoice.js';
 import { STARTER_IMAGE_CSS, STARTER_IMAGE_DATA, STARTER_IMAGE_HTML } from '../../../studio/src/lib/starter-template.js';

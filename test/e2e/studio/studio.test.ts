@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { pdfText } from '../../support/pdf-tools.js';
-import { warmUpPatiently } from '../../support/rendering-kit.js';
+import { pdfText } from '../../support/documents/pdf-tools.js';
+import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../../support/test-app.js';
 import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
 
