@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Download, Page } from 'playwright-core';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { createSigningKit, startTsaServer, type SigningKit, type TsaServer } from '../../support/signing-kit.js';
-import { pdfInfo, pdfText } from '../../support/pdf-tools.js';
+import { createSigningKit, startTsaServer, type SigningKit, type TsaServer } from '../../support/documents/signing-kit.js';
+import { pdfInfo, pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { warmUpPatiently } from '../../support/rendering-kit.js';
+import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { DESKTOP, PHONE, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
 
 async function makePdf(pages: number): Promise<Buffer> {
