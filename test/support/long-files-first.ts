@@ -7,9 +7,10 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Longest first, from the per-file times of full runs (the multi-process drills, long documents, the studio). */
 const LONG_FILES = [
-  'test/e2e/operations/drill-worker-kills.test.ts',
-  'test/e2e/studio/studio.test.ts',
+  // The 315-page report first, beside the studio rather than beside drill (a)'s 200 jobs.
   'test/e2e/documents/long-document.test.ts',
+  'test/e2e/studio/studio.test.ts',
+  'test/e2e/operations/drill-worker-kills.test.ts',
   'src/browser/sandbox/sandbox-escape.test.ts',
   'test/e2e/jobs/jobs-workers.test.ts',
   'test/e2e/jobs/pool-fairness.test.ts',
