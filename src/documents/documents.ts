@@ -34,7 +34,7 @@ import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltE
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
 import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
-import { finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
+import { checkSignature, finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
 
 export { pdfFilename, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
@@ -206,20 +206,6 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
    * `aboveBytes` goes from Chromium into a spool file as it is streamed, and stays a file until it is
    * delivered, so no copy of it is ever held in memory.
    */
-  /** A `sign` checked before the charge: something to sign, the certificate, the TSA. */
-  async function checkSignature(accountId: string, options: GenerationOptions): Promise<void> {
-    const loc = ['body', 'sign'];
-    const refuse = (msg: string) => {
-      throw new ValidationError([{ loc, msg, type: 'sign_not_applicable' }]);
-    };
-    if (options.image) refuse('Images cannot be signed; sign is for PDFs');
-    if (options.einvoice && !isHybridFormat(options.einvoice.format)) refuse(`${options.einvoice.format} is XML without a PDF; sign is for PDFs`);
-    // The mark is drawn in a standard font that is not embedded, which PDF/A forbids.
-    if (options.sign!.visible && (options.pdfVariant || options.einvoice)) refuse('A visible signature cannot be added to a PDF/A document yet; leave out visible (the signature itself is kept)');
-    if (!deps.signing) refuse('Signing is not set up in this process');
-    await deps.signing!.prepare(options.sign!, { accountId, kind: 'paid', loc });
-  }
-
   function print(request: RenderRequest, spoolable: boolean) {
     if (!spoolable || !deps.spool) return renderer.render(request);
     const { spool, aboveBytes } = deps.spool;
@@ -240,7 +226,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
       if (options.einvoice) await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant });
-      if (options.sign) await checkSignature(accountId, options);
+      if (options.sign) await checkSignature(options, { accountId, signing: deps.signing });
       const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.

@@ -2,13 +2,16 @@
  * A generation's finishing (`watermark`, `metadata`, `protect` on POST /v1/pdf/create and
  * /create-async; docs/finishing.md): checked before any charge (`checkFinishing`), turned into what
  * the after-print step draws (`finishingFor`, again when the document is produced: a job runs later),
- * and its passwords sealed while a job waits in its row (`sealFinishing`).
+ * and its passwords sealed while a job waits in its row (`sealFinishing`); `sign` checked before the
+ * charge (`checkSignature`).
  */
 import type { FinishOptions } from '../finishing/finishing.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import { openProtection, protectionOf, sealProtection, type SealedProtection } from '../finishing/requested/protect.js';
 import { prepareWatermark, type AssetReader } from '../finishing/requested/watermark.js';
 import { ValidationError } from '../shared/errors.js';
+import { isHybridFormat } from '../einvoice/einvoice.js';
+import type { Signing } from '../signing/sign.js';
 import type { GenerationOptions } from './documents.js';
 
 /** The finishing fields of a generation, as the request gives them (protect sealed once a job stores it). */
@@ -39,7 +42,7 @@ function keyOf(sealKey: Buffer | undefined): Buffer {
 export async function finishingFor(options: GenerationOptions, context: FinishingContext): Promise<Pick<FinishOptions, 'watermark' | 'metadata' | 'protect'>> {
   const asked = (['watermark', 'metadata', 'protect'] as const).filter((field) => options[field] != null);
   if (asked.length === 0) return {};
-  if (options.einvoice && !['factur-x', 'zugferd'].includes(options.einvoice.format)) {
+  if (options.einvoice && !isHybridFormat(options.einvoice.format)) {
     throw new ValidationError(asked.map((field) => ({ loc: ['body', field], msg: `${field} applies to PDFs; einvoice.format ${options.einvoice!.format} makes XML only`, type: 'value_error' })));
   }
   const pdfa = options.pdfVariant ?? (options.einvoice ? 'pdf/a-3b' : null);
@@ -64,4 +67,18 @@ export async function finishingFor(options: GenerationOptions, context: Finishin
 export function sealFinishing(options: GenerationOptions, sealKey: Buffer | undefined): GenerationOptions {
   if (!options.protect || 'sealed' in options.protect) return options;
   return { ...options, protect: { sealed: sealProtection(protectionOf(options.protect, ['body', 'protect']), keyOf(sealKey)) } };
+}
+
+/** A `sign` checked before the charge: something to sign, the certificate, the TSA. */
+export async function checkSignature(options: GenerationOptions, context: { accountId: string; signing?: Signing }): Promise<void> {
+  const loc = ['body', 'sign'];
+  const refuse = (msg: string): never => {
+    throw new ValidationError([{ loc, msg, type: 'sign_not_applicable' }]);
+  };
+  if (options.image) refuse('Images cannot be signed; sign is for PDFs');
+  if (options.einvoice && !isHybridFormat(options.einvoice.format)) refuse(`${options.einvoice.format} is XML without a PDF; sign is for PDFs`);
+  // The mark is drawn in a standard font that is not embedded, which PDF/A forbids.
+  if (options.sign!.visible && (options.pdfVariant || options.einvoice)) refuse('A visible signature cannot be added to a PDF/A document yet; leave out visible (the signature itself is kept)');
+  if (!context.signing) return refuse('Signing is not set up in this process');
+  await context.signing.prepare(options.sign!, { accountId: context.accountId, kind: 'paid', loc });
 }
