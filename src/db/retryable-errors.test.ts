@@ -91,8 +91,10 @@ describe('isDatabaseUnavailable on errors from the real databases', () => {
       scenario: 'PostgreSQL: a pool whose only connection is taken',
       unavailable: true,
       produce: async () => {
-        const pool = new pg.Pool({ connectionString: TEST_PG_URL, max: 1, connectionTimeoutMillis: 200 });
+        // The first connection may take seconds on a loaded machine; only the wait for a second one is short.
+        const pool = new pg.Pool({ connectionString: TEST_PG_URL, max: 1, connectionTimeoutMillis: 60_000 });
         const held = await pool.connect();
+        pool.options.connectionTimeoutMillis = 200;
         try {
           return await caught(() => pool.connect());
         } finally {
