@@ -46,7 +46,8 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
 
   beforeAll(async () => {
     ensureStudioBuild();
-    t = await startTestApp('sqlite', { PRESSROOM_JOB_POLL_MS: '200' });
+    // Alice's screens make a few hundred requests; on a fast machine they fall within one minute, past a pro plan's default 120.
+    t = await startTestApp('sqlite', { PRESSROOM_JOB_POLL_MS: '200', PRESSROOM_PLAN_PRO_PER_MINUTE: '1000' });
     t.services.startWorkers();
     const root = await fetch(`${t.baseUrl}/`);
     if (!(root.headers.get('content-type') ?? '').includes('text/html')) {
@@ -102,7 +103,7 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await expect.poll(() => page.getByTestId('account-name').innerText()).toBe('alice@example.com');
     expect(await page.getByTestId('account-plan').textContent()).toBe('pro');
     expect(await page.getByTestId('credits').innerText()).toContain('20');
-    await expect.poll(() => page.getByTestId('rate-limit').innerText()).toMatch(/\d+\/120/);
+    await expect.poll(() => page.getByTestId('rate-limit').innerText()).toMatch(/\d+\/1000/);
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['pressroom.apiKey']);
     expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
 
