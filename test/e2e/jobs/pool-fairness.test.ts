@@ -98,9 +98,13 @@ describe('qpdf runs are shared by account, not by arrival (sqlite, real qpdf)', 
 
     // Three merges: more than A's share of the two qpdf slots, so some of A's work waits.
     const flood = tracked([0, 1, 2].map(() => tool(a, 'merge', { pdfs: [{ pdf_base64: bomb.toString('base64') }, { pdf_base64: page.toString('base64') }] })));
-    // All three passed their checks (each holds a reserved credit) and run or wait for qpdf.
-    await until(async () => (await t.services.charges.pendingCount(a.accountId)) === 3, 120_000, 'A\'s three merges to reach qpdf');
-    expect((await poolMetrics(t, 'qpdf')).waiting).toBeGreaterThan(0);
+    // A's work runs in qpdf and more of it waits (a merge, or the page-count check of one: on a loaded machine the
+    // checks of the second and third merges can still be queued behind the first merge when B arrives).
+    await until(async () => {
+      const qpdf = await poolMetrics(t, 'qpdf');
+      return qpdf.active >= 1 && qpdf.waiting >= 1;
+    }, 120_000, 'A\'s merges to fill its share of qpdf and wait for more');
+    expect(flood.settled.size).toBe(0);
 
     const startedAt = performance.now();
     const rotated = await tool(b, 'rotate', { pdf_base64: page.toString('base64'), rotation: 90 });
