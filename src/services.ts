@@ -44,7 +44,8 @@ import { compactionCounter, instrumentLedger, instrumentRenderer } from './ops/i
 import { createFinishing } from './finishing/finishing.js';
 import { createReadinessCheck } from './ops/readiness.js';
 import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xmllint/xml-schema-check.js';
-import { ghostscriptPoolStats } from './finishing/pdfa.js';
+import { ghostscriptPoolStats } from './pdf/ghostscript.js';
+import { pageImagePoolStats } from './pdf/page-image.js';
 import { startSweep } from './ops/sweep.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -242,7 +243,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
       // Every pool of heavy work of this process, each shared fairly between accounts (scheduling/).
-      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), signing.stats(), ghostscriptPoolStats(), xmlCheckPoolStats()],
+      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), signing.stats(), ghostscriptPoolStats(), pageImagePoolStats(), xmlCheckPoolStats()],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
 

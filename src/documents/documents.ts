@@ -33,7 +33,9 @@ import { checkRequiredFields } from './required-fields.js';
 import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest } from '../einvoice/einvoice.js';
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
-import { checkImageRequest, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
+import { checkImageRequest, isPageImage, pageImageWidth, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
+import { pageImage } from '../pdf/page-image.js';
+import { pdfBuffer } from '../pdf/pdf-file.js';
 import { checkSignature, finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
 
@@ -53,6 +55,8 @@ export interface GenerationOptions {
   tagged?: boolean | null;
   /** A template version's tag or number; omitted/null renders the draft. */
   version?: string | number | null;
+  /** Request fields accepted and ignored as TemplateFox ignores them (e.g. s3_filepath without store_s3): a FIELD_IGNORED warning each. */
+  ignoredFields?: readonly string[];
   /** Render an image of an image template instead of a PDF (POST /v1/image/create). */
   image?: ImageOptions | null;
   /** Build an e-invoice too (docs/einvoice.md): Factur-X/ZUGFeRD inside a PDF/A-3b, or XRechnung XML instead of the PDF. */
@@ -242,7 +246,14 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       const started = performance.now();
       // Checked again: a job renders the template as it is when it runs, which may have changed since
       // it was accepted (a strict one then fails the job, refunded).
-      const fieldWarnings = requiredFieldWarnings(template, data, options);
+      const fieldWarnings = [...ignoredFieldWarnings(options), ...requiredFieldWarnings(template, data, options)];
+      if (options.image && isPageImage(template)) {
+        const printed = await print({ template: { html: template.html, css: template.css, page: template.page, strict: template.strict }, data: expandDottedKeys(data) as ReturnType<typeof expandDottedKeys>, signal, accountId, kind: 'document', mode }, false);
+        const format = options.image.format === 'jpeg' ? 'jpeg' : 'png';
+        const bytes = await pageImage(await pdfBuffer(printed.pdf), { page: options.image.page ?? 1, width: pageImageWidth(template, options.image), format, quality: options.image.quality, accountId });
+        const renderMs = Math.round(performance.now() - started);
+        return { delivery: await deliver(accountId, bytes, options), renderMs, warnings: [...fieldWarnings, ...printed.warnings] };
+      }
       if (options.image) {
         const loadImages: ImageLoader = deps.loadImages ?? (async (urls) => new Map(urls.map((url) => [url, { error: 'image downloads are not set up in this process' }])));
         const image = await renderImageDocument({ renderer, loadImages }, { accountId, template, data, image: options.image, signal });
@@ -252,7 +263,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       // Checked in prepare (before the charge); built again here from the same request.
       const einvoice: BuiltEInvoice | undefined = options.einvoice ? await buildEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant }) : undefined;
       if (einvoice && !isHybridFormat(einvoice.format)) {
-        return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started) };
+        return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started), warnings: fieldWarnings };
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
@@ -333,4 +344,12 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     storable: (options) => sealFinishing(options, deps.sealKey),
   };
   return service;
+}
+
+/** A FIELD_IGNORED warning for each request field accepted and ignored (docs/templatefox.md "Fields accepted and ignored"). */
+function ignoredFieldWarnings(options: GenerationOptions): DocumentWarning[] {
+  return (options.ignoredFields ?? []).map((field) => ({
+    code: 'FIELD_IGNORED',
+    message: field === 'webhook_secret' ? 'webhook_secret was ignored: it signs webhooks, and no webhook_url was given.' : `${field} was ignored: it applies only with store_s3: true.`,
+  }));
 }

@@ -13,7 +13,8 @@ import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import { imagePixelSize, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH, type ImageFormat } from '../rendering/image-renderer.js';
 import { checkModifications, imageUrlsOf, layerEdits, type LayerModification, type LoadedImage } from '../templates/layers/layer-modifications.js';
 import type { Template } from '../templates/templates.js';
-import { AppError, ValidationError } from '../shared/errors.js';
+import { ValidationError } from '../shared/errors.js';
+import { paperSizeInches } from '../rendering/page-size.js';
 import { expandDottedKeys } from './data-binding.js';
 
 /** What an image request asks for, besides the delivery. */
@@ -24,6 +25,8 @@ export interface ImageOptions {
   /** 1–100, jpeg and webp. */
   quality: number;
   modifications: LayerModification[];
+  /** A PDF template's page to picture (1 when null); an image template has none. */
+  page?: number | null;
 }
 
 /** Loads every `image_url` of one request (within that request's byte and time budget). */
@@ -37,20 +40,19 @@ export interface RenderedImage {
   warnings: DocumentWarning[];
 }
 
-/** Refuses what can be refused before a charge: a PDF template, a bad colour, too many pixels. */
+/** Refuses what can be refused before a charge: a bad colour, too many pixels, what a PDF template's page cannot do. */
 export function checkImageRequest(template: Template, image: ImageOptions): void {
-  if (template.kind !== 'image' || !template.canvas) {
-    throw new AppError(
-      'INVALID_REQUEST',
-      `Template ${template.id} is a pdf template; render it with POST /v1/pdf/create, or make it an image template (PUT /v1/templates/${template.id} with kind "image" and a canvas).`,
-    );
+  if (isPageImage(template)) return checkPageImageRequest(template, image);
+  if (image.page != null) {
+    throw new ValidationError([{ loc: ['body', 'page'], msg: 'applies to PDF templates; an image template has one canvas, leave page out', type: 'value_error' }]);
   }
+  const canvas = template.canvas!;
   checkModifications(image.modifications);
-  const size = imagePixelSize(template.canvas, outputWidth(template, image));
+  const size = imagePixelSize(canvas, outputWidth(template, image));
   if (size.width * size.height > MAX_IMAGE_PIXELS) {
     throw new ValidationError([{
       loc: ['body', 'width'],
-      msg: `would make a ${size.width} × ${size.height} image; at most ${MAX_IMAGE_PIXELS} pixels are rendered (the height follows the template's ${template.canvas.width} × ${template.canvas.height} canvas). Ask for a smaller width`,
+      msg: `would make a ${size.width} × ${size.height} image; at most ${MAX_IMAGE_PIXELS} pixels are rendered (the height follows the template's ${canvas.width} × ${canvas.height} canvas). Ask for a smaller width`,
       type: 'value_error',
     }]);
   }
@@ -59,6 +61,38 @@ export function checkImageRequest(template: Template, image: ImageOptions): void
 /** The pixel width: as asked, or the canvas width kept within the bounds a request could ask for. */
 function outputWidth(template: Template, image: ImageOptions): number {
   return image.width ?? Math.min(MAX_IMAGE_WIDTH, Math.max(MIN_IMAGE_WIDTH, template.canvas!.width));
+}
+
+/** An image request on a PDF template pictures one page of the printed document (issue 42). */
+export function isPageImage(template: Template): boolean {
+  return template.kind !== 'image' || !template.canvas;
+}
+
+/** A page is a picture of what was printed: no layers to modify, and pdftoppm writes PNG and JPEG only. */
+function checkPageImageRequest(template: Template, image: ImageOptions): void {
+  if (image.modifications.length > 0) {
+    throw new ValidationError([{ loc: ['body', 'modifications'], msg: `apply to image templates' layers; template ${template.id} is a pdf template, whose page is pictured as printed. Leave modifications out, or pass data`, type: 'value_error' }]);
+  }
+  if (image.format === 'webp') {
+    throw new ValidationError([{ loc: ['body', 'format'], msg: 'a page of a pdf template is pictured as png or jpeg', type: 'value_error' }]);
+  }
+  const paper = orientedPaper(template);
+  const width = pageImageWidth(template, image);
+  const height = Math.round((width * paper.height) / paper.width);
+  if (width * height > MAX_IMAGE_PIXELS) {
+    throw new ValidationError([{ loc: ['body', 'width'], msg: `would make a ${width} × ${height} image of the page; at most ${MAX_IMAGE_PIXELS} pixels are rendered. Ask for a smaller width`, type: 'value_error' }]);
+  }
+}
+
+/** The pixel width of a page's picture: as asked, or the paper's width at 96 dpi (A4: 794), within the bounds. */
+export function pageImageWidth(template: Template, image: ImageOptions): number {
+  return image.width ?? Math.min(MAX_IMAGE_WIDTH, Math.max(MIN_IMAGE_WIDTH, Math.round(orientedPaper(template).width * 96)));
+}
+
+/** The template's paper in inches as printed (CSS `@page` in its HTML may still say otherwise: the page's own shape is kept). */
+function orientedPaper(template: Template): { width: number; height: number } {
+  const paper = paperSizeInches(template.page);
+  return template.page?.orientation === 'landscape' ? { width: paper.height, height: paper.width } : paper;
 }
 
 /** Renders a checked image request (see the file comment). */

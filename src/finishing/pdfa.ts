@@ -20,14 +20,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   AFRelationship, PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFString,
   type PDFObject,
 } from '@cantoo/pdf-lib';
-import { runLimited, type ChildCeiling, type LimitedRun } from '../shared/child-limits.js';
-import { accountSlotsOf, FairScheduler, type PoolStats } from '../scheduling/fair-scheduler.js';
+import { describeGsFailure, runGhostscript } from '../pdf/ghostscript.js';
 import { AppError } from '../shared/errors.js';
 import { PDF_PRODUCER, readInfoTitle } from './document-info.js';
 import { prepareRewrite } from '../pdf/pdf-rewrite.js';
@@ -67,21 +66,9 @@ export interface PdfAAttachment {
 
 const VARIANTS: readonly PdfAVariant[] = ['pdf/a-1b', 'pdf/a-2b', 'pdf/a-3b'];
 const ICC_URL = new URL('./assets/srgb.icc', import.meta.url);
-const GS_PATH = 'gs';
-/** A stuck or hostile input must not hold a conversion slot for ever. */
-const GS_TIMEOUT_MS = 60_000;
-/** What one Ghostscript run may allocate: over ten times the most an honest document was measured to need (docs/operations.md, ceilings). */
-const GS_MEMORY_CEILING_BYTES = 1024 ** 3;
-/** Ghostscript's run under its ceilings; CPU: it renders on one thread, so the deadline's seconds bound its CPU too, also should the timer never fire. */
-const GS_CEILING: ChildCeiling = { memoryBytes: GS_MEMORY_CEILING_BYTES, cpuSeconds: GS_TIMEOUT_MS / 1000, outOfMemory: /VMerror/ };
 /** Resolution of the page images Ghostscript makes when PDF/A-1 forces it to flatten transparency:
  * print quality; its default of 720 dpi makes files several times larger and slower for no visible gain. */
 const GS_FLATTEN_DPI = 300;
-/** Ghostscript is single-threaded and CPU-bound; leave a core to Chromium on small machines. */
-const GS_MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
-/** Conversions waiting for Ghostscript, all accounts and one account: each may take seconds, so a longer line would wait out its deadline. */
-const GS_QUEUE_LIMIT = 32;
-const GS_ACCOUNT_QUEUE_LIMIT = 8;
 /** pdf-lib parses and writes on the event loop. Yielding every N objects breaks up a big document's
  * work (not fully: some of pdf-lib's steps do not yield), while a one-page invoice never yields. */
 const OBJECTS_PER_TICK = 1000;
@@ -145,8 +132,7 @@ export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, 
   // Ghostscript's PDF/A-1 pass drops a Title written in UTF-16 (Chromium's for any non-ASCII <title>,
   // document-info.ts's for every title): take it from the input.
   const title = meta.title ?? (await readInfoTitle(pdf).catch(() => undefined));
-  const ticket = { accountId: meta.accountId ?? '', kind: 'paid' } as const;
-  const rewritten = await ghostscript.run(ticket, () => runGhostscript(pdf, variant), { maxWaitMs: GS_TIMEOUT_MS });
+  const rewritten = await pdfwriteToPdfA(pdf, variant, meta.accountId ?? '');
   const doc = await loadPdf(rewritten);
   // Ghostscript gives up on PDF/A for input it cannot make conformant and writes a plain PDF; its XMP
   // then lacks pdfaid. Do not stamp our claim onto such a file.
@@ -454,72 +440,23 @@ function wholeSeconds(date: Date): Date {
   return new Date(Math.floor(date.getTime() / 1000) * 1000);
 }
 
-/**
- * Who runs Ghostscript next (../scheduling/fair-scheduler.ts), a strict pool: a hostile input keeps
- * its run for up to GS_TIMEOUT_MS, so one account never holds more than its cap of the runs.
- */
-const ghostscript = new FairScheduler({
-  name: 'ghostscript',
-  limits: {
-    capacity: GS_MAX_CONCURRENT,
-    queueLimit: GS_QUEUE_LIMIT,
-    accountSlots: accountSlotsOf(GS_MAX_CONCURRENT),
-    workConserving: false,
-    freeSlots: GS_MAX_CONCURRENT,
-    accountQueueLimit: GS_ACCOUNT_QUEUE_LIMIT,
-    accountFreeQueueLimit: GS_ACCOUNT_QUEUE_LIMIT,
-  },
-  words: { task: 'PDF/A conversion', slot: 'Ghostscript slot' },
-  busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The PDF/A converter is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
-});
-
-/** Ghostscript runs in progress and waiting (for /metrics). */
-export function ghostscriptPoolStats(): PoolStats {
-  return ghostscript.stats();
-}
-
-async function runGhostscript(pdf: Buffer, variant: PdfAVariant): Promise<Buffer> {
-  // Ghostscript runs anything that is not a PDF as PostScript, a whole language: never hand it other bytes.
-  if (pdf.subarray(0, 5).toString('latin1') !== '%PDF-') {
-    throw new AppError('PDFA_CONVERSION_FAILED', 'the input is not a PDF (it does not start with %PDF-)');
-  }
+/** A Ghostscript pdfwrite pass to PDF/A (ghostscript.ts runs it, under its ceilings and in its pool). */
+async function pdfwriteToPdfA(pdf: Buffer, variant: PdfAVariant, accountId: string): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'pressroom-pdfa-'));
   try {
     const [input, output, icc, prefix] = ['in.pdf', 'out.pdf', 'srgb.icc', 'pdfa-def.ps'].map((f) => join(dir, f)) as [string, string, string, string];
     await Promise.all([writeFile(input, pdf), writeFile(icc, srgbProfile()), writeFile(prefix, pdfaPrefix(icc))]);
-    const args = ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dNOOUTERSAVE', `-dPDFA=${variant.charAt(6)}`,
+    const args = ['-dNOOUTERSAVE', `-dPDFA=${variant.charAt(6)}`,
       '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-sDEVICE=pdfwrite', `-r${GS_FLATTEN_DPI}`,
       `--permit-file-read=${icc}`, `-sOutputFile=${output}`, prefix, input];
-    const run = await runLimited(GS_PATH, args, { cwd: dir, timeoutMs: GS_TIMEOUT_MS, maxBuffer: 16 << 20, ceiling: GS_CEILING });
+    const notAPdf = () => new AppError('PDFA_CONVERSION_FAILED', 'the input is not a PDF (it does not start with %PDF-)');
+    const run = await runGhostscript(pdf, args, { cwd: dir, accountId, notAPdf });
     if (run.ended !== 'exit' || run.exitCode !== 0) {
       throw new AppError('PDFA_CONVERSION_FAILED', `Ghostscript PDF/A conversion failed: ${describeGsFailure(run)}`, run.ended === 'failed' ? { cause: run.error } : {});
     }
     return await readFile(output);
   } finally {
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-function describeGsFailure(run: LimitedRun): string {
-  switch (run.ended) {
-    case 'missing':
-      return run.program === GS_PATH ? `"${GS_PATH}" was not found on PATH; install Debian's ghostscript package` : `"${run.program}" was not found on PATH; install Debian's util-linux package`;
-    // Long documents hit this: the 33-page report took 26 s for 2b on an idle machine, over 60 s on a busy one.
-    case 'timeout':
-      return `it took longer than ${GS_TIMEOUT_MS} ms and was stopped; the document is too long for a Ghostscript pass`;
-    case 'ceiling':
-      return run.ceiling === 'memory'
-        ? `it needed more than ${GS_MEMORY_CEILING_BYTES / 1024 ** 3} GiB of memory and was stopped; the document is too heavy for a Ghostscript pass (its pages' size, images or transparency)`
-        : `it used more than ${GS_CEILING.cpuSeconds} s of CPU and was stopped; the document is too long for a Ghostscript pass`;
-    case 'signal':
-      return `Ghostscript ended by ${run.signal}`;
-    case 'failed':
-      return run.error.message;
-    case 'exit': {
-      // Skip the DOCINFO notice gs prints for Chromium's Creator on every run: it is not the failure.
-      const lines = run.stderr.split('\n').filter((l) => l.trim() && !l.includes('DOCINFO'));
-      return lines.slice(0, 3).join(' | ') || `exit code ${run.exitCode}`;
-    }
   }
 }
 

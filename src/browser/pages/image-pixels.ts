@@ -54,9 +54,9 @@ export class ImagePixelMeter {
     const previous = this.#previous;
     this.#previous = new Set(main.map(urlKey));
     // Frames other than the main one are new documents each time: nothing of an earlier one is listed.
-    const input: MeasureInput = { count: imageUrls(frameTree.childFrames ?? [], true), check: [] };
+    const input: MeasureInput = { count: imageUrls(frameTree.childFrames ?? [], true), check: [], hideBroken: hasFailedImage(frameTree) };
     for (const url of main) (previous.has(urlKey(url)) ? input.check : input.count).push(url);
-    if (input.count.length === 0 && input.check.length === 0) return { pixels: 0, undecoded: [] };
+    if (input.count.length === 0 && input.check.length === 0 && !input.hideBroken) return { pixels: 0, undecoded: [] };
     if (this.#contextId !== undefined) {
       try {
         return await this.#sum(this.#contextId, input, signal);
@@ -106,11 +106,18 @@ interface MeasureResult {
 interface MeasureInput {
   count: string[];
   check: string[];
+  /** An image of the page failed to load: its elements are hidden (broken ones are hidden anyway after an undecoded one). */
+  hideBroken: boolean;
 }
 
 /** Identifies a URL without keeping all of a data: URL; two URLs that share a key are only checked more. */
 function urlKey(url: string): string {
   return `${url.length}:${url.slice(0, 96)}:${url.slice(-96)}`;
+}
+
+/** Whether the main frame lists an image that failed to load (blocked, missing, timed out). */
+function hasFailedImage(frame: Protocol.Page.FrameResourceTree): boolean {
+  return frame.resources.some((resource) => resource.type === 'Image' && (resource.failed === true || resource.canceled === true));
 }
 
 /** The distinct image URLs of `frames` (and, with `deep`, of their frames). */
@@ -129,6 +136,9 @@ function imageUrls(frames: Protocol.Page.FrameResourceTree[], deep: boolean): st
 
 /** The little of the DOM `sumNaturalPixels` uses (this project compiles without the DOM library). */
 interface BrowserImage {
+  readonly complete: boolean;
+  readonly currentSrc: string;
+  readonly style: { setProperty(name: string, value: string, priority: string): void };
   onload: (() => void) | null;
   onerror: (() => void) | null;
   src: string;
@@ -153,7 +163,7 @@ interface BrowserRoot {
 interface BrowserGlobals {
   Image: new () => BrowserImage;
   URL: typeof URL;
-  document: BrowserRoot & { readonly baseURI: string };
+  document: BrowserRoot & { readonly baseURI: string; readonly images: ArrayLike<BrowserImage> };
 }
 
 /**
@@ -162,10 +172,17 @@ interface BrowserGlobals {
  * size) and returns the sum of width × height. An image that does not load counts 0 (it will not be
  * printed either) and its position is returned: it loaded, so Chromium could not decode it — a
  * damaged file, or one past Blink's own limit of 2^29 pixels (a 900-megapixel PNG), which prints as
- * a broken image (issue 37).
+ * a broken image (issue 37). Last, an `<img>` of the document that has no picture (blocked, missing,
+ * undecodable) is made `visibility: hidden`: it keeps its box and prints nothing, where Chromium would
+ * draw its broken-image icon into the PDF (issue 42).
  */
 export function sumNaturalPixels(input: MeasureInput): Promise<MeasureResult> {
   const g = globalThis as unknown as BrowserGlobals;
+  const hideBroken = (): void => {
+    for (const image of Array.from(g.document.images)) {
+      if (image.complete && image.currentSrc && image.naturalWidth === 0) image.style.setProperty('visibility', 'hidden', 'important');
+    }
+  };
   const urls: [string, number][] = input.count.map((url, i) => [url, i]);
   if (input.check.length > 0) {
     const sources = new Set<string>();
@@ -217,7 +234,10 @@ export function sumNaturalPixels(input: MeasureInput): Promise<MeasureResult> {
           image.src = url;
         }),
     ),
-  ).then((sizes) => ({ pixels: sizes.reduce((sum, size) => sum + size, 0), undecoded }));
+  ).then((sizes) => {
+    if (input.hideBroken || undecoded.length > 0) hideBroken();
+    return { pixels: sizes.reduce((sum, size) => sum + size, 0), undecoded };
+  });
 }
 
 /**

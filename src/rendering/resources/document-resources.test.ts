@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pdfPageText, pdfText } from '../../../test/support/documents/pdf-tools.js';
 import { bilevelPng, dataUri } from '../../../test/support/documents/png-images.js';
 import { openTripwire, pdfTool, startTestRenderer } from '../../../test/support/documents/rendering-kit.js';
 import { createLogger } from '../../shared/log.js';
@@ -224,6 +225,21 @@ describe('remote resources', () => {
     expect(images(result.pdf)).toHaveLength(0);
     expect(result.warnings).toEqual([{ code: 'RESOURCE_BLOCKED', message: expect.any(String), url: `http://127.0.0.1:${imagePort}/to-private` }]);
     expect(tripwire.hits()).toBe(0);
+  });
+
+  it('prints nothing where an image did not load or decode — no broken-image icon — and keeps its box (issue 42)', async () => {
+    // Missing on its server, refused by the guard, an asset the account lacks, a damaged file: each a warning, none an image in the PDF.
+    const html = [
+      `<img src="http://127.0.0.1:${imagePort}/nothing.png" width="10" height="2000">`,
+      '<p>After the missing image</p>',
+      `<img src="http://[::127.0.0.1]:${tripwire.port}/blocked.png"><img src="{{ asset('no-such.png') }}"><img src="{{ asset('damaged.png') }}" width="50">`,
+    ].join('');
+    const result = await renderer.render({ template: { html }, data: {}, accountId: ACCOUNT_A });
+    expect(result.warnings.map((w) => w.code).sort()).toEqual(['ASSET_NOT_FOUND', 'IMAGE_NOT_DECODED', 'RESOURCE_BLOCKED', 'RESOURCE_FAILED']);
+    expect(pdfTool('pdfimages', result.pdf, ['-list']).split('\n').slice(2).filter((line) => line.trim() !== '')).toEqual([]);
+    // The missing image's 2000 px box still pushes the text after it off the first page.
+    expect(pdfPageText(result.pdf, 1)).not.toContain('After the missing image');
+    expect(pdfText(result.pdf)).toContain('After the missing image');
   });
 
   it('warns about a remote file that is not there', async () => {

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_EXAMPLE } from '../../../src/http/examples.js';
 import { DOCUMENT_DIALECTS } from '../../support/databases.js';
 import { pdfText } from '../../support/documents/pdf-tools.js';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { startTestApp, until, type TestApp } from '../../support/test-app.js';
 
 type Schema = Record<string, any>;
 type Operation = { operationId?: string; summary?: string; description?: string; tags?: string[]; parameters?: Schema[]; requestBody?: Schema; responses?: Record<string, Schema> };
@@ -301,7 +301,7 @@ describe('the OpenAPI document and a client generated from it', () => {
   });
 });
 
-describe.each(DOCUMENT_DIALECTS)('create endpoints on %s: unknown fields accepted, known fields that cannot apply refused', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('create endpoints on %s: unknown fields accepted, known fields that cannot apply refused or ignored as TemplateFox does', (dialect) => {
   let t: TestApp;
   let apiKey: string;
   let templateId: string;
@@ -314,7 +314,8 @@ describe.each(DOCUMENT_DIALECTS)('create endpoints on %s: unknown fields accepte
   };
 
   beforeAll(async () => {
-    t = await startTestApp(dialect);
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100' });
+    t.services.startWorkers();
     ({ apiKey } = await t.createAccount({ credits: 5, plan: 'enterprise' }));
     const created = await t.request('POST', '/v1/templates', { apiKey, body: TEMPLATE_EXAMPLE });
     expect(created.status).toBe(201);
@@ -328,17 +329,37 @@ describe.each(DOCUMENT_DIALECTS)('create endpoints on %s: unknown fields accepte
     const before = await state();
     const cases: [string, Record<string, unknown>, (string | number)[]][] = [
       ['/v1/pdf/create', { export_type: 'binary', store_s3: true }, ['body', 'export_type']],
-      ['/v1/pdf/create', { s3_filepath: 'invoices/2026' }, ['body', 's3_filepath']],
-      ['/v1/pdf/create', { s3_bucket: 'my-bucket', store_s3: false }, ['body', 's3_bucket']],
-      ['/v1/pdf/create-async', { s3_bucket: 'my-bucket' }, ['body', 's3_bucket']],
-      ['/v1/pdf/create-async', { webhook_secret: 'a-secret-of-16-chars-or-more' }, ['body', 'webhook_secret']],
+      ['/v1/image/create', { export_type: 'binary', store_s3: true }, ['body', 'export_type']],
     ];
     for (const [path, fields, loc] of cases) {
       const res = await t.request('POST', path, { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, ...fields } });
       expect(res.status, `${path} ${JSON.stringify(fields)}`).toBe(422);
-      expect(res.body.detail).toEqual([expect.objectContaining({ loc, type: 'value_error', msg: expect.stringMatching(/store_s3|webhook_url/) })]);
+      expect(res.body.detail).toEqual([expect.objectContaining({ loc, type: 'value_error', msg: expect.stringContaining('store_s3') })]);
     }
     expect(await state()).toEqual(before);
+  });
+
+  it('accepts and ignores, with a FIELD_IGNORED warning, what TemplateFox accepts and ignores: S3 fields without store_s3, a webhook secret without a webhook', async () => {
+    // TemplateFox's n8n node sends s3_filepath and s3_bucket whenever they are filled in, and webhook_secret without webhook_url.
+    const before = await state();
+    const res = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, s3_filepath: 'invoices/2026', s3_bucket: 'my-bucket', store_s3: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).not.toHaveProperty('s3_key');
+    expect(res.body.warnings).toEqual(expect.arrayContaining([
+      { code: 'FIELD_IGNORED', message: expect.stringContaining('s3_filepath') },
+      { code: 'FIELD_IGNORED', message: expect.stringContaining('s3_bucket') },
+    ]));
+    expect(pdfText((await t.request('GET', new URL(res.body.url).pathname + new URL(res.body.url).search)).bytes)).toContain('INV-0001');
+
+    const queued = await t.request('POST', '/v1/pdf/create-async', { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, s3_bucket: 'my-bucket', webhook_secret: 'a-secret-of-16-chars-or-more' } });
+    expect(queued.status, JSON.stringify(queued.body)).toBe(200);
+    const job = await until(async () => {
+      const polled = await t.request('GET', `/v1/pdf/jobs/${queued.body.job_id}`, { apiKey });
+      return polled.body.status === 'completed' || polled.body.status === 'failed' ? polled.body : undefined;
+    }, 120_000, 'the job');
+    expect(job).toMatchObject({ status: 'completed', store_s3: false, result_s3_bucket: null });
+    expect(job.warnings.filter((w: { code: string }) => w.code === 'FIELD_IGNORED').map((w: { message: string }) => w.message.split(' ')[0]).sort()).toEqual(['s3_bucket', 'webhook_secret']);
+    expect(await state()).toMatchObject({ credits: before.credits - 2, jobs: before.jobs + 1 });
   });
 
   it('accepts fields it does not know (a newer client), and treats null as not given', async () => {

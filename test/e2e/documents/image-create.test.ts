@@ -260,7 +260,10 @@ describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
     const refused: Array<[Record<string, unknown>, number, string | (string | number)[]]> = [
       [{ template_id: 'nonexistent1' }, 404, 'TEMPLATE_NOT_FOUND'],
       [{ template_id: bobsId }, 403, 'FORBIDDEN'],
-      [{ template_id: pdfId }, 400, 'INVALID_REQUEST'],
+      [{ template_id: pdfId, format: 'webp' }, 422, ['body', 'format']],
+      [{ template_id: pdfId, modifications: [{ name: 'title', text: 'x' }] }, 422, ['body', 'modifications']],
+      [{ template_id: pdfId, width: 4000 }, 422, ['body', 'width']],
+      [{ template_id: id, page: 1 }, 422, ['body', 'page']],
       [{ template_id: id, version: 'nope' }, 404, 'VERSION_NOT_FOUND'],
       [{ template_id: id, store_s3: true }, 400, 'INVALID_REQUEST'],
       [{ template_id: id, modifications: [{ name: 'title', color: 'red; position: fixed' }] }, 422, ['body', 'modifications', 0, 'color']],
@@ -275,7 +278,6 @@ describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
       [{ template_id: id, quality: 0 }, 422, ['body', 'quality']],
       [{ template_id: id, pdf_variant: 'pdf/a-2b' }, 422, ['body', 'pdf_variant']],
       [{ template_id: id, webhook_url: 'https://hooks.example.com/x' }, 422, ['body', 'webhook_url']],
-      [{ template_id: id, s3_bucket: 'my-bucket' }, 422, ['body', 's3_bucket']],
       [{ template_id: id, store_s3: true, export_type: 'binary' }, 422, ['body', 'export_type']],
     ];
     for (const [body, status, expected] of refused) {
@@ -371,7 +373,7 @@ describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
 
   it('previews a saved image template, and a version of it, on one page of its canvas, free', async () => {
     const id = await newTemplate({ html: TITLE_CARD, kind: 'image', canvas: { width: 200, height: 100 }, sample_data: { word: 'Hi' } });
-    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'wide' } })).status).toBe(201);
+    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'wide' } })).status).toBe(200);
     expect((await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: { canvas: { width: 300, height: 300 } } })).status).toBe(200);
     const before = await balance();
     const preview = async (body: Record<string, unknown>) => {
@@ -390,11 +392,39 @@ describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
     expect(await balance()).toBe(before);
   });
 
+  it('pictures a page of a pdf template (issue 42): page n, png or jpeg, the width asked or the paper\'s at 96 dpi, one credit', async () => {
+    const html = '<style>@page{margin:0} body{margin:0} .p{height:1123px;font:bold 120px sans-serif;break-after:page}</style><div class="p">{{ first }}</div><div class="p" style="background:#d00">two</div>';
+    const id = await newTemplate({ html });
+    const before = await balance();
+    // pdftoppm rounds the height up or down by a pixel: A4 at 794 px wide is 1122.9 px high.
+    const near = (width: number, height: number) => ({ width, height: expect.toSatisfy((h: number) => Math.abs(h - height) <= 1) });
+    const first = await binaryImage({ template_id: id, data: { first: 'ONE' } });
+    expect(imageInfo(first.bytes)).toEqual({ format: 'png', ...near(794, 1123) });
+    const firstPng = decodePng(first.bytes);
+    expect(countPixels(firstPng, isDark)).toBeGreaterThan(1000);
+    expect(countPixels(firstPng, isRed)).toBe(0);
+    const second = await binaryImage({ template_id: id, data: { first: 'ONE' }, page: 2, width: 400 });
+    expect(imageInfo(second.bytes)).toEqual({ format: 'png', ...near(400, 566) });
+    expect(countPixels(decodePng(second.bytes), isRed)).toBeGreaterThan(0.9 * 400 * 566);
+    const jpeg = await createImage({ template_id: id, data: { first: 'ONE' }, format: 'jpeg', quality: 60, width: 300 });
+    expect(jpeg.status, JSON.stringify(jpeg.body)).toBe(200);
+    expect(jpeg.body.filename).toBe('document.jpg');
+    const link = new URL(jpeg.body.url);
+    expect(imageInfo((await t.request('GET', link.pathname + link.search)).bytes)).toEqual({ format: 'jpeg', ...near(300, 424) });
+    expect(await balance()).toBe(before - 3);
+    // A page past the last is known once the document is printed: a 422 at body.page, the credit given back.
+    const past = await createImage({ template_id: id, data: { first: 'ONE' }, page: 3 });
+    expect(past.status).toBe(422);
+    expect(past.body.detail).toEqual([{ loc: ['body', 'page'], msg: 'the document has 2 pages; ask for one of them', type: 'value_error' }]);
+    expect(await balance()).toBe(before - 3);
+  });
+
   it('a version keeps the kind it was saved with', async () => {
     const id = await newTemplate({ html: TITLE_CARD, kind: 'image', canvas: { width: 200, height: 100 } });
-    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'launch' } })).status).toBe(201);
+    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'launch' } })).status).toBe(200);
     expect((await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: { kind: 'pdf' } })).status).toBe(200);
-    expect((await createImage({ template_id: id })).body.error).toBe('INVALID_REQUEST');
+    // The draft is a pdf template now: its page is pictured (A4 at 96 dpi), the version still renders its canvas.
+    expect(imageInfo((await binaryImage({ template_id: id, data: { word: 'v' } })).bytes)).toMatchObject({ format: 'png', width: 794 });
     const pinned = await binaryImage({ template_id: id, version: 'launch', data: { word: 'v' }, width: 100 });
     expect(imageInfo(pinned.bytes)).toEqual({ format: 'png', width: 100, height: 50 });
   });

@@ -1,4 +1,7 @@
-/** `/v1/agent/*`: TemplateFox's AI authoring. Answered 501 (not 404) so clients can tell "not offered here" from "wrong URL". */
+/**
+ * `/v1/agent/*`: TemplateFox's AI authoring. Answered 501 (not 404) so clients can tell "not offered here" from "wrong URL";
+ * after the API key, as TemplateFox does: without a valid key the answer is 401, like every other operation.
+ */
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../../shared/errors.js';
@@ -6,7 +9,7 @@ import { errorResponses } from '../../schemas.js';
 
 const MESSAGE = 'AI template authoring (/v1/agent/*) needs a language model, which this self-hosted Pressroom service does not have; write templates with /v1/templates instead.';
 
-const DESCRIPTION = 'Not available in Pressroom: AI authoring needs a language model this self-hosted service does not have. Always answers 501 NOT_IMPLEMENTED; write templates with POST /v1/templates.';
+const DESCRIPTION = 'Not available in Pressroom: AI authoring needs a language model this self-hosted service does not have. Answers 501 NOT_IMPLEMENTED to a valid API key (401 without one); write templates with POST /v1/templates.';
 
 /** TemplateFox's agent operations, listed in the OpenAPI document so their clients see why they fail. */
 const DOCUMENTED = [
@@ -30,12 +33,13 @@ export function agentRoutes(app: FastifyInstance): void {
     app.route({
       method,
       url,
-      schema: { operationId, tags: ['Agent'], summary, description: DESCRIPTION, ...(params ? { params } : {}), response: errorResponses(501) },
+      config: { auth: 'api_key' },
+      schema: { operationId, tags: ['Agent'], summary, description: DESCRIPTION, ...(params ? { params } : {}), response: errorResponses(401, 403, 429, 501) },
       handler: notImplemented,
     });
   }
   // Every other method and path under /v1/agent answers the same; not listed in the document.
   for (const url of ['/v1/agent', '/v1/agent/*']) {
-    app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url, schema: { hide: true }, handler: notImplemented });
+    app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url, config: { auth: 'api_key' }, schema: { hide: true }, handler: notImplemented });
   }
 }

@@ -46,6 +46,12 @@ const CreateImageBody = Type.Object({
     examples: [1200],
   }))),
   quality: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 85, description: 'Compression quality for `jpeg`/`webp` (1-100). Ignored for `png`.' })),
+  page: Type.Optional(Nullable(Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    description: 'For a PDF template: which page of the printed document becomes the image, 1 when left out (png or jpeg; the width defaults to the paper\'s at 96 dpi). Past the last page → 422, nothing charged. Not for image templates.',
+    examples: [1],
+  }))),
   export_type: Type.Optional(StringEnum(['url', 'binary'] as const, { default: 'url', description: 'Export format: `url` stores the image and returns a signed URL, `binary` returns raw image bytes' })),
   expiration: generationFields.expiration,
   filename: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$', description: "Custom filename without extension (the format's is added: .png, .jpg, .webp). Defaults to 'document'.", examples: ['summer-sale'] }))),
@@ -74,7 +80,7 @@ function refuseForeignFields(body: Record<string, unknown>): void {
 function imageOptions(body: CreateImageBody): GenerationOptions {
   return {
     ...deliveryOptions(body),
-    image: { format: body.format ?? 'png', width: body.width ?? null, quality: body.quality ?? 85, modifications: body.modifications ?? [] },
+    image: { format: body.format ?? 'png', width: body.width ?? null, quality: body.quality ?? 85, modifications: body.modifications ?? [], page: body.page ?? null },
   };
 }
 

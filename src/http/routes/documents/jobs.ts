@@ -61,13 +61,6 @@ const JobSchema = Type.Object({
   warnings: DocumentWarnings,
 }, { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' });
 
-/** `webhook_secret` signs webhooks: without `webhook_url` it could not apply, so it is refused, not dropped. */
-function checkWebhookOptions(body: CreateAsyncBody): void {
-  if (body.webhook_secret != null && body.webhook_url == null) {
-    throw new ValidationError([{ loc: ['body', 'webhook_secret'], msg: 'webhook_secret applies only with webhook_url; add it, or leave webhook_secret out', type: 'value_error' }]);
-  }
-}
-
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 /** What Pressroom adds to TemplateFox's job answer (templatefox-clients.ts). */
@@ -117,14 +110,17 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService }): voi
     handler: async (request) => {
       const body = request.body as CreateAsyncBody;
       checkDeliveryOptions(body);
-      checkWebhookOptions(body);
+      const options = generationOptions({ ...body, export_type: 'url' });
+      // Without webhook_url a webhook_secret signs nothing; TemplateFox ignores it (its n8n node sends it), so do we, with a warning.
+      const secretIgnored = body.webhook_secret != null && body.webhook_url == null;
+      if (secretIgnored) options.ignoredFields = [...(options.ignoredFields ?? []), 'webhook_secret'];
       const accepted = await deps.jobs.accept(request.caller.accountId, {
         templateId: body.template_id,
         data: body.data,
-        options: generationOptions({ ...body, export_type: 'url' }),
+        options,
         filename: body.filename ?? null,
         webhookUrl: body.webhook_url ?? null,
-        webhookSecret: body.webhook_secret ?? null,
+        webhookSecret: secretIgnored ? null : (body.webhook_secret ?? null),
         idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, 'pdf.create-async', body),
       });
       const answer: CreateAsyncAnswer = { job_id: accepted.jobId, status: 'pending', credits_remaining: accepted.creditsRemaining };

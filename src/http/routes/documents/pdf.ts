@@ -103,19 +103,14 @@ const S3Answer = Type.Object({
 
 /**
  * Delivery options that only mean something together. Unknown fields are accepted (clients send newer
- * fields), but a known one this request cannot honour is refused rather than silently dropped.
+ * fields). A known one this request cannot honour is refused, except where TemplateFox accepts and
+ * ignores it (`s3_filepath`, `s3_bucket` without `store_s3`: its n8n node sends them whenever they are
+ * filled in): those are ignored too, with a FIELD_IGNORED warning (deliveryOptions, docs/templatefox.md).
  */
-export function checkDeliveryOptions(body: { store_s3?: boolean; s3_filepath?: string | null; s3_bucket?: string | null; export_type?: string }): void {
-  const issues: ValidationIssue[] = [];
+export function checkDeliveryOptions(body: { store_s3?: boolean; export_type?: string }): void {
   if (body.store_s3 === true && body.export_type === 'binary') {
-    issues.push({ loc: ['body', 'export_type'], msg: "export_type 'binary' cannot be combined with store_s3: true (the PDF goes to your bucket); omit one of them", type: 'value_error' });
+    throw new ValidationError([{ loc: ['body', 'export_type'], msg: "export_type 'binary' cannot be combined with store_s3: true (the PDF goes to your bucket); omit one of them", type: 'value_error' }]);
   }
-  for (const field of ['s3_filepath', 's3_bucket'] as const) {
-    if (body[field] != null && body.store_s3 !== true) {
-      issues.push({ loc: ['body', field], msg: `${field} applies only with store_s3: true; add it, or leave ${field} out`, type: 'value_error' });
-    }
-  }
-  if (issues.length > 0) throw new ValidationError(issues);
 }
 
 /** The delivery fields every generation shares (PDF and image), with their defaults. */
@@ -127,9 +122,10 @@ export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, '
     expirationSeconds: body.expiration ?? 86_400,
     filename: body.filename ?? 'document',
     storeS3: body.store_s3 ?? false,
-    s3Filepath: body.s3_filepath ?? null,
-    s3Bucket: body.s3_bucket ?? null,
+    s3Filepath: body.store_s3 === true ? (body.s3_filepath ?? null) : null,
+    s3Bucket: body.store_s3 === true ? (body.s3_bucket ?? null) : null,
     version: body.version ?? null,
+    ignoredFields: body.store_s3 === true ? [] : (['s3_filepath', 's3_bucket'] as const).filter((field) => body[field] != null),
   };
 }
 

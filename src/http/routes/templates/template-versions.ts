@@ -86,15 +86,12 @@ export function templateVersionRoutes(app: FastifyInstance, versions: TemplateVe
       operationId: 'createTemplateVersion',
       tags: ['Templates'],
       summary: 'Create a template version',
-      description: 'An immutable snapshot of html, css, page setup (header, footer), fields and sample data. A tag another version has → 409 VERSION_TAG_EXISTS. No credits.',
+      description: 'An immutable snapshot of html, css, page setup (header, footer), fields and sample data. A tag another version has → 409 VERSION_TAG_EXISTS. No credits. Answers 200, as TemplateFox declares (its generated clients decode no other success code).',
       params: Params,
       body: CreateVersionBody,
-      response: { 201: versionRef, ...errorResponses(401, 403, 404, 409, 422, 429) },
+      response: { 200: versionRef, ...errorResponses(401, 403, 404, 409, 422, 429) },
     },
-    handler: async (request, reply) => {
-      const created = await versions.create(request.caller.accountId, request.params.template_id, request.body as Static<typeof CreateVersionBody>);
-      return reply.code(201).send(view(created));
-    },
+    handler: async (request) => view(await versions.create(request.caller.accountId, request.params.template_id, request.body as Static<typeof CreateVersionBody>)),
   });
 
   r.get('/v1/templates/:template_id/versions/:version_number', {
