@@ -31,6 +31,7 @@ import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/service
 import { jobRoutes } from './routes/documents/jobs.js';
 import { templateVersionRoutes } from './routes/templates/template-versions.js';
 import { agentRoutes } from './routes/account/agent.js';
+import { mcpRoutes } from './mcp/mcp-route.js';
 import { templateLayerRoutes } from './routes/templates/template-layers.js';
 import { imageRoutes } from './routes/documents/image.js';
 import { assetRoutes } from './routes/templates/assets.js';
@@ -240,6 +241,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);
   certificateRoutes(app, services.certificates);
+  mcpRoutes(app, { accounts: services.accounts, version: options.version ?? '0.1.0' });
   if (config.http.adminToken) adminRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   healthRoutes(app, services);
   metricsRoutes(app, { metrics: services.metrics, token: config.http.metricsToken });

@@ -51,6 +51,8 @@ const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf/create-async': 'generation',
   'POST /v1/image/create': 'generation',
   'POST /v1/templates/preview': 'generation',
+  // An MCP message carries one tool call: a generation's data, a template's text or a PDF tool's input by URL.
+  'POST /mcp': 'generation',
   'POST /v1/templates': 'template',
   'PUT /v1/templates/:template_id': 'template',
   'POST /v1/pdf-tools/merge': 'pdfTools',
