@@ -129,6 +129,7 @@ describe('signing', () => {
     ['a wrong password', () => ({ pkcs12_base64: b64(kit.pkcs12({ cn: 'W', password: 'right' })), password: 'wrong' }), 'pkcs12_password', 'password'],
     ['an expired certificate', () => ({ pkcs12_base64: b64(kit.pkcs12({ cn: 'Old', password: 'x', expired: true })), password: 'x' }), 'certificate_expired', 'pkcs12_base64'],
     ['a file that is not PKCS#12', () => ({ pkcs12_base64: b64(Buffer.from('-----BEGIN CERTIFICATE-----\nnot this\n')), password: 'x' }), 'pkcs12_invalid', 'pkcs12_base64'],
+    ['a key that does not belong to its certificate', () => ({ pkcs12_base64: b64(kit.pkcs12({ cn: 'Mixed', password: 'x', mismatched: true })), password: 'x' }), 'pkcs12_key_mismatch', 'pkcs12_base64'],
   ])('refuses %s with a 422 naming it, storing nothing', async (_what, body, type, field) => {
     const res = await upload({ name: 'refused', ...body() });
     expect(res.status, JSON.stringify(res.body)).toBe(422);

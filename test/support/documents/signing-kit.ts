@@ -17,8 +17,8 @@ const openssl = (args: string[], cwd: string): Buffer => execFileSync('openssl',
 export interface SigningKit {
   dir: string;
   caPem: string;
-  /** A PKCS#12 of a leaf issued by the CA for `days`, or expired in 2020, with `cn`. */
-  pkcs12(options: { cn: string; password: string; days?: number; expired?: boolean }): Buffer;
+  /** A PKCS#12 of a leaf issued by the CA for `days`, or expired in 2020, with `cn`; `mismatched`: the key of another leaf beside this one's certificate. */
+  pkcs12(options: { cn: string; password: string; days?: number; expired?: boolean; mismatched?: boolean }): Buffer;
   close(): void;
 }
 
@@ -30,7 +30,7 @@ export function createSigningKit(): SigningKit {
   return {
     dir,
     caPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-    pkcs12({ cn, password, days = 30, expired = false }) {
+    pkcs12({ cn, password, days = 30, expired = false, mismatched = false }) {
       const id = `leaf${n++}`;
       openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${id}.key`, '-out', `${id}.csr`, '-subj', `/CN=${cn}/O=Pressroom Test`], dir);
       // An expired certificate: backdated validity through OpenSSL 3's -not_before/-not_after is 3.4+; `ca` -startdate/-enddate works on 3.0.
@@ -42,6 +42,11 @@ export function createSigningKit(): SigningKit {
         openssl(['ca', '-batch', '-config', 'ca.cnf', '-cert', 'ca.crt', '-keyfile', 'ca.key', '-in', `${id}.csr`, '-out', `${id}.crt`, '-startdate', '20200101000000Z', '-enddate', '20200201000000Z', '-extfile', 'leaf.ext'], dir);
       } else {
         openssl(['x509', '-req', '-in', `${id}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${id}.crt`, ...validity, '-extfile', 'leaf.ext'], dir);
+      }
+      if (mismatched) {
+        // `pkcs12 -export` refuses a certificate that does not match the key; as an extra certificate (-nocerts, -certfile) it takes it.
+        openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${id}-other.key`, '-out', `${id}-other.csr`, '-subj', '/CN=Someone else'], dir);
+        return openssl(['pkcs12', '-export', '-nocerts', '-inkey', `${id}-other.key`, '-certfile', `${id}.crt`, '-passout', `pass:${password}`], dir);
       }
       return openssl(['pkcs12', '-export', '-inkey', `${id}.key`, '-in', `${id}.crt`, '-certfile', 'ca.crt', '-passout', `pass:${password}`, '-name', cn], dir);
     },
