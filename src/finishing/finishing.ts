@@ -27,7 +27,8 @@ import type { PoolStats } from '../scheduling/fair-scheduler.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
 import type { InfoEntries } from './document-info.js';
 import type { PdfProtection, Qpdf } from '../pdf/qpdf.js';
-import { drawWatermark, type PreparedWatermark } from './requested/watermark.js';
+import type { PreparedWatermark } from './requested/watermark.js';
+import { drawWatermarkOffThread } from './requested/watermark-thread.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 
@@ -106,7 +107,7 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     const titled = await withDocumentInfo(stamped, options.title, options.metadata ?? {});
     const variant = options.pdfa?.variant;
     const archival = variant ? await toPdfA(titled, variant, { ...options.pdfa?.extras, accountId: options.accountId }) : titled;
-    const marked = options.watermark ? await drawWatermark(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] }) : archival;
+    const marked = options.watermark ? await drawWatermarkOffThread(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] }) : archival;
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
     const startedAt = performance.now();
     return variant === 'pdf/a-1b' ? marked : observed(await pool.compact(marked, task), startedAt, marked.length).pdf;

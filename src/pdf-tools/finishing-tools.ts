@@ -8,7 +8,8 @@
 import { withDocumentInfo } from '../finishing/document-info.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import { protectionOf } from '../finishing/requested/protect.js';
-import { drawWatermark, prepareWatermark, targetPages, type AssetReader, type PreparedWatermark } from '../finishing/requested/watermark.js';
+import { prepareWatermark, targetPages, type AssetReader, type PreparedWatermark } from '../finishing/requested/watermark.js';
+import { drawWatermarkOffThread } from '../finishing/requested/watermark-thread.js';
 import type { PdfProtection } from '../pdf/qpdf.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
@@ -38,7 +39,7 @@ export async function prepareWatermarkTool(
 
 /** The watermarked PDF; a page past the end was refused in prepare. */
 export function watermarkPdf(prepared: { pdf: Buffer; watermark: PreparedWatermark }): Promise<Buffer> {
-  return drawWatermark(prepared.pdf, prepared.watermark, { strictPages: true, loc: ['body', 'watermark'] });
+  return drawWatermarkOffThread(prepared.pdf, prepared.watermark, { strictPages: true, loc: ['body', 'watermark'] });
 }
 
 /** Metadata: at least one entry, then the input. */
