@@ -5,22 +5,13 @@
  *
  *   node --import tsx bench/bounds/watermark-stall.ts [--pages 300,2000]
  */
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { drawWatermark, prepareWatermark } from '../../src/finishing/requested/watermark.js';
 import { drawWatermarkOffThread } from '../../src/finishing/requested/watermark-thread.js';
 import { option } from '../cli-option.js';
+import { textPdf } from '../text-pdf.js';
 
 const PAGES = option('pages', '300,2000').split(',').map(Number);
 
-async function textPdf(pages: number): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 0; i < pages; i++) {
-    const page = doc.addPage();
-    for (let l = 0; l < 50; l++) page.drawText(`Page ${i + 1} line ${l}: lorem ipsum dolor sit amet, consectetur adipiscing elit`, { x: 40, y: 780 - l * 15, size: 10, font });
-  }
-  return Buffer.from(await doc.save());
-}
 
 /** Runs `work` while a 5 ms timer measures the longest stall. */
 async function stallOf(work: () => Promise<unknown>): Promise<{ ms: number; stallMs: number }> {

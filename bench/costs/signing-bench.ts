@@ -11,26 +11,17 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { openDatabase } from '../../src/db/database.js';
 import { createGuardedDispatcher } from '../../src/net/guarded-dispatcher.js';
 import { createLogger } from '../../src/shared/log.js';
 import { createCertificateService } from '../../src/signing/certificates.js';
 import { createSigning } from '../../src/signing/sign.js';
 import { createSigningKit } from '../../test/support/documents/signing-kit.js';
+import { textPdf } from '../text-pdf.js';
 
 const args = process.argv.slice(2);
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 5 : 5;
 
-async function textPdf(pages: number): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 0; i < pages; i++) {
-    const page = doc.addPage();
-    for (let l = 0; l < 50; l++) page.drawText(`Page ${i + 1} line ${l}: lorem ipsum dolor sit amet, consectetur adipiscing elit`, { x: 40, y: 780 - l * 15, size: 10, font });
-  }
-  return Buffer.from(await doc.save());
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'signing-bench-'));
 const kit = createSigningKit();

@@ -13,8 +13,8 @@
  * (`COMPACTION_HEAP_MB`); a thread that reaches it is ended by Node and its PDF goes back unchanged
  * with the reason `failed: out of memory (…)` (counted as failed).
  */
-import { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, threadResourceLimits } from '../shared/child-limits.js';
+import type { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, startThread } from '../shared/child-limits.js';
 import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../scheduling/fair-scheduler.js';
 import { AppError } from '../shared/errors.js';
 import type { CompactionAnswer, CompactionTask as ThreadTask } from './compaction-worker.js';
@@ -69,15 +69,9 @@ function reasonOf(answer: CompactionAnswer): string {
  */
 const COMPACTION_HEAP_MB = 256;
 
-/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
+/** A compaction thread (compaction-worker.ts). */
 function startWorker(): Worker {
-  const resourceLimits = threadResourceLimits(COMPACTION_HEAP_MB);
-  if (import.meta.url.endsWith('.ts')) {
-    const source = new URL('./compaction-worker.ts', import.meta.url).href;
-    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, name: 'pdf-compaction' });
-  }
-  return new Worker(new URL('./compaction-worker.js', import.meta.url), { resourceLimits, name: 'pdf-compaction' });
+  return startThread(import.meta.url, 'compaction-worker', { name: 'pdf-compaction', heapMb: COMPACTION_HEAP_MB });
 }
 
 export class CompactionPool {

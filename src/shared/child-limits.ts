@@ -17,6 +17,7 @@
  * thread with ERR_WORKER_OUT_OF_MEMORY (`isThreadOutOfMemory`), and the process lives on.
  */
 import { execFile } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 
 /** What one program may use. */
 export interface ChildCeiling {
@@ -82,6 +83,21 @@ export function runLimited(program: string, args: readonly string[], options: Li
 /** `resourceLimits` for a thread whose heap may grow to `heapMb` (the old generation, where nearly all of it lives). */
 export function threadResourceLimits(heapMb: number): { maxOldGenerationSizeMb: number } {
   return { maxOldGenerationSizeMb: heapMb };
+}
+
+/**
+ * Starts the worker module `worker` (a file name without extension, beside the module at `callerUrl`)
+ * on a thread whose heap may grow to `heapMb`: the compiled .js, or from source (vitest, tsx) the .ts
+ * through tsx's loader, which a thread does not inherit, so a two-line bootstrap registers it first.
+ */
+export function startThread(callerUrl: string, worker: string, options: { name: string; heapMb: number; workerData?: unknown }): Worker {
+  const settings = { resourceLimits: threadResourceLimits(options.heapMb), name: options.name, ...(options.workerData === undefined ? {} : { workerData: options.workerData }) };
+  if (callerUrl.endsWith('.ts')) {
+    const source = new URL(`./${worker}.ts`, callerUrl).href;
+    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
+    return new Worker(bootstrap, { eval: true, ...settings });
+  }
+  return new Worker(new URL(`./${worker}.js`, callerUrl), settings);
 }
 
 /** True for the error Node ends a thread with when its heap reached its limit. */

@@ -6,25 +6,15 @@
  * the thread asks for is fetched here, through the guarded TimestampAuthority (tsa.ts), and handed
  * back. A thread that dies (its heap ceiling, a crash) fails its signature and is not reused.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { TimestampAuthority } from '@libpdf/core';
-import { isThreadOutOfMemory, threadResourceLimits } from '../shared/child-limits.js';
+import { isThreadOutOfMemory, startThread } from '../shared/child-limits.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import type { SignTask, ThreadMessage, TimestampAnswer } from './signing-worker.js';
 
 /** A signing thread's heap ceiling: libpdf's object graph of a PDF within the document byte bound, with room. */
 const SIGNING_HEAP_MB = 1024;
 
-/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
-function startWorker(): Worker {
-  const resourceLimits = threadResourceLimits(SIGNING_HEAP_MB);
-  if (import.meta.url.endsWith('.ts')) {
-    const source = new URL('./signing-worker.ts', import.meta.url).href;
-    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, name: 'pdf-signing' });
-  }
-  return new Worker(new URL('./signing-worker.js', import.meta.url), { resourceLimits, name: 'pdf-signing' });
-}
 
 /** What a signature on a thread needs besides its task: where refusals point, and the TSA. */
 export interface ThreadSignature {
@@ -41,7 +31,7 @@ export class SigningThreads {
   sign(task: Omit<SignTask, 'id'>, context: ThreadSignature): Promise<Buffer> {
     if (this.#closed) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down; retry shortly. Nothing was charged.'));
     const id = this.#nextId++;
-    const worker = this.#idle.pop() ?? startWorker();
+    const worker = this.#idle.pop() ?? startThread(import.meta.url, 'signing-worker', { name: 'pdf-signing', heapMb: SIGNING_HEAP_MB });
     return new Promise<Buffer>((resolve, reject) => {
       let tsaError: unknown;
       const done = (keep: boolean) => {

@@ -29,8 +29,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, threadResourceLimits } from '../../shared/child-limits.js';
+import type { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../../scheduling/fair-scheduler.js';
 import { AppError } from '../../shared/errors.js';
 import { wasm, type WasmModule } from './wasm.js';
@@ -89,16 +89,10 @@ function compiledModule(): Promise<WasmModule> {
  */
 const XMLLINT_HEAP_MB = 512;
 
-/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
+/** An xmllint thread (xmllint-worker.ts) with the compiled module. */
 function startWorker(module: WasmModule): Worker {
   const workerData: XmllintWorkerData = { module };
-  const resourceLimits = threadResourceLimits(XMLLINT_HEAP_MB);
-  if (import.meta.url.endsWith('.ts')) {
-    const source = new URL('./xmllint-worker.ts', import.meta.url).href;
-    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, workerData, name: 'xmllint' });
-  }
-  return new Worker(new URL('./xmllint-worker.js', import.meta.url), { resourceLimits, workerData, name: 'xmllint' });
+  return startThread(import.meta.url, 'xmllint-worker', { name: 'xmllint', heapMb: XMLLINT_HEAP_MB, workerData });
 }
 
 interface Job {

@@ -6,8 +6,8 @@
  * past its heap ceiling is ended by Node and its mark fails with PDF_TOO_COMPLEX; the process lives on.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, threadResourceLimits } from '../../shared/child-limits.js';
+import type { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { AppError, ValidationError } from '../../shared/errors.js';
 import type { PreparedWatermark } from './watermark.js';
 import type { WatermarkAnswer, WatermarkTask } from './watermark-worker.js';
@@ -20,21 +20,11 @@ const IDLE_THREADS = Math.max(1, availableParallelism());
 const idle: Worker[] = [];
 let nextId = 1;
 
-/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
-function startWorker(): Worker {
-  const resourceLimits = threadResourceLimits(WATERMARK_HEAP_MB);
-  if (import.meta.url.endsWith('.ts')) {
-    const source = new URL('./watermark-worker.ts', import.meta.url).href;
-    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, name: 'pdf-watermark' });
-  }
-  return new Worker(new URL('./watermark-worker.js', import.meta.url), { resourceLimits, name: 'pdf-watermark' });
-}
 
 /** `drawWatermark` (watermark.ts) on a thread: the marked PDF, or its refusal (422) or failure. */
 export function drawWatermarkOffThread(pdf: Uint8Array, prepared: PreparedWatermark, options: { strictPages: boolean; loc: (string | number)[] }): Promise<Buffer> {
   const id = nextId++;
-  const worker = idle.pop() ?? startWorker();
+  const worker = idle.pop() ?? startThread(import.meta.url, 'watermark-worker', { name: 'pdf-watermark', heapMb: WATERMARK_HEAP_MB });
   worker.ref();
   const copy = new Uint8Array(pdf).buffer as ArrayBuffer;
   return new Promise<Buffer>((resolve, reject) => {

@@ -23,8 +23,8 @@
  * A waiting body holds its bytes (at most the route's body limit); they are transferred to the thread,
  * not copied, when its turn comes.
  */
-import { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, threadResourceLimits } from '../../shared/child-limits.js';
+import type { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { accountSlotsOf, FairScheduler, type PoolStats } from '../../scheduling/fair-scheduler.js';
 import { AppError } from '../../shared/errors.js';
 import type { ParseAnswer, ParseOutcome, ParseTask, ParseWorkerData } from './json-parse-worker.js';
@@ -59,20 +59,10 @@ interface Thread {
   task: Task | undefined;
 }
 
-/**
- * The compiled worker beside this file (dist/…/json-parse-worker.js). From source (vitest, tsx) the
- * worker is the .ts file, loaded through tsx's loader, which a worker thread does not inherit: a
- * two-line bootstrap registers it first (a development path only; the service runs dist/).
- */
+/** A parse thread (json-parse-worker.ts) with its heap cap. */
 function startWorker(memoryMb: number): Worker {
-  const resourceLimits = threadResourceLimits(memoryMb);
   const workerData: ParseWorkerData = { heapBytes: parseHeapBytes(memoryMb) };
-  if (import.meta.url.endsWith('.ts')) {
-    const source = new URL('./json-parse-worker.ts', import.meta.url).href;
-    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, workerData, name: 'json-parse' });
-  }
-  return new Worker(new URL('./json-parse-worker.js', import.meta.url), { resourceLimits, workerData, name: 'json-parse' });
+  return startThread(import.meta.url, 'json-parse-worker', { name: 'json-parse', heapMb: memoryMb, workerData });
 }
 
 /** What a thread may spend on one body: its heap cap less what the thread itself holds (its code, Node's own). */

@@ -13,7 +13,8 @@
  *   (504); the next listing starts another.
  * The service's values are LISTING_BOUNDS below.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../../shared/child-limits.js';
 import { AppError } from '../../shared/errors.js';
 import type { ListingAnswer, ListingTask } from './layer-listing-worker.js';
 import type { LayerListing } from './template-layers.js';
@@ -48,15 +49,9 @@ interface Thread {
   readonly exited: Promise<void>;
 }
 
-/** The compiled worker beside this file; from source (vitest, tsx) the .ts file through tsx's loader. */
+/** A listing thread (layer-listing-worker.ts) with its heap cap. */
 function startWorker(memoryMb: number): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
-  if (import.meta.url.endsWith('.ts')) {
-    const source = new URL('./layer-listing-worker.ts', import.meta.url).href;
-    const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-    return new Worker(bootstrap, { eval: true, resourceLimits, name: 'layer-listing' });
-  }
-  return new Worker(new URL('./layer-listing-worker.js', import.meta.url), { resourceLimits, name: 'layer-listing' });
+  return startThread(import.meta.url, 'layer-listing-worker', { name: 'layer-listing', heapMb: memoryMb });
 }
 
 export class LayerListingPool {
