@@ -168,9 +168,18 @@ function edgesOf(position: WatermarkPosition): [string, string] {
 }
 
 /** Where the mark's box goes on `page`, scaled, so that its turned outline stays on the page. */
-function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWatermark): { x: number; y: number; width: number; height: number } {
+/**
+ * Where the mark goes on `page`, and its angle there. Positions and the angle are as the reader sees the
+ * page: a page turned by /Rotate (clockwise, as viewers show it) has its mark placed on the turned page
+ * and turned with it, so "top" is the top a reader sees and the text reads at the asked angle.
+ */
+function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWatermark): { x: number; y: number; width: number; height: number; angle: number } {
   const box = page.getCropBox();
-  const [left, bottom, pageWidth, pageHeight] = [Math.min(box.x, box.x + box.width), Math.min(box.y, box.y + box.height), Math.abs(box.width), Math.abs(box.height)];
+  const [left, bottom, boxWidth, boxHeight] = [Math.min(box.x, box.x + box.width), Math.min(box.y, box.y + box.height), Math.abs(box.width), Math.abs(box.height)];
+  const turn = (((page.rotation ?? 0) % 360) + 360) % 360;
+  const sideways = turn === 90 || turn === 270;
+  // The page as seen: its width and height swap when it is turned a quarter.
+  const [pageWidth, pageHeight] = sideways ? [boxHeight, boxWidth] : [boxWidth, boxHeight];
   const scale = prepared.mark.kind === 'image' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
   const width = mark.width * scale;
   const height = mark.height * scale;
@@ -179,9 +188,11 @@ function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWater
   const halfX = (width * Math.abs(Math.cos(radians)) + height * Math.abs(Math.sin(radians))) / 2;
   const halfY = (width * Math.abs(Math.sin(radians)) + height * Math.abs(Math.cos(radians))) / 2;
   const [vertical, horizontal] = edgesOf(prepared.position);
-  const centreX = horizontal === 'left' ? left + EDGE_MARGIN_PT + halfX : horizontal === 'right' ? left + pageWidth - EDGE_MARGIN_PT - halfX : left + pageWidth / 2;
-  const centreY = vertical === 'bottom' ? bottom + EDGE_MARGIN_PT + halfY : vertical === 'top' ? bottom + pageHeight - EDGE_MARGIN_PT - halfY : bottom + pageHeight / 2;
-  return { x: centreX - width / 2, y: centreY - height / 2, width, height };
+  const seenX = horizontal === 'left' ? EDGE_MARGIN_PT + halfX : horizontal === 'right' ? pageWidth - EDGE_MARGIN_PT - halfX : pageWidth / 2;
+  const seenY = vertical === 'bottom' ? EDGE_MARGIN_PT + halfY : vertical === 'top' ? pageHeight - EDGE_MARGIN_PT - halfY : pageHeight / 2;
+  // The seen centre back in the page's own coordinates (undoing the clockwise turn).
+  const [ownX, ownY] = turn === 90 ? [boxWidth - seenY, seenX] : turn === 180 ? [boxWidth - seenX, boxHeight - seenY] : turn === 270 ? [seenY, boxHeight - seenX] : [seenX, seenY];
+  return { x: left + ownX - width / 2, y: bottom + ownY - height / 2, width, height, angle: prepared.rotation + turn };
 }
 
 /** The PDF with the watermark drawn on the pages it names. */
@@ -192,8 +203,8 @@ export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark
   const mark = await embedMark(doc, prepared.mark);
   for (const index of targets) {
     const page = pages[index]!;
-    const { x, y, width, height } = placement(page, mark, prepared);
-    page.drawPage(mark, { x, y, width, height, opacity: prepared.opacity, rotate: { angle: prepared.rotation, origin: 'center' }, background: prepared.layer === 'under' });
+    const { x, y, width, height, angle } = placement(page, mark, prepared);
+    page.drawPage(mark, { x, y, width, height, opacity: prepared.opacity, rotate: { angle, origin: 'center' }, background: prepared.layer === 'under' });
   }
   // Streams as they are: a PDF/A file's XMP packet must stay unfiltered (readers find it in the raw bytes).
   const bytes = await doc.save({ compressStreams: false });
