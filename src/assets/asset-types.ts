@@ -16,8 +16,15 @@ export const ASSET_CONTENT_TYPES = [
   'font/ttf',
   'font/otf',
   'text/css',
+  // A PDF is an asset for watermarks only (docs/finishing.md): documents never load one (isDocumentResourceType).
+  'application/pdf',
 ] as const;
 export type AssetContentType = (typeof ASSET_CONTENT_TYPES)[number];
+
+/** What a document may load, from the asset library or the web: every asset type but a PDF. */
+export function isDocumentResourceType(type: string): boolean {
+  return type !== 'application/pdf';
+}
 
 function startsWith(bytes: Buffer, signature: number[], offset = 0): boolean {
   if (bytes.length < offset + signature.length) return false;
@@ -39,6 +46,8 @@ function binaryType(bytes: Buffer): AssetContentType | undefined {
   if (ascii(bytes, 0, 'OTTO')) return 'font/otf';
   // TrueType: version 1.0, or Apple's 'true'; a TrueType collection ('ttcf') too.
   if (startsWith(bytes, [0x00, 0x01, 0x00, 0x00]) || ascii(bytes, 0, 'true') || ascii(bytes, 0, 'ttcf')) return 'font/ttf';
+  // A PDF whole to its end-of-file marker (a cut or stray header is not one); its pages are read when it is drawn.
+  if (ascii(bytes, 0, '%PDF-') && bytes.subarray(-1024).includes('%%EOF')) return 'application/pdf';
   return undefined;
 }
 

@@ -59,6 +59,10 @@ export async function finishingFor(options: GenerationOptions, context: Finishin
   const protect = options.protect == null ? null
     : 'sealed' in options.protect ? openProtection(options.protect.sealed, keyOf(context.sealKey)) : protectionOf(options.protect, ['body', 'protect']);
   const watermark = options.watermark ? await prepareWatermark(options.watermark, { accountId: context.accountId, readAsset: context.readAsset, loc: ['body', 'watermark'] }) : null;
+  if (watermark?.mark.kind === 'pdf' && pdfa) {
+    // A PDF asset brings its own fonts, colours and transparency, which the PDF/A rules may not allow.
+    throw new ValidationError([{ loc: ['body', 'watermark', 'asset'], msg: `a PDF asset cannot mark a PDF/A document (${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice'}): its content is not checked against PDF/A. Use a PNG or JPEG asset, or text`, type: 'value_error' }]);
+  }
   const m = options.metadata;
   return { watermark, protect, metadata: m ? { title: m.title, author: m.author, subject: m.subject, keywords: m.keywords, creator: m.creator } : null };
 }

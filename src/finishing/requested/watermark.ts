@@ -29,7 +29,11 @@ export type AssetReader = (accountId: string, name: string) => Promise<{ body: B
 
 /** A watermark checked and ready to draw. */
 export interface PreparedWatermark {
-  mark: { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number] } | { kind: 'image'; bytes: Buffer; contentType: string };
+  mark:
+    | { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number] }
+    | { kind: 'image'; bytes: Buffer; contentType: string }
+    /** The first page of a PDF asset, drawn as vector content (a logo, a stamp). */
+    | { kind: 'pdf'; bytes: Buffer };
   opacity: number;
   /** Degrees, counter-clockwise. */
   rotation: number;
@@ -59,7 +63,7 @@ export async function prepareWatermark(
   const { loc } = context;
   const hasText = request.text != null && request.text.trim() !== '';
   const hasAsset = request.asset != null;
-  if (hasText === hasAsset) refuse(loc, 'Give the watermark either text or asset (the name of a PNG or JPEG in your asset library), not both', hasText ? 'input_conflict' : 'missing');
+  if (hasText === hasAsset) refuse(loc, 'Give the watermark either text or asset (the name of a PNG, JPEG or PDF in your asset library), not both', hasText ? 'input_conflict' : 'missing');
   const pages = request.pages == null ? null : selectionAt(request.pages, [...loc, 'pages']);
   const common = {
     opacity: request.opacity ?? DEFAULTS.opacity,
@@ -75,7 +79,8 @@ export async function prepareWatermark(
   }
   const asset = await context.readAsset(context.accountId, request.asset!);
   if (!asset) refuse([...loc, 'asset'], `Your asset library has no asset named "${request.asset}"; upload it with POST /v1/assets`, 'asset_not_found');
-  if (!IMAGE_TYPES.has(asset.contentType)) refuse([...loc, 'asset'], `The asset "${request.asset}" is ${asset.contentType}; a watermark asset must be a PNG or JPEG image`, 'asset_type');
+  if (asset.contentType === 'application/pdf') return { ...common, mark: { kind: 'pdf', bytes: asset.body } };
+  if (!IMAGE_TYPES.has(asset.contentType)) refuse([...loc, 'asset'], `The asset "${request.asset}" is ${asset.contentType}; a watermark asset must be a PNG or JPEG image, or a PDF`, 'asset_type');
   return { ...common, mark: { kind: 'image', bytes: asset.body, contentType: asset.contentType } };
 }
 
@@ -150,8 +155,13 @@ async function textMarkPdf(mark: Extract<PreparedWatermark['mark'], { kind: 'tex
 }
 
 /** The mark as a one-page PDF of its own size, embedded into `doc`. */
-async function embedMark(doc: PDF, mark: PreparedWatermark['mark']): Promise<PDFEmbeddedPage> {
+async function embedMark(doc: PDF, mark: PreparedWatermark['mark'], loc: (string | number)[]): Promise<PDFEmbeddedPage> {
   if (mark.kind === 'text') return doc.embedPage(await PDF.load(await textMarkPdf(mark)), 0);
+  if (mark.kind === 'pdf') {
+    const source = await PDF.load(new Uint8Array(mark.bytes)).catch(() => refuse([...loc, 'asset'], 'The PDF asset could not be read (damaged, or encrypted); upload a PDF that opens without a password', 'asset_unreadable'));
+    if (source.getPageCount() === 0) refuse([...loc, 'asset'], 'The PDF asset has no page to draw', 'asset_unreadable');
+    return doc.embedPage(source, 0);
+  }
   const source = PDF.create();
   const image = source.embedImage(mark.bytes);
   const page = source.addPage({ width: image.width, height: image.height });
@@ -180,7 +190,7 @@ function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWater
   const sideways = turn === 90 || turn === 270;
   // The page as seen: its width and height swap when it is turned a quarter.
   const [pageWidth, pageHeight] = sideways ? [boxHeight, boxWidth] : [boxWidth, boxHeight];
-  const scale = prepared.mark.kind === 'image' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
+  const scale = prepared.mark.kind !== 'text' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
   const width = mark.width * scale;
   const height = mark.height * scale;
   const radians = (prepared.rotation * Math.PI) / 180;
@@ -200,7 +210,7 @@ export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark
   const doc = await PDF.load(pdf);
   const pages = doc.getPages();
   const targets = targetPages(prepared.pages, pages.length, { strict: options.strictPages, loc: options.loc });
-  const mark = await embedMark(doc, prepared.mark);
+  const mark = await embedMark(doc, prepared.mark, options.loc);
   for (const index of targets) {
     const page = pages[index]!;
     const { x, y, width, height, angle } = placement(page, mark, prepared);

@@ -14,6 +14,7 @@
  * not decode (`undecodedImage`, from the image measure).
  */
 import { ASSET_ORIGIN, type AssetResponse, type DocumentResources } from '../../browser/pages/closed-room.js';
+import { isDocumentResourceType } from '../../assets/asset-types.js';
 import type { RenderWarnings } from './render-warnings.js';
 import type { RemoteResourceFetcher } from './remote-fetcher.js';
 import { RemoteResourceError } from './remote-fetcher.js';
@@ -139,6 +140,11 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
         message: name === undefined ? 'This is not an asset URL; use {{ asset("name") }}.' : `This account has no asset named "${name}"; GET /v1/assets lists them.`,
         url: name === undefined ? url : assetUrl(name),
       });
+      return undefined;
+    }
+    if (found.contentType !== undefined && !isDocumentResourceType(found.contentType)) {
+      warnings.add({ code: 'RESOURCE_TYPE_REFUSED', message: `The asset "${name}" is a PDF: PDF assets are for watermarks; a document loads images, fonts and stylesheets.`, url: assetUrl(name!) });
+      return undefined;
     }
     return found;
   }

@@ -21,7 +21,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import { ByteBudgetCache } from '../../assets/byte-budget-cache.js';
-import { sniffAssetType } from '../../assets/asset-types.js';
+import { isDocumentResourceType, sniffAssetType } from '../../assets/asset-types.js';
 import { checkUrl } from '../../net/check-url.js';
 import { readCapped } from '../../net/read-capped.js';
 import { createGuardedDispatcher } from '../../net/guarded-dispatcher.js';
@@ -166,7 +166,8 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
         }
         const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes, () => new RemoteResourceError('RESOURCE_TOO_LARGE', `The file is larger than ${options.maxBytes} bytes, the most a remote resource may have.`, 'too_large'));
         const declared = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'].split(';')[0]!.trim().toLowerCase() : undefined;
-        const contentType = sniffAssetType(body) ?? (declared === 'text/css' ? 'text/css' : undefined);
+        const sniffed = sniffAssetType(body);
+        const contentType = sniffed && isDocumentResourceType(sniffed) ? sniffed : declared === 'text/css' && !sniffed ? 'text/css' : undefined;
         if (!contentType) throw new RemoteResourceError('RESOURCE_TYPE_REFUSED', `Only images, fonts and stylesheets are loaded; this is ${declared ?? 'of no known type'}.`, 'wrong_type');
         const cacheControl = response.headers['cache-control'];
         const lifetime = cacheLifetimeMs(typeof cacheControl === 'string' ? cacheControl : Array.isArray(cacheControl) ? cacheControl.join(',') : undefined);

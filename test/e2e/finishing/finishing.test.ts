@@ -138,6 +138,22 @@ describe('PDF tools: protect, unlock, watermark, split, flatten, metadata', () =
     expect(images).toHaveLength(3);
   });
 
+  it('draws a PDF asset (its first page, as vector content), and a document cannot load one', async () => {
+    const stamp = await makePdf('Vector stamp', 1);
+    const uploaded = await t.request('POST', '/v1/assets', { apiKey: user.apiKey, body: { name: 'marks/stamp.pdf', content_base64: b64(stamp) } });
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(201);
+    expect(uploaded.body.content_type).toBe('application/pdf');
+    const res = await tool('watermark', { pdf_base64: b64(three), watermark: { asset: 'marks/stamp.pdf', opacity: 0.5, rotation: 0 }, export_type: 'binary' });
+    expect(res.status, res.bytes.toString().slice(0, 300)).toBe(200);
+    for (const page of [1, 2, 3]) expect(flat(pdfPageText(res.bytes, page))).toContain('Vector stamp page 1');
+    expect(pdfTool('pdfimages', res.bytes, ['-list']).split('\n').slice(2).filter((line) => line.trim() !== '')).toEqual([]);
+    // In a template the PDF asset is refused with a warning: documents load images, fonts and stylesheets.
+    const { page: templateId } = await createTemplates(t, user.apiKey, { page: { name: 'PDF asset in HTML', html: `<p>Body</p><img src="{{ asset('marks/stamp.pdf') }}">` } });
+    const made = await t.request('POST', '/v1/pdf/create', { apiKey: user.apiKey, body: { template_id: templateId, data: {} } });
+    expect(made.status).toBe(200);
+    expect(made.body.warnings).toEqual([expect.objectContaining({ code: 'RESOURCE_TYPE_REFUSED', message: expect.stringContaining('PDF assets are for watermarks') })]);
+  });
+
   it('splits by ranges into links, and every n pages into a zip or its bytes', async () => {
     const links = await tool('split', { pdf_base64: b64(five), ranges: ['1-2', '3-'], filename: 'five' });
     expect(links.status, JSON.stringify(links.body)).toBe(200);
@@ -176,6 +192,8 @@ describe('PDF tools: protect, unlock, watermark, split, flatten, metadata', () =
     await settled();
     const before = await balance();
     const locked = qpdf(three, ['--encrypt', 'user-secret', 'owner-secret', '256', '--'], true) as Buffer;
+    // A PDF's first and last bytes around nothing readable: stored (the type is read from its ends), refused when drawn.
+    expect((await t.request('POST', '/v1/assets', { apiKey: user.apiKey, body: { name: 'marks/broken.pdf', content_base64: b64(Buffer.from('%PDF-1.7\nnot a PDF body\n%%EOF\n')) } })).status).toBe(201);
     const cases: [string, string, unknown, (string | number)[], RegExp][] = [
       ['a wrong unlock password', 'unlock', { pdf_base64: b64(locked), password: 'guess' }, ['body', 'password'], /password does not open/],
       ['an encrypted input to rotate', 'rotate', { pdf_base64: b64(locked), rotation: 90 }, ['body', 'pdf_base64'], /encrypted.*unlock/],
@@ -184,6 +202,7 @@ describe('PDF tools: protect, unlock, watermark, split, flatten, metadata', () =
       ['text no font here draws', 'watermark', { pdf_base64: b64(three), watermark: { text: '草稿' } }, ['body', 'watermark', 'text'], /草.*U\+8349/],
       ['a watermark page past the end', 'watermark', { pdf_base64: b64(three), watermark: { text: 'X', pages: '2-4' } }, ['body', 'watermark', 'pages'], /outside the document/],
       ['an asset that is not there', 'watermark', { pdf_base64: b64(three), watermark: { asset: 'nope.png' } }, ['body', 'watermark', 'asset'], /no asset named/],
+      ['a PDF asset that does not open', 'watermark', { pdf_base64: b64(three), watermark: { asset: 'marks/broken.pdf' } }, ['body', 'watermark', 'asset'], /could not be read/],
       ['the same owner and user password', 'protect', { pdf_base64: b64(three), protect: { user_password: 'same', owner_password: 'same' } }, ['body', 'protect', 'owner_password'], /differ/],
       ['a split range past the end', 'split', { pdf_base64: b64(three), ranges: ['1', '4-'] }, ['body', 'ranges', 1], /outside the document/],
       ['ranges and every together', 'split', { pdf_base64: b64(three), ranges: ['1'], every: 1 }, ['body', 'every'], /exactly one/],
@@ -232,6 +251,16 @@ describe('finishing on create', () => {
     const opened = qpdf(pdf, ['--password=reader-pass', '--decrypt'], true) as Buffer;
     expect(flat(pdfPageText(opened, 1))).toContain('Invoice 43');
     expect(flat(pdfPageText(opened, 1))).toContain(WATERMARK);
+  });
+
+  it('refuses a PDF asset as the watermark of a PDF/A document before any charge', async () => {
+    expect((await t.request('POST', '/v1/assets', { apiKey: user.apiKey, body: { name: 'marks/seal.pdf', content_base64: b64(await makePdf('Seal', 1)) } })).status).toBe(201);
+    await settled();
+    const before = await balance();
+    const res = await t.request('POST', '/v1/pdf/create', { apiKey: user.apiKey, body: { template_id: templateId, data: { number: 1 }, pdf_variant: 'pdf/a-2b', watermark: { asset: 'marks/seal.pdf' } } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'watermark', 'asset'], msg: expect.stringContaining('PDF/A') });
+    expect(await balance()).toBe(before);
   });
 
   it('refuses protect with PDF/A before any charge', async () => {
