@@ -239,6 +239,39 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     expect(report).toContain('Signer Certificate Common Name: Ada Lovelace');
     expect(report).toContain('Signature Validation: Signature is Valid.');
     await expect.poll(credits).toBe(before - 1);
+
+    // A PDF asset as the watermark, and the signature shown in a box on page 1 (covered by the signature).
+    const stamp = await t.request('POST', '/v1/assets', { apiKey: alice.apiKey, body: { name: 'marks/approved.pdf', content_base64: (await makePdf(1)).toString('base64') } });
+    expect(stamp.status, JSON.stringify(stamp.body)).toBe(201);
+    await page.reload();
+    await run.getByLabel('PDF file').check();
+    await run.getByLabel('Add a watermark').check();
+    await run.getByLabel('Watermark from').selectOption('asset');
+    await run.getByLabel('Watermark asset').selectOption('marks/approved.pdf');
+    await run.getByLabel('Sign the PDF').check();
+    await run.getByLabel('Certificate').selectOption('ada');
+    await run.getByLabel('Show the signature on a page').check();
+    const shown = await downloaded(page, () => run.getByRole('button', { name: 'Generate PDF' }).click());
+    const shownText = pdfText(shown);
+    expect(shownText).toContain('Contract for Ada');
+    // The stamp's own text, drawn at the default 45° (pdftotext breaks turned text into pieces).
+    expect(shownText.replace(/\s+/g, '')).toContain('Contractpage1');
+    expect(shownText).toContain('Digitally signed by Ada Lovelace');
+    expect(pdfsig(shown)).toContain('Signature Validation: Signature is Valid.');
+
+    // Protection with the printing and copying permissions chosen.
+    await page.reload();
+    await run.getByLabel('PDF file').check();
+    await run.getByLabel('Protect with passwords').check();
+    await run.getByLabel('Owner password').fill('owner-secret');
+    await run.getByLabel('Printing').selectOption('low');
+    await run.getByLabel('Allow copying text and images').check();
+    const locked = await downloaded(page, () => run.getByRole('button', { name: 'Generate PDF' }).click());
+    const shownEncryption = encryption(locked, 'owner-secret');
+    expect(shownEncryption).toMatch(/print low resolution: allowed/);
+    expect(shownEncryption).toMatch(/print high resolution: not allowed/);
+    expect(shownEncryption).toMatch(/extract for any purpose: allowed/);
+    await expect.poll(credits).toBe(before - 3);
     expect(problems).toEqual([]);
   });
 });

@@ -415,16 +415,27 @@ describe('finishing', () => {
 
   it('builds watermark, sign and protect from Run\'s fields, and says what is missing first', () => {
     expect(finishingRequest(EMPTY_FINISHING)).toEqual({ request: {} });
-    const marked = { ...EMPTY_FINISHING, watermark: { on: true, text: 'DRAFT', opacity: '0.2' } };
+    const marked = { ...EMPTY_FINISHING, watermark: { ...EMPTY_FINISHING.watermark, on: true, text: 'DRAFT', opacity: '0.2' } };
     expect(finishingRequest(marked)).toEqual({ request: { watermark: { text: 'DRAFT', opacity: 0.2 } } });
-    expect(finishingRequest({ ...marked, watermark: { on: true, text: 'DRAFT', opacity: '2' } })).toEqual({ error: 'Watermark: the opacity is a number from 0.05 to 1.' });
-    const signed = { ...EMPTY_FINISHING, sign: { on: true, certificate: 'ada', reason: ' Approved ', location: '', timestamp: true } };
+    expect(finishingRequest({ ...marked, watermark: { ...marked.watermark, opacity: '2' } })).toEqual({ error: 'Watermark: the opacity is a number from 0.05 to 1.' });
+    const signed = { ...EMPTY_FINISHING, sign: { ...EMPTY_FINISHING.sign, on: true, certificate: 'ada', reason: ' Approved ', location: '', timestamp: true } };
     expect(finishingRequest(signed)).toEqual({ request: { sign: { certificate: 'ada', reason: 'Approved', timestamp: true } } });
     expect(finishingRequest({ ...signed, sign: { ...signed.sign, certificate: '' } })).toEqual({ error: 'Signature: choose a certificate.' });
-    const locked = { ...EMPTY_FINISHING, protect: { on: true, userPassword: 'open', ownerPassword: 'owner' } };
+    const locked = { ...EMPTY_FINISHING, protect: { ...EMPTY_FINISHING.protect, on: true, userPassword: 'open', ownerPassword: 'owner' } };
     expect(finishingRequest(locked)).toEqual({ request: { protect: { owner_password: 'owner', user_password: 'open' } } });
-    expect(finishingRequest({ ...locked, protect: { on: true, userPassword: 'same', ownerPassword: 'same' } })).toMatchObject({ error: expect.stringContaining('must differ') });
+    expect(finishingRequest({ ...locked, protect: { ...locked.protect, userPassword: 'same', ownerPassword: 'same' } })).toMatchObject({ error: expect.stringContaining('must differ') });
     expect(finishingRequest({ ...signed, protect: locked.protect })).toMatchObject({ error: expect.stringContaining('cannot go together') });
+    // An asset mark; a visible, time-stamped signature from the account's own authority; permissions only when changed.
+    const byAsset = { ...EMPTY_FINISHING, watermark: { ...EMPTY_FINISHING.watermark, on: true, source: 'asset' as const, asset: 'marks/stamp.pdf', opacity: '0.5' } };
+    expect(finishingRequest(byAsset)).toEqual({ request: { watermark: { asset: 'marks/stamp.pdf', opacity: 0.5 } } });
+    expect(finishingRequest({ ...byAsset, watermark: { ...byAsset.watermark, asset: '' } })).toEqual({ error: 'Watermark: choose an asset.' });
+    const shown = { ...signed, sign: { ...signed.sign, tsaUrl: 'https://tsa.example.com/', visible: true, page: '2', x: '40', y: '50', width: '180', height: '50' } };
+    expect(finishingRequest(shown)).toEqual({ request: { sign: { certificate: 'ada', reason: 'Approved', timestamp: true, tsa_url: 'https://tsa.example.com/', visible: { page: 2, x: 40, y: 50, width: 180, height: 50 } } } });
+    expect(finishingRequest({ ...shown, sign: { ...shown.sign, page: '0' } })).toMatchObject({ error: expect.stringContaining('Visible signature') });
+    expect(finishingRequest({ ...shown, sign: { ...shown.sign, width: '10' } })).toMatchObject({ error: expect.stringContaining('20 × 20') });
+    expect(finishingRequest({ ...shown, sign: { ...shown.sign, tsaUrl: 'tsa.example.com' } })).toMatchObject({ error: expect.stringContaining('https://') });
+    const permitted = { ...locked, protect: { ...locked.protect, printing: 'low' as const, copying: true } };
+    expect(finishingRequest(permitted)).toEqual({ request: { protect: { owner_password: 'owner', user_password: 'open', permissions: { printing: 'low', copying: true, modifying: false, annotating: false, filling_forms: true } } } });
   });
 
   it('puts finishing in the snippets with the passwords as placeholders', () => {

@@ -55,41 +55,69 @@ export function validityOf(cert: Pick<CertificateInfo, 'not_before' | 'not_after
 
 /** The Run panel's finishing fields, as typed. */
 export interface FinishingDraft {
-  watermark: { on: boolean; text: string; opacity: string };
-  sign: { on: boolean; certificate: string; reason: string; location: string; timestamp: boolean };
-  protect: { on: boolean; userPassword: string; ownerPassword: string };
+  /** `source`: the mark is `text`, or an image or PDF `asset` of the library by name. */
+  watermark: { on: boolean; source: 'text' | 'asset'; text: string; asset: string; opacity: string };
+  /** `tsaUrl`: the account's own time-stamp authority (empty: the service's); `visible`: a mark in a box on `page` at `x`, `y` (points from the bottom left). */
+  sign: { on: boolean; certificate: string; reason: string; location: string; timestamp: boolean; tsaUrl: string; visible: boolean; page: string; x: string; y: string; width: string; height: string };
+  /** The permissions as the API defaults them: high-quality printing and filling forms allowed, copying, changing and annotating not. */
+  protect: { on: boolean; userPassword: string; ownerPassword: string; printing: 'high' | 'low' | 'none'; copying: boolean; modifying: boolean; annotating: boolean; fillingForms: boolean };
 }
 
 export const EMPTY_FINISHING: FinishingDraft = {
-  watermark: { on: false, text: '', opacity: '0.3' },
-  sign: { on: false, certificate: '', reason: '', location: '', timestamp: false },
-  protect: { on: false, userPassword: '', ownerPassword: '' },
+  watermark: { on: false, source: 'text', text: '', asset: '', opacity: '0.3' },
+  sign: { on: false, certificate: '', reason: '', location: '', timestamp: false, tsaUrl: '', visible: false, page: '1', x: '36', y: '36', width: '200', height: '60' },
+  protect: { on: false, userPassword: '', ownerPassword: '', printing: 'high', copying: false, modifying: false, annotating: false, fillingForms: true },
 };
+
+/** A number typed in a field, or undefined when it is not one. */
+function numberIn(text: string): number | undefined {
+  const value = Number(text);
+  return text.trim() !== '' && Number.isFinite(value) ? value : undefined;
+}
 
 /** The create request's `watermark`, `sign` and `protect`, or what is missing before any can be sent. */
 export function finishingRequest(draft: FinishingDraft): { request: Record<string, unknown> } | { error: string } {
   const request: Record<string, unknown> = {};
   if (draft.watermark.on) {
-    const opacity = Number(draft.watermark.opacity);
-    if (!draft.watermark.text.trim()) return { error: 'Watermark: type its text.' };
-    if (draft.watermark.opacity.trim() === '' || !Number.isFinite(opacity) || opacity < 0.05 || opacity > 1) return { error: 'Watermark: the opacity is a number from 0.05 to 1.' };
-    request.watermark = { text: draft.watermark.text, opacity };
+    const opacity = numberIn(draft.watermark.opacity);
+    const byAsset = draft.watermark.source === 'asset';
+    if (byAsset ? !draft.watermark.asset.trim() : !draft.watermark.text.trim()) return { error: byAsset ? 'Watermark: choose an asset.' : 'Watermark: type its text.' };
+    if (opacity === undefined || opacity < 0.05 || opacity > 1) return { error: 'Watermark: the opacity is a number from 0.05 to 1.' };
+    request.watermark = byAsset ? { asset: draft.watermark.asset.trim(), opacity } : { text: draft.watermark.text, opacity };
   }
   if (draft.sign.on) {
-    if (!draft.sign.certificate) return { error: 'Signature: choose a certificate.' };
+    const s = draft.sign;
+    if (!s.certificate) return { error: 'Signature: choose a certificate.' };
+    let visible: Record<string, number> | undefined;
+    if (s.visible) {
+      const box = { page: numberIn(s.page), x: numberIn(s.x), y: numberIn(s.y), width: numberIn(s.width), height: numberIn(s.height) };
+      if (Object.values(box).some((value) => value === undefined || value < 0) || !Number.isInteger(box.page) || box.page! < 1) return { error: 'Visible signature: the page is a whole number from 1, and x, y, width and height are numbers of points.' };
+      if (box.width! < 20 || box.height! < 20) return { error: 'Visible signature: the box is at least 20 × 20 points.' };
+      visible = box as Record<string, number>;
+    }
+    if (s.timestamp && s.tsaUrl.trim() && !/^https?:\/\//i.test(s.tsaUrl.trim())) return { error: 'Time-stamp authority: an https:// address, or leave it empty for the service\'s.' };
     request.sign = {
-      certificate: draft.sign.certificate,
-      ...(draft.sign.reason.trim() ? { reason: draft.sign.reason.trim() } : {}),
-      ...(draft.sign.location.trim() ? { location: draft.sign.location.trim() } : {}),
-      ...(draft.sign.timestamp ? { timestamp: true } : {}),
+      certificate: s.certificate,
+      ...(s.reason.trim() ? { reason: s.reason.trim() } : {}),
+      ...(s.location.trim() ? { location: s.location.trim() } : {}),
+      ...(s.timestamp ? { timestamp: true } : {}),
+      ...(s.timestamp && s.tsaUrl.trim() ? { tsa_url: s.tsaUrl.trim() } : {}),
+      ...(visible ? { visible } : {}),
     };
   }
   // The service refuses the two together (encryption rewrites every byte, breaking the signature).
   if (draft.sign.on && draft.protect.on) return { error: 'A signature and protection cannot go together: the encryption would break the signature. Leave one out.' };
   if (draft.protect.on) {
-    if (!draft.protect.ownerPassword) return { error: 'Protection: the owner password is required.' };
-    if (draft.protect.ownerPassword === draft.protect.userPassword) return { error: 'Protection: the owner and user passwords must differ.' };
-    request.protect = { owner_password: draft.protect.ownerPassword, ...(draft.protect.userPassword ? { user_password: draft.protect.userPassword } : {}) };
+    const p = draft.protect;
+    if (!p.ownerPassword) return { error: 'Protection: the owner password is required.' };
+    if (p.ownerPassword === p.userPassword) return { error: 'Protection: the owner and user passwords must differ.' };
+    const d = EMPTY_FINISHING.protect;
+    const changed = p.printing !== d.printing || p.copying !== d.copying || p.modifying !== d.modifying || p.annotating !== d.annotating || p.fillingForms !== d.fillingForms;
+    request.protect = {
+      owner_password: p.ownerPassword,
+      ...(p.userPassword ? { user_password: p.userPassword } : {}),
+      ...(changed ? { permissions: { printing: p.printing, copying: p.copying, modifying: p.modifying, annotating: p.annotating, filling_forms: p.fillingForms } } : {}),
+    };
   }
   return { request };
 }
