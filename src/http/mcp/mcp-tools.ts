@@ -7,7 +7,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { pageImage } from '../../pdf/page-image.js';
 import type { ApiAnswer, ApiCaller } from './api-caller.js';
@@ -220,7 +220,9 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
     { description: 'A template\'s source (html, css, page setup, sample data, fields)', mimeType: 'application/json' },
     async (uri, { template_id }) => {
       const res = await api('GET', `/v1/templates/${encodeURIComponent(String(template_id))}`);
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(res.body ?? {}, null, 2) }] };
+      // Another account's template, or none: the API's refusal, as the protocol's "resource not found".
+      if (res.status !== 200) throw new McpError(ErrorCode.InvalidParams, `Template ${String(template_id)}: ${(res.body as { message?: string } | undefined)?.message ?? `HTTP ${res.status}`}`);
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(res.body, null, 2) }] };
     },
   );
 

@@ -147,6 +147,7 @@ describe('the MCP endpoint (/mcp)', () => {
       expect(res.content[0]!.text, name).toMatch(/HTTP (403|404)/);
     }
     expect(json(await tool(other, 'list_templates')).templates.map((x: { id: string }) => x.id)).not.toContain(mine.id);
+    await expect(other.readResource({ uri: `pressroom://templates/${mine.id}` })).rejects.toThrow(/Template /);
     expect(await credits(bob.apiKey)).toBe(10);
   });
 });
