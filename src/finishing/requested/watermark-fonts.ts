@@ -1,11 +1,12 @@
 /**
  * The fonts a text watermark is drawn in: TrueType files the service's Debian image installs
- * (fonts-noto-core, fonts-dejavu-core), tried in order; the first that has a glyph for every character
- * of the text is embedded (subset) in the document. Each covers scripts written without shaping, which
- * @libpdf/core does not do: Latin, Greek, Cyrillic (Noto Sans, DejaVu Sans), Georgian and Armenian.
- * Scripts that need shaping (Arabic, Indic) and CJK (Debian ships Noto CJK only as a TrueType
- * collection, which @libpdf/core cannot embed) are refused with the characters named, never drawn
- * with missing glyphs.
+ * (fonts-noto-core, fonts-dejavu-core, fonts-droid-fallback), tried in order; the first that has a
+ * glyph for every character of the text is embedded (subset) in the document. Each covers scripts
+ * written without shaping, which @libpdf/core does not do: Latin, Greek, Cyrillic (Noto Sans, DejaVu
+ * Sans), Georgian, Armenian, and Chinese and Japanese (Droid Sans Fallback: Debian ships Noto CJK only
+ * as a TrueType collection, which @libpdf/core cannot embed). Scripts that need shaping or run right to
+ * left (Arabic, Hebrew, Indic, Thai) and Korean (none of these fonts has Hangul) are refused with the
+ * characters named, never drawn with missing or misplaced glyphs.
  */
 import { readFile } from 'node:fs/promises';
 import { PDF, type EmbeddedFont } from '@libpdf/core';
@@ -17,6 +18,7 @@ export const WATERMARK_FONT_FILES = [
   '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf',
   '/usr/share/fonts/truetype/noto/NotoSansGeorgian-Regular.ttf',
   '/usr/share/fonts/truetype/noto/NotoSansArmenian-Regular.ttf',
+  '/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf',
 ] as const;
 
 /** A font file read once, and parsed once in a scratch document to answer which characters it has. */
@@ -50,18 +52,31 @@ async function uncovered(text: string): Promise<string[]> {
 }
 
 /**
+ * Characters of scripts that are shaped or written right to left — Hebrew, Arabic, Syriac, Thaana, N'Ko,
+ * Indic, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian and their presentation forms: DejaVu Sans has
+ * glyphs for some of them, but drawn one by one, left to right, they would read wrong.
+ */
+const NEEDS_SHAPING = /[\u0590-\u08FF\u0900-\u0DFF\u0E00-\u0FFF\u1000-\u109F\u1780-\u18AF\uFB1D-\uFDFF\uFE70-\uFEFF]/u;
+
+/**
  * The bytes of the first font that draws all of `text`; a 422 at `loc` naming the characters none
- * does (checked before any charge).
+ * does, or that need shaping (checked before any charge).
  */
 export async function watermarkFont(text: string, loc: (string | number)[]): Promise<Uint8Array> {
+  const shaped = [...new Set([...text].filter((char) => NEEDS_SHAPING.test(char)))];
+  if (shaped.length > 0) throw new ValidationError([{ loc, msg: `${describe(shaped)} belong to a script drawn with shaping or right to left, which watermark text cannot do yet; use an image or PDF asset instead`, type: 'watermark_text_unsupported' }]);
   for (const path of WATERMARK_FONT_FILES) {
     const font = await load(path);
     if (font?.probe.canEncode(text)) return font.bytes;
   }
   const missing = await uncovered(text);
-  const named = missing.slice(0, 10).map((c) => `"${c}" (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`).join(', ');
   const msg = missing.length > 0
-    ? `No font here draws ${named}; watermark text may use Latin, Greek, Cyrillic, Georgian or Armenian letters (CJK, Arabic and Indic scripts are not drawn yet). Use an image asset instead`
+    ? `No font here draws ${describe(missing)}; watermark text may use Latin, Greek, Cyrillic, Georgian, Armenian, Chinese or Japanese (Korean, Arabic, Hebrew, Indic and Thai are not drawn yet). Use an image or PDF asset instead`
     : 'No single font here draws every character of this text together; use characters of one script, or an image asset';
   throw new ValidationError([{ loc, msg, type: 'watermark_text_unsupported' }]);
+}
+
+/** Up to ten characters with their code points, for a 422. */
+function describe(chars: string[]): string {
+  return chars.slice(0, 10).map((c) => `"${c}" (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`).join(', ');
 }
