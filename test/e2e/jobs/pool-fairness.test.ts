@@ -92,7 +92,7 @@ describe('qpdf runs are shared by account, not by arrival (sqlite, real qpdf)', 
   it('another account\'s one-page rotate is answered while all of one account\'s hostile merges are pending', async () => {
     const a = await t.createAccount({ credits: 10, plan: 'enterprise' });
     const b = await t.createAccount({ credits: 10, plan: 'enterprise' });
-    const [bomb, page] = await Promise.all([inflatingPdf(320), onePage('B page 1')]);
+    const [bomb, page] = await Promise.all([inflatingPdf(160), onePage('B page 1')]);
     const tool = (account: { apiKey: string }, name: string, body: unknown) =>
       t.request('POST', `/v1/pdf-tools/${name}`, { apiKey: account.apiKey, body: { ...(body as object), export_type: 'binary' } });
 
