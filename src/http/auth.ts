@@ -44,7 +44,16 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-async function resolveCaller(request: FastifyRequest, mode: 'api_key' | 'read', accounts: AccountService): Promise<Caller> {
+/** The API key a request presents: `x-api-key`, or an API-key-shaped `Authorization: Bearer` (MCP clients send either). */
+export function presentedApiKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string' && header.trim()) return header.trim();
+  const bearer = bearerToken(request);
+  return bearer && isApiKeyShaped(bearer) ? bearer : undefined;
+}
+
+/** Who calls, by the key or token the request presents; UNAUTHORIZED when it is not a valid one for `mode`. */
+export async function resolveCaller(request: FastifyRequest, mode: 'api_key' | 'read', accounts: AccountService): Promise<Caller> {
   const apiKeyHeader = request.headers['x-api-key'];
   const apiKey = typeof apiKeyHeader === 'string' ? apiKeyHeader.trim() : undefined;
   if (apiKey) {

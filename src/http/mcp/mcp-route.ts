@@ -10,24 +10,15 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/accounts.js';
-import { AppError } from '../../shared/errors.js';
+import { presentedApiKey, resolveCaller } from '../auth.js';
 import { apiCallerFor } from './api-caller.js';
 import { registerPressroomTools } from './mcp-tools.js';
 
-const BEARER = /^Bearer\s+(\S+)$/i;
-
-/** The API key of an MCP request, from either header the MCP clients send. */
-function apiKeyOf(request: FastifyRequest): string | undefined {
-  const header = request.headers['x-api-key'];
-  if (typeof header === 'string' && header.trim()) return header.trim();
-  return BEARER.exec(request.headers.authorization ?? '')?.[1];
-}
-
 export function mcpRoutes(app: FastifyInstance, deps: { accounts: AccountService; version: string }): void {
   app.post('/mcp', { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const apiKey = apiKeyOf(request);
-    const caller = apiKey ? await deps.accounts.authenticateApiKey(apiKey) : null;
-    if (!apiKey || !caller) throw new AppError('UNAUTHORIZED', 'MCP needs a Pressroom API key, as x-api-key or Authorization: Bearer <key>.');
+    // The API's own check (401 as on every route), without counting the message against the rate limit.
+    const caller = await resolveCaller(request, 'api_key', deps.accounts);
+    const apiKey = presentedApiKey(request)!;
     const server = new McpServer({ name: 'pressroom', version: deps.version }, { capabilities: { tools: {}, resources: {}, prompts: {} } });
     registerPressroomTools(server, { api: apiCallerFor(app, apiKey), accountId: caller.accountId });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
