@@ -33,6 +33,8 @@ import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
 import { createJobWorker, type JobWorker } from './jobs/job-worker.js';
+import { createBatchService, type BatchService } from './batches/batches.js';
+import { createBatchAssembler, type BatchAssembler } from './batches/batch-assembly.js';
 import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
 import { createDeliveryLoop, type DeliveryLoop } from './webhooks/delivery-loop.js';
 import { createGuardedAgents } from './net/guarded-agents.js';
@@ -72,6 +74,7 @@ export interface Services {
   readonly s3: S3IntegrationService;
   readonly certificates: CertificateService;
   readonly jobs: JobService;
+  readonly batches: BatchService;
   readonly webhooks: WebhookQueue;
   /** This process's Prometheus registry and counters (/metrics). */
   readonly metrics: Metrics;
@@ -209,7 +212,9 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const jobs = createJobService({ database, documents, charges, idempotency, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
     // The job worker and the webhook delivery loop: started by roles `all` and `worker`, under this process's id.
     const workerId = instanceId;
-    const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: { ...config.jobs, leaseMs: config.leaseMs }, workerId, logger, metrics });
+    const batches = createBatchService({ database, documents, templates, charges, idempotency, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, maxItems: config.jobs.batchMaxItems });
+    const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: { ...config.jobs, leaseMs: config.leaseMs }, workerId, logger, metrics, batchItems: batches.itemHook });
+    const assembler = createBatchAssembler({ database, files, documents, qpdf, webhooks, wakeups, leaseMs: config.leaseMs, pollIntervalMs: config.jobs.pollIntervalMs, logger, workerId });
     const deliveryLoop = createDeliveryLoop({
       database,
       queue: webhooks,
@@ -220,7 +225,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       logger: logger.child({ component: 'webhooks', workerId }),
       metrics,
     });
-    const workers = jobsThenDeliveries(jobWorker, deliveryLoop, config.jobs.shutdownGraceMs);
+    const workers = jobsThenDeliveries({ jobWorker, assembler, deliveryLoop }, config.jobs.shutdownGraceMs);
     // Registered after the renderer and the database, so close() stops the workers before either goes.
     releasers.push(() => workers.stop());
 
@@ -266,6 +271,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       s3,
       certificates,
       jobs,
+      batches,
       webhooks,
       metrics,
       startWorkers: () => workers.start(),
@@ -280,27 +286,30 @@ export async function createServices(config: Config, options: ServiceOptions): P
 }
 
 /**
- * Runs the job worker and the delivery loop as one for startWorkers()/stopWorkers(). Both start
- * together. A stop stops the jobs first, since finishing one enqueues a webhook that the delivery loop
- * may still send, then the deliveries in what is left of the grace. Concurrent stops (SIGTERM, then
- * close()) share one; a stop before any start does nothing; a stopped pair does not start again.
+ * Runs the job worker, the batch assembler and the delivery loop as one for startWorkers()/stopWorkers().
+ * All start together. A stop stops the jobs first, then the assembler (both may enqueue webhooks that
+ * the delivery loop may still send), then the deliveries in what is left of the grace. Concurrent
+ * stops (SIGTERM, then close()) share one; a stop before any start does nothing; a stopped set does
+ * not start again.
  */
-function jobsThenDeliveries(jobWorker: JobWorker, deliveryLoop: DeliveryLoop, graceMs: number): { start(): void; stop(): Promise<void> } {
+function jobsThenDeliveries(w: { jobWorker: JobWorker; assembler: BatchAssembler; deliveryLoop: DeliveryLoop }, graceMs: number): { start(): void; stop(): Promise<void> } {
   let started = false;
   let stopping: Promise<void> | undefined;
   return {
     start() {
       if (started) return;
       started = true;
-      jobWorker.start();
-      deliveryLoop.start();
+      w.jobWorker.start();
+      w.assembler.start();
+      w.deliveryLoop.start();
     },
     stop() {
       if (!started) return Promise.resolve();
       stopping ??= (async () => {
         const deadline = Date.now() + graceMs;
-        await jobWorker.stop(graceMs);
-        await deliveryLoop.stop(Math.max(0, deadline - Date.now()));
+        await w.jobWorker.stop(graceMs);
+        await w.assembler.stop();
+        await w.deliveryLoop.stop(Math.max(0, deadline - Date.now()));
       })();
       return stopping;
     },

@@ -133,6 +133,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       pollIntervalMs: s.PRESSROOM_JOB_POLL_MS,
       shutdownGraceMs: s.PRESSROOM_SHUTDOWN_GRACE_MS,
       retentionDays: s.PRESSROOM_JOB_RETENTION_DAYS,
+      batchMaxItems: s.PRESSROOM_BATCH_MAX_ITEMS,
     },
     webhooks: {
       timeoutMs: WEBHOOK_TIMEOUT_MS,

@@ -172,6 +172,7 @@ const declarations = new Declarations<object>([])
   })
   .add({ name: 'PRESSROOM_JOB_POLL_MS', group: 'jobs', kind: whole(10, 600_000, 'ms'), default: 1000, doc: 'How often idle workers look for jobs and webhooks when no wake-up arrives.' })
   .add({ name: 'PRESSROOM_JOB_MAX_ATTEMPTS', group: 'jobs', kind: whole(1, 100), default: 5, doc: 'Attempts before a transient failure of a job becomes permanent.' })
+  .add({ name: 'PRESSROOM_BATCH_MAX_ITEMS', group: 'jobs', kind: whole(1, 1_000_000, 'count'), default: 50_000, doc: 'Most items one batch (`POST /v1/pdf/batches`) may have; more is a 422 before anything is charged.' })
   .add({ name: 'PRESSROOM_JOB_RETENTION_DAYS', group: 'jobs', kind: whole(0, 3650, 'days'), default: 30, doc: 'Finished jobs (their data and webhook records) are deleted this long after they finished; 0 keeps them.' })
   .add({
     name: 'PRESSROOM_LEASE_MS',

@@ -42,6 +42,11 @@ export interface Charges {
    * caller's transaction. `subject`: the template, or the tool of work without one (the PDF tools).
    */
   reserve(accountId: string, subject: ChargeSubject, holder: ReservationHolder, trx?: Tx): Promise<Reservation>;
+  /**
+   * A batch's reservation (issue 40): one credit per job in `jobIds`, all or none (INSUFFICIENT_CREDITS),
+   * in the caller's transaction; each job posts or voids its own, as a create-async job does.
+   */
+  reserveForJobs(accountId: string, subject: ChargeSubject, jobIds: readonly string[], trx: Tx): Promise<{ transactionRefs: string[]; balance: number }>;
   /** The document was delivered: the charge is final. False when it had already been voided (then no charge stands). */
   post(reservation: Pick<Reservation, 'transactionRef'>, execMs: number, trx?: Tx): Promise<boolean>;
   /** The generation failed: refunds it unless it was posted, exactly once. False when already resolved. */
@@ -100,6 +105,19 @@ export function createCharges(options: ChargesOptions): Charges {
         if (isRequest) held.add(debit.transactionRef);
         return { transactionRef: debit.transactionRef, accountId, balance: debit.balance };
       });
+    },
+
+    async reserveForJobs(accountId, subject, jobIds, trx) {
+      const debit = await ledger.debitMany(accountId, subject, jobIds.length, trx);
+      const now = Date.now();
+      await store.insertReservations(trx, debit.transactionRefs.map((ref, i) => ({
+        transaction_ref: ref,
+        account_id: accountId,
+        holder: `job:${jobIds[i]}`,
+        lease_until: null,
+        created_at: now,
+      })));
+      return debit;
     },
 
     async post(reservation, execMs, trx) {

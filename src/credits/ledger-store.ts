@@ -48,6 +48,19 @@ export async function insertTransaction(db: DbOrTx, row: NewTransaction): Promis
   await db.insertInto('credit_transactions').values(row).execute();
 }
 
+/** Rows per multi-row insert: under SQLite's 32,766 bound variables for the widest table written so (jobs). */
+export const INSERT_CHUNK_ROWS = 500;
+
+/** Inserts many rows of one table in chunks (a batch's PDFGENs, reservations and items). */
+export async function insertChunked<T>(rows: readonly T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) await insert(rows.slice(i, i + INSERT_CHUNK_ROWS));
+}
+
+/** Inserts transactions in chunks. */
+export async function insertTransactions(db: DbOrTx, rows: NewTransaction[]): Promise<void> {
+  await insertChunked(rows, (chunk) => db.insertInto('credit_transactions').values(chunk).execute());
+}
+
 /** Inserts a REFUND unless one already reverses `row.refund_of`; returns whether it was inserted. */
 export async function insertRefundOnce(db: DbOrTx, row: NewTransaction): Promise<boolean> {
   const result = await db

@@ -44,6 +44,8 @@ export interface CreditLedger {
    * `subject`: the template, or the PDF tool of a run without one (merge, extract, rotate).
    */
   debit(accountId: string, subject: ChargeSubject, trx?: Tx): Promise<Debit>;
+  /** Takes `count` credits at once, one PDFGEN each (a batch); INSUFFICIENT_CREDITS unless all are there. */
+  debitMany(accountId: string, subject: ChargeSubject, count: number, trx: Tx): Promise<{ transactionRefs: string[]; balance: number }>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
   /**
@@ -82,6 +84,27 @@ export function createCreditLedger(db: Db): CreditLedger {
         });
         return { transactionRef, balance };
       });
+    },
+
+    async debitMany(accountId, subject, count, trx) {
+      const balance = await store.takeCredits(trx, accountId, count);
+      if (balance === undefined) {
+        throw new AppError('INSUFFICIENT_CREDITS', `This batch needs ${count} credits and the account has fewer. Add credits, or send fewer items.`);
+      }
+      const now = Date.now();
+      const rows = Array.from({ length: count }, () => ({
+        transaction_ref: newTransactionRef(),
+        account_id: accountId,
+        transaction_type: 'PDFGEN' as const,
+        template_id: typeof subject === 'string' ? subject : null,
+        tool: subject !== null && typeof subject === 'object' ? subject.tool : null,
+        exec_tm: null,
+        credits: 1,
+        refund_of: null,
+        created_at: now,
+      }));
+      await store.insertTransactions(trx, rows);
+      return { transactionRefs: rows.map((r) => r.transaction_ref), balance };
     },
 
     refund(accountId, pdfgenRef, trx) {

@@ -1,9 +1,15 @@
 /** SQL for credit reservations (see charges.ts): one row per PDFGEN not yet posted or voided. */
 import type { DbOrTx } from '../db/database.js';
 import type { CreditReservationsTable } from '../db/schema.js';
+import { insertChunked } from './ledger-store.js';
 
 export async function insertReservation(db: DbOrTx, row: CreditReservationsTable): Promise<void> {
   await db.insertInto('credit_reservations').values(row).execute();
+}
+
+/** Inserts many reservations (a batch's items) in chunks. */
+export async function insertReservations(db: DbOrTx, rows: CreditReservationsTable[]): Promise<void> {
+  await insertChunked(rows, (chunk) => db.insertInto('credit_reservations').values(chunk).execute());
 }
 
 /**

@@ -188,6 +188,56 @@ export interface JobsTable {
   version_tag: string | null;
   /** JSON: the render's DocumentWarnings, null when there were none (issue 13). */
   warnings: string | null;
+  /** The batch this job is an item of (issue 40), and its place in it from 0; null for a create-async job. */
+  batch_id: string | null;
+  batch_index: number | null;
+  /** The stored file of a url delivery (a batch's zip or merged PDF reads it back). */
+  result_file_id: string | null;
+}
+
+/** The states of a batch (src/batches/). */
+export type BatchStatus = 'pending' | 'processing' | 'assembling' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled';
+
+/** A batch of documents from one template; its items are job rows (issue 40). */
+export interface BatchesTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  template_id: string;
+  version_number: number | null;
+  version_tag: string | null;
+  status: BatchStatus;
+  output: 'links' | 'zip' | 'merged';
+  /** The zip or merged file's name, without extension. */
+  filename: string;
+  /** JSON: the GenerationOptions every item shares (the assembled file's delivery too). */
+  options: string;
+  total: number;
+  /** Items that reached an end; equals total when the batch moves on. */
+  settled: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  webhook_url: string | null;
+  /** AES-256-GCM sealed, never returned. */
+  webhook_secret: string | null;
+  /** The assembling lease. */
+  locked_by: string | null;
+  locked_until: number | null;
+  attempts: number;
+  result_file_id: string | null;
+  result_url: string | null;
+  result_filename: string | null;
+  result_expires_at: number | null;
+  result_s3_bucket: string | null;
+  result_s3_key: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  request_id: string | null;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  completed_at: number | null;
 }
 
 /** One webhook notification; the row is its retry queue (see src/webhooks/deliveries-store.ts). */
@@ -195,7 +245,7 @@ export interface WebhookDeliveriesTable {
   /** The Standard Webhooks `webhook-id`, constant across retries. */
   id: string;
   job_id: string;
-  event: 'pdf.completed' | 'pdf.failed';
+  event: 'pdf.completed' | 'pdf.failed' | 'pdf.batch.completed' | 'pdf.batch.cancelled' | 'pdf.batch.failed';
   url: string;
   /** Sealed copy of the job's secret, or null (unsigned). */
   secret: string | null;
@@ -247,6 +297,7 @@ export interface Database {
   s3_integrations: S3IntegrationsTable;
   signing_certificates: SigningCertificatesTable;
   jobs: JobsTable;
+  batches: BatchesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   files: FilesTable;
   assets: AssetsTable;
@@ -267,4 +318,5 @@ export type TransactionRow = Selectable<CreditTransactionsTable>;
 export type NewTransaction = Insertable<CreditTransactionsTable>;
 export type JobRow = Selectable<JobsTable>;
 export type NewJob = Insertable<JobsTable>;
+export type BatchRow = Selectable<BatchesTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -121,6 +121,11 @@ export interface DocumentService {
    * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
    */
   preview(accountId: string, input: { source: PreviewSource; data?: Record<string, unknown> | null }): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }>;
+  /**
+   * Delivers a file the service made from delivered documents (a batch's zip or merged PDF) as a
+   * document is delivered: a signed link, or the customer's bucket with `storeS3`.
+   */
+  deliverFile(accountId: string, body: BlobBody, options: GenerationOptions, file: { filename: string; contentType: string }): Promise<Delivery>;
   /** The options as a job row may keep them: `protect` passwords sealed (finishing-options.ts). */
   storable?(options: GenerationOptions): GenerationOptions;
 }
@@ -196,8 +201,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     return customerStorage;
   }
 
-  async function deliver(accountId: string, pdf: BlobBody, options: GenerationOptions): Promise<Delivery> {
-    const file = outputFile(options);
+  async function deliver(accountId: string, pdf: BlobBody, options: GenerationOptions, file = outputFile(options)): Promise<Delivery> {
     if (!options.storeS3) return deliverToClient(files, accountId, pdf, options, file);
     const storage = s3Storage();
     const target = await storage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: file.filename });
@@ -227,6 +231,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   const service: DocumentService = {
+    deliverFile: (accountId, body, options, file) => deliver(accountId, body, options, file),
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
       if (options.einvoice) await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant });

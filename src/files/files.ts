@@ -23,7 +23,7 @@ export interface StoredFile {
 }
 
 /** Storage-key extension per media type; the download answers with the stored media type. */
-const EXTENSIONS: Record<string, string> = { 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+const EXTENSIONS: Record<string, string> = { 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'application/zip': 'zip' };
 
 export interface FileService {
   /** Stores a document (a PDF unless `contentType` says otherwise) for download for `expiresInSeconds` and returns its signed link. */

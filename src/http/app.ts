@@ -29,6 +29,8 @@ import { apiKeyRoutes } from './routes/account/api-keys.js';
 import { s3Routes } from './routes/account/s3.js';
 import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/service/studio.js';
 import { jobRoutes } from './routes/documents/jobs.js';
+import { batchRoutes } from './routes/documents/batches.js';
+import multipart from '@fastify/multipart';
 import { templateVersionRoutes } from './routes/templates/template-versions.js';
 import { agentRoutes } from './routes/account/agent.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
@@ -237,6 +239,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   pdfSigningRoutes(app, { pdfTools: services.pdfTools });
   finishingToolRoutes(app, { pdfTools: services.pdfTools });
   jobRoutes(app, { jobs: services.jobs });
+  // Batches may take their rows as an uploaded file, read as a stream: multipart in their scope only.
+  await app.register(async (scope) => {
+    await scope.register(multipart);
+    batchRoutes(scope, { batches: services.batches });
+  });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);

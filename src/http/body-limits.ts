@@ -49,6 +49,8 @@ type BodyLimitClass = 'generation' | 'template' | 'small' | 'pdfTools';
 const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf/create': 'generation',
   'POST /v1/pdf/create-async': 'generation',
+  // JSON rows; an uploaded rows file is bounded by the multipart reader instead (BATCH_UPLOAD_MAX_BYTES).
+  'POST /v1/pdf/batches': 'generation',
   'POST /v1/image/create': 'generation',
   'POST /v1/templates/preview': 'generation',
   // An MCP message carries one tool call: a generation's data, a template's text or a PDF tool's input by URL.

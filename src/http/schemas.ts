@@ -61,7 +61,7 @@ const ERROR_STATUS_DESCRIPTIONS: Record<number, string> = {
   401: 'UNAUTHORIZED: missing, invalid or revoked credentials',
   402: 'INSUFFICIENT_CREDITS: no credits left; nothing was charged',
   403: "FORBIDDEN: another account's resource, or an expired or altered download link",
-  404: 'Not found: TEMPLATE_NOT_FOUND, VERSION_NOT_FOUND, JOB_NOT_FOUND or NOT_FOUND',
+  404: 'Not found: TEMPLATE_NOT_FOUND, VERSION_NOT_FOUND, JOB_NOT_FOUND, BATCH_NOT_FOUND or NOT_FOUND',
   409: 'Conflict: IDEMPOTENCY_KEY_IN_USE (retry shortly) or VERSION_TAG_EXISTS',
   413: 'PAYLOAD_TOO_LARGE: the body is over this route’s limit (the message names it)',
   422: 'Validation error ({detail: [{loc, msg, type}]}), or a coded template error (TEMPLATE_SYNTAX_ERROR, TEMPLATE_RENDER_ERROR…), DOCUMENT_TOO_LARGE, DOCUMENT_TOO_LONG_FOR_SYNC (send it to /v1/pdf/create-async), PDF_TOO_COMPLEX (PDF tools: qpdf went past its memory or CPU ceiling), or XML_TOO_COMPLEX (an e-invoice XML check went past its time or memory ceiling)',

@@ -163,3 +163,12 @@ export function checkTextParts(parts: Record<string, unknown>, partName: string)
   }
   if (issues.length > 0) throw new ValidationError(issues);
 }
+
+const bodyValidators = new WeakMap<object, ValidateFunction>();
+
+/** Checks a body assembled outside Fastify's parsing (a multipart form's fields) against a route's schema; 422 as for any body. */
+export function checkBody(schema: object, value: unknown): void {
+  let validate = bodyValidators.get(schema);
+  if (!validate) bodyValidators.set(schema, (validate = bodyAjv.compile(schema) as ValidateFunction));
+  if (!validate(value)) throw new ValidationError(ajvIssues(validate.errors ?? [], 'body'));
+}

@@ -32,6 +32,7 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
     prepare: (accountId, templateId) => templates.get(accountId, templateId),
     generate: () => Promise.reject(new Error('not used')),
     preview: () => Promise.reject(new Error('not used')),
+    deliverFile: () => Promise.reject(new Error('not used')),
     async produce({ data, options, signal }) {
       const key = String(data.key);
       const n = (calls.get(key) ?? 0) + 1;

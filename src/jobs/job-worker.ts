@@ -16,7 +16,7 @@
 import type { Charges } from '../credits/charges.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { DatabaseHandle } from '../db/database.js';
-import { withTransaction } from '../db/database.js';
+import { withTransaction, type Tx } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
 import type { TemplateService } from '../templates/templates.js';
@@ -39,8 +39,16 @@ export interface JobWorkerOptions {
   jobs: { workerConcurrency: number; leaseMs: number; maxAttempts: number; pollIntervalMs: number; retryBaseDelayMs: number };
   logger: Logger;
   workerId?: string;
+  /** A batch item's end, recorded in the transaction that ends it (src/batches/ counts and moves its batch). */
+  batchItems?: BatchItemHook;
   /** Counts attempt outcomes (/metrics); optional so tests can leave it out. */
   metrics?: { jobAttempt(outcome: 'completed' | 'failed' | 'retry'): void };
+}
+
+/** What the batches need to hear from the worker: an item's end, inside its transaction, then the commit. */
+export interface BatchItemHook {
+  settled(trx: Tx, job: JobRow, outcome: 'completed' | 'failed'): Promise<void>;
+  afterCommit(): void;
 }
 
 /** One process's job worker. */
@@ -75,7 +83,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
 
   function deliveredTo(delivery: Delivery): store.JobResult {
     if (delivery.kind === 's3') return { url: null, filename: delivery.filename, expiresAt: null, s3Bucket: delivery.bucket, s3Key: delivery.key };
-    if (delivery.kind === 'url') return { url: delivery.url, filename: delivery.filename, expiresAt: delivery.expiresAt, s3Bucket: null, s3Key: null };
+    if (delivery.kind === 'url') return { url: delivery.url, filename: delivery.filename, expiresAt: delivery.expiresAt, s3Bucket: null, s3Key: null, fileId: delivery.fileId };
     throw new Error('async jobs deliver by url or s3 only');
   }
 
@@ -87,8 +95,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (job.webhook_url) {
         await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result), requestId: job.request_id });
       }
+      if (job.batch_id !== null) await o.batchItems?.settled(trx, job, 'completed');
       return true;
     });
+    if (done && job.batch_id !== null) o.batchItems?.afterCommit();
     if (!done) {
       // Another worker re-claimed the job after our lease ran out; it will complete it. Our file
       // expires unused.
@@ -107,8 +117,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (job.webhook_url) {
         await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure), requestId: job.request_id });
       }
+      if (job.batch_id !== null) await o.batchItems?.settled(trx, job, 'failed');
       return true;
     });
+    if (done && job.batch_id !== null) o.batchItems?.afterCommit();
     if (!done) return void logger.warn({ jobId: job.id }, 'job lease lost before the failure was recorded');
     if (job.webhook_url) webhooks.announce();
     o.metrics?.jobAttempt('failed');

@@ -85,6 +85,8 @@ export interface JobResult {
   expiresAt: number | null;
   s3Bucket: string | null;
   s3Key: string | null;
+  /** The stored file of a url delivery. */
+  fileId?: string | null;
   /** The render's warnings (issue 13); stored as JSON, null when none. */
   warnings?: DocumentWarning[];
 }
@@ -113,6 +115,7 @@ export function completeJob(db: DbOrTx, id: string, workerId: string, result: Jo
     result_expires_at: result.expiresAt,
     result_s3_bucket: result.s3Bucket,
     result_s3_key: result.s3Key,
+    result_file_id: result.fileId ?? null,
     warnings: result.warnings && result.warnings.length > 0 ? JSON.stringify(result.warnings) : null,
     completed_at: now,
     updated_at: now,
@@ -157,14 +160,15 @@ export async function findJob(db: DbOrTx, accountId: string, id: string): Promis
 
 /** The account's jobs, newest first, optionally of one status. */
 export async function listJobs(db: DbOrTx, accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<JobRow[]> {
-  let query = db.selectFrom('jobs').selectAll().where('account_id', '=', accountId);
+  // A batch's items are read through their batch (src/batches/), not listed among the account's jobs.
+  let query = db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).where('batch_id', 'is', null);
   if (filter.status) query = query.where('status', '=', filter.status);
   return query.orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();
 }
 
 /** How many jobs the account has, optionally of one status. */
 export async function countJobs(db: DbOrTx, accountId: string, status?: JobStatus): Promise<number> {
-  let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('total')).where('account_id', '=', accountId);
+  let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('total')).where('account_id', '=', accountId).where('batch_id', 'is', null);
   if (status) query = query.where('status', '=', status);
   return Number((await query.executeTakeFirstOrThrow()).total);
 }

@@ -82,6 +82,11 @@ export function instrumentLedger(ledger: CreditLedger, metrics: Pick<Metrics, 'c
       metrics.credits('PDFGEN', 1);
       return debit;
     },
+    async debitMany(accountId, subject, count, trx) {
+      const debit = await ledger.debitMany(accountId, subject, count, trx);
+      metrics.credits('PDFGEN', count);
+      return debit;
+    },
     async refund(accountId, pdfgenRef, trx) {
       const refunded = await ledger.refund(accountId, pdfgenRef, trx);
       if (refunded) metrics.credits('REFUND', 1);

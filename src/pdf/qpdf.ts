@@ -70,6 +70,11 @@ export interface Qpdf {
   encrypt(pdf: Buffer, protection: PdfProtection, accountId: string): Promise<Buffer>;
   /** The document without its encryption; INVALID_PASSWORD-shaped `undefined` when the password does not open it. */
   decrypt(pdf: Buffer, password: string, accountId: string): Promise<Buffer | undefined>;
+  /**
+   * Merges PDF files of `dir` into `dir/<out>`, each part's first page an outline entry with its title
+   * (a batch's merged output); qpdf reads the inputs from disk, so none of them is held in memory.
+   */
+  mergeFiles(o: { dir: string; parts: { name: string; title: string; pages: number }[]; out: string; accountId: string }): Promise<void>;
   /** Runs in progress and waiting (for /metrics). */
   stats(): PoolStats;
 }
@@ -209,7 +214,44 @@ export function createQpdf(options: QpdfOptions): Qpdf {
     return name;
   }
 
+  /** qpdf JSON v2 objects of an outline over `pages` (object ids): one entry per part, at its first page. */
+  function outlineUpdate(rootId: string, catalog: Record<string, unknown>, pages: string[], parts: { title: string; pages: number }[], firstId: number): unknown {
+    const objects: Record<string, unknown> = {};
+    const ids = parts.map((_, i) => firstId + 1 + i);
+    objects[`obj:${firstId} 0 R`] = { value: { '/Type': '/Outlines', '/First': `${ids[0]} 0 R`, '/Last': `${ids.at(-1)} 0 R`, '/Count': parts.length } };
+    let page = 0;
+    parts.forEach((part, i) => {
+      const entry: Record<string, unknown> = { '/Title': `u:${part.title}`, '/Parent': `${firstId} 0 R`, '/Dest': [pages[page], '/XYZ', null, null, null] };
+      if (i > 0) entry['/Prev'] = `${ids[i - 1]} 0 R`;
+      if (i < parts.length - 1) entry['/Next'] = `${ids[i + 1]} 0 R`;
+      objects[`obj:${ids[i]} 0 R`] = { value: entry };
+      page += part.pages;
+    });
+    objects[`obj:${rootId}`] = { value: { ...catalog, '/Outlines': `${firstId} 0 R`, '/PageMode': '/UseOutlines' } };
+    return { qpdf: [{ jsonversion: 2, pushedinheritedpageresources: false, calledgetallpages: false, maxobjectid: firstId - 1 }, objects] };
+  }
+
   return {
+    mergeFiles({ dir, parts, out, accountId }) {
+      return slots.run({ accountId, kind: 'paid' }, async () => {
+        // @file: thousands of input names stay off the command line.
+        await writeFile(join(dir, 'merge.args'), ['--empty', '--pages', ...parts.map((p) => p.name), '--', 'merged.pdf'].join('\n'));
+        const merged = await run(['@merge.args'], dir);
+        if (merged.exitCode !== 0 && merged.exitCode !== 3) throw new AppError('PDF_TOOL_FAILED', `qpdf could not merge the documents (${lastProblem(merged.stderr)}).`);
+        type Described = { pages: { object: string }[]; qpdf: [{ maxobjectid: number }, Record<string, { value?: Record<string, unknown> }>] };
+        // Only the trailer and the catalog among the objects: a thousand invoices' objects are megabytes of JSON.
+        const facts = JSON.parse((await run(['--json=2', '--json-key=pages', '--json-key=qpdf', '--json-object=trailer', 'merged.pdf'], dir)).stdout) as Described;
+        const trailer = facts.qpdf[1]['trailer']?.value as { '/Root': string };
+        const root = JSON.parse((await run(['--json=2', '--json-key=qpdf', `--json-object=${trailer['/Root'].replace(/ R$/, '').replace(' ', ',')}`, 'merged.pdf'], dir)).stdout) as Described;
+        const catalog = root.qpdf[1][`obj:${trailer['/Root']}`]?.value ?? {};
+        const update = outlineUpdate(trailer['/Root'], catalog, facts.pages.map((p) => p.object), parts, facts.qpdf[0].maxobjectid + 1);
+        await writeFile(join(dir, 'outline.json'), JSON.stringify(update));
+        const outlined = await run(['merged.pdf', '--update-from-json=outline.json', out], dir);
+        if (outlined.exitCode !== 0 && outlined.exitCode !== 3) throw new AppError('PDF_TOOL_FAILED', `qpdf could not add the outline (${lastProblem(outlined.stderr)}).`);
+        await rm(join(dir, 'merged.pdf'), { force: true });
+      }, { maxWaitMs: options.timeoutMs });
+    },
+
     inspect(pdf, accountId, password) {
       return withFiles([pdf], accountId, async (dir, [name]) => {
         const secret = password === undefined ? [] : [`--password-file=${await secretFile(dir, 'password', [password])}`];

@@ -143,6 +143,8 @@ export interface Config {
     readonly shutdownGraceMs: number;
     /** `PRESSROOM_JOB_RETENTION_DAYS`; 0 keeps finished jobs forever. */
     readonly retentionDays: number;
+    /** `PRESSROOM_BATCH_MAX_ITEMS`: the most items one batch may have. */
+    readonly batchMaxItems: number;
   };
   readonly webhooks: {
     /** Fixed: `WEBHOOK_TIMEOUT_MS` (webhooks/delivery-loop.ts). */

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'TEMPLATE_NOT_FOUND'
   | 'JOB_NOT_FOUND'
+  | 'BATCH_NOT_FOUND'
   /** A `version` (tag or number) the template does not have. */
   | 'VERSION_NOT_FOUND'
   /** Another version of the template already has this tag. */

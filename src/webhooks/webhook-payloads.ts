@@ -3,8 +3,11 @@
  * attempt sends exactly those bytes, so signatures and receiver-side de-duplication stay stable.
  */
 
+/** A batch's events (issue 40): one per batch, when it ends. */
+export type BatchEvent = 'pdf.batch.completed' | 'pdf.batch.cancelled' | 'pdf.batch.failed';
+
 /** Event names. */
-export type WebhookEvent = 'pdf.completed' | 'pdf.failed';
+export type WebhookEvent = 'pdf.completed' | 'pdf.failed' | BatchEvent;
 
 /** Where a completed job's document is. `url` is null when it went to the customer's S3 bucket. */
 export interface CompletedResult {
@@ -30,4 +33,21 @@ export function completedPayload(jobId: string, result: CompletedResult): string
 /** `{event:"pdf.failed", job_id, status:"failed", error:{code, message}}` */
 export function failedPayload(jobId: string, error: { code: string; message: string }): string {
   return JSON.stringify({ event: 'pdf.failed', job_id: jobId, status: 'failed', error: { code: error.code, message: error.message } });
+}
+
+/** What a batch's webhook tells. */
+export interface BatchOutcome {
+  batchId: string;
+  status: string;
+  counts: { total: number; completed: number; failed: number; cancelled: number };
+  /** The zip or merged PDF; null for `links` (the items carry them) or when nothing was delivered. */
+  result: { url: string | null; filename: string; s3Bucket?: string | null; s3Key?: string | null } | null;
+}
+
+/** `{event:"pdf.batch.…", batch_id, status, total, completed, failed, cancelled, result}` */
+export function batchPayload(event: BatchEvent, outcome: BatchOutcome): string {
+  const result = outcome.result
+    ? { url: outcome.result.url, filename: outcome.result.filename, ...(outcome.result.s3Bucket && outcome.result.s3Key ? { s3_bucket: outcome.result.s3Bucket, s3_key: outcome.result.s3Key } : {}) }
+    : null;
+  return JSON.stringify({ event, batch_id: outcome.batchId, status: outcome.status, ...outcome.counts, result });
 }
