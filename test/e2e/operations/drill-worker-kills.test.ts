@@ -2,9 +2,16 @@
  * Failure drill (a) (issue 7), on real processes from dist/ with PostgreSQL, Redis and the loopback S3
  * server: a worker SIGKILLed ten times during a 200-job run → every job completed once, one PDFGEN
  * each, a REFUND only for a job that failed, one webhook (one webhook-id) per job, a balanced ledger.
+ * Then a 40-item zip batch on the same cluster (issue 40): workers holding its items SIGKILLed four
+ * times → every item ends once, the counts, the zip, the ledger and the one batch webhook agree, and
+ * the items were completed by more than one worker process.
  * It kills only its own processes, so it runs beside the other test files (as do drill (b),
  * drill-postgres-restart.test.ts, on a PostgreSQL of its own, and drill (c), drill-redis-down.test.ts).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfText } from '../../support/documents/pdf-tools.js';
 import { httpRequest, startCluster, until, type Cluster, type PressroomProcess } from '../../support/cluster.js';
@@ -18,6 +25,22 @@ const BUSY = '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %
 // tenth kill and a slow one does not wait on work the drill does not need.
 const BUSY_LOOPS = 120;
 const TOP_UP = 16;
+
+// Batch items: keeps one busy for a moment of template work, so a kill finds its victim mid-item.
+const BATCH_BUSY = '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}<h1>Item {{ label }}</h1>';
+const BATCH_ITEMS = 40;
+const BATCH_KILLS = 4;
+
+function zipEntries(bytes: Buffer): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'drill-zip-'));
+  try {
+    writeFileSync(join(dir, 'b.zip'), bytes);
+    execFileSync('python3', ['-c', 'import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])', join(dir, 'b.zip'), join(dir, 'out')]);
+    return readdirSync(join(dir, 'out')).sort();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
   let cluster: Cluster;
@@ -152,5 +175,77 @@ describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
     process.stdout.write(`[drill a] ${JOBS} jobs, ${KILLS} SIGKILLs of workers holding ${held.size} distinct jobs mid-render; ${reclaimed} jobs claimed more than once; ` +
       `${JOBS - failed.length} completed, ${failed.length} failed; ${ledger.pdfgen.length} PDFGEN, ${ledger.refunds.length} REFUND, balance ${ledger.balance}; ` +
       `${receiver.received.length} webhook requests for ${JOBS} webhook-ids; orphaned jobs finished ${Math.min(...kills.map((k) => k.recoveredMs))}…${Math.max(...kills.map((k) => k.recoveredMs))} ms after each kill (lease 2000 ms)\n`);
+  }, 420_000);
+
+  it('batch (issue 40): workers SIGKILLed during a 40-item zip batch; every item ends once; counts, zip, ledger and one webhook agree; items spread over the workers', async () => {
+    const { accountId, apiKey } = await cluster.createAccount({ credits: BATCH_ITEMS, plan: 'enterprise' });
+    const api = cluster.apis[0]!;
+    const templateId = (await api.request('POST', '/v1/templates', { apiKey, body: { name: 'busy batch', html: BATCH_BUSY } })).body.id;
+    const items = Array.from({ length: BATCH_ITEMS }, (_, i) => ({ data: { n: 40, label: `#${i}` }, filename: `item-${i}` }));
+    const accepted = await api.request('POST', '/v1/pdf/batches', { apiKey, body: { template_id: templateId, items, output: 'zip', webhook_url: receiver.url } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const batchId = accepted.body.batch_id as string;
+
+    const alive = new Set<PressroomProcess>(cluster.workers);
+    const everyWorker: PressroomProcess[] = [...cluster.workers];
+    const replacements: Promise<void>[] = [];
+    let kills = 0;
+    for (; kills < BATCH_KILLS; kills++) {
+      const victim = await until(async () => {
+        const left = await cluster.db.selectFrom('jobs').select('id').where('batch_id', '=', batchId).where('status', '=', 'pending').execute();
+        if (left.length === 0) return { w: undefined };
+        for (const w of alive) {
+          const held = await cluster.db.selectFrom('jobs').select('id').where('batch_id', '=', batchId).where('status', '=', 'processing').where('locked_by', 'like', `%:${w.pid}:%`).execute();
+          if (held.length > 0) return { w };
+        }
+        return undefined;
+      }, 60_000, `a worker holding items (kill ${kills + 1})`);
+      if (!victim.w) break; // a very fast machine ran out of items before the kills
+      victim.w.crash();
+      expect(await victim.w.exited).toBe('SIGKILL');
+      alive.delete(victim.w);
+      replacements.push(cluster.spawn('worker').then((w) => {
+        alive.add(w);
+        everyWorker.push(w);
+      }));
+      await sleep(300);
+    }
+    await Promise.all(replacements);
+    expect(kills).toBeGreaterThan(0);
+
+    let batch: Record<string, any> = {};
+    await until(async () => {
+      batch = (await api.request('GET', `/v1/pdf/batches/${batchId}`, { apiKey })).body;
+      return ['completed', 'completed_with_errors', 'failed'].includes(batch.status);
+    }, 240_000, 'the batch to end');
+
+    const rows = await cluster.db.selectFrom('jobs').selectAll().where('batch_id', '=', batchId).execute();
+    const completed = rows.filter((r) => r.status === 'completed');
+    const failed = rows.filter((r) => r.status === 'failed');
+    expect(rows).toHaveLength(BATCH_ITEMS);
+    expect(completed.length + failed.length).toBe(BATCH_ITEMS);
+    for (const r of failed) expect(r.error_code, r.last_error ?? '').toBe('JOB_INTERRUPTED');
+    expect(batch).toMatchObject({ total: BATCH_ITEMS, completed: completed.length, failed: failed.length, cancelled: 0, pending: 0, processing: 0 });
+    expect(batch.status).toBe(failed.length > 0 ? 'completed_with_errors' : 'completed');
+
+    // The zip holds exactly the delivered items.
+    const zip = await httpRequest('', 'GET', batch.result.url);
+    expect(zip.status).toBe(200);
+    expect(zipEntries(zip.bytes)).toEqual(completed.map((r) => `${r.filename}.pdf`).sort());
+
+    const ledger = await ledgerOf(cluster, accountId);
+    expect(ledger.pdfgen).toHaveLength(BATCH_ITEMS);
+    expect(ledger.refunds.map((x) => x.refund_of).sort()).toEqual(failed.map((r) => r.transaction_ref).sort());
+    expect(ledger.balance).toBe(failed.length);
+
+    await until(() => receiver.received.some((h) => h.json.batch_id === batchId), 60_000, 'the batch webhook');
+    const hooks = await cluster.db.selectFrom('webhook_deliveries').select(['id', 'event']).where('event', 'in', ['pdf.batch.completed', 'pdf.batch.failed', 'pdf.batch.cancelled']).execute();
+    expect(hooks).toHaveLength(1);
+    expect(new Set(receiver.received.filter((h) => h.json.batch_id === batchId).map((h) => h.headers['webhook-id']))).toEqual(new Set([hooks[0]!.id]));
+
+    // Items completed in more than one worker process (each completion is logged by its worker).
+    const byWorker = everyWorker.map((w) => w.logs.filter((l) => l.msg === 'job completed' && rows.some((r) => r.id === l.jobId)).length).filter((n) => n > 0);
+    expect(byWorker.length).toBeGreaterThan(1);
+    process.stdout.write(`[batch drill] ${BATCH_ITEMS} items, ${kills} SIGKILLs; ${completed.length} completed, ${failed.length} failed; items completed by ${byWorker.length} worker processes (${byWorker.join(', ')})\n`);
   }, 420_000);
 });
