@@ -6,7 +6,7 @@
  * - the render slots are work-conserving: one account alone holds both, and another account that
  *   arrives takes the first slot that frees while the lone account's other document still prints;
  * - on SQLite and PostgreSQL: the job claim serves another account's single job before a backlog is
- *   drained, and a webhook receiver that never answers holds up only its own account's deliveries.
+ *   drained, a 300-item batch takes turns with another account's sync document and async job, and a webhook receiver that never answers holds up only its own account's deliveries.
  * Outcomes and order are asserted from state (statuses, rows, counters), never from the clock; the
  * paying account's latency is printed, not asserted.
  */
@@ -340,6 +340,43 @@ describe.each(DIALECTS)('jobs and webhooks across accounts on %s', (dialect) => 
     // Two worker slots: the first claim takes A's oldest job and B's.
     expect(aStartedWithOrBeforeB).toBeLessThanOrEqual(1);
     await until(async () => (await jobsOf(a.accountId)).every((j) => j.status === 'completed'), 180_000, 'A’s backlog');
+  }, 300_000);
+
+  it('a 300-item batch of A goes in turns with B: B’s sync document waits about one render, B’s async job a few claims (issue 40)', async () => {
+    const a = await account(300);
+    const b = await account(5);
+    const aTemplate = await template(a, ONE_LINE);
+    const bTemplate = await template(b, ONE_LINE);
+    const items = Array.from({ length: 300 }, (_, i) => ({ data: { n: i } }));
+    const res = await t.request('POST', '/v1/pdf/batches', { apiKey: a.apiKey, body: { template_id: aTemplate, items } });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const batchId = res.body.batch_id as string;
+    t.services.startWorkers();
+    const aItems = () => t.services.database.db.selectFrom('jobs').select(['status', 'started_at']).where('batch_id', '=', batchId).execute();
+    const doneOfA = async () => (await aItems()).filter((j) => j.status === 'completed').length;
+    await until(async () => (await doneOfA()) >= 4, 120_000, 'A’s batch under way');
+
+    // B's synchronous document, while A's items hold both render slots: A's documents finished meanwhile.
+    const before = await doneOfA();
+    const sync = await t.request('POST', '/v1/pdf/create', { apiKey: b.apiKey, body: { template_id: bTemplate, data: { n: 'sync' }, export_type: 'binary' } });
+    const during = (await doneOfA()) - before;
+    expect(sync.status).toBe(200);
+    expect(await pdfText(sync.bytes)).toContain('Receipt sync');
+
+    // B's async job: A's items that started after it was accepted and before it started.
+    const accepted = Date.now();
+    const single = await createAsync(b, { template_id: bTemplate, data: { n: 'async' } });
+    const bJob = await until(async () => (await jobsOf(b.accountId)).find((j) => j.id === single && j.status === 'completed'), 120_000, 'B’s async job');
+    const ahead = (await aItems()).filter((j) => j.started_at !== null && Number(j.started_at) >= accepted && Number(j.started_at) < Number(bJob.started_at)).length;
+    console.log(`${dialect}: A's documents finished during B's sync request: ${during}; A's items started between B's job and its start: ${ahead}`);
+    expect(during).toBeLessThanOrEqual(3);
+    expect(ahead).toBeLessThanOrEqual(3);
+
+    const cancelled = await t.request('POST', `/v1/pdf/batches/${batchId}/cancel`, { apiKey: a.apiKey });
+    expect(cancelled.status).toBe(200);
+    // Items already rendering finish; then the batch ends cancelled.
+    await until(async () => (await t.request('GET', `/v1/pdf/batches/${batchId}`, { apiKey: a.apiKey })).body.status === 'cancelled', 120_000, 'A’s batch to end cancelled');
+    expect((await aItems()).every((j) => j.status === 'completed' || j.status === 'failed')).toBe(true);
   }, 300_000);
 
   it('a receiver that never answers holds up only its own account’s webhooks', async () => {
