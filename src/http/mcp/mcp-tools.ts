@@ -134,6 +134,41 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
     },
   }, (input) => call(api, 'GET', `/v1/pdf/jobs${query(input)}`));
 
+  server.registerTool('start_batch', {
+    description:
+      'Many documents from one template in one call (docs/batches.md): one item per document, each {data, filename?}; every row is checked against the ' +
+      'template\'s fields first (an error names the row and field), then 1 credit per item is reserved, refunded for items that fail or are cancelled. ' +
+      'output "links" (a link per item), "zip" or "merged" (one PDF). Example: {"template_id": "abc123def456", "items": [{"data": {"name": "Ada"}}, ' +
+      '{"data": {"name": "Grace"}, "filename": "grace"}], "output": "zip"}. Follow it with get_batch_status.',
+    inputSchema: {
+      template_id: templateId,
+      items: z.array(z.object({ data: z.record(z.string(), z.unknown()), filename: z.string().max(100).optional() })).min(1).optional().describe('The rows (or items_csv)'),
+      items_csv: z.string().optional().describe('The rows as CSV text: a header row of field keys, one row per document'),
+      output: z.enum(['links', 'zip', 'merged']).optional(),
+      version,
+      filename: z.string().max(100).optional().describe('Name of the zip or merged PDF'),
+      webhook_url: z.string().url().optional().describe('A public HTTPS URL that receives pdf.batch.completed'),
+    },
+  }, (input) => call(api, 'POST', '/v1/pdf/batches', defined(input)));
+
+  server.registerTool('get_batch_status', {
+    description: 'A batch\'s progress (total, completed, failed, cancelled, estimated_seconds_left) and, once done, its zip or merged PDF link; with items: true, its items with their links or errors.',
+    inputSchema: {
+      batch_id: z.string().min(1).describe('The batch_id start_batch answered'),
+      items: z.boolean().optional().describe('Also list the items (up to 100, with links or errors)'),
+      item_status: z.enum(['pending', 'processing', 'completed', 'failed', 'cancelled']).optional(),
+    },
+  }, async ({ batch_id, items, item_status }) => {
+    const path = `/v1/pdf/batches/${encodeURIComponent(batch_id)}`;
+    if (!items) return call(api, 'GET', path);
+    return call(api, 'GET', `${path}/items${query({ status: item_status })}`);
+  });
+
+  server.registerTool('cancel_batch', {
+    description: 'Stops a batch\'s items that have not started (each refunded); items rendering finish.',
+    inputSchema: { batch_id: z.string().min(1) },
+  }, ({ batch_id }) => call(api, 'POST', `/v1/pdf/batches/${encodeURIComponent(batch_id)}/cancel`, {}));
+
   server.registerTool('get_account_info', {
     description: 'Your account: credits left, email, plan.',
     inputSchema: {},

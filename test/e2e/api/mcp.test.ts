@@ -62,9 +62,9 @@ describe('the MCP endpoint (/mcp)', () => {
     const client = await connect({ 'x-api-key': alice.apiKey });
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      'create_template', 'generate_image', 'generate_pdf', 'generate_pdf_async', 'get_account_info', 'get_pdf_job_status', 'get_template',
+      'cancel_batch', 'create_template', 'generate_image', 'generate_pdf', 'generate_pdf_async', 'get_account_info', 'get_batch_status', 'get_pdf_job_status', 'get_template',
       'get_template_fields', 'get_template_layers', 'list_pdf_jobs', 'list_templates', 'list_transactions', 'preview_template',
-      'publish_template_version', 'run_pdf_tool', 'update_template',
+      'publish_template_version', 'run_pdf_tool', 'start_batch', 'update_template',
     ]);
     for (const x of tools) {
       expect(x.description, x.name).toMatch(/\w{3,}/);
@@ -136,6 +136,19 @@ describe('the MCP endpoint (/mcp)', () => {
     expect(done.status).toBe('completed');
     expect(pdfText(await download(done.result_url))).toContain('Dear Katherine');
     expect(json(await tool(client, 'list_pdf_jobs', { limit: 10 })).jobs.map((job: { id: string }) => job.id)).toContain(queued.job_id);
+  });
+
+  it('starts a batch of two rows and reads its items; a bad row is a tool error naming it', async () => {
+    const client = await connect({ 'x-api-key': alice.apiKey });
+    const template = json(await tool(client, 'create_template', { name: 'Badge', html: '<p>Badge of {{ name }}</p>' }));
+    const bad = await tool(client, 'start_batch', { template_id: template.id, items_csv: 'name,extra\n"unclosed,1\n' });
+    expect(bad.isError).toBe(true);
+    const started = json(await tool(client, 'start_batch', { template_id: template.id, items: [{ data: { name: 'Ada' } }, { data: { name: 'Grace' }, filename: 'grace' }] }));
+    expect(started.total).toBe(2);
+    await until(async () => json(await tool(client, 'get_batch_status', { batch_id: started.batch_id })).status === 'completed', 120_000, 'the batch');
+    const items = json(await tool(client, 'get_batch_status', { batch_id: started.batch_id, items: true })).items;
+    expect(items.map((i: { filename: string }) => i.filename)).toEqual(['document-1.pdf', 'grace.pdf']);
+    expect(pdfText(await download(items[1].url))).toContain('Badge of Grace');
   });
 
   it("does not reach another account's template", async () => {
