@@ -43,3 +43,21 @@ fi
 
 echo "[setup] build"
 npm run --silent build
+
+# `--test`: the n8n community node (integrations/n8n, its own package) and the n8n runtime packages its
+# test runs it with (test/e2e/api/n8n-node.test.ts). --ignore-scripts: n8n-workflow brings isolated-vm,
+# whose native build needs Node 22; n8n loads it only for its optional VM expression engine.
+if [ "${1:-}" = "--test" ]; then
+  n8n_stamp=integrations/n8n/node_modules/.pressroom-lock-hash
+  n8n_want=$(sha256sum integrations/n8n/package-lock.json | cut -d' ' -f1)
+  if [ ! -f "$n8n_stamp" ] || [ "$(cat "$n8n_stamp")" != "$n8n_want" ]; then
+    echo "[setup] integrations/n8n: npm ci"
+    (cd integrations/n8n && npm ci --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error)
+    echo "$n8n_want" > "$n8n_stamp"
+  fi
+  n8n_built=integrations/n8n/dist/nodes/Pressroom/Pressroom.node.js
+  if [ ! -f "$n8n_built" ] || [ -n "$(find integrations/n8n/nodes integrations/n8n/credentials -newer "$n8n_built" -print -quit)" ]; then
+    echo "[setup] integrations/n8n: build"
+    (cd integrations/n8n && npm run --silent build)
+  fi
+fi
