@@ -50,7 +50,7 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
   beforeAll(async () => {
     t = await startTestApp('sqlite', { PRESSROOM_JOB_POLL_MS: '100' });
     t.services.startWorkers();
-    apiKey = (await t.createAccount({ credits: 30, plan: 'pro' })).apiKey;
+    apiKey = (await t.createAccount({ credits: 40, plan: 'pro' })).apiKey;
     const invoice = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Invoice', html: INVOICE_HTML, fields: INVOICE_FIELDS } });
     const letter = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Letter', html: '<p>Dear {{ name }},</p>' } });
     expect([invoice.status, letter.status]).toEqual([201, 201]);
@@ -140,6 +140,35 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     expect(second).toContain('Bill to Alan Turing');
     expect(second).not.toContain('PAID');
     expect(await credits()).toBe(before - 2);
+  });
+
+  it('makes one batch of all input items (Generate Batch), waits for it (Batch → Get) and downloads its merged PDF; Get Items lists each document', async () => {
+    const before = await credits();
+    const rows: N8nItem[] = [
+      { json: { order: 'B-1', customer: 'Ada Lovelace', amount: 10 } },
+      { json: { order: 'B-2', customer: 'Katherine Johnson', amount: 20 } },
+      { json: { order: 'B-3', customer: 'Mary Jackson', amount: 30 } },
+    ];
+    const [started] = await onlyOutput(
+      pressroom('Batch', {
+        resource: 'document',
+        operation: 'generateBatch',
+        templateId: invoiceId,
+        dataMode: 'fields',
+        templateFields: await mapped(invoiceId, { number: '={{ $json.order }}', 'customer.name': '={{ $json.customer }}', total: '={{ $json.amount }}' }),
+        batchOutput: 'merged',
+        itemFilename: '={{ $json.order }}',
+      }),
+      rows,
+    );
+    expect(started!.json).toMatchObject({ status: 'pending', total: 3, credits_remaining: before - 3 });
+    const [done] = await onlyOutput(pressroom('Wait', { resource: 'batch', operation: 'get', batchId: started!.json.batch_id, waitForCompletion: true, waitTimeoutSeconds: 120, download: true }));
+    expect(done!.json).toMatchObject({ status: 'completed', completed: 3 });
+    const text = pdfText(binaryBytes(done));
+    expect(text).toMatch(/Invoice B-1[\s\S]*Bill to Ada Lovelace[\s\S]*Invoice B-2[\s\S]*Invoice B-3[\s\S]*Bill to Mary Jackson/);
+    const items = await onlyOutput(pressroom('Items', { resource: 'batch', operation: 'getItems', batchId: started!.json.batch_id, itemStatus: 'completed', limit: 100 }));
+    expect(items.map((x) => x.json.filename)).toEqual(['B-1.pdf', 'B-2.pdf', 'B-3.pdf']);
+    expect(await credits()).toBe(before - 3);
   });
 
   it('generates from JSON data with a list; a refusal stops the run with Pressroom\'s reason and charges nothing', async () => {

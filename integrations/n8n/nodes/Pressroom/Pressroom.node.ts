@@ -1,6 +1,6 @@
 /**
  * The Pressroom node: generate PDFs from a deployment's templates (now, or through a job), read jobs, run
- * the PDF tools, read the account. Batches are not offered: the API has none yet.
+ * the PDF tools, read the account; generate a batch from all input items and follow it.
  */
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
@@ -8,6 +8,8 @@ import { documentProperties } from './document-description';
 import { generate, generateAsync } from './document-operations';
 import { jobProperties } from './job-description';
 import { getJob, getJobs } from './job-operations';
+import { batchCreateProperties, batchProperties } from './batch-description';
+import { cancelBatch, generateBatch, getBatch, getBatchItems } from './batch-operations';
 import { getTemplateFields, getTemplateVersions, getTemplates } from './load-options';
 import { downloadProperties, pdfToolProperties } from './pdf-tool-description';
 import { runPdfTool } from './pdf-tool-operations';
@@ -18,6 +20,7 @@ type Operation = (this: IExecuteFunctions, i: number) => Promise<INodeExecutionD
 const OPERATIONS: Record<string, Record<string, Operation>> = {
 	document: { generate, generateAsync },
 	job: { get: getJob, getAll: getJobs },
+	batch: { get: getBatch, getItems: getBatchItems, cancel: cancelBatch },
 	pdfTool: {
 		merge(i) {
 			return runPdfTool.call(this, 'merge', i);
@@ -57,6 +60,7 @@ export class Pressroom implements INodeType {
 				noDataExpression: true,
 				options: [
 					{ name: 'Account', value: 'account' },
+					{ name: 'Batch', value: 'batch' },
 					{ name: 'Document', value: 'document' },
 					{ name: 'Job', value: 'job' },
 					{ name: 'PDF Tool', value: 'pdfTool' },
@@ -73,6 +77,8 @@ export class Pressroom implements INodeType {
 				default: 'get',
 			},
 			...documentProperties,
+			...batchCreateProperties,
+			...batchProperties,
 			...jobProperties,
 			...pdfToolProperties,
 			...downloadProperties,
@@ -86,6 +92,10 @@ export class Pressroom implements INodeType {
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();
+		// Generate Batch makes one batch of all the input items: one request, one output item.
+		if (items.length > 0 && this.getNodeParameter('resource', 0) === 'document' && this.getNodeParameter('operation', 0) === 'generateBatch') {
+			return [await generateBatch.call(this, items.length)];
+		}
 		const output: INodeExecutionData[] = [];
 		for (let i = 0; i < items.length; i++) {
 			try {

@@ -1,7 +1,7 @@
 /** The Document resource's parameters: generate a PDF now (a link, optionally the bytes) or through a job. */
 import type { INodeProperties } from 'n8n-workflow';
 
-const generateOps = ['generate', 'generateAsync'];
+const generateOps = ['generate', 'generateAsync', 'generateBatch'];
 const showFor = (operation: string[], extra: Record<string, Array<string | boolean>> = {}) => ({
 	displayOptions: { show: { resource: ['document'], operation, ...extra } },
 });
@@ -20,6 +20,12 @@ export const documentProperties: INodeProperties[] = [
 				value: 'generateAsync',
 				action: 'Queue a PDF generation job',
 				description: 'Queue the same generation as a job and answer its ID at once (POST /v1/pdf/create-async)',
+			},
+			{
+				name: 'Generate Batch',
+				value: 'generateBatch',
+				action: 'Generate a batch of PDFs',
+				description: 'All input items as one batch, a document each: links, a zip or one merged PDF; follow it with Batch → Get (POST /v1/pdf/batches)',
 			},
 		],
 		default: 'generate',
@@ -81,7 +87,7 @@ export const documentProperties: INodeProperties[] = [
 		placeholder: 'https://n8n.example.com/webhook/pressroom',
 		description:
 			"Where Pressroom POSTs pdf.completed or pdf.failed when the job ends, e.g. a Pressroom Trigger's production URL. Signed with the credential's Webhook Secret when it has one.",
-		...showFor(['generateAsync']),
+		...showFor(['generateAsync', 'generateBatch']),
 	},
 	{
 		displayName: 'Options',

@@ -4,7 +4,7 @@ import { NodeOperationError, jsonParse } from 'n8n-workflow';
 import { CREDENTIAL, downloadPdf, pressroomRequest } from './pressroom-api';
 
 /** The request body both doors share: template, data and the delivery options that are set. */
-function generationBody(this: IExecuteFunctions, i: number): IDataObject {
+export function generationBody(this: IExecuteFunctions, i: number): IDataObject {
 	const options = this.getNodeParameter('options', i, {}) as IDataObject;
 	const body: IDataObject = { template_id: this.getNodeParameter('templateId', i) as string, data: templateData.call(this, i) };
 	if (options.filename) body.filename = options.filename;
@@ -31,7 +31,7 @@ function templateData(this: IExecuteFunctions, i: number): IDataObject {
 	return data;
 }
 
-function idempotencyHeader(this: IExecuteFunctions, i: number): IDataObject | undefined {
+export function idempotencyHeader(this: IExecuteFunctions, i: number): IDataObject | undefined {
 	const key = (this.getNodeParameter('options', i, {}) as IDataObject).idempotencyKey;
 	return key ? { 'Idempotency-Key': String(key) } : undefined;
 }

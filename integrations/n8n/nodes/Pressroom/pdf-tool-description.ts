@@ -119,8 +119,8 @@ export const downloadProperties: INodeProperties[] = [
 		name: 'download',
 		type: 'boolean',
 		default: false,
-		description: 'Whether to download the result into a binary property as well as answer its link (for a job: once it is completed)',
-		displayOptions: { show: { resource: ['document', 'job', 'pdfTool'], operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'] } },
+		description: 'Whether to download the result into a binary property as well as answer its link (for a job once it is completed; for a batch its zip or merged PDF)',
+		displayOptions: { show: { resource: ['document', 'job', 'pdfTool', 'batch'], operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'] } },
 	},
 	{
 		displayName: 'Put Output File in Field',
@@ -129,7 +129,7 @@ export const downloadProperties: INodeProperties[] = [
 		default: 'data',
 		hint: 'The name of the output binary field to put the PDF in',
 		displayOptions: {
-			show: { resource: ['document', 'job', 'pdfTool'], operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'], download: [true] },
+			show: { resource: ['document', 'job', 'pdfTool', 'batch'], operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'], download: [true] },
 		},
 	},
 ];

@@ -88,7 +88,7 @@ export function describeRefusal(status: number, body: JsonObject): string {
  */
 export async function downloadPdf(
 	this: IExecuteFunctions | IWebhookFunctions,
-	link: { url: string; filename?: string; itemIndex: number },
+	link: { url: string; filename?: string; itemIndex: number; mimeType?: string },
 ): Promise<NonNullable<INodeExecutionData['binary']>[string]> {
 	// The document's size is bounded by the service that made it (PRESSROOM_MAX_DOCUMENT_BYTES).
 	const response = (await this.helpers.httpRequest({
@@ -104,5 +104,5 @@ export async function downloadPdf(
 		});
 	}
 	const bytes = Buffer.from(response.body as ArrayBuffer);
-	return this.helpers.prepareBinaryData(bytes, link.filename ?? 'document.pdf', 'application/pdf');
+	return this.helpers.prepareBinaryData(bytes, link.filename ?? 'document.pdf', link.mimeType ?? 'application/pdf');
 }
