@@ -7,11 +7,13 @@ import { FORMER_SETTINGS } from './former-settings.js';
 import { SETTING_NAMES } from './settings.js';
 
 const FORMER = new Map(FORMER_SETTINGS.map((f) => [f.name, f]));
+/** Read by `pressroom generate`, a client of a running service (docs/batches.md): not the service's settings, and not ignored. */
+export const CLIENT_VARIABLES: ReadonlySet<string> = new Set(['PRESSROOM_URL', 'PRESSROOM_API_KEY']);
 
 /** Every `PRESSROOM_*` variable set in `env` that is not a setting, sorted. */
 export function ignoredVariables(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.keys(env)
-    .filter((name) => name.startsWith('PRESSROOM_') && !SETTING_NAMES.has(name) && env[name] !== undefined)
+    .filter((name) => name.startsWith('PRESSROOM_') && !SETTING_NAMES.has(name) && !CLIENT_VARIABLES.has(name) && env[name] !== undefined)
     .sort();
 }
 

@@ -85,6 +85,10 @@ describe('variables that are not settings', () => {
     expect(warning).toContain('PRESSROOM_SPOOL_DIR (no longer a setting: now a fixed constant');
     expect(ignoredVariablesWarning(ignoredVariables({ PRESSROOM_RENDER_CONCURRENCY: '2' }))).toBeUndefined();
   });
+
+  it('leave out the command line client’s own (pressroom generate: PRESSROOM_URL, PRESSROOM_API_KEY)', () => {
+    expect(ignoredVariables({ PRESSROOM_URL: 'http://localhost:8080', PRESSROOM_API_KEY: 'pk_x', PRESSROOM_URLS: 'typo' })).toEqual(['PRESSROOM_URLS']);
+  });
 });
 
 describe(`the settings reference (${SETTINGS_REFERENCE_PATH})`, () => {
