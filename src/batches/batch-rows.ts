@@ -10,6 +10,7 @@ import { parse } from 'csv-parse';
 import { expandDottedKeys } from '../documents/data-binding.js';
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 import type { FieldDefinition } from '../templates/field-inference.js';
+import { FILENAME_COLUMN, INTEGER, NUMBER, describeValue, typeCell } from './csv-cells.js';
 
 /** One document of a batch. */
 export interface BatchItem {
@@ -26,12 +27,7 @@ export type RowsSource =
 /** Faults listed in one 422: enough to fix a file, short enough to read. */
 export const MAX_REPORTED_FAULTS = 20;
 
-/** The CSV column that names each item's file instead of a field. */
-export const FILENAME_COLUMN = '_filename';
-
 const FILENAME = /^[A-Za-z0-9_.-]{1,100}$/;
-const NUMBER = /^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const INTEGER = /^-?\d+$/;
 const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
 
 type Loc = (string | number)[];
@@ -62,21 +58,19 @@ function valueAt(bound: unknown, key: string): unknown {
   return value;
 }
 
-const describe = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value);
-
 /** Why `value` does not fit a field of `type`, or null when it does (numbers may come as numeric text). */
 function typeFault(type: FieldDefinition['type'], value: unknown): { msg: string; type: string } | null {
   switch (type) {
     case 'integer':
-      return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && INTEGER.test(value.trim())) ? null : { msg: `Expected a whole number, got ${describe(value)}`, type: 'integer_type' };
+      return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && INTEGER.test(value.trim())) ? null : { msg: `Expected a whole number, got ${describeValue(value)}`, type: 'integer_type' };
     case 'number':
-      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && NUMBER.test(value.trim())) ? null : { msg: `Expected a number, got ${describe(value)}`, type: 'number_type' };
+      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && NUMBER.test(value.trim())) ? null : { msg: `Expected a number, got ${describeValue(value)}`, type: 'number_type' };
     case 'boolean':
-      return typeof value === 'boolean' ? null : { msg: `Expected true or false, got ${describe(value)}`, type: 'bool_type' };
+      return typeof value === 'boolean' ? null : { msg: `Expected true or false, got ${describeValue(value)}`, type: 'bool_type' };
     case 'array':
-      return Array.isArray(value) ? null : { msg: `Expected an array, got ${describe(value)}`, type: 'list_type' };
+      return Array.isArray(value) ? null : { msg: `Expected an array, got ${describeValue(value)}`, type: 'list_type' };
     default:
-      return value !== null && typeof value === 'object' ? { msg: `Expected text, got ${describe(value)}`, type: 'string_type' } : null;
+      return value !== null && typeof value === 'object' ? { msg: `Expected text, got ${describeValue(value)}`, type: 'string_type' } : null;
   }
 }
 
@@ -101,36 +95,13 @@ function checkFilename(value: unknown, loc: Loc, faults: Faults): string | null 
   return null;
 }
 
-/** A CSV cell as the field's type wants it; text for columns no field declares. */
+/** A CSV cell as the field's type wants it (csv-cells.ts); text for columns no field declares. */
 function typedCell(field: FieldDefinition | undefined, cell: string, loc: Loc, faults: Faults): unknown {
   if (!field) return cell;
-  switch (field.type) {
-    case 'integer':
-    case 'number': {
-      const pattern = field.type === 'integer' ? INTEGER : NUMBER;
-      if (pattern.test(cell.trim())) return Number(cell.trim());
-      faults.add(loc, `Expected ${field.type === 'integer' ? 'a whole number' : 'a number'}, got ${describe(cell)}`, `${field.type === 'integer' ? 'integer' : 'number'}_type`);
-      return cell;
-    }
-    case 'boolean': {
-      const word = cell.trim().toLowerCase();
-      if (['true', '1', 'yes'].includes(word)) return true;
-      if (['false', '0', 'no'].includes(word)) return false;
-      faults.add(loc, `Expected true or false, got ${describe(cell)}`, 'bool_type');
-      return cell;
-    }
-    case 'array':
-      try {
-        const parsed: unknown = JSON.parse(cell);
-        if (Array.isArray(parsed)) return parsed;
-      } catch {
-        // reported below
-      }
-      faults.add(loc, `Expected a JSON array in the cell, got ${describe(cell)}`, 'list_type');
-      return cell;
-    default:
-      return cell;
-  }
+  const typed = typeCell(field.type, cell);
+  if ('value' in typed) return typed.value;
+  faults.add(loc, typed.fault.msg, typed.fault.type);
+  return cell;
 }
 
 /** What reading rows needs: the template's fields and the most items a batch may have. */

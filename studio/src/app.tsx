@@ -6,6 +6,7 @@ import { ConfirmHost } from './components/confirm-dialog.js';
 import { Link, matchRoute, paths, usePathname, type Route } from './router.js';
 import { ApiKeysScreen } from './screens/api-keys-screen.js';
 import { AssetsScreen } from './screens/assets-screen.js';
+import { BatchesScreen } from './screens/batches/batches-screen.js';
 import { CertificatesScreen } from './screens/finishing/certificates-screen.js';
 import { EditorScreen } from './screens/editor/editor-screen.js';
 import { JobsScreen } from './screens/jobs-screen.js';
@@ -19,6 +20,7 @@ const TITLES: Record<Route['name'], string> = {
   templates: 'Templates',
   editor: 'Editor',
   jobs: 'Jobs',
+  batches: 'Batches',
   assets: 'Assets',
   transactions: 'Transactions',
   'pdf-tools': 'PDF tools',
@@ -36,6 +38,8 @@ function Screen({ route }: { route: Route }) {
       return <EditorScreen key={route.templateId} templateId={route.templateId} />;
     case 'jobs':
       return <JobsScreen />;
+    case 'batches':
+      return <BatchesScreen batchId={route.batchId} />;
     case 'assets':
       return <AssetsScreen />;
     case 'transactions':

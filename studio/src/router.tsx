@@ -9,6 +9,7 @@ export type Route =
   | { name: 'templates' }
   | { name: 'editor'; templateId: string }
   | { name: 'jobs' }
+  | { name: 'batches'; batchId: string | null }
   | { name: 'assets' }
   | { name: 'transactions' }
   | { name: 'pdf-tools' }
@@ -22,6 +23,8 @@ export const paths = {
   templates: '/templates',
   editor: (id: string) => `/templates/${encodeURIComponent(id)}`,
   jobs: '/jobs',
+  batches: '/batches',
+  batch: (id: string) => `/batches/${encodeURIComponent(id)}`,
   assets: '/assets',
   transactions: '/transactions',
   pdfTools: '/tools/pdf',
@@ -37,6 +40,9 @@ export function matchRoute(pathname: string): Route {
   const editor = /^\/templates\/([^/]+)$/.exec(path);
   if (editor) return { name: 'editor', templateId: decodeURIComponent(editor[1]!) };
   if (path === paths.jobs) return { name: 'jobs' };
+  if (path === paths.batches) return { name: 'batches', batchId: null };
+  const batch = /^\/batches\/([^/]+)$/.exec(path);
+  if (batch) return { name: 'batches', batchId: decodeURIComponent(batch[1]!) };
   if (path === paths.assets) return { name: 'assets' };
   if (path === paths.transactions) return { name: 'transactions' };
   if (path === paths.pdfTools) return { name: 'pdf-tools' };

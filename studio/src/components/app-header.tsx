@@ -12,6 +12,7 @@ const NAV = [
   { href: paths.templates, label: 'Templates', match: /^\/($|templates)/ },
   { href: paths.assets, label: 'Assets', match: /^\/assets/ },
   { href: paths.jobs, label: 'Jobs', match: /^\/jobs/ },
+  { href: paths.batches, label: 'Batches', match: /^\/batches/ },
   { href: paths.pdfTools, label: 'PDF tools', match: /^\/tools\/pdf/ },
   { href: paths.transactions, label: 'Transactions', match: /^\/transactions/ },
   { href: paths.certificates, label: 'Certificates', match: /^\/settings\/certificates/ },

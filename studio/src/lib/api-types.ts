@@ -235,3 +235,69 @@ export interface AssetInfo {
   created_at: string;
   updated_at: string;
 }
+
+/** A batch's state (issue 40, docs/batches.md). */
+export type BatchStatus = 'pending' | 'processing' | 'assembling' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled';
+/** The statuses after which a batch changes no more. */
+export const BATCH_ENDED: readonly BatchStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled'];
+export type BatchOutput = 'links' | 'zip' | 'merged';
+
+/** `GET /v1/pdf/batches/{id}`, and an item of `GET /v1/pdf/batches`. */
+export interface Batch {
+  batch_id: string;
+  status: BatchStatus;
+  template_id: string;
+  version: { number: number; tag: string | null } | null;
+  output: BatchOutput;
+  total: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  processing: number;
+  pending: number;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  /** While it runs, from the rate so far; null until two items are done. */
+  estimated_seconds_left: number | null;
+  /** The zip or merged PDF once built (null for links). */
+  result: { url: string | null; filename: string; expires_at: string | null; s3_bucket: string | null; s3_key: string | null } | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface BatchList {
+  batches: Batch[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export type BatchItemStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+/** An item of `GET /v1/pdf/batches/{id}/items`. */
+export interface BatchItem {
+  /** Row number from 0. */
+  index: number;
+  status: BatchItemStatus;
+  filename: string;
+  url: string | null;
+  expires_at: string | null;
+  s3_bucket: string | null;
+  s3_key: string | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface BatchItemList {
+  items: BatchItem[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+/** `POST /v1/pdf/batches` (202). */
+export interface BatchAccepted {
+  batch_id: string;
+  status: 'pending';
+  total: number;
+  credits_remaining: number;
+}
