@@ -138,6 +138,24 @@ describe.each(DIALECTS)('batches on %s', (dialect) => {
     expect(listed.batches.map((b: any) => b.batch_id)).toContain(res.body.batch_id);
   });
 
+  it('finishing as on create, on every item: a watermark and the document information (issue 39 on the batch path)', async () => {
+    const res = await start({
+      template_id: templateId,
+      items: [{ data: { name: 'Marked One', hours: 1 } }, { data: { name: 'Marked Two', hours: 2 } }],
+      output: 'zip',
+      watermark: { text: 'BATCH DRAFT', opacity: 0.2 },
+      metadata: { title: 'Attendance certificate', author: 'Pressroom tests' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const done = await finished(res.body.batch_id);
+    expect(done.status).toBe('completed');
+    const entries = unzip(await download(done.result.url));
+    for (const [name, pdf] of entries) {
+      expect(await pdfText(pdf), name).toMatch(/Certificate for Marked (One|Two)[\s\S]*BATCH DRAFT|BATCH DRAFT[\s\S]*Certificate for Marked (One|Two)/);
+      expect(execFileSync('pdfinfo', ['-'], { input: pdf }).toString()).toMatch(/Title:\s+Attendance certificate[\s\S]*Author:\s+Pressroom tests/);
+    }
+  });
+
   it('a bad row is a 422 naming the row and field; nothing charged, no batch, no item', async () => {
     const [before, batches, jobs, transactions] = [await balance(), await count('batches'), await count('jobs'), (await ledger()).length];
     const bad = await start({ template_id: templateId, items: [{ data: { name: 'Ok', hours: 1 } }, { data: { name: 'No hours' } }, { data: { name: 'Bad', hours: 'twelve' } }] });
