@@ -83,6 +83,8 @@ program
   .command('serve')
   .description('start the service (API and workers by default)')
   .addOption(new Option('--role <role>', 'api, worker, or all').choices(['all', 'api', 'worker']).default('all'))
+  // `serve` creates its data directory anyway; `serve --init`, as the admin commands take it, is accepted.
+  .addOption(new Option('--init').hideHelp())
   .action(async (opts: { role: 'all' | 'api' | 'worker' }) => runServer(config(), opts.role, ignoredWarning ? [ignoredWarning] : []));
 
 adminCommand(program, 'migrate')
