@@ -28,7 +28,7 @@ FROM node:20-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       chromium \
-      fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-droid-fallback \
+      fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fonts-droid-fallback fonts-nanum \
       ghostscript qpdf poppler-utils util-linux \
       tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

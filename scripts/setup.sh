@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   chromium
   fonts-liberation2 fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
-  fonts-droid-fallback  # Chinese and Japanese watermark text: a TrueType file (Noto CJK is a collection)
+  fonts-droid-fallback fonts-nanum  # Chinese, Japanese and Korean watermark text: TrueType files (Noto CJK is a collection)
   ghostscript qpdf poppler-utils
   util-linux  # prlimit: the child processes' memory and CPU ceilings (essential, so normally there already)
 )

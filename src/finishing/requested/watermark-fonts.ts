@@ -1,12 +1,12 @@
 /**
  * The fonts a text watermark is drawn in: TrueType files the service's Debian image installs
- * (fonts-noto-core, fonts-dejavu-core, fonts-droid-fallback), tried in order; the first that has a
+ * (fonts-noto-core, fonts-dejavu-core, fonts-droid-fallback, fonts-nanum), tried in order; the first that has a
  * glyph for every character of the text is embedded (subset) in the document. Each covers scripts
  * written without shaping, which @libpdf/core does not do: Latin, Greek, Cyrillic (Noto Sans, DejaVu
- * Sans), Georgian, Armenian, and Chinese and Japanese (Droid Sans Fallback: Debian ships Noto CJK only
- * as a TrueType collection, which @libpdf/core cannot embed). Scripts that need shaping or run right to
- * left (Arabic, Hebrew, Indic, Thai) and Korean (none of these fonts has Hangul) are refused with the
- * characters named, never drawn with missing or misplaced glyphs.
+ * Sans), Georgian, Armenian, Chinese and Japanese (Droid Sans Fallback: Debian ships Noto CJK only
+ * as a TrueType collection, which @libpdf/core cannot embed) and Korean in precomposed syllables (Nanum
+ * Gothic). Scripts that need shaping or run right to left (Arabic, Hebrew, Indic, Thai, conjoining
+ * Hangul jamo) are refused with the characters named, never drawn with missing or misplaced glyphs.
  */
 import { readFile } from 'node:fs/promises';
 import { PDF, type EmbeddedFont } from '@libpdf/core';
@@ -19,6 +19,7 @@ export const WATERMARK_FONT_FILES = [
   '/usr/share/fonts/truetype/noto/NotoSansGeorgian-Regular.ttf',
   '/usr/share/fonts/truetype/noto/NotoSansArmenian-Regular.ttf',
   '/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf',
+  '/usr/share/fonts/truetype/nanum/NanumGothic.ttf',
 ] as const;
 
 /** A font file read once, and parsed once in a scratch document to answer which characters it has. */
@@ -53,10 +54,10 @@ async function uncovered(text: string): Promise<string[]> {
 
 /**
  * Characters of scripts that are shaped or written right to left — Hebrew, Arabic, Syriac, Thaana, N'Ko,
- * Indic, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian and their presentation forms: DejaVu Sans has
+ * Indic, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian, conjoining Hangul jamo and their presentation forms: DejaVu Sans has
  * glyphs for some of them, but drawn one by one, left to right, they would read wrong.
  */
-const NEEDS_SHAPING = /[\u0590-\u08FF\u0900-\u0DFF\u0E00-\u0FFF\u1000-\u109F\u1780-\u18AF\uFB1D-\uFDFF\uFE70-\uFEFF]/u;
+const NEEDS_SHAPING = /[\u0590-\u08FF\u0900-\u0DFF\u0E00-\u0FFF\u1000-\u11FF\u1780-\u18AF\uA960-\uA97F\uD7B0-\uD7FF\uFB1D-\uFDFF\uFE70-\uFEFF]/u;
 
 /**
  * The bytes of the first font that draws all of `text`; a 422 at `loc` naming the characters none
@@ -71,7 +72,7 @@ export async function watermarkFont(text: string, loc: (string | number)[]): Pro
   }
   const missing = await uncovered(text);
   const msg = missing.length > 0
-    ? `No font here draws ${describe(missing)}; watermark text may use Latin, Greek, Cyrillic, Georgian, Armenian, Chinese or Japanese (Korean, Arabic, Hebrew, Indic and Thai are not drawn yet). Use an image or PDF asset instead`
+    ? `No font here draws ${describe(missing)}; watermark text may use Latin, Greek, Cyrillic, Georgian, Armenian, Chinese, Japanese or Korean (Arabic, Hebrew, Indic and Thai are not drawn yet). Use an image or PDF asset instead`
     : 'No single font here draws every character of this text together; use characters of one script, or an image asset';
   throw new ValidationError([{ loc, msg, type: 'watermark_text_unsupported' }]);
 }

@@ -1,7 +1,8 @@
 /**
  * `pressroom generate` end to end, as a user runs it: the built CLI (`node bin/pressroom.js`) as a child
  * process, its environment holding no database or secret, against a real running service on loopback
- * (real Chromium, SQLite and PostgreSQL). What is checked is what the user sees: the files it wrote and
+ * (real Chromium; SQLite only: the CLI is a client of the API, whose storage batches.test.ts checks on both
+ * databases). What is checked is what the user sees: the files it wrote and
  * their text (pdftotext), the zip's entries, what it printed, its exit code, and the account's credits.
  */
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfPages, pdfText } from '../../support/documents/pdf-tools.js';
 import { runClient, spawnClient } from '../../support/cli.js';
 import { createTemplates, startTestApp, type TestApp } from '../../support/test-app.js';
-import type { TestDialect } from '../../support/databases.js';
+import { DOCUMENT_DIALECTS } from '../../support/databases.js';
 
 const INVOICE = {
   name: 'CLI invoice',
@@ -63,7 +64,7 @@ function zipEntries(zipPath: string): Map<string, Buffer> {
   return new Map(names.map((name) => [name, execFileSync('unzip', ['-p', zipPath, name], { maxBuffer: 64 * 1024 * 1024 })]));
 }
 
-describe.each<TestDialect>(['sqlite', 'postgres'])('pressroom generate against a running service (%s)', (dialect) => {
+describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (%s)', (dialect) => {
   let t: TestApp;
   let apiKey: string;
   let templateId: string;

@@ -129,11 +129,15 @@ describe('PDF tools: protect, unlock, watermark, split, flatten, metadata', () =
     expect(pdfTool('pdffonts', res.bytes)).toMatch(/NotoSans-Regular\s+CID TrueType\s+Identity-H\s+yes yes yes/);
   });
 
-  it('draws Chinese and Japanese text in an embedded font', async () => {
+  it('draws Chinese, Japanese and Korean text in an embedded font', async () => {
     const res = await tool('watermark', { pdf_base64: b64(three), watermark: { text: '草稿 下書き', rotation: 0 }, export_type: 'binary' });
     expect(res.status, res.bytes.toString().slice(0, 300)).toBe(200);
     expect(flat(pdfPageText(res.bytes, 2))).toContain('草稿 下書き');
     expect(pdfTool('pdffonts', res.bytes)).toMatch(/DroidSansFallback\S*\s+CID TrueType\s+Identity-H\s+yes yes yes/);
+    const korean = await tool('watermark', { pdf_base64: b64(three), watermark: { text: '초안 문서', rotation: 0 }, export_type: 'binary' });
+    expect(korean.status, korean.bytes.toString().slice(0, 300)).toBe(200);
+    expect(flat(pdfPageText(korean.bytes, 1))).toContain('초안 문서');
+    expect(pdfTool('pdffonts', korean.bytes)).toMatch(/NanumGothic\S*\s+CID TrueType\s+Identity-H\s+yes yes yes/);
   });
 
   it('draws an image asset from the account\'s library under the page content', async () => {
@@ -206,7 +210,8 @@ describe('PDF tools: protect, unlock, watermark, split, flatten, metadata', () =
       ['an encrypted input to rotate', 'rotate', { pdf_base64: b64(locked), rotation: 90 }, ['body', 'pdf_base64'], /encrypted.*unlock/],
       ['an encrypted input to watermark', 'watermark', { pdf_base64: b64(locked), watermark: { text: 'X' } }, ['body', 'pdf_base64'], /encrypted/],
       ['unlocking what is not locked', 'unlock', { pdf_base64: b64(three), password: 'x' }, ['body', 'pdf_base64'], /not encrypted/],
-      ['text no font here draws', 'watermark', { pdf_base64: b64(three), watermark: { text: '초안' } }, ['body', 'watermark', 'text'], /초.*U\+CD08/],
+      ['text no font here draws', 'watermark', { pdf_base64: b64(three), watermark: { text: 'ሰላም' } }, ['body', 'watermark', 'text'], /ሰ.*U\+1230/],
+      ['conjoining Hangul jamo (they need composing)', 'watermark', { pdf_base64: b64(three), watermark: { text: '\u1100\u1161' } }, ['body', 'watermark', 'text'], /U\+1100.*shaping/],
       ['text that needs shaping (DejaVu has the glyphs, not the shaping)', 'watermark', { pdf_base64: b64(three), watermark: { text: 'مسودة' } }, ['body', 'watermark', 'text'], /U\+0645.*right to left/],
       ['a watermark page past the end', 'watermark', { pdf_base64: b64(three), watermark: { text: 'X', pages: '2-4' } }, ['body', 'watermark', 'pages'], /outside the document/],
       ['an asset that is not there', 'watermark', { pdf_base64: b64(three), watermark: { asset: 'nope.png' } }, ['body', 'watermark', 'asset'], /no asset named/],
