@@ -79,7 +79,7 @@ describe.each(DIALECTS)('batches on %s', (dialect) => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '2' }, { tuning: { webhooks: { baseDelayMs: 50 } } });
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '2', PRESSROOM_BATCH_MAX_ITEMS: '40' }, { tuning: { webhooks: { baseDelayMs: 50 } } });
     t.services.startWorkers();
     alice = await t.createAccount({ credits: 100, plan: 'enterprise' });
     bob = await t.createAccount({ credits: 2, plan: 'enterprise' });
@@ -172,6 +172,11 @@ describe.each(DIALECTS)('batches on %s', (dialect) => {
     ]);
     const both = await start({ template_id: templateId, items: [{ data: { name: 'A', hours: 1 } }], items_csv: CSV });
     expect(both.status).toBe(422);
+    // PRESSROOM_BATCH_MAX_ITEMS is 40 here: 41 rows are refused whole, as items and as CSV.
+    const many = await start({ template_id: templateId, items: Array.from({ length: 41 }, () => ({ data: { name: 'N', hours: 1 } })) });
+    expect([many.status, many.body.detail[0].loc, many.body.detail[0].type]).toEqual([422, ['body', 'items'], 'too_many_items']);
+    const longCsv = await start({ template_id: templateId, items_csv: `name,hours\n${'N,1\n'.repeat(41)}` });
+    expect([longCsv.status, longCsv.body.detail[0].loc]).toEqual([422, ['body', 'items_csv']]);
     expect([await balance(), await count('batches'), await count('jobs'), (await ledger()).length]).toEqual([before, batches, jobs, transactions]);
   });
 
