@@ -60,6 +60,7 @@ const SECURITY_BY_AUTH: Record<AuthMode, Record<string, string[]>[] | undefined>
 const TAGS = [
   { name: 'PDF', description: 'Generate a PDF synchronously: a signed link, the bytes, or your S3 bucket. 1 credit.' },
   { name: 'PDF Async', description: 'Queue PDF jobs and follow them by polling or webhook. 1 credit, refunded on failure.' },
+  { name: 'PDF Batches', description: 'Many documents from one template: rows as items, CSV or NDJSON; progress, cancel, links, a zip or one merged PDF. 1 credit per item, refunded per failed or cancelled item.' },
   { name: 'PDF Tools', description: 'Merge, split and rotate existing PDFs. 1 credit each.' },
   { name: 'Image', description: 'Render a template to PNG, JPEG or WebP. 1 credit.' },
   { name: 'Templates', description: 'Templates, their input fields, versions and layers. No credits.' },

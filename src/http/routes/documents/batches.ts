@@ -45,50 +45,60 @@ const FormBody = Type.Object(BatchFields);
 
 const AcceptedAnswer = Type.Object({
   batch_id: Type.String({ description: 'Batch ID: read it with GET /v1/pdf/batches/{batch_id}' }),
-  status: StringEnum(['pending'] as const),
+  status: StringEnum(['pending'] as const, { description: 'Always pending: the batch is queued' }),
   total: Type.Integer({ description: 'Items (documents) in the batch' }),
   credits_remaining: Type.Integer({ description: 'Credits left after the whole batch was reserved' }),
 });
 
 const iso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
+const ErrorObject = (what: string) => Nullable(Type.Object({
+  code: Type.String({ description: 'Coded reason, e.g. TEMPLATE_RENDER_ERROR' }),
+  message: Type.String({ description: 'What happened, for a person' }),
+}), { description: what });
+
 const BatchSchema = Type.Object({
-  batch_id: Type.String(),
-  status: StringEnum(['pending', 'processing', 'assembling', 'completed', 'completed_with_errors', 'failed', 'cancelled'] as const),
-  template_id: Type.String(),
-  version: Nullable(Type.Object({ number: Type.Integer(), tag: Nullable(Type.String()) })),
-  output: StringEnum(['links', 'zip', 'merged'] as const),
-  total: Type.Integer(),
-  completed: Type.Integer(),
-  failed: Type.Integer(),
-  cancelled: Type.Integer(),
-  processing: Type.Integer(),
-  pending: Type.Integer(),
-  created_at: Type.String({ format: 'date-time' }),
-  started_at: Nullable(Type.String({ format: 'date-time' })),
-  completed_at: Nullable(Type.String({ format: 'date-time' })),
+  batch_id: Type.String({ description: 'Batch ID' }),
+  status: StringEnum(['pending', 'processing', 'assembling', 'completed', 'completed_with_errors', 'failed', 'cancelled'] as const, {
+    description: 'pending, processing, assembling (building the zip or merged PDF), then completed, completed_with_errors, failed (nothing delivered) or cancelled',
+  }),
+  template_id: Type.String({ description: 'Template every item renders' }),
+  version: Nullable(Type.Object({
+    number: Type.Integer({ description: 'Version number' }),
+    tag: Nullable(Type.String({ description: 'Its tag when the batch was accepted' })),
+  }), { description: 'The template version the items render; null: the draft' }),
+  output: StringEnum(['links', 'zip', 'merged'] as const, { description: 'links, zip or merged' }),
+  total: Type.Integer({ description: 'Items in the batch' }),
+  completed: Type.Integer({ description: 'Items delivered (charged)' }),
+  failed: Type.Integer({ description: 'Items that failed for good (refunded)' }),
+  cancelled: Type.Integer({ description: 'Items a cancel stopped (refunded)' }),
+  processing: Type.Integer({ description: 'Items rendering now' }),
+  pending: Type.Integer({ description: 'Items not started' }),
+  created_at: Type.String({ format: 'date-time', description: 'When the batch was accepted' }),
+  started_at: Nullable(Type.String({ format: 'date-time', description: 'When its first item ended' })),
+  completed_at: Nullable(Type.String({ format: 'date-time', description: 'When the batch ended' })),
   estimated_seconds_left: Nullable(Type.Integer({ description: 'While it runs, from the rate so far; null until two items are done' })),
   result: Nullable(Type.Object({
-    url: Nullable(Type.String()),
-    filename: Type.String(),
-    expires_at: Nullable(Type.String({ format: 'date-time' })),
-    s3_bucket: Nullable(Type.String()),
-    s3_key: Nullable(Type.String()),
-  }, { description: 'The zip or merged PDF once built (null for links: the items carry them)' })),
-  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
-}, { $id: 'Batch' });
+    url: Nullable(Type.String({ description: 'Signed download link (null with store_s3)' })),
+    filename: Type.String({ description: 'File name, .zip or .pdf' }),
+    expires_at: Nullable(Type.String({ format: 'date-time', description: 'When url expires' })),
+    s3_bucket: Nullable(Type.String({ description: 'Bucket, with store_s3' })),
+    s3_key: Nullable(Type.String({ description: 'Key, with store_s3' })),
+  }), { description: 'The zip or merged PDF once built (null for links: the items carry them)' }),
+  error: ErrorObject('Why the batch ended without its zip or merged file (ASSEMBLY_FAILED), else null'),
+}, { $id: 'Batch', description: 'A batch of documents from one template' });
 
 const ItemSchema = Type.Object({
   index: Type.Integer({ description: 'Row number from 0' }),
-  status: StringEnum(['pending', 'processing', 'completed', 'failed', 'cancelled'] as const),
-  filename: Type.String(),
-  url: Nullable(Type.String()),
-  expires_at: Nullable(Type.String({ format: 'date-time' })),
-  s3_bucket: Nullable(Type.String()),
-  s3_key: Nullable(Type.String()),
-  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  status: StringEnum(['pending', 'processing', 'completed', 'failed', 'cancelled'] as const, { description: 'The item\'s state' }),
+  filename: Type.String({ description: 'Its file name, ending in .pdf' }),
+  url: Nullable(Type.String({ description: 'Signed download link once completed (not with store_s3)' })),
+  expires_at: Nullable(Type.String({ format: 'date-time', description: 'When url expires' })),
+  s3_bucket: Nullable(Type.String({ description: 'Bucket, with store_s3' })),
+  s3_key: Nullable(Type.String({ description: 'Key, with store_s3' })),
+  error: ErrorObject('Why it failed or was cancelled (BATCH_CANCELLED), else null'),
   warnings: DocumentWarnings,
-});
+}, { description: 'One document of a batch' });
 
 function batchJson(b: Batch): Static<typeof BatchSchema> {
   return {
@@ -250,7 +260,12 @@ export function batchRoutes(app: FastifyInstance, deps: { batches: BatchService 
       description: "The caller's batches, newest first.",
       querystring: Type.Object({ ...PageQuery({ default: 20, max: 100 }) }),
       response: {
-        200: Type.Object({ batches: Type.Array(Type.Unsafe({ $ref: 'Batch#' })), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }),
+        200: Type.Object({
+          batches: Type.Array(Type.Unsafe({ $ref: 'Batch#' }), { description: 'This page of batches' }),
+          total: Type.Integer({ description: 'Batches of the account, all pages' }),
+          limit: Type.Integer({ description: 'Page size applied' }),
+          offset: Type.Integer({ description: 'Records skipped' }),
+        }),
         ...errorResponses(401, 422, 429),
       },
     },
@@ -287,10 +302,15 @@ export function batchRoutes(app: FastifyInstance, deps: { batches: BatchService 
       params: BatchParams,
       querystring: Type.Object({
         ...PageQuery({ default: 100, max: 1000 }),
-        status: Type.Optional(StringEnum(['pending', 'processing', 'completed', 'failed', 'cancelled'] as const)),
+        status: Type.Optional(StringEnum(['pending', 'processing', 'completed', 'failed', 'cancelled'] as const, { description: 'Only items in this state' })),
       }),
       response: {
-        200: Type.Object({ items: Type.Array(ItemSchema), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }),
+        200: Type.Object({
+          items: Type.Array(ItemSchema, { description: 'This page of items, in row order' }),
+          total: Type.Integer({ description: 'Items matching the filter, all pages' }),
+          limit: Type.Integer({ description: 'Page size applied' }),
+          offset: Type.Integer({ description: 'Records skipped' }),
+        }),
         ...errorResponses(401, 404, 422, 429),
       },
     },
