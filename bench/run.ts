@@ -134,7 +134,9 @@ async function main(): Promise<void> {
   const args = [...passThrough];
   const suite = takeOption(args, '--suite');
   if (suite === 'issue17') return issue17Suite(args);
-  if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the one there is: issue17`);
+  // The official e-invoice rules' check of one invoice (issue 41): bench/costs/einvoice-rules.ts.
+  if (suite === 'einvoice-rules') return (await import('./costs/einvoice-rules.js')).main(args);
+  if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the ones there are: issue17, einvoice-rules`);
   const rounds = roundsOption(args);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');

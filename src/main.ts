@@ -25,6 +25,10 @@ async function runAdminCommand(config: ReturnType<typeof loadConfig>, command: A
   return (await import('./admin-cli.js')).runAdminCommand(config, command);
 }
 
+async function runRulesCommand(...args: Parameters<typeof import('./einvoice/rules/rules-cli.js').runRulesCommand>): Promise<void> {
+  return (await import('./einvoice/rules/rules-cli.js')).runRulesCommand(...args);
+}
+
 /** `PRESSROOM_*` variables that are not settings: `serve` logs this, the admin commands print it on stderr. */
 const ignoredWarning = ignoredVariablesWarning(ignoredVariables(process.env));
 
@@ -124,5 +128,17 @@ tokens
   .description("revoke every access token the account was issued up to now; prints {revoked_before}")
   .requiredOption('--account <id>', 'account id')
   .action(async (o) => runAdminCommand(adminConfig(), { kind: 'tokens.revoke', accountId: o.account }));
+
+const rules = program.command('einvoice').description('e-invoices').command('rules').description('the official e-invoice rules pack (docs/einvoice.md "The official rules")');
+rules
+  .command('install')
+  .description('verify the pinned official files (SHA-256), build and compile their rules, and make the pack active; prints the pack')
+  .option('--from <dir>', 'a local copy of the files (<folder>/<path>, as docs/einvoice.md lists them) instead of downloading them')
+  .option('--no-cache', 'compile even when ~/.cache/pressroom holds this pack compiled, and cache nothing')
+  .action(async (o: { from?: string; cache: boolean }) => runRulesCommand(adminConfig().dataDir, { kind: 'install', from: o.from, cache: o.cache }));
+rules
+  .command('status')
+  .description('the active pack, with every file hashed again; prints {installed, rule_sets, verified, …}')
+  .action(async () => runRulesCommand(adminConfig().dataDir, { kind: 'status' }));
 
 await program.parseAsync(process.argv);

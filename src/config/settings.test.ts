@@ -6,8 +6,8 @@ import { ignoredVariables, ignoredVariablesWarning } from './ignored-variables.j
 import { settingsReference, SETTINGS_REFERENCE_COMMAND, SETTINGS_REFERENCE_PATH } from './settings-reference.js';
 import { GROUPS, parseSettings, SETTINGS } from './settings.js';
 
-/** Settings an operator is meant to change; past it, a new value is a constant beside its code (issue 38). */
-const MAX_SETTINGS = 45;
+/** Settings an operator is meant to change; past it, a new value is a constant beside its code (issue 38; 46 since PRESSROOM_EINVOICE_RULES, issue 41). */
+const MAX_SETTINGS = 46;
 
 describe('the settings declarations', () => {
   it(`declare at most ${MAX_SETTINGS} settings`, () => {

@@ -15,6 +15,7 @@ import { migration0013Assets } from './migrations/0013-assets.js';
 import { migration0014TemplateStrict } from './migrations/0014-template-strict.js';
 import { migration0015TransactionTool } from './migrations/0015-transaction-tool.js';
 import { migration0016SigningCertificates } from './migrations/0016-signing-certificates.js';
+import { migration0017EinvoiceVerdict } from './migrations/0017-einvoice-verdict.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0014-template-strict': migration0014TemplateStrict,
   '0015-transaction-tool': migration0015TransactionTool,
   '0016-signing-certificates': migration0016SigningCertificates,
+  '0017-einvoice-verdict': migration0017EinvoiceVerdict,
 };
 
 class InCodeProvider implements MigrationProvider {

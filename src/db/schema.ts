@@ -188,6 +188,8 @@ export interface JobsTable {
   version_tag: string | null;
   /** JSON: the render's DocumentWarnings, null when there were none (issue 13). */
   warnings: string | null;
+  /** JSON: what the e-invoice checks concluded at acceptance, `{checks, warnings}` (EInvoiceVerdict); null without an e-invoice (issue 41). */
+  einvoice_verdict: string | null;
 }
 
 /** One webhook notification; the row is its retry queue (see src/webhooks/deliveries-store.ts). */

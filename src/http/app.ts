@@ -29,6 +29,7 @@ import { apiKeyRoutes } from './routes/account/api-keys.js';
 import { s3Routes } from './routes/account/s3.js';
 import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/service/studio.js';
 import { jobRoutes } from './routes/documents/jobs.js';
+import { einvoiceValidateRoutes } from './routes/documents/einvoice-validate.js';
 import { templateVersionRoutes } from './routes/templates/template-versions.js';
 import { agentRoutes } from './routes/account/agent.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
@@ -60,6 +61,7 @@ const TAGS = [
   { name: 'PDF Async', description: 'Queue PDF jobs and follow them by polling or webhook. 1 credit, refunded on failure.' },
   { name: 'PDF Tools', description: 'Merge, split and rotate existing PDFs. 1 credit each.' },
   { name: 'Image', description: 'Render a template to PNG, JPEG or WebP. 1 credit.' },
+  { name: 'E-invoices', description: 'Validate an e-invoice (XML, or a Factur-X / ZUGFeRD PDF) by the official EN 16931 and XRechnung rules. No credits.' },
   { name: 'Templates', description: 'Templates, their input fields, versions and layers. No credits.' },
   { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
   { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
@@ -237,6 +239,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   pdfSigningRoutes(app, { pdfTools: services.pdfTools });
   finishingToolRoutes(app, { pdfTools: services.pdfTools });
   jobRoutes(app, { jobs: services.jobs });
+  einvoiceValidateRoutes(app, { validator: services.einvoiceValidator });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);
