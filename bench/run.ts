@@ -136,7 +136,9 @@ async function main(): Promise<void> {
   if (suite === 'issue17') return issue17Suite(args);
   // Issue 40's batch of invoices from a CSV: its own script, which parses the remaining options itself.
   if (suite === 'batch') return void (await import('./batch-bench.js'));
-  if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch`);
+  // The official e-invoice rules' check of one invoice (issue 41): bench/costs/einvoice-rules.ts.
+  if (suite === 'einvoice-rules') return (await import('./costs/einvoice-rules.js')).main(args);
+  if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules`);
   const rounds = roundsOption(args);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');

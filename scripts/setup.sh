@@ -60,4 +60,15 @@ if [ "${1:-}" = "--test" ]; then
     echo "[setup] integrations/n8n: build"
     (cd integrations/n8n && npm run --silent build)
   fi
+  # The official e-invoice rules pack (issue 41; docs/einvoice.md "The official rules"), installed
+  # as an operator installs it, from the publishers' files beside the checkout (../shared/einvoice-rules)
+  # when they are there, else downloaded from their pinned URLs. Its compiled stylesheets land in the
+  # compile cache (~/.cache/pressroom/einvoice-rules, keyed by the inputs' hashes), so each test's own
+  # install copies them in a second; only a cold cache compiles (a minute or two).
+  rules_from=()
+  if [ -f ../shared/einvoice-rules/SHA256SUMS ]; then rules_from=(--from ../shared/einvoice-rules); fi
+  rules_data=$(mktemp -d)
+  echo "[setup] e-invoice rules pack ${rules_from[*]:-(downloading)}"
+  PRESSROOM_DATA_DIR="$rules_data" node bin/pressroom.js --init einvoice rules install "${rules_from[@]}" >/dev/null
+  rm -rf "$rules_data"
 fi

@@ -28,6 +28,10 @@ async function runGenerate(...args: Parameters<typeof import('./batch-cli/genera
   return (await import('./batch-cli/generate.js')).runGenerate(...args);
 }
 
+async function runRulesCommand(...args: Parameters<typeof import('./einvoice/rules/rules-cli.js').runRulesCommand>): Promise<void> {
+  return (await import('./einvoice/rules/rules-cli.js')).runRulesCommand(...args);
+}
+
 /** `PRESSROOM_*` variables that are not settings: `serve` logs this, the admin commands print it on stderr. */
 const ignoredWarning = ignoredVariablesWarning(ignoredVariables(process.env));
 
@@ -149,5 +153,15 @@ program
   .action(async (o) => {
     process.exitCode = await runGenerate(o);
   });
+
+const rules = program.command('einvoice').description('e-invoices').command('rules').description('the official e-invoice rules pack (docs/einvoice.md "The official rules")');
+adminCommand(rules, 'install')
+  .description('verify the pinned official files (SHA-256), build and compile their rules, and make the pack active; prints the pack')
+  .option('--from <dir>', 'a local copy of the files (<folder>/<path>, as docs/einvoice.md lists them) instead of downloading them')
+  .option('--no-cache', 'compile even when ~/.cache/pressroom holds this pack compiled, and cache nothing')
+  .action(async (o: { from?: string; cache: boolean; init?: boolean }) => runRulesCommand(adminConfig(o).dataDir, { kind: 'install', from: o.from, cache: o.cache }));
+adminCommand(rules, 'status')
+  .description('the active pack, with every file hashed again; prints {installed, rule_sets, verified, …}')
+  .action(async (o: { init?: boolean }) => runRulesCommand(adminConfig(o).dataDir, { kind: 'status' }));
 
 await program.parseAsync(process.argv);

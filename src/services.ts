@@ -46,6 +46,8 @@ import { compactionCounter, instrumentLedger, instrumentRenderer } from './ops/i
 import { createFinishing } from './finishing/finishing.js';
 import { createReadinessCheck } from './ops/readiness.js';
 import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xmllint/xml-schema-check.js';
+import { createEInvoiceRules, type EInvoiceRules } from './einvoice/rules/official-checks.js';
+import { createEInvoiceValidator, type EInvoiceValidator } from './einvoice/validate.js';
 import { ghostscriptPoolStats } from './pdf/ghostscript.js';
 import { pageImagePoolStats } from './pdf/page-image.js';
 import { startSweep } from './ops/sweep.js';
@@ -69,6 +71,10 @@ export interface Services {
   readonly assets: AssetService;
   readonly idempotency: IdempotencyService;
   readonly documents: DocumentService;
+  /** The official e-invoice rules pack and its validation threads (docs/einvoice.md "The official rules"). */
+  readonly einvoiceRules: EInvoiceRules;
+  /** POST /v1/einvoice/validate (einvoice/validate.ts). */
+  readonly einvoiceValidator: EInvoiceValidator;
   /** Merge, extract pages, rotate (qpdf), charged like documents. */
   readonly pdfTools: PdfToolService;
   readonly s3: S3IntegrationService;
@@ -152,6 +158,9 @@ export async function createServices(config: Config, options: ServiceOptions): P
     releasers.push(() => renderer.close());
     // The e-invoice XML checks' threads (einvoice/xmllint/xmllint-pool.ts), started by the first check.
     releasers.push(() => closeXmlChecks());
+    // The official e-invoice rules (einvoice/rules/): the pack under the data directory, read per check; its threads start with the first.
+    const einvoiceRules = createEInvoiceRules({ dataDir: config.dataDir, mode: config.einvoice.rules });
+    releasers.push(() => einvoiceRules.close());
     const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
     // This process, as recorded on the reservations and idempotency keys it holds.
     const instanceId = newInstanceId();
@@ -190,13 +199,22 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, signing, logger, onCompaction: compactionCounter(metrics), qpdf });
     releasers.push(() => finishing.close());
     const finishingSecrets = { readAsset: assets.readForRender, sealKey: deriveKey(config.secretKey, 'protect-passwords') };
-    const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger, ...finishingSecrets });
+    const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger, einvoiceRules, ...finishingSecrets });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },
       { connectTimeoutMs: config.pdfTools.fetchTimeoutMs, headersTimeoutMs: config.pdfTools.fetchTimeoutMs, bodyTimeoutMs: config.pdfTools.fetchTimeoutMs },
     );
     releasers.push(() => pdfToolsDispatcher.close());
+    // POST /v1/einvoice/validate: free work in the qpdf, xmllint and validation pools; URLs through the PDF tools' guarded dispatcher.
+    const einvoiceValidator = createEInvoiceValidator({
+      rules: einvoiceRules,
+      qpdf,
+      dispatcher: pdfToolsDispatcher,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      maxInputBytes: config.pdfTools.maxInputBytes,
+      fetchTimeoutMs: config.pdfTools.fetchTimeoutMs,
+    });
     const pdfTools = createPdfToolService({
       charged,
       files,
@@ -242,13 +260,13 @@ export async function createServices(config: Config, options: ServiceOptions): P
     leases.unref();
     releasers.push(() => clearInterval(leases));
 
-    const readiness = createReadinessCheck({ database, blobs, renderer, redis, logger: logger.child({ component: 'readiness' }) });
+    const readiness = createReadinessCheck({ database, blobs, renderer, redis, einvoiceRules, logger: logger.child({ component: 'readiness' }) });
     const redisClient = redis;
     metrics.collectFrom({
       queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
       // Every pool of heavy work of this process, each shared fairly between accounts (scheduling/).
-      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), signing.stats(), ghostscriptPoolStats(), pageImagePoolStats(), xmlCheckPoolStats()],
+      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), signing.stats(), ghostscriptPoolStats(), pageImagePoolStats(), xmlCheckPoolStats(), einvoiceRules.stats()],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
 
@@ -267,6 +285,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
       assets,
       idempotency,
       documents,
+      einvoiceRules,
+      einvoiceValidator,
       pdfTools,
       s3,
       certificates,

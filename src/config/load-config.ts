@@ -170,6 +170,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       urlMaxBytes: IMAGE_URL_MAX_BYTES,
       urlTimeoutMs: IMAGE_URL_TIMEOUT_MS,
     },
+    einvoice: { rules: s.PRESSROOM_EINVOICE_RULES },
   };
   return deepFreeze(options.tuning ? mergeDeep(config, options.tuning) : config);
 }

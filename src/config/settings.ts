@@ -11,6 +11,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RATE_LIMIT_MAXIMUMS } from '../accounts/accounts.js';
+import type { EInvoiceRulesMode } from '../shared/config.js';
 import { bool, bytes, directory, limit, oneOf, remoteResources, secret, text, url, whole, type Kind } from './setting-kinds.js';
 
 /** What defaults may depend on besides earlier settings. */
@@ -31,6 +32,7 @@ export const GROUPS = {
   jobs: { title: 'Jobs and webhooks', intro: 'The async queue and its workers (docs/jobs.md), webhook delivery (docs/webhooks.md), and the leases that survive a crash.' },
   pdfTools: { title: 'PDF tools', intro: 'Merge, extract pages, rotate (docs/pdf-tools.md); signing (docs/finishing.md).' },
   resources: { title: 'Assets and remote resources', intro: 'The asset library and the remote images, fonts and stylesheets documents load (docs/assets.md).' },
+  einvoice: { title: 'E-invoices', intro: 'The official rules e-invoices are judged by (docs/einvoice.md "The official rules").' },
 } as const;
 
 export type Group = keyof typeof GROUPS;
@@ -211,6 +213,14 @@ const declarations = new Declarations<object>([])
     default: { enabled: true, hosts: [] },
     defaultDoc: '`on`: public hosts only',
     doc: 'Whether documents may load remote images, fonts and stylesheets; the hosts listed after `on` may also be reached on private addresses, no others ever.',
+  })
+  // E-invoices
+  .add({
+    name: 'PRESSROOM_EINVOICE_RULES',
+    group: 'einvoice',
+    kind: oneOf<EInvoiceRulesMode>(['auto', 'required', 'off']),
+    default: 'auto' as EInvoiceRulesMode,
+    doc: 'The official rules pack (`pressroom einvoice rules install`): `auto` uses it when installed, `required` answers e-invoice requests `503 EINVOICE_RULES_MISSING` until it is, `off` never uses it.',
   });
 
 /** Every setting, in the order they are parsed. */

@@ -16,6 +16,7 @@ import { migration0014TemplateStrict } from './migrations/0014-template-strict.j
 import { migration0015TransactionTool } from './migrations/0015-transaction-tool.js';
 import { migration0016SigningCertificates } from './migrations/0016-signing-certificates.js';
 import { migration0017Batches } from './migrations/0017-batches.js';
+import { migration0018EinvoiceVerdict } from './migrations/0018-einvoice-verdict.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0015-transaction-tool': migration0015TransactionTool,
   '0016-signing-certificates': migration0016SigningCertificates,
   '0017-batches': migration0017Batches,
+  '0018-einvoice-verdict': migration0018EinvoiceVerdict,
 };
 
 class InCodeProvider implements MigrationProvider {

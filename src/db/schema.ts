@@ -188,6 +188,8 @@ export interface JobsTable {
   version_tag: string | null;
   /** JSON: the render's DocumentWarnings, null when there were none (issue 13). */
   warnings: string | null;
+  /** JSON: what the e-invoice checks concluded at acceptance, `{checks, warnings}` (EInvoiceVerdict); null without an e-invoice (issue 41). */
+  einvoice_verdict: string | null;
   /** The batch this job is an item of (issue 40), and its place in it from 0; null for a create-async job. */
   batch_id: string | null;
   batch_index: number | null;

@@ -41,6 +41,8 @@ export interface GenerationResult {
   replayed: boolean;
   /** Non-fatal issues the answer carries: resources that did not load (issue 13), unknown image layers. */
   warnings?: DocumentWarning[];
+  /** The checks that judged the e-invoice (`einvoice_checks`), with an e-invoice. */
+  einvoiceChecks?: string;
   /**
    * Tells the service whether the answer reached the client (the HTTP layer calls it once the
    * response finished, or the connection closed before). Without an Idempotency-Key this posts or
@@ -71,6 +73,7 @@ export interface Produced {
   delivery: Delivery;
   execMs: number;
   warnings?: DocumentWarning[];
+  einvoiceChecks?: string;
 }
 
 /** Runs paid work: key, prepare, reserve, produce, post; voids once on failure. */
@@ -91,8 +94,8 @@ const BINARY_REPLAY_SECONDS = 86_400;
 
 /** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
 type StoredDelivery =
-  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: DocumentWarning[] }
-  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: DocumentWarning[] };
+  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: DocumentWarning[]; einvoiceChecks?: string }
+  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: DocumentWarning[]; einvoiceChecks?: string };
 
 /** `invoice` → `invoice.pdf`; a trailing `.pdf` given by the caller is not doubled. */
 export function pdfFilename(name: string | null | undefined): string {
@@ -121,19 +124,19 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   const { db, charges, idempotency, files, logger } = deps;
   const settled = async () => undefined;
 
-  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: DocumentWarning[] | undefined): Promise<StoredDelivery> {
-    const extra = warnings && warnings.length > 0 ? { warnings } : {};
+  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: DocumentWarning[] | undefined, einvoiceChecks: string | undefined): Promise<StoredDelivery> {
+    const extra = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(einvoiceChecks ? { einvoiceChecks } : {}) };
     if (delivery.kind !== 'binary') return { delivery, creditsRemaining, ...extra };
     const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS, delivery.contentType);
     return { binaryFileId: file.fileId, filename: delivery.filename, contentType: delivery.contentType, creditsRemaining, ...extra };
   }
 
   async function replay(stored: StoredDelivery): Promise<GenerationResult> {
-    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, settle: settled };
+    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, einvoiceChecks: stored.einvoiceChecks, settle: settled };
     const pdf = await files.read(stored.binaryFileId);
     if (!pdf) throw new AppError('FILE_NOT_FOUND', 'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.');
     const delivery: Delivery = { kind: 'binary', pdf, filename: stored.filename, contentType: stored.contentType };
-    return { delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, settle: settled };
+    return { delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, einvoiceChecks: stored.einvoiceChecks, settle: settled };
   }
 
   /** Reserve → produce; on failure the reservation is voided (one REFUND) and the error rethrown. */
@@ -151,9 +154,9 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   async function runOnce<P>(work: ChargedWork<P>, claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<GenerationResult> {
     try {
       const prepared = await work.prepare();
-      const { reservation, delivery, execMs, warnings } = await produceReserved(work, prepared);
+      const { reservation, delivery, execMs, warnings, einvoiceChecks } = await produceReserved(work, prepared);
       try {
-        const answer = await storedAnswer(work.accountId, delivery, reservation.balance, warnings);
+        const answer = await storedAnswer(work.accountId, delivery, reservation.balance, warnings, einvoiceChecks);
         await withTransaction(db, async (trx) => {
           await idempotency.complete(claim, answer, trx);
           await charges.post(reservation, execMs, trx);
@@ -162,7 +165,7 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
         await charges.void(reservation);
         throw error;
       }
-      return { delivery, creditsRemaining: reservation.balance, replayed: false, warnings, settle: settled };
+      return { delivery, creditsRemaining: reservation.balance, replayed: false, warnings, einvoiceChecks, settle: settled };
     } catch (error) {
       await idempotency.release(claim);
       throw error;
@@ -172,13 +175,14 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   /** Without a key: the charge waits for the HTTP layer to say whether the answer reached the client. */
   async function runUnkeyed<P>(work: ChargedWork<P>): Promise<GenerationResult> {
     const prepared = await work.prepare();
-    const { reservation, delivery, execMs, warnings } = await produceReserved(work, prepared);
+    const { reservation, delivery, execMs, warnings, einvoiceChecks } = await produceReserved(work, prepared);
     let settledOnce = false;
     return {
       delivery,
       creditsRemaining: reservation.balance,
       replayed: false,
       warnings,
+      einvoiceChecks,
       settle: async (delivered) => {
         if (settledOnce) return;
         settledOnce = true;

@@ -30,7 +30,8 @@ import type { DocumentWarning } from '../shared/document-warnings.js';
 import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
 import { checkRequiredFields } from './required-fields.js';
-import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest } from '../einvoice/einvoice.js';
+import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest, type EInvoiceVerdict } from '../einvoice/einvoice.js';
+import type { EInvoiceRules } from '../einvoice/rules/official-checks.js';
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
 import { checkImageRequest, isPageImage, pageImageWidth, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
@@ -99,23 +100,40 @@ export interface PaidDocument {
   options: GenerationOptions;
   /** `sync`: POST /v1/pdf/create's deadline and early refusal of long documents; `async`: a job's. */
   mode: 'sync' | 'async';
+  /** What the e-invoice checks concluded when the request was accepted (prepare): its warnings go with the answer. */
+  einvoice?: EInvoiceVerdict | null;
   /** Aborts the render (a job whose worker stops). */
   signal?: AbortSignal;
 }
 
+/** What prepare found: the template to render, and (with an e-invoice) the checks' verdict. */
+export interface PreparedDocument {
+  template: Template;
+  einvoice: EInvoiceVerdict | null;
+}
+
+/** What produce made: the delivery, how long it took, its warnings, and which checks judged its e-invoice. */
+export interface ProducedDocument {
+  delivery: Delivery;
+  renderMs: number;
+  warnings?: DocumentWarning[];
+  /** `einvoice_checks` (einvoice.ts EInvoiceVerdict): present with an e-invoice. */
+  einvoiceChecks?: string;
+}
+
 export interface DocumentService {
   /**
-   * Checks what can be checked before any charge: the template, the required fields of a strict
-   * template in `data` (422), and the delivery target.
+   * Checks what can be checked before any charge: the e-invoice, the template, the required fields of
+   * a strict template in `data` (422), and the delivery target.
    */
-  prepare(accountId: string, templateId: string, options: GenerationOptions, data: Record<string, unknown>): Promise<Template>;
+  prepare(accountId: string, templateId: string, options: GenerationOptions, data: Record<string, unknown>): Promise<PreparedDocument>;
   /** Synchronous generation: key, prepare, reserve, produce, post; voids once on failure. */
   generate(request: GenerationRequest): Promise<GenerationResult>;
   /**
    * Renders and delivers an already-paid document: `sync` for POST /v1/pdf/create (refused early when too
    * long to print in time), `async` for the job worker (the longer async render deadline).
    */
-  produce(work: PaidDocument): Promise<{ delivery: Delivery; renderMs: number; warnings?: DocumentWarning[] }>;
+  produce(work: PaidDocument): Promise<ProducedDocument>;
   /**
    * A free, stamped preview (the studio), rendered for `accountId` at preview priority: of unsaved text,
    * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
@@ -154,6 +172,8 @@ export interface DocumentDeps {
   readAsset?: AssetReader;
   /** Seals `protect` passwords while a job waits (finishing-options.ts); derived from the secret key. */
   sealKey?: Buffer;
+  /** The official e-invoice rules (einvoice/rules/); without them e-invoices get the built-in checks only. */
+  einvoiceRules?: EInvoiceRules;
 }
 
 /** Image file extension per format. */
@@ -234,7 +254,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     deliverFile: (accountId, body, options, file) => deliver(accountId, body, options, file),
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
-      if (options.einvoice) await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant });
+      const einvoice = options.einvoice ? (await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant, rules: deps.einvoiceRules })).verdict : null;
       if (options.sign) await checkSignature(options, { accountId, signing: deps.signing });
       const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
@@ -244,14 +264,15 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       if (options.storeS3) {
         await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: outputFile(options).filename });
       }
-      return template;
+      return { template, einvoice };
     },
 
-    async produce({ accountId, template, data, options, signal, mode }) {
+    async produce({ accountId, template, data, options, signal, mode, einvoice: verdict }) {
       const started = performance.now();
       // Checked again: a job renders the template as it is when it runs, which may have changed since
       // it was accepted (a strict one then fails the job, refunded).
-      const fieldWarnings = [...ignoredFieldWarnings(options), ...requiredFieldWarnings(template, data, options)];
+      const fieldWarnings = [...ignoredFieldWarnings(options), ...requiredFieldWarnings(template, data, options), ...(verdict?.warnings ?? [])];
+      const checked = options.einvoice ? { einvoiceChecks: verdict?.checks ?? 'built-in' } : {};
       if (options.image && isPageImage(template)) {
         const printed = await print({ template: { html: template.html, css: template.css, page: template.page, strict: template.strict }, data: expandDottedKeys(data) as ReturnType<typeof expandDottedKeys>, signal, accountId, kind: 'document', mode }, false);
         const format = options.image.format === 'jpeg' ? 'jpeg' : 'png';
@@ -268,7 +289,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       // Checked in prepare (before the charge); built again here from the same request.
       const einvoice: BuiltEInvoice | undefined = options.einvoice ? await buildEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant }) : undefined;
       if (einvoice && !isHybridFormat(einvoice.format)) {
-        return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started), warnings: fieldWarnings };
+        return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started), warnings: fieldWarnings, ...checked };
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
@@ -300,7 +321,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         ...finish,
       });
       const renderMs = Math.round(performance.now() - started);
-      return { delivery: await deliverFinished(accountId, finished, options), renderMs, warnings };
+      return { delivery: await deliverFinished(accountId, finished, options), renderMs, warnings, ...checked };
     },
 
     async generate(request) {
@@ -314,9 +335,9 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           idempotency: request.idempotency,
           log,
           prepare: () => service.prepare(request.accountId, request.templateId, request.options, request.data),
-          produce: async (template) => {
-            const { delivery, renderMs, warnings } = await service.produce({ accountId: request.accountId, template, data: request.data, options: request.options, mode: 'sync' });
-            return { delivery, execMs: renderMs, warnings };
+          produce: async ({ template, einvoice }) => {
+            const { delivery, renderMs, warnings, einvoiceChecks } = await service.produce({ accountId: request.accountId, template, data: request.data, options: request.options, mode: 'sync', einvoice });
+            return { delivery, execMs: renderMs, warnings, einvoiceChecks };
           },
         });
       } catch (error) {

@@ -5,13 +5,21 @@
  *   fit → EN 16931 + XRechnung business rules and code lists on the JSON (business-rules.ts) → totals
  *   (totals.ts) → XML (cii-xml.ts / ubl-xml.ts) → the XML against the syntax's schema (xml-schema-check.ts).
  * Or, with `einvoice.xml`, the customer's own XML: form, syntax, profile and schema (supplied-xml.ts).
+ * Then, with the official rules pack installed (rules/, issue 41), the XML is judged by the official
+ * rules: UBL against the OASIS UBL 2.1 XSD, then the CEN EN 16931 schematron, and for XRechnung KoSIT's
+ * (Factur-X MINIMUM and BASIC WL: their schema only); a fatal finding refuses the invoice, a warning
+ * travels with the delivered document, and `einvoice_checks` names the rule sets that judged it.
  * Every failure is a ValidationError (422) with one detail item per failed rule, raised from
  * `checkEInvoice`, which documents.prepare calls before the credit is reserved. `buildEInvoice` makes
  * the same XML again when the paid work runs (the XML is a pure function of the request).
  * Factur-X / ZUGFeRD carry the XML inside a PDF/A-3b (facturx-attachment.ts); XRechnung is the XML alone.
  */
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import { checkBusinessRules } from './business-rules.js';
+import { BUILT_IN, judgedByRules, type EInvoiceRules, type RuleFinding } from './rules/official-checks.js';
+import type { ActivePack } from './rules/pack-store.js';
+import { isUblCreditNote } from './xml/ubl-xml.js';
 import { buildCiiXml } from './xml/cii-xml.js';
 import type { EInvoiceFormat, EInvoiceProfile, EInvoiceRequest, Invoice } from './invoice-schema.js';
 import { checkSuppliedXml } from './xml/supplied-xml.js';
@@ -88,35 +96,124 @@ async function checkBuiltSchema(built: BuiltEInvoice, accountId: string): Promis
 }
 
 /**
- * Whose request it is (its XML checks run on the process's xmllint threads, shared fairly between
- * accounts) and the PDF variant it asks for, if any.
+ * Whose request it is (its XML checks run on the process's xmllint and validation threads, shared
+ * fairly between accounts), the PDF variant it asks for, if any, and the official rules, if the
+ * service has them (rules/official-checks.ts; absent: the built-in checks only).
  */
 export interface EInvoiceContext {
   accountId: string;
   pdfVariant?: string | null;
+  rules?: EInvoiceRules;
 }
 
-/** The e-invoice of a request; `checkSchema` adds the XSD pass (before the charge, not again on the same request). */
-async function makeEInvoice(request: EInvoiceRequest, { accountId, pdfVariant }: EInvoiceContext, checkSchema: boolean): Promise<BuiltEInvoice> {
+/** What the checks concluded beyond a pass: which rule sets judged the XML, and what they warned of. */
+export interface EInvoiceVerdict {
+  /** `built-in`, or the official rule sets: `EN16931 1.3.16`, `EN16931 1.3.16 + XRechnung 3.0.2`. */
+  checks: string;
+  warnings: DocumentWarning[];
+}
+
+/** An e-invoice that passed every check before the charge, with the verdict. */
+export interface CheckedEInvoice extends BuiltEInvoice {
+  verdict: EInvoiceVerdict;
+}
+
+/** Places of a rule listed in a 422 item's ctx at most. */
+const MAX_RULE_PLACES = 10;
+
+type Placed = RuleFinding & { check: string };
+
+/** Findings grouped by rule, in the order their rules first appear. */
+function byRule(findings: Placed[]): Placed[][] {
+  const groups = new Map<string, Placed[]>();
+  for (const f of findings) groups.set(f.rule, [...(groups.get(f.rule) ?? []), f]);
+  return [...groups.values()];
+}
+
+/** A fatal finding as a 422 item: one per rule (schema findings one each), `loc` into what the caller sent. */
+function ruleIssues(findings: Placed[], source: 'invoice' | 'xml'): ValidationIssue[] {
+  const schema = findings.filter((f) => f.rule === 'xml_schema').map((f): ValidationIssue => ({
+    loc: [...LOC, source],
+    msg: `The XML does not match the ${f.check}${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+    type: 'xml_schema',
+    ...(f.line ? { ctx: { line: f.line } } : {}),
+  }));
+  const rules = byRule(findings.filter((f) => f.rule !== 'xml_schema')).map(([first, ...rest]): ValidationIssue => {
+    const places = [first!, ...rest].map((f) => f.location).filter(Boolean);
+    const where = source === 'xml' ? '' : ` (in the ${first!.check.startsWith('XRechnung') ? 'XRechnung' : 'EN 16931'} XML built from einvoice.invoice${places[0] ? `, at ${places[0]}` : ''})`;
+    return {
+      // Built XML: the invoice as a whole (the XPath is in msg and ctx); the caller's XML: the place in it.
+      loc: source === 'xml' && places[0] ? [...LOC, 'xml', places[0]] : [...LOC, source],
+      msg: `[${first!.rule}] ${first!.message}${where}${rest.length > 0 ? ` (${rest.length + 1} places)` : ''}`,
+      type: first!.rule,
+      ctx: { check: first!.check, locations: places.slice(0, MAX_RULE_PLACES) },
+    };
+  });
+  return [...schema, ...rules];
+}
+
+/** A warning of the official rules, as a document warning (one per rule). */
+function ruleWarnings(findings: Placed[]): DocumentWarning[] {
+  return byRule(findings).map(([first, ...rest]) => ({
+    code: 'EINVOICE_RULE_WARNING',
+    message: `[${first!.rule}] ${first!.message} (${first!.check}${first!.location ? `, at ${first!.location}` : ''}${rest.length > 0 ? `, ${rest.length + 1} places` : ''})`,
+  }));
+}
+
+/**
+ * The XML judged by the official rules (after the built-in checks passed): a fatal finding refuses it
+ * (422, one item per rule), warnings and the rule sets that judged it make the verdict.
+ */
+async function judgeOfficially(rules: EInvoiceRules, pack: ActivePack, built: BuiltEInvoice, source: 'invoice' | 'xml', accountId: string, ublCreditNote: boolean): Promise<EInvoiceVerdict> {
+  const syntax = built.format === 'xrechnung-ubl' ? 'ubl' : 'cii';
+  // CII's schema was checked by the built-in step; MINIMUM and BASIC WL have no rules beyond it.
+  if (syntax === 'cii' && !judgedByRules(built.profile)) return { checks: BUILT_IN, warnings: [] };
+  const report = await rules.judge(pack, built.xml, {
+    syntax,
+    profile: built.profile,
+    ublDocument: ublCreditNote ? 'CreditNote' : 'Invoice',
+    xrechnung: built.format === 'xrechnung-cii' || built.format === 'xrechnung-ubl',
+    schema: syntax === 'ubl',
+  }, { accountId, kind: 'paid' });
+  const placed = report.checks.flatMap((c) => c.findings.map((f): Placed => ({ ...f, check: c.check })));
+  const fatal = placed.filter((f) => f.severity === 'fatal');
+  if (fatal.length > 0) throw new ValidationError(ruleIssues(fatal, source));
+  return { checks: report.label, warnings: ruleWarnings(placed.filter((f) => f.severity === 'warning')) };
+}
+
+/** The e-invoice of a request; `judge` adds the schema pass and the official rules (before the charge, not again on the same request). */
+async function makeEInvoice(request: EInvoiceRequest, context: EInvoiceContext, judge: boolean): Promise<CheckedEInvoice> {
+  const { accountId, pdfVariant } = context;
+  // A required pack that is missing refuses the request first: nothing else is worth checking then.
+  const pack = judge && context.rules ? await context.rules.activePack() : null;
   const source = sourceOf(request);
   const misfits = checkFit(request, pdfVariant);
+  let built: BuiltEInvoice;
+  let ublCreditNote: boolean;
   if ('xml' in source) {
     if (misfits.length > 0) throw new ValidationError(misfits);
-    const profile = await checkSuppliedXml({ format: request.format, profile: request.profile, xml: source.xml }, { checkSchema, accountId });
-    return { format: request.format, profile, xml: source.xml, totals: null };
+    const { profile, root } = await checkSuppliedXml({ format: request.format, profile: request.profile, xml: source.xml }, { checkSchema: judge, accountId });
+    built = { format: request.format, profile, xml: source.xml, totals: null };
+    ublCreditNote = root.name === 'CreditNote';
+  } else {
+    built = buildFromInvoice(request, source.invoice, misfits);
+    ublCreditNote = isUblCreditNote(source.invoice.type_code);
+    // With the pack, UBL gets its XSD in the official checks (a parse too); without, its parse here.
+    if (judge && !(pack && built.format === 'xrechnung-ubl')) await checkBuiltSchema(built, accountId);
   }
-  const built = buildFromInvoice(request, source.invoice, misfits);
-  if (checkSchema) await checkBuiltSchema(built, accountId);
-  return built;
+  const verdict = judge && pack && context.rules
+    ? await judgeOfficially(context.rules, pack, built, 'xml' in source ? 'xml' : 'invoice', accountId, ublCreditNote)
+    : { checks: BUILT_IN, warnings: [] };
+  return { ...built, verdict };
 }
 
-/** Everything checkable before a charge: the rules, then the XML against its schema. Throws a ValidationError. */
-export function checkEInvoice(request: EInvoiceRequest, context: EInvoiceContext): Promise<BuiltEInvoice> {
+/** Everything checkable before a charge: the rules, the XML against its schema, the official rules. Throws a ValidationError (or 503 for a required pack). */
+export function checkEInvoice(request: EInvoiceRequest, context: EInvoiceContext): Promise<CheckedEInvoice> {
   return makeEInvoice(request, context, true);
 }
 
-/** The same e-invoice again when the paid work runs (checkEInvoice passed on this request): no schema pass. */
-export function buildEInvoice(request: EInvoiceRequest, context: EInvoiceContext): Promise<BuiltEInvoice> {
+/** The same e-invoice again when the paid work runs (checkEInvoice passed on this request): no schema pass, no rules. */
+export async function buildEInvoice(request: EInvoiceRequest, context: EInvoiceContext): Promise<BuiltEInvoice> {
   return makeEInvoice(request, context, false);
 }
 

@@ -31,6 +31,7 @@ import { defaultStudioDir, hasStudioBuild, studioRoutes } from './routes/service
 import { jobRoutes } from './routes/documents/jobs.js';
 import { batchRoutes } from './routes/documents/batches.js';
 import multipart from '@fastify/multipart';
+import { einvoiceValidateRoutes } from './routes/documents/einvoice-validate.js';
 import { templateVersionRoutes } from './routes/templates/template-versions.js';
 import { agentRoutes } from './routes/account/agent.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
@@ -63,6 +64,7 @@ const TAGS = [
   { name: 'PDF Batches', description: 'Many documents from one template: rows as items, CSV or NDJSON; progress, cancel, links, a zip or one merged PDF. 1 credit per item, refunded per failed or cancelled item.' },
   { name: 'PDF Tools', description: 'Merge, split and rotate existing PDFs. 1 credit each.' },
   { name: 'Image', description: 'Render a template to PNG, JPEG or WebP. 1 credit.' },
+  { name: 'E-invoices', description: 'Validate an e-invoice (XML, or a Factur-X / ZUGFeRD PDF) by the official EN 16931 and XRechnung rules. No credits.' },
   { name: 'Templates', description: 'Templates, their input fields, versions and layers. No credits.' },
   { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
   { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
@@ -245,6 +247,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await scope.register(multipart);
     batchRoutes(scope, { batches: services.batches });
   });
+  einvoiceValidateRoutes(app, { validator: services.einvoiceValidator });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);

@@ -62,6 +62,8 @@ const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /v1/pdf-tools/rotate': 'pdfTools',
   'POST /v1/pdf-tools/sign': 'pdfTools',
   'POST /v1/pdf-tools/verify': 'pdfTools',
+  // An e-invoice file (XML or PDF) in base64, within the PDF tools' input bound.
+  'POST /v1/einvoice/validate': 'pdfTools',
 };
 
 /** Each class's limit, and where it comes from (said in the 413). */

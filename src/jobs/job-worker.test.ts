@@ -29,7 +29,7 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
   const calls = new Map<string, number>();
   return {
     calls,
-    prepare: (accountId, templateId) => templates.get(accountId, templateId),
+    prepare: async (accountId, templateId) => ({ template: await templates.get(accountId, templateId), einvoice: null }),
     generate: () => Promise.reject(new Error('not used')),
     preview: () => Promise.reject(new Error('not used')),
     deliverFile: () => Promise.reject(new Error('not used')),

@@ -19,6 +19,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction, type Tx } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
+import type { EInvoiceVerdict } from '../einvoice/einvoice.js';
 import type { TemplateService } from '../templates/templates.js';
 import { newInstanceId } from '../shared/ids.js';
 import { withRequestId, type Logger } from '../shared/log.js';
@@ -152,7 +153,9 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       const template = await templates.resolve(job.account_id, job.template_id, job.version_number === null ? null : Number(job.version_number));
       const options = JSON.parse(job.options) as GenerationOptions;
       const data = JSON.parse(job.data) as Record<string, unknown>;
-      const { delivery, renderMs, warnings } = await documents.produce({ accountId: job.account_id, template, data, options, signal, mode: 'async' });
+      // The e-invoice was judged when the job was accepted; its warnings go with the document.
+      const einvoice = job.einvoice_verdict ? (JSON.parse(job.einvoice_verdict) as EInvoiceVerdict) : null;
+      const { delivery, renderMs, warnings } = await documents.produce({ accountId: job.account_id, template, data, options, signal, mode: 'async', einvoice });
       await complete(job, delivery, renderMs, warnings);
     } catch (error) {
       if (releasing && signal.aborted) return; // handed back to the queue by stop()

@@ -12,6 +12,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import type { DocumentService, GenerationOptions } from '../documents/documents.js';
+import type { EInvoiceVerdict } from '../einvoice/einvoice.js';
 import { checkUrl } from '../net/check-url.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newJobId } from '../shared/ids.js';
@@ -69,6 +70,8 @@ export interface Job {
   version: { number: number; tag: string | null } | null;
   /** The render's warnings (issue 13); empty when none. */
   warnings: DocumentWarning[];
+  /** The checks that judged its e-invoice (`built-in`, or the official rule sets); null without an e-invoice. */
+  einvoiceChecks: string | null;
 }
 
 /** Jobs as the API sees them. */
@@ -137,6 +140,7 @@ function toJob(row: JobRow): Job {
     errorMessage: row.error_message,
     version: row.version_number === null ? null : { number: Number(row.version_number), tag: row.version_tag },
     warnings: row.warnings ? (JSON.parse(row.warnings) as DocumentWarning[]) : [],
+    einvoiceChecks: row.einvoice_verdict ? (JSON.parse(row.einvoice_verdict) as EInvoiceVerdict).checks : null,
   };
 }
 
@@ -159,7 +163,7 @@ export function createJobService(deps: JobServiceDeps): JobService {
   /** Prepares, then charges, inserts the job and stores the key's answer in one transaction. */
   async function acceptClaimed(accountId: string, request: AsyncJobRequest, claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined): Promise<AcceptedJob> {
     checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
-    const template = await documents.prepare(accountId, request.templateId, request.options, request.data);
+    const { template, einvoice } = await documents.prepare(accountId, request.templateId, request.options, request.data);
     const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
     const jobId = newJobId();
     const now = Date.now();
@@ -197,6 +201,7 @@ export function createJobService(deps: JobServiceDeps): JobService {
         request_id: request.requestId ?? currentRequestId() ?? null,
         version_number: template.version?.number ?? null,
         version_tag: template.version?.tag ?? null,
+        einvoice_verdict: einvoice ? JSON.stringify(einvoice) : null,
       });
       await wakeups.notifyInTransaction(trx);
       const answer: AcceptedJob = { jobId, creditsRemaining: paid.balance };

@@ -5,6 +5,10 @@
  *   storage   read of a key that does not exist  required (a missing key answers "none"; an
  *             (no write: probes are frequent)     unreachable store or a missing bucket throws)
  *   renderer  a browser is up                     required ("starting" until the warm-up is done)
+ *   einvoice_rules the official rules pack          never required: `ok: <the rule sets and pack>`, or
+ *             (einvoice/rules/)                   `degraded: …` when one is required and missing, or is
+ *                                                 damaged (e-invoice requests answer 503 then); absent
+ *                                                 when none is installed and none is required
  *   redis     connection state                    never required: without Redis each process rate-
  *                                                 limits on its own (docs/rate-limits.md), so a Redis
  *                                                 outage must not take every API process out of the
@@ -20,7 +24,7 @@ import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 import type { Logger } from '../shared/log.js';
 import type { BlobStore } from '../storage/blob-store.js';
 
-/** Each check's state: `ok`, `degraded: …` (still ready), or anything else (not ready). */
+/** Each check's state: `ok` (or `ok: <what>`), `degraded: …` (still ready), or anything else (not ready). */
 export type CheckResults = Record<string, string>;
 
 /** A check whose state starts with this prefix does not make the process unready. */
@@ -35,12 +39,13 @@ export interface ReadinessDeps {
   blobs: BlobStore;
   renderer: Pick<PdfRenderer, 'isReady'>;
   redis?: Redis;
+  einvoiceRules?: { readiness(): Promise<string | null> };
   logger: Logger;
 }
 
 /** Ready when every check is `ok` or degraded. */
 export function isReady(checks: CheckResults): boolean {
-  return Object.values(checks).every((state) => state === 'ok' || state.startsWith(DEGRADED));
+  return Object.values(checks).every((state) => state === 'ok' || state.startsWith('ok: ') || state.startsWith(DEGRADED));
 }
 
 function shortReason(error: unknown): string {
@@ -69,7 +74,7 @@ async function probe(name: string, check: () => Promise<unknown>, logger: Logger
 
 /** Creates the readiness check of one process. */
 export function createReadinessCheck(deps: ReadinessDeps): () => Promise<CheckResults> {
-  const { database, blobs, renderer, redis, logger } = deps;
+  const { database, blobs, renderer, redis, einvoiceRules, logger } = deps;
   return async () => {
     const [databaseState, storageState] = await Promise.all([
       probe('database', () => sql`select 1`.execute(database.db), logger),
@@ -81,6 +86,11 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<CheckRe
     ]);
     const checks: CheckResults = { database: databaseState, storage: storageState, renderer: renderer.isReady() ? 'ok' : 'starting' };
     if (redis) checks.redis = redis.status === 'ready' ? 'ok' : `${DEGRADED}: ${redis.status} (rate limits fall back to per-process memory)`;
+    const rules = einvoiceRules ? await einvoiceRules.readiness().catch((error: unknown) => {
+      logger.warn({ err: error, check: 'einvoice_rules' }, 'readiness check failed');
+      return `${DEGRADED}: the rules pack could not be read (${shortReason(error)})`;
+    }) : null;
+    if (rules) checks.einvoice_rules = rules;
     return checks;
   };
 }

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLimited, type ChildCeiling } from '../shared/child-limits.js';
 import { AppError } from '../shared/errors.js';
-import { accountSlotsOf, FairScheduler, type PoolStats } from '../scheduling/fair-scheduler.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type TaskKind } from '../scheduling/fair-scheduler.js';
 
 /** What qpdf read of one input: its page count, or why it cannot be used. */
 export type PdfInspection = { kind: 'pdf'; pages: number; /** Opened with the password given. */ encrypted?: boolean } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
@@ -38,6 +38,16 @@ export interface PdfProtection {
   ownerPassword: string;
   permissions: { printing: 'high' | 'low' | 'none'; copying: boolean; modifying: boolean; annotating: boolean; fillingForms: boolean };
 }
+
+/** An embedded file read out of a PDF (POST /v1/einvoice/validate: a Factur-X / ZUGFeRD invoice's XML). */
+export type EmbeddedFile =
+  | { kind: 'file'; name: string; text: string }
+  /** The PDF has none of the names asked for; `names`: the embedded files it has. */
+  | { kind: 'none'; names: string[] }
+  | { kind: 'encrypted' }
+  | { kind: 'unreadable'; reason: string }
+  /** Larger than the bound asked for (`bytes`: more than that bound). */
+  | { kind: 'too-large'; name: string; bytes: number };
 
 /** A rotation qpdf adds to pages' own: `pages` are 1-based, or every page. */
 export interface PageRotation {
@@ -75,6 +85,12 @@ export interface Qpdf {
    * (a batch's merged output); qpdf reads the inputs from disk, so none of them is held in memory.
    */
   mergeFiles(o: { dir: string; parts: { name: string; title: string; pages: number }[]; out: string; accountId: string }): Promise<void>;
+  /**
+   * The first embedded file (by attachment key or file name, case-insensitive) among `names`, as UTF-8
+   * text of at most `maxBytes`; what else the PDF is when it has none. `kind`: free work for POST
+   * /v1/einvoice/validate, which runs after paid work in the qpdf slots.
+   */
+  embeddedFile(pdf: Buffer, names: readonly string[], options: { maxBytes: number; accountId: string; kind: TaskKind }): Promise<EmbeddedFile>;
   /** Runs in progress and waiting (for /metrics). */
   stats(): PoolStats;
 }
@@ -149,7 +165,8 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       queueLimit: QPDF_QUEUE_LIMIT,
       accountSlots: accountSlotsOf(options.concurrency),
       workConserving: false,
-      freeSlots: options.concurrency,
+      // Free runs (an e-invoice validation's PDF) leave a slot to paid ones.
+      freeSlots: accountSlotsOf(options.concurrency),
       accountQueueLimit: QPDF_ACCOUNT_QUEUE_LIMIT,
       accountFreeQueueLimit: QPDF_ACCOUNT_QUEUE_LIMIT,
     },
@@ -159,8 +176,8 @@ export function createQpdf(options: QpdfOptions): Qpdf {
   const program = options.path ?? 'qpdf';
   const ceiling = qpdfCeiling(options.timeoutMs);
 
-  async function run(args: string[], cwd: string): Promise<RunResult> {
-    const result = await runLimited(program, args, { cwd, timeoutMs: options.timeoutMs, maxBuffer: 64 << 20, ceiling });
+  async function run(args: string[], cwd: string, maxBuffer = 64 << 20): Promise<RunResult> {
+    const result = await runLimited(program, args, { cwd, timeoutMs: options.timeoutMs, maxBuffer, ceiling });
     switch (result.ended) {
       case 'exit':
         return result;
@@ -180,9 +197,9 @@ export function createQpdf(options: QpdfOptions): Qpdf {
   }
 
   /** Writes the inputs as in0.pdf…, runs qpdf in a slot, hands back the directory's files; removes them all. */
-  async function withFiles<T>(inputs: Buffer[], accountId: string, work: (dir: string, names: string[]) => Promise<T>): Promise<T> {
+  async function withFiles<T>(inputs: Buffer[], accountId: string, work: (dir: string, names: string[]) => Promise<T>, kind: TaskKind = 'paid'): Promise<T> {
     // A run waits at most as long as it may run.
-    return slots.run({ accountId, kind: 'paid' }, async () => {
+    return slots.run({ accountId, kind }, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'pressroom-pdftools-'));
       try {
         const names = inputs.map((_, i) => `in${i}.pdf`);
@@ -323,6 +340,36 @@ export function createQpdf(options: QpdfOptions): Qpdf {
         }
         return readFile(join(dir, 'out.pdf'));
       });
+    },
+
+    embeddedFile(pdf, names, { maxBytes, accountId, kind }) {
+      return withFiles([pdf], accountId, async (dir, [name]): Promise<EmbeddedFile> => {
+        const listed = await run(['--json=2', '--json-key=encrypt', '--json-key=attachments', name!], dir);
+        if (listed.exitCode !== 0 && listed.exitCode !== 3) {
+          return /invalid password/i.test(listed.stderr) ? { kind: 'encrypted' } : { kind: 'unreadable', reason: lastProblem(listed.stderr) };
+        }
+        let facts: { encrypt?: { encrypted?: boolean }; attachments?: Record<string, { preferredname?: string }> };
+        try {
+          facts = JSON.parse(listed.stdout) as typeof facts;
+        } catch {
+          return { kind: 'unreadable', reason: 'qpdf could not describe it' };
+        }
+        if (facts.encrypt?.encrypted) return { kind: 'encrypted' };
+        const attachments = Object.entries(facts.attachments ?? {});
+        const wanted = names.map((n) => n.toLowerCase());
+        const rank = ([key, a]: [string, { preferredname?: string }]) => Math.min(...[key, a.preferredname ?? ''].map((n) => wanted.indexOf(n.toLowerCase())).map((i) => (i < 0 ? Infinity : i)));
+        const found = attachments.filter((a) => rank(a) < Infinity).sort((a, b) => rank(a) - rank(b))[0];
+        if (!found) return { kind: 'none', names: attachments.map(([key, a]) => a.preferredname ?? key) };
+        const fileName = found[1].preferredname ?? found[0];
+        // The file goes to stdout, which is not read past the bound: qpdf is stopped there.
+        const shown = await run([`--show-attachment=${found[0]}`, name!], dir, maxBytes).catch((error: unknown) => {
+          if ((error as { cause?: { code?: unknown } }).cause?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return null;
+          throw error;
+        });
+        if (!shown) return { kind: 'too-large', name: fileName, bytes: maxBytes + 1 };
+        if (shown.exitCode !== 0 && shown.exitCode !== 3) return { kind: 'unreadable', reason: lastProblem(shown.stderr) };
+        return { kind: 'file', name: fileName, text: shown.stdout };
+      }, kind);
     },
 
     stats: () => slots.stats(),

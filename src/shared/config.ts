@@ -210,4 +210,11 @@ export interface Config {
     readonly urlMaxBytes: number;
     readonly urlTimeoutMs: number;
   };
+  readonly einvoice: {
+    /** `PRESSROOM_EINVOICE_RULES`: use the official rules pack when installed, require it, or never use it. */
+    readonly rules: EInvoiceRulesMode;
+  };
 }
+
+/** `PRESSROOM_EINVOICE_RULES` (docs/einvoice.md "The official rules"). */
+export type EInvoiceRulesMode = 'auto' | 'required' | 'off';

@@ -50,6 +50,10 @@ export type ErrorCode =
   | 'PDF_TOO_COMPLEX'
   /** An e-invoice XML check went past its time or memory ceiling (einvoice/xmllint/xmllint-pool.ts): the XML asks for more than one check may spend. */
   | 'XML_TOO_COMPLEX'
+  /** PRESSROOM_EINVOICE_RULES=required (or POST /v1/einvoice/validate) and no rules pack is installed (einvoice/rules/). */
+  | 'EINVOICE_RULES_MISSING'
+  /** The active rules pack cannot be used (a file missing or changed): reinstall it (einvoice/rules/). */
+  | 'EINVOICE_RULES_DAMAGED'
   | 'STORAGE_ERROR'
   | 'S3_UPLOAD_FAILED'
   | 'SERVICE_UNAVAILABLE'

@@ -30,13 +30,13 @@ describe('einvoice.xml: a customer\'s own XML', () => {
   it.each(EINVOICE_PROFILES)('Factur-X %s: the profile is read from the XML', async (profile) => {
     const xml = await ownXml('factur-x', profile);
     const built = await checkEInvoice({ format: 'factur-x', xml }, { accountId });
-    expect(built).toEqual({ format: 'factur-x', profile, xml, totals: null });
+    expect(built).toEqual({ format: 'factur-x', profile, xml, totals: null, verdict: { checks: 'built-in', warnings: [] } });
     expect((await checkEInvoice({ format: 'zugferd', profile, xml }, { accountId })).profile).toBe(profile);
   });
 
   it.each(['xrechnung-cii', 'xrechnung-ubl'] as const)('%s: accepted as it came', async (format) => {
     const xml = await ownXml(format);
-    expect(await checkEInvoice({ format, xml }, { accountId })).toEqual({ format, profile: 'en16931', xml, totals: null });
+    expect(await checkEInvoice({ format, xml }, { accountId })).toEqual({ format, profile: 'en16931', xml, totals: null, verdict: { checks: 'built-in', warnings: [] } });
   });
 
   it('a UBL CreditNote is a UBL root too', async () => {

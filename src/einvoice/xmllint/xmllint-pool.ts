@@ -127,7 +127,8 @@ export class XmllintPool {
         queueLimit: XML_CHECK_QUEUE_LIMIT,
         accountSlots: accountSlotsOf(options.threads),
         workConserving: false,
-        freeSlots: options.threads,
+        // Free checks (POST /v1/einvoice/validate) leave a thread to paid ones.
+        freeSlots: accountSlotsOf(options.threads),
         accountQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
         accountFreeQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
       },

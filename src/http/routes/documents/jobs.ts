@@ -3,7 +3,7 @@
  * `GET /v1/pdf/status/{job_id}`, which TemplateFox's SDK docs still poll), `GET /v1/pdf/jobs`.
  */
 import { Type, type Static } from 'typebox';
-import { DocumentWarnings } from './pdf.js';
+import { DocumentWarnings, EInvoiceChecks } from './pdf.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { idempotentRequest } from '../../../idempotency/idempotency.js';
@@ -59,12 +59,13 @@ const JobSchema = Type.Object({
     tag: Nullable(Type.String({ description: 'The tag the version had when the job was accepted' })),
   }), { description: 'The template version the job renders; null: the draft as it was when the job ran (left out for TemplateFox\'s Go SDK: docs/templatefox.md)' })),
   warnings: DocumentWarnings,
+  einvoice_checks: EInvoiceChecks,
 }, { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' });
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 /** What Pressroom adds to TemplateFox's job answer (templatefox-clients.ts). */
-const JOB_ADDITIONS = ['version', 'warnings'] as const;
+const JOB_ADDITIONS = ['version', 'warnings', 'einvoice_checks'] as const;
 
 function jobJson(job: Job): Static<typeof JobSchema> {
   return {
@@ -86,6 +87,7 @@ function jobJson(job: Job): Static<typeof JobSchema> {
     error_code: job.errorCode,
     version: job.version,
     ...(job.warnings.length > 0 ? { warnings: job.warnings } : {}),
+    ...(job.einvoiceChecks ? { einvoice_checks: job.einvoiceChecks } : {}),
   };
 }
 

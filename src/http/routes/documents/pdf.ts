@@ -85,12 +85,21 @@ export const DocumentWarnings = Type.Optional(
   ),
 );
 
+/** Which checks judged the e-invoice (issue 41); present only with `einvoice`. */
+export const EInvoiceChecks = Type.Optional(Type.String({
+  description: 'With `einvoice`: the checks that judged it before the charge. `built-in` (the service\'s own checks and the syntax\'s schema: no official rules pack is installed, ' +
+    'or Factur-X MINIMUM / BASIC WL, which have no EN 16931 rules), or the official rule sets, e.g. `EN16931 1.3.16` or `EN16931 1.3.16 + XRechnung 3.0.2` (docs/einvoice.md "The official rules"). ' +
+    'Binary answers carry it in X-Pressroom-Einvoice-Checks.',
+  examples: ['EN16931 1.3.16 + XRechnung 3.0.2'],
+}));
+
 const UrlAnswer = Type.Object({
   url: Type.String({ description: 'Signed download link' }),
   filename: Type.String({ description: 'File name, ending in .pdf' }),
   credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
   expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
   warnings: DocumentWarnings,
+  einvoice_checks: EInvoiceChecks,
 }, { description: 'export_type url' });
 
 const S3Answer = Type.Object({
@@ -99,6 +108,7 @@ const S3Answer = Type.Object({
   filename: Type.String({ description: 'File name, ending in .pdf' }),
   credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
   warnings: DocumentWarnings,
+  einvoice_checks: EInvoiceChecks,
 }, { description: 'store_s3 true' });
 
 /**
@@ -137,14 +147,21 @@ export function generationOptions(body: Omit<CreateBody, 'export_type'> & { expo
 type UrlAnswer = Static<typeof UrlAnswer>;
 type S3Answer = Static<typeof S3Answer>;
 
+const checksField = (result: GenerationResult) => (result.einvoiceChecks ? { einvoice_checks: result.einvoiceChecks } : {});
+
+/** Binary answers name the e-invoice's checks in a header, as they carry the warnings. */
+function setChecksHeader(reply: FastifyReply, result: GenerationResult): FastifyReply {
+  return result.einvoiceChecks ? reply.header('x-pressroom-einvoice-checks', result.einvoiceChecks) : reply;
+}
+
 /** The JSON answer for url and S3 deliveries; on a replay `expires_in` counts down from the first answer. */
 export function jsonAnswer(result: GenerationResult, expirationSeconds: number): UrlAnswer | S3Answer | null {
   const d = result.delivery;
   if (d.kind === 'url') {
     const expiresIn = result.replayed ? Math.max(0, Math.ceil((d.expiresAt - Date.now()) / 1000)) : expirationSeconds;
-    return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresIn, ...warningsField(result.warnings) };
+    return { url: d.url, filename: d.filename, credits_remaining: result.creditsRemaining, expires_in: expiresIn, ...warningsField(result.warnings), ...checksField(result) };
   }
-  if (d.kind === 's3') return { s3_bucket: d.bucket, s3_key: d.key, filename: d.filename, credits_remaining: result.creditsRemaining, ...warningsField(result.warnings) };
+  if (d.kind === 's3') return { s3_bucket: d.bucket, s3_key: d.key, filename: d.filename, credits_remaining: result.creditsRemaining, ...warningsField(result.warnings), ...checksField(result) };
   return null;
 }
 
@@ -207,11 +224,12 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
       settleWhenAnswered(reply, result);
       const json = jsonAnswer(result, options.expirationSeconds);
       // A client that takes TemplateFox's properties only gets the warnings in the headers.
-      if (json && wantsTemplateFoxPropertiesOnly(request)) return setWarningHeaders(reply, result.warnings).send(templateFoxShape(request, json, ['warnings']));
+      if (json && wantsTemplateFoxPropertiesOnly(request)) return setChecksHeader(setWarningHeaders(reply, result.warnings), result).send(templateFoxShape(request, json, ['warnings', 'einvoice_checks']));
       if (json) return reply.send(json);
       const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
-      if (d.contentType === 'application/xml') return sendPdf(setWarningHeaders(reply, result.warnings), d.pdf, d.filename, result.creditsRemaining).header('content-type', 'application/xml');
-      return sendPdf(setWarningHeaders(reply, result.warnings), d.pdf, d.filename, result.creditsRemaining);
+      const headed = setChecksHeader(setWarningHeaders(reply, result.warnings), result);
+      if (d.contentType === 'application/xml') return sendPdf(headed, d.pdf, d.filename, result.creditsRemaining).header('content-type', 'application/xml');
+      return sendPdf(headed, d.pdf, d.filename, result.creditsRemaining);
     },
   });
 }

@@ -11,7 +11,7 @@ import { isReady, type CheckResults } from '../../../ops/readiness.js';
 const Readiness = Type.Object({
   status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')], { description: 'ready: every required check is ok' }),
   checks: Type.Record(Type.String(), Type.String(), {
-    description: '`ok`; `degraded: …` (still ready: Redis); `starting`; or `unavailable: <code>`',
+    description: '`ok` (or `ok: …`, e.g. the active e-invoice rules pack); `degraded: …` (still ready: Redis, no e-invoice rules pack); `starting`; or `unavailable: <code>`',
   }),
 });
 

@@ -1,0 +1,167 @@
+/**
+ * The validation threads (rules-worker.ts): SaxonJS runs the pack's schematrons there, off the event
+ * loop, one check per thread at a time. Who checks next is the fair scheduler's choice
+ * (../../scheduling/fair-scheduler.ts), a strict pool, as the xmllint threads are: a hostile XML keeps
+ * its thread up to the deadline and cannot be taken back, so one account holds at most `threads` − 1
+ * threads, and free work (POST /v1/einvoice/validate) at most `threads` − 1 in all: a paid check always
+ * finds one. Threads start on first use and stay, each keeping the stylesheets it loaded.
+ *
+ * Bounds: a check that has not answered within `timeoutMs` of reaching its thread has the thread
+ * terminated (a replacement starts with the next check) and answers XML_TOO_COMPLEX, as one whose
+ * thread reached its heap ceiling does; a check waits for a thread at most `timeoutMs` (then 503); at
+ * most RULES_QUEUE_LIMIT checks wait, RULES_ACCOUNT_QUEUE_LIMIT of one account (then 503, or 429).
+ */
+import type { Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type Ticket } from '../../scheduling/fair-scheduler.js';
+import { AppError } from '../../shared/errors.js';
+import type { RulesAnswer, RulesTask } from './rules-worker.js';
+import type { SvrlEntry } from './svrl.js';
+
+/** Checks waiting for a thread: each holds its XML (up to 5 Mi characters), so the line is bounded; an account's share is a quarter. */
+const RULES_QUEUE_LIMIT = 64;
+const RULES_ACCOUNT_QUEUE_LIMIT = 16;
+
+/**
+ * A validation thread's heap: the four stylesheets take about 40 MB once loaded and run; SaxonJS's tree
+ * of the largest XML a request may carry (5 Mi characters) and the rules' intermediate sequences over
+ * it take several times its size. Past this a check is refused, the process lives on.
+ */
+const RULES_HEAP_MB = 1024;
+
+export interface RulesPoolOptions {
+  readonly threads: number;
+  readonly timeoutMs: number;
+  /** Called with each thread as it starts (tests end threads with it). */
+  readonly onThreadStart?: (worker: Worker) => void;
+}
+
+/** Why a check could not give findings. */
+export type RulesFailure = { readonly reason: 'unparsable' | 'pack' | 'failed'; readonly message: string };
+
+interface Thread {
+  readonly worker: Worker;
+  busy: boolean;
+  retiring: boolean;
+  readonly exited: Promise<void>;
+}
+
+export class RulesPool {
+  readonly #threads: Thread[] = [];
+  readonly #slots: FairScheduler;
+  #nextId = 1;
+
+  constructor(private readonly options: RulesPoolOptions) {
+    this.#slots = new FairScheduler({
+      name: 'einvoice-rules',
+      limits: {
+        capacity: options.threads,
+        queueLimit: RULES_QUEUE_LIMIT,
+        accountSlots: accountSlotsOf(options.threads),
+        workConserving: false,
+        freeSlots: accountSlotsOf(options.threads),
+        accountQueueLimit: RULES_ACCOUNT_QUEUE_LIMIT,
+        accountFreeQueueLimit: RULES_ACCOUNT_QUEUE_LIMIT,
+      },
+      words: { task: 'e-invoice rules check', freeTask: 'e-invoice validation', slot: 'e-invoice rules thread' },
+      busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The e-invoice rules checks are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+    });
+  }
+
+  /**
+   * Runs the stylesheets on `xml` when `ticket`'s turn comes: one list of SVRL entries per stylesheet,
+   * or why there are none. Rejects with XML_TOO_COMPLEX (deadline, heap) and the scheduler's refusals.
+   */
+  async check(xml: string, stylesheets: RulesTask['stylesheets'], ticket: Ticket): Promise<SvrlEntry[][] | RulesFailure> {
+    const release = await this.#slots.acquire(ticket, { maxWaitMs: this.options.timeoutMs });
+    try {
+      return await this.#run(xml, stylesheets);
+    } finally {
+      release();
+    }
+  }
+
+  #run(xml: string, stylesheets: RulesTask['stylesheets']): Promise<SvrlEntry[][] | RulesFailure> {
+    // The scheduler grants no more slots than threads, and a thread is busy only while its check holds one.
+    const thread = this.#threads.find((t) => !t.busy && !t.retiring) ?? this.#startThread();
+    const id = this.#nextId++;
+    thread.busy = true;
+    thread.worker.ref();
+    return new Promise((resolve, reject) => {
+      let failure: Error | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        thread.worker.off('message', onMessage);
+        thread.worker.off('error', onError);
+        thread.worker.off('exit', onExit);
+        thread.busy = false;
+        thread.worker.unref();
+      };
+      const timer = setTimeout(() => {
+        done();
+        this.#end(thread);
+        reject(tooComplex(`did not finish within ${this.options.timeoutMs / 1000} s and was stopped`));
+      }, this.options.timeoutMs);
+      const onMessage = (answer: RulesAnswer) => {
+        if (answer.id !== id) return;
+        done();
+        if (thread.retiring) this.#end(thread);
+        resolve('results' in answer ? answer.results : { reason: answer.reason, message: answer.error });
+      };
+      const onError = (error: Error) => {
+        failure = error;
+      };
+      const onExit = () => {
+        done();
+        this.#forget(thread);
+        reject(tooComplex(isThreadOutOfMemory(failure) ? `reached its ${RULES_HEAP_MB} MB heap ceiling and was stopped` : `stopped (${failure?.message ?? 'its thread exited'})`));
+      };
+      thread.worker.on('message', onMessage);
+      thread.worker.on('error', onError);
+      thread.worker.on('exit', onExit);
+      thread.worker.postMessage({ id, xml, stylesheets } satisfies RulesTask);
+    });
+  }
+
+  /** Checks holding a thread and waiting for one (for /metrics). */
+  stats(): PoolStats {
+    return this.#slots.stats();
+  }
+
+  /** Ends the idle threads now and the busy ones once their check answered; a later check starts them again. */
+  async close(): Promise<void> {
+    const threads = [...this.#threads];
+    for (const thread of threads) {
+      if (thread.busy) thread.retiring = true;
+      else this.#end(thread);
+    }
+    await Promise.all(threads.map((t) => t.exited));
+  }
+
+  #forget(thread: Thread): void {
+    const index = this.#threads.indexOf(thread);
+    if (index >= 0) this.#threads.splice(index, 1);
+  }
+
+  #end(thread: Thread): void {
+    this.#forget(thread);
+    void thread.worker.terminate();
+  }
+
+  #startThread(): Thread {
+    const worker = startThread(import.meta.url, 'rules-worker', { name: 'einvoice-rules', heapMb: RULES_HEAP_MB });
+    const thread: Thread = { worker, busy: false, retiring: false, exited: new Promise((resolve) => worker.once('exit', () => resolve())) };
+    // An uncaught error of an idle thread ends it; it is then forgotten, and the next check starts another.
+    worker.on('error', () => {});
+    worker.once('exit', () => this.#forget(thread));
+    worker.unref();
+    this.#threads.push(thread);
+    this.options.onThreadStart?.(worker);
+    return thread;
+  }
+}
+
+/** A check that ran out of time or memory: the XML asks for more than one check may spend. */
+function tooComplex(what: string): AppError {
+  return new AppError('XML_TOO_COMPLEX', `The e-invoice rules check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`);
+}
