@@ -6,22 +6,25 @@
  * 2. the built service (dist/), its Node process's RSS sampled from /proc every 100 ms from start to end;
  *    the CSV uploaded as a multipart `rows` file, `output: zip`; the clock runs from the upload to the
  *    batch's end (the zip built and stored) → docs/s, peak RSS, the zip's size;
- * 3. with `--compare-async`: the same N invoices as N `create-async` calls at concurrency C, until every
+ * 3. with `--compare-cli`: the same CSV through `pressroom generate --zip` (the built CLI, a child
+ *    process), from its start to its exit → docs/s;
+ * 4. with `--compare-async`: the same N invoices as N `create-async` calls at concurrency C, until every
  *    job has completed → docs/s.
  * The invoice rows are the peer fixture's data with the invoice number changed per row; nested objects
  * become dotted columns and arrays JSON cells, as a spreadsheet export would carry them.
- * Options: --n 10000 --concurrency 2 --compare-async (off by default: it doubles the run).
+ * Options: --n 10000 --concurrency 2 --compare-cli --compare-async (each off by default: each doubles the run).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
 import { PEERS } from './peer-chromium.js';
-import { createBenchAccount, log, preparePeers, SHARED_PEERS, startBenchService } from './bench-service.js';
+import { createBenchAccount, log, preparePeers, ROOT, SHARED_PEERS, startBenchService } from './bench-service.js';
 import { resultFile } from './rounds.js';
 
 const { values: args } = parseArgs({
-  options: { n: { type: 'string', default: '10000' }, concurrency: { type: 'string', default: '2' }, 'compare-async': { type: 'boolean', default: false }, suite: { type: 'string' } },
+  options: { n: { type: 'string', default: '10000' }, concurrency: { type: 'string', default: '2' }, 'compare-cli': { type: 'boolean', default: false }, 'compare-async': { type: 'boolean', default: false }, suite: { type: 'string' } },
 });
 const N = Number(args.n);
 const CONCURRENCY = Number(args.concurrency);
@@ -120,6 +123,19 @@ async function main(): Promise<void> {
       'zip MB': +(zipBytes / 1e6).toFixed(1),
       failed: batch.failed,
     }];
+    if (args['compare-cli']) {
+      const dir = mkdtempSync(join(tmpdir(), 'batch-bench-cli-'));
+      try {
+        writeFileSync(join(dir, 'invoices.csv'), csv);
+        const cliStarted = performance.now();
+        const cli = spawn(process.execPath, [join(ROOT, 'bin', 'pressroom.js'), 'generate', '--url', service.baseUrl, '--key', apiKey, '--template', invoiceId, '--data', join(dir, 'invoices.csv'), '--zip', join(dir, 'out.zip')], { stdio: ['ignore', 'ignore', 'inherit'] });
+        const code = await new Promise<number>((resolve) => cli.once('exit', (c) => resolve(c ?? 1)));
+        const cliSeconds = (performance.now() - cliStarted) / 1000;
+        rows.push({ what: `pressroom generate --zip (${N} rows)`, 'docs/s': +(N / cliSeconds).toFixed(2), '÷ floor': +((N / cliSeconds) / floor).toFixed(3), 'zip MB': +(statSync(join(dir, 'out.zip')).size / 1e6).toFixed(1), failed: code === 0 ? 0 : `exit ${code}` });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
     if (args['compare-async']) {
       const data = JSON.parse(readFileSync(join(SHARED_PEERS, 'fixtures', 'invoice.json'), 'utf8')) as Record<string, unknown>;
       const asyncStarted = performance.now();
