@@ -3,7 +3,7 @@
  * server: a worker SIGKILLed ten times during a 200-job run → every job completed once, one PDFGEN
  * each, a REFUND only for a job that failed, one webhook (one webhook-id) per job, a balanced ledger.
  * Then a 24-item zip batch on the same cluster (issue 40): workers holding its items SIGKILLed twice
- * times → every item ends once, the counts, the zip, the ledger and the one batch webhook agree, and
+ * → every item ends once, the counts, the zip, the ledger and the one batch webhook agree, and
  * the items were completed by more than one worker process.
  * It kills only its own processes, so it runs beside the other test files (as do drill (b),
  * drill-postgres-restart.test.ts, on a PostgreSQL of its own, and drill (c), drill-redis-down.test.ts).
