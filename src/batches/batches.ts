@@ -13,7 +13,7 @@ import type { DatabaseHandle, Tx } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { BatchRow, BatchStatus, JobRow, NewJob } from '../db/schema.js';
 import type { DocumentService, GenerationOptions } from '../documents/documents.js';
-import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
+import { acceptOnce, type IdempotencyService, type IdempotentRequest, type KeyClaim } from '../idempotency/idempotency.js';
 import { checkWebhookUrl } from '../jobs/jobs.js';
 import type { JobWakeups } from '../jobs/job-wakeups.js';
 import type { BatchItemHook } from '../jobs/job-worker.js';
@@ -292,15 +292,8 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
   }
 
   return {
-    async accept(accountId, request) {
-      const claim = request.idempotency ? await idempotency.claim(accountId, request.idempotency) : undefined;
-      if (claim?.kind === 'replay') return decodeAccepted(claim.stored);
-      try {
-        return await acceptClaimed(accountId, request, claim);
-      } catch (error) {
-        if (claim) await idempotency.release(claim);
-        throw error;
-      }
+    accept(accountId, request) {
+      return acceptOnce(idempotency, accountId, request.idempotency, { accept: (claim) => acceptClaimed(accountId, request, claim), decode: decodeAccepted });
     },
 
     async get(accountId, batchId) {

@@ -137,3 +137,24 @@ export function createIdempotencyService(db: Db, options: IdempotencyOptions): I
   };
   return service;
 }
+
+/**
+ * The accept-at-once flow of a queued piece of work (create-async, a batch): with a key, a replay answers
+ * the stored answer decoded; otherwise `accept` runs with the claim (it completes the claim in its own
+ * transaction) and a failure frees the key. Without a key, `accept` runs alone.
+ */
+export async function acceptOnce<T>(
+  idempotency: IdempotencyService,
+  accountId: string,
+  request: IdempotentRequest | undefined,
+  o: { accept(claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined): Promise<T>; decode(stored: unknown): T },
+): Promise<T> {
+  const claim = request ? await idempotency.claim(accountId, request) : undefined;
+  if (claim?.kind === 'replay') return o.decode(claim.stored);
+  try {
+    return await o.accept(claim);
+  } catch (error) {
+    if (claim) await idempotency.release(claim);
+    throw error;
+  }
+}

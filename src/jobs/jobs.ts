@@ -17,7 +17,7 @@ import { checkUrl } from '../net/check-url.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newJobId } from '../shared/ids.js';
 import { currentRequestId } from '../shared/log.js';
-import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
+import { acceptOnce, type IdempotencyService, type IdempotentRequest, type KeyClaim } from '../idempotency/idempotency.js';
 import { countPendingDeliveries } from '../webhooks/deliveries-store.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import type { JobWakeups } from './job-wakeups.js';
@@ -213,15 +213,8 @@ export function createJobService(deps: JobServiceDeps): JobService {
   }
 
   return {
-    async accept(accountId, request) {
-      const claim = request.idempotency ? await idempotency.claim(accountId, request.idempotency) : undefined;
-      if (claim?.kind === 'replay') return decodeAccepted(claim.stored);
-      try {
-        return await acceptClaimed(accountId, request, claim);
-      } catch (error) {
-        if (claim) await idempotency.release(claim);
-        throw error;
-      }
+    accept(accountId, request) {
+      return acceptOnce(idempotency, accountId, request.idempotency, { accept: (claim) => acceptClaimed(accountId, request, claim), decode: decodeAccepted });
     },
 
     async get(accountId, jobId) {
