@@ -48,12 +48,12 @@ export async function insertTransaction(db: DbOrTx, row: NewTransaction): Promis
   await db.insertInto('credit_transactions').values(row).execute();
 }
 
-/** Rows per multi-row insert: under SQLite's 32,766 bound variables for the widest table written so (jobs). */
+/** Rows per multi-row insert of a narrow table: well under SQLite's 32,766 bound variables. */
 export const INSERT_CHUNK_ROWS = 500;
 
 /** Inserts many rows of one table in chunks (a batch's PDFGENs, reservations and items). */
-export async function insertChunked<T>(rows: readonly T[], insert: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) await insert(rows.slice(i, i + INSERT_CHUNK_ROWS));
+export async function insertChunked<T>(rows: readonly T[], insert: (chunk: T[]) => Promise<unknown>, chunkRows = INSERT_CHUNK_ROWS): Promise<void> {
+  for (let i = 0; i < rows.length; i += chunkRows) await insert(rows.slice(i, i + chunkRows));
 }
 
 /** Inserts transactions in chunks. */
