@@ -44,6 +44,7 @@ import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { compactionCounter, instrumentLedger, instrumentRenderer } from './ops/instrument.js';
 import { createFinishing } from './finishing/finishing.js';
+import { createTextLayout } from './finishing/requested/text-layout.js';
 import { createReadinessCheck } from './ops/readiness.js';
 import { closeXmlChecks, xmlCheckPoolStats } from './einvoice/xmllint/xml-schema-check.js';
 import { createEInvoiceRules, type EInvoiceRules } from './einvoice/rules/official-checks.js';
@@ -198,7 +199,9 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
     const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, signing, logger, onCompaction: compactionCounter(metrics), qpdf });
     releasers.push(() => finishing.close());
-    const finishingSecrets = { readAsset: assets.readForRender, sealKey: deriveKey(config.secretKey, 'protect-passwords') };
+    // A watermark's assets, and Chromium's layout of text in scripts that need shaping.
+    const layOutText = createTextLayout((request) => renderer.render(request));
+    const finishingSecrets = { readAsset: assets.readForRender, layOutText, sealKey: deriveKey(config.secretKey, 'protect-passwords') };
     const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger, einvoiceRules, ...finishingSecrets });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
@@ -221,6 +224,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       qpdf,
       signing,
       readAsset: assets.readForRender,
+      layOutText,
       limits: { ...config.pdfTools, allowPrivateNetworks: config.allowPrivateNetworks, dispatcher: pdfToolsDispatcher },
       logger: logger.child({ component: 'pdf-tools' }),
     });

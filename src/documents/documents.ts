@@ -37,6 +37,7 @@ import type { SignatureOptions, Signing } from '../signing/sign.js';
 import { checkImageRequest, isPageImage, pageImageWidth, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
 import { pageImage } from '../pdf/page-image.js';
 import { pdfBuffer } from '../pdf/pdf-file.js';
+import type { TextLayout } from '../finishing/requested/text-layout.js';
 import { checkSignature, finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
 
@@ -170,6 +171,8 @@ export interface DocumentDeps {
   logger: Logger;
   /** A watermark's image asset; without it an asset watermark is a 422 (none found). */
   readAsset?: AssetReader;
+  /** Lays out watermark text in scripts that need shaping; without it such text is a 422. */
+  layOutText?: TextLayout;
   /** Seals `protect` passwords while a job waits (finishing-options.ts); derived from the secret key. */
   sealKey?: Buffer;
   /** The official e-invoice rules (einvoice/rules/); without them e-invoices get the built-in checks only. */
@@ -213,7 +216,7 @@ function requiredFieldWarnings(template: Template, data: Record<string, unknown>
 export function createDocumentService(deps: DocumentDeps): DocumentService {
   const { templates, charged, renderer, finishing, files, customerStorage, logger } = deps;
   const noAssets: AssetReader = async () => undefined;
-  const finishingContext = (accountId: string) => ({ accountId, readAsset: deps.readAsset ?? noAssets, sealKey: deps.sealKey });
+  const finishingContext = (accountId: string) => ({ accountId, readAsset: deps.readAsset ?? noAssets, layOutText: deps.layOutText, sealKey: deps.sealKey });
 
   /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
   function s3Storage(): CustomerStorage {

@@ -9,6 +9,7 @@ import type { FinishOptions } from '../finishing/finishing.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import { openProtection, protectionOf, sealProtection, type SealedProtection } from '../finishing/requested/protect.js';
 import { prepareWatermark, type AssetReader } from '../finishing/requested/watermark.js';
+import type { TextLayout } from '../finishing/requested/text-layout.js';
 import { ValidationError } from '../shared/errors.js';
 import { isHybridFormat } from '../einvoice/einvoice.js';
 import type { Signing } from '../signing/sign.js';
@@ -25,6 +26,8 @@ export interface FinishingFields {
 export interface FinishingContext {
   accountId: string;
   readAsset: AssetReader;
+  /** Lays out watermark text in scripts that need shaping (Chromium); without it such text is a 422. */
+  layOutText?: TextLayout;
   /** Absent: a sealed protect cannot be opened, nor one sealed (passwords are never kept in the clear). */
   sealKey?: Buffer;
 }
@@ -58,7 +61,7 @@ export async function finishingFor(options: GenerationOptions, context: Finishin
   }
   const protect = options.protect == null ? null
     : 'sealed' in options.protect ? openProtection(options.protect.sealed, keyOf(context.sealKey)) : protectionOf(options.protect, ['body', 'protect']);
-  const watermark = options.watermark ? await prepareWatermark(options.watermark, { accountId: context.accountId, readAsset: context.readAsset, loc: ['body', 'watermark'] }) : null;
+  const watermark = options.watermark ? await prepareWatermark(options.watermark, { accountId: context.accountId, readAsset: context.readAsset, layOutText: context.layOutText, loc: ['body', 'watermark'] }) : null;
   if (watermark?.mark.kind === 'pdf' && pdfa) {
     // A PDF asset brings its own fonts, colours and transparency, which the PDF/A rules may not allow.
     throw new ValidationError([{ loc: ['body', 'watermark', 'asset'], msg: `a PDF asset cannot mark a PDF/A document (${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice'}): its content is not checked against PDF/A. Use a PNG or JPEG asset, or text`, type: 'value_error' }]);

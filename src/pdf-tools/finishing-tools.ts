@@ -8,6 +8,7 @@
 import { withDocumentInfo } from '../finishing/document-info.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import { protectionOf } from '../finishing/requested/protect.js';
+import type { TextLayout } from '../finishing/requested/text-layout.js';
 import { prepareWatermark, targetPages, type AssetReader, type PreparedWatermark } from '../finishing/requested/watermark.js';
 import { drawWatermarkOffThread } from '../finishing/requested/watermark-thread.js';
 import type { PdfProtection } from '../pdf/qpdf.js';
@@ -28,9 +29,9 @@ export async function prepareFlatten(source: PdfSource, limits: PdfInputLimits, 
 export async function prepareWatermarkTool(
   source: PdfSource,
   request: WatermarkRequest,
-  context: { limits: PdfInputLimits; reader: InputReader; readAsset: AssetReader },
+  context: { limits: PdfInputLimits; reader: InputReader; readAsset: AssetReader; layOutText?: TextLayout },
 ): Promise<{ pdf: Buffer; pages: number; watermark: PreparedWatermark }> {
-  const watermark = await prepareWatermark(request, { accountId: context.reader.accountId, readAsset: context.readAsset, loc: ['body', 'watermark'] });
+  const watermark = await prepareWatermark(request, { accountId: context.reader.accountId, readAsset: context.readAsset, layOutText: context.layOutText, loc: ['body', 'watermark'] });
   const input = await readOne(source, context.limits, context.reader);
   // Pages named past the end are a 422 now, not a surprise after the charge.
   targetPages(watermark.pages, input.pages, { strict: true, loc: ['body', 'watermark'] });

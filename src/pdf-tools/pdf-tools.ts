@@ -6,6 +6,7 @@
  * encrypted, has too many pages — is found in `prepare`, before the credit is reserved: a 422 that
  * costs nothing, stores nothing. The work itself runs in qpdf (qpdf.ts says why).
  */
+import type { TextLayout } from '../finishing/requested/text-layout.js';
 import type { ChargedRunner, Delivery, ExportType, GenerationResult } from '../documents/charged-run.js';
 import { deliverToClient, pdfFilename } from '../documents/charged-run.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
@@ -104,6 +105,8 @@ export interface PdfToolDeps {
   logger: Logger;
   /** A watermark's image asset (the account's library). */
   readAsset: AssetReader;
+  /** Lays out watermark text in scripts that need shaping (Chromium); without it such text is a 422. */
+  layOutText?: TextLayout;
 }
 
 type ToolName = 'merge' | 'extract-pages' | 'rotate' | 'sign' | 'split' | 'flatten' | 'watermark' | 'metadata' | 'protect' | 'unlock';
@@ -185,7 +188,7 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
     },
     watermark(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('watermark', request, () => prepareWatermarkTool(request.pdf, request.with, { limits, reader, readAsset: deps.readAsset }), watermarkPdf);
+      return runTool('watermark', request, () => prepareWatermarkTool(request.pdf, request.with, { limits, reader, readAsset: deps.readAsset, layOutText: deps.layOutText }), watermarkPdf);
     },
     metadata(request) {
       const reader = { qpdf, accountId: request.accountId };

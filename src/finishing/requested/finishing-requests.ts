@@ -14,7 +14,7 @@ export const WATERMARK_POSITIONS = ['center', 'top-left', 'top', 'top-right', 'l
 const PLAIN_TEXT = '^[^\\u0000-\\u001f\\u007f]*$';
 
 export const WatermarkSchema = Type.Object({
-  text: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: PLAIN_TEXT, description: 'The text to draw, one line, in Latin, Greek, Cyrillic, Georgian, Armenian, Chinese, Japanese or Korean (other scripts are a 422 naming the characters). Give text or asset' })),
+  text: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: PLAIN_TEXT, description: 'The text to draw, one line, in any script the fonts cover: Latin, Greek, Cyrillic, Georgian, Armenian, Chinese, Japanese and Korean drawn in an embedded font; Arabic, Hebrew, Indic, Thai and other scripts that need shaping laid out by Chromium (docs/finishing.md). Give text or asset' })),
   asset: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Name of a PNG, JPEG or PDF in your asset library (POST /v1/assets): an image drawn at 1 px = 1 pt, a PDF\'s first page as vector content at its size, shrunk to fit 80 % of the page; a PDF not on a PDF/A document. Give text or asset' })),
   opacity: Type.Optional(Type.Number({ minimum: 0.05, maximum: 1, default: 0.3, description: 'From 0.05 (faint) to 1 (opaque); default 0.3' })),
   rotation: Type.Optional(Type.Number({ minimum: -360, maximum: 360, default: 45, description: 'Degrees counter-clockwise about the mark\'s centre; default 45 (reading up the page)' })),

@@ -5,8 +5,8 @@
  * written without shaping, which @libpdf/core does not do: Latin, Greek, Cyrillic (Noto Sans, DejaVu
  * Sans), Georgian, Armenian, Chinese and Japanese (Droid Sans Fallback: Debian ships Noto CJK only
  * as a TrueType collection, which @libpdf/core cannot embed) and Korean in precomposed syllables (Nanum
- * Gothic). Scripts that need shaping or run right to left (Arabic, Hebrew, Indic, Thai, conjoining
- * Hangul jamo) are refused with the characters named, never drawn with missing or misplaced glyphs.
+ * Gothic). Text in scripts that need shaping or run right to left (Arabic, Hebrew, Indic, Thai,
+ * conjoining Hangul jamo) is laid out by Chromium instead (text-layout.ts); `needsShaping` tells which.
  */
 import { readFile } from 'node:fs/promises';
 import { PDF, type EmbeddedFont } from '@libpdf/core';
@@ -59,20 +59,25 @@ async function uncovered(text: string): Promise<string[]> {
  */
 const NEEDS_SHAPING = /[\u0590-\u08FF\u0900-\u0DFF\u0E00-\u0FFF\u1000-\u11FF\u1780-\u18AF\uA960-\uA97F\uD7B0-\uD7FF\uFB1D-\uFDFF\uFE70-\uFEFF]/u;
 
+/** Whether `text` has a character of a script that must be shaped (laid out by Chromium, text-layout.ts). */
+export function needsShaping(text: string): boolean {
+  return NEEDS_SHAPING.test(text);
+}
+
 /**
  * The bytes of the first font that draws all of `text`; a 422 at `loc` naming the characters none
  * does, or that need shaping (checked before any charge).
  */
 export async function watermarkFont(text: string, loc: (string | number)[]): Promise<Uint8Array> {
   const shaped = [...new Set([...text].filter((char) => NEEDS_SHAPING.test(char)))];
-  if (shaped.length > 0) throw new ValidationError([{ loc, msg: `${describe(shaped)} belong to a script drawn with shaping or right to left, which watermark text cannot do yet; use an image or PDF asset instead`, type: 'watermark_text_unsupported' }]);
+  if (shaped.length > 0) throw new ValidationError([{ loc, msg: `${describe(shaped)} belong to a script drawn with shaping or right to left, which needs Chromium to lay it out, and this process has none; use an image or PDF asset instead`, type: 'watermark_text_unsupported' }]);
   for (const path of WATERMARK_FONT_FILES) {
     const font = await load(path);
     if (font?.probe.canEncode(text)) return font.bytes;
   }
   const missing = await uncovered(text);
   const msg = missing.length > 0
-    ? `No font here draws ${describe(missing)}; watermark text may use Latin, Greek, Cyrillic, Georgian, Armenian, Chinese, Japanese or Korean (Arabic, Hebrew, Indic and Thai are not drawn yet). Use an image or PDF asset instead`
+    ? `No font here draws ${describe(missing)}; use characters of the scripts docs/finishing.md lists, or an image or PDF asset`
     : 'No single font here draws every character of this text together; use characters of one script, or an image asset';
   throw new ValidationError([{ loc, msg, type: 'watermark_text_unsupported' }]);
 }

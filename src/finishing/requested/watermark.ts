@@ -1,6 +1,6 @@
 /**
- * A watermark on chosen pages of a PDF: a text (in a font embedded for it, watermark-fonts.ts) or an
- * image from the account's asset library, at an opacity, a rotation and one of nine positions, over
+ * A watermark on chosen pages of a PDF: a text (in a font embedded for it, watermark-fonts.ts; laid out
+ * by Chromium when its script needs shaping, text-layout.ts) or an image from the account's asset library, at an opacity, a rotation and one of nine positions, over
  * the page's content or under it. Used by the after-print step (finishing.ts) and the
  * `/v1/pdf-tools/watermark` tool alike.
  *
@@ -15,10 +15,11 @@
  * Everything the customer can get wrong (text no font draws, an asset missing or not an image, a bad
  * page selection) is found by `prepareWatermark`, before any charge.
  */
-import { PDF, PdfDict, PdfString, ops, rgb, type PDFEmbeddedPage, type PDFPage } from '@libpdf/core';
+import { PDF, PdfArray, PdfDict, PdfStream, PdfString, ops, rgb, type PDFEmbeddedPage, type PDFPage, type PdfRef } from '@libpdf/core';
 import { ValidationError } from '../../shared/errors.js';
 import { parsePageSelection, selectedPages, type PageSelection } from '../../pdf-tools/page-selection.js';
-import { watermarkFont } from './watermark-fonts.js';
+import { needsShaping, watermarkFont } from './watermark-fonts.js';
+import type { TextLayout } from './text-layout.js';
 import type { WatermarkRequest } from './finishing-requests.js';
 
 /** Where the mark sits on the page. */
@@ -31,6 +32,8 @@ export type AssetReader = (accountId: string, name: string) => Promise<{ body: B
 export interface PreparedWatermark {
   mark:
     | { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number] }
+    /** Text Chromium laid out (a script that needs shaping): its one-page PDF, and the text it reads as. */
+    | { kind: 'laid-out-text'; text: string; pdf: Uint8Array }
     | { kind: 'image'; bytes: Buffer; contentType: string }
     /** The first page of a PDF asset, drawn as vector content (a logo, a stamp). */
     | { kind: 'pdf'; bytes: Buffer };
@@ -58,7 +61,7 @@ function refuse(loc: (string | number)[], msg: string, type: string): never {
 /** Checks a watermark request (422 at `loc` + field) and loads what it draws. */
 export async function prepareWatermark(
   request: WatermarkRequest,
-  context: { accountId: string; readAsset: AssetReader; loc: (string | number)[] },
+  context: { accountId: string; readAsset: AssetReader; loc: (string | number)[]; layOutText?: TextLayout },
 ): Promise<PreparedWatermark> {
   const { loc } = context;
   const hasText = request.text != null && request.text.trim() !== '';
@@ -74,8 +77,12 @@ export async function prepareWatermark(
   };
   if (hasText) {
     const text = request.text!.trim();
+    const [fontSize, color] = [request.font_size ?? DEFAULTS.fontSize, request.color ?? DEFAULTS.color];
+    if (context.layOutText && needsShaping(text)) {
+      return { ...common, mark: { kind: 'laid-out-text', text, pdf: await context.layOutText({ accountId: context.accountId, text, fontSize, color }) } };
+    }
     const font = await watermarkFont(text, [...loc, 'text']);
-    return { ...common, mark: { kind: 'text', text, font, fontSize: request.font_size ?? DEFAULTS.fontSize, color: parseColor(request.color ?? DEFAULTS.color) } };
+    return { ...common, mark: { kind: 'text', text, font, fontSize, color: parseColor(color) } };
   }
   const asset = await context.readAsset(context.accountId, request.asset!);
   if (!asset) refuse([...loc, 'asset'], `Your asset library has no asset named "${request.asset}"; upload it with POST /v1/assets`, 'asset_not_found');
@@ -154,9 +161,37 @@ async function textMarkPdf(mark: Extract<PreparedWatermark['mark'], { kind: 'tex
   return bytes;
 }
 
+/** Chromium's marked content in laid-out text: a span around a shaped cluster (`/Span<</ActualText <…> >> BDC`) and a right-to-left run (`/ReversedChars BMC`); and their ends. */
+const CLUSTER_SPAN = /\/Span\s*<<\s*\/ActualText\s*<[0-9A-Fa-f\s]*>\s*>>\s*BDC|\/ReversedChars\s+BMC/g;
+const SPAN_END = /(?<![A-Za-z])EMC(?![A-Za-z])/g;
+
+/**
+ * Chromium's page of laid-out text, reading as `text` as a whole: a text extractor takes the innermost
+ * /ActualText, so Chromium's own spans (one per shaped cluster) are dropped and one span goes around it
+ * all — else a turned mark reads as scattered clusters, a right-to-left one in visual order. Left as Chromium made it if it holds any other
+ * marked content (untagged prints hold none).
+ */
+async function readingAs(pdf: Uint8Array, text: string): Promise<PDF> {
+  const laidOut = await PDF.load(pdf);
+  const page = laidOut.getPage(0)!;
+  const resolve = (ref: PdfRef) => laidOut.getObject(ref);
+  const contents = page.dict.get('Contents', resolve);
+  const streams = contents instanceof PdfArray ? Array.from({ length: contents.length }, (_, i) => contents.at(i, resolve)) : [contents];
+  if (!streams.every((stream) => stream instanceof PdfStream)) return laidOut;
+  const source = (streams as PdfStream[]).map((stream) => Buffer.from(stream.getDecodedData()).toString('latin1')).join('\n');
+  const spans = source.match(CLUSTER_SPAN)?.length ?? 0;
+  const bare = source.replace(CLUSTER_SPAN, '');
+  if (/(?<![A-Za-z])(BDC|BMC)(?![A-Za-z])/.test(bare) || (bare.match(SPAN_END)?.length ?? 0) !== spans) return laidOut;
+  const opening = `/Span <</ActualText <${Buffer.from(textString(text).bytes).toString('hex')}>>> BDC\n`;
+  const content = new PdfStream([], Buffer.from(`${opening}${bare.replace(SPAN_END, '')}\nEMC\n`, 'latin1'));
+  page.dict.set('Contents', laidOut.context.register(content));
+  return laidOut;
+}
+
 /** The mark as a one-page PDF of its own size, embedded into `doc`. */
 async function embedMark(doc: PDF, mark: PreparedWatermark['mark'], loc: (string | number)[]): Promise<PDFEmbeddedPage> {
   if (mark.kind === 'text') return doc.embedPage(await PDF.load(await textMarkPdf(mark)), 0);
+  if (mark.kind === 'laid-out-text') return doc.embedPage(await readingAs(mark.pdf, mark.text), 0);
   if (mark.kind === 'pdf') {
     const source = await PDF.load(new Uint8Array(mark.bytes)).catch(() => refuse([...loc, 'asset'], 'The PDF asset could not be read (damaged, or encrypted); upload a PDF that opens without a password', 'asset_unreadable'));
     if (source.getPageCount() === 0) refuse([...loc, 'asset'], 'The PDF asset has no page to draw', 'asset_unreadable');
@@ -190,7 +225,7 @@ function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWater
   const sideways = turn === 90 || turn === 270;
   // The page as seen: its width and height swap when it is turned a quarter.
   const [pageWidth, pageHeight] = sideways ? [boxHeight, boxWidth] : [boxWidth, boxHeight];
-  const scale = prepared.mark.kind !== 'text' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
+  const scale = prepared.mark.kind !== 'text' && prepared.mark.kind !== 'laid-out-text' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
   const width = mark.width * scale;
   const height = mark.height * scale;
   const radians = (prepared.rotation * Math.PI) / 180;
