@@ -78,6 +78,11 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     return store.claimJobs(database, { workerId, limit, now: Date.now(), leaseMs: cfg.leaseMs });
   }
 
+  /** The checks that judged the job's e-invoice when it was accepted (`einvoice_checks`). */
+  function einvoiceChecksOf(job: JobRow): string | null {
+    return job.einvoice_verdict ? (JSON.parse(job.einvoice_verdict) as EInvoiceVerdict).checks : null;
+  }
+
   function resultOf(delivery: Delivery, warnings: DocumentWarning[] | undefined): store.JobResult {
     return { ...deliveredTo(delivery), ...(warnings && warnings.length > 0 ? { warnings } : {}) };
   }
@@ -94,7 +99,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
       await charges.post({ transactionRef: job.transaction_ref }, renderMs, trx);
       if (job.webhook_url) {
-        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result), requestId: job.request_id });
+        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result, { einvoiceChecks: einvoiceChecksOf(job) }), requestId: job.request_id });
       }
       if (job.batch_id !== null) await o.batchItems?.settled(trx, job, 'completed');
       return true;
@@ -116,7 +121,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (!(await store.failJob(trx, job.id, workerId, failure, Date.now()))) return false;
       await charges.void({ transactionRef: job.transaction_ref, accountId: job.account_id }, trx);
       if (job.webhook_url) {
-        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure), requestId: job.request_id });
+        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure, { einvoiceChecks: einvoiceChecksOf(job) }), requestId: job.request_id });
       }
       if (job.batch_id !== null) await o.batchItems?.settled(trx, job, 'failed');
       return true;

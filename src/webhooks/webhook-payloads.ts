@@ -19,20 +19,25 @@ export interface CompletedResult {
   warnings?: { code: string; message: string; url?: string }[];
 }
 
-/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}[, warnings:[{code, message, url?}]]}` */
-export function completedPayload(jobId: string, result: CompletedResult): string {
+/** The rule sets that judged the job's e-invoice (`einvoice_checks`, as on the job); absent without an e-invoice. */
+export type EInvoiceChecksField = { einvoiceChecks?: string | null };
+
+const checksOf = (fields: EInvoiceChecksField) => (fields.einvoiceChecks ? { einvoice_checks: fields.einvoiceChecks } : {});
+
+/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}[, warnings:[{code, message, url?}]][, einvoice_checks]}` */
+export function completedPayload(jobId: string, result: CompletedResult, fields: EInvoiceChecksField = {}): string {
   const body: Record<string, unknown> = { url: result.url, filename: result.filename };
   if (result.s3Bucket && result.s3Key) {
     body.s3_bucket = result.s3Bucket;
     body.s3_key = result.s3Key;
   }
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
-  return JSON.stringify({ event: 'pdf.completed', job_id: jobId, status: 'completed', result: body, ...warnings });
+  return JSON.stringify({ event: 'pdf.completed', job_id: jobId, status: 'completed', result: body, ...warnings, ...checksOf(fields) });
 }
 
-/** `{event:"pdf.failed", job_id, status:"failed", error:{code, message}}` */
-export function failedPayload(jobId: string, error: { code: string; message: string }): string {
-  return JSON.stringify({ event: 'pdf.failed', job_id: jobId, status: 'failed', error: { code: error.code, message: error.message } });
+/** `{event:"pdf.failed", job_id, status:"failed", error:{code, message}[, einvoice_checks]}` */
+export function failedPayload(jobId: string, error: { code: string; message: string }, fields: EInvoiceChecksField = {}): string {
+  return JSON.stringify({ event: 'pdf.failed', job_id: jobId, status: 'failed', error: { code: error.code, message: error.message }, ...checksOf(fields) });
 }
 
 /** What a batch's webhook tells. */

@@ -14,13 +14,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildEInvoice } from '../../../src/einvoice/einvoice.js';
 import type { EInvoiceFormat, EInvoiceProfile, Invoice } from '../../../src/einvoice/invoice-schema.js';
 import { DIALECTS, DOCUMENT_DIALECTS } from '../../support/databases.js';
 import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 import { EXAMPLES, HAS_SHARED_RULES, INSTALL_TIMEOUT_MS, installRulesPack } from '../../support/einvoice-rules.js';
 import { startTestApp, until, type TestApp } from '../../support/test-app.js';
+import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 
 const TEMPLATE = '<h1>Invoice {{ einvoice.invoice.number }}</h1><p>{{ note }}</p>';
 const EN16931 = 'EN16931 1.3.16';
@@ -316,11 +318,14 @@ describe.each(DIALECTS)('a job keeps what the checks concluded on %s', (dialect)
   }, INSTALL_TIMEOUT_MS);
   afterAll(async () => t?.close());
 
-  it('create-async XRechnung: the job states einvoice_checks while it waits and once done, with the rules\' warnings', async () => {
+  it('create-async XRechnung: the job and its signed webhook state einvoice_checks, with the rules\' warnings', async () => {
     const account = await t.createAccount({ credits: 5 });
     const template = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Invoice', html: TEMPLATE } });
     const { delivery_date: _, ...invoice } = SAMPLE_INVOICE;
-    const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: template.body.id, data: {}, einvoice: { format: 'xrechnung-cii', invoice } } });
+    const receiver = await startWebhookReceiver();
+    onTestFinished(() => receiver.close());
+    const secret = 'einvoice-webhook-secret';
+    const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: template.body.id, data: {}, einvoice: { format: 'xrechnung-cii', invoice }, webhook_url: receiver.url, webhook_secret: secret } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const path = `/v1/pdf/jobs/${res.body.job_id}`;
     expect((await t.request('GET', path, { apiKey: account.apiKey })).body.einvoice_checks).toBe(XRECHNUNG);
@@ -328,5 +333,9 @@ describe.each(DIALECTS)('a job keeps what the checks concluded on %s', (dialect)
     const job = (await t.request('GET', path, { apiKey: account.apiKey })).body;
     expect(job.einvoice_checks).toBe(XRECHNUNG);
     expect(job.warnings).toEqual([expect.objectContaining({ code: 'EINVOICE_RULE_WARNING', message: expect.stringMatching(/^\[BR-DE-TMP-32\]/) })]);
+    const [hook] = await receiver.waitFor(1);
+    expect(hook!.headers['x-service-signature']).toBe(createHmac('sha256', secret).update(hook!.raw).digest('hex'));
+    expect(hook!.json).toMatchObject({ event: 'pdf.completed', job_id: res.body.job_id, einvoice_checks: XRECHNUNG });
+    expect(hook!.json.warnings).toEqual([expect.objectContaining({ code: 'EINVOICE_RULE_WARNING' })]);
   });
 });
