@@ -9,6 +9,7 @@ import { AssetsScreen } from './screens/assets-screen.js';
 import { BatchesScreen } from './screens/batches/batches-screen.js';
 import { CertificatesScreen } from './screens/finishing/certificates-screen.js';
 import { EditorScreen } from './screens/editor/editor-screen.js';
+import { EInvoiceValidateScreen } from './screens/einvoice-validate/einvoice-validate-screen.js';
 import { JobsScreen } from './screens/jobs-screen.js';
 import { PdfToolsScreen } from './screens/pdf-tools/pdf-tools-screen.js';
 import { S3Screen } from './screens/s3-screen.js';
@@ -24,6 +25,7 @@ const TITLES: Record<Route['name'], string> = {
   assets: 'Assets',
   transactions: 'Transactions',
   'pdf-tools': 'PDF tools',
+  'einvoice-validate': 'Validate e-invoice',
   certificates: 'Certificates',
   s3: 'S3 storage',
   'api-keys': 'API keys',
@@ -46,6 +48,8 @@ function Screen({ route }: { route: Route }) {
       return <TransactionsScreen />;
     case 'pdf-tools':
       return <PdfToolsScreen />;
+    case 'einvoice-validate':
+      return <EInvoiceValidateScreen />;
     case 'certificates':
       return <CertificatesScreen />;
     case 's3':

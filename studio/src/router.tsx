@@ -13,6 +13,7 @@ export type Route =
   | { name: 'assets' }
   | { name: 'transactions' }
   | { name: 'pdf-tools' }
+  | { name: 'einvoice-validate' }
   | { name: 'certificates' }
   | { name: 's3' }
   | { name: 'api-keys' }
@@ -28,6 +29,7 @@ export const paths = {
   assets: '/assets',
   transactions: '/transactions',
   pdfTools: '/tools/pdf',
+  einvoiceValidate: '/tools/einvoice',
   certificates: '/settings/certificates',
   s3: '/settings/s3',
   apiKeys: '/settings/api-keys',
@@ -46,6 +48,7 @@ export function matchRoute(pathname: string): Route {
   if (path === paths.assets) return { name: 'assets' };
   if (path === paths.transactions) return { name: 'transactions' };
   if (path === paths.pdfTools) return { name: 'pdf-tools' };
+  if (path === paths.einvoiceValidate) return { name: 'einvoice-validate' };
   if (path === paths.certificates) return { name: 'certificates' };
   if (path === paths.s3) return { name: 's3' };
   if (path === paths.apiKeys) return { name: 'api-keys' };

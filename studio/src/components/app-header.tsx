@@ -14,6 +14,7 @@ const NAV = [
   { href: paths.jobs, label: 'Jobs', match: /^\/jobs/ },
   { href: paths.batches, label: 'Batches', match: /^\/batches/ },
   { href: paths.pdfTools, label: 'PDF tools', match: /^\/tools\/pdf/ },
+  { href: paths.einvoiceValidate, label: 'Validate e-invoice', match: /^\/tools\/einvoice/ },
   { href: paths.transactions, label: 'Transactions', match: /^\/transactions/ },
   { href: paths.certificates, label: 'Certificates', match: /^\/settings\/certificates/ },
   { href: paths.s3, label: 'S3 storage', match: /^\/settings\/s3/ },

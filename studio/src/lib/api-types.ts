@@ -150,6 +150,8 @@ export interface Job {
   error_code?: string | null;
   /** The template version the job renders (its tag when accepted); null for the draft. */
   version?: { number: number; tag: string | null } | null;
+  /** Issue 41: with an e-invoice, the checks that judged it (`EN16931 1.3.16`, `built-in`). */
+  einvoice_checks?: string;
 }
 
 export interface JobList {
@@ -201,6 +203,8 @@ export interface CreateUrlResult {
   expires_in: number;
   /** Issue 13: what the document needed and did not get (absent on older servers). */
   warnings?: unknown;
+  /** Issue 41: with an e-invoice, the checks that judged it (`EN16931 1.3.16 + XRechnung 3.0.2`, `built-in`). */
+  einvoice_checks?: string;
 }
 
 /** `POST /v1/pdf/create-async`. */
@@ -208,6 +212,48 @@ export interface CreateAsyncResult {
   job_id: string;
   status: JobStatus;
   credits_remaining: number;
+}
+
+/** One finding of an official rule (`POST /v1/einvoice/validate`, issue 41). */
+export interface RuleFinding {
+  /** The rule id (`BR-DE-15`, `PEPPOL-EN16931-R001`), or `xml_schema` for a schema finding. */
+  rule: string;
+  severity: 'fatal' | 'warning';
+  message: string;
+  /** The XPath the rule was checked on; for a schema finding, its line. */
+  location: string;
+  line?: number;
+}
+
+/** One check of the report: the schema, the CEN EN 16931 schematron, KoSIT's for XRechnung. */
+export interface RuleCheck {
+  /** What ran, with its version: `EN16931 1.3.16 (CEN schematron, CII)`. */
+  check: string;
+  /** not_run: a check before it failed. */
+  status: 'passed' | 'failed' | 'not_run';
+  /** At most 100; `more` counts the rest. */
+  findings: RuleFinding[];
+  more?: number;
+}
+
+/** `POST /v1/einvoice/validate`: an e-invoice judged by the official rules (docs/einvoice-rules.md). */
+export interface EInvoiceValidationReport {
+  valid: boolean;
+  /** `EN16931 1.3.16 + XRechnung 3.0.2`, or `built-in` for Factur-X MINIMUM and BASIC WL. */
+  einvoice_checks: string;
+  source: {
+    kind: 'xml' | 'pdf';
+    /** For a PDF: the embedded file judged (factur-x.xml, zugferd-invoice.xml, xrechnung.xml). */
+    attachment?: string;
+    syntax: 'CII' | 'UBL';
+    /** The root element: CrossIndustryInvoice, Invoice or CreditNote. */
+    document: string;
+    /** BT-24 as the XML states it ('' when it states none). */
+    specification_identifier: string;
+    /** What it was judged as: XRechnung, a Factur-X profile, or EN 16931. */
+    profile: string;
+  };
+  checks: RuleCheck[];
 }
 
 /** From the X-RateLimit-* headers of the last authenticated response. */

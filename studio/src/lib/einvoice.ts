@@ -136,14 +136,18 @@ export const isFilledByEInvoice = (key: string): boolean => key === 'einvoice' |
 export interface EInvoiceFinding {
   /** The field inside `einvoice.invoice` as a path (`lines[2].vat_category`), or `einvoice.profile`, `pdf_variant`. */
   path: string;
-  /** The `loc` inside `einvoice.invoice` (`["lines", 2, "vat_category"]`); null for a finding outside the invoice. */
+  /** The `loc` inside `einvoice.invoice` (`["lines", 2, "vat_category"]`; `[]`: the invoice as a whole); null for a finding outside the invoice. */
   invoiceLoc: (string | number)[] | null;
   message: string;
+  /** With the official rules on the caller's own XML (`einvoice.xml`): the XPath the rule was checked on. */
+  xpath?: string;
 }
 
 /** The findings of one rule (`BR-CO-15`, `BR-CL-23`, `xml_schema`, …), in the order the API sent them. */
 export interface EInvoiceRuleFindings {
   rule: string;
+  /** The official rule set that found it (`XRechnung 3.0.2 (KoSIT schematron 2.5.0, CII)`), from `ctx.check`; absent for the built-in checks. */
+  check?: string;
   findings: EInvoiceFinding[];
 }
 
@@ -153,6 +157,7 @@ export function formatPath(parts: readonly (string | number)[]): string {
 }
 
 const INVOICE_LOC = ['body', 'einvoice', 'invoice'];
+const XML_LOC = ['body', 'einvoice', 'xml'];
 
 /** Whether a 422 item is about the e-invoice (its loc lies in `einvoice`, or is the PDF variant it cannot go into). */
 function isEInvoiceIssue(issue: ValidationIssue): boolean {
@@ -180,9 +185,12 @@ export function einvoiceFindings(body: unknown): { rules: EInvoiceRuleFindings[]
   for (const issue of ours) {
     const rule = typeof issue.type === 'string' && issue.type ? issue.type : 'value_error';
     let group = rules.find((r) => r.rule === rule);
-    if (!group) rules.push((group = { rule, findings: [] }));
+    if (!group) rules.push((group = { rule, ...(typeof issue.ctx?.check === 'string' ? { check: issue.ctx.check } : {}), findings: [] }));
     const invoiceLoc = invoiceLocOf(issue.loc);
-    group.findings.push({ path: formatPath(invoiceLoc ?? (issue.loc[0] === 'body' ? issue.loc.slice(1) : issue.loc)), invoiceLoc, message: messageOf(issue) });
+    // The official rules on the caller's XML: `["body", "einvoice", "xml", <XPath>]` (docs/einvoice.md, "The official rules").
+    const xpath = XML_LOC.every((part, i) => issue.loc[i] === part) && typeof issue.loc[3] === 'string' ? issue.loc[3] : undefined;
+    const path = formatPath(xpath !== undefined ? issue.loc.slice(1, 3) : (invoiceLoc ?? (issue.loc[0] === 'body' ? issue.loc.slice(1) : issue.loc)));
+    group.findings.push({ path, invoiceLoc, message: messageOf(issue), ...(xpath !== undefined ? { xpath } : {}) });
   }
   return { rules, rest: issues.filter((i) => !isEInvoiceIssue(i)) };
 }

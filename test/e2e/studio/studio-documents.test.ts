@@ -177,7 +177,7 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     // Every navigation link is inside the phone's width, none scrolled out of sight.
     await layoutSettled(page);
     const links = page.getByRole('navigation', { name: 'Main' }).getByRole('link');
-    expect(await links.count()).toBe(9); // Batches joined the eight (issue 40)
+    expect(await links.count()).toBe(10); // Batches joined the eight (issue 40), Validate e-invoice the nine (issue 41)
     const width = await page.evaluate(() => window.innerWidth);
     for (const box of await links.evaluateAll((all) => all.map((a) => a.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right })))) {
       expect(box.left).toBeGreaterThanOrEqual(0);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_INVOICE, describeDelivered, einvoiceFindings, einvoiceRequest, formatPath, initialEInvoiceDraft, isFilledByEInvoice, jsonValueLines, lineOfField, looksLikeInvoice, resolveEInvoice } from '../../../studio/src/lib/einvoice.js';
 import { EINVOICE_STARTER_DATA } from '../../../studio/src/lib/starter-einvoice.js';
+import { countFindings, describeChecks, fatalRules, groupByRule, isEInvoiceFile, splitRuleWarnings } from '../../../studio/src/lib/einvoice-report.js';
 import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 import { checkNumberInput, emptyRow, missingRequired, missingRequiredWarnings, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
 import { describeLoc, formPlace, isEditedSince, refusalsOf, valueAt } from '../../../studio/src/lib/field-marks.js';
@@ -308,6 +309,52 @@ describe('e-invoices', () => {
     expect(einvoiceFindings({ detail: [body.detail[5]] })).toBeNull();
     expect(einvoiceFindings({ error: 'TEMPLATE_NOT_FOUND', message: 'x' })).toBeNull();
     expect(formatPath(['a', 0, 'b', 1])).toBe('a[0].b[1]');
+  });
+
+  it('keeps the official rule set of a finding and the XPath in the caller\'s own XML (issue 41)', () => {
+    const check = 'XRechnung 3.0.2 (KoSIT schematron 2.5.0, CII)';
+    const found = einvoiceFindings({
+      detail: [
+        { loc: ['body', 'einvoice', 'xml', '/rsm:CrossIndustryInvoice[1]'], msg: '[BR-DE-15] Das Element "Buyer reference" (BT-10) muss übermittelt werden.', type: 'BR-DE-15', ctx: { check, locations: ['/rsm:CrossIndustryInvoice[1]'] } },
+        { loc: ['body', 'einvoice', 'invoice'], msg: '[BR-DE-18] Skonto Zeilen … (in the XRechnung XML built from einvoice.invoice, at /rsm:CrossIndustryInvoice[1])', type: 'BR-DE-18', ctx: { check, locations: ['/rsm:CrossIndustryInvoice[1]'] } },
+      ],
+    })!;
+    expect(found.rules).toEqual([
+      { rule: 'BR-DE-15', check, findings: [{ path: 'einvoice.xml', invoiceLoc: null, message: 'Das Element "Buyer reference" (BT-10) muss übermittelt werden.', xpath: '/rsm:CrossIndustryInvoice[1]' }] },
+      { rule: 'BR-DE-18', check, findings: [{ path: '', invoiceLoc: [], message: 'Skonto Zeilen … (in the XRechnung XML built from einvoice.invoice, at /rsm:CrossIndustryInvoice[1])' }] },
+    ]);
+  });
+
+  it('groups a validation report\'s findings by rule, and splits the official rules\' warnings off a document\'s', () => {
+    const at = (n: number) => `/rsm:CrossIndustryInvoice[1]/ram:Line[${n}]`;
+    const check = {
+      check: 'EN16931 1.3.16 (CEN schematron, CII)',
+      status: 'failed' as const,
+      findings: [
+        { rule: 'BR-CO-10', severity: 'warning' as const, message: 'Sum of lines', location: at(1) },
+        { rule: 'BR-16', severity: 'fatal' as const, message: 'A line is needed', location: at(2) },
+        { rule: 'BR-CO-10', severity: 'fatal' as const, message: 'Sum of lines', location: at(3) },
+        { rule: 'xml_schema', severity: 'fatal' as const, message: 'Unexpected element', location: '', line: 7 },
+      ],
+      more: 12,
+    };
+    expect(groupByRule(check.findings)).toEqual([
+      { rule: 'BR-CO-10', severity: 'fatal', messages: [{ message: 'Sum of lines', places: [at(1), at(3)] }] },
+      { rule: 'BR-16', severity: 'fatal', messages: [{ message: 'A line is needed', places: [at(2)] }] },
+      { rule: 'xml_schema', severity: 'fatal', messages: [{ message: 'Unexpected element', places: ['line 7'] }] },
+    ]);
+    expect(countFindings(check)).toBe('3 fatal findings, 1 warning');
+    expect(fatalRules([check, { check: 'x', status: 'passed', findings: [] }])).toEqual(['BR-16', 'BR-CO-10', 'xml_schema']);
+    expect(describeChecks('EN16931 1.3.16')).toBe('EN16931 1.3.16');
+    expect(describeChecks('built-in')).toMatch(/^built-in \(/);
+    expect(isEInvoiceFile({ name: 'invoice.XML', type: '' })).toBe(true);
+    expect(isEInvoiceFile({ name: 'scan', type: 'application/pdf' })).toBe(true);
+    expect(isEInvoiceFile({ name: 'notes.txt', type: 'text/plain' })).toBe(false);
+    const other = { code: 'ASSET_NOT_FOUND', message: 'no asset named "logo.png"' };
+    expect(splitRuleWarnings([{ code: 'EINVOICE_RULE_WARNING', message: '[BR-DE-27] In BT-42 sollen mindestens drei Ziffern enthalten sein. (XRechnung 3.0.2 …, at /rsm:X)' }, other])).toEqual({
+      rules: [{ rule: 'BR-DE-27', message: 'In BT-42 sollen mindestens drei Ziffern enthalten sein. (XRechnung 3.0.2 …, at /rsm:X)' }],
+      rest: [other],
+    });
   });
 
   it('finds the line of a field in the invoice JSON, or of the value around a missing one', () => {

@@ -1,7 +1,8 @@
 /**
  * Run → E-invoice (issue 16): attach an EN 16931 invoice to the generation — the format and profile, and
  * the invoice either as the template's own data or as its own JSON (prefilled with a complete example) —
- * and, when the service refuses the invoice, its findings grouped by rule.
+ * and, when the service refuses the invoice, its findings grouped by rule. Once delivered (issue 41):
+ * which checks judged it (`einvoice_checks`) and the official rules' warnings, by rule.
  */
 import { useMemo } from 'preact/hooks';
 import { CodeEditor, type EditorProblem } from '../../components/code-editor.js';
@@ -9,15 +10,19 @@ import {
   EINVOICE_FORMATS,
   EINVOICE_PROFILES,
   EXAMPLE_INVOICE,
+  describeDelivered,
   isHybridFormat,
   jsonValueLines,
   lineOfField,
   looksLikeInvoice,
   type EInvoiceDraft,
+  type EInvoiceFinding,
   type EInvoiceFormat,
   type EInvoiceProfile,
+  type EInvoiceRequest,
   type EInvoiceRuleFindings,
 } from '../../lib/einvoice.js';
+import { describeChecks, type RuleWarning } from '../../lib/einvoice-report.js';
 import type { DataObject } from '../../lib/form-data.js';
 import type { Field } from '../../lib/api-types.js';
 import { describeLoc, type DataLoc } from '../../lib/field-marks.js';
@@ -38,7 +43,7 @@ function findingMarkers(findings: EInvoiceSectionProps['findings']): EditorProbl
   if (!findings?.json) return [];
   const lines = jsonValueLines(findings.json);
   return findings.rules.flatMap((group) =>
-    group.findings.filter((f) => f.invoiceLoc).map((f) => ({ line: lineOfField(lines, f.invoiceLoc!), message: `${group.rule}: ${f.message}`, source: findings.json! })),
+    group.findings.filter((f) => f.invoiceLoc?.length).map((f) => ({ line: lineOfField(lines, f.invoiceLoc!), message: `${group.rule}: ${f.message}`, source: findings.json! })),
   );
 }
 
@@ -120,10 +125,18 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
   );
 }
 
+/** Where a finding is: a field of the invoice (as the form names it), the XPath of the caller's XML, or the invoice as a whole. */
+function FindingPlace({ finding, fields }: { finding: EInvoiceFinding; fields: readonly Field[] }) {
+  if (finding.xpath) return <code class="finding-path">{finding.xpath}</code>;
+  if (finding.invoiceLoc?.length) return <span class="finding-path">{describeLoc(fields, finding.invoiceLoc)}</span>;
+  if (finding.invoiceLoc || !finding.path) return <span class="finding-path">the invoice</span>;
+  return <code class="finding-path">{finding.path}</code>;
+}
+
 /**
- * A refused invoice: one entry per rule id, each listing the place inside the invoice — named as the
- * form names it when the invoice is the template's data (with a button to the field), rows counted
- * from 1 — and the message.
+ * A refused invoice: one entry per rule id (with the official rule set that found it, if one did),
+ * each listing the place inside the invoice — named as the form names it when the invoice is the
+ * template's data (with a button to the field), rows counted from 1 — and the message.
  */
 export function EInvoiceFindings({ rules, credits, fields = [], onShowField, canShowField = () => false }: { rules: EInvoiceRuleFindings[]; credits: number | null; fields?: readonly Field[]; onShowField?(loc: DataLoc): void; canShowField?(loc: DataLoc): boolean }) {
   const count = rules.reduce((n, r) => n + r.findings.length, 0);
@@ -136,18 +149,12 @@ export function EInvoiceFindings({ rules, credits, fields = [], onShowField, can
         {rules.map((group) => (
           <li key={group.rule} data-rule={group.rule}>
             <strong class="rule-id">{group.rule}</strong>
+            {group.check && <span class="muted"> · {group.check}</span>}
             <ul>
               {group.findings.map((f, i) => (
                 <li key={i}>
-                  {f.invoiceLoc ? (
-                    <span class="finding-path">{describeLoc(fields, f.invoiceLoc)}</span>
-                  ) : f.path ? (
-                    <code class="finding-path">{f.path}</code>
-                  ) : (
-                    <span class="finding-path">the invoice</span>
-                  )}
-                  : {f.message}
-                  {f.invoiceLoc && onShowField && canShowField(f.invoiceLoc) && (
+                  <FindingPlace finding={f} fields={fields} />: {f.message}
+                  {!!f.invoiceLoc?.length && onShowField && canShowField(f.invoiceLoc) && (
                     <>
                       {' '}
                       <button type="button" class="button button-small" onClick={() => onShowField(f.invoiceLoc!)}>
@@ -162,5 +169,32 @@ export function EInvoiceFindings({ rules, credits, fields = [], onShowField, can
         ))}
       </ul>
     </div>
+  );
+}
+
+/**
+ * A delivered e-invoice: what it is and where its XML is, the checks that judged it before the charge
+ * (absent from a server before issue 41), and the warnings of the official rules, one per rule.
+ */
+export function EInvoiceDelivered({ einvoice, checks, ruleWarnings }: { einvoice: Pick<EInvoiceRequest, 'format' | 'profile'>; checks: string | undefined; ruleWarnings: readonly RuleWarning[] }) {
+  return (
+    <>
+      <div class="notice notice-success" data-testid="einvoice-result">
+        <p>E-invoice: {describeDelivered(einvoice)}.</p>
+        {checks && <p data-testid="einvoice-checks">Checked by: {describeChecks(checks)}.</p>}
+      </div>
+      {ruleWarnings.length > 0 && (
+        <div class="notice notice-warning einvoice-findings" data-testid="einvoice-warnings">
+          <p>Valid, with {ruleWarnings.length === 1 ? 'a warning' : `${ruleWarnings.length} warnings`} of the official rules (they do not refuse it):</p>
+          <ul>
+            {ruleWarnings.map((w) => (
+              <li key={w.rule} data-rule={w.rule}>
+                <strong class="rule-id">{w.rule}</strong>: {w.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </>
   );
 }

@@ -2,7 +2,8 @@
  * Run: generate the real PDF (1 credit) with the form's data, from the saved draft or a version — sync
  * as a download link or as bytes, or async as a job polled until it finishes — and the same call as
  * curl / JavaScript / Python snippets. Optionally with an e-invoice attached (einvoice-section.tsx):
- * a refused invoice shows its findings by rule instead of a generic error. And with finishing
+ * a refused invoice shows its findings by rule instead of a generic error, a delivered one the checks
+ * that judged it and the official rules' warnings by rule (issue 41). And with finishing
  * (finishing-section.tsx): a watermark, a signature, protection.
  * A strict template's required field without a value is refused before sending (the service's rule);
  * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
@@ -20,8 +21,9 @@ import type { RunMode } from '../../lib/snippets.js';
 import { Link, paths } from '../../router.js';
 import { SnippetsView } from './snippets-view.js';
 import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../lib/warnings.js';
-import { describeDelivered, einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice.js';
-import { EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
+import { einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice.js';
+import { EInvoiceDelivered, EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
+import { splitRuleWarnings } from '../../lib/einvoice-report.js';
 import { VersionSelect } from './version-select.js';
 import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 import { useCertificates } from '../finishing/certificates-screen.js';
@@ -31,9 +33,10 @@ import { FinishingSection } from '../finishing/finishing-section.js';
 /** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
 type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
 
+// `checks`: the answer's einvoice_checks (X-Pressroom-Einvoice-Checks on bytes; the job's own once it is read).
 type Result =
-  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string; warnings: DocumentWarning[]; einvoice: Attached }
-  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string; warnings: DocumentWarning[]; einvoice: Attached }
+  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string; warnings: DocumentWarning[]; einvoice: Attached; checks?: string }
+  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string; warnings: DocumentWarning[]; einvoice: Attached; checks?: string }
   | { kind: 'job'; job: Job | { id: string; status: Job['status'] }; einvoice: Attached };
 
 interface RunPanelProps {
@@ -111,6 +114,8 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   const finishingResolved = finishingRequest(finishingDraft);
   const finishingProblem = 'error' in finishingResolved ? finishingResolved.error : null;
   const finishing = 'request' in finishingResolved ? finishingResolved.request : {};
+  // The official rules' warnings go with the e-invoice, by rule; the document's own stay a list.
+  const { rules: ruleWarnings, rest: otherWarnings } = splitRuleWarnings(result && result.kind !== 'job' ? result.warnings : []);
 
   useResetOnChange(JSON.stringify([mode, filename, version, einvoiceDraft, finishingDraft]), () => {
     setResult(null);
@@ -157,7 +162,7 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
       if (mode === 'url') {
         const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
         setCredits(r.credits_remaining);
-        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from, warnings: readWarnings(r.warnings), einvoice: attached });
+        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from, warnings: readWarnings(r.warnings), einvoice: attached, checks: r.einvoice_checks });
       } else if (mode === 'binary') {
         const response = await api().raw('POST', '/v1/pdf/create', { body: { ...base, export_type: 'binary' } });
         // XRechnung answers its XML (application/xml) instead of a PDF.
@@ -166,7 +171,8 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
         if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
         blobUrl.current = URL.createObjectURL(blob);
         const name = `${sentName}.${xml ? 'xml' : 'pdf'}`;
-        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings, einvoice: attached });
+        const checks = response.headers.get('x-pressroom-einvoice-checks') ?? undefined;
+        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings, einvoice: attached, checks });
         const a = document.createElement('a');
         a.href = blobUrl.current;
         a.download = name;
@@ -185,7 +191,7 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
       const rest = refused ? refused.rest : e instanceof ApiError && e.status === 422 ? ((e.body as { detail?: ValidationIssue[] }).detail ?? []) : [];
       // The places in the data the refusal is about, marked at the form's fields while their values stay.
       const inData = rest.filter((i) => i.loc[0] === 'body' && i.loc[1] === 'data').map((i) => ({ loc: i.loc.slice(2), message: `Run refused it: ${describeIssue({ ...i, loc: [] })}.` }));
-      const inInvoice = refused && einvoiceDraft.source === 'data' ? refused.rules.flatMap((r) => r.findings.filter((f) => f.invoiceLoc).map((f) => ({ loc: f.invoiceLoc!, message: `The e-invoice was refused here: ${f.message} (${r.rule}).` }))) : [];
+      const inInvoice = refused && einvoiceDraft.source === 'data' ? refused.rules.flatMap((r) => r.findings.filter((f) => f.invoiceLoc?.length).map((f) => ({ loc: f.invoiceLoc!, message: `The e-invoice was refused here: ${f.message} (${r.rule}).` }))) : [];
       onRefused(refusalsOf([...inData, ...inInvoice], sent));
       if (refused) {
         setFindings({ rules: refused.rules, json: einvoiceDraft.source === 'json' ? einvoiceDraft.json : null });
@@ -267,15 +273,13 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
         )}
         {result?.kind === 'job' && <JobResult job={result.job} />}
         {result?.einvoice && (result.kind !== 'job' || result.job.status === 'completed') && (
-          <p class="notice notice-success" data-testid="einvoice-result">
-            E-invoice: {describeDelivered(result.einvoice)}.
-          </p>
+          <EInvoiceDelivered einvoice={result.einvoice} checks={result.kind === 'job' ? (result.job as Job).einvoice_checks : result.checks} ruleWarnings={ruleWarnings} />
         )}
-        {result && result.kind !== 'job' && result.warnings.length > 0 && (
+        {otherWarnings.length > 0 && (
           <div class="notice notice-warning">
-            <p>Generated with {result.warnings.length === 1 ? 'a warning' : `${result.warnings.length} warnings`}:</p>
+            <p>Generated with {otherWarnings.length === 1 ? 'a warning' : `${otherWarnings.length} warnings`}:</p>
             <ul>
-              {result.warnings.map((w, i) => (
+              {otherWarnings.map((w, i) => (
                 <li key={i}>
                   <code>{w.code}</code> {w.message}
                   {w.url ? ` (${w.url})` : ''}

@@ -12,7 +12,7 @@ import { api, refreshAccount, useSession } from '../../api/session.js';
 import { FILENAME, fileNameFrom } from '../../lib/format.js';
 import { nothingCharged } from '../../lib/messages.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
-import { DropZone } from '../../components/drop-zone.js';
+import { FileDrop } from '../../components/drop-zone.js';
 import { useCertificates } from '../finishing/certificates-screen.js';
 import type { SignatureReport } from '../finishing/finishing.js';
 import { readAsDataUrl } from '../finishing/read-file.js';
@@ -70,7 +70,6 @@ export function PdfToolsScreen() {
   const certificates = useCertificates();
   const credits = useSession().account?.credits ?? null;
   const blobUrl = useRef<string | null>(null);
-  const fileInput = useRef<HTMLInputElement>(null);
   useEffect(
     () => () => {
       if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
@@ -100,19 +99,16 @@ export function PdfToolsScreen() {
     setResult(null);
     setSkipped([]);
     setReport(null);
-    if (fileInput.current) fileInput.current.value = '';
   };
 
   /** Picked or dropped: PDFs are added (one for extract and rotate); anything else is named, not sent. */
-  const addFiles = (list: FileList | File[] | null) => {
-    const all = [...(list ?? [])];
+  const addFiles = (all: File[]) => {
     const picked = all.filter(isPdf);
     setSkipped(all.filter((f) => !isPdf(f)).map((f) => f.name));
     if (picked.length) setFiles((prev) => (tool === 'merge' ? [...prev, ...picked] : picked.slice(0, 1)));
     setResult(null);
     setReport(null);
     setError(null);
-    if (fileInput.current) fileInput.current.value = '';
   };
 
   const move = (index: number, by: -1 | 1) =>
@@ -178,16 +174,16 @@ export function PdfToolsScreen() {
           {tool === t.id && (
             <form class="card tool-form" onSubmit={run}>
               <p class="help">{t.help}</p>
-              <DropZone class="file-drop" testId="pdf-drop" onFiles={addFiles}>
-                <p>{t.id === 'merge' ? 'Drop PDFs here, or' : files.length ? 'Drop another PDF here to replace it, or' : 'Drop a PDF here, or'}</p>
-                <label for={`pdf-input-${t.id}`} class="visually-hidden">
-                  {t.id === 'merge' ? 'Add PDFs' : 'PDF'}
-                </label>
-                <input id={`pdf-input-${t.id}`} ref={fileInput} class="visually-hidden" type="file" accept="application/pdf,.pdf" multiple={t.id === 'merge'} onChange={(e) => addFiles(e.currentTarget.files)} />
-                <button type="button" class="button" onClick={() => fileInput.current?.click()}>
-                  {t.id === 'merge' ? (files.length ? 'Add more PDFs…' : 'Choose PDFs…') : files.length ? 'Choose another PDF…' : 'Choose a PDF…'}
-                </button>
-              </DropZone>
+              <FileDrop
+                id={`pdf-input-${t.id}`}
+                label={t.id === 'merge' ? 'Add PDFs' : 'PDF'}
+                accept="application/pdf,.pdf"
+                multiple={t.id === 'merge'}
+                testId="pdf-drop"
+                onFiles={addFiles}
+                prompt={t.id === 'merge' ? 'Drop PDFs here, or' : files.length ? 'Drop another PDF here to replace it, or' : 'Drop a PDF here, or'}
+                button={t.id === 'merge' ? (files.length ? 'Add more PDFs…' : 'Choose PDFs…') : files.length ? 'Choose another PDF…' : 'Choose a PDF…'}
+              />
               {skipped.length > 0 && (
                 <p class="notice notice-warning" role="status">
                   Not added, not a PDF: {skipped.join(', ')}.
