@@ -27,6 +27,8 @@ import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 const TEMPLATE = '<h1>Invoice {{ einvoice.invoice.number }}</h1><p>{{ note }}</p>';
 const EN16931 = 'EN16931 1.3.16';
 const XRECHNUNG = 'EN16931 1.3.16 + XRechnung 3.0.2';
+/** The sample invoice with 201 lines: one more than the official rules judge (OFFICIAL_RULES_MAX_LINES). */
+const LONG_INVOICE = { ...SAMPLE_INVOICE, lines: Array.from({ length: 201 }, (_, i) => ({ ...SAMPLE_INVOICE.lines[i % 3]!, id: String(i + 1) })) };
 
 /** The XML the service builds: what a customer's own XML looks like. */
 async function ownXml(format: EInvoiceFormat, invoice: Invoice = SAMPLE_INVOICE): Promise<string> {
@@ -233,6 +235,16 @@ describe('validation is free work: an account looping it cannot slow a paying on
   }, INSTALL_TIMEOUT_MS);
   afterAll(async () => t?.close());
 
+  it('an invoice past 200 lines is judged by the built-in checks, with a warning that the official rules did not run', async () => {
+    const account = await t.createAccount({ credits: 2 });
+    const template = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Invoice', html: TEMPLATE } });
+    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: template.body.id, data: {}, export_type: 'url', einvoice: { format: 'xrechnung-ubl', invoice: LONG_INVOICE } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.einvoice_checks).toBe('built-in');
+    expect(res.body.warnings).toEqual([expect.objectContaining({ code: 'EINVOICE_RULES_SKIPPED', message: expect.stringContaining('201 lines') })]);
+    expect(res.body.credits_remaining).toBe(1);
+  });
+
   it('while one account\'s long validations hold a validation thread and wait for it, another account\'s XRechnung is judged and delivered', async () => {
     const a = await t.createAccount({ credits: 0, plan: 'enterprise' });
     const b = await t.createAccount({ credits: 3, plan: 'enterprise' });
@@ -287,6 +299,13 @@ describe('PRESSROOM_EINVOICE_RULES', () => {
       const judged = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { ...body, export_type: 'url' } });
       expect(judged.status, JSON.stringify(judged.body)).toBe(200);
       expect(judged.body.einvoice_checks).toBe(XRECHNUNG);
+
+      // Past the lines the rules judge, a required pack refuses rather than deliver an unjudged invoice.
+      const credits = (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits;
+      const long = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { ...body, einvoice: { format: 'xrechnung-cii', invoice: LONG_INVOICE } } });
+      expect(long.status, JSON.stringify(long.body)).toBe(422);
+      expect(long.body.detail[0]).toMatchObject({ loc: ['body', 'einvoice', 'invoice'], type: 'einvoice_too_long_for_rules', msg: expect.stringContaining('201 lines') });
+      expect((await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits).toBe(credits);
     } finally {
       await t.close();
     }
