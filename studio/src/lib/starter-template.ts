@@ -3,7 +3,7 @@
  * (for PDF templates) the e-invoice starter of starter-einvoice.ts.
  */
 import type { PageSetup } from './api-types.js';
-import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_NAME, EINVOICE_STARTER_PAGE } from './starter-einvoice.js';
+import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_NAME, EINVOICE_STARTER_PAGE } from './einvoice/starter-einvoice.js';
 
 export const STARTER_HTML = `<h1>Invoice {{ invoice.number }}</h1>
 <p>Billed to <strong>{{ customer.name }}</strong></p>

@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_INVOICE, describeDelivered, einvoiceFindings, einvoiceRequest, formatPath, initialEInvoiceDraft, isFilledByEInvoice, jsonValueLines, lineOfField, looksLikeInvoice, resolveEInvoice } from '../../../studio/src/lib/einvoice.js';
-import { EINVOICE_STARTER_DATA } from '../../../studio/src/lib/starter-einvoice.js';
-import { countFindings, describeChecks, fatalRules, groupByRule, isEInvoiceFile, splitRuleWarnings } from '../../../studio/src/lib/einvoice-report.js';
+import { EXAMPLE_INVOICE, describeDelivered, einvoiceFindings, einvoiceRequest, formatPath, initialEInvoiceDraft, isFilledByEInvoice, jsonValueLines, lineOfField, looksLikeInvoice, resolveEInvoice } from '../../../studio/src/lib/einvoice/einvoice.js';
+import { EINVOICE_STARTER_DATA } from '../../../studio/src/lib/einvoice/starter-einvoice.js';
+import { countFindings, describeChecks, fatalRules, groupByRule, isEInvoiceFile, splitRuleWarnings } from '../../../studio/src/lib/einvoice/einvoice-report.js';
 import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 import { checkNumberInput, emptyRow, missingRequired, missingRequiredWarnings, parseDataJson, parseItemInput, parseNumberInput, readField, writeField } from '../../../studio/src/lib/form-data.js';
 import { describeLoc, formPlace, isEditedSince, refusalsOf, valueAt } from '../../../studio/src/lib/field-marks.js';

@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { pdfInfo } from '../../support/documents/pdf-tools.js';
 import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_PAGE } from '../../../studio/src/lib/starter-einvoice.js';
+import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_PAGE } from '../../../studio/src/lib/einvoice/starter-einvoice.js';
 import { STARTER_IMAGE_CSS, STARTER_IMAGE_DATA, STARTER_IMAGE_HTML } from '../../../studio/src/lib/starter-template.js';
 import { capturePreviews, editorLines, ensureStudioBuild, launchBrowser, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
 

@@ -6,7 +6,7 @@
 import { createContext } from 'preact';
 import { useContext, useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import type { Field, FieldSpec } from '../../lib/api-types.js';
-import { isFilledByEInvoice } from '../../lib/einvoice.js';
+import { isFilledByEInvoice } from '../../lib/einvoice/einvoice.js';
 import { checkNumberInput, emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
 import { fieldInputId, rowInputId, rowLabel as rowLabelOf, type FieldMark, type FieldMarks } from '../../lib/field-marks.js';
 

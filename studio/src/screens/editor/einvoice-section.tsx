@@ -21,8 +21,8 @@ import {
   type EInvoiceProfile,
   type EInvoiceRequest,
   type EInvoiceRuleFindings,
-} from '../../lib/einvoice.js';
-import { describeChecks, type RuleWarning } from '../../lib/einvoice-report.js';
+} from '../../lib/einvoice/einvoice.js';
+import { describeChecks, type RuleWarning } from '../../lib/einvoice/einvoice-report.js';
 import type { DataObject } from '../../lib/form-data.js';
 import type { Field } from '../../lib/api-types.js';
 import { describeLoc, type DataLoc } from '../../lib/field-marks.js';

@@ -4,7 +4,7 @@ import { CopyButton } from '../../components/copy-button.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
 import { buildSnippets, type RunMode, type Snippets } from '../../lib/snippets.js';
 import type { DataObject } from '../../lib/form-data.js';
-import type { EInvoiceRequest } from '../../lib/einvoice.js';
+import type { EInvoiceRequest } from '../../lib/einvoice/einvoice.js';
 
 const LANGS: { id: keyof Snippets; label: string }[] = [
   { id: 'curl', label: 'curl' },

@@ -12,7 +12,7 @@ import { api } from '../../api/session.js';
 import { FileDrop } from '../../components/drop-zone.js';
 import { ErrorNotice, StatusNotice } from '../../components/notice.js';
 import type { EInvoiceValidationReport } from '../../lib/api-types.js';
-import { isEInvoiceFile } from '../../lib/einvoice-report.js';
+import { isEInvoiceFile } from '../../lib/einvoice/einvoice-report.js';
 import { readAsBase64 } from '../finishing/read-file.js';
 import { ValidationReport } from './validation-report.js';
 

@@ -5,7 +5,7 @@
  * schema finding's line) — and how many more the report did not list.
  */
 import type { EInvoiceValidationReport, RuleCheck } from '../../lib/api-types.js';
-import { CHECK_STATUS, countFindings, describeChecks, fatalRules, groupByRule, type RuleGroup } from '../../lib/einvoice-report.js';
+import { CHECK_STATUS, countFindings, describeChecks, fatalRules, groupByRule, type RuleGroup } from '../../lib/einvoice/einvoice-report.js';
 
 const STATUS_BADGE: Record<RuleCheck['status'], string> = { passed: 'badge-completed', failed: 'badge-failed', not_run: '' };
 

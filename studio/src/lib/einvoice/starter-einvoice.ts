@@ -8,7 +8,7 @@
  * (`einvoice.totals`, the numbers written into the XML); the live preview has no e-invoice, so the
  * template computes the same sums from the lines itself there.
  */
-import type { PageSetup } from './api-types.js';
+import type { PageSetup } from '../api-types.js';
 import { EXAMPLE_INVOICE } from './einvoice.js';
 
 export const EINVOICE_STARTER_NAME = 'Invoice (Factur-X EN 16931)';

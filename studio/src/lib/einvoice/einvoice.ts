@@ -3,9 +3,9 @@
  * attach, a complete example invoice, and the 422 findings of a refused invoice, grouped by rule.
  * Pure, no DOM.
  */
-import type { ValidationIssue } from './api-types.js';
+import type { ValidationIssue } from '../api-types.js';
 // The service's own names (types only: nothing of the server's schema code reaches the bundle).
-import type { EInvoiceFormat, EInvoiceProfile } from '../../../src/einvoice/invoice-schema.js';
+import type { EInvoiceFormat, EInvoiceProfile } from '../../../../src/einvoice/invoice-schema.js';
 
 export type { EInvoiceFormat, EInvoiceProfile };
 

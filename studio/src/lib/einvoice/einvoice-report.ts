@@ -4,8 +4,8 @@
  * one entry per message with the places it was found at — and what Run says about a delivered
  * e-invoice: the checks that judged it and the rules' warnings. Pure, no DOM.
  */
-import type { RuleCheck, RuleFinding } from './api-types.js';
-import type { DocumentWarning } from './warnings.js';
+import type { RuleCheck, RuleFinding } from '../api-types.js';
+import type { DocumentWarning } from '../warnings.js';
 
 /** The findings of one rule in one check. */
 export interface RuleGroup {
