@@ -58,6 +58,10 @@ export async function runGenerate(raw: RawGenerateOptions, io: GenerateOutput = 
     voice.complain(batchId ? `stopped waiting; batch ${batchId} is cancelled on the service` : 'stopped');
     process.exit(EXIT.interrupted);
   });
+  // Before the batch exists, the first Ctrl-C stops the command once the rows are read (the copy removed).
+  interrupt.onFirst(() => {
+    if (!batchId) voice.complain('stopping before anything is sent (Ctrl-C again to quit at once)');
+  });
   try {
     const rows = await readRows(options, voice);
     if (typeof rows === 'number') return rows;

@@ -4,6 +4,7 @@
  * file part, typed by the service from the template's fields) or kept as JSON `items` (a .json array).
  * Each sent row keeps its row number and line, so a refusal can name the user's row.
  */
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
@@ -41,6 +42,22 @@ export interface PrepareRowsOptions {
   isDelivered: (name: string) => boolean;
 }
 
+/** Temporary copies of rows files still on disk; removed at exit too, since a second Ctrl-C exits at once, past every `finally`. */
+const temporaryDirs = new Set<string>();
+let removedAtExit = false;
+
+async function temporaryDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
+  if (!removedAtExit) {
+    removedAtExit = true;
+    process.once('exit', () => {
+      for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true });
+    });
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'pressroom-generate-'));
+  temporaryDirs.add(dir);
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }).finally(() => temporaryDirs.delete(dir)) };
+}
+
 /** Reads and names the rows of `options.path`; throws RowsError for a file the command cannot send. */
 export async function prepareRows(options: PrepareRowsOptions): Promise<PreparedRows> {
   const kind = rowsKind(options.path);
@@ -53,7 +70,7 @@ export async function prepareRows(options: PrepareRowsOptions): Promise<Prepared
     const items = await prepareJsonRows(options.path, collector);
     return { sent: collector.sent, skipped: collector.skipped, body: { kind: 'items', items }, rowAtUploadLine: () => undefined, dispose: async () => {} };
   }
-  const dir = await mkdtemp(join(tmpdir(), 'pressroom-generate-'));
+  const { dir, remove } = await temporaryDir();
   try {
     const uploadPath = join(dir, `rows.${kind}`);
     const startLines = kind === 'csv' ? await prepareCsvRows(options.path, uploadPath, collector) : await prepareNdjsonRows(options.path, uploadPath, collector);
@@ -63,10 +80,10 @@ export async function prepareRows(options: PrepareRowsOptions): Promise<Prepared
       skipped: collector.skipped,
       body: { kind: 'upload', path: uploadPath, mediaType, fileName: `rows.${kind}` },
       rowAtUploadLine: (line) => collector.sent[lastAtOrBefore(startLines, line)],
-      dispose: () => rm(dir, { recursive: true, force: true }),
+      dispose: remove,
     };
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await remove();
     throw error;
   }
 }

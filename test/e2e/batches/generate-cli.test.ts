@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdfPages, pdfText } from '../../support/documents/pdf-tools.js';
 import { runClient, spawnClient } from '../../support/cli.js';
-import { createTemplates, startTestApp, type TestApp } from '../../support/test-app.js';
+import { createTemplates, startTestApp, until, type TestApp } from '../../support/test-app.js';
 import { DOCUMENT_DIALECTS } from '../../support/databases.js';
 
 const INVOICE = {
@@ -208,5 +208,21 @@ describe('Ctrl-C while a batch waits for the workers', () => {
     expect(batch).toMatchObject({ status: 'cancelled', cancelled: 3, completed: 0 });
     expect((await t.request('GET', '/v1/account', { apiKey })).body.credits).toBe(STARTING_CREDITS);
     expect(readdirSync(join(dir, 'pdfs'))).toEqual([]);
+  });
+
+  it('a second Ctrl-C while it reads the rows exits at once and leaves no temporary copy behind', async () => {
+    const dir = folder(`invoice_number,customer.name,total\n${Array.from({ length: 600_000 }, (_, i) => `INV-${i},"Customer ${i}",${i % 500}`).join('\n')}\n`);
+    const scratch = join(dir, 'tmp');
+    mkdirSync(scratch);
+    const cli = spawnClient(['generate', '--url', t.baseUrl, '--key', apiKey, '--template', templateId, '--data', join(dir, 'rows.csv'), '--zip', join(dir, 'all.zip')], { TMPDIR: scratch });
+    // Its copy of the rows is being written: interrupt twice, as an impatient user does.
+    await until(async () => readdirSync(scratch).some((name) => name.startsWith('pressroom-generate-')), 60_000, 'the CLI\'s temporary copy');
+    process.kill(cli.pid, 'SIGINT');
+    await until(async () => cli.stderrTail().includes('Ctrl-C again to quit at once'), 60_000, 'the first Ctrl-C to be heard');
+    process.kill(cli.pid, 'SIGINT');
+    expect(await cli.exited).toBe(130);
+    expect(cli.stderrTail()).toMatch(/: stopped\s*$/);
+    expect(readdirSync(scratch)).toEqual([]);
+    expect((await t.request('GET', '/v1/pdf/batches', { apiKey })).body.batches).toHaveLength(1);
   });
 });
