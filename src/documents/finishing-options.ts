@@ -11,15 +11,24 @@ import { openProtection, protectionOf, sealProtection, type SealedProtection } f
 import { prepareWatermark, type AssetReader } from '../finishing/requested/watermark.js';
 import type { TextLayout } from '../finishing/requested/text-layout.js';
 import { ValidationError } from '../shared/errors.js';
-import { isHybridFormat } from '../einvoice/einvoice.js';
-import type { Signing } from '../signing/sign.js';
-import type { GenerationOptions } from './documents.js';
+import { isHybridFormat, type EInvoiceRequest } from '../einvoice/einvoice.js';
+import type { PdfAVariant } from '../finishing/pdfa.js';
+import type { SignatureOptions, Signing } from '../signing/sign.js';
 
 /** The finishing fields of a generation, as the request gives them (protect sealed once a job stores it). */
 export interface FinishingFields {
   watermark?: WatermarkRequest | null;
   metadata?: MetadataRequest | null;
   protect?: ProtectRequest | { sealed: SealedProtection } | null;
+}
+
+/** What of a generation's options (documents.ts GenerationOptions) its finishing depends on. */
+export interface FinishingInput extends FinishingFields {
+  pdfVariant?: PdfAVariant | null;
+  /** An image is made instead of a PDF: nothing to sign. */
+  image?: unknown;
+  einvoice?: Pick<EInvoiceRequest, 'format'> | null;
+  sign?: SignatureOptions | null;
 }
 
 /** What checking and drawing need: the account's assets, the key that seals a job's passwords. */
@@ -42,7 +51,7 @@ function keyOf(sealKey: Buffer | undefined): Buffer {
  * combinations the formats forbid (protect with sign or with PDF/A or an e-invoice, which is PDF/A-3b;
  * finishing on XRechnung XML, which is not a PDF).
  */
-export async function finishingFor(options: GenerationOptions, context: FinishingContext): Promise<Pick<FinishOptions, 'watermark' | 'metadata' | 'protect'>> {
+export async function finishingFor(options: FinishingInput, context: FinishingContext): Promise<Pick<FinishOptions, 'watermark' | 'metadata' | 'protect'>> {
   const asked = (['watermark', 'metadata', 'protect'] as const).filter((field) => options[field] != null);
   if (asked.length === 0) return {};
   if (options.einvoice && !isHybridFormat(options.einvoice.format)) {
@@ -71,13 +80,13 @@ export async function finishingFor(options: GenerationOptions, context: Finishin
 }
 
 /** The options as a job row keeps them: protect's passwords sealed. */
-export function sealFinishing(options: GenerationOptions, sealKey: Buffer | undefined): GenerationOptions {
+export function sealFinishing<T extends FinishingInput>(options: T, sealKey: Buffer | undefined): T {
   if (!options.protect || 'sealed' in options.protect) return options;
   return { ...options, protect: { sealed: sealProtection(protectionOf(options.protect, ['body', 'protect']), keyOf(sealKey)) } };
 }
 
 /** A `sign` checked before the charge: something to sign, the certificate, the TSA. */
-export async function checkSignature(options: GenerationOptions, context: { accountId: string; signing?: Signing }): Promise<void> {
+export async function checkSignature(options: FinishingInput, context: { accountId: string; signing?: Signing }): Promise<void> {
   const loc = ['body', 'sign'];
   const refuse = (msg: string): never => {
     throw new ValidationError([{ loc, msg, type: 'sign_not_applicable' }]);

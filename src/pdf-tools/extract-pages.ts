@@ -1,6 +1,6 @@
 /** Extract pages: the pages a selection names (`3, 1-2`), in the order it names them. */
 import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
-import { parsePageSelection, selectedPages } from './page-selection.js';
+import { parsePageSelection, selectedPages } from '../pdf/page-selection.js';
 
 /** A checked extraction: the input and the pages to keep, in order. */
 export interface PreparedExtraction {

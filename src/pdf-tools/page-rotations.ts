@@ -5,7 +5,7 @@
  * steps, like page selections: the shape before any download, the page numbers once the count is known.
  */
 import { ValidationError } from '../shared/errors.js';
-import { PAGE_NUMBER } from './page-selection.js';
+import { PAGE_NUMBER } from '../pdf/page-selection.js';
 import type { PageRotation } from '../pdf/qpdf.js';
 
 export const ANGLES = [0, 90, 180, 270] as const;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../shared/errors.js';
 import { planRotation, rotationsFor } from './page-rotations.js';
-import { parsePageSelection, selectedPages } from './page-selection.js';
+import { parsePageSelection, selectedPages } from '../pdf/page-selection.js';
 import { pageRangeArgument } from '../pdf/qpdf.js';
 
 function refusal(work: () => unknown): { loc: (string | number)[]; msg: string; type: string } {

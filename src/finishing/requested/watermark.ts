@@ -17,7 +17,7 @@
  */
 import { PDF, PdfArray, PdfDict, PdfStream, PdfString, ops, rgb, type PDFEmbeddedPage, type PDFPage, type PdfRef } from '@libpdf/core';
 import { ValidationError } from '../../shared/errors.js';
-import { parsePageSelection, selectedPages, type PageSelection } from '../../pdf-tools/page-selection.js';
+import { parsePageSelection, selectedPages, type PageSelection } from '../../pdf/page-selection.js';
 import { needsShaping, watermarkFont } from './watermark-fonts.js';
 import type { TextLayout } from './text-layout.js';
 import type { WatermarkRequest } from './finishing-requests.js';
