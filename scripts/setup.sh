@@ -39,7 +39,21 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "[setup] npm ci"
   # --prefer-offline: packages already in npm's cache are not asked for again (measured: 607 packages
   # 3 min with a round trip each, on a warm cache); a fresh machine still downloads what it lacks.
-  npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+  # --ignore-scripts, then the install scripts run below: better-sqlite3's prebuilt binaries are on
+  # GitHub, which a closed machine does not reach, and then npm compiles SQLite (about 100 s on 2 cores).
+  # The compiled addon is kept in ~/.cache/pressroom, keyed by its version, Node's ABI and the CPU, and
+  # put back on the next clean install instead of being compiled again.
+  npm ci --prefer-offline --no-audit --no-fund --loglevel=error --ignore-scripts
+  scripted=$(node -e "const lock = require('./package-lock.json'); console.log(Object.entries(lock.packages).filter(([path, p]) => p.hasInstallScript && path !== 'node_modules/better-sqlite3').map(([path]) => path.replace(/^.*node_modules\//, '')).join(' '))")
+  if [ -n "$scripted" ]; then npm rebuild $scripted --loglevel=error >/dev/null; fi
+  addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node
+  kept="$HOME/.cache/pressroom/better-sqlite3-$(node -p "require('./node_modules/better-sqlite3/package.json').version")-abi$(node -p process.versions.modules)-$(uname -m).node"
+  if [ -f "$kept" ]; then
+    mkdir -p "$(dirname "$addon")" && cp "$kept" "$addon"
+  else
+    npm rebuild better-sqlite3 --loglevel=error >/dev/null
+    mkdir -p "$(dirname "$kept")" && cp "$addon" "$kept"
+  fi
   echo "$want" > "$stamp"
 fi
 
