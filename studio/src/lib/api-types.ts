@@ -152,6 +152,8 @@ export interface Job {
   version?: { number: number; tag: string | null } | null;
   /** Issue 41: with an e-invoice, the checks that judged it (`EN16931 1.3.16`, `built-in`). */
   einvoice_checks?: string;
+  /** Issue 13: once completed, what the document needed and did not get (absent when nothing; lib/warnings.ts reads it). */
+  warnings?: unknown;
 }
 
 export interface JobList {

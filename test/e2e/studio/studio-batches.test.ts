@@ -4,7 +4,8 @@
  * dropped, its columns matched to the template's fields (one changed by hand), row 1 previewed; a bad
  * cell is refused by row and column with nothing charged; a waiting batch is cancelled and refunded;
  * a batch runs to the end and its zip holds each row's PDF; a row the template fails on is listed with
- * its error while the merged PDF holds the others. Asserts what a user gets: the screen, the downloaded
+ * its error while the merged PDF holds the others; a batch of a published version renders that version,
+ * not the draft that moved on. Asserts what a user gets: the screen, the downloaded
  * files (pdftotext), the credits.
  */
 import { execFileSync } from 'node:child_process';
@@ -37,6 +38,10 @@ const FIELDS = [
 const ROWS_CSV = 'Full name,hours,Notes,_filename\nAda Lovelace,12.5,first,ada\n"Hopper, Grace",8,second,grace\nAlan Turing,3,third,alan\n';
 const BAD_CSV = 'name,hours\nGood,1\n\nBad,twelve\n';
 const FAILING_CSV = 'name,hours,_filename\nOne,1,one\nFail Me,2,bad\nThree,3,three\n';
+// Version 1 needs a name; the draft since also requires a title, which the CSV has no column for.
+const LETTER_V1 = { html: '<p>First edition for {{ name }}</p>', fields: [{ key: 'name', label: 'Name', type: 'string', required: true }] };
+const LETTER_DRAFT = { html: '<h1>{{ title }}</h1><p>Second edition for {{ name }}</p>', fields: [...LETTER_V1.fields, { key: 'title', label: 'Title', type: 'string', required: true }] };
+const LETTER_CSV = 'name,_filename\nAda,ada\nGrace,grace\n';
 
 /** The zip's entries, extracted with Python's zipfile (a reader that is not ours). */
 function unzip(bytes: Buffer): Map<string, Buffer> {
@@ -255,6 +260,42 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     await expect.poll(() => recent.count()).toBe(3);
     await expect.poll(() => recent.locator('td[data-label="Status"]').allInnerTexts()).toEqual(['completed with errors', 'completed', 'cancelled']);
     expect(await recent.first().locator('td[data-label="Documents"]').innerText()).toBe('2/3, 1 failed');
+    expect(studio.problems).toEqual([]);
+  });
+
+  it("renders the published version chosen, with that version's fields, not the draft that moved on", async () => {
+    t.services.startWorkers();
+    const id = (await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Letter', ...LETTER_V1 } })).body.id as string;
+    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'v1' } })).status).toBe(200);
+    expect((await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: LETTER_DRAFT })).status).toBe(200);
+    // The template list is read when the screen opens: open it again to see Letter.
+    await page.goto('/batches');
+    await page.getByLabel('Template').selectOption({ label: 'Letter' });
+    expect(await page.getByLabel('Version').inputValue()).toBe('');
+    await dropCsv(page, 'letters.csv', LETTER_CSV);
+    // The draft requires a title no column fills; version 1 does not.
+    await expect.poll(() => page.getByTestId('unmatched-required').innerText()).toContain('Title (title)');
+    await page.getByLabel('Version').selectOption({ label: 'Version 1 · v1' });
+    await expect.poll(() => page.getByTestId('unmatched-required').count()).toBe(0);
+    expect(await column('name').inputValue()).toBe('name');
+    const previews = await capturePreviews(page);
+    const preview = previews.next(60_000, (body) => body.version === 1);
+    await page.getByRole('button', { name: 'Preview row 1 (free)' }).click();
+    expect(pdfText(await preview)).toContain('First edition for Ada');
+
+    await page.getByRole('radio', { name: /A link per document/ }).check();
+    const batchId = await startBatch();
+    await expect.poll(statusOf, { timeout: 120_000 }).toBe('completed');
+    await expect.poll(() => watch().innerText()).toContain(`Letter ${id} (version 1 (v1))`);
+    await expect.poll(() => page.getByTestId('recent-batches').locator('tbody tr').first().locator('td[data-label="Version"]').innerText()).toBe('version 1 (v1)');
+    expect((await t.request('GET', `/v1/pdf/batches/${batchId}`, { apiKey: alice.apiKey })).body.version).toEqual({ number: 1, tag: 'v1' });
+    const items = (await t.request('GET', `/v1/pdf/batches/${batchId}/items?status=completed`, { apiKey: alice.apiKey })).body.items as { filename: string; url: string }[];
+    const textOf = async (url: string) => pdfText((await t.request('GET', new URL(url).pathname + new URL(url).search)).bytes);
+    const texts = Object.fromEntries(await Promise.all(items.map(async (item) => [item.filename, await textOf(item.url)])));
+    expect(Object.keys(texts).sort()).toEqual(['ada.pdf', 'grace.pdf']);
+    expect(texts['ada.pdf']).toContain('First edition for Ada');
+    expect(texts['grace.pdf']).toContain('First edition for Grace');
+    expect(Object.values(texts).join('\n')).not.toContain('Second edition');
     expect(studio.problems).toEqual([]);
   });
 });

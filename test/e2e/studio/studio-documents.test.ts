@@ -2,8 +2,9 @@
  * The studio for real documents (issue 13, part C), end to end: the real service in-process (SQLite),
  * the built studio, Debian's Chromium driven by playwright-core. What a new user ran into: a number
  * field that swallowed `1.234,56`, a footer error placed on the HTML pane, a save banner that stayed
- * after the fix, template ids instead of names, the phone navigation cut off; the asset screen; and a
- * variable the sample data lacks, warned of beside the preview (an error in strict mode).
+ * after the fix, template ids instead of names, the phone navigation cut off; the asset screen; a
+ * variable the sample data lacks, warned of beside the preview (an error in strict mode); and a
+ * background job's warnings, shown once it completes as a sync run's are.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -159,6 +160,25 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     await expect.poll(() => page.getByTestId('save-state').innerText()).toBe('Saved');
     expect((await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body.strict).toBe(true);
     await screenshot(page, 'strict-mode');
+    expect(problems).toEqual([]);
+  });
+
+  it("shows a background job's warnings once it completes: a missing asset's ASSET_NOT_FOUND", async () => {
+    const template = await createTemplate({ name: 'Missing logo', html: `<p>Letterhead</p><img src="{{ asset('missing.png') }}">` });
+    const { page, problems } = await studio();
+    await signIn(page, alice.apiKey, `/templates/${template.id}`);
+    const run = page.getByRole('region', { name: 'Run', exact: true });
+    await run.getByLabel('Background job').check();
+    await run.getByRole('button', { name: 'Generate PDF' }).click();
+    await expect.poll(() => page.getByTestId('run-result').innerText(), { timeout: 90_000 }).toContain('completed');
+    const warnings = page.getByTestId('run-warnings');
+    expect(await warnings.innerText()).toContain('Generated with a warning:');
+    expect(await warnings.innerText()).toContain('ASSET_NOT_FOUND');
+    expect(await warnings.innerText()).toContain('"missing.png"');
+    // The warning the studio shows is the job's own, as the API answers it.
+    const jobId = await page.getByTestId('run-result').locator('code').first().innerText();
+    const job = (await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey: alice.apiKey })).body;
+    expect(job.warnings).toEqual([expect.objectContaining({ code: 'ASSET_NOT_FOUND', url: 'https://assets.pressroom.internal/a/missing.png' })]);
     expect(problems).toEqual([]);
   });
 

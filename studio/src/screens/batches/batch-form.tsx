@@ -1,5 +1,6 @@
 /**
- * A new batch: a template, a CSV dropped or chosen, each column sent to a field, the file name column or
+ * A new batch: a template and its version (the draft, or a published version sent as `version`), a CSV
+ * dropped or chosen, each column sent to a field of what the batch renders, the file name column or
  * nowhere (matched by name, changeable), the required fields no column gives shown before start, a
  * preview of row 1, the output, and Start. The rows go up as the CSV re-written with the chosen names
  * (`rows`, multipart); a 422 is told by row and column as the file has them, and nothing was charged.
@@ -7,13 +8,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
-import type { BatchAccepted, BatchOutput, Field, TemplateSummary, ValidationIssue } from '../../lib/api-types.js';
+import type { BatchAccepted, BatchOutput, Field, TemplateSummary, TemplateVersion, TemplateVersionContent, ValidationIssue } from '../../lib/api-types.js';
 import { FILENAME_COLUMN, IGNORE, STUDIO_CSV_MAX_BYTES, doubledTargets, matchColumns, readCsv, rewriteCsv, rowData, unmatchedRequired, uploadPlace, type CsvTable } from '../../lib/csv-rows.js';
 import { FILENAME } from '../../lib/format.js';
 import { describeIssue, nothingCharged } from '../../lib/messages.js';
 import { DropZone } from '../../components/drop-zone.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { useLoad } from '../../components/use-load.js';
+import { VersionSelect } from '../../components/version-select.js';
 import { RowPreview, useRowPreview } from './row-preview.js';
 
 const OUTPUTS: { id: BatchOutput; label: string; help: string }[] = [
@@ -27,6 +29,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 
 export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   const [templateId, setTemplateId] = useState('');
+  const [version, setVersion] = useState<number | null>(null);
   const [table, setTable] = useState<CsvTable | null>(null);
   const [fileProblem, setFileProblem] = useState<string | null>(null);
   const [targets, setTargets] = useState<string[]>([]);
@@ -39,10 +42,18 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   const preview = useRowPreview();
 
   const templates = useLoad(async () => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind: 'pdf' } })).templates, []);
-  const fields = useLoad(async () => (templateId ? api().json<Field[]>('GET', `/v1/templates/${encodeURIComponent(templateId)}/fields`) : []), [templateId]);
+  const templatePath = `/v1/templates/${encodeURIComponent(templateId)}`;
+  const versions = useLoad(async () => (templateId ? (await api().json<{ versions: TemplateVersion[] }>('GET', `${templatePath}/versions`)).versions : []), [templateId]);
+  // A version no longer listed is not offered: the batch falls back to the draft, as Run does.
+  const chosen = versions.data?.find((v) => v.version_number === version);
+  // The rows are checked against the fields of what the batch renders: the draft's, or the version's own.
+  const fields = useLoad(
+    async () => (!templateId ? [] : chosen ? (await api().json<TemplateVersionContent>('GET', `${templatePath}/versions/${chosen.version_number}`)).fields : api().json<Field[]>('GET', `${templatePath}/fields`)),
+    [templateId, chosen?.version_number],
+  );
   const fieldList = templateId && fields.data ? fields.data : [];
 
-  // A new template or file: the columns are matched again by name, and an old preview or refusal no longer applies.
+  // A new template, version or file: the columns are matched again by name, and an old preview or refusal no longer applies.
   useEffect(() => {
     setTargets(table ? matchColumns(table.header, fieldList) : []);
     setRefusal(null);
@@ -68,7 +79,7 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   const nothingKept = targets.every((t) => t === IGNORE);
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
   const rows = table?.rows.length ?? 0;
-  const ready = !!templateId && fields.data !== undefined && !!table && targets.length > 0 && missing.length === 0 && doubled.length === 0 && !nothingKept && !filenameInvalid;
+  const ready = !!templateId && fields.data !== undefined && !fields.loading && !!table && targets.length > 0 && missing.length === 0 && doubled.length === 0 && !nothingKept && !filenameInvalid;
   const labelOf = (key: string) => (key === FILENAME_COLUMN ? 'File name' : (fieldList.find((f) => f.key === key)?.label ?? key));
   const row1 = table ? rowData(table, targets, fieldList, 0) : null;
 
@@ -84,6 +95,7 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
       // The service reads the fields before the file: the rows part goes last.
       form.set('template_id', templateId);
       form.set('output', output);
+      if (chosen) form.set('version', String(chosen.version_number));
       if (filename && output !== 'links') form.set('filename', filename);
       form.set('rows', new File([upload.text], /\.csv$/i.test(table.name) ? table.name : `${table.name}.csv`, { type: 'text/csv' }));
       const accepted = await api().json<BatchAccepted>('POST', '/v1/pdf/batches', { body: form });
@@ -104,7 +116,14 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
       <h2 id="new-batch-title">New batch</h2>
       <label class="field" for="batch-template">
         <span class="field-label">Template</span>
-        <select id="batch-template" value={templateId} onChange={(e) => setTemplateId(e.currentTarget.value)}>
+        <select
+          id="batch-template"
+          value={templateId}
+          onChange={(e) => {
+            setTemplateId(e.currentTarget.value);
+            setVersion(null);
+          }}
+        >
           <option value="">{templates.data ? 'Choose a template…' : 'Loading…'}</option>
           {templates.data?.map((t) => (
             <option key={t.id} value={t.id}>
@@ -113,7 +132,8 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
           ))}
         </select>
       </label>
-      <ErrorNotice>{templates.error?.message ?? fields.error?.message}</ErrorNotice>
+      {templateId && <VersionSelect id="batch-version" label="Version" versions={versions.data ?? []} chosen={chosen} onVersion={setVersion} />}
+      <ErrorNotice>{templates.error?.message ?? versions.error?.message ?? fields.error?.message}</ErrorNotice>
       <DropZone class="file-drop" testId="csv-drop" onFiles={(files) => void addFiles(files)}>
         <p>{table ? 'Drop another CSV here to replace it, or' : 'Drop a CSV file here (a header row naming the columns, a row per document), or'}</p>
         <label for="batch-csv-input" class="visually-hidden">
@@ -186,7 +206,7 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
           {nothingKept && <p class="notice notice-warning">Every column is ignored: choose what at least one fills.</p>}
           {row1 && row1.faults.length > 0 && <p class="notice notice-warning">Row 1 will be refused: {row1.faults.join('; ')}.</p>}
           <div class="button-row">
-            <button type="button" class="button" disabled={missing.length > 0 || nothingKept || !row1} onClick={() => row1 && void preview.show(templateId, row1.data)}>
+            <button type="button" class="button" disabled={missing.length > 0 || nothingKept || !row1} onClick={() => row1 && void preview.show(templateId, row1.data, chosen?.version_number)}>
               Preview row 1 (free)
             </button>
           </div>

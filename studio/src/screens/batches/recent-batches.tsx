@@ -1,12 +1,13 @@
 /**
- * The account's recent batches, newest first (GET /v1/pdf/batches), each opening its live view. The
- * batch being watched shows its latest state from that view; the list reads again when the watched
- * batch changes status, and every 5 s while another listed batch still runs.
+ * The account's recent batches, newest first (GET /v1/pdf/batches) with the template version each
+ * renders, each opening its live view. The batch being watched shows its latest state from that view;
+ * the list reads again when the watched batch changes status, and every 5 s while another listed batch
+ * still runs.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../../api/session.js';
 import { BATCH_ENDED, type Batch, type BatchList } from '../../lib/api-types.js';
-import { formatTime } from '../../lib/format.js';
+import { formatTime, jobVersionText } from '../../lib/format.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { Pager } from '../../components/pager.js';
 import { TemplateRef } from '../../components/template-ref.js';
@@ -49,6 +50,7 @@ export function RecentBatches({ watched, templateNames }: { watched: Batch | nul
               <th scope="col">Batch</th>
               <th scope="col">Status</th>
               <th scope="col">Template</th>
+              <th scope="col">Version</th>
               <th scope="col">Output</th>
               <th scope="col">Documents</th>
               <th scope="col">Started</th>
@@ -68,6 +70,7 @@ export function RecentBatches({ watched, templateNames }: { watched: Batch | nul
                 <td data-label="Template">
                   <TemplateRef id={b.template_id} names={templateNames} />
                 </td>
+                <td data-label="Version">{b.version ? jobVersionText(b.version) : 'draft'}</td>
                 <td data-label="Output">{OUTPUT_TEXT[b.output]}</td>
                 <td data-label="Documents">
                   {b.completed}/{b.total}

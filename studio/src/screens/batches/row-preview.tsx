@@ -1,7 +1,7 @@
 /**
- * Row 1 of a batch as a document: `POST /v1/templates/preview` with the template's id and the row's
- * data (free, stamped PREVIEW), shown as the editor shows a version's preview, with what the document
- * needed and did not get. One at a time: a new request aborts the one in flight.
+ * Row 1 of a batch as a document: `POST /v1/templates/preview` with the template's id (and version, when
+ * one is chosen) and the row's data (free, stamped PREVIEW), shown as the editor shows a version's
+ * preview, with what the document needed and did not get. One at a time: a new request aborts the one in flight.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../../api/client.js';
@@ -31,13 +31,13 @@ export function useRowPreview() {
   };
   useEffect(() => release, []);
 
-  const show = async (templateId: string, data: Record<string, unknown>) => {
+  const show = async (templateId: string, data: Record<string, unknown>, version?: number) => {
     release();
     const mine = new AbortController();
     controller.current = mine;
     setState({ status: 'rendering', url: null, message: null, warnings: [] });
     try {
-      const response = await api().raw('POST', '/v1/templates/preview', { body: { template_id: templateId, data }, signal: mine.signal });
+      const response = await api().raw('POST', '/v1/templates/preview', { body: { template_id: templateId, data, ...(version ? { version } : {}) }, signal: mine.signal });
       const blob = await response.blob();
       if (mine.signal.aborted) return;
       urlRef.current = URL.createObjectURL(new Blob([blob], { type: 'application/pdf' }));

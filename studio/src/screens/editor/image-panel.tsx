@@ -13,7 +13,7 @@ import type { DataObject } from '../../lib/form-data.js';
 import { ErrorNotice, StatusNotice } from '../../components/notice.js';
 import { useLoad } from '../../components/use-load.js';
 import { describeSource } from './run-panel.js';
-import { VersionSelect } from './version-select.js';
+import { VersionSelect } from '../../components/version-select.js';
 import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 
 type Edits = Record<string, Omit<Modification, 'name'>>;

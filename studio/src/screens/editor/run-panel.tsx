@@ -1,10 +1,11 @@
 /**
  * Run: generate the real PDF (1 credit) with the form's data, from the saved draft or a version — sync
- * as a download link or as bytes, or async as a job polled until it finishes — and the same call as
- * curl / JavaScript / Python snippets. Optionally with an e-invoice attached (einvoice-section.tsx):
- * a refused invoice shows its findings by rule instead of a generic error, a delivered one the checks
- * that judged it and the official rules' warnings by rule (issue 41). And with finishing
- * (finishing-section.tsx): a watermark, a signature, protection.
+ * as a download link or as bytes, or async as a job polled until it finishes (its warnings shown once it
+ * completes, as a sync answer's are) — and the same call as curl / JavaScript / Python snippets.
+ * Optionally with an e-invoice attached (einvoice-section.tsx): a refused invoice shows its findings by
+ * rule instead of a generic error, a delivered one the checks that judged it and the official rules'
+ * warnings by rule (issue 41). And with finishing (finishing-section.tsx): a watermark, a signature,
+ * protection.
  * A strict template's required field without a value is refused before sending (the service's rule);
  * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
  * refusal goes once the options it was for change.
@@ -24,7 +25,7 @@ import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../l
 import { einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice/einvoice.js';
 import { EInvoiceDelivered, EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
 import { splitRuleWarnings } from '../../lib/einvoice/einvoice-report.js';
-import { VersionSelect } from './version-select.js';
+import { VersionSelect } from '../../components/version-select.js';
 import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 import { useCertificates } from '../finishing/certificates-screen.js';
 import { EMPTY_FINISHING, finishingRequest, forSnippet } from '../finishing/finishing.js';
@@ -114,8 +115,10 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   const finishingResolved = finishingRequest(finishingDraft);
   const finishingProblem = 'error' in finishingResolved ? finishingResolved.error : null;
   const finishing = 'request' in finishingResolved ? finishingResolved.request : {};
-  // The official rules' warnings go with the e-invoice, by rule; the document's own stay a list.
-  const { rules: ruleWarnings, rest: otherWarnings } = splitRuleWarnings(result && result.kind !== 'job' ? result.warnings : []);
+  // The official rules' warnings go with the e-invoice, by rule; the document's own stay a list. A job
+  // carries its warnings once it has completed, as a sync answer does.
+  const warnings = !result ? [] : result.kind === 'job' ? readWarnings((result.job as Job).warnings) : result.warnings;
+  const { rules: ruleWarnings, rest: otherWarnings } = splitRuleWarnings(warnings);
 
   useResetOnChange(JSON.stringify([mode, filename, version, einvoiceDraft, finishingDraft]), () => {
     setResult(null);
@@ -276,7 +279,7 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
           <EInvoiceDelivered einvoice={result.einvoice} checks={result.kind === 'job' ? (result.job as Job).einvoice_checks : result.checks} ruleWarnings={ruleWarnings} />
         )}
         {otherWarnings.length > 0 && (
-          <div class="notice notice-warning">
+          <div class="notice notice-warning" data-testid="run-warnings">
             <p>Generated with {otherWarnings.length === 1 ? 'a warning' : `${otherWarnings.length} warnings`}:</p>
             <ul>
               {otherWarnings.map((w, i) => (
