@@ -21,14 +21,17 @@ export interface TextMarkRequest {
 export type TextLayout = (request: TextMarkRequest) => Promise<Uint8Array>;
 
 const TEXT_MARK_HTML = readFileSync(new URL('../assets/text-mark.html', import.meta.url), 'utf8');
-/** An account marks every document alike: the marks made last are kept (a few KiB each), as for text drawn by libpdf. */
+/**
+ * An account marks every document alike: the marks made last are kept (a few KiB each), as for text drawn
+ * by libpdf, per account: shared, a quick answer would tell one account which text another marks with.
+ */
 const MARKS_KEPT = 64;
 
 /** A TextLayout over `render` (the renderer's), remembering the last marks it made. */
 export function createTextLayout(render: (request: RenderRequest) => Promise<RenderResult>): TextLayout {
   const made = new Map<string, Promise<Uint8Array>>();
   return (request) => {
-    const key = JSON.stringify([request.text, request.fontSize, request.color]);
+    const key = JSON.stringify([request.accountId, request.text, request.fontSize, request.color]);
     const kept = made.get(key);
     if (kept) return kept;
     const mark = render({

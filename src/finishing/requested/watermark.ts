@@ -31,7 +31,8 @@ export type AssetReader = (accountId: string, name: string) => Promise<{ body: B
 /** A watermark checked and ready to draw. */
 export interface PreparedWatermark {
   mark:
-    | { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number] }
+    /** `accountId`: whose mark it is; a kept mark serves its own account only. */
+    | { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number]; accountId: string }
     /** Text Chromium laid out (a script that needs shaping): its one-page PDF, and the text it reads as. */
     | { kind: 'laid-out-text'; text: string; pdf: Uint8Array }
     | { kind: 'image'; bytes: Buffer; contentType: string }
@@ -82,7 +83,7 @@ export async function prepareWatermark(
       return { ...common, mark: { kind: 'laid-out-text', text, pdf: await context.layOutText({ accountId: context.accountId, text, fontSize, color }) } };
     }
     const font = await watermarkFont(text, [...loc, 'text']);
-    return { ...common, mark: { kind: 'text', text, font, fontSize, color: parseColor(color) } };
+    return { ...common, mark: { kind: 'text', text, font, fontSize, color: parseColor(color), accountId: context.accountId } };
   }
   const asset = await context.readAsset(context.accountId, request.asset!);
   if (!asset) refuse([...loc, 'asset'], `Your asset library has no asset named "${request.asset}"; upload it with POST /v1/assets`, 'asset_not_found');
@@ -135,14 +136,15 @@ function textString(text: string): PdfString {
 
 /**
  * Text marks made recently, as their one-page PDFs: an account marks every document alike, and
- * subsetting the font is most of a mark's cost. Keyed by everything that shapes the mark.
+ * subsetting the font is most of a mark's cost. Keyed by everything that shapes the mark, and by the
+ * account: shared, a quick answer would tell one account which text another marks with.
  */
 const MADE_MARKS_KEPT = 64;
 const madeMarks = new Map<string, Uint8Array>();
 
 async function textMarkPdf(mark: Extract<PreparedWatermark['mark'], { kind: 'text' }>): Promise<Uint8Array> {
   // The candidate fonts (watermark-fonts.ts) differ in length: it tells them apart.
-  const key = JSON.stringify([mark.text, mark.fontSize, mark.color, mark.font.length]);
+  const key = JSON.stringify([mark.accountId, mark.text, mark.fontSize, mark.color, mark.font.length]);
   const made = madeMarks.get(key);
   if (made) return made;
   const source = PDF.create();

@@ -167,6 +167,22 @@ describe('PDF tools: protect, unlock, watermark, split, flatten, metadata', () =
     }
   });
 
+  it('keeps a laid-out mark for its own account only: another account\'s same text is laid out anew', async () => {
+    const other = await t.createAccount({ credits: 5, plan: 'enterprise' });
+    const text = 'सीमित वितरण';
+    const renders = () => t.services.renderer.stats().rendersTotal;
+    const mark = (apiKey: string) => t.request('POST', '/v1/pdf-tools/watermark', { apiKey, body: { pdf_base64: b64(three), watermark: { text }, export_type: 'binary' } });
+    const before = renders();
+    expect((await mark(user.apiKey)).status).toBe(200);
+    expect(renders()).toBe(before + 1);
+    expect((await mark(user.apiKey)).status).toBe(200);
+    expect(renders(), 'the same account\'s mark is kept').toBe(before + 1);
+    const theirs = await mark(other.apiKey);
+    expect(theirs.status).toBe(200);
+    expect(renders(), 'another account\'s is not taken from it').toBe(before + 2);
+    expect(flat(pdfPageText(theirs.bytes, 1))).toContain(text);
+  });
+
   it('draws an image asset from the account\'s library under the page content', async () => {
     const uploaded = await t.request('POST', '/v1/assets', { apiKey: user.apiKey, body: { name: 'marks/stamp.png', content_base64: b64(solidPng(120, 60, 90)) } });
     expect(uploaded.status).toBe(201);
