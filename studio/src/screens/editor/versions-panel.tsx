@@ -87,7 +87,7 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
       danger: true,
     });
     if (!ok) return;
-    if (preview.state?.version.version_number === v.version_number) preview.close();
+    if (preview.state?.subject.version_number === v.version_number) preview.close();
     await act(async () => {
       await api().json('DELETE', `${base}/${v.version_number}`);
       return `Deleted ${label(v)}.`;
