@@ -26,6 +26,7 @@ import { closeXmlChecks } from '../../src/einvoice/xmllint/xml-schema-check.js';
 import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
 import { installRulesPack } from '../../test/support/einvoice-rules.js';
 import { createBenchAccount, SHARED_PEERS, startBenchService } from '../bench-service.js';
+import { watchLoopGap } from '../loop-gap.js';
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
 
@@ -43,19 +44,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     const pack = (await rules.activePack())!;
     console.log(`pack ${pack.description.id.slice(0, 12)}: ${pack.description.rule_sets.en16931} + ${pack.description.rule_sets.xrechnung}; ${n} warm checks each\n`);
     // The same gap with nothing running: what the machine's load alone does to a 1 ms timer.
-    const idleGap = await new Promise<number>((resolve) => {
-      let gap = 0;
-      let last = performance.now();
-      const timer = setInterval(() => {
-        const now = performance.now();
-        gap = Math.max(gap, now - last);
-        last = now;
-      }, 1);
-      setTimeout(() => {
-        clearInterval(timer);
-        resolve(gap);
-      }, 3000);
-    });
+    const idle = watchLoopGap();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const idleGap = idle.stop();
     console.log(`longest event-loop gap over 3 s with nothing running: ${idleGap.toFixed(0)} ms\n`);
     console.log('check                                  first ms   p50 ms   p95 ms   max ms   longest event-loop gap ms');
     for (const format of ['xrechnung-cii', 'xrechnung-ubl'] as const) {
@@ -70,16 +61,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
           return performance.now() - started;
         };
         const first = await once();
-        let gap = 0;
-        let last = performance.now();
-        const timer = setInterval(() => {
-          const now = performance.now();
-          gap = Math.max(gap, now - last);
-          last = now;
-        }, 1);
+        const loop = watchLoopGap();
         const times: number[] = [];
         for (let i = 0; i < n; i++) times.push(await once());
-        clearInterval(timer);
+        const gap = loop.stop();
         times.sort((a, b) => a - b);
         const name = `${syntax.toUpperCase()}: ${schema ? (syntax === 'ubl' ? 'UBL XSD + ' : 'Factur-X XSD + ') : ''}CEN + KoSIT`;
         console.log(`${name.padEnd(38)} ${first.toFixed(0).padStart(8)} ${percentile(times, 0.5).toFixed(0).padStart(8)} ${percentile(times, 0.95).toFixed(0).padStart(8)} ${times.at(-1)!.toFixed(0).padStart(8)} ${gap.toFixed(0).padStart(12)}`);

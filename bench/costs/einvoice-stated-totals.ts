@@ -17,6 +17,7 @@ import { SUPPLIED_XML_MAX_CHARS } from '../../src/einvoice/invoice-schema.js';
 import { readStatedTotals } from '../../src/einvoice/xml/stated-totals.js';
 import { closeXmlChecks } from '../../src/einvoice/xmllint/xml-schema-check.js';
 import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
+import { watchLoopGap } from '../loop-gap.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, amount: { type: 'string', default: '1234567.89' } } });
 const rounds = Number(values.rounds);
@@ -31,17 +32,11 @@ console.log(`${xml.length} characters, ${extra + SAMPLE_INVOICE.lines.length} li
 
 await readStatedTotals(base, 'ubl', 'bench');
 for (let round = 1; round <= rounds; round++) {
-  let gap = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    gap = Math.max(gap, now - last);
-    last = now;
-  }, 1);
+  const loop = watchLoopGap();
   const started = performance.now();
   const stated = await readStatedTotals(xml, 'ubl', 'bench');
   const took = performance.now() - started;
-  clearInterval(timer);
+  const gap = loop.stop();
   console.log(`round ${round}: ${took.toFixed(0)} ms, longest event-loop gap ${gap.toFixed(0)} ms, lines ${stated.lineCount}, their sum read ${stated.lineSum?.toFixed(2) ?? 'none'}`);
 }
 await closeXmlChecks();
