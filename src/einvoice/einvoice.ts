@@ -113,6 +113,11 @@ export interface EInvoiceVerdict {
   warnings: DocumentWarning[];
 }
 
+/** A verdict as a job row keeps it (JSON, or null without an e-invoice), read back. */
+export function storedVerdict(json: string | null): EInvoiceVerdict | null {
+  return json ? (JSON.parse(json) as EInvoiceVerdict) : null;
+}
+
 /** An e-invoice that passed every check before the charge, with the verdict. */
 export interface CheckedEInvoice extends BuiltEInvoice {
   verdict: EInvoiceVerdict;

@@ -19,7 +19,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction, type Tx } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
-import type { EInvoiceVerdict } from '../einvoice/einvoice.js';
+import { storedVerdict } from '../einvoice/einvoice.js';
 import type { TemplateService } from '../templates/templates.js';
 import { newInstanceId } from '../shared/ids.js';
 import { withRequestId, type Logger } from '../shared/log.js';
@@ -80,7 +80,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
 
   /** The checks that judged the job's e-invoice when it was accepted (`einvoice_checks`). */
   function einvoiceChecksOf(job: JobRow): string | null {
-    return job.einvoice_verdict ? (JSON.parse(job.einvoice_verdict) as EInvoiceVerdict).checks : null;
+    return storedVerdict(job.einvoice_verdict)?.checks ?? null;
   }
 
   function resultOf(delivery: Delivery, warnings: DocumentWarning[] | undefined): store.JobResult {
@@ -159,7 +159,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       const options = JSON.parse(job.options) as GenerationOptions;
       const data = JSON.parse(job.data) as Record<string, unknown>;
       // The e-invoice was judged when the job was accepted; its warnings go with the document.
-      const einvoice = job.einvoice_verdict ? (JSON.parse(job.einvoice_verdict) as EInvoiceVerdict) : null;
+      const einvoice = storedVerdict(job.einvoice_verdict);
       const { delivery, renderMs, warnings } = await documents.produce({ accountId: job.account_id, template, data, options, signal, mode: 'async', einvoice });
       await complete(job, delivery, renderMs, warnings);
     } catch (error) {

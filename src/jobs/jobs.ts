@@ -12,7 +12,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
 import type { DocumentService, GenerationOptions } from '../documents/documents.js';
-import type { EInvoiceVerdict } from '../einvoice/einvoice.js';
+import { storedVerdict } from '../einvoice/einvoice.js';
 import { checkUrl } from '../net/check-url.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newJobId } from '../shared/ids.js';
@@ -140,7 +140,7 @@ function toJob(row: JobRow): Job {
     errorMessage: row.error_message,
     version: row.version_number === null ? null : { number: Number(row.version_number), tag: row.version_tag },
     warnings: row.warnings ? (JSON.parse(row.warnings) as DocumentWarning[]) : [],
-    einvoiceChecks: row.einvoice_verdict ? (JSON.parse(row.einvoice_verdict) as EInvoiceVerdict).checks : null,
+    einvoiceChecks: storedVerdict(row.einvoice_verdict)?.checks ?? null,
   };
 }
 
