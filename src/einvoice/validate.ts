@@ -27,6 +27,7 @@ import { CONFORMANCE_LEVELS, EINVOICE_PROFILES, SUPPLIED_XML_MAX_CHARS, type EIn
 import type { CheckResult, EInvoiceRules } from './rules/official-checks.js';
 import { GUIDELINE_IDS } from './xml/cii-xml.js';
 import { prologIssues, readAnyFacts, syntaxOfRoot } from './xml/supplied-xml.js';
+import { decodedLength, isBase64 } from '../shared/base64.js';
 
 /** What the caller sends: exactly one of the three. */
 export interface ValidationInput {
@@ -89,8 +90,8 @@ async function readInput(input: ValidationInput, deps: ValidatorDeps): Promise<{
   if (input.xml != null) return { field: 'xml', xml: input.xml };
   if (input.fileBase64 != null) {
     const compact = input.fileBase64.replace(/^data:[\w/+.-]+;base64,/i, '').replace(/\s+/g, '');
-    if (compact === '' || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1) refuse(['file_base64'], 'file_base64 is not valid base64', 'base64_invalid');
-    if (Math.floor((compact.length * 3) / 4) > deps.maxInputBytes) refuse(['file_base64'], `The file may have ${deps.maxInputBytes} bytes at most (PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES)`, 'file_too_large');
+    if (!isBase64(compact)) refuse(['file_base64'], 'file_base64 is not valid base64', 'base64_invalid');
+    if (decodedLength(compact) > deps.maxInputBytes) refuse(['file_base64'], `The file may have ${deps.maxInputBytes} bytes at most (PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES)`, 'file_too_large');
     return { field: 'file_base64', bytes: Buffer.from(compact, 'base64') };
   }
   try {

@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Qpdf } from '../pdf/qpdf.js';
+import { decodedLength, isBase64 } from '../shared/base64.js';
 
 /** One input as the request gives it. */
 export interface PdfSource {
@@ -37,8 +38,6 @@ export interface PdfInputLimits {
 
 /** Where a PDF must start (the specification lets readers look within the first 1024 bytes). */
 const HEADER_WINDOW = 1024;
-/** Base64, standard or URL-safe alphabet, padding optional; whitespace is removed first. */
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 function refuse(loc: (string | number)[], msg: string, type: string): never {
   throw new ValidationError([{ loc: ['body', ...loc], msg, type }]);
@@ -49,8 +48,8 @@ const tooLarge = (limit: number) => `the PDFs of one request may have ${limit} b
 function decodeBase64(text: string, loc: (string | number)[], budget: number, limit: number): Buffer {
   // A data: URL's prefix is tolerated: clients copy it from browsers.
   const compact = text.replace(/^data:application\/pdf;base64,/i, '').replace(/\s+/g, '');
-  if (compact === '' || !BASE64.test(compact) || compact.length % 4 === 1) refuse(loc, 'pdf_base64 is not valid base64', 'base64_invalid');
-  if (Math.floor((compact.length * 3) / 4) > budget) refuse(loc, tooLarge(limit), 'pdf_too_large');
+  if (!isBase64(compact)) refuse(loc, 'pdf_base64 is not valid base64', 'base64_invalid');
+  if (decodedLength(compact) > budget) refuse(loc, tooLarge(limit), 'pdf_too_large');
   return Buffer.from(compact, 'base64');
 }
 

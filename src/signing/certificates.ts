@@ -11,6 +11,7 @@ import type { Logger } from '../shared/log.js';
 import * as store from './certificates-store.js';
 import { checkPkcs12, checkValidity, Pkcs12Refusal, type CertificateFacts } from './pkcs12.js';
 import { CERTIFICATE_MAX_BASE64_CHARS, CERTIFICATES_PER_ACCOUNT } from './signing-bounds.js';
+import { isBase64 } from '../shared/base64.js';
 
 /** An upload as the API receives it. */
 export interface CertificateUpload {
@@ -41,7 +42,6 @@ export interface CertificateService {
 }
 
 /** Base64 (standard or URL-safe), whitespace removed first. */
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 function refuse(loc: (string | number)[], msg: string, type: string): never {
   throw new ValidationError([{ loc, msg, type }]);
@@ -63,7 +63,7 @@ function decodePkcs12(text: string): Buffer {
   const compact = text.replace(/\s+/g, '');
   const loc = ['body', 'pkcs12_base64'];
   if (compact.length > CERTIFICATE_MAX_BASE64_CHARS) refuse(loc, `pkcs12_base64 may have at most ${CERTIFICATE_MAX_BASE64_CHARS} characters`, 'pkcs12_too_large');
-  if (compact === '' || !BASE64.test(compact) || compact.length % 4 === 1) refuse(loc, 'pkcs12_base64 is not valid base64', 'base64_invalid');
+  if (!isBase64(compact)) refuse(loc, 'pkcs12_base64 is not valid base64', 'base64_invalid');
   return Buffer.from(compact, 'base64');
 }
 
