@@ -2,7 +2,7 @@
  * Request body limits by route, and a 413 that every client can read.
  *
  * Limits: the generation routes take PRESSROOM_BODY_LIMIT_BYTES (their `data` may be large), template
- * create and update TEMPLATE_BODY_LIMIT_BYTES, the PDF tools (base64 PDFs) 4/3 of
+ * create and update TEMPLATE_BODY_LIMIT_BYTES, every PDF tool (`POST /v1/pdf-tools/…`, base64 PDFs) 4/3 of
  * PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES plus 1 MiB, and every other route (unknown ones too)
  * SMALL_BODY_LIMIT_BYTES. The table is here rather than in the route files so that one place
  * says which route may receive how much; a new route gets the small limit until it is listed.
@@ -57,11 +57,6 @@ const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   'POST /mcp': 'generation',
   'POST /v1/templates': 'template',
   'PUT /v1/templates/:template_id': 'template',
-  'POST /v1/pdf-tools/merge': 'pdfTools',
-  'POST /v1/pdf-tools/extract-pages': 'pdfTools',
-  'POST /v1/pdf-tools/rotate': 'pdfTools',
-  'POST /v1/pdf-tools/sign': 'pdfTools',
-  'POST /v1/pdf-tools/verify': 'pdfTools',
   // An e-invoice file (XML or PDF) in base64, within the PDF tools' input bound.
   'POST /v1/einvoice/validate': 'pdfTools',
 };
@@ -79,11 +74,15 @@ const DISCARD_FLOOR_BYTES = 32 * 1024 * 1024;
 /** …and for at most this long (nginx's lingering_time is 30 s too). */
 const DISCARD_MAX_MS = 30_000;
 
+/** Every PDF tool takes its input as a PDF in base64: the tools' class, whatever tool is added next. */
+const PDF_TOOLS_PREFIX = '/v1/pdf-tools/';
+
 function classOf(method: string | string[] | undefined, url: string | undefined): BodyLimitClass {
   const methods = Array.isArray(method) ? method : [method ?? ''];
   for (const m of methods) {
     const found = CLASS_BY_ROUTE[`${m.toUpperCase()} ${url ?? ''}`];
     if (found) return found;
+    if (m.toUpperCase() === 'POST' && url?.startsWith(PDF_TOOLS_PREFIX)) return 'pdfTools';
   }
   return 'small';
 }

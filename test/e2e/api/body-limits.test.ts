@@ -183,6 +183,21 @@ describe('request body limits', () => {
     expect(await accountState()).toEqual(before);
   }, 120_000);
 
+  it('every PDF tool (each listed in the OpenAPI document) and /v1/einvoice/validate read a 1 MB file in base64 instead of refusing its size', async () => {
+    const paths = Object.keys((await t.request('GET', '/openapi.json')).body.paths as Record<string, unknown>).filter((path) => path.startsWith('/v1/pdf-tools/'));
+    expect(paths.length).toBeGreaterThanOrEqual(11);
+    const before = await accountState();
+    // Valid base64 of bytes that are no PDF: read whole, then refused for what it is.
+    const notPdf = Buffer.alloc(MiB, 7).toString('base64');
+    for (const path of paths) {
+      const answer = await send(t.baseUrl, apiKey, { method: 'POST', path, body: Buffer.from(JSON.stringify({ pdf_base64: notPdf, pdfs: [{ pdf_base64: notPdf }] })), readAfterSending: true });
+      expect(answer.status, `${path}: ${JSON.stringify(answer.body).slice(0, 200)}`).toBe(422);
+    }
+    const validate = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/einvoice/validate', body: Buffer.from(JSON.stringify({ file_base64: notPdf })), readAfterSending: true });
+    expect(validate.status).not.toBe(413);
+    expect(await accountState()).toEqual(before);
+  }, 120_000);
+
   it('still answers 415 to a small body in a media type no route takes', async () => {
     const answer = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/templates', body: Buffer.from('<template/>'), contentType: 'application/xml' });
     expect(answer.status).toBe(415);
