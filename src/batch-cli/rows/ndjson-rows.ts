@@ -9,8 +9,10 @@ import { UploadWriter } from './upload-writer.js';
 
 /** Writes the rows to send to `uploadPath`; returns the uploaded line each sent row is on. */
 export async function prepareNdjsonRows(sourcePath: string, uploadPath: string, collector: RowCollector): Promise<number[]> {
-  const lines = createInterface({ input: createReadStream(sourcePath, { encoding: 'utf8' }), crlfDelay: Infinity });
   const writer = await UploadWriter.create(uploadPath);
+  // Read only once nothing is awaited before the loop: lines (and the end) of a small file emitted
+  // before `for await` begins are lost, and the loop would wait for ever.
+  const lines = createInterface({ input: createReadStream(sourcePath, { encoding: 'utf8' }), crlfDelay: Infinity });
   const startLines: number[] = [];
   let lineNumber = 0;
   try {
