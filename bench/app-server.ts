@@ -41,13 +41,27 @@ export async function startAppServer(options: AppServerOptions): Promise<ChildPr
   const { app, port, dataDir } = options;
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(app, 'bin', 'pressroom.js'), 'serve'], {
     cwd: app,
-    env: { PATH: process.env.PATH, PORT: String(port), PRESSROOM_HOST: '127.0.0.1', PRESSROOM_DATA_DIR: dataDir, PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN, PRESSROOM_LOG_LEVEL: 'warn', ...options.env },
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      PRESSROOM_HOST: '127.0.0.1',
+      PRESSROOM_DATA_DIR: dataDir,
+      PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
+      PRESSROOM_LOG_LEVEL: 'warn',
+      ...options.env,
+    },
     stdio: ['ignore', options.stdout ?? 'ignore', 'inherit'],
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}`);
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return child;
+    if (
+      await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return child;
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error(`serve did not become ready within ${READY_TIMEOUT_MS / 1000} s`);

@@ -31,7 +31,12 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const PG_URL = process.env.PRESSROOM_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const { values: args } = parseArgs({
-  options: { n: { type: 'string', default: '40' }, concurrency: { type: 'string', default: '2' }, idle: { type: 'string', default: '20' }, dialects: { type: 'string', default: 'sqlite,postgres' } },
+  options: {
+    n: { type: 'string', default: '40' },
+    concurrency: { type: 'string', default: '2' },
+    idle: { type: 'string', default: '20' },
+    dialects: { type: 'string', default: 'sqlite,postgres' },
+  },
 });
 const N = Number(args.n);
 const CONCURRENCY = Number(args.concurrency);
@@ -47,12 +52,17 @@ function percentile(values: number[], p: number): number {
 /** Runs `task(i)` for i < n with at most `concurrency` at once. */
 async function pool(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) await task(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await task(next++);
+    }),
+  );
 }
 
-async function withService<T>(dialect: 'sqlite' | 'postgres', run: (api: Api, services: Awaited<ReturnType<typeof createServices>>) => Promise<T>): Promise<T> {
+async function withService<T>(
+  dialect: 'sqlite' | 'postgres',
+  run: (api: Api, services: Awaited<ReturnType<typeof createServices>>) => Promise<T>,
+): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-async-bench-'));
   const schema = `bench_${Date.now()}`;
   if (dialect === 'postgres') await withPg((c) => c.query(`create schema "${schema}"`));
@@ -65,7 +75,10 @@ async function withService<T>(dialect: 'sqlite' | 'postgres', run: (api: Api, se
     PORT: '0',
     ...(dialect === 'postgres' ? { PRESSROOM_DATABASE_URL: PG_URL } : {}),
   });
-  const services = await createServices(config, { logger: createLogger(config.logLevel), pgSchema: dialect === 'postgres' ? schema : undefined });
+  const services = await createServices(config, {
+    logger: createLogger(config.logLevel),
+    pgSchema: dialect === 'postgres' ? schema : undefined,
+  });
   const app = await buildApp(services);
   try {
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -75,7 +88,11 @@ async function withService<T>(dialect: 'sqlite' | 'postgres', run: (api: Api, se
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (auth.apiKey) headers['x-api-key'] = auth.apiKey;
       if (auth.token) headers.authorization = `Bearer ${auth.token}`;
-      const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = await res.json();
       if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
       return json;
@@ -103,7 +120,12 @@ async function withPg<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 
 async function benchDialect(dialect: 'sqlite' | 'postgres'): Promise<Record<string, number | string>> {
   return withService(dialect, async (api, services) => {
-    const account = await api('POST', '/v1/admin/accounts', { credits: 2 * N + IDLE + 10, plan: 'enterprise' }, { token: ADMIN_TOKEN });
+    const account = await api(
+      'POST',
+      '/v1/admin/accounts',
+      { credits: 2 * N + IDLE + 10, plan: 'enterprise' },
+      { token: ADMIN_TOKEN },
+    );
     const apiKey = account.api_key as string;
     const html = readFileSync(join(FIXTURES, 'invoice.html'), 'utf8');
     const data = JSON.parse(readFileSync(join(FIXTURES, 'invoice.json'), 'utf8'));
@@ -118,14 +140,22 @@ async function benchDialect(dialect: 'sqlite' | 'postgres'): Promise<Record<stri
     const db = services.database.db;
     const allDone = async (ids: string[]) => {
       for (;;) {
-        const rows = await db.selectFrom('jobs').select(['status', 'created_at', 'started_at', 'completed_at']).where('id', 'in', ids).execute();
+        const rows = await db
+          .selectFrom('jobs')
+          .select(['status', 'created_at', 'started_at', 'completed_at'])
+          .where('id', 'in', ids)
+          .execute();
         if (rows.every((r) => r.status === 'completed' || r.status === 'failed')) return rows;
         await new Promise((r) => setTimeout(r, 5));
       }
     };
     const ids: string[] = [];
     const asyncStarted = Date.now();
-    await pool(N, CONCURRENCY, async () => void ids.push((await api('POST', '/v1/pdf/create-async', body, { apiKey })).job_id));
+    await pool(
+      N,
+      CONCURRENCY,
+      async () => void ids.push((await api('POST', '/v1/pdf/create-async', body, { apiKey })).job_id),
+    );
     const rows = await allDone(ids);
     const lastCompleted = Math.max(...rows.map((r) => Number(r.completed_at)));
     const asyncSeconds = (lastCompleted - asyncStarted) / 1000;
@@ -144,7 +174,7 @@ async function benchDialect(dialect: 'sqlite' | 'postgres'): Promise<Record<stri
       dialect,
       'sync docs/s': +(N / syncSeconds).toFixed(2),
       'async jobs/s': +(N / asyncSeconds).toFixed(2),
-      'async/sync': +((N / asyncSeconds) / (N / syncSeconds)).toFixed(3),
+      'async/sync': +(N / asyncSeconds / (N / syncSeconds)).toFixed(3),
       'accepted→processing p50 ms': percentile(toProcessing, 50),
       'accepted→processing p95 ms': percentile(toProcessing, 95),
       'accepted→completed p50 ms': percentile(toCompleted, 50),

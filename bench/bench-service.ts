@@ -18,10 +18,17 @@ export function preparePeers(): void {
   if (!existsSync(SHARED_PEERS)) throw new Error(`the peer harness is not at ${SHARED_PEERS}`);
   mkdirSync(PEERS, { recursive: true });
   // Copy the harness (not its outputs or modules) so its npm install has somewhere writable.
-  cpSync(SHARED_PEERS, PEERS, { recursive: true, filter: (src) => !/\/(node_modules|out)(\/|$)/.test(src.slice(SHARED_PEERS.length)) });
+  cpSync(SHARED_PEERS, PEERS, {
+    recursive: true,
+    filter: (src) => !/\/(node_modules|out)(\/|$)/.test(src.slice(SHARED_PEERS.length)),
+  });
   if (!existsSync(join(PEERS, 'node_modules', 'jsreport'))) {
     log('installing the peer harness packages (puppeteer-core, jsreport, nunjucks)');
-    const result = spawnSync('bash', ['setup.sh'], { cwd: PEERS, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, SKIP_APT: '1' } });
+    const result = spawnSync('bash', ['setup.sh'], {
+      cwd: PEERS,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, SKIP_APT: '1' },
+    });
     if (result.status !== 0) throw new Error('peer harness setup failed');
   }
 }
@@ -36,7 +43,10 @@ export function ensureSystemEngine(command: string): void {
   if (present()) return;
   log(`${command} is missing: running the peer harness set-up with its apt part (bash setup.sh)`);
   spawnSync('bash', ['setup.sh'], { cwd: PEERS, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (!present()) throw new Error(`${command} is not installed and the peer set-up could not install it: run apt-get install ${command} as root`);
+  if (!present())
+    throw new Error(
+      `${command} is not installed and the peer set-up could not install it: run apt-get install ${command} as root`,
+    );
 }
 
 async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void> {
@@ -53,24 +63,50 @@ async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void
   throw new Error('the service did not become ready');
 }
 
-async function api(baseUrl: string, path: string, init: { method?: string; token?: string; apiKey?: string; body?: unknown }): Promise<any> {
+async function api(
+  baseUrl: string,
+  path: string,
+  init: { method?: string; token?: string; apiKey?: string; body?: unknown },
+): Promise<any> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   if (init.apiKey) headers['x-api-key'] = init.apiKey;
-  const res = await fetch(`${baseUrl}${path}`, { method: init.method ?? 'POST', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: init.method ?? 'POST',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text}`);
   return JSON.parse(text);
 }
 
-export async function startBenchService(env: Record<string, string> = {}): Promise<{ baseUrl: string; child: ChildProcess; dataDir: string; stop(): Promise<void> }> {
+export async function startBenchService(
+  env: Record<string, string> = {},
+): Promise<{ baseUrl: string; child: ChildProcess; dataDir: string; stop(): Promise<void> }> {
   if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('build first: npm run build');
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-bench-'));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), join(ROOT, 'bin', 'pressroom.js'), 'serve'], {
-    env: { ...process.env, PORT: String(port), PRESSROOM_HOST: '127.0.0.1', PRESSROOM_DATA_DIR: dataDir, PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN, PRESSROOM_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []),
+      join(ROOT, 'bin', 'pressroom.js'),
+      'serve',
+    ],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        PRESSROOM_HOST: '127.0.0.1',
+        PRESSROOM_DATA_DIR: dataDir,
+        PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
+        PRESSROOM_LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitForHealth(baseUrl, child);
   return {
@@ -85,11 +121,27 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   };
 }
 
-export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: string; invoiceId: string; reportId: string; invoiceUntaggedId: string; reportUntaggedId: string }> {
-  const account = await api(baseUrl, '/v1/admin/accounts', { token: ADMIN_TOKEN, body: { credits: 1_000_000, plan: 'enterprise' } });
+export async function createBenchAccount(
+  baseUrl: string,
+): Promise<{
+  apiKey: string;
+  invoiceId: string;
+  reportId: string;
+  invoiceUntaggedId: string;
+  reportUntaggedId: string;
+}> {
+  const account = await api(baseUrl, '/v1/admin/accounts', {
+    token: ADMIN_TOKEN,
+    body: { credits: 1_000_000, plan: 'enterprise' },
+  });
   const fixture = (name: string) => readFileSync(join(SHARED_PEERS, 'fixtures', name), 'utf8');
   const template = async (name: string, file: string, page?: Record<string, unknown>) =>
-    (await api(baseUrl, '/v1/templates', { apiKey: account.api_key, body: { name, html: fixture(file), ...(page ? { page } : {}) } })).id as string;
+    (
+      await api(baseUrl, '/v1/templates', {
+        apiKey: account.api_key,
+        body: { name, html: fixture(file), ...(page ? { page } : {}) },
+      })
+    ).id as string;
   return {
     apiKey: account.api_key,
     invoiceId: await template('Invoice (peer fixture)', 'invoice.html'),
@@ -99,4 +151,3 @@ export async function createBenchAccount(baseUrl: string): Promise<{ apiKey: str
     reportUntaggedId: await template('Report, untagged', 'report.html', { tagged: false }),
   };
 }
-

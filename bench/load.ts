@@ -68,7 +68,9 @@ function uptimeLine(): string {
   try {
     return execFileSync('uptime', { encoding: 'utf8' }).trim();
   } catch {
-    return `load average: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`;
+    return `load average: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')}`;
   }
 }
 
@@ -89,14 +91,21 @@ function summarize(samples: Sample[], seconds: number) {
   const ok = samples.filter((s) => s.status >= 200 && s.status < 300);
   const latencies = ok.map((s) => s.ms).sort((a, b) => a - b);
   const statuses: Record<string, number> = {};
-  for (const s of samples) statuses[s.error ? 'network_error' : String(s.status)] = (statuses[s.error ? 'network_error' : String(s.status)] ?? 0) + 1;
+  for (const s of samples)
+    statuses[s.error ? 'network_error' : String(s.status)] =
+      (statuses[s.error ? 'network_error' : String(s.status)] ?? 0) + 1;
   const round = (v: number | null) => (v === null ? null : Math.round(v));
   return {
     requests: samples.length,
     ok: ok.length,
     errors: samples.length - ok.length,
     throughput_per_s: Math.round((ok.length / seconds) * 100) / 100,
-    latency_ms: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1) ?? null) },
+    latency_ms: {
+      p50: round(percentile(latencies, 50)),
+      p95: round(percentile(latencies, 95)),
+      p99: round(percentile(latencies, 99)),
+      max: round(latencies.at(-1) ?? null),
+    },
     statuses,
   };
 }
@@ -112,8 +121,15 @@ async function runSetup(name: string) {
   const cluster: Cluster = await startCluster({ ...setup.options, logLevel: 'warn', keepLogs: false });
   try {
     const apis = [...cluster.apis, ...cluster.alls];
-    const { accountId, apiKey } = await cluster.createAccount({ credits: 1_000_000, plan: 'pro', rate_limit: { per_minute: 1_000_000, per_day: 100_000_000 } });
-    const template = await apis[0]!.request('POST', '/v1/templates', { apiKey, body: { name: 'Invoice (peer fixture)', html: fixture('invoice.html') } });
+    const { accountId, apiKey } = await cluster.createAccount({
+      credits: 1_000_000,
+      plan: 'pro',
+      rate_limit: { per_minute: 1_000_000, per_day: 100_000_000 },
+    });
+    const template = await apis[0]!.request('POST', '/v1/templates', {
+      apiKey,
+      body: { name: 'Invoice (peer fixture)', html: fixture('invoice.html') },
+    });
     if (template.status !== 201) throw new Error(`template: ${template.status} ${JSON.stringify(template.body)}`);
     const data = JSON.parse(fixture('invoice.json')) as Record<string, unknown>;
     const body = { template_id: template.body.id as string, data };
@@ -125,8 +141,18 @@ async function runSetup(name: string) {
       const api = apis[n % apis.length]!;
       const started = performance.now();
       try {
-        const res = await httpRequest(api.baseUrl, 'POST', kind === 'sync' ? '/v1/pdf/create' : '/v1/pdf/create-async', { apiKey, body, signal: AbortSignal.timeout(60_000) });
-        samples?.push({ kind, status: res.status, ms: performance.now() - started, jobId: kind === 'async' && res.status === 200 ? res.body.job_id : undefined });
+        const res = await httpRequest(
+          api.baseUrl,
+          'POST',
+          kind === 'sync' ? '/v1/pdf/create' : '/v1/pdf/create-async',
+          { apiKey, body, signal: AbortSignal.timeout(60_000) },
+        );
+        samples?.push({
+          kind,
+          status: res.status,
+          ms: performance.now() - started,
+          jobId: kind === 'async' && res.status === 200 ? res.body.job_id : undefined,
+        });
       } catch (error) {
         samples?.push({ kind, status: 0, ms: performance.now() - started, error: String(error) });
       }
@@ -143,9 +169,11 @@ async function runSetup(name: string) {
     const samples: Sample[] = [];
     const startedAt = Date.now();
     const endAt = startedAt + DURATION_S * 1000;
-    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-      while (Date.now() < endAt && issued < MAX_REQUESTS) await send(samples);
-    }));
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < endAt && issued < MAX_REQUESTS) await send(samples);
+      }),
+    );
     const seconds = (Date.now() - startedAt) / 1000;
     const after = uptimeLine();
 
@@ -154,15 +182,28 @@ async function runSetup(name: string) {
     const drained = await drain(cluster, accountId, DRAIN_TIMEOUT_S);
     const drainSeconds = (Date.now() - drainStarted) / 1000;
     const accepted = new Set(samples.map((s) => s.jobId).filter((id): id is string => id !== undefined));
-    const jobs = (await cluster.db.selectFrom('jobs').select(['id', 'status', 'created_at', 'started_at', 'completed_at']).where('account_id', '=', accountId).execute())
-      .filter((j) => accepted.has(j.id));
+    const jobs = (
+      await cluster.db
+        .selectFrom('jobs')
+        .select(['id', 'status', 'created_at', 'started_at', 'completed_at'])
+        .where('account_id', '=', accountId)
+        .execute()
+    ).filter((j) => accepted.has(j.id));
     const completed = jobs.filter((j) => j.status === 'completed');
     const endToEnd = completed.map((j) => Number(j.completed_at) - Number(j.created_at)).sort((a, b) => a - b);
     const queueWait = completed.map((j) => Number(j.started_at) - Number(j.created_at)).sort((a, b) => a - b);
     const firstAccepted = Math.min(...jobs.map((j) => Number(j.created_at)));
     const lastCompleted = Math.max(...completed.map((j) => Number(j.completed_at)));
-    const metrics = await Promise.all([...apis, ...cluster.workers].map(async (p) => ({ role: p.role, text: (await p.request('GET', '/metrics')).body as string })));
-    const browserRestarts = metrics.reduce((sum, m) => sum + Number(/^pressroom_browser_restarts_total (\d+)/m.exec(m.text)?.[1] ?? 0), 0);
+    const metrics = await Promise.all(
+      [...apis, ...cluster.workers].map(async (p) => ({
+        role: p.role,
+        text: (await p.request('GET', '/metrics')).body as string,
+      })),
+    );
+    const browserRestarts = metrics.reduce(
+      (sum, m) => sum + Number(/^pressroom_browser_restarts_total (\d+)/m.exec(m.text)?.[1] ?? 0),
+      0,
+    );
 
     return {
       setup: name,
@@ -174,20 +215,34 @@ async function runSetup(name: string) {
       uptime_before: before,
       uptime_after: after,
       all: summarize(samples, seconds),
-      sync: summarize(samples.filter((s) => s.kind === 'sync'), seconds),
-      async_accept: summarize(samples.filter((s) => s.kind === 'async'), seconds),
+      sync: summarize(
+        samples.filter((s) => s.kind === 'sync'),
+        seconds,
+      ),
+      async_accept: summarize(
+        samples.filter((s) => s.kind === 'async'),
+        seconds,
+      ),
       jobs: {
         accepted: accepted.size,
         completed: completed.length,
         failed: jobs.filter((j) => j.status === 'failed').length,
-        unfinished_after_drain: drained ? 0 : jobs.length - completed.length - jobs.filter((j) => j.status === 'failed').length,
+        unfinished_after_drain: drained
+          ? 0
+          : jobs.length - completed.length - jobs.filter((j) => j.status === 'failed').length,
         backlog_drain_s: Math.round(drainSeconds * 10) / 10,
-        completed_per_s: completed.length > 0 ? Math.round((completed.length / ((lastCompleted - firstAccepted) / 1000)) * 100) / 100 : 0,
+        completed_per_s:
+          completed.length > 0
+            ? Math.round((completed.length / ((lastCompleted - firstAccepted) / 1000)) * 100) / 100
+            : 0,
         end_to_end_ms: { p50: percentile(endToEnd, 50), p95: percentile(endToEnd, 95), p99: percentile(endToEnd, 99) },
         queue_wait_ms: { p50: percentile(queueWait, 50), p95: percentile(queueWait, 95) },
       },
       browser_restarts: browserRestarts,
-      first_errors: samples.filter((s) => s.error || s.status >= 400).slice(0, 5).map((s) => ({ kind: s.kind, status: s.status, error: s.error })),
+      first_errors: samples
+        .filter((s) => s.error || s.status >= 400)
+        .slice(0, 5)
+        .map((s) => ({ kind: s.kind, status: s.status, error: s.error })),
     };
   } finally {
     await cluster.close();
@@ -198,7 +253,12 @@ async function runSetup(name: string) {
 async function drain(cluster: Cluster, accountId: string, timeoutS: number): Promise<boolean> {
   const end = Date.now() + timeoutS * 1000;
   while (Date.now() < end) {
-    const open = await cluster.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).where('status', 'in', ['pending', 'processing']).executeTakeFirstOrThrow();
+    const open = await cluster.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('status', 'in', ['pending', 'processing'])
+      .executeTakeFirstOrThrow();
     if (Number(open.n) === 0) return true;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -210,22 +270,56 @@ type Result = Awaited<ReturnType<typeof runSetup>>;
 function printTable(results: Result[]): void {
   const rows: string[][] = [['setup', 'kind', 'ok/s', 'p50 ms', 'p95 ms', 'p99 ms', 'requests', 'errors']];
   for (const r of results) {
-    for (const [kind, s] of [['sync', r.sync], ['async accept', r.async_accept], ['all', r.all]] as const) {
-      rows.push([r.setup, kind, String(s.throughput_per_s), String(s.latency_ms.p50), String(s.latency_ms.p95), String(s.latency_ms.p99), String(s.requests), String(s.errors)]);
+    for (const [kind, s] of [
+      ['sync', r.sync],
+      ['async accept', r.async_accept],
+      ['all', r.all],
+    ] as const) {
+      rows.push([
+        r.setup,
+        kind,
+        String(s.throughput_per_s),
+        String(s.latency_ms.p50),
+        String(s.latency_ms.p95),
+        String(s.latency_ms.p99),
+        String(s.requests),
+        String(s.errors),
+      ]);
     }
-    rows.push([r.setup, 'jobs done', String(r.jobs.completed_per_s), String(r.jobs.end_to_end_ms.p50), String(r.jobs.end_to_end_ms.p95), String(r.jobs.end_to_end_ms.p99), String(r.jobs.accepted), String(r.jobs.failed + r.jobs.unfinished_after_drain)]);
+    rows.push([
+      r.setup,
+      'jobs done',
+      String(r.jobs.completed_per_s),
+      String(r.jobs.end_to_end_ms.p50),
+      String(r.jobs.end_to_end_ms.p95),
+      String(r.jobs.end_to_end_ms.p99),
+      String(r.jobs.accepted),
+      String(r.jobs.failed + r.jobs.unfinished_after_drain),
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
-  process.stdout.write(`${line(rows[0]!)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n${rows.slice(1).map(line).join('\n')}\n`);
-  for (const r of results) process.stdout.write(`${r.setup}: ${r.description}; ${r.duration_s} s; backlog drained in ${r.jobs.backlog_drain_s} s; browser restarts ${r.browser_restarts}\n  before: ${r.uptime_before}\n  after:  ${r.uptime_after}\n`);
+  process.stdout.write(
+    `${line(rows[0]!)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n${rows.slice(1).map(line).join('\n')}\n`,
+  );
+  for (const r of results)
+    process.stdout.write(
+      `${r.setup}: ${r.description}; ${r.duration_s} s; backlog drained in ${r.jobs.backlog_drain_s} s; browser restarts ${r.browser_restarts}\n  before: ${r.uptime_before}\n  after:  ${r.uptime_after}\n`,
+    );
 }
 
 const runStarted = new Date().toISOString();
 const results: Result[] = [];
-for (const name of String(args.setups).split(',').map((s) => s.trim()).filter(Boolean)) results.push(await runSetup(name));
+for (const name of String(args.setups)
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean))
+  results.push(await runSetup(name));
 const outFile = args.out ?? join(ROOT, 'bench', 'out', `load-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 mkdirSync(dirname(outFile), { recursive: true });
-writeFileSync(outFile, `${JSON.stringify({ started: runStarted, node: process.version, args: { DURATION_S, CONNECTIONS, SYNC_PERCENT, MAX_REQUESTS }, results }, null, 2)}\n`);
+writeFileSync(
+  outFile,
+  `${JSON.stringify({ started: runStarted, node: process.version, args: { DURATION_S, CONNECTIONS, SYNC_PERCENT, MAX_REQUESTS }, results }, null, 2)}\n`,
+);
 printTable(results);
 log(`written to ${outFile}`);

@@ -71,7 +71,9 @@ async function main(): Promise<void> {
   const pid = service.child.pid!;
   try {
     const { apiKey, invoiceId } = await createBenchAccount(service.baseUrl);
-    const data = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'shared', 'peers', 'fixtures', 'invoice.json'), 'utf8'));
+    const data = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', 'shared', 'peers', 'fixtures', 'invoice.json'), 'utf8'),
+    );
     const body = JSON.stringify({ template_id: invoiceId, data, export_type: 'binary' });
     let done = 0;
     let failed = 0;
@@ -93,9 +95,14 @@ async function main(): Promise<void> {
       const now = { done, at: performance.now(), node: cpuMs(pid), chromium: new Map(kids.map((p) => [p, cpuMs(p)])) };
       const docs = now.done - last.done;
       const perDoc = (ms: number) => (docs > 0 ? (ms / docs).toFixed(1) : '–');
-      const chromiumMs = [...now.chromium].reduce((sum, [p, ms]) => sum + (last.chromium.has(p) ? ms - last.chromium.get(p)! : 0), 0);
+      const chromiumMs = [...now.chromium].reduce(
+        (sum, [p, ms]) => sum + (last.chromium.has(p) ? ms - last.chromium.get(p)! : 0),
+        0,
+      );
       const rate = docs > 0 ? (docs / ((now.at - last.at) / 1000)).toFixed(1) : '–';
-      rows.push(`| ${done} | ${(rssKb(pid) / 1024).toFixed(0)} | ${await heapUsedMb()} | ${(chromium / 1024).toFixed(0)} | ${kids.length} | ${rate} | ${perDoc(now.node - last.node)} | ${perDoc(chromiumMs)} |`);
+      rows.push(
+        `| ${done} | ${(rssKb(pid) / 1024).toFixed(0)} | ${await heapUsedMb()} | ${(chromium / 1024).toFixed(0)} | ${kids.length} | ${rate} | ${perDoc(now.node - last.node)} | ${perDoc(chromiumMs)} |`,
+      );
       last = now;
       process.stderr.write(`[memory] ${rows.at(-1)}\n`);
     };
@@ -104,7 +111,11 @@ async function main(): Promise<void> {
     const worker = async () => {
       while (next < total) {
         next++;
-        const res = await fetch(`${service.baseUrl}/v1/pdf/create`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body });
+        const res = await fetch(`${service.baseUrl}/v1/pdf/create`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+          body,
+        });
         await res.arrayBuffer();
         if (res.status !== 200) failed++;
         done++;
@@ -112,7 +123,9 @@ async function main(): Promise<void> {
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
-    console.log(`Memory over ${total} invoice renders at concurrency ${concurrency} (browser recycled every ${BROWSER_RECYCLE_AFTER}); failures: ${failed}\n`);
+    console.log(
+      `Memory over ${total} invoice renders at concurrency ${concurrency} (browser recycled every ${BROWSER_RECYCLE_AFTER}); failures: ${failed}\n`,
+    );
     console.log(rows.join('\n'));
   } finally {
     await service.stop();

@@ -22,7 +22,10 @@ interface BatchResult {
 
 /** The harness's `--engines` value for round `round` (0-based): as given, reversed on odd rounds. */
 export function engineOrder(engines: string, round: number): string {
-  const list = engines.split(',').map((e) => e.trim()).filter(Boolean);
+  const list = engines
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   return (round % 2 === 1 ? list.reverse() : list).join(',');
 }
 
@@ -46,7 +49,11 @@ const resultsOf = (file: string) => (JSON.parse(readFileSync(file, 'utf8')) as {
  * goals), fixture and concurrency, docs/s ÷ the same round's `reference` — found in the round's own file,
  * or in `referenceFiles[round]` (issue 17's untagged goals are against the tagged pass of the round).
  */
-export function roundsTable(files: readonly string[], reference = 'floor', referenceFiles: readonly string[] = files): string {
+export function roundsTable(
+  files: readonly string[],
+  reference = 'floor',
+  referenceFiles: readonly string[] = files,
+): string {
   const ratios = new Map<string, number[]>();
   const rates = new Map<string, number[]>();
   for (const [round, file] of files.entries()) {
@@ -57,14 +64,24 @@ export function roundsTable(files: readonly string[], reference = 'floor', refer
       rates.set(key, [...(rates.get(key) ?? []), batch.docsPerSec]);
       // Against its own round's file an engine is its own reference; against another's (untagged ÷ tagged) it is not.
       if (batch.engine === reference && referenceFiles === files) continue;
-      const base = references.find((r) => r.engine === reference && r.fixture === batch.fixture && r.concurrency === batch.concurrency);
-      if (base && base.docsPerSec > 0) ratios.set(key, [...(ratios.get(key) ?? []), batch.docsPerSec / base.docsPerSec]);
+      const base = references.find(
+        (r) => r.engine === reference && r.fixture === batch.fixture && r.concurrency === batch.concurrency,
+      );
+      if (base && base.docsPerSec > 0)
+        ratios.set(key, [...(ratios.get(key) ?? []), batch.docsPerSec / base.docsPerSec]);
     }
   }
-  const lines = [`| engine | fixture | c | docs/s per round | ÷ the round's ${reference}, median | range |`, '|---|---|--:|---|--:|---|'];
+  const lines = [
+    `| engine | fixture | c | docs/s per round | ÷ the round's ${reference}, median | range |`,
+    '|---|---|--:|---|--:|---|',
+  ];
   for (const [key, values] of rates) {
     const r = ratios.get(key);
-    const ratioCells = r ? `${median(r).toFixed(2)} | ${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}` : key.startsWith(`${reference} |`) ? '1.00 | ' : '– | ';
+    const ratioCells = r
+      ? `${median(r).toFixed(2)} | ${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)}`
+      : key.startsWith(`${reference} |`)
+        ? '1.00 | '
+        : '– | ';
     lines.push(`| ${key} | ${values.map((v) => v.toFixed(2)).join(', ')} | ${ratioCells} |`);
   }
   return lines.join('\n');

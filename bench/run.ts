@@ -26,7 +26,14 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PEERS } from './peer-chromium.js';
-import { createBenchAccount, ensureSystemEngine, log, preparePeers, SHARED_PEERS, startBenchService } from './bench-service.js';
+import {
+  createBenchAccount,
+  ensureSystemEngine,
+  log,
+  preparePeers,
+  SHARED_PEERS,
+  startBenchService,
+} from './bench-service.js';
 import { engineOrder, resultFile, roundsTable } from './rounds.js';
 
 /**
@@ -36,7 +43,11 @@ import { engineOrder, resultFile, roundsTable } from './rounds.js';
  * ("fetch failed: other side closed").
  */
 function runHarness(args: string[], env: Record<string, string>): Promise<number> {
-  const child = spawn(process.execPath, ['bench.mjs', ...args], { cwd: PEERS, stdio: 'inherit', env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ['bench.mjs', ...args], {
+    cwd: PEERS,
+    stdio: 'inherit',
+    env: { ...process.env, ...env },
+  });
   return new Promise((resolvePromise, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => resolvePromise(code ?? 1));
@@ -61,7 +72,9 @@ function takeOption(args: string[], name: string): string | undefined {
  * `--rounds N` repeats steps 2 and 3 N times and ends with each ratio's median and range over the rounds.
  */
 async function issue17Suite(args: string[]): Promise<void> {
-  const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import('./costs/long-report.js');
+  const { measureFloor, measureService, longTable, longTemplatesOption, LONG_SERVICE_ENV } = await import(
+    './costs/long-report.js'
+  );
   const nLong = Number(takeOption(args, '--n-long') ?? 3);
   const rounds = roundsOption(args);
   const longTemplates = longTemplatesOption(args);
@@ -78,7 +91,14 @@ async function issue17Suite(args: string[]): Promise<void> {
   try {
     const ids = await createBenchAccount(service.baseUrl);
     const harness = async (extra: string[], invoiceId: string, reportId: string) => {
-      const status = await runHarness([...extra, ...args], { BASE_URL: service.baseUrl, API_KEY: ids.apiKey, TEMPLATE_ID: invoiceId, TEMPLATE_ID_REPORT: reportId, SERVICE_PID: String(service.child.pid), SERVICE_VERSION: 'pressroom' });
+      const status = await runHarness([...extra, ...args], {
+        BASE_URL: service.baseUrl,
+        API_KEY: ids.apiKey,
+        TEMPLATE_ID: invoiceId,
+        TEMPLATE_ID_REPORT: reportId,
+        SERVICE_PID: String(service.child.pid),
+        SERVICE_VERSION: 'pressroom',
+      });
       if (status !== 0) process.exitCode = status;
     };
     // With --rounds N each pass runs N times, the engines' order reversed every other round (rounds.ts).
@@ -88,11 +108,19 @@ async function issue17Suite(args: string[]): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       const suffix = rounds > 1 ? `-round${round + 1}-of-${rounds}-${stamp}` : '';
       log(`tagged: floor, Pressroom, wkhtmltopdf${rounds > 1 ? ` (round ${round + 1} of ${rounds})` : ''}`);
-      await harness(['--engines', engineOrder('floor,service,wkhtmltopdf', round), '--label', `issue17-tagged${suffix}`], ids.invoiceId, ids.reportId);
+      await harness(
+        ['--engines', engineOrder('floor,service,wkhtmltopdf', round), '--label', `issue17-tagged${suffix}`],
+        ids.invoiceId,
+        ids.reportId,
+      );
       tagged.push(`issue17-tagged${suffix}`);
       log('untagged: floor --tagged off, Pressroom with page.tagged false');
       // wkhtmltopdf prints the same either way; the untagged goals are read against the tagged pass's.
-      await harness(['--engines', engineOrder('floor,service', round), '--tagged', 'off', '--label', `issue17-untagged${suffix}`], ids.invoiceUntaggedId, ids.reportUntaggedId);
+      await harness(
+        ['--engines', engineOrder('floor,service', round), '--tagged', 'off', '--label', `issue17-untagged${suffix}`],
+        ids.invoiceUntaggedId,
+        ids.reportUntaggedId,
+      );
       untagged.push(`issue17-untagged${suffix}`);
     }
     if (rounds > 1) {
@@ -100,8 +128,12 @@ async function issue17Suite(args: string[]): Promise<void> {
       process.stdout.write(`\nTagged, against the floor:\n${roundsTable(files(tagged))}\n`);
       process.stdout.write(`\nTagged, against wkhtmltopdf:\n${roundsTable(files(tagged), 'wkhtmltopdf')}\n`);
       process.stdout.write(`\nUntagged, against the untagged floor:\n${roundsTable(files(untagged))}\n`);
-      process.stdout.write(`\nUntagged, against the same round's tagged floor (the invoice goal):\n${roundsTable(files(untagged), 'floor', files(tagged))}\n`);
-      process.stdout.write(`\nUntagged, against the same round's wkhtmltopdf (the report goal):\n${roundsTable(files(untagged), 'wkhtmltopdf', files(tagged))}\n`);
+      process.stdout.write(
+        `\nUntagged, against the same round's tagged floor (the invoice goal):\n${roundsTable(files(untagged), 'floor', files(tagged))}\n`,
+      );
+      process.stdout.write(
+        `\nUntagged, against the same round's wkhtmltopdf (the report goal):\n${roundsTable(files(untagged), 'wkhtmltopdf', files(tagged))}\n`,
+      );
     }
     if (nLong > 0) {
       log(`330-page report through create-async (n=${nLong})`);
@@ -138,7 +170,8 @@ async function main(): Promise<void> {
   if (suite === 'batch') return void (await import('./batch-bench.js'));
   // The official e-invoice rules' check of one invoice (issue 41): bench/costs/einvoice-rules.ts.
   if (suite === 'einvoice-rules') return (await import('./costs/einvoice-rules.js')).main(args);
-  if (suite !== undefined) throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules`);
+  if (suite !== undefined)
+    throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules`);
   const rounds = roundsOption(args);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');
@@ -153,7 +186,9 @@ async function main(): Promise<void> {
     // says: issue 17's goal for untagged invoices is a ratio to the *tagged* floor, measured in one round.
     const serviceTagged = takeOption(args, '--service-tagged');
     const untagged = serviceTagged === undefined ? harnessTaggedOff(args) : isOff(serviceTagged);
-    log(`service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness${untagged ? ' (untagged templates)' : ''}`);
+    log(
+      `service at ${service.baseUrl} (pid ${service.child.pid}); running the peer harness${untagged ? ' (untagged templates)' : ''}`,
+    );
     const env = {
       BASE_URL: service.baseUrl,
       API_KEY: ids.apiKey,

@@ -46,7 +46,12 @@ function sampleTree(root: number): Map<number, Sampled> {
       continue;
     }
     const ms = (ticks: number) => (ticks * 1000) / CLOCK_TICKS;
-    all.set(Number(pid), { parent: stat.parent, cpuMs: ms(stat.cpuTicks), endedChildrenMs: ms(stat.childrenCpuTicks), command });
+    all.set(Number(pid), {
+      parent: stat.parent,
+      cpuMs: ms(stat.cpuTicks),
+      endedChildrenMs: ms(stat.childrenCpuTicks),
+      command,
+    });
   }
   const tree = [root];
   for (let i = 0; i < tree.length; i++) for (const [pid, p] of all) if (p.parent === tree[i]) tree.push(pid);
@@ -69,7 +74,10 @@ async function main(): Promise<void> {
   try {
     const account = await createBenchAccount(service.baseUrl);
     const { apiKey } = account;
-    const templateId = { invoice: [account.invoiceId, account.invoiceUntaggedId], report: [account.reportId, account.reportUntaggedId] }[fixture][tagged ? 0 : 1];
+    const templateId = {
+      invoice: [account.invoiceId, account.invoiceUntaggedId],
+      report: [account.reportId, account.reportUntaggedId],
+    }[fixture][tagged ? 0 : 1];
     const data = JSON.parse(readFileSync(join(SHARED_PEERS, 'fixtures', `${fixture}.json`), 'utf8'));
     const body = JSON.stringify({ template_id: templateId, data, export_type: 'binary' });
     const render = async (count: number) => {
@@ -77,7 +85,11 @@ async function main(): Promise<void> {
       const worker = async () => {
         while (next < count) {
           next += 1;
-          const res = await fetch(`${service.baseUrl}/v1/pdf/create`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body });
+          const res = await fetch(`${service.baseUrl}/v1/pdf/create`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+            body,
+          });
           await res.arrayBuffer();
           if (res.status !== 200) throw new Error(`a render answered ${res.status}`);
         }
@@ -101,9 +113,12 @@ async function main(): Promise<void> {
       add(`${now.kind} (ended children)`, now.endedChildrenMs - (then?.endedChildrenMs ?? 0));
     }
     const total = [...perKind.values()].reduce((sum, ms) => sum + ms, 0);
-    console.log(`\n${n} ${fixture}s, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}: ${(n / seconds).toFixed(2)} docs/s\n`);
+    console.log(
+      `\n${n} ${fixture}s, ${tagged ? 'tagged' : 'untagged'}, c = ${concurrency}: ${(n / seconds).toFixed(2)} docs/s\n`,
+    );
     console.log('| process | CPU ms/doc |\n|---|--:|');
-    for (const [kind, ms] of [...perKind].sort((a, b) => b[1] - a[1])) if (ms / n >= 0.1) console.log(`| ${kind} | ${(ms / n).toFixed(1)} |`);
+    for (const [kind, ms] of [...perKind].sort((a, b) => b[1] - a[1]))
+      if (ms / n >= 0.1) console.log(`| ${kind} | ${(ms / n).toFixed(1)} |`);
     console.log(`| **the service in all** | **${(total / n).toFixed(1)}** |`);
     console.log(`| (the client, this process) | ${((client.user + client.system) / 1000 / n).toFixed(1)} |`);
   } finally {

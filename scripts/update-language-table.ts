@@ -5,4 +5,10 @@ import { languageTable } from '../src/template-language/catalogue.js';
 
 const path = new URL('../docs/templates.md', import.meta.url);
 const doc = readFileSync(path, 'utf8');
-writeFileSync(path, doc.replace(/<!-- language-table:start -->\n[\s\S]*?<!-- language-table:end -->/, `<!-- language-table:start -->\n${languageTable()}\n<!-- language-table:end -->`));
+writeFileSync(
+  path,
+  doc.replace(
+    /<!-- language-table:start -->\n[\s\S]*?<!-- language-table:end -->/,
+    `<!-- language-table:start -->\n${languageTable()}\n<!-- language-table:end -->`,
+  ),
+);

@@ -50,7 +50,10 @@ async function execute(services: Awaited<ReturnType<typeof createServices>>, com
       await services.accounts.revokeApiKey(command.prefix);
       return { success: true };
     case 'tokens.create':
-      return { access_token: await services.accounts.issueAccessToken(command.accountId, command.ttlSeconds), expires_in: command.ttlSeconds };
+      return {
+        access_token: await services.accounts.issueAccessToken(command.accountId, command.ttlSeconds),
+        expires_in: command.ttlSeconds,
+      };
     case 'tokens.revoke': {
       const { revokedBefore } = await services.accounts.revokeAccessTokens(command.accountId);
       return { revoked_before: new Date(revokedBefore).toISOString() };

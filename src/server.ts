@@ -85,12 +85,19 @@ export async function runServer(config: Config, role: Role, warnings: readonly s
   }
   if (stopping) return;
   if (role !== 'api') services.startWorkers();
-  logger.info({ role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION }, 'pressroom started');
+  logger.info(
+    { role, port, database: config.database.dialect, storage: config.storage.url.split(':')[0], version: VERSION },
+    'pressroom started',
+  );
 }
 
 /** True when the browser itself could not be started (missing, not executable, not a Chromium that starts). */
 function isBrowserMisconfigured(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e !== undefined && e !== null && depth < 10;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     if (e instanceof ChromiumStartError) return true;
   }
   return false;
@@ -99,10 +106,16 @@ function isBrowserMisconfigured(error: unknown): boolean {
 /** What an operator reads when the browser did not start: the variable, its value, what is wrong, the fix. */
 function browserStartFailure(chromiumPath: string, error: unknown): string {
   const causes: unknown[] = [];
-  for (let e: unknown = error; e !== undefined && e !== null && causes.length < 10; e = (e as { cause?: unknown }).cause) causes.push(e);
+  for (
+    let e: unknown = error;
+    e !== undefined && e !== null && causes.length < 10;
+    e = (e as { cause?: unknown }).cause
+  )
+    causes.push(e);
   const start = causes.find((e): e is ChromiumStartError => e instanceof ChromiumStartError);
   const setting = `PRESSROOM_CHROMIUM_PATH=${chromiumPath}`;
-  const install = "install Debian's chromium (apt-get install chromium) or set PRESSROOM_CHROMIUM_PATH to the browser's path";
+  const install =
+    "install Debian's chromium (apt-get install chromium) or set PRESSROOM_CHROMIUM_PATH to the browser's path";
   if (!start) {
     const innermost = causes.at(-1);
     return `the browser did not start (${setting}): ${innermost instanceof Error ? innermost.message : String(innermost)}; check that it is Chromium and runs here, or ${install}`;

@@ -143,8 +143,18 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const blobs = createBlobStore(config.storage.url);
     releasers.push(() => blobs.close());
     // The asset library (issue 13) and the remote images, fonts and stylesheets documents load.
-    const assets = createAssetService({ db: database.db, dialect: database.dialect, blobs, limits: config.assets, logger: logger.child({ component: 'assets' }) });
-    const remoteResources = createRemoteResourceFetcher({ ...config.remoteResources, logger: logger.child({ component: 'remote-resources' }), onOutcome: (outcome) => metrics.remoteResource(outcome) });
+    const assets = createAssetService({
+      db: database.db,
+      dialect: database.dialect,
+      blobs,
+      limits: config.assets,
+      logger: logger.child({ component: 'assets' }),
+    });
+    const remoteResources = createRemoteResourceFetcher({
+      ...config.remoteResources,
+      logger: logger.child({ component: 'remote-resources' }),
+      onOutcome: (outcome) => metrics.remoteResource(outcome),
+    });
     releasers.push(() => remoteResources.close());
     // The browser starts on first use (admin commands never launch it); `serve` warms it up.
     const renderer = instrumentRenderer(
@@ -162,25 +172,55 @@ export async function createServices(config: Config, options: ServiceOptions): P
     // The official e-invoice rules (einvoice/rules/): the pack under the data directory, read per check; its threads start with the first.
     const einvoiceRules = createEInvoiceRules({ dataDir: config.dataDir, mode: config.einvoice.rules });
     releasers.push(() => einvoiceRules.close());
-    const files = createFileService({ db: database.db, blobs, publicUrl: config.http.publicUrl, secretKey: config.secretKey, logger });
+    const files = createFileService({
+      db: database.db,
+      blobs,
+      publicUrl: config.http.publicUrl,
+      secretKey: config.secretKey,
+      logger,
+    });
     // This process, as recorded on the reservations and idempotency keys it holds.
     const instanceId = newInstanceId();
-    const charges = createCharges({ db: database.db, ledger, instanceId, leaseMs: config.leaseMs, logger: logger.child({ component: 'charges' }) });
+    const charges = createCharges({
+      db: database.db,
+      ledger,
+      instanceId,
+      leaseMs: config.leaseMs,
+      logger: logger.child({ component: 'charges' }),
+    });
     const idempotency = createIdempotencyService(database.db, { instanceId, leaseMs: config.leaseMs });
     // One pair of guarded agents for every customer endpoint: keep-alive sockets are shared, and
     // every connection is resolved, checked and pinned.
     const guardedAgents = createGuardedAgents({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => guardedAgents.destroy());
-    const s3 = createS3IntegrationService({ db: database.db, secretKey: config.secretKey, allowPrivateNetworks: config.allowPrivateNetworks, agents: guardedAgents, logger });
+    const s3 = createS3IntegrationService({
+      db: database.db,
+      secretKey: config.secretKey,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      agents: guardedAgents,
+      logger,
+    });
     // One charging flow (key → reserve → produce → post | void) for every paid answer given at once.
     const charged = createChargedRunner({ db: database.db, charges, idempotency, files, logger });
     // Image layers' image_url downloads: every connection resolved, checked and pinned (net/).
     const imageDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
     releasers.push(() => imageDispatcher.close());
-    const loadImages = createImageLoader({ dispatcher: imageDispatcher, allowPrivateNetworks: config.allowPrivateNetworks, maxBytes: config.images.urlMaxBytes, timeoutMs: config.images.urlTimeoutMs });
+    const loadImages = createImageLoader({
+      dispatcher: imageDispatcher,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      maxBytes: config.images.urlMaxBytes,
+      timeoutMs: config.images.urlTimeoutMs,
+    });
     // Signing (issue 39): certificates sealed per account; time-stamp requests through their own guarded dispatcher.
-    const certificates = createCertificateService({ db: database.db, secretKey: config.secretKey, logger: logger.child({ component: 'certificates' }) });
-    const tsaDispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks }, { connectTimeoutMs: TSA_TIMEOUT_MS, headersTimeoutMs: TSA_TIMEOUT_MS, bodyTimeoutMs: TSA_TIMEOUT_MS });
+    const certificates = createCertificateService({
+      db: database.db,
+      secretKey: config.secretKey,
+      logger: logger.child({ component: 'certificates' }),
+    });
+    const tsaDispatcher = createGuardedDispatcher(
+      { allowPrivateNetworks: config.allowPrivateNetworks },
+      { connectTimeoutMs: TSA_TIMEOUT_MS, headersTimeoutMs: TSA_TIMEOUT_MS, bodyTimeoutMs: TSA_TIMEOUT_MS },
+    );
     releasers.push(() => tsaDispatcher.close());
     const signing = createSigning({
       certificates,
@@ -197,16 +237,44 @@ export async function createServices(config: Config, options: ServiceOptions): P
     // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).
     // qpdf: the PDF tools' engine, and `protect`'s encryption after printing.
     const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
-    const finishing = createFinishing({ threads: config.rendering.concurrency, spool: spool.spool, signing, logger, onCompaction: compactionCounter(metrics), qpdf });
+    const finishing = createFinishing({
+      threads: config.rendering.concurrency,
+      spool: spool.spool,
+      signing,
+      logger,
+      onCompaction: compactionCounter(metrics),
+      qpdf,
+    });
     releasers.push(() => finishing.close());
     // A watermark's assets, and Chromium's layout of text in scripts that need shaping.
     const layOutText = createTextLayout((request) => renderer.render(request));
-    const finishingSecrets = { readAsset: assets.readForRender, layOutText, sealKey: deriveKey(config.secretKey, 'protect-passwords') };
-    const documents = createDocumentService({ templates, charged, renderer, finishing, signing, files, customerStorage: s3, loadImages, spool, logger, einvoiceRules, ...finishingSecrets });
+    const finishingSecrets = {
+      readAsset: assets.readForRender,
+      layOutText,
+      sealKey: deriveKey(config.secretKey, 'protect-passwords'),
+    };
+    const documents = createDocumentService({
+      templates,
+      charged,
+      renderer,
+      finishing,
+      signing,
+      files,
+      customerStorage: s3,
+      loadImages,
+      spool,
+      logger,
+      einvoiceRules,
+      ...finishingSecrets,
+    });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
     const pdfToolsDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },
-      { connectTimeoutMs: config.pdfTools.fetchTimeoutMs, headersTimeoutMs: config.pdfTools.fetchTimeoutMs, bodyTimeoutMs: config.pdfTools.fetchTimeoutMs },
+      {
+        connectTimeoutMs: config.pdfTools.fetchTimeoutMs,
+        headersTimeoutMs: config.pdfTools.fetchTimeoutMs,
+        bodyTimeoutMs: config.pdfTools.fetchTimeoutMs,
+      },
     );
     releasers.push(() => pdfToolsDispatcher.close());
     // POST /v1/einvoice/validate: free work in the qpdf, xmllint and validation pools; URLs through the PDF tools' guarded dispatcher.
@@ -231,12 +299,54 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const wakeups = await createJobWakeups(database, logger);
     releasers.push(() => wakeups.close());
     const webhooks = createWebhookQueue(config.secretKey);
-    const jobs = createJobService({ database, documents, charges, idempotency, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, retentionDays: config.jobs.retentionDays });
+    const jobs = createJobService({
+      database,
+      documents,
+      charges,
+      idempotency,
+      webhooks,
+      wakeups,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      retentionDays: config.jobs.retentionDays,
+    });
     // The job worker and the webhook delivery loop: started by roles `all` and `worker`, under this process's id.
     const workerId = instanceId;
-    const batches = createBatchService({ database, documents, templates, charges, idempotency, webhooks, wakeups, allowPrivateNetworks: config.allowPrivateNetworks, maxItems: config.jobs.batchMaxItems });
-    const jobWorker = createJobWorker({ database, documents, templates, charges, webhooks, wakeups, jobs: { ...config.jobs, leaseMs: config.leaseMs }, workerId, logger, metrics, batchItems: batches.itemHook });
-    const assembler = createBatchAssembler({ database, files, documents, qpdf, webhooks, wakeups, leaseMs: config.leaseMs, pollIntervalMs: config.jobs.pollIntervalMs, logger, workerId });
+    const batches = createBatchService({
+      database,
+      documents,
+      templates,
+      charges,
+      idempotency,
+      webhooks,
+      wakeups,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      maxItems: config.jobs.batchMaxItems,
+    });
+    const jobWorker = createJobWorker({
+      database,
+      documents,
+      templates,
+      charges,
+      webhooks,
+      wakeups,
+      jobs: { ...config.jobs, leaseMs: config.leaseMs },
+      workerId,
+      logger,
+      metrics,
+      batchItems: batches.itemHook,
+    });
+    const assembler = createBatchAssembler({
+      database,
+      files,
+      documents,
+      qpdf,
+      webhooks,
+      wakeups,
+      leaseMs: config.leaseMs,
+      pollIntervalMs: config.jobs.pollIntervalMs,
+      logger,
+      workerId,
+    });
     const deliveryLoop = createDeliveryLoop({
       database,
       queue: webhooks,
@@ -264,13 +374,29 @@ export async function createServices(config: Config, options: ServiceOptions): P
     leases.unref();
     releasers.push(() => clearInterval(leases));
 
-    const readiness = createReadinessCheck({ database, blobs, renderer, redis, einvoiceRules, logger: logger.child({ component: 'readiness' }) });
+    const readiness = createReadinessCheck({
+      database,
+      blobs,
+      renderer,
+      redis,
+      einvoiceRules,
+      logger: logger.child({ component: 'readiness' }),
+    });
     const redisClient = redis;
     metrics.collectFrom({
       queueStats: async () => ({ ...(await jobs.queueStats()), reservationsPending: await charges.pendingCount() }),
       rendererStats: () => renderer.stats(),
       // Every pool of heavy work of this process, each shared fairly between accounts (scheduling/).
-      pools: () => [...renderer.stats().pools, finishing.stats(), qpdf.stats(), signing.stats(), ghostscriptPoolStats(), pageImagePoolStats(), xmlCheckPoolStats(), einvoiceRules.stats()],
+      pools: () => [
+        ...renderer.stats().pools,
+        finishing.stats(),
+        qpdf.stats(),
+        signing.stats(),
+        ghostscriptPoolStats(),
+        pageImagePoolStats(),
+        xmlCheckPoolStats(),
+        einvoiceRules.stats(),
+      ],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
 
@@ -316,7 +442,10 @@ export async function createServices(config: Config, options: ServiceOptions): P
  * stops (SIGTERM, then close()) share one; a stop before any start does nothing; a stopped set does
  * not start again.
  */
-function jobsThenDeliveries(w: { jobWorker: JobWorker; assembler: BatchAssembler; deliveryLoop: DeliveryLoop }, graceMs: number): { start(): void; stop(): Promise<void> } {
+function jobsThenDeliveries(
+  w: { jobWorker: JobWorker; assembler: BatchAssembler; deliveryLoop: DeliveryLoop },
+  graceMs: number,
+): { start(): void; stop(): Promise<void> } {
   let started = false;
   let stopping: Promise<void> | undefined;
   return {

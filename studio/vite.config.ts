@@ -27,7 +27,8 @@ export default defineConfig({
     chunkSizeWarningLimit: 1200,
     rollupOptions: {
       output: {
-        manualChunks: (id) => (id.includes('/node_modules/@codemirror/') || id.includes('/node_modules/@lezer/') ? 'codemirror' : undefined),
+        manualChunks: (id) =>
+          id.includes('/node_modules/@codemirror/') || id.includes('/node_modules/@lezer/') ? 'codemirror' : undefined,
       },
     },
   },

@@ -16,14 +16,19 @@ type Token = ReturnType<typeof md.parse>[number];
 
 function markdownFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? markdownFiles(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : []);
+    e.isDirectory() ? markdownFiles(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : [],
+  );
 }
 
 const PAGES = [join(ROOT, 'README.md'), ...markdownFiles(join(ROOT, 'docs'))];
 
 /** GitHub's heading anchor: lower case, punctuation and symbols dropped, each space a hyphen. */
 function githubSlug(text: string): string {
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The text GitHub makes a heading's anchor from: what it shows, markup and HTML tags left out. */
@@ -83,35 +88,53 @@ function brokenLink(page: string, target: string): string | null {
   const file = pathPart === '' ? page : resolve(dirname(page), decodeURIComponent(pathPart.split('?')[0]!));
   if (!existsSync(file)) return `${target}: no such file`;
   if (fragment === undefined || fragment === '') return null;
-  if (statSync(file).isDirectory() || !file.endsWith('.md')) return `${target}: an anchor into a file that is not Markdown`;
-  return anchorsOf(file).has(decodeURIComponent(fragment)) ? null : `${target}: no heading with that anchor in ${relative(ROOT, file)}`;
+  if (statSync(file).isDirectory() || !file.endsWith('.md'))
+    return `${target}: an anchor into a file that is not Markdown`;
+  return anchorsOf(file).has(decodeURIComponent(fragment))
+    ? null
+    : `${target}: no heading with that anchor in ${relative(ROOT, file)}`;
 }
 
 describe('the documentation', () => {
   it('makes anchors as GitHub does', () => {
     expect(githubSlug('The PDF/A-3b (Factur-X / ZUGFeRD)')).toBe('the-pdfa-3b-factur-x--zugferd');
-    expect(githubSlug('Numbers: exact, at most 15 significant digits')).toBe('numbers-exact-at-most-15-significant-digits');
-    expect(githubSlug('Image layer work off the service’s thread (issue 37, case 3)')).toBe('image-layer-work-off-the-services-thread-issue-37-case-3');
+    expect(githubSlug('Numbers: exact, at most 15 significant digits')).toBe(
+      'numbers-exact-at-most-15-significant-digits',
+    );
+    expect(githubSlug('Image layer work off the service’s thread (issue 37, case 3)')).toBe(
+      'image-layer-work-off-the-services-thread-issue-37-case-3',
+    );
     expect(githubSlug('Tagged or not — why')).toBe('tagged-or-not--why');
   });
 
   it('has no relative link to a missing file or heading', () => {
-    const broken = PAGES.flatMap((page) => targetsOf(page).map((t) => brokenLink(page, t)).filter((b) => b !== null).map((b) => `${relative(ROOT, page)}: ${b}`));
+    const broken = PAGES.flatMap((page) =>
+      targetsOf(page)
+        .map((t) => brokenLink(page, t))
+        .filter((b) => b !== null)
+        .map((b) => `${relative(ROOT, page)}: ${b}`),
+    );
     expect(broken).toEqual([]);
   });
 
   it('keeps the README at most 200 lines and each docs page at most 400', () => {
     const lines = (file: string) => readFileSync(file, 'utf8').split('\n').length - 1;
     expect(lines(join(ROOT, 'README.md'))).toBeLessThanOrEqual(200);
-    const long = PAGES.slice(1).filter((p) => lines(p) > 400).map((p) => `${relative(ROOT, p)}: ${lines(p)} lines`);
+    const long = PAGES.slice(1)
+      .filter((p) => lines(p) > 400)
+      .map((p) => `${relative(ROOT, p)}: ${lines(p)} lines`);
     expect(long).toEqual([]);
   });
 
   it('opens each docs page with a title and then a sentence, not a table, list or code', () => {
-    const wrong = PAGES.slice(1).filter((page) => {
-      const blocks = md.parse(readFileSync(page, 'utf8'), {}).filter((t) => t.level === 0 && !t.type.endsWith('_close') && t.type !== 'html_block');
-      return blocks[0]?.type !== 'heading_open' || blocks[0].tag !== 'h1' || blocks[1]?.type !== 'paragraph_open';
-    }).map((p) => relative(ROOT, p));
+    const wrong = PAGES.slice(1)
+      .filter((page) => {
+        const blocks = md
+          .parse(readFileSync(page, 'utf8'), {})
+          .filter((t) => t.level === 0 && !t.type.endsWith('_close') && t.type !== 'html_block');
+        return blocks[0]?.type !== 'heading_open' || blocks[0].tag !== 'h1' || blocks[1]?.type !== 'paragraph_open';
+      })
+      .map((p) => relative(ROOT, p));
     expect(wrong).toEqual([]);
   });
 });

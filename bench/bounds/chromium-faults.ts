@@ -79,16 +79,28 @@ async function main(): Promise<void> {
   preparePeers();
   const { puppeteer, fixtures, executablePath, args } = peerChromium();
   const n = Number(option('--n', '5'));
-  const flagSets = option('--flags', ',--disable-features=PartitionAllocBackupRefPtr').split(',').map((set) => set.split(' ').filter(Boolean));
+  const flagSets = option('--flags', ',--disable-features=PartitionAllocBackupRefPtr')
+    .split(',')
+    .map((set) => set.split(' ').filter(Boolean));
   const html = fixtures.render('report.html', JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')));
 
   const cost = faultCostMicros();
   const thp = readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8').trim();
-  console.log(`one minor fault: ${cost.micros.toFixed(2)} µs (${cost.faults} faults touching 4 × 256 MB; transparent huge pages: ${thp})\n`);
-  console.log('| extra flags | tagged | print ms (median) | renderer CPU ms | renderer minor faults | faults × fault cost, ms |\n|---|---|--:|--:|--:|--:|');
+  console.log(
+    `one minor fault: ${cost.micros.toFixed(2)} µs (${cost.faults} faults touching 4 × 256 MB; transparent huge pages: ${thp})\n`,
+  );
+  console.log(
+    '| extra flags | tagged | print ms (median) | renderer CPU ms | renderer minor faults | faults × fault cost, ms |\n|---|---|--:|--:|--:|--:|',
+  );
   for (const flags of flagSets) {
     const profile = mkdtempSync(join(tmpdir(), 'bench-chromium-faults-'));
-    const browser = await puppeteer.launch({ executablePath, args: [...args, ...flags], headless: true, userDataDir: profile, protocolTimeout: 0 });
+    const browser = await puppeteer.launch({
+      executablePath,
+      args: [...args, ...flags],
+      headless: true,
+      userDataDir: profile,
+      protocolTimeout: 0,
+    });
     try {
       const page = await browser.newPage();
       const pid = browser.process().pid as number;
@@ -102,10 +114,16 @@ async function main(): Promise<void> {
           const ms = performance.now() - t0;
           const after = rendererCost(pid);
           // The first print warms the renderer up; it is not counted.
-          if (i > 0) runs.push({ ms, cost: { minorFaults: after.minorFaults - before.minorFaults, cpuMs: after.cpuMs - before.cpuMs } });
+          if (i > 0)
+            runs.push({
+              ms,
+              cost: { minorFaults: after.minorFaults - before.minorFaults, cpuMs: after.cpuMs - before.cpuMs },
+            });
         }
         const faults = median(runs.map((r) => r.cost.minorFaults));
-        console.log(`| ${flags.join(' ') || '(none)'} | ${tagged ? 'yes' : 'no'} | ${Math.round(median(runs.map((r) => r.ms)))} | ${Math.round(median(runs.map((r) => r.cost.cpuMs)))} | ${faults} | ${Math.round((faults * cost.micros) / 1000)} |`);
+        console.log(
+          `| ${flags.join(' ') || '(none)'} | ${tagged ? 'yes' : 'no'} | ${Math.round(median(runs.map((r) => r.ms)))} | ${Math.round(median(runs.map((r) => r.cost.cpuMs)))} | ${faults} | ${Math.round((faults * cost.micros) / 1000)} |`,
+        );
       }
     } finally {
       await browser.close();

@@ -48,7 +48,10 @@ function log(message: string): void {
 function attackBody(): Buffer {
   const head = '{"template_id":"notAtemplate","data":{"rows":[';
   const tail = ']}}';
-  const item = args.shape === 'arrays' ? () => '[]' : (i: number) => `{"sku":"SKU-${i}","qty":${i % 7},"price":"${(i * 13) % 1000}.50","tags":["a","b"]}`;
+  const item =
+    args.shape === 'arrays'
+      ? () => '[]'
+      : (i: number) => `{"sku":"SKU-${i}","qty":${i % 7},"price":"${(i * 13) % 1000}.50","tags":["a","b"]}`;
   const parts: string[] = [];
   let size = head.length + tail.length;
   for (let i = 0; size < BODY_BYTES; i++) {
@@ -98,13 +101,28 @@ async function measure(base: string, apiKey: string, until: number): Promise<num
  */
 async function loopDelay(base: string): Promise<string> {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`nodejs_eventloop_lag_${name}_seconds `)) ?? '')?.[2]) * 1000;
+  const value = (name: string) =>
+    Number(
+      /^(\S+) (\S+)$/m.exec(
+        text.split('\n').find((l) => l.startsWith(`nodejs_eventloop_lag_${name}_seconds `)) ?? '',
+      )?.[2],
+    ) * 1000;
   return `p50 ${value('p50').toFixed(1)} ms  p90 ${value('p90').toFixed(1)} ms  p99 ${value('p99').toFixed(1)} ms  max ${value('max').toFixed(1)} ms`;
 }
 
-async function attack(base: string, apiKey: string, body: Buffer, until: number, statuses: Map<number, number>): Promise<void> {
+async function attack(
+  base: string,
+  apiKey: string,
+  body: Buffer,
+  until: number,
+  statuses: Map<number, number>,
+): Promise<void> {
   while (Date.now() < until) {
-    const res = await fetch(`${base}/v1/pdf/create`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body });
+    const res = await fetch(`${base}/v1/pdf/create`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body,
+    });
     await res.arrayBuffer();
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
   }
@@ -114,8 +132,19 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-json-bench-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  log(`app ${APP}, load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  const server = await startAppServer({ app: APP, port, dataDir, env: envPairs(args.env as string[]), nodeArgs: args['node-arg'] as string[], stdout: process.env.BENCH_SERVER_STDOUT ? openSync(process.env.BENCH_SERVER_STDOUT, 'w') : 'ignore' });
+  log(
+    `app ${APP}, load average before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  const server = await startAppServer({
+    app: APP,
+    port,
+    dataDir,
+    env: envPairs(args.env as string[]),
+    nodeArgs: args['node-arg'] as string[],
+    stdout: process.env.BENCH_SERVER_STDOUT ? openSync(process.env.BENCH_SERVER_STDOUT, 'w') : 'ignore',
+  });
   try {
     const victim = await createAccount(base, { credits: 1, plan: 'enterprise' });
     const attacker = await createAccount(base, { credits: 0, plan: 'enterprise' });
@@ -123,7 +152,11 @@ async function main(): Promise<void> {
     log(`attack body: ${(body.length / 1e6).toFixed(2)} MB, shape ${args.shape}, ${ATTACKERS} at a time`);
     // Warm-up: the first requests pay for connections, JIT and (after) the first parse thread.
     await measure(base, victim, Date.now() + 2000);
-    const first = await fetch(`${base}/v1/pdf/create`, { method: 'POST', headers: { 'x-api-key': attacker, 'content-type': 'application/json' }, body });
+    const first = await fetch(`${base}/v1/pdf/create`, {
+      method: 'POST',
+      headers: { 'x-api-key': attacker, 'content-type': 'application/json' },
+      body,
+    });
     log(`first attack body answered ${first.status}: ${(await first.text()).slice(0, 200)}`);
 
     await loopDelay(base);
@@ -141,8 +174,14 @@ async function main(): Promise<void> {
     console.log(`attack:  ${summary(loaded)}`);
     console.log(`server event-loop delay, quiet:  ${quietLoop}`);
     console.log(`server event-loop delay, attack: ${attackLoop}`);
-    console.log(`bodies:  ${[...statuses].map(([s, n]) => `${n} × ${s}`).join(', ')} (${(body.length / 1e6).toFixed(2)} MB each, ${args.shape})`);
-    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `bodies:  ${[...statuses].map(([s, n]) => `${n} × ${s}`).join(', ')} (${(body.length / 1e6).toFixed(2)} MB each, ${args.shape})`,
+    );
+    console.log(
+      `load average after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await stopAppServer(server, dataDir);
   }

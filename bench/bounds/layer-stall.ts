@@ -47,14 +47,24 @@ function log(message: string): void {
   process.stderr.write(`[layer-stall] ${message}\n`);
 }
 
-async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; bytes: number; text: string }> {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; bytes: number; text: string }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const bytes = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, bytes: bytes.length, text: res.status >= 400 || !res.headers.get('content-type')?.startsWith('image/') ? bytes.toString('utf8') : '' };
+  return {
+    status: res.status,
+    bytes: bytes.length,
+    text: res.status >= 400 || !res.headers.get('content-type')?.startsWith('image/') ? bytes.toString('utf8') : '',
+  };
 }
 
 async function loopDelayMax(base: string): Promise<number> {
@@ -64,7 +74,10 @@ async function loopDelayMax(base: string): Promise<number> {
 }
 
 /** Runs `heavy` while /healthz is asked one call after the other; the waits of those calls. */
-async function duringHeavy(base: string, heavy: () => Promise<{ status: number; bytes: number; text: string }>): Promise<string> {
+async function duringHeavy(
+  base: string,
+  heavy: () => Promise<{ status: number; bytes: number; text: string }>,
+): Promise<string> {
   await loopDelayMax(base);
   const started = performance.now();
   let settled = false;
@@ -83,22 +96,39 @@ async function duringHeavy(base: string, heavy: () => Promise<{ status: number; 
   const sorted = [...waits].sort((a, b) => a - b);
   const max = sorted.at(-1) ?? NaN;
   const p50 = sorted[Math.floor(sorted.length / 2)] ?? NaN;
-  return `${answer.status} in ${(took / 1000).toFixed(1)} s, ${(answer.bytes / 1e6).toFixed(2)} MB; /healthz n=${waits.length} p50 ${p50.toFixed(1)} ms, max ${max.toFixed(0)} ms; server loop delay max ${loop.toFixed(0)} ms` +
-    (answer.status >= 400 ? `\n             ${answer.text.slice(0, 240)}` : '');
+  return (
+    `${answer.status} in ${(took / 1000).toFixed(1)} s, ${(answer.bytes / 1e6).toFixed(2)} MB; /healthz n=${waits.length} p50 ${p50.toFixed(1)} ms, max ${max.toFixed(0)} ms; server loop delay max ${loop.toFixed(0)} ms` +
+    (answer.status >= 400 ? `\n             ${answer.text.slice(0, 240)}` : '')
+  );
 }
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-layer-bench-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  log(`app ${APP}, load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  log(
+    `app ${APP}, load average before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const server = await startAppServer({ app: APP, port, dataDir, env: envPairs(args.env as string[]) });
   try {
-    const account = await call(base, 'POST', '/v1/admin/accounts', { authorization: `Bearer ${ADMIN_TOKEN}` }, { credits: 100, plan: 'enterprise' });
+    const account = await call(
+      base,
+      'POST',
+      '/v1/admin/accounts',
+      { authorization: `Bearer ${ADMIN_TOKEN}` },
+      { credits: 100, plan: 'enterprise' },
+    );
     const apiKey = (JSON.parse(account.text) as { api_key: string }).api_key;
     const key = { 'x-api-key': apiKey };
     const canvas = { width: 200, height: 100 };
-    const many = await call(base, 'POST', '/v1/templates', key, { name: 'many', kind: 'image', canvas, html: `{% for i in range(${args.loop}) %}<b data-layer="l{{ i }}" id="i{{ i }}">x</b>{% endfor %}` });
+    const many = await call(base, 'POST', '/v1/templates', key, {
+      name: 'many',
+      kind: 'image',
+      canvas,
+      html: `{% for i in range(${args.loop}) %}<b data-layer="l{{ i }}" id="i{{ i }}">x</b>{% endfor %}`,
+    });
     const mixed = await call(base, 'POST', '/v1/templates', key, {
       name: 'mixed',
       kind: 'image',
@@ -107,23 +137,48 @@ async function main(): Promise<void> {
     });
     const mixedId = (JSON.parse(mixed.text) as { id: string }).id;
     const literalHtml = Array.from({ length: Number(args.literal) }, (_, i) => `<i data-layer="n${i}">x</i>`).join('');
-    const literal = await call(base, 'POST', '/v1/templates', key, { name: 'literal', kind: 'image', canvas, html: literalHtml });
+    const literal = await call(base, 'POST', '/v1/templates', key, {
+      name: 'literal',
+      kind: 'image',
+      canvas,
+      html: literalHtml,
+    });
     const filledHtml = `${Array.from({ length: 1000 }, (_, i) => `<i data-layer="n${i}">x</i>`).join('')}${'<b>x</b>'.repeat(200_000)}`;
-    const filled = await call(base, 'POST', '/v1/templates', key, { name: 'filled', kind: 'image', canvas, html: filledHtml });
+    const filled = await call(base, 'POST', '/v1/templates', key, {
+      name: 'filled',
+      kind: 'image',
+      canvas,
+      html: filledHtml,
+    });
     const filledId = (JSON.parse(filled.text) as { id: string }).id;
     const manyId = (JSON.parse(many.text) as { id: string }).id;
     const literalId = (JSON.parse(literal.text) as { id: string }).id;
     log(`templates: many ${manyId}, literal ${literalId} (${(literalHtml.length / 1e6).toFixed(2)} MB)`);
     // Warm-up: Chromium's first render and the first connections.
-    log(`warm-up: ${(await call(base, 'POST', '/v1/image/create', key, { template_id: literalId, export_type: 'binary' })).status}`);
+    log(
+      `warm-up: ${(await call(base, 'POST', '/v1/image/create', key, { template_id: literalId, export_type: 'binary' })).status}`,
+    );
 
     const scenarios: Record<string, () => Promise<{ status: number; bytes: number; text: string }>> = {
       plain: () => call(base, 'POST', '/v1/image/create', key, { template_id: manyId, export_type: 'binary' }),
       unknown: () =>
-        call(base, 'POST', '/v1/image/create', key, { template_id: manyId, export_type: 'binary', modifications: Array.from({ length: 100 }, (_, i) => ({ name: `nope${i}`, text: 'y' })) }),
-      one: () => call(base, 'POST', '/v1/image/create', key, { template_id: manyId, export_type: 'binary', modifications: [{ name: 'l5', text: 'y' }] }),
+        call(base, 'POST', '/v1/image/create', key, {
+          template_id: manyId,
+          export_type: 'binary',
+          modifications: Array.from({ length: 100 }, (_, i) => ({ name: `nope${i}`, text: 'y' })),
+        }),
+      one: () =>
+        call(base, 'POST', '/v1/image/create', key, {
+          template_id: manyId,
+          export_type: 'binary',
+          modifications: [{ name: 'l5', text: 'y' }],
+        }),
       bounded: () =>
-        call(base, 'POST', '/v1/image/create', key, { template_id: mixedId, export_type: 'binary', modifications: Array.from({ length: 100 }, (_, i) => ({ name: `nope${i}`, text: 'y' })) }),
+        call(base, 'POST', '/v1/image/create', key, {
+          template_id: mixedId,
+          export_type: 'binary',
+          modifications: Array.from({ length: 100 }, (_, i) => ({ name: `nope${i}`, text: 'y' })),
+        }),
       layers: () => call(base, 'GET', `/v1/templates/${literalId}/layers`, key),
       listing: () => call(base, 'GET', `/v1/templates/${filledId}/layers`, key),
     };
@@ -132,7 +187,11 @@ async function main(): Promise<void> {
       if (only.length > 0 && !only.includes(name)) continue;
       console.log(`${name.padEnd(9)}  ${await duringHeavy(base, heavy)}`);
     }
-    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load average after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await stopAppServer(server, dataDir);
   }

@@ -12,7 +12,6 @@ import { textPdf } from '../text-pdf.js';
 
 const PAGES = option('pages', '300,2000').split(',').map(Number);
 
-
 /** Runs `work` while a 5 ms timer measures the longest stall. */
 async function stallOf(work: () => Promise<unknown>): Promise<{ ms: number; stallMs: number }> {
   let longest = 0;
@@ -30,14 +29,22 @@ async function stallOf(work: () => Promise<unknown>): Promise<{ ms: number; stal
   return { ms, stallMs: longest };
 }
 
-const prepared = await prepareWatermark({ text: 'CONFIDENTIAL' } as Parameters<typeof prepareWatermark>[0], { accountId: 'bench', readAsset: async () => undefined, loc: ['body'] });
+const prepared = await prepareWatermark({ text: 'CONFIDENTIAL' } as Parameters<typeof prepareWatermark>[0], {
+  accountId: 'bench',
+  readAsset: async () => undefined,
+  loc: ['body'],
+});
 const options = { strictPages: false, loc: ['body'] };
 await drawWatermarkOffThread(await textPdf(2), prepared, options); // the thread started once, as in a running service
-console.log('| pages | MB | on the event loop: ms, longest stall | on a thread: ms, longest stall |\n|--:|--:|--:|--:|');
+console.log(
+  '| pages | MB | on the event loop: ms, longest stall | on a thread: ms, longest stall |\n|--:|--:|--:|--:|',
+);
 for (const pages of PAGES) {
   const pdf = await textPdf(pages);
   const loop = await stallOf(() => drawWatermark(pdf, prepared, options));
   const thread = await stallOf(() => drawWatermarkOffThread(pdf, prepared, options));
-  console.log(`| ${pages} | ${(pdf.length / 1e6).toFixed(1)} | ${loop.ms.toFixed(0)}, ${loop.stallMs.toFixed(0)} | ${thread.ms.toFixed(0)}, ${thread.stallMs.toFixed(0)} |`);
+  console.log(
+    `| ${pages} | ${(pdf.length / 1e6).toFixed(1)} | ${loop.ms.toFixed(0)}, ${loop.stallMs.toFixed(0)} | ${thread.ms.toFixed(0)}, ${thread.stallMs.toFixed(0)} |`,
+  );
 }
 process.exit(0);

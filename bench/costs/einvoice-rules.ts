@@ -28,10 +28,19 @@ import { installRulesPack } from '../../test/support/einvoice-rules.js';
 import { createBenchAccount, SHARED_PEERS, startBenchService } from '../bench-service.js';
 import { watchLoopGap } from '../loop-gap.js';
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { n: { type: 'string', default: '50' }, 'render-n': { type: 'string', default: '20' }, 'data-dir': { type: 'string' } }, allowPositionals: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      n: { type: 'string', default: '50' },
+      'render-n': { type: 'string', default: '20' },
+      'data-dir': { type: 'string' },
+    },
+    allowPositionals: true,
+  });
   const n = Number(values.n);
   const temporary = values['data-dir'] ? undefined : mkdtempSync(join(tmpdir(), 'bench-rules-'));
   const dataDir = values['data-dir'] ?? temporary!;
@@ -42,13 +51,17 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const rules = createEInvoiceRules({ dataDir, mode: 'required' });
   try {
     const pack = (await rules.activePack())!;
-    console.log(`pack ${pack.description.id.slice(0, 12)}: ${pack.description.rule_sets.en16931} + ${pack.description.rule_sets.xrechnung}; ${n} warm checks each\n`);
+    console.log(
+      `pack ${pack.description.id.slice(0, 12)}: ${pack.description.rule_sets.en16931} + ${pack.description.rule_sets.xrechnung}; ${n} warm checks each\n`,
+    );
     // The same gap with nothing running: what the machine's load alone does to a 1 ms timer.
     const idle = watchLoopGap();
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const idleGap = idle.stop();
     console.log(`longest event-loop gap over 3 s with nothing running: ${idleGap.toFixed(0)} ms\n`);
-    console.log('check                                  first ms   p50 ms   p95 ms   max ms   longest event-loop gap ms');
+    console.log(
+      'check                                  first ms   p50 ms   p95 ms   max ms   longest event-loop gap ms',
+    );
     for (const format of ['xrechnung-cii', 'xrechnung-ubl'] as const) {
       const { xml } = await buildEInvoice({ format, invoice: SAMPLE_INVOICE }, { accountId: 'bench' });
       const syntax = format === 'xrechnung-ubl' ? 'ubl' : 'cii';
@@ -57,7 +70,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
         const once = async () => {
           const started = performance.now();
           const report = await rules.judge(pack, xml, what, { accountId: 'bench', kind: 'paid' });
-          if (report.checks.some((c) => c.status !== 'passed')) throw new Error(`the sample invoice failed: ${JSON.stringify(report.checks)}`);
+          if (report.checks.some((c) => c.status !== 'passed'))
+            throw new Error(`the sample invoice failed: ${JSON.stringify(report.checks)}`);
           return performance.now() - started;
         };
         const first = await once();
@@ -67,7 +81,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
         const gap = loop.stop();
         times.sort((a, b) => a - b);
         const name = `${syntax.toUpperCase()}: ${schema ? (syntax === 'ubl' ? 'UBL XSD + ' : 'Factur-X XSD + ') : ''}CEN + KoSIT`;
-        console.log(`${name.padEnd(38)} ${first.toFixed(0).padStart(8)} ${percentile(times, 0.5).toFixed(0).padStart(8)} ${percentile(times, 0.95).toFixed(0).padStart(8)} ${times.at(-1)!.toFixed(0).padStart(8)} ${gap.toFixed(0).padStart(12)}`);
+        console.log(
+          `${name.padEnd(38)} ${first.toFixed(0).padStart(8)} ${percentile(times, 0.5).toFixed(0).padStart(8)} ${percentile(times, 0.95).toFixed(0).padStart(8)} ${times.at(-1)!.toFixed(0).padStart(8)} ${gap.toFixed(0).padStart(12)}`,
+        );
       }
     }
   } finally {
@@ -85,19 +101,31 @@ async function besideTheRender(n: number): Promise<void> {
   try {
     await installRulesPack(service.dataDir);
     const { apiKey, invoiceId } = await createBenchAccount(service.baseUrl);
-    const data = JSON.parse(readFileSync(join(SHARED_PEERS, 'fixtures', 'invoice.json'), 'utf8')) as Record<string, unknown>;
+    const data = JSON.parse(readFileSync(join(SHARED_PEERS, 'fixtures', 'invoice.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     const cases = [
       { name: 'invoice PDF (render only)', body: {} },
-      { name: 'invoice PDF + Factur-X EN 16931', body: { einvoice: { format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE } } },
+      {
+        name: 'invoice PDF + Factur-X EN 16931',
+        body: { einvoice: { format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE } },
+      },
       { name: 'XRechnung CII (no render)', body: { einvoice: { format: 'xrechnung-cii', invoice: SAMPLE_INVOICE } } },
       { name: 'XRechnung UBL (no render)', body: { einvoice: { format: 'xrechnung-ubl', invoice: SAMPLE_INVOICE } } },
     ];
-    console.log(`\nbeside the render: POST /v1/pdf/create through the built service, ${n} each after 2 warm-ups, export_type binary`);
+    console.log(
+      `\nbeside the render: POST /v1/pdf/create through the built service, ${n} each after 2 warm-ups, export_type binary`,
+    );
     console.log('request                                   p50 ms   p95 ms   einvoice_checks');
     for (const { name, body } of cases) {
       const once = async () => {
         const started = performance.now();
-        const res = await fetch(`${service.baseUrl}/v1/pdf/create`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ template_id: invoiceId, data, export_type: 'binary', ...body }) });
+        const res = await fetch(`${service.baseUrl}/v1/pdf/create`, {
+          method: 'POST',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ template_id: invoiceId, data, export_type: 'binary', ...body }),
+        });
         await res.arrayBuffer();
         if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status}`);
         return { ms: performance.now() - started, checks: res.headers.get('x-pressroom-einvoice-checks') ?? '—' };
@@ -107,7 +135,9 @@ async function besideTheRender(n: number): Promise<void> {
       const runs = [];
       for (let i = 0; i < n; i++) runs.push(await once());
       const times = runs.map((r) => r.ms).sort((a, b) => a - b);
-      console.log(`${name.padEnd(40)} ${percentile(times, 0.5).toFixed(0).padStart(7)} ${percentile(times, 0.95).toFixed(0).padStart(8)}   ${runs[0]!.checks}`);
+      console.log(
+        `${name.padEnd(40)} ${percentile(times, 0.5).toFixed(0).padStart(7)} ${percentile(times, 0.95).toFixed(0).padStart(8)}   ${runs[0]!.checks}`,
+      );
     }
   } finally {
     await service.stop();

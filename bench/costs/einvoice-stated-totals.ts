@@ -19,7 +19,9 @@ import { closeXmlChecks } from '../../src/einvoice/xmllint/xml-schema-check.js';
 import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
 import { watchLoopGap } from '../loop-gap.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, amount: { type: 'string', default: '1234567.89' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, amount: { type: 'string', default: '1234567.89' } },
+});
 const rounds = Number(values.rounds);
 const amount = values.amount!;
 
@@ -28,7 +30,9 @@ const line = `<cac:InvoiceLine><cbc:LineExtensionAmount currencyID="EUR">${amoun
 const extra = Math.floor((SUPPLIED_XML_MAX_CHARS - base.length) / line.length);
 const xml = base.replace('</Invoice>', `${line.repeat(extra)}</Invoice>`);
 const exact = new Exact(amount).times(extra).plus('1284.60');
-console.log(`${xml.length} characters, ${extra + SAMPLE_INVOICE.lines.length} lines; their exact sum ${exact.toFixed(2)}`);
+console.log(
+  `${xml.length} characters, ${extra + SAMPLE_INVOICE.lines.length} lines; their exact sum ${exact.toFixed(2)}`,
+);
 
 await readStatedTotals(base, 'ubl', 'bench');
 for (let round = 1; round <= rounds; round++) {
@@ -37,6 +41,8 @@ for (let round = 1; round <= rounds; round++) {
   const stated = await readStatedTotals(xml, 'ubl', 'bench');
   const took = performance.now() - started;
   const gap = loop.stop();
-  console.log(`round ${round}: ${took.toFixed(0)} ms, longest event-loop gap ${gap.toFixed(0)} ms, lines ${stated.lineCount}, their sum read ${stated.lineSum?.toFixed(2) ?? 'none'}`);
+  console.log(
+    `round ${round}: ${took.toFixed(0)} ms, longest event-loop gap ${gap.toFixed(0)} ms, lines ${stated.lineCount}, their sum read ${stated.lineSum?.toFixed(2) ?? 'none'}`,
+  );
 }
 await closeXmlChecks();

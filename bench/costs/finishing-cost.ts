@@ -22,7 +22,13 @@ import { createLogger } from '../../src/shared/log.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const { values: args } = parseArgs({ options: { n: { type: 'string', default: '20' }, text: { type: 'string', default: 'CONFIDENTIAL' }, fixtures: { type: 'string', default: resolve(ROOT, '..', 'shared', 'peers', 'fixtures') } } });
+const { values: args } = parseArgs({
+  options: {
+    n: { type: 'string', default: '20' },
+    text: { type: 'string', default: 'CONFIDENTIAL' },
+    fixtures: { type: 'string', default: resolve(ROOT, '..', 'shared', 'peers', 'fixtures') },
+  },
+});
 const FIXTURES = args.fixtures;
 const N = Number(args.n);
 const WARMUP = 2;
@@ -54,18 +60,42 @@ try {
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   const call = async (path: string, body: unknown, auth: Record<string, string>) => {
-    const res = await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify(body),
+    });
     const bytes = Buffer.from(await res.arrayBuffer());
     if (!res.ok) throw new Error(`${path} → ${res.status} ${bytes.toString('utf8').slice(0, 300)}`);
     return bytes;
   };
   await services.renderer.warmUp();
-  const account = JSON.parse((await call('/v1/admin/accounts', { credits: 4 * N + 20, plan: 'enterprise' }, { authorization: `Bearer ${ADMIN_TOKEN}` })).toString());
+  const account = JSON.parse(
+    (
+      await call(
+        '/v1/admin/accounts',
+        { credits: 4 * N + 20, plan: 'enterprise' },
+        { authorization: `Bearer ${ADMIN_TOKEN}` },
+      )
+    ).toString(),
+  );
   const auth = { 'x-api-key': account.api_key as string };
-  const template = JSON.parse((await call('/v1/templates', { name: 'Invoice', html: readFileSync(join(FIXTURES, 'invoice.html'), 'utf8') }, auth)).toString());
-  const plain = { template_id: template.id, data: JSON.parse(readFileSync(join(FIXTURES, 'invoice.json'), 'utf8')), export_type: 'binary' };
+  const template = JSON.parse(
+    (
+      await call('/v1/templates', { name: 'Invoice', html: readFileSync(join(FIXTURES, 'invoice.html'), 'utf8') }, auth)
+    ).toString(),
+  );
+  const plain = {
+    template_id: template.id,
+    data: JSON.parse(readFileSync(join(FIXTURES, 'invoice.json'), 'utf8')),
+    export_type: 'binary',
+  };
   // The full finishing, and without protect (whose qpdf run is the larger part), to see the split.
-  const bodies = { plain, marked: { ...plain, watermark: FINISHING.watermark, metadata: FINISHING.metadata }, finished: { ...plain, ...FINISHING } };
+  const bodies = {
+    plain,
+    marked: { ...plain, watermark: FINISHING.watermark, metadata: FINISHING.metadata },
+    finished: { ...plain, ...FINISHING },
+  };
   const kinds = ['plain', 'marked', 'finished'] as const;
   const labels = { plain: 'no finishing', marked: 'watermark + metadata', finished: 'watermark + metadata + protect' };
   const times = { plain: [] as number[], marked: [] as number[], finished: [] as number[] };
@@ -87,12 +117,18 @@ try {
     }
   }
   const total = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  console.log(`\nFinishing cost, invoice fixture, n=${N} each, interleaved, one at a time (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  console.log(
+    `\nFinishing cost, invoice fixture, n=${N} each, interleaved, one at a time (load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})`,
+  );
   console.log('| kind | p50 ms | p95 ms | bytes | p50 ratio | total ratio |');
   console.log('|---|--:|--:|--:|--:|--:|');
   for (const kind of kinds) {
     const ratio = (f: (v: number[]) => number) => (f(times[kind]) / f(times.plain)).toFixed(2);
-    console.log(`| ${labels[kind]} | ${percentile(times[kind], 50).toFixed(0)} | ${percentile(times[kind], 95).toFixed(0)} | ${sizes[kind]} | ${ratio((v) => percentile(v, 50))}× | ${ratio(total)}× |`);
+    console.log(
+      `| ${labels[kind]} | ${percentile(times[kind], 50).toFixed(0)} | ${percentile(times[kind], 95).toFixed(0)} | ${sizes[kind]} | ${ratio((v) => percentile(v, 50))}× | ${ratio(total)}× |`,
+    );
   }
   console.log('\n(goal: the full finishing, signing included once it lands, at most 1.2× no finishing)');
 } finally {

@@ -27,7 +27,6 @@ import { tmpdir } from 'node:os';
 import { splitLedger } from '../../test/support/documents/split-ledger.js';
 import { PEERS, peerChromium } from '../peer-chromium.js';
 
-
 /** The versions of the report template measured: as the peers ship it, or its ledger as tables of 500 rows. */
 export type LongTemplate = 'fixture' | 'split';
 export const SPLIT_ROWS = 500;
@@ -40,9 +39,10 @@ export function longTemplateHtml(version: LongTemplate): string {
 /** `--long-templates a,b` from the command line, default `split`. */
 export function longTemplatesOption(args: string[]): LongTemplate[] {
   const at = args.indexOf('--long-templates');
-  const value = at < 0 ? 'split' : args.splice(at, 2)[1] ?? '';
+  const value = at < 0 ? 'split' : (args.splice(at, 2)[1] ?? '');
   const versions = value.split(',');
-  for (const v of versions) if (v !== 'fixture' && v !== 'split') throw new Error(`--long-templates: ${v} is neither fixture nor split`);
+  for (const v of versions)
+    if (v !== 'fixture' && v !== 'split') throw new Error(`--long-templates: ${v} is neither fixture nor split`);
   return versions as LongTemplate[];
 }
 
@@ -95,23 +95,41 @@ export async function measureFloor(n: number, templates: LongTemplate[]): Promis
   const rows: LongRow[] = [];
   const mem = await procMem();
   const profile = mkdtempSync(join(tmpdir(), 'bench-long-floor-'));
-  const browser = await puppeteer.launch({ executablePath, args, headless: true, userDataDir: profile, protocolTimeout: 0 });
+  const browser = await puppeteer.launch({
+    executablePath,
+    args,
+    headless: true,
+    userDataDir: profile,
+    protocolTimeout: 0,
+  });
   try {
     const page = await browser.newPage();
-    for (const template of templates) for (const tagged of [true, false]) {
-      const html = fixtures.renderString(longTemplateHtml(template), longReportData());
-      mem.reset();
-      const times: number[] = [];
-      let pdf = Buffer.alloc(0);
-      for (let i = 0; i < n; i++) {
-        const t0 = performance.now();
-        await page.setContent(html, { waitUntil: 'load', timeout: 0 });
-        pdf = Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged, timeout: 0 }));
-        times.push(performance.now() - t0);
-        log(`floor ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
+    for (const template of templates)
+      for (const tagged of [true, false]) {
+        const html = fixtures.renderString(longTemplateHtml(template), longReportData());
+        mem.reset();
+        const times: number[] = [];
+        let pdf = Buffer.alloc(0);
+        for (let i = 0; i < n; i++) {
+          const t0 = performance.now();
+          await page.setContent(html, { waitUntil: 'load', timeout: 0 });
+          pdf = Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged, timeout: 0 }));
+          times.push(performance.now() - t0);
+          log(
+            `floor ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`,
+          );
+        }
+        rows.push({
+          engine: 'floor',
+          template,
+          tagged,
+          p50Ms: Math.round(p50(times)),
+          kb: Math.round(pdf.length / 1024),
+          pages: pagesOf(pdf),
+          peakRssMb: mem.read().peakRssMB,
+          n,
+        });
       }
-      rows.push({ engine: 'floor', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, n });
-    }
   } finally {
     await browser.close();
     await mem.stop();
@@ -125,15 +143,24 @@ function processPeak(pid: number): { reset(): void; readMb(): number; stop(): vo
   let peakKb = 0;
   const sample = () => {
     try {
-      peakKb = Math.max(peakKb, Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) || 0);
+      peakKb = Math.max(
+        peakKb,
+        Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) || 0,
+      );
     } catch {
       // the process has ended
     }
   };
   const timer = setInterval(sample, 100);
   return {
-    reset: () => { peakKb = 0; sample(); },
-    readMb: () => { sample(); return Math.round(peakKb / 1024); },
+    reset: () => {
+      peakKb = 0;
+      sample();
+    },
+    readMb: () => {
+      sample();
+      return Math.round(peakKb / 1024);
+    },
     stop: () => clearInterval(timer),
   };
 }
@@ -143,58 +170,123 @@ function metricPeak(baseUrl: string, name: string): { reset(): void; readMb(): n
   let peak = 0;
   const pattern = new RegExp(`^${name} ([0-9.e+]+)$`, 'm');
   const sample = async () => {
-    const text = await fetch(`${baseUrl}/metrics`).then((r) => r.text()).catch(() => '');
+    const text = await fetch(`${baseUrl}/metrics`)
+      .then((r) => r.text())
+      .catch(() => '');
     peak = Math.max(peak, Number(pattern.exec(text)?.[1] ?? 0));
   };
   const timer = setInterval(() => void sample(), 100);
-  return { reset: () => { peak = 0; }, readMb: () => Math.round(peak / 1048576), stop: () => clearInterval(timer) };
+  return {
+    reset: () => {
+      peak = 0;
+    },
+    readMb: () => Math.round(peak / 1048576),
+    stop: () => clearInterval(timer),
+  };
 }
 
 /** Pressroom (process `servicePid`): create-async, poll the job, download the PDF; `n` documents one after another per setting. */
-export async function measureService(baseUrl: string, apiKey: string, n: number, templates: LongTemplate[], servicePid: number): Promise<LongRow[]> {
+export async function measureService(
+  baseUrl: string,
+  apiKey: string,
+  n: number,
+  templates: LongTemplate[],
+  servicePid: number,
+): Promise<LongRow[]> {
   const data = longReportData();
   const rows: LongRow[] = [];
   const mem = await procMem();
   const own = processPeak(servicePid);
   const mainBuffers = metricPeak(baseUrl, 'nodejs_external_memory_bytes');
   const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': apiKey } }).catch((error: Error) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    }).catch((error: Error) => {
       // undici's "fetch failed" says nothing by itself; its cause (ECONNREFUSED, a reset…) does.
-      throw new Error(`${path}: ${error.message} (${String((error.cause as Error | undefined)?.message ?? error.cause)})`, { cause: error });
+      throw new Error(
+        `${path}: ${error.message} (${String((error.cause as Error | undefined)?.message ?? error.cause)})`,
+        { cause: error },
+      );
     });
     if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
     return res;
   };
   try {
-    for (const template of templates) for (const tagged of [true, false]) {
-      const templateId = ((await (await call('/v1/templates', { method: 'POST', body: JSON.stringify({ name: `330-page report (${template})`, html: longTemplateHtml(template) }) })).json()) as { id: string }).id;
-      mem.reset();
-      own.reset();
-      mainBuffers.reset();
-      const times: number[] = [];
-      let pdf = Buffer.alloc(0);
-      let error: string | undefined;
-      for (let i = 0; i < n && !error; i++) {
-        const t0 = performance.now();
-        const job = (await (await call('/v1/pdf/create-async', { method: 'POST', body: JSON.stringify({ template_id: templateId, data, tagged }) })).json()) as { job_id: string };
-        let status: { status: string; result_url?: string; error_code?: string; error_message?: string } = { status: 'pending' };
-        while (status.status !== 'completed' && status.status !== 'failed') {
-          await new Promise((r) => setTimeout(r, 100));
-          status = (await (await call(`/v1/pdf/jobs/${job.job_id}`)).json()) as typeof status;
+    for (const template of templates)
+      for (const tagged of [true, false]) {
+        const templateId = (
+          (await (
+            await call('/v1/templates', {
+              method: 'POST',
+              body: JSON.stringify({ name: `330-page report (${template})`, html: longTemplateHtml(template) }),
+            })
+          ).json()) as { id: string }
+        ).id;
+        mem.reset();
+        own.reset();
+        mainBuffers.reset();
+        const times: number[] = [];
+        let pdf = Buffer.alloc(0);
+        let error: string | undefined;
+        for (let i = 0; i < n && !error; i++) {
+          const t0 = performance.now();
+          const job = (await (
+            await call('/v1/pdf/create-async', {
+              method: 'POST',
+              body: JSON.stringify({ template_id: templateId, data, tagged }),
+            })
+          ).json()) as { job_id: string };
+          let status: { status: string; result_url?: string; error_code?: string; error_message?: string } = {
+            status: 'pending',
+          };
+          while (status.status !== 'completed' && status.status !== 'failed') {
+            await new Promise((r) => setTimeout(r, 100));
+            status = (await (await call(`/v1/pdf/jobs/${job.job_id}`)).json()) as typeof status;
+          }
+          if (status.status !== 'completed') {
+            error = `${status.error_code}: ${status.error_message}`;
+            log(
+              `service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n} failed after ${Math.round(performance.now() - t0)} ms: ${error}`,
+            );
+            break;
+          }
+          pdf = Buffer.from(await (await fetch(status.result_url!)).arrayBuffer());
+          times.push(performance.now() - t0);
+          log(
+            `service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`,
+          );
         }
-        if (status.status !== 'completed') {
-          error = `${status.error_code}: ${status.error_message}`;
-          log(`service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n} failed after ${Math.round(performance.now() - t0)} ms: ${error}`);
-          break;
-        }
-        pdf = Buffer.from(await (await fetch(status.result_url!)).arrayBuffer());
-        times.push(performance.now() - t0);
-        log(`service ${template} ${tagged ? 'tagged' : 'untagged'} ${i + 1}/${n}: ${Math.round(times.at(-1)!)} ms, ${Math.round(pdf.length / 1024)} KB`);
+        rows.push(
+          error && times.length === 0
+            ? {
+                engine: 'service',
+                template,
+                tagged,
+                p50Ms: Number.NaN,
+                kb: 0,
+                pages: 0,
+                peakRssMb: mem.read().peakRssMB,
+                processPeakRssMb: own.readMb(),
+                mainBuffersPeakMb: mainBuffers.readMb(),
+                n,
+                error,
+              }
+            : {
+                engine: 'service',
+                template,
+                tagged,
+                p50Ms: Math.round(p50(times)),
+                kb: Math.round(pdf.length / 1024),
+                pages: pagesOf(pdf),
+                peakRssMb: mem.read().peakRssMB,
+                processPeakRssMb: own.readMb(),
+                mainBuffersPeakMb: mainBuffers.readMb(),
+                n: times.length,
+                error,
+              },
+        );
       }
-      rows.push(error && times.length === 0
-        ? { engine: 'service', template, tagged, p50Ms: Number.NaN, kb: 0, pages: 0, peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), mainBuffersPeakMb: mainBuffers.readMb(), n, error }
-        : { engine: 'service', template, tagged, p50Ms: Math.round(p50(times)), kb: Math.round(pdf.length / 1024), pages: pagesOf(pdf), peakRssMb: mem.read().peakRssMB, processPeakRssMb: own.readMb(), mainBuffersPeakMb: mainBuffers.readMb(), n: times.length, error });
-    }
   } finally {
     own.stop();
     mainBuffers.stop();
@@ -212,14 +304,17 @@ export async function measureService(baseUrl: string, apiKey: string, n: number,
 export const LONG_SERVICE_ENV: Record<string, string> = { PRESSROOM_JOB_POLL_MS: '100' };
 
 export function longTable(rows: LongRow[]): string {
-  const floor = (template: LongTemplate, tagged: boolean) => rows.find((r) => r.engine === 'floor' && r.template === template && r.tagged === tagged);
+  const floor = (template: LongTemplate, tagged: boolean) =>
+    rows.find((r) => r.engine === 'floor' && r.template === template && r.tagged === tagged);
   const lines = [
     `| 330-page report, c=1 | ledger | tagged | n | p50 ms | p50 ×floor | KB | pages | peak RSS MB | of which the service's Node process | its event loop's Buffers MB | failure |`,
     '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   ];
   for (const r of rows) {
     const f = floor(r.template, r.tagged);
-    lines.push(`| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.processPeakRssMb ?? ''} | ${r.mainBuffersPeakMb ?? ''} | ${r.error ?? ''} |`);
+    lines.push(
+      `| ${r.engine} | ${r.template === 'split' ? `tables of ${SPLIT_ROWS}` : 'one table'} | ${r.tagged ? 'yes' : 'no'} | ${r.n} | ${r.p50Ms} | ${f ? (r.p50Ms / f.p50Ms).toFixed(2) : ''} | ${r.kb} | ${r.pages} | ${r.peakRssMb ?? ''} | ${r.processPeakRssMb ?? ''} | ${r.mainBuffersPeakMb ?? ''} | ${r.error ?? ''} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -23,7 +23,9 @@ import puppeteer from 'puppeteer-core';
 import { completeWithPdfLib, convertWithGhostscript, type PdfAVariant } from '../../src/finishing/pdfa.js';
 
 const args = process.argv.slice(2);
-const FIXTURES = args.includes('--fixtures') ? String(args[args.indexOf('--fixtures') + 1]) : '/work/shared/peers/fixtures';
+const FIXTURES = args.includes('--fixtures')
+  ? String(args[args.indexOf('--fixtures') + 1])
+  : '/work/shared/peers/fixtures';
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 20 : 20;
 const WARMUP = 2;
 const run = promisify(execFile);
@@ -43,7 +45,10 @@ async function renderFixtures(names: string[]): Promise<Map<string, Buffer>> {
     for (const name of names) {
       const data = JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as object;
       await page.setContent(env.render(`${name}.html`, data), { waitUntil: 'load' });
-      out.set(name, Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: true, outline: true })));
+      out.set(
+        name,
+        Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: true, outline: true })),
+      );
     }
     return out;
   } finally {
@@ -93,7 +98,9 @@ async function main(): Promise<void> {
       for (const variant of ['pdf/a-1b', 'pdf/a-2b', 'pdf/a-3b'] as const) {
         for (const route of ['gs', 'complete'] as const) {
           if (route === 'complete' && variant === 'pdf/a-1b') {
-            rows.push(`| ${name} | ${variant} | ${route} | n/a: PDF/A-1 forbids Chromium's transparency and needs CIDSet ||||||||`);
+            rows.push(
+              `| ${name} | ${variant} | ${route} | n/a: PDF/A-1 forbids Chromium's transparency and needs CIDSet ||||||||`,
+            );
             continue;
           }
           const latencies: number[] = [];
@@ -120,10 +127,12 @@ async function main(): Promise<void> {
           latencies.sort((a, b) => a - b);
           cpu.sort((a, b) => a - b);
           const out = await describeOutput(last, dir);
-          rows.push(`| ${name} | ${variant} | ${route} | ${n} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} `
-            + `| ${percentile(cpu, 50).toFixed(0)} `
-            + `| ${(loop.max / 1e6).toFixed(0)} | ${(input.length / 1024).toFixed(0)} | ${(last.length / 1024).toFixed(0)} `
-            + `| ${inputInfo.tagged}→${out.tagged} | ${out.textChars}/${inputInfo.textChars} |`);
+          rows.push(
+            `| ${name} | ${variant} | ${route} | ${n} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 95).toFixed(1)} ` +
+              `| ${percentile(cpu, 50).toFixed(0)} ` +
+              `| ${(loop.max / 1e6).toFixed(0)} | ${(input.length / 1024).toFixed(0)} | ${(last.length / 1024).toFixed(0)} ` +
+              `| ${inputInfo.tagged}→${out.tagged} | ${out.textChars}/${inputInfo.textChars} |`,
+          );
           console.error(rows[rows.length - 1]);
         }
       }
@@ -132,8 +141,14 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const gs = (await run('gs', ['--version'])).stdout.trim();
-  console.log(`\nPDF/A conversion, ${N} runs per invoice row after ${WARMUP} warm-up; Ghostscript ${gs}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-  console.log('| input | variant | route | n | p50 ms | p95 ms | CPU ms p50 | max loop stall ms | in KB | out KB | tagged in→out | text chars out/in |');
+  console.log(
+    `\nPDF/A conversion, ${N} runs per invoice row after ${WARMUP} warm-up; Ghostscript ${gs}; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
+  console.log(
+    '| input | variant | route | n | p50 ms | p95 ms | CPU ms p50 | max loop stall ms | in KB | out KB | tagged in→out | text chars out/in |',
+  );
   console.log('|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|');
   for (const row of rows) console.log(row);
 }

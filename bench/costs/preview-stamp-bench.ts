@@ -26,30 +26,49 @@ import { stampPreview } from '../../src/finishing/preview-stamp.js';
 import { createLogger } from '../../src/shared/log.js';
 
 const args = process.argv.slice(2);
-const FIXTURES = args.includes('--fixtures') ? String(args[args.indexOf('--fixtures') + 1]) : '/work/shared/peers/fixtures';
+const FIXTURES = args.includes('--fixtures')
+  ? String(args[args.indexOf('--fixtures') + 1])
+  : '/work/shared/peers/fixtures';
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 10 : 10;
 const WARMUP = 2;
 const run = promisify(execFile);
 
 const THIRTY_PAGES = {
-  html: '{% for i in range(0, 30) %}<section><h1>Section {{ i + 1 }}</h1><p>{{ text }}</p><table>'
-    + '{% for j in range(0, 20) %}<tr><td>{{ i + 1 }}.{{ j + 1 }}</td><td>Line {{ j + 1 }}</td><td>{{ (i * j) / 7 }}</td></tr>{% endfor %}'
-    + '</table></section>{% endfor %}',
+  html:
+    '{% for i in range(0, 30) %}<section><h1>Section {{ i + 1 }}</h1><p>{{ text }}</p><table>' +
+    '{% for j in range(0, 20) %}<tr><td>{{ i + 1 }}.{{ j + 1 }}</td><td>Line {{ j + 1 }}</td><td>{{ (i * j) / 7 }}</td></tr>{% endfor %}' +
+    '</table></section>{% endfor %}',
   css: 'section { break-after: page } section:last-child { break-after: auto } td { border: 1px solid #ccc; padding: 2px 6px }',
   data: { text: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(25) },
 };
 
 /** The unstamped PDFs, printed the way the service prints a preview. */
 async function printInputs(): Promise<Map<string, Buffer>> {
-  const options = testOptions({ concurrency: 1, queueLimit: 10, timeoutMs: 300_000, templateTimeoutMs: 60_000, templateOutputLimitBytes: 64 << 20, recycleAfterRenders: 1_000_000 });
+  const options = testOptions({
+    concurrency: 1,
+    queueLimit: 10,
+    timeoutMs: 300_000,
+    templateTimeoutMs: 60_000,
+    templateOutputLimitBytes: 64 << 20,
+    recycleAfterRenders: 1_000_000,
+  });
   const renderer = createPdfRenderer(options, createLogger('warn'), testDependencies(options));
-  const fixture = (name: string) => ({ html: readFileSync(join(FIXTURES, `${name}.html`), 'utf8'), data: JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as object });
-  const sources: [string, { html: string; css?: string; data: object }][] = [['invoice, 1 page', fixture('invoice')], ['generated, 30 pages', THIRTY_PAGES]];
+  const fixture = (name: string) => ({
+    html: readFileSync(join(FIXTURES, `${name}.html`), 'utf8'),
+    data: JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as object,
+  });
+  const sources: [string, { html: string; css?: string; data: object }][] = [
+    ['invoice, 1 page', fixture('invoice')],
+    ['generated, 30 pages', THIRTY_PAGES],
+  ];
   if (args.includes('--report')) sources.push(['report, 33 pages', fixture('report')]);
   const out = new Map<string, Buffer>();
   try {
     for (const [name, source] of sources) {
-      out.set(name, (await renderer.render({ template: { html: source.html, css: source.css ?? null }, data: source.data })).pdf);
+      out.set(
+        name,
+        (await renderer.render({ template: { html: source.html, css: source.css ?? null }, data: source.data })).pdf,
+      );
     }
   } finally {
     await renderer.close();
@@ -122,9 +141,11 @@ async function main(): Promise<void> {
         loop.disable();
         latencies.sort((a, b) => a - b);
         cpu.sort((a, b) => a - b);
-        rows.push(`| ${name} | ${route} | ${N} | ${percentile(latencies, 50).toFixed(0)} | ${percentile(latencies, 95).toFixed(0)} `
-          + `| ${percentile(cpu, 50).toFixed(0)} | ${(loop.max / 1e6).toFixed(0)} | ${(input.length / 1024).toFixed(0)} | ${(last.length / 1024).toFixed(0)} `
-          + `| ${await stampedPages(last, dir)} |`);
+        rows.push(
+          `| ${name} | ${route} | ${N} | ${percentile(latencies, 50).toFixed(0)} | ${percentile(latencies, 95).toFixed(0)} ` +
+            `| ${percentile(cpu, 50).toFixed(0)} | ${(loop.max / 1e6).toFixed(0)} | ${(input.length / 1024).toFixed(0)} | ${(last.length / 1024).toFixed(0)} ` +
+            `| ${await stampedPages(last, dir)} |`,
+        );
         console.error(rows[rows.length - 1]);
       }
     }
@@ -132,8 +153,14 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const qpdf = (await run('qpdf', ['--version'])).stdout.split('\n')[0];
-  console.log(`\nPREVIEW stamp, ${N} runs per row after ${WARMUP} warm-up; ${qpdf}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
-  console.log('| input | route | n | p50 ms | p95 ms | CPU ms p50 | max loop stall ms | in KB | out KB | pages with PREVIEW |');
+  console.log(
+    `\nPREVIEW stamp, ${N} runs per row after ${WARMUP} warm-up; ${qpdf}; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
+  );
+  console.log(
+    '| input | route | n | p50 ms | p95 ms | CPU ms p50 | max loop stall ms | in KB | out KB | pages with PREVIEW |',
+  );
   console.log('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const row of rows) console.log(row);
 }

@@ -20,7 +20,6 @@ import { option } from '../cli-option.js';
 import { PEERS, peerChromium } from '../peer-chromium.js';
 import { preparePeers } from '../bench-service.js';
 
-
 function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: number): string {
   const rows = Array.from({ length: n }, (_, i) =>
     kind === 'paragraphs'
@@ -29,7 +28,8 @@ function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: numbe
         ? `<div class="r">${Array.from({ length: 9 }, (_, j) => `<span>c${j} ${i}</span>`).join('')}</div>`
         : `<tr>${Array.from({ length: 9 }, (_, j) => `<td>c${j} ${i}</td>`).join('')}</tr>`,
   ).join('');
-  const style = '<style>p,div.r{margin:0;font:8pt sans-serif} span{display:inline-block;width:10%} td{font:8pt sans-serif}</style>';
+  const style =
+    '<style>p,div.r{margin:0;font:8pt sans-serif} span{display:inline-block;width:10%} td{font:8pt sans-serif}</style>';
   return `<!doctype html>${style}${kind === 'table rows' ? `<table>${rows}</table>` : rows}`;
 }
 
@@ -49,13 +49,18 @@ async function rendererPeak<T>(browserPid: number, work: () => Promise<T>): Prom
   let peakKb = 0;
   const sample = () => {
     try {
-      for (const line of execFileSync('ps', ['-o', 'rss=,args=', '--ppid', String(browserPid)], { encoding: 'utf8' }).split('\n')) {
+      for (const line of execFileSync('ps', ['-o', 'rss=,args=', '--ppid', String(browserPid)], {
+        encoding: 'utf8',
+      }).split('\n')) {
         if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
       }
       // Renderers of a zygote are its children, one level further down.
-      for (const zygote of execFileSync('pgrep', ['-P', String(browserPid)], { encoding: 'utf8' }).split('\n').filter(Boolean)) {
+      for (const zygote of execFileSync('pgrep', ['-P', String(browserPid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)) {
         const out = execFileSync('ps', ['-o', 'rss=,args=', '--ppid', zygote], { encoding: 'utf8' });
-        for (const line of out.split('\n')) if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
+        for (const line of out.split('\n'))
+          if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
       }
     } catch {
       // a process that ended between listing and reading
@@ -80,7 +85,8 @@ async function main(): Promise<void> {
   const documents: [string, string][] = [];
   const shapeRows = option('--rows', '5000,15000');
   for (const n of shapeRows === 'none' ? [] : shapeRows.split(',').map(Number)) {
-    for (const kind of ['paragraphs', 'inline-block rows', 'table rows'] as const) documents.push([`${n} ${kind}`, shape(kind, n)]);
+    for (const kind of ['paragraphs', 'inline-block rows', 'table rows'] as const)
+      documents.push([`${n} ${kind}`, shape(kind, n)]);
   }
   const report = JSON.parse(readFileSync(join(PEERS, 'fixtures', 'report.json'), 'utf8')) as { rows: unknown[] };
   for (const times of option('--report', '3,10').split(',').map(Number)) {
@@ -88,20 +94,37 @@ async function main(): Promise<void> {
     documents.push([`report, ledger ×${times} (${data.rows.length} rows)`, fixtures.render('report.html', data)]);
     if (splitRows > 0) {
       const template = splitLedger(readFileSync(join(PEERS, 'fixtures', 'report.html'), 'utf8'), splitRows);
-      documents.push([`report, ledger ×${times} as tables of ${splitRows} rows`, fixtures.renderString(template, data)]);
+      documents.push([
+        `report, ledger ×${times} as tables of ${splitRows} rows`,
+        fixtures.renderString(template, data),
+      ]);
     }
   }
-  console.log(`| document | print of ${ranges ? `pages ${ranges}` : 'every page'}, ms | renderer peak RSS, MB | pages |\n|---|--:|--:|--:|`);
+  console.log(
+    `| document | print of ${ranges ? `pages ${ranges}` : 'every page'}, ms | renderer peak RSS, MB | pages |\n|---|--:|--:|--:|`,
+  );
   for (const [name, html] of documents) {
     // A fresh browser per document: one document's peak must not be the previous one's.
     const profile = mkdtempSync(join(tmpdir(), 'bench-print-layout-'));
-    const browser = await puppeteer.launch({ executablePath, args, headless: true, userDataDir: profile, protocolTimeout: 0 });
+    const browser = await puppeteer.launch({
+      executablePath,
+      args,
+      headless: true,
+      userDataDir: profile,
+      protocolTimeout: 0,
+    });
     try {
       const page = await browser.newPage();
       await page.setContent(html, { waitUntil: 'load', timeout: 0 });
       const { result, peakMb } = await rendererPeak(browser.process().pid, async () => {
         const t0 = performance.now();
-        const pdf = await page.pdf({ printBackground: true, preferCSSPageSize: true, pageRanges: ranges, tagged: false, timeout: 0 });
+        const pdf = await page.pdf({
+          printBackground: true,
+          preferCSSPageSize: true,
+          pageRanges: ranges,
+          tagged: false,
+          timeout: 0,
+        });
         return { ms: Math.round(performance.now() - t0), pdf: Buffer.from(pdf) };
       });
       console.log(`| ${name} | ${result.ms} | ${peakMb} | ${pageCount(result.pdf)} |`);

@@ -19,7 +19,8 @@ function noisePng(): Buffer {
   const height = 200;
   const raw = Buffer.alloc((width * 3 + 1) * height);
   let seed = 7;
-  for (let i = 0; i < raw.length; i++) raw[i] = i % (width * 3 + 1) === 0 ? 0 : (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 7 === 0 ? 255 : 40;
+  for (let i = 0; i < raw.length; i++)
+    raw[i] = i % (width * 3 + 1) === 0 ? 0 : (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 7 === 0 ? 255 : 40;
   const chunk = (type: string, data: Buffer) => {
     const length = Buffer.alloc(4);
     length.writeUInt32BE(data.length);
@@ -33,7 +34,12 @@ function noisePng(): Buffer {
   header.writeUInt32BE(height, 4);
   header.writeUInt8(8, 8);
   header.writeUInt8(2, 9);
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function crc32(data: Buffer): number {
@@ -45,7 +51,8 @@ function crc32(data: Buffer): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 const png = noisePng();
 let served = 0;
@@ -57,19 +64,39 @@ const images = createServer((_req, res) => {
 await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
 const port = (images.address() as { port: number }).port;
 
-const t = await startTestApp('sqlite', { PRESSROOM_REMOTE_RESOURCES: `on,127.0.0.1:${port}`, PRESSROOM_RENDER_CONCURRENCY: '1' });
+const t = await startTestApp('sqlite', {
+  PRESSROOM_REMOTE_RESOURCES: `on,127.0.0.1:${port}`,
+  PRESSROOM_RENDER_CONCURRENCY: '1',
+});
 try {
-  const account = await t.createAccount({ credits: 10 * n + 20, plan: 'enterprise', rate_limit: { per_minute: 100_000, per_day: 1_000_000 } });
-  const rows = Array.from({ length: 12 }, (_, i) => `<tr><td>Item ${i + 1}</td><td>{{ qty }}</td><td>{{ price }}</td></tr>`).join('');
+  const account = await t.createAccount({
+    credits: 10 * n + 20,
+    plan: 'enterprise',
+    rate_limit: { per_minute: 100_000, per_day: 1_000_000 },
+  });
+  const rows = Array.from(
+    { length: 12 },
+    (_, i) => `<tr><td>Item ${i + 1}</td><td>{{ qty }}</td><td>{{ price }}</td></tr>`,
+  ).join('');
   const body = (src: string) => `<img src="${src}" width="120"><h1>Invoice {{ number }}</h1><table>${rows}</table>`;
-  const make = async (name: string, src: string) => (await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name, html: body(src) } })).body.id as string;
+  const make = async (name: string, src: string) =>
+    (await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name, html: body(src) } })).body
+      .id as string;
   const inline = await make('data URI', `data:image/png;base64,${png.toString('base64')}`);
   const remote = await make('remote', `http://127.0.0.1:${port}/logo.png`);
   const render = async (id: string) => {
     const started = performance.now();
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: id, data: { number: 'RE-1', qty: 2, price: 9.5 }, export_type: 'binary' } });
-    if (res.status !== 200 || res.headers.get('x-pressroom-warnings') !== null && res.headers.get('x-pressroom-warnings') !== '0') {
-      throw new Error(`render failed or warned: ${res.status} ${res.headers.get('x-pressroom-warnings-details') ?? JSON.stringify(res.body)}`);
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: id, data: { number: 'RE-1', qty: 2, price: 9.5 }, export_type: 'binary' },
+    });
+    if (
+      res.status !== 200 ||
+      (res.headers.get('x-pressroom-warnings') !== null && res.headers.get('x-pressroom-warnings') !== '0')
+    ) {
+      throw new Error(
+        `render failed or warned: ${res.status} ${res.headers.get('x-pressroom-warnings-details') ?? JSON.stringify(res.body)}`,
+      );
     }
     return performance.now() - started;
   };
@@ -99,7 +126,9 @@ try {
   console.log(`PNG ${png.length} bytes, n=${n} pairs, loopback server asked ${served} time(s)`);
   console.log(`data: URI      p50 ${f(quantile(a, 0.5))} ms  p90 ${f(quantile(a, 0.9))} ms`);
   console.log(`cached remote  p50 ${f(quantile(b, 0.5))} ms  p90 ${f(quantile(b, 0.9))} ms`);
-  console.log(`remote − data: p50 ${f(quantile(diff, 0.5))} ms  p10 ${f(quantile(diff, 0.1))} ms  p90 ${f(quantile(diff, 0.9))} ms`);
+  console.log(
+    `remote − data: p50 ${f(quantile(diff, 0.5))} ms  p10 ${f(quantile(diff, 0.1))} ms  p90 ${f(quantile(diff, 0.9))} ms`,
+  );
 } finally {
   await t.close();
   images.close();

@@ -42,15 +42,45 @@ const { values: args } = parseArgs({
 });
 
 // The peers' lib/chromium-args.cjs, verbatim.
-const PEER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--disable-extensions',
-  '--disable-default-apps', '--mute-audio', '--hide-scrollbars'];
+const PEER_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--disable-extensions',
+  '--disable-default-apps',
+  '--mute-audio',
+  '--hide-scrollbars',
+];
 
-interface Fixture { name: string; source: string; data: unknown; expectPages: number }
-interface Engine { name: string; pid(): number | undefined; render(fx: Fixture, worker: number): Promise<Buffer>; close(): Promise<void> }
-interface Batch { engine: string; fixture: string; c: number; latencies: number[]; wallMs: number; cpuMs: number }
+interface Fixture {
+  name: string;
+  source: string;
+  data: unknown;
+  expectPages: number;
+}
+interface Engine {
+  name: string;
+  pid(): number | undefined;
+  render(fx: Fixture, worker: number): Promise<Buffer>;
+  close(): Promise<void>;
+}
+interface Batch {
+  engine: string;
+  fixture: string;
+  c: number;
+  latencies: number[];
+  wallMs: number;
+  cpuMs: number;
+}
 
-if (args.evaluator !== 'compartment' && args.evaluator !== 'worker') throw new Error('--evaluator must be compartment or worker');
+if (args.evaluator !== 'compartment' && args.evaluator !== 'worker')
+  throw new Error('--evaluator must be compartment or worker');
 const evaluator: EvaluatorKind = args.evaluator;
 const concurrencies = args.concurrency.split(',').map(Number);
 const maxC = Math.max(...concurrencies);
@@ -99,8 +129,14 @@ function treeSum(root: number | undefined, pick: (fields: string[]) => number): 
 async function createFloor(): Promise<Engine> {
   const profile = mkdtempSync(join(tmpdir(), 'bench-floor-'));
   const browser: Browser = await puppeteer.launch({
-    executablePath: args.chromium, args: PEER_ARGS, userDataDir: profile, headless: true, protocolTimeout: 180_000,
-    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+    executablePath: args.chromium,
+    args: PEER_ARGS,
+    userDataDir: profile,
+    headless: true,
+    protocolTimeout: 180_000,
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
   });
   const pages: Page[] = [];
   for (let i = 0; i < maxC; i++) pages.push(await browser.newPage());
@@ -114,7 +150,9 @@ async function createFloor(): Promise<Engine> {
       if (!template) compiled.set(fx.name, (template = new nunjucks.Template(fx.source, env, fx.name, true)));
       const page = pages[worker]!;
       await page.setContent(template.render(fx.data as object), { waitUntil: 'load', timeout: 180_000 });
-      return Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: true, timeout: 180_000 }));
+      return Buffer.from(
+        await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: true, timeout: 180_000 }),
+      );
     },
     async close() {
       await browser.close();
@@ -125,8 +163,14 @@ async function createFloor(): Promise<Engine> {
 
 async function createPressroom(): Promise<Engine & { renderer: PdfRenderer }> {
   const options = testOptions({
-    chromiumPath: args.chromium, concurrency: maxC, queueLimit: 100, timeoutMs: 180_000, templateTimeoutMs: 30_000,
-    templateOutputLimitBytes: 20 * 1024 * 1024, recycleAfterRenders: 1_000_000, evaluator,
+    chromiumPath: args.chromium,
+    concurrency: maxC,
+    queueLimit: 100,
+    timeoutMs: 180_000,
+    templateTimeoutMs: 30_000,
+    templateOutputLimitBytes: 20 * 1024 * 1024,
+    recycleAfterRenders: 1_000_000,
+    evaluator,
   });
   const renderer = createPdfRenderer(options, createLogger('warn'), testDependencies(options));
   await renderer.warmUp();
@@ -148,14 +192,16 @@ async function runBatch(engine: Engine, fx: Fixture, c: number, n: number): Prom
   const latencies: number[] = [];
   const cpu0 = treeCpuMs(engine.pid()) + processCpuMs();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: c }, async (_, worker) => {
-    while (next < n) {
-      next += 1;
-      const t = performance.now();
-      await engine.render(fx, worker);
-      latencies.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: c }, async (_, worker) => {
+      while (next < n) {
+        next += 1;
+        const t = performance.now();
+        await engine.render(fx, worker);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
   const wallMs = performance.now() - t0;
   const cpuMs = treeCpuMs(engine.pid()) + processCpuMs() - cpu0;
   return { engine: engine.name, fixture: fx.name, c, latencies, wallMs, cpuMs };
@@ -193,37 +239,56 @@ function summarize(batches: Batch[]): void {
     const lat = list.flatMap((b) => b.latencies).sort((a, b) => a - b);
     const docs = lat.length;
     const wall = list.reduce((s, b) => s + b.wallMs, 0);
-    return { docs, docsPerS: (docs / wall) * 1000, p50: percentile(lat, 50), p95: percentile(lat, 95), cpu: list.reduce((s, b) => s + b.cpuMs, 0) / docs };
+    return {
+      docs,
+      docsPerS: (docs / wall) * 1000,
+      p50: percentile(lat, 50),
+      p95: percentile(lat, 95),
+      cpu: list.reduce((s, b) => s + b.cpuMs, 0) / docs,
+    };
   };
-  console.log('\n| fixture | c | engine | docs | docs/s | p50 ms | p95 ms | cpu ms/doc | docs/s vs floor | p50 − floor p50 |');
+  console.log(
+    '\n| fixture | c | engine | docs | docs/s | p50 ms | p95 ms | cpu ms/doc | docs/s vs floor | p50 − floor p50 |',
+  );
   console.log('|---|---|---|--:|--:|--:|--:|--:|--:|--:|');
-  for (const fx of fixtures) for (const c of concurrencies) {
-    const floor = stat(rows.get(`${fx.name}|${c}|floor`) ?? []);
-    for (const engine of ['floor', 'pressroom']) {
-      const s = stat(rows.get(`${fx.name}|${c}|${engine}`) ?? []);
-      const ratio = engine === 'floor' ? '' : `${((s.docsPerS / floor.docsPerS) * 100).toFixed(0)} %`;
-      const delta = engine === 'floor' ? '' : `${(s.p50 - floor.p50).toFixed(1)} ms (×${(s.p50 / floor.p50).toFixed(2)})`;
-      console.log(`| ${fx.name} | ${c} | ${engine} | ${s.docs} | ${s.docsPerS.toFixed(2)} | ${s.p50.toFixed(1)} | ${s.p95.toFixed(1)} | ${s.cpu.toFixed(0)} | ${ratio} | ${delta} |`);
+  for (const fx of fixtures)
+    for (const c of concurrencies) {
+      const floor = stat(rows.get(`${fx.name}|${c}|floor`) ?? []);
+      for (const engine of ['floor', 'pressroom']) {
+        const s = stat(rows.get(`${fx.name}|${c}|${engine}`) ?? []);
+        const ratio = engine === 'floor' ? '' : `${((s.docsPerS / floor.docsPerS) * 100).toFixed(0)} %`;
+        const delta =
+          engine === 'floor' ? '' : `${(s.p50 - floor.p50).toFixed(1)} ms (×${(s.p50 / floor.p50).toFixed(2)})`;
+        console.log(
+          `| ${fx.name} | ${c} | ${engine} | ${s.docs} | ${s.docsPerS.toFixed(2)} | ${s.p50.toFixed(1)} | ${s.p95.toFixed(1)} | ${s.cpu.toFixed(0)} | ${ratio} | ${delta} |`,
+        );
+      }
     }
-  }
 }
 
 async function memoryRun(engine: Engine & { renderer: PdfRenderer }, count: number): Promise<void> {
   const invoice = fixtures.find((f) => f.name === 'invoice') ?? fixtures[0]!;
-  const snapshot = () => ({ nodeRssMb: process.memoryUsage().rss / 1024 / 1024, chromiumRssMb: treeRssMb(engine.pid()) });
+  const snapshot = () => ({
+    nodeRssMb: process.memoryUsage().rss / 1024 / 1024,
+    chromiumRssMb: treeRssMb(engine.pid()),
+  });
   const before = snapshot();
   const t0 = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: maxC }, async (_, worker) => {
-    while (next < count) {
-      next += 1;
-      await engine.render(invoice, worker);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: maxC }, async (_, worker) => {
+      while (next < count) {
+        next += 1;
+        await engine.render(invoice, worker);
+      }
+    }),
+  );
   const after = snapshot();
-  console.log(`\nmemory: ${count} × ${invoice.name} at c=${maxC} in ${((performance.now() - t0) / 1000).toFixed(1)} s` +
-    ` — Node RSS ${before.nodeRssMb.toFixed(0)} → ${after.nodeRssMb.toFixed(0)} MiB,` +
-    ` Chromium tree RSS ${before.chromiumRssMb.toFixed(0)} → ${after.chromiumRssMb.toFixed(0)} MiB (pid ${engine.pid()})`);
+  console.log(
+    `\nmemory: ${count} × ${invoice.name} at c=${maxC} in ${((performance.now() - t0) / 1000).toFixed(1)} s` +
+      ` — Node RSS ${before.nodeRssMb.toFixed(0)} → ${after.nodeRssMb.toFixed(0)} MiB,` +
+      ` Chromium tree RSS ${before.chromiumRssMb.toFixed(0)} → ${after.chromiumRssMb.toFixed(0)} MiB (pid ${engine.pid()})`,
+  );
   console.log(JSON.stringify(engine.renderer.stats()));
 }
 
@@ -232,16 +297,20 @@ async function main(): Promise<void> {
   const pressroom = await createPressroom();
   const batches: Batch[] = [];
   try {
-    for (const fx of fixtures) for (const c of concurrencies) for (let round = 0; round < Number(args.rounds); round++) {
-      const n = fx.name === 'invoice' ? Number(args.n) : Number(args['n-report']);
-      // Alternate which engine goes first, so neither always inherits the other's leftovers.
-      const order = round % 2 === 0 ? [floor, pressroom] : [pressroom, floor];
-      for (const engine of order) {
-        const batch = await runBatch(engine, fx, c, n);
-        batches.push(batch);
-        process.stderr.write(`${engine.name} ${fx.name} c=${c} round ${round + 1}: ${((n / batch.wallMs) * 1000).toFixed(2)} docs/s\n`);
-      }
-    }
+    for (const fx of fixtures)
+      for (const c of concurrencies)
+        for (let round = 0; round < Number(args.rounds); round++) {
+          const n = fx.name === 'invoice' ? Number(args.n) : Number(args['n-report']);
+          // Alternate which engine goes first, so neither always inherits the other's leftovers.
+          const order = round % 2 === 0 ? [floor, pressroom] : [pressroom, floor];
+          for (const engine of order) {
+            const batch = await runBatch(engine, fx, c, n);
+            batches.push(batch);
+            process.stderr.write(
+              `${engine.name} ${fx.name} c=${c} round ${round + 1}: ${((n / batch.wallMs) * 1000).toFixed(2)} docs/s\n`,
+            );
+          }
+        }
     summarize(batches);
     if (Number(args.memory) > 0) await memoryRun(pressroom, Number(args.memory));
   } finally {

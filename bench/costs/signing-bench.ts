@@ -22,15 +22,39 @@ import { textPdf } from '../text-pdf.js';
 const args = process.argv.slice(2);
 const N = args.includes('--n') ? Number(args[args.indexOf('--n') + 1]) || 5 : 5;
 
-
 const dir = mkdtempSync(join(tmpdir(), 'signing-bench-'));
 const kit = createSigningKit();
 const database = await openDatabase({ dialect: 'sqlite', sqlitePath: join(dir, 'b.db') });
-await database.db.insertInto('accounts').values({ id: 'acc', email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: 0 }).execute();
-const certificates = createCertificateService({ db: database.db, secretKey: 'bench-secret-key-0123456789abcdef0123456789', logger: createLogger('silent') });
-await certificates.add('acc', { name: 'bench', pkcs12Base64: kit.pkcs12({ cn: 'Bench', password: 'pw' }).toString('base64'), password: 'pw' });
+await database.db
+  .insertInto('accounts')
+  .values({
+    id: 'acc',
+    email: null,
+    plan: 'pro',
+    credits: 0,
+    rate_limit_per_minute: null,
+    rate_limit_per_day: null,
+    created_at: 0,
+  })
+  .execute();
+const certificates = createCertificateService({
+  db: database.db,
+  secretKey: 'bench-secret-key-0123456789abcdef0123456789',
+  logger: createLogger('silent'),
+});
+await certificates.add('acc', {
+  name: 'bench',
+  pkcs12Base64: kit.pkcs12({ cn: 'Bench', password: 'pw' }).toString('base64'),
+  password: 'pw',
+});
 const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: false });
-const signing = createSigning({ certificates, allowPrivateNetworks: false, dispatcher, concurrency: 1, maxWaitMs: 60_000 });
+const signing = createSigning({
+  certificates,
+  allowPrivateNetworks: false,
+  dispatcher,
+  concurrency: 1,
+  maxWaitMs: 60_000,
+});
 const context = { accountId: 'acc', kind: 'paid' as const, loc: ['body'] };
 
 for (const pages of [2, 300]) {
@@ -53,16 +77,18 @@ for (const pages of [2, 300]) {
   stall.disable();
   clearInterval(watch);
   walls.sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    pages,
-    inputBytes: pdf.length,
-    addedBytes: signed.length - pdf.length,
-    wallP50Ms: Math.round(walls[Math.floor(N / 2)]!),
-    cpuMsPerSignature: Math.round((cpu.user + cpu.system) / 1000 / N),
-    maxStallMs: Math.round(stall.max / 1e6),
-    rssBeforeMb: Math.round(rssBefore / 1e6),
-    rssMaxMb: Math.round(rssMax / 1e6),
-  }));
+  console.log(
+    JSON.stringify({
+      pages,
+      inputBytes: pdf.length,
+      addedBytes: signed.length - pdf.length,
+      wallP50Ms: Math.round(walls[Math.floor(N / 2)]!),
+      cpuMsPerSignature: Math.round((cpu.user + cpu.system) / 1000 / N),
+      maxStallMs: Math.round(stall.max / 1e6),
+      rssBeforeMb: Math.round(rssBefore / 1e6),
+      rssMaxMb: Math.round(rssMax / 1e6),
+    }),
+  );
 }
 await signing.close();
 await dispatcher.close();

@@ -26,22 +26,34 @@ const call = async (method: string, path: string, body: unknown) => {
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.bytes.toString().slice(0, 300)}`);
   return res;
 };
-for (const [name, file] of [['invoice/logo.svg', join(here, 'logo.svg')], ['invoice/brand.ttf', join(fonts, 'NotoSerifDisplay-Regular.ttf')], ['invoice/brand-bold.ttf', join(fonts, 'NotoSerifDisplay-Bold.ttf')]] as const) {
+for (const [name, file] of [
+  ['invoice/logo.svg', join(here, 'logo.svg')],
+  ['invoice/brand.ttf', join(fonts, 'NotoSerifDisplay-Regular.ttf')],
+  ['invoice/brand-bold.ttf', join(fonts, 'NotoSerifDisplay-Bold.ttf')],
+] as const) {
   await call('POST', '/v1/assets', { name, content_base64: readFileSync(file).toString('base64') });
 }
-const { id } = (await call('POST', '/v1/templates', {
-  name: 'Rechnung (bench)',
-  html: readFileSync(join(here, 'template.html'), 'utf8'),
-  css: readFileSync(join(here, 'template.css'), 'utf8'),
-  page: { format: 'A4', margin: { top: '16mm', right: '16mm', bottom: '22mm', left: '18mm' } },
-})).body;
-await call('POST', '/v1/certificates', { name: 'bench', pkcs12_base64: kit.pkcs12({ cn: 'Bench', password: 'pw' }).toString('base64'), password: 'pw' });
+const { id } = (
+  await call('POST', '/v1/templates', {
+    name: 'Rechnung (bench)',
+    html: readFileSync(join(here, 'template.html'), 'utf8'),
+    css: readFileSync(join(here, 'template.css'), 'utf8'),
+    page: { format: 'A4', margin: { top: '16mm', right: '16mm', bottom: '22mm', left: '18mm' } },
+  })
+).body;
+await call('POST', '/v1/certificates', {
+  name: 'bench',
+  pkcs12_base64: kit.pkcs12({ cn: 'Bench', password: 'pw' }).toString('base64'),
+  password: 'pw',
+});
 const data = JSON.parse(readFileSync(join(here, 'data.json'), 'utf8'));
 
 const kinds = { plain: {}, signed: { sign: { certificate: 'bench', reason: 'Issued' } } } as const;
 const walls: Record<string, number[]> = { plain: [], signed: [] };
 const cpu: Record<string, number> = { plain: 0, signed: 0 };
-for (let warm = 0; warm < 2; warm++) for (const extra of Object.values(kinds)) await call('POST', '/v1/pdf/create', { template_id: id, data, export_type: 'binary', ...extra });
+for (let warm = 0; warm < 2; warm++)
+  for (const extra of Object.values(kinds))
+    await call('POST', '/v1/pdf/create', { template_id: id, data, export_type: 'binary', ...extra });
 for (let i = 0; i < N; i++) {
   for (const [kind, extra] of Object.entries(kinds)) {
     const c0 = process.cpuUsage();
@@ -53,6 +65,15 @@ for (let i = 0; i < N; i++) {
   }
 }
 const p50 = (xs: number[]) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
-console.log(JSON.stringify({ n: N, plainWallP50Ms: p50(walls.plain!), signedWallP50Ms: p50(walls.signed!), ratio: +(p50(walls.signed!) / p50(walls.plain!)).toFixed(2), plainCpuMs: Math.round(cpu.plain! / N), signedCpuMs: Math.round(cpu.signed! / N) }));
+console.log(
+  JSON.stringify({
+    n: N,
+    plainWallP50Ms: p50(walls.plain!),
+    signedWallP50Ms: p50(walls.signed!),
+    ratio: +(p50(walls.signed!) / p50(walls.plain!)).toFixed(2),
+    plainCpuMs: Math.round(cpu.plain! / N),
+    signedCpuMs: Math.round(cpu.signed! / N),
+  }),
+);
 await t.close();
 kit.close();

@@ -21,7 +21,11 @@ const out = process.argv[2] ?? join(here, 'out');
 mkdirSync(out, { recursive: true });
 
 async function call(method, path, body) {
-  const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res;
 }
@@ -32,7 +36,8 @@ const assets = {
   'invoice/brand.ttf': readFileSync(join(fonts, 'NotoSerifDisplay-Regular.ttf')),
   'invoice/brand-bold.ttf': readFileSync(join(fonts, 'NotoSerifDisplay-Bold.ttf')),
 };
-for (const [name, bytes] of Object.entries(assets)) await call('POST', '/v1/assets', { name, content_base64: bytes.toString('base64') });
+for (const [name, bytes] of Object.entries(assets))
+  await call('POST', '/v1/assets', { name, content_base64: bytes.toString('base64') });
 
 const template = {
   name: 'Rechnung (example)',
@@ -41,15 +46,33 @@ const template = {
   page: {
     format: 'A4',
     margin: { top: '16mm', right: '16mm', bottom: '22mm', left: '18mm' },
-    footer_html: '<div style="font-family: Brand; font-size: 8pt; color: #1f4e79; width: 100%; text-align: center">Nordlicht Design GmbH · Seite <span class="pageNumber"></span> von <span class="totalPages"></span></div>',
+    footer_html:
+      '<div style="font-family: Brand; font-size: 8pt; color: #1f4e79; width: 100%; text-align: center">Nordlicht Design GmbH · Seite <span class="pageNumber"></span> von <span class="totalPages"></span></div>',
   },
 };
 const { id } = await (await call('POST', '/v1/templates', template)).json();
 const data = JSON.parse(readFileSync(join(here, 'data.json'), 'utf8'));
-const res = await call('POST', '/v1/pdf/create', { template_id: id, data, export_type: 'binary', filename: 'rechnung' });
+const res = await call('POST', '/v1/pdf/create', {
+  template_id: id,
+  data,
+  export_type: 'binary',
+  filename: 'rechnung',
+});
 const warnings = res.headers.get('x-pressroom-warnings');
-if (warnings && warnings !== '0') console.error(`warnings: ${warnings} ${res.headers.get('x-pressroom-warnings-details') ?? ''}`);
+if (warnings && warnings !== '0')
+  console.error(`warnings: ${warnings} ${res.headers.get('x-pressroom-warnings-details') ?? ''}`);
 const pdf = Buffer.from(await res.arrayBuffer());
 writeFileSync(join(out, 'invoice.pdf'), pdf);
-execFileSync('pdftoppm', ['-png', '-r', '80', '-f', '1', '-l', '1', '-singlefile', join(out, 'invoice.pdf'), join(out, 'invoice')]);
+execFileSync('pdftoppm', [
+  '-png',
+  '-r',
+  '80',
+  '-f',
+  '1',
+  '-l',
+  '1',
+  '-singlefile',
+  join(out, 'invoice.pdf'),
+  join(out, 'invoice'),
+]);
 console.log(`${join(out, 'invoice.pdf')} (${pdf.length} bytes), ${join(out, 'invoice.png')}`);

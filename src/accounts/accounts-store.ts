@@ -11,8 +11,14 @@ export async function findAccount(db: DbOrTx, accountId: string): Promise<Accoun
   return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
 }
 
-export async function insertApiKey(db: DbOrTx, row: { prefix: string; account_id: string; key_hash: string; created_at: number }): Promise<void> {
-  await db.insertInto('api_keys').values({ ...row, revoked_at: null }).execute();
+export async function insertApiKey(
+  db: DbOrTx,
+  row: { prefix: string; account_id: string; key_hash: string; created_at: number },
+): Promise<void> {
+  await db
+    .insertInto('api_keys')
+    .values({ ...row, revoked_at: null })
+    .execute();
 }
 
 /** The live (not revoked) key with this prefix, joined to its account. */
@@ -20,19 +26,39 @@ export async function findLiveApiKey(db: DbOrTx, prefix: string) {
   return db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(['api_keys.key_hash', 'api_keys.account_id', 'accounts.plan', 'accounts.rate_limit_per_minute', 'accounts.rate_limit_per_day'])
+    .select([
+      'api_keys.key_hash',
+      'api_keys.account_id',
+      'accounts.plan',
+      'accounts.rate_limit_per_minute',
+      'accounts.rate_limit_per_day',
+    ])
     .where('api_keys.prefix', '=', prefix)
     .where('api_keys.revoked_at', 'is', null)
     .executeTakeFirst();
 }
 
 export async function listApiKeys(db: DbOrTx, accountId: string) {
-  return db.selectFrom('api_keys').select(['prefix', 'created_at', 'revoked_at']).where('account_id', '=', accountId).orderBy('created_at', 'desc').execute();
+  return db
+    .selectFrom('api_keys')
+    .select(['prefix', 'created_at', 'revoked_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .execute();
 }
 
 /** Marks a key revoked (only the given account's, when one is given); false when no live key has this prefix. */
-export async function revokeApiKey(db: DbOrTx, prefix: string, revokedAt: number, accountId?: string): Promise<boolean> {
-  let query = db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('prefix', '=', prefix).where('revoked_at', 'is', null);
+export async function revokeApiKey(
+  db: DbOrTx,
+  prefix: string,
+  revokedAt: number,
+  accountId?: string,
+): Promise<boolean> {
+  let query = db
+    .updateTable('api_keys')
+    .set({ revoked_at: revokedAt })
+    .where('prefix', '=', prefix)
+    .where('revoked_at', 'is', null);
   if (accountId) query = query.where('account_id', '=', accountId);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
@@ -46,7 +72,9 @@ export async function revokeApiKey(db: DbOrTx, prefix: string, revokedAt: number
 export async function raiseTokensValidAfter(db: DbOrTx, accountId: string, at: number): Promise<number | undefined> {
   const row = await db
     .updateTable('accounts')
-    .set({ tokens_valid_after: sql<number>`case when tokens_valid_after > ${at} then tokens_valid_after else ${at} end` })
+    .set({
+      tokens_valid_after: sql<number>`case when tokens_valid_after > ${at} then tokens_valid_after else ${at} end`,
+    })
     .where('id', '=', accountId)
     .returning('tokens_valid_after')
     .executeTakeFirst();

@@ -10,7 +10,13 @@ import { newAccountId } from '../shared/ids.js';
 import { safeEqual, sha256Hex } from '../shared/crypto.js';
 import type { CreditLedger } from '../credits/ledger.js';
 import * as store from './accounts-store.js';
-import { ACCESS_TOKEN_TTL_SECONDS, apiKeyPrefix, generateApiKey, isApiKeyShaped, type AccessTokenSigner } from './credentials.js';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  apiKeyPrefix,
+  generateApiKey,
+  isApiKeyShaped,
+  type AccessTokenSigner,
+} from './credentials.js';
 
 /**
  * Bounds of per-account rate-limit overrides: far above any plan, and within the 32-bit integer
@@ -106,7 +112,11 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
 
     async listApiKeys(accountId) {
       const rows = await store.listApiKeys(db, accountId);
-      return rows.map((r) => ({ prefix: r.prefix, createdAt: Number(r.created_at), revokedAt: r.revoked_at === null ? null : Number(r.revoked_at) }));
+      return rows.map((r) => ({
+        prefix: r.prefix,
+        createdAt: Number(r.created_at),
+        revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+      }));
     },
 
     async revokeApiKey(prefix, accountId) {
@@ -165,10 +175,16 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
 
 /** The HTTP schema checks these first; this guards the other door (the CLI) with the same bounds. */
 function checkRateLimits(rateLimit: CreateAccountInput['rateLimit']): void {
-  for (const [field, max] of [['perMinute', RATE_LIMIT_MAXIMUMS.perMinute], ['perDay', RATE_LIMIT_MAXIMUMS.perDay]] as const) {
+  for (const [field, max] of [
+    ['perMinute', RATE_LIMIT_MAXIMUMS.perMinute],
+    ['perDay', RATE_LIMIT_MAXIMUMS.perDay],
+  ] as const) {
     const value = rateLimit?.[field];
     if (value !== null && value !== undefined && (!Number.isInteger(value) || value < 1 || value > max)) {
-      throw new AppError('INVALID_REQUEST', `The ${field === 'perMinute' ? 'per-minute' : 'per-day'} rate limit must be a whole number from 1 to ${max}.`);
+      throw new AppError(
+        'INVALID_REQUEST',
+        `The ${field === 'perMinute' ? 'per-minute' : 'per-day'} rate limit must be a whole number from 1 to ${max}.`,
+      );
     }
   }
 }

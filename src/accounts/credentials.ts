@@ -68,7 +68,10 @@ export function createAccessTokenSigner(secretKey: string): AccessTokenSigner {
           requiredClaims: ['exp', 'sub'],
         });
         if (typeof payload.sub !== 'string') return null;
-        return { accountId: payload.sub, issuedAtMs: typeof payload.iat === 'number' ? Math.round(payload.iat * 1000) : 0 };
+        return {
+          accountId: payload.sub,
+          issuedAtMs: typeof payload.iat === 'number' ? Math.round(payload.iat * 1000) : 0,
+        };
       } catch (error) {
         if (error instanceof joseErrors.JOSEError) return null;
         throw error;

@@ -45,7 +45,8 @@ function binaryType(bytes: Buffer): AssetContentType | undefined {
   if (ascii(bytes, 0, 'wOFF')) return 'font/woff';
   if (ascii(bytes, 0, 'OTTO')) return 'font/otf';
   // TrueType: version 1.0, or Apple's 'true'; a TrueType collection ('ttcf') too.
-  if (startsWith(bytes, [0x00, 0x01, 0x00, 0x00]) || ascii(bytes, 0, 'true') || ascii(bytes, 0, 'ttcf')) return 'font/ttf';
+  if (startsWith(bytes, [0x00, 0x01, 0x00, 0x00]) || ascii(bytes, 0, 'true') || ascii(bytes, 0, 'ttcf'))
+    return 'font/ttf';
   // A PDF whole to its end-of-file marker (a cut or stray header is not one); its pages are read when it is drawn.
   if (ascii(bytes, 0, '%PDF-') && bytes.subarray(-1024).includes('%%EOF')) return 'application/pdf';
   return undefined;
@@ -65,7 +66,8 @@ function asText(bytes: Buffer): string | undefined {
 /** An `<svg` root element, after an optional XML declaration, comments and a doctype. */
 const SVG_START = /^\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!doctype[^>]*>\s*)*<svg[\s>]/i;
 /** CSS starts with a rule, an at-rule or a comment; markup never passes (`<` first). */
-const CSS_START = /^\s*(\/\*|@(charset|import|font-face|media|page|supports|layer|namespace|keyframes|property|font-feature-values)\b|[:.#*a-z[][^{<]*\{)/i;
+const CSS_START =
+  /^\s*(\/\*|@(charset|import|font-face|media|page|supports|layer|namespace|keyframes|property|font-feature-values)\b|[:.#*a-z[][^{<]*\{)/i;
 
 /**
  * The media type of `bytes`, or undefined when it is none of ASSET_CONTENT_TYPES. SVG and CSS are

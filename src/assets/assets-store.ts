@@ -4,7 +4,12 @@ import type { Dialect, DbOrTx, Tx } from '../db/database.js';
 import type { AssetsTable } from '../db/schema.js';
 
 export async function findAsset(db: DbOrTx, accountId: string, name: string): Promise<AssetsTable | undefined> {
-  return db.selectFrom('assets').selectAll().where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst();
+  return db
+    .selectFrom('assets')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 export async function listAssets(db: DbOrTx, accountId: string): Promise<AssetsTable[]> {
@@ -52,6 +57,10 @@ export async function upsertAsset(db: DbOrTx, row: AssetsTable): Promise<void> {
 }
 
 export async function deleteAsset(db: DbOrTx, accountId: string, name: string): Promise<boolean> {
-  const result = await db.deleteFrom('assets').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst();
+  const result = await db
+    .deleteFrom('assets')
+    .where('account_id', '=', accountId)
+    .where('name', '=', name)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

@@ -67,12 +67,14 @@ export interface AssetService {
 
 /** 1–200 characters of letters, digits, `.`, `_`, `-`, `/`; `/`-separated segments, none empty, `.` or `..`. */
 const NAME_PATTERN = /^[A-Za-z0-9._\-/]{1,200}$/;
-export const ASSET_NAME_RULE = '1-200 characters of letters, digits, ".", "_", "-" and "/", no leading or trailing "/", no empty, "." or ".." segments';
+export const ASSET_NAME_RULE =
+  '1-200 characters of letters, digits, ".", "_", "-" and "/", no leading or trailing "/", no empty, "." or ".." segments';
 
 /** Why `name` is not an asset name, or undefined when it is one. */
 export function assetNameProblem(name: string): string | undefined {
   if (!NAME_PATTERN.test(name)) return `Asset names are ${ASSET_NAME_RULE}`;
-  if (name.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) return `Asset names are ${ASSET_NAME_RULE}`;
+  if (name.split('/').some((segment) => segment === '' || segment === '.' || segment === '..'))
+    return `Asset names are ${ASSET_NAME_RULE}`;
   return undefined;
 }
 
@@ -98,7 +100,13 @@ function mib(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }
 
-export function createAssetService(deps: { db: Db; dialect: Dialect; blobs: BlobStore; limits: AssetLimits; logger: Logger }): AssetService {
+export function createAssetService(deps: {
+  db: Db;
+  dialect: Dialect;
+  blobs: BlobStore;
+  limits: AssetLimits;
+  logger: Logger;
+}): AssetService {
   const { db, dialect, blobs, limits, logger } = deps;
   const cache = new ByteBudgetCache<{ body: Buffer; contentType: string }>(limits.cacheBytes);
 
@@ -128,19 +136,41 @@ export function createAssetService(deps: { db: Db; dialect: Dialect; blobs: Blob
   return {
     async put(accountId, upload) {
       const problem = assetNameProblem(upload.name);
-      if (problem) throw new ValidationError([{ loc: upload.nameLoc ?? ['body', 'name'], msg: problem, type: 'value_error' }]);
+      if (problem)
+        throw new ValidationError([{ loc: upload.nameLoc ?? ['body', 'name'], msg: problem, type: 'value_error' }]);
       const fileLoc = upload.fileLoc ?? ['body', 'file'];
-      if (upload.bytes.length === 0) throw new ValidationError([{ loc: fileLoc, msg: 'The file is empty', type: 'value_error' }]);
+      if (upload.bytes.length === 0)
+        throw new ValidationError([{ loc: fileLoc, msg: 'The file is empty', type: 'value_error' }]);
       if (upload.bytes.length > limits.maxBytes) {
-        throw new AppError('PAYLOAD_TOO_LARGE', `The asset is ${upload.bytes.length} bytes; assets may be at most ${limits.maxBytes} bytes (${mib(limits.maxBytes)}).`);
+        throw new AppError(
+          'PAYLOAD_TOO_LARGE',
+          `The asset is ${upload.bytes.length} bytes; assets may be at most ${limits.maxBytes} bytes (${mib(limits.maxBytes)}).`,
+        );
       }
       const contentType = sniffAssetType(upload.bytes);
       if (!contentType) {
-        throw new ValidationError([{ loc: fileLoc, msg: `The file is not one of the asset types (${ASSET_CONTENT_TYPES.join(', ')}); the type is read from the bytes, not the name`, type: 'value_error' }]);
+        throw new ValidationError([
+          {
+            loc: fileLoc,
+            msg: `The file is not one of the asset types (${ASSET_CONTENT_TYPES.join(', ')}); the type is read from the bytes, not the name`,
+            type: 'value_error',
+          },
+        ]);
       }
       const declared = upload.contentType?.split(';')[0]?.trim().toLowerCase();
-      if (declared && declared !== contentType && !(declared === 'image/jpg' && contentType === 'image/jpeg') && !(declared === 'application/octet-stream')) {
-        throw new ValidationError([{ loc: upload.nameLoc ? [...upload.nameLoc.slice(0, -1), 'content_type'] : ['body', 'content_type'], msg: `content_type says ${declared} but the bytes are ${contentType}`, type: 'value_error' }]);
+      if (
+        declared &&
+        declared !== contentType &&
+        !(declared === 'image/jpg' && contentType === 'image/jpeg') &&
+        !(declared === 'application/octet-stream')
+      ) {
+        throw new ValidationError([
+          {
+            loc: upload.nameLoc ? [...upload.nameLoc.slice(0, -1), 'content_type'] : ['body', 'content_type'],
+            msg: `content_type says ${declared} but the bytes are ${contentType}`,
+            type: 'value_error',
+          },
+        ]);
       }
       // A first look before the bytes are stored, so an upload plainly over the quota stores nothing.
       checkQuota(await store.accountBytes(db, accountId, upload.name), upload.bytes.length);
@@ -175,7 +205,12 @@ export function createAssetService(deps: { db: Db; dialect: Dialect; blobs: Blob
         throw error;
       }
       // The old bytes go after the row points at the new ones; a render in between still finds either.
-      if (previous) await blobs.delete(previous.storage_key).catch((error: unknown) => logger.warn({ err: error, key: previous.storage_key }, 'could not delete a replaced asset'));
+      if (previous)
+        await blobs
+          .delete(previous.storage_key)
+          .catch((error: unknown) =>
+            logger.warn({ err: error, key: previous.storage_key }, 'could not delete a replaced asset'),
+          );
       return view({ ...row, created_at: previous?.created_at ?? now });
     },
 
@@ -193,7 +228,11 @@ export function createAssetService(deps: { db: Db; dialect: Dialect; blobs: Blob
     async remove(accountId, name) {
       const row = await store.findAsset(db, accountId, name);
       if (!row || !(await store.deleteAsset(db, accountId, name))) throw notFound(name);
-      await blobs.delete(row.storage_key).catch((error: unknown) => logger.warn({ err: error, key: row.storage_key }, 'could not delete an asset\'s bytes'));
+      await blobs
+        .delete(row.storage_key)
+        .catch((error: unknown) =>
+          logger.warn({ err: error, key: row.storage_key }, "could not delete an asset's bytes"),
+        );
     },
 
     async readForRender(accountId, name) {

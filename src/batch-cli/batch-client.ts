@@ -42,7 +42,10 @@ export interface ItemsPage {
 
 /** The service answered with an error status; `body` is its JSON ({error, message} or {detail}) or text. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly body: unknown) {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
     super(`HTTP ${status}`);
   }
 }
@@ -63,19 +66,32 @@ export type BatchClient = ReturnType<typeof createBatchClient>;
 /** A client for the service at `baseUrl` with `apiKey` (sent only to it, never to a download link). */
 export function createBatchClient(options: { baseUrl: string; apiKey: string }) {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const call = async (method: string, path: string, body: (() => Promise<Blob | FormData>) | undefined, retryDrops: boolean): Promise<unknown> => {
+  const call = async (
+    method: string,
+    path: string,
+    body: (() => Promise<Blob | FormData>) | undefined,
+    retryDrops: boolean,
+  ): Promise<unknown> => {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': options.apiKey, accept: 'application/json' }, body: body ? await body() : undefined });
+        response = await fetch(`${base}${path}`, {
+          method,
+          headers: { 'x-api-key': options.apiKey, accept: 'application/json' },
+          body: body ? await body() : undefined,
+        });
       } catch (error) {
-        if (!retryDrops || attempt >= MAX_ATTEMPTS) throw new ServiceUnreachableError(`${method} ${base}${path}: ${causeOf(error)}`);
+        if (!retryDrops || attempt >= MAX_ATTEMPTS)
+          throw new ServiceUnreachableError(`${method} ${base}${path}: ${causeOf(error)}`);
         await sleep(backoffMs(attempt));
         continue;
       }
       const answer = await readAnswer(response);
       if (response.ok) return answer;
-      const waitable = response.status === 429 || response.status === 503 || (retryDrops && (response.status === 502 || response.status === 504));
+      const waitable =
+        response.status === 429 ||
+        response.status === 503 ||
+        (retryDrops && (response.status === 502 || response.status === 504));
       if (!waitable || attempt >= MAX_ATTEMPTS) throw new ApiError(response.status, answer);
       await sleep(retryAfterMs(response) ?? backoffMs(attempt));
     }
@@ -83,17 +99,37 @@ export function createBatchClient(options: { baseUrl: string; apiKey: string }) 
   return {
     /** `POST /v1/pdf/batches`: the rows as a multipart upload, or as JSON `items`. */
     async createBatch(request: BatchRequest): Promise<{ batch_id: string; total: number }> {
-      return (await call('POST', '/v1/pdf/batches', () => batchBody(request), false)) as { batch_id: string; total: number };
+      return (await call('POST', '/v1/pdf/batches', () => batchBody(request), false)) as {
+        batch_id: string;
+        total: number;
+      };
     },
     async getBatch(batchId: string): Promise<BatchState> {
       return (await call('GET', `/v1/pdf/batches/${encodeURIComponent(batchId)}`, undefined, true)) as BatchState;
     },
-    async listItems(batchId: string, query: { status: BatchItem['status']; offset: number; limit: number }): Promise<ItemsPage> {
-      const search = new URLSearchParams({ status: query.status, offset: String(query.offset), limit: String(query.limit) });
-      return (await call('GET', `/v1/pdf/batches/${encodeURIComponent(batchId)}/items?${search}`, undefined, true)) as ItemsPage;
+    async listItems(
+      batchId: string,
+      query: { status: BatchItem['status']; offset: number; limit: number },
+    ): Promise<ItemsPage> {
+      const search = new URLSearchParams({
+        status: query.status,
+        offset: String(query.offset),
+        limit: String(query.limit),
+      });
+      return (await call(
+        'GET',
+        `/v1/pdf/batches/${encodeURIComponent(batchId)}/items?${search}`,
+        undefined,
+        true,
+      )) as ItemsPage;
     },
     async cancel(batchId: string): Promise<BatchState> {
-      return (await call('POST', `/v1/pdf/batches/${encodeURIComponent(batchId)}/cancel`, undefined, true)) as BatchState;
+      return (await call(
+        'POST',
+        `/v1/pdf/batches/${encodeURIComponent(batchId)}/cancel`,
+        undefined,
+        true,
+      )) as BatchState;
     },
   };
 }
@@ -101,7 +137,17 @@ export function createBatchClient(options: { baseUrl: string; apiKey: string }) 
 async function batchBody(request: BatchRequest): Promise<Blob | FormData> {
   const { rows } = request;
   if (rows.kind === 'items') {
-    return new Blob([JSON.stringify({ template_id: request.templateId, version: request.version, output: request.output, items: rows.items })], { type: 'application/json' });
+    return new Blob(
+      [
+        JSON.stringify({
+          template_id: request.templateId,
+          version: request.version,
+          output: request.output,
+          items: rows.items,
+        }),
+      ],
+      { type: 'application/json' },
+    );
   }
   const form = new FormData();
   form.set('template_id', request.templateId);
@@ -119,7 +165,10 @@ async function readAnswer(response: Response): Promise<unknown> {
   if (response.body) {
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
-      if (size > MAX_ANSWER_BYTES) throw new ServiceUnreachableError(`an answer from ${response.url} is larger than ${MAX_ANSWER_BYTES} bytes: is --url a Pressroom service?`);
+      if (size > MAX_ANSWER_BYTES)
+        throw new ServiceUnreachableError(
+          `an answer from ${response.url} is larger than ${MAX_ANSWER_BYTES} bytes: is --url a Pressroom service?`,
+        );
       chunks.push(chunk);
     }
   }
@@ -131,7 +180,10 @@ async function readAnswer(response: Response): Promise<unknown> {
       // fall through: shown as text
     }
   }
-  if (response.ok) throw new ServiceUnreachableError(`${response.url} answered ${response.status} without JSON: is --url a Pressroom service?`);
+  if (response.ok)
+    throw new ServiceUnreachableError(
+      `${response.url} answered ${response.status} without JSON: is --url a Pressroom service?`,
+    );
   return text.slice(0, 2000);
 }
 

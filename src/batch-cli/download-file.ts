@@ -26,7 +26,10 @@ export async function downloadFile(url: string, path: string): Promise<void> {
       await downloadOnce(url, path);
       return;
     } catch (error) {
-      if (attempt >= DOWNLOAD_ATTEMPTS) throw new DownloadError(`${basename(path)}: ${error instanceof DownloadError ? error.message : causeOf(error)}`);
+      if (attempt >= DOWNLOAD_ATTEMPTS)
+        throw new DownloadError(
+          `${basename(path)}: ${error instanceof DownloadError ? error.message : causeOf(error)}`,
+        );
       await sleep(1000 * attempt);
     }
   }
@@ -40,7 +43,10 @@ async function downloadOnce(url: string, path: string): Promise<void> {
   }
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.part`);
   try {
-    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), createWriteStream(temporary, { flags: 'wx' }));
+    await pipeline(
+      Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+      createWriteStream(temporary, { flags: 'wx' }),
+    );
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });

@@ -5,7 +5,11 @@ describe('--filename templates', () => {
   it.each([
     { template: '{{ invoice_number }}', data: { invoice_number: 'INV-1' }, name: 'INV-1' },
     { template: '{{invoice_number}}', data: { invoice_number: 7 }, name: '7' },
-    { template: 'invoice-{{ n }}-{{ customer.name }}', data: { n: 3, customer: { name: 'Ada Lovelace' } }, name: 'invoice-3-Ada_Lovelace' },
+    {
+      template: 'invoice-{{ n }}-{{ customer.name }}',
+      data: { n: 3, customer: { name: 'Ada Lovelace' } },
+      name: 'invoice-3-Ada_Lovelace',
+    },
     { template: '{{ customer.name }}', data: { 'customer.name': 'flat CSV header' }, name: 'flat_CSV_header' },
     { template: '{{ a }}', data: { a: 'ré/../sumé: 2024?' }, name: 'r_.._sum_2024_' },
     { template: '{{ a }}.pdf', data: { a: 'x' }, name: 'x' },

@@ -35,9 +35,13 @@ export function compileFilenameTemplate(source: string): FilenameTemplate {
     last = match.index + match[0].length;
   }
   parts.push({ text: source.slice(last) });
-  const stray = parts.find((p): p is { text: string } => 'text' in p && (p.text.includes('{{') || p.text.includes('}}')));
+  const stray = parts.find(
+    (p): p is { text: string } => 'text' in p && (p.text.includes('{{') || p.text.includes('}}')),
+  );
   if (stray) {
-    throw new FilenameTemplateError(`--filename: only {{ dotted.key }} placeholders are supported (no filters or expressions), near "${stray.text.slice(0, 40)}"`);
+    throw new FilenameTemplateError(
+      `--filename: only {{ dotted.key }} placeholders are supported (no filters or expressions), near "${stray.text.slice(0, 40)}"`,
+    );
   }
   return {
     source,
@@ -54,7 +58,8 @@ export function sanitizeFilename(name: string): string {
     .replace(/[^A-Za-z0-9_.-]+/g, '_')
     .replace(/\.pdf$/i, '')
     .slice(0, MAX_FILENAME_CHARS);
-  if (clean.length === 0 || /^\.+$/.test(clean)) throw new FilenameTemplateError(`the file name "${name.slice(0, 40)}" has no usable characters ([A-Za-z0-9_.-])`);
+  if (clean.length === 0 || /^\.+$/.test(clean))
+    throw new FilenameTemplateError(`the file name "${name.slice(0, 40)}" has no usable characters ([A-Za-z0-9_.-])`);
   return clean;
 }
 
@@ -67,11 +72,17 @@ function valueText(data: Readonly<Record<string, unknown>>, key: string): string
   if (value === undefined) {
     value = data;
     for (const segment of key.split('.')) {
-      value = value !== null && typeof value === 'object' && Object.hasOwn(value, segment) ? (value as Record<string, unknown>)[segment] : undefined;
+      value =
+        value !== null && typeof value === 'object' && Object.hasOwn(value, segment)
+          ? (value as Record<string, unknown>)[segment]
+          : undefined;
     }
   }
   if (typeof value === 'string' && value.length > 0) return value;
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  if (value === undefined || value === null || value === '') throw new FilenameTemplateError(`{{ ${key} }} has no value`);
-  throw new FilenameTemplateError(`{{ ${key} }} is ${Array.isArray(value) ? 'a list' : 'an object'}, not text or a number`);
+  if (value === undefined || value === null || value === '')
+    throw new FilenameTemplateError(`{{ ${key} }} has no value`);
+  throw new FilenameTemplateError(
+    `{{ ${key} }} is ${Array.isArray(value) ? 'a list' : 'an object'}, not text or a number`,
+  );
 }

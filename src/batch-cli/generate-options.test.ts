@@ -1,12 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { checkGenerateOptions, UsageError, type RawGenerateOptions } from './generate-options.js';
 
-const base: RawGenerateOptions = { url: 'http://localhost:8080/', key: 'pk_test', template: 'tpl_1', data: 'rows.csv', out: 'out' };
+const base: RawGenerateOptions = {
+  url: 'http://localhost:8080/',
+  key: 'pk_test',
+  template: 'tpl_1',
+  data: 'rows.csv',
+  out: 'out',
+};
 
 describe('generate options', () => {
   it('takes a complete command line', () => {
     const options = checkGenerateOptions({ ...base, version: 'v3', filename: '{{ n }}', resume: true });
-    expect(options).toMatchObject({ url: 'http://localhost:8080', key: 'pk_test', templateId: 'tpl_1', version: 'v3', dataPath: 'rows.csv', destination: { kind: 'out', dir: 'out' }, resume: true });
+    expect(options).toMatchObject({
+      url: 'http://localhost:8080',
+      key: 'pk_test',
+      templateId: 'tpl_1',
+      version: 'v3',
+      dataPath: 'rows.csv',
+      destination: { kind: 'out', dir: 'out' },
+      resume: true,
+    });
     expect(options.filename?.nameFor({ n: 4 })).toBe('4');
   });
 

@@ -16,7 +16,10 @@ export interface RawGenerateOptions {
 }
 
 /** Where the documents go. */
-export type Destination = { kind: 'out'; dir: string } | { kind: 'zip'; file: string } | { kind: 'merged'; file: string };
+export type Destination =
+  | { kind: 'out'; dir: string }
+  | { kind: 'zip'; file: string }
+  | { kind: 'merged'; file: string };
 
 export interface GenerateOptions {
   url: string;
@@ -35,17 +38,24 @@ export class UsageError extends Error {}
 /** The checked options; throws UsageError. */
 export function checkGenerateOptions(raw: RawGenerateOptions): GenerateOptions {
   const given = (['out', 'zip', 'merged'] as const).filter((kind) => raw[kind] !== undefined);
-  if (given.length !== 1) throw new UsageError('say where the documents go with one of --out DIR (a PDF per row), --zip FILE or --merged FILE');
+  if (given.length !== 1)
+    throw new UsageError(
+      'say where the documents go with one of --out DIR (a PDF per row), --zip FILE or --merged FILE',
+    );
   const kind = given[0]!;
   const path = raw[kind]!;
   if (path.trim() === '') throw new UsageError(`--${kind} needs a path`);
-  if (raw.resume && kind !== 'out') throw new UsageError('--resume works with --out DIR: it skips the rows whose PDF is already there');
+  if (raw.resume && kind !== 'out')
+    throw new UsageError('--resume works with --out DIR: it skips the rows whose PDF is already there');
   const destination: Destination = kind === 'out' ? { kind, dir: path } : { kind, file: path };
   return {
     url: checkUrl(raw.url),
     key: required(raw.key, '--key (or PRESSROOM_API_KEY): the API key to use'),
     templateId: required(raw.template, '--template: the template id (tpl_…)'),
-    version: raw.version === undefined ? undefined : required(raw.version, '--version: a version tag or number of the template'),
+    version:
+      raw.version === undefined
+        ? undefined
+        : required(raw.version, '--version: a version tag or number of the template'),
     dataPath: required(raw.data, '--data: the rows file (.csv, .ndjson or .json)'),
     destination,
     filename: raw.filename === undefined ? undefined : compileFilename(raw.filename),
@@ -66,8 +76,10 @@ function checkUrl(value: string | undefined): string {
   } catch {
     throw new UsageError(`--url ${text}: not a URL; give the service's address, e.g. http://localhost:8080`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url ${text}: must be http:// or https://`);
-  if (url.username || url.password) throw new UsageError('--url: leave credentials out of the URL; the API key goes in --key or PRESSROOM_API_KEY');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--url ${text}: must be http:// or https://`);
+  if (url.username || url.password)
+    throw new UsageError('--url: leave credentials out of the URL; the API key goes in --key or PRESSROOM_API_KEY');
   return url.toString().replace(/\/+$/, '');
 }
 

@@ -11,10 +11,22 @@
 import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { ApiError, createBatchClient, ServiceUnreachableError, type BatchClient, type BatchState } from './batch-client.js';
+import {
+  ApiError,
+  createBatchClient,
+  ServiceUnreachableError,
+  type BatchClient,
+  type BatchState,
+} from './batch-client.js';
 import { downloadFile, DownloadError } from './download-file.js';
 import { listFailedItems } from './failed-items.js';
-import { checkGenerateOptions, UsageError, type Destination, type GenerateOptions, type RawGenerateOptions } from './generate-options.js';
+import {
+  checkGenerateOptions,
+  UsageError,
+  type Destination,
+  type GenerateOptions,
+  type RawGenerateOptions,
+} from './generate-options.js';
 import { watchInterrupt, type Interrupt } from './interrupt.js';
 import { LinkDownloads, type UndeliveredRow } from './link-downloads.js';
 import { createProgressReporter, RateMeter } from './progress.js';
@@ -87,13 +99,20 @@ async function readRows(options: GenerateOptions, voice: Voice): Promise<Prepare
   const outDir = options.destination.kind === 'out' && options.resume ? options.destination.dir : undefined;
   let rows: PreparedRows;
   try {
-    rows = await prepareRows({ path: options.dataPath, template: options.filename, isDelivered: (name) => outDir !== undefined && existsSync(join(outDir, `${name}.pdf`)) });
+    rows = await prepareRows({
+      path: options.dataPath,
+      template: options.filename,
+      isDelivered: (name) => outDir !== undefined && existsSync(join(outDir, `${name}.pdf`)),
+    });
   } catch (error) {
     if (!(error instanceof RowsError)) throw error;
     voice.complain(error.message);
     return EXIT.refused;
   }
-  if (rows.skipped > 0) voice.say(`--resume: ${rows.skipped} of ${countOf(rows.skipped + rows.sent.length, 'row')} already in ${whereTo(options.destination)}`);
+  if (rows.skipped > 0)
+    voice.say(
+      `--resume: ${rows.skipped} of ${countOf(rows.skipped + rows.sent.length, 'row')} already in ${whereTo(options.destination)}`,
+    );
   if (rows.sent.length > 0) return rows;
   await rows.dispose();
   voice.say('nothing left to send');
@@ -105,14 +124,22 @@ function stoppedBeforeSending(voice: Voice): number {
   return EXIT.interrupted;
 }
 
-async function sendAndFollow(input: { options: GenerateOptions; rows: PreparedRows; interrupt: Interrupt; voice: Voice; onBatch: (batchId: string) => void }): Promise<number> {
+async function sendAndFollow(input: {
+  options: GenerateOptions;
+  rows: PreparedRows;
+  interrupt: Interrupt;
+  voice: Voice;
+  onBatch: (batchId: string) => void;
+}): Promise<number> {
   const { options, rows, interrupt, voice } = input;
   const client = createBatchClient({ baseUrl: options.url, apiKey: options.key });
   const sourceName = basename(options.dataPath);
   let batchId: string;
   try {
     const output = options.destination.kind === 'out' ? 'links' : options.destination.kind;
-    batchId = (await client.createBatch({ templateId: options.templateId, version: options.version, output, rows: rows.body })).batch_id;
+    batchId = (
+      await client.createBatch({ templateId: options.templateId, version: options.version, output, rows: rows.body })
+    ).batch_id;
   } catch (error) {
     if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
       for (const line of refusalLines(error, rows, sourceName)) voice.complain(line);
@@ -128,7 +155,9 @@ async function sendAndFollow(input: { options: GenerateOptions; rows: PreparedRo
     return await follow({ client, batchId, options, rows, interrupt, voice, sourceName });
   } catch (error) {
     if (!(error instanceof ApiError || error instanceof ServiceUnreachableError)) throw error;
-    voice.complain(`lost batch ${batchId}: ${failureText(error)}; it goes on on the service${options.destination.kind === 'out' ? ': run again with --resume to fetch what is missing' : ''}`);
+    voice.complain(
+      `lost batch ${batchId}: ${failureText(error)}; it goes on on the service${options.destination.kind === 'out' ? ': run again with --resume to fetch what is missing' : ''}`,
+    );
     return interrupt.requested ? EXIT.interrupted : EXIT.undelivered;
   }
 }
@@ -146,11 +175,18 @@ interface Following {
 async function follow(f: Following): Promise<number> {
   const { client, batchId, options, voice } = f;
   const destination = options.destination;
-  const links = destination.kind === 'out' ? new LinkDownloads({ client, batchId, outDir: destination.dir, rows: f.rows.sent }) : undefined;
+  const links =
+    destination.kind === 'out'
+      ? new LinkDownloads({ client, batchId, outDir: destination.dir, rows: f.rows.sent })
+      : undefined;
   const progress = createProgressReporter(voice.io.stdout);
   f.interrupt.onFirst(() => {
     progress.aside(() => voice.complain(`cancelling batch ${batchId} (Ctrl-C again to stop waiting)`));
-    client.cancel(batchId).catch((error: unknown) => progress.aside(() => voice.complain(`the cancel did not go through: ${failureText(error)}`)));
+    client
+      .cancel(batchId)
+      .catch((error: unknown) =>
+        progress.aside(() => voice.complain(`the cancel did not go through: ${failureText(error)}`)),
+      );
   });
   const meter = new RateMeter();
   let batch: BatchState;
@@ -161,7 +197,14 @@ async function follow(f: Following): Promise<number> {
       const rate = meter.observe(batch.completed + batch.failed, Date.now());
       const left = batch.total - batch.completed - batch.failed - batch.cancelled;
       const secondsLeft = batch.estimated_seconds_left ?? (rate ? left / rate : null);
-      progress.update({ total: batch.total, completed: batch.completed, failed: batch.failed, cancelled: batch.cancelled, ratePerSecond: rate, secondsLeft });
+      progress.update({
+        total: batch.total,
+        completed: batch.completed,
+        failed: batch.failed,
+        cancelled: batch.cancelled,
+        ratePerSecond: rate,
+        secondsLeft,
+      });
       if (links) await links.catchUp(batch);
       if (FINAL_STATUSES.has(batch.status)) break;
       await f.interrupt.sleep(POLL_INTERVAL_MS);
@@ -193,10 +236,17 @@ async function downloadResult(batch: BatchState, file: string, voice: Voice): Pr
 
 async function failedRows(f: Following): Promise<UndeliveredRow[]> {
   const failed = await listFailedItems(f.client, f.batchId);
-  return [...failed.entries()].sort((a, b) => a[0] - b[0]).map(([index, reason]) => ({ index, row: f.rows.sent[index], reason }));
+  return [...failed.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([index, reason]) => ({ index, row: f.rows.sent[index], reason }));
 }
 
-function summarize(input: { f: Following; batch: BatchState; delivered: number; undelivered: UndeliveredRow[] }): number {
+function summarize(input: {
+  f: Following;
+  batch: BatchState;
+  delivered: number;
+  undelivered: UndeliveredRow[];
+}): number {
   const { f, batch, delivered, undelivered } = input;
   const sent = f.rows.sent.length;
   const where = whereTo(f.options.destination);
@@ -204,7 +254,8 @@ function summarize(input: { f: Following; batch: BatchState; delivered: number; 
     const row = item.row ? `${describeRow(item.row, f.sourceName)}, ${item.row.name}.pdf` : `item ${item.index}`;
     f.voice.complain(`${row}: ${item.reason}`);
   }
-  if (undelivered.length > MAX_LISTED_FAILURES) f.voice.complain(`… and ${undelivered.length - MAX_LISTED_FAILURES} more rows not delivered`);
+  if (undelivered.length > MAX_LISTED_FAILURES)
+    f.voice.complain(`… and ${undelivered.length - MAX_LISTED_FAILURES} more rows not delivered`);
   const skipped = f.rows.skipped > 0 ? `; ${f.rows.skipped} more already there` : '';
   if (f.interrupt.requested || batch.status === 'cancelled') {
     const cancelled = batch.cancelled > 0 ? `; ${batch.cancelled} cancelled before they started (not charged)` : '';
@@ -213,7 +264,8 @@ function summarize(input: { f: Following; batch: BatchState; delivered: number; 
   }
   f.voice.say(`delivered ${delivered} of ${countOf(sent, 'row')} to ${where}${skipped}`);
   if (delivered === sent && undelivered.length === 0) return EXIT.delivered;
-  if (undelivered.length > 0) f.voice.complain(`${undelivered.length} of ${countOf(sent, 'row')} not delivered (batch ${batch.batch_id})`);
+  if (undelivered.length > 0)
+    f.voice.complain(`${undelivered.length} of ${countOf(sent, 'row')} not delivered (batch ${batch.batch_id})`);
   return EXIT.undelivered;
 }
 
@@ -226,8 +278,12 @@ async function prepareDestination(destination: Destination): Promise<void> {
     return;
   }
   const folder = await stat(dirname(destination.file)).catch(() => undefined);
-  if (!folder?.isDirectory()) throw new UsageError(`--${destination.kind} ${destination.file}: the folder ${dirname(destination.file)} does not exist`);
-  if ((await stat(destination.file).catch(() => undefined))?.isDirectory()) throw new UsageError(`--${destination.kind} ${destination.file}: a folder; name the file to write`);
+  if (!folder?.isDirectory())
+    throw new UsageError(
+      `--${destination.kind} ${destination.file}: the folder ${dirname(destination.file)} does not exist`,
+    );
+  if ((await stat(destination.file).catch(() => undefined))?.isDirectory())
+    throw new UsageError(`--${destination.kind} ${destination.file}: a folder; name the file to write`);
 }
 
 /** `1 row`, `3 rows`. */
@@ -243,7 +299,10 @@ function whereTo(destination: Destination): string {
 function failureText(error: unknown): string {
   if (error instanceof ApiError) {
     const body = error.body as { error?: string; message?: string } | string;
-    const detail = typeof body === 'object' && body && typeof body.message === 'string' ? `${body.error ?? ''} ${body.message}`.trim() : String(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300);
+    const detail =
+      typeof body === 'object' && body && typeof body.message === 'string'
+        ? `${body.error ?? ''} ${body.message}`.trim()
+        : String(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300);
     return `HTTP ${error.status}${detail ? `: ${detail}` : ''}`;
   }
   return error instanceof Error ? error.message : String(error);

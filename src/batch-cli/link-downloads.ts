@@ -60,8 +60,14 @@ export class LinkDownloads {
 
   private async downloadCompleted(): Promise<void> {
     for (let offset = this.completedInPrefix; ; offset += PAGE_SIZE) {
-      const page = await this.options.client.listItems(this.options.batchId, { status: 'completed', offset, limit: PAGE_SIZE });
-      const fresh = page.items.filter((item) => !this.downloaded.has(item.index) && !this.notDownloaded.has(item.index));
+      const page = await this.options.client.listItems(this.options.batchId, {
+        status: 'completed',
+        offset,
+        limit: PAGE_SIZE,
+      });
+      const fresh = page.items.filter(
+        (item) => !this.downloaded.has(item.index) && !this.notDownloaded.has(item.index),
+      );
       await eachLimited(fresh, DOWNLOAD_CONCURRENCY, (item) => this.download(item));
       if (page.items.length < PAGE_SIZE || offset + PAGE_SIZE >= page.total) return;
     }
@@ -69,7 +75,11 @@ export class LinkDownloads {
 
   private async download(item: BatchItem): Promise<void> {
     const row = this.options.rows[item.index];
-    if (!row) return void this.notDownloaded.set(item.index, `the service listed item ${item.index}, which this command did not send`);
+    if (!row)
+      return void this.notDownloaded.set(
+        item.index,
+        `the service listed item ${item.index}, which this command did not send`,
+      );
     if (!item.url) return void this.notDownloaded.set(item.index, 'completed without a link');
     try {
       await downloadFile(item.url, join(this.options.outDir, `${row.name}.pdf`));

@@ -1,15 +1,39 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgressReporter, formatProgressLine, formatRate, formatTimeLeft, RateMeter, type ProgressSnapshot } from './progress.js';
+import {
+  createProgressReporter,
+  formatProgressLine,
+  formatRate,
+  formatTimeLeft,
+  RateMeter,
+  type ProgressSnapshot,
+} from './progress.js';
 
-const snapshot = (s: Partial<ProgressSnapshot>): ProgressSnapshot => ({ total: 3, completed: 0, failed: 0, cancelled: 0, ratePerSecond: null, secondsLeft: null, ...s });
+const snapshot = (s: Partial<ProgressSnapshot>): ProgressSnapshot => ({
+  total: 3,
+  completed: 0,
+  failed: 0,
+  cancelled: 0,
+  ratePerSecond: null,
+  secondsLeft: null,
+  ...s,
+});
 
 describe('plain progress lines', () => {
   it.each([
     [snapshot({}), 'progress: 0/3 done, 0 failed, -/s, time left unknown'],
-    [snapshot({ completed: 2, failed: 1, ratePerSecond: 1.5, secondsLeft: 4 }), 'progress: 2/3 done, 1 failed, 1.5/s, about 4 s left'],
-    [snapshot({ total: 1000, completed: 412, cancelled: 7, ratePerSecond: 23.4, secondsLeft: 125 }), 'progress: 412/1000 done, 0 failed, 7 cancelled, 23/s, about 2 min 5 s left'],
-    [snapshot({ total: 50000, completed: 10, ratePerSecond: 0.3, secondsLeft: 3 * 3600 + 65 }), 'progress: 10/50000 done, 0 failed, 18/min, about 3 h 1 min left'],
+    [
+      snapshot({ completed: 2, failed: 1, ratePerSecond: 1.5, secondsLeft: 4 }),
+      'progress: 2/3 done, 1 failed, 1.5/s, about 4 s left',
+    ],
+    [
+      snapshot({ total: 1000, completed: 412, cancelled: 7, ratePerSecond: 23.4, secondsLeft: 125 }),
+      'progress: 412/1000 done, 0 failed, 7 cancelled, 23/s, about 2 min 5 s left',
+    ],
+    [
+      snapshot({ total: 50000, completed: 10, ratePerSecond: 0.3, secondsLeft: 3 * 3600 + 65 }),
+      'progress: 10/50000 done, 0 failed, 18/min, about 3 h 1 min left',
+    ],
   ])('%j → %s', (s, line) => {
     expect(formatProgressLine(s)).toBe(line);
   });

@@ -81,7 +81,12 @@ function barReporter(stream: NodeJS.WriteStream): ProgressReporter {
   return {
     update(s) {
       const settled = s.completed + s.failed + s.cancelled;
-      const payload = { completed: s.completed, failed: s.failed, rate: formatRate(s.ratePerSecond), left: formatTimeLeft(s.secondsLeft) };
+      const payload = {
+        completed: s.completed,
+        failed: s.failed,
+        rate: formatRate(s.ratePerSecond),
+        left: formatTimeLeft(s.secondsLeft),
+      };
       if (!started) {
         bar.start(s.total, settled, payload);
         started = true;

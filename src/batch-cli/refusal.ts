@@ -20,7 +20,9 @@ export function refusalLines(error: ApiError, rows: PreparedRows, sourceName: st
   } else if (body && typeof body === 'object' && typeof body.message === 'string') {
     lines.push(`  ${typeof body.error === 'string' ? `${body.error}: ` : ''}${body.message}`);
   } else {
-    lines.push(`  ${String(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 500) || '(no explanation)'}`);
+    lines.push(
+      `  ${String(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 500) || '(no explanation)'}`,
+    );
   }
   return lines;
 }

@@ -52,10 +52,13 @@ export interface BatchAssembler {
 }
 
 /** The batch's completed items in order, with unique names inside the zip. */
-async function deliveredItems(database: DatabaseHandle, batchId: string): Promise<{ fileId: string; name: string; title: string }[]> {
+async function deliveredItems(
+  database: DatabaseHandle,
+  batchId: string,
+): Promise<{ fileId: string; name: string; title: string }[]> {
   const items: { fileId: string; name: string; title: string }[] = [];
   const taken = new Set<string>();
-  for (let after = -1; ;) {
+  for (let after = -1; ; ) {
     const page = await store.completedItemFiles(database.db, batchId, after, ITEM_PAGE);
     for (const row of page) {
       const file = row.result_filename ?? `document-${Number(row.batch_index) + 1}.pdf`;
@@ -92,7 +95,13 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
         read() {
           if (started) return;
           started = true;
-          read(item.fileId).then((bytes) => { this.push(bytes); this.push(null); }, (error: Error) => this.destroy(error));
+          read(item.fileId).then(
+            (bytes) => {
+              this.push(bytes);
+              this.push(null);
+            },
+            (error: Error) => this.destroy(error),
+          );
         },
       });
       // Stored, not deflated: PDFs are compressed inside already.
@@ -103,7 +112,11 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
   }
 
   /** The merged PDF in `dir`: the items written there one by one, qpdf merges them from disk. */
-  async function buildMerged(accountId: string, items: { fileId: string; title: string }[], dir: string): Promise<string> {
+  async function buildMerged(
+    accountId: string,
+    items: { fileId: string; title: string }[],
+    dir: string,
+  ): Promise<string> {
     const parts: { name: string; title: string; pages: number }[] = [];
     for (const [i, item] of items.entries()) {
       const bytes = await read(item.fileId);
@@ -117,7 +130,10 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
   }
 
   async function assemble(batch: BatchRow): Promise<void> {
-    const renew = setInterval(() => void store.renewAssembly(o.database.db, batch.id, workerId, Date.now() + o.leaseMs).catch(() => undefined), Math.max(100, Math.floor(o.leaseMs / 3)));
+    const renew = setInterval(
+      () => void store.renewAssembly(o.database.db, batch.id, workerId, Date.now() + o.leaseMs).catch(() => undefined),
+      Math.max(100, Math.floor(o.leaseMs / 3)),
+    );
     const dir = await mkdtemp(join(tmpdir(), 'pressroom-batch-'));
     try {
       const items = await deliveredItems(o.database, batch.id);
@@ -125,11 +141,33 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
       const path = zip ? join(dir, 'batch.zip') : await buildMerged(batch.account_id, items, dir);
       if (zip) await buildZip(items, path);
       const options = JSON.parse(batch.options) as GenerationOptions;
-      const file = zip ? { filename: `${batch.filename}.zip`, contentType: 'application/zip' } : { filename: `${batch.filename}.pdf`, contentType: 'application/pdf' };
-      const delivery = await o.documents.deliverFile(batch.account_id, { path, size: (await stat(path)).size }, { ...options, exportType: 'url' }, file);
-      const result = delivery.kind === 's3'
-        ? { result_url: null, result_s3_bucket: delivery.bucket, result_s3_key: delivery.key, result_expires_at: null, result_file_id: null }
-        : delivery.kind === 'url' ? { result_url: delivery.url, result_s3_bucket: null, result_s3_key: null, result_expires_at: delivery.expiresAt, result_file_id: delivery.fileId } : undefined;
+      const file = zip
+        ? { filename: `${batch.filename}.zip`, contentType: 'application/zip' }
+        : { filename: `${batch.filename}.pdf`, contentType: 'application/pdf' };
+      const delivery = await o.documents.deliverFile(
+        batch.account_id,
+        { path, size: (await stat(path)).size },
+        { ...options, exportType: 'url' },
+        file,
+      );
+      const result =
+        delivery.kind === 's3'
+          ? {
+              result_url: null,
+              result_s3_bucket: delivery.bucket,
+              result_s3_key: delivery.key,
+              result_expires_at: null,
+              result_file_id: null,
+            }
+          : delivery.kind === 'url'
+            ? {
+                result_url: delivery.url,
+                result_s3_bucket: null,
+                result_s3_key: null,
+                result_expires_at: delivery.expiresAt,
+                result_file_id: delivery.fileId,
+              }
+            : undefined;
       if (!result) throw new Error('a batch file is delivered by url or s3');
       await finish(batch, { ...result, result_filename: file.filename });
       logger.info({ batchId: batch.id, items: items.length, output: batch.output }, 'batch assembled');
@@ -145,24 +183,47 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
     const now = Date.now();
     const status = endStatus(batch);
     const done = await withTransaction(o.database.db, async (trx) => {
-      if (!(await store.finishAssembly(trx, batch.id, workerId, { ...values, status, completed_at: now, updated_at: now }))) return false;
+      if (
+        !(await store.finishAssembly(trx, batch.id, workerId, {
+          ...values,
+          status,
+          completed_at: now,
+          updated_at: now,
+        }))
+      )
+        return false;
       await enqueueBatchWebhook(trx, o.webhooks, { ...batch, ...values, status } as BatchRow);
       return true;
     });
     if (done) o.webhooks.announce();
-    else logger.warn({ batchId: batch.id }, 'assembly lease lost before the batch was finished; the other claimer finishes it');
+    else
+      logger.warn(
+        { batchId: batch.id },
+        'assembly lease lost before the batch was finished; the other claimer finishes it',
+      );
   }
 
   async function failed(batch: BatchRow, error: unknown): Promise<void> {
     const message = isAppError(error) || error instanceof Error ? error.message : String(error);
     if (batch.attempts < ASSEMBLY_MAX_ATTEMPTS) {
-      logger.warn({ batchId: batch.id, attempt: batch.attempts, err: error }, 'could not assemble the batch; will retry');
+      logger.warn(
+        { batchId: batch.id, attempt: batch.attempts, err: error },
+        'could not assemble the batch; will retry',
+      );
       // Freed now, claimed again at the next poll.
-      await store.renewAssembly(o.database.db, batch.id, workerId, Date.now() + o.pollIntervalMs).catch(() => undefined);
+      await store
+        .renewAssembly(o.database.db, batch.id, workerId, Date.now() + o.pollIntervalMs)
+        .catch(() => undefined);
       return;
     }
-    logger.error({ batchId: batch.id, err: error }, 'could not assemble the batch; it ends without its file (the items keep their links)');
-    await finish(batch, { error_code: 'ASSEMBLY_FAILED', error_message: `The ${batch.output} file could not be built (${message}); each delivered item has its own link (GET /v1/pdf/batches/${batch.id}/items).` }).catch((e) => logger.error({ err: e }, 'could not record the failed assembly'));
+    logger.error(
+      { batchId: batch.id, err: error },
+      'could not assemble the batch; it ends without its file (the items keep their links)',
+    );
+    await finish(batch, {
+      error_code: 'ASSEMBLY_FAILED',
+      error_message: `The ${batch.output} file could not be built (${message}); each delivered item has its own link (GET /v1/pdf/batches/${batch.id}/items).`,
+    }).catch((e) => logger.error({ err: e }, 'could not record the failed assembly'));
   }
 
   async function claimLoop(): Promise<void> {

@@ -42,8 +42,15 @@ class Faults {
   }
   throwIfAny(): void {
     if (this.count === 0) return;
-    const more = this.count > this.issues.length ? ` (${this.count} faults in all; the first ${this.issues.length} are listed)` : '';
-    if (more) this.issues[this.issues.length - 1] = { ...this.issues[this.issues.length - 1]!, msg: this.issues[this.issues.length - 1]!.msg + more };
+    const more =
+      this.count > this.issues.length
+        ? ` (${this.count} faults in all; the first ${this.issues.length} are listed)`
+        : '';
+    if (more)
+      this.issues[this.issues.length - 1] = {
+        ...this.issues[this.issues.length - 1]!,
+        msg: this.issues[this.issues.length - 1]!.msg + more,
+      };
     throw new ValidationError(this.issues);
   }
 }
@@ -62,20 +69,36 @@ function valueAt(bound: unknown, key: string): unknown {
 function typeFault(type: FieldDefinition['type'], value: unknown): { msg: string; type: string } | null {
   switch (type) {
     case 'integer':
-      return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && INTEGER.test(value.trim())) ? null : { msg: `Expected a whole number, got ${describeValue(value)}`, type: 'integer_type' };
+      return (typeof value === 'number' && Number.isInteger(value)) ||
+        (typeof value === 'string' && INTEGER.test(value.trim()))
+        ? null
+        : { msg: `Expected a whole number, got ${describeValue(value)}`, type: 'integer_type' };
     case 'number':
-      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && NUMBER.test(value.trim())) ? null : { msg: `Expected a number, got ${describeValue(value)}`, type: 'number_type' };
+      return (typeof value === 'number' && Number.isFinite(value)) ||
+        (typeof value === 'string' && NUMBER.test(value.trim()))
+        ? null
+        : { msg: `Expected a number, got ${describeValue(value)}`, type: 'number_type' };
     case 'boolean':
-      return typeof value === 'boolean' ? null : { msg: `Expected true or false, got ${describeValue(value)}`, type: 'bool_type' };
+      return typeof value === 'boolean'
+        ? null
+        : { msg: `Expected true or false, got ${describeValue(value)}`, type: 'bool_type' };
     case 'array':
       return Array.isArray(value) ? null : { msg: `Expected an array, got ${describeValue(value)}`, type: 'list_type' };
     default:
-      return value !== null && typeof value === 'object' ? { msg: `Expected text, got ${describeValue(value)}`, type: 'string_type' } : null;
+      return value !== null && typeof value === 'object'
+        ? { msg: `Expected text, got ${describeValue(value)}`, type: 'string_type' }
+        : null;
   }
 }
 
 /** Checks one row's data against the fields; `at(key)` is the fault's location. CSV cells were typed (and judged) as they were read. */
-function checkRow(fields: readonly FieldDefinition[], data: Record<string, unknown>, at: (key: string) => Loc, faults: Faults, checkTypes = true): void {
+function checkRow(
+  fields: readonly FieldDefinition[],
+  data: Record<string, unknown>,
+  at: (key: string) => Loc,
+  faults: Faults,
+  checkTypes = true,
+): void {
   const bound = expandDottedKeys(data);
   for (const field of fields) {
     const value = valueAt(bound, field.key);
@@ -111,13 +134,27 @@ export interface RowsContext {
 }
 
 function tooMany(loc: Loc, max: number): never {
-  throw new ValidationError([{ loc: ['body', ...loc], msg: `A batch has at most ${max} items; send the rest as another batch`, type: 'too_many_items' }]);
+  throw new ValidationError([
+    {
+      loc: ['body', ...loc],
+      msg: `A batch has at most ${max} items; send the rest as another batch`,
+      type: 'too_many_items',
+    },
+  ]);
 }
 
 function fromItems(items: unknown[], ctx: RowsContext, faults: Faults): BatchItem[] {
   if (items.length > ctx.maxItems) tooMany(['items'], ctx.maxItems);
   return items.map((raw, index) => {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('data' in raw) || raw.data === null || typeof raw.data !== 'object' || Array.isArray(raw.data)) {
+    if (
+      raw === null ||
+      typeof raw !== 'object' ||
+      Array.isArray(raw) ||
+      !('data' in raw) ||
+      raw.data === null ||
+      typeof raw.data !== 'object' ||
+      Array.isArray(raw.data)
+    ) {
       faults.add(['items', index], 'Each item is an object {data: {…}, filename?}', 'model_type');
       return { data: {}, filename: null };
     }
@@ -150,7 +187,12 @@ async function* lines(text: string | Readable): AsyncGenerator<string> {
   yield rest;
 }
 
-async function fromNdjson(field: string, text: string | Readable, ctx: RowsContext, faults: Faults): Promise<BatchItem[]> {
+async function fromNdjson(
+  field: string,
+  text: string | Readable,
+  ctx: RowsContext,
+  faults: Faults,
+): Promise<BatchItem[]> {
   const items: BatchItem[] = [];
   let line = 0;
   for await (const raw of lines(text)) {
@@ -167,22 +209,34 @@ async function fromNdjson(field: string, text: string | Readable, ctx: RowsConte
       continue;
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      faults.add([field, 'line', line], 'Each line is a JSON object: {data, filename?} or the data itself', 'model_type');
+      faults.add(
+        [field, 'line', line],
+        'Each line is a JSON object: {data, filename?} or the data itself',
+        'model_type',
+      );
       items.push({ data: {}, filename: null });
       continue;
     }
-    const wrapped = 'data' in value && typeof value.data === 'object' && value.data !== null && !Array.isArray(value.data);
+    const wrapped =
+      'data' in value && typeof value.data === 'object' && value.data !== null && !Array.isArray(value.data);
     const data = (wrapped ? (value as { data: Record<string, unknown> }).data : value) as Record<string, unknown>;
     const at = line;
     checkRow(ctx.fields, data, (key) => [field, 'line', at, 'data', key], faults);
-    items.push({ data, filename: wrapped ? checkFilename((value as { filename?: unknown }).filename, [field, 'line', line, 'filename'], faults) : null });
+    items.push({
+      data,
+      filename: wrapped
+        ? checkFilename((value as { filename?: unknown }).filename, [field, 'line', line, 'filename'], faults)
+        : null,
+    });
   }
   return items;
 }
 
 async function fromCsv(field: string, text: string | Readable, ctx: RowsContext, faults: Faults): Promise<BatchItem[]> {
   const byKey = new Map(ctx.fields.map((f) => [f.key, f]));
-  const parser = (typeof text === 'string' ? Readable.from([text]) : text).pipe(parse({ bom: true, relax_column_count: false, skip_empty_lines: true, info: true }));
+  const parser = (typeof text === 'string' ? Readable.from([text]) : text).pipe(
+    parse({ bom: true, relax_column_count: false, skip_empty_lines: true, info: true }),
+  );
   const items: BatchItem[] = [];
   let header: string[] | undefined;
   try {
@@ -193,7 +247,12 @@ async function fromCsv(field: string, text: string | Readable, ctx: RowsContext,
         const seen = new Set<string>();
         for (const name of header) {
           if (name === '') faults.add([field, 'line', line], 'A column has no name in the header row', 'csv_header');
-          else if (seen.has(name)) faults.add([field, 'line', line, 'column', name], 'This column appears twice in the header row', 'csv_header');
+          else if (seen.has(name))
+            faults.add(
+              [field, 'line', line, 'column', name],
+              'This column appears twice in the header row',
+              'csv_header',
+            );
           seen.add(name);
         }
         continue;
@@ -203,7 +262,8 @@ async function fromCsv(field: string, text: string | Readable, ctx: RowsContext,
       let filename: string | null = null;
       record.record.forEach((cell, i) => {
         const name = header![i]!;
-        if (name === FILENAME_COLUMN) return void (filename = checkFilename(cell, [field, 'line', line, 'column', name], faults));
+        if (name === FILENAME_COLUMN)
+          return void (filename = checkFilename(cell, [field, 'line', line, 'column', name], faults));
         if (cell === '') return; // an empty cell is a missing value
         data[name] = typedCell(byKey.get(name), cell, [field, 'line', line, 'column', name], faults);
       });
@@ -213,9 +273,14 @@ async function fromCsv(field: string, text: string | Readable, ctx: RowsContext,
   } catch (error) {
     if (error instanceof ValidationError) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new ValidationError([{ loc: ['body', field], msg: `Not a readable CSV file: ${message}`, type: 'csv_invalid' }]);
+    throw new ValidationError([
+      { loc: ['body', field], msg: `Not a readable CSV file: ${message}`, type: 'csv_invalid' },
+    ]);
   }
-  if (!header) throw new ValidationError([{ loc: ['body', field], msg: 'The CSV has no header row naming the fields', type: 'csv_header' }]);
+  if (!header)
+    throw new ValidationError([
+      { loc: ['body', field], msg: 'The CSV has no header row naming the fields', type: 'csv_header' },
+    ]);
   return items;
 }
 
@@ -223,10 +288,19 @@ async function fromCsv(field: string, text: string | Readable, ctx: RowsContext,
 export async function readRows(source: RowsSource, ctx: RowsContext): Promise<BatchItem[]> {
   const faults = new Faults();
   const items =
-    source.kind === 'items' ? fromItems(source.items, ctx, faults)
-      : source.kind === 'csv' ? await fromCsv(source.field, source.text, ctx, faults)
+    source.kind === 'items'
+      ? fromItems(source.items, ctx, faults)
+      : source.kind === 'csv'
+        ? await fromCsv(source.field, source.text, ctx, faults)
         : await fromNdjson(source.field, source.text, ctx, faults);
   faults.throwIfAny();
-  if (items.length === 0) throw new ValidationError([{ loc: ['body', source.kind === 'items' ? 'items' : source.field], msg: 'A batch needs at least one item', type: 'too_short' }]);
+  if (items.length === 0)
+    throw new ValidationError([
+      {
+        loc: ['body', source.kind === 'items' ? 'items' : source.field],
+        msg: 'A batch needs at least one item',
+        type: 'too_short',
+      },
+    ]);
   return items;
 }

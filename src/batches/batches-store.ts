@@ -24,19 +24,39 @@ export async function insertItems(db: DbOrTx, rows: NewJob[]): Promise<void> {
 }
 
 export function findBatch(db: DbOrTx, accountId: string, id: string): Promise<BatchRow | undefined> {
-  return db.selectFrom('batches').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return db
+    .selectFrom('batches')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 export function findBatchById(db: DbOrTx, id: string): Promise<BatchRow | undefined> {
   return db.selectFrom('batches').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function listBatches(db: DbOrTx, accountId: string, page: { limit: number; offset: number }): Promise<BatchRow[]> {
-  return db.selectFrom('batches').selectAll().where('account_id', '=', accountId).orderBy('seq', 'desc').limit(page.limit).offset(page.offset).execute();
+export function listBatches(
+  db: DbOrTx,
+  accountId: string,
+  page: { limit: number; offset: number },
+): Promise<BatchRow[]> {
+  return db
+    .selectFrom('batches')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('seq', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
 }
 
 export async function countBatches(db: DbOrTx, accountId: string): Promise<number> {
-  const row = await db.selectFrom('batches').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('batches')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -48,12 +68,20 @@ export const CANCELLED_CODE = 'BATCH_CANCELLED';
 function itemStatusIs(status: ItemStatus) {
   return (eb: ExpressionBuilder<Database, 'jobs'>) => {
     if (status === 'cancelled') return eb.and([eb('status', '=', 'failed'), eb('error_code', '=', CANCELLED_CODE)]);
-    if (status === 'failed') return eb.and([eb('status', '=', 'failed'), eb.or([eb('error_code', 'is', null), eb('error_code', '!=', CANCELLED_CODE)])]);
+    if (status === 'failed')
+      return eb.and([
+        eb('status', '=', 'failed'),
+        eb.or([eb('error_code', 'is', null), eb('error_code', '!=', CANCELLED_CODE)]),
+      ]);
     return eb('status', '=', status);
   };
 }
 
-export function listItems(db: DbOrTx, batchId: string, filter: { status?: ItemStatus; limit: number; offset: number }): Promise<JobRow[]> {
+export function listItems(
+  db: DbOrTx,
+  batchId: string,
+  filter: { status?: ItemStatus; limit: number; offset: number },
+): Promise<JobRow[]> {
   return db
     .selectFrom('jobs')
     .selectAll()
@@ -81,7 +109,12 @@ export function countProcessing(db: DbOrTx, batchId: string): Promise<number> {
 }
 
 /** The completed items in order, their stored files: what a zip or merged PDF is built from. */
-export function completedItemFiles(db: DbOrTx, batchId: string, after: number, limit: number): Promise<Pick<JobRow, 'batch_index' | 'result_file_id' | 'result_filename'>[]> {
+export function completedItemFiles(
+  db: DbOrTx,
+  batchId: string,
+  after: number,
+  limit: number,
+): Promise<Pick<JobRow, 'batch_index' | 'result_file_id' | 'result_filename'>[]> {
   return db
     .selectFrom('jobs')
     .select(['batch_index', 'result_file_id', 'result_filename'])
@@ -95,12 +128,24 @@ export function completedItemFiles(db: DbOrTx, batchId: string, after: number, l
 
 /** The first item's id: the batch's own webhooks hang on it (a delivery belongs to a job row). */
 export async function anchorJobId(db: DbOrTx, batchId: string): Promise<string> {
-  const row = await db.selectFrom('jobs').select('id').where('batch_id', '=', batchId).orderBy('batch_index').limit(1).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('batch_id', '=', batchId)
+    .orderBy('batch_index')
+    .limit(1)
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 /** Counts `n` items as settled with `outcome`, and returns the batch as it is now. */
-export async function settleItems(db: DbOrTx, batchId: string, outcome: 'completed' | 'failed' | 'cancelled', n: number, now: number): Promise<BatchRow> {
+export async function settleItems(
+  db: DbOrTx,
+  batchId: string,
+  outcome: 'completed' | 'failed' | 'cancelled',
+  n: number,
+  now: number,
+): Promise<BatchRow> {
   const column = sql.ref(outcome);
   await sql`update batches set settled = settled + ${n}, ${column} = ${column} + ${n}, updated_at = ${now},
               status = case when status = 'pending' then 'processing' else status end,
@@ -110,16 +155,36 @@ export async function settleItems(db: DbOrTx, batchId: string, outcome: 'complet
 }
 
 /** Moves a batch on (an end, or assembling), if it is still where `from` says. */
-export async function moveBatch(db: DbOrTx, id: string, from: BatchStatus[], values: Updateable<BatchesTable>): Promise<boolean> {
-  const result = await db.updateTable('batches').set(values).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+export async function moveBatch(
+  db: DbOrTx,
+  id: string,
+  from: BatchStatus[],
+  values: Updateable<BatchesTable>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('batches')
+    .set(values)
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 /** Cancels the items not started yet; returns their reservations to void. */
-export async function cancelPendingItems(db: DbOrTx, batchId: string, now: number): Promise<Pick<JobRow, 'id' | 'transaction_ref' | 'account_id'>[]> {
+export async function cancelPendingItems(
+  db: DbOrTx,
+  batchId: string,
+  now: number,
+): Promise<Pick<JobRow, 'id' | 'transaction_ref' | 'account_id'>[]> {
   return db
     .updateTable('jobs')
-    .set({ status: 'failed', error_code: CANCELLED_CODE, error_message: 'Cancelled before it started: the batch was cancelled.', completed_at: now, updated_at: now })
+    .set({
+      status: 'failed',
+      error_code: CANCELLED_CODE,
+      error_message: 'Cancelled before it started: the batch was cancelled.',
+      completed_at: now,
+      updated_at: now,
+    })
     .where('batch_id', '=', batchId)
     .where('status', '=', 'pending')
     .returning(['id', 'transaction_ref', 'account_id'])
@@ -138,11 +203,21 @@ export function claimAssemblies(database: DatabaseHandle, c: ClaimRequest): Prom
 
 /** Extends an assembly's lease while it is built. */
 export async function renewAssembly(db: DbOrTx, id: string, workerId: string, until: number): Promise<void> {
-  await db.updateTable('batches').set({ locked_until: until }).where('id', '=', id).where('locked_by', '=', workerId).execute();
+  await db
+    .updateTable('batches')
+    .set({ locked_until: until })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .execute();
 }
 
 /** Ends an assembly this worker still holds. */
-export async function finishAssembly(db: DbOrTx, id: string, workerId: string, values: Updateable<BatchesTable>): Promise<boolean> {
+export async function finishAssembly(
+  db: DbOrTx,
+  id: string,
+  workerId: string,
+  values: Updateable<BatchesTable>,
+): Promise<boolean> {
   const result = await db
     .updateTable('batches')
     .set({ ...values, locked_by: null, locked_until: null })

@@ -13,7 +13,12 @@ import type { DatabaseHandle, Tx } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { BatchRow, BatchStatus, JobRow, NewJob } from '../db/schema.js';
 import type { DocumentService, GenerationOptions } from '../documents/documents.js';
-import { acceptOnce, type IdempotencyService, type IdempotentRequest, type KeyClaim } from '../idempotency/idempotency.js';
+import {
+  acceptOnce,
+  type IdempotencyService,
+  type IdempotentRequest,
+  type KeyClaim,
+} from '../idempotency/idempotency.js';
 import { checkWebhookUrl } from '../jobs/jobs.js';
 import type { JobWakeups } from '../jobs/job-wakeups.js';
 import type { BatchItemHook } from '../jobs/job-worker.js';
@@ -71,7 +76,13 @@ export interface Batch {
   startedAt: number | null;
   completedAt: number | null;
   estimatedSecondsLeft: number | null;
-  result: { url: string | null; filename: string; expiresAt: number | null; s3Bucket: string | null; s3Key: string | null } | null;
+  result: {
+    url: string | null;
+    filename: string;
+    expiresAt: number | null;
+    s3Bucket: string | null;
+    s3Key: string | null;
+  } | null;
   error: { code: string; message: string } | null;
 }
 
@@ -93,7 +104,11 @@ export interface BatchService {
   /** BATCH_NOT_FOUND for unknown ids and other accounts' batches alike. */
   get(accountId: string, batchId: string): Promise<Batch>;
   list(accountId: string, page: { limit: number; offset: number }): Promise<{ batches: Batch[]; total: number }>;
-  items(accountId: string, batchId: string, filter: { status?: store.ItemStatus; limit: number; offset: number }): Promise<{ items: BatchItemView[]; total: number }>;
+  items(
+    accountId: string,
+    batchId: string,
+    filter: { status?: store.ItemStatus; limit: number; offset: number },
+  ): Promise<{ items: BatchItemView[]; total: number }>;
   cancel(accountId: string, batchId: string): Promise<Batch>;
   /** The job worker's hook: an item ended. */
   readonly itemHook: BatchItemHook;
@@ -135,9 +150,23 @@ export async function enqueueBatchWebhook(trx: Tx, webhooks: WebhookQueue, batch
     batchId: batch.id,
     status: batch.status,
     counts: { total: batch.total, completed: batch.completed, failed: batch.failed, cancelled: batch.cancelled },
-    result: batch.result_filename ? { url: batch.result_url, filename: batch.result_filename, s3Bucket: batch.result_s3_bucket, s3Key: batch.result_s3_key } : null,
+    result: batch.result_filename
+      ? {
+          url: batch.result_url,
+          filename: batch.result_filename,
+          s3Bucket: batch.result_s3_bucket,
+          s3Key: batch.result_s3_key,
+        }
+      : null,
   });
-  return webhooks.enqueue(trx, { jobId: await store.anchorJobId(trx, batch.id), event, url: batch.webhook_url, sealedSecret: batch.webhook_secret, payload, requestId: batch.request_id });
+  return webhooks.enqueue(trx, {
+    jobId: await store.anchorJobId(trx, batch.id),
+    event,
+    url: batch.webhook_url,
+    sealedSecret: batch.webhook_secret,
+    payload,
+    requestId: batch.request_id,
+  });
 }
 
 function toBatch(row: BatchRow, processing: number, now = Date.now()): Batch {
@@ -145,7 +174,14 @@ function toBatch(row: BatchRow, processing: number, now = Date.now()): Batch {
   const left = row.total - row.settled;
   const running = row.status === 'pending' || row.status === 'processing';
   const elapsed = row.started_at === null ? 0 : now - Number(row.started_at);
-  const estimate = running && done >= 2 && elapsed > 0 ? Math.ceil((left * elapsed) / done / 1000) : row.status === 'assembling' ? null : running ? null : 0;
+  const estimate =
+    running && done >= 2 && elapsed > 0
+      ? Math.ceil((left * elapsed) / done / 1000)
+      : row.status === 'assembling'
+        ? null
+        : running
+          ? null
+          : 0;
   return {
     id: row.id,
     // An item rendering makes a batch `processing` before its first item settles.
@@ -164,9 +200,18 @@ function toBatch(row: BatchRow, processing: number, now = Date.now()): Batch {
     completedAt: row.completed_at === null ? null : Number(row.completed_at),
     estimatedSecondsLeft: estimate,
     result: row.result_filename
-      ? { url: row.result_url, filename: row.result_filename, expiresAt: row.result_expires_at === null ? null : Number(row.result_expires_at), s3Bucket: row.result_s3_bucket, s3Key: row.result_s3_key }
+      ? {
+          url: row.result_url,
+          filename: row.result_filename,
+          expiresAt: row.result_expires_at === null ? null : Number(row.result_expires_at),
+          s3Bucket: row.result_s3_bucket,
+          s3Key: row.result_s3_key,
+        }
       : null,
-    error: row.error_code && row.error_code !== store.CANCELLED_CODE ? { code: row.error_code, message: row.error_message ?? '' } : null,
+    error:
+      row.error_code && row.error_code !== store.CANCELLED_CODE
+        ? { code: row.error_code, message: row.error_message ?? '' }
+        : null,
   };
 }
 
@@ -188,20 +233,33 @@ function toItem(row: JobRow): BatchItemView {
 export function createBatchService(deps: BatchServiceDeps): BatchService {
   const { database, documents, templates, charges, idempotency, webhooks, wakeups } = deps;
 
-  async function acceptClaimed(accountId: string, request: BatchRequest, claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined): Promise<AcceptedBatch> {
+  async function acceptClaimed(
+    accountId: string,
+    request: BatchRequest,
+    claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined,
+  ): Promise<AcceptedBatch> {
     checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
     const template = await templates.resolve(accountId, request.templateId, request.options.version);
     const items = await readRows(request.rows, { fields: template.fields, maxItems: deps.maxItems });
     if (request.output === 'merged' && items.length > MERGED_MAX_ITEMS) {
-      throw new ValidationError([{ loc: ['body', 'output'], msg: `A merged PDF holds at most ${MERGED_MAX_ITEMS} items; this batch has ${items.length}. Use output "zip" or "links", or send smaller batches`, type: 'too_many_items' }]);
+      throw new ValidationError([
+        {
+          loc: ['body', 'output'],
+          msg: `A merged PDF holds at most ${MERGED_MAX_ITEMS} items; this batch has ${items.length}. Use output "zip" or "links", or send smaller batches`,
+          type: 'too_many_items',
+        },
+      ]);
     }
     // Delivery, finishing and signing checks, once: every item shares them.
     await documents.prepare(accountId, request.templateId, request.options, items[0]!.data);
     const assembled = request.output !== 'links';
     // Items of a zip or merged batch are kept by the service until the one file is built; it goes to the bucket.
-    const itemOptions: GenerationOptions = assembled ? { ...request.options, storeS3: false, s3Bucket: null, s3Filepath: null, exportType: 'url' } : request.options;
+    const itemOptions: GenerationOptions = assembled
+      ? { ...request.options, storeS3: false, s3Bucket: null, s3Filepath: null, exportType: 'url' }
+      : request.options;
     const storable = documents.storable ? documents.storable(itemOptions) : itemOptions;
-    const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
+    const sealedSecret =
+      request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
     const batchId = newBatchId();
     const jobIds = items.map(() => newJobId());
     const now = Date.now();
@@ -275,7 +333,9 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
       return;
     }
     const status = endStatus(batch);
-    if (await store.moveBatch(trx, batch.id, ['pending', 'processing'], { status, completed_at: now, updated_at: now })) {
+    if (
+      await store.moveBatch(trx, batch.id, ['pending', 'processing'], { status, completed_at: now, updated_at: now })
+    ) {
       await enqueueBatchWebhook(trx, webhooks, { ...batch, status });
     }
   }
@@ -287,13 +347,20 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
 
   async function owned(accountId: string, batchId: string): Promise<BatchRow> {
     const row = await store.findBatch(database.db, accountId, batchId);
-    if (!row) throw new AppError('BATCH_NOT_FOUND', 'No batch with this id exists for this account; list your batches with GET /v1/pdf/batches.');
+    if (!row)
+      throw new AppError(
+        'BATCH_NOT_FOUND',
+        'No batch with this id exists for this account; list your batches with GET /v1/pdf/batches.',
+      );
     return row;
   }
 
   return {
     accept(accountId, request) {
-      return acceptOnce(idempotency, accountId, request.idempotency, { accept: (claim) => acceptClaimed(accountId, request, claim), decode: decodeAccepted });
+      return acceptOnce(idempotency, accountId, request.idempotency, {
+        accept: (claim) => acceptClaimed(accountId, request, claim),
+        decode: decodeAccepted,
+      });
     },
 
     async get(accountId, batchId) {
@@ -301,13 +368,19 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
     },
 
     async list(accountId, page) {
-      const [rows, total] = await Promise.all([store.listBatches(database.db, accountId, page), store.countBatches(database.db, accountId)]);
+      const [rows, total] = await Promise.all([
+        store.listBatches(database.db, accountId, page),
+        store.countBatches(database.db, accountId),
+      ]);
       return { batches: await Promise.all(rows.map(view)), total };
     },
 
     async items(accountId, batchId, filter) {
       await owned(accountId, batchId);
-      const [rows, total] = await Promise.all([store.listItems(database.db, batchId, filter), store.countItems(database.db, batchId, filter.status)]);
+      const [rows, total] = await Promise.all([
+        store.listItems(database.db, batchId, filter),
+        store.countItems(database.db, batchId, filter.status),
+      ]);
       return { items: rows.map(toItem), total };
     },
 
@@ -318,9 +391,14 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
         const row = await store.findBatch(trx, accountId, batchId);
         if (!row || (row.status !== 'pending' && row.status !== 'processing')) return;
         // Remembered on the batch: items still rendering finish, and the batch then ends cancelled.
-        await store.moveBatch(trx, batchId, ['pending', 'processing'], { error_code: store.CANCELLED_CODE, error_message: 'Cancelled by its owner.', updated_at: now });
+        await store.moveBatch(trx, batchId, ['pending', 'processing'], {
+          error_code: store.CANCELLED_CODE,
+          error_message: 'Cancelled by its owner.',
+          updated_at: now,
+        });
         const stopped = await store.cancelPendingItems(trx, batchId, now);
-        for (const item of stopped) await charges.void({ transactionRef: item.transaction_ref, accountId: item.account_id }, trx);
+        for (const item of stopped)
+          await charges.void({ transactionRef: item.transaction_ref, accountId: item.account_id }, trx);
         if (stopped.length === 0) return;
         const batch = await store.settleItems(trx, batchId, 'cancelled', stopped.length, now);
         if (batch.settled >= batch.total) await conclude(trx, batch, now);
@@ -345,7 +423,12 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
 }
 
 function encodeAccepted(answer: AcceptedBatch): unknown {
-  return { batch_id: answer.batchId, status: 'pending', total: answer.total, credits_remaining: answer.creditsRemaining };
+  return {
+    batch_id: answer.batchId,
+    status: 'pending',
+    total: answer.total,
+    credits_remaining: answer.creditsRemaining,
+  };
 }
 
 function decodeAccepted(stored: unknown): AcceptedBatch {

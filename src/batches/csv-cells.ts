@@ -13,7 +13,13 @@ export const INTEGER = /^-?\d+$/;
 
 /** A value as a fault message names it: quoted text (cut at 40 characters), or its kind. */
 export const describeValue = (value: unknown): string =>
-  typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value;
+  typeof value === 'string'
+    ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+    : Array.isArray(value)
+      ? 'an array'
+      : value === null
+        ? 'null'
+        : typeof value;
 
 /** Why a cell does not fit its field: the 422's `msg` and `type`. */
 export interface CellFault {
@@ -28,7 +34,12 @@ export function typeCell(type: string | undefined, cell: string): { value: unkno
     case 'number': {
       const whole = type === 'integer';
       if ((whole ? INTEGER : NUMBER).test(cell.trim())) return { value: Number(cell.trim()) };
-      return { fault: { msg: `Expected ${whole ? 'a whole number' : 'a number'}, got ${describeValue(cell)}`, type: `${type}_type` } };
+      return {
+        fault: {
+          msg: `Expected ${whole ? 'a whole number' : 'a number'}, got ${describeValue(cell)}`,
+          type: `${type}_type`,
+        },
+      };
     }
     case 'boolean': {
       const word = cell.trim().toLowerCase();

@@ -76,7 +76,10 @@ export class BrowserGeneration {
           });
     chromium.browser.once('disconnected', () => {
       if (this.#closed) return;
-      options.logger.error({ generation: options.id, pid: chromium.pid }, 'Chromium disconnected (crashed or killed); it will be replaced');
+      options.logger.error(
+        { generation: options.id, pid: chromium.pid },
+        'Chromium disconnected (crashed or killed); it will be replaced',
+      );
       void this.close();
       options.onDisconnected(this);
     });
@@ -99,7 +102,10 @@ export class BrowserGeneration {
       await generation.close();
       throw error;
     }
-    options.logger.info({ generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb }, 'Chromium started');
+    options.logger.info(
+      { generation: options.id, pid: chromium.pid, slots: prewarmSlots, rendererMemoryMb: options.rendererMemoryMb },
+      'Chromium started',
+    );
     return generation;
   }
 
@@ -168,7 +174,13 @@ export class BrowserGeneration {
   async print(
     html: string,
     params: PrintParams,
-    options: { bounds: PrintBounds; scripted: boolean; slot: PageSlot; signal: AbortSignal; resources?: DocumentResources },
+    options: {
+      bounds: PrintBounds;
+      scripted: boolean;
+      slot: PageSlot;
+      signal: AbortSignal;
+      resources?: DocumentResources;
+    },
   ): Promise<StreamedBytes> {
     const tracked = this.#prints.begin();
     try {
@@ -186,7 +198,13 @@ export class BrowserGeneration {
   }
 
   /** Prints a scripted document in a single-use browser context, keeping one spare ready. */
-  async #printScripted(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources: DocumentResources | undefined): Promise<StreamedBytes> {
+  async #printScripted(
+    html: string,
+    params: PrintParams,
+    bounds: PrintBounds,
+    signal: AbortSignal,
+    resources: DocumentResources | undefined,
+  ): Promise<StreamedBytes> {
     const spare = this.#scriptedSpare;
     this.#scriptedSpare = undefined;
     let page = spare ? await raceSignal(spare, signal).catch(() => undefined) : undefined;
@@ -210,7 +228,10 @@ export class BrowserGeneration {
   retire(): void {
     if (this.#retiring) return;
     this.#retiring = true;
-    this.options.logger.info({ generation: this.options.id, renders: this.renders }, 'Chromium retiring after its render quota');
+    this.options.logger.info(
+      { generation: this.options.id, renders: this.renders },
+      'Chromium retiring after its render quota',
+    );
     for (const slot of this.#idle.splice(0)) {
       this.#slots.delete(slot);
       void slot.close();

@@ -149,7 +149,10 @@ export class BrowserSupervisor {
       );
     } catch (error) {
       if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
-      this.logger.error({ err: error, chromiumPath: this.options.chromiumPath }, 'Chromium failed to start; check PRESSROOM_CHROMIUM_PATH');
+      this.logger.error(
+        { err: error, chromiumPath: this.options.chromiumPath },
+        'Chromium failed to start; check PRESSROOM_CHROMIUM_PATH',
+      );
       throw new AppError('RENDER_FAILED', 'The PDF renderer could not start', { cause: error });
     }
   }

@@ -33,7 +33,12 @@ export function timeoutSignal(ms: number, reason: () => unknown): { signal: Abor
 }
 
 /** Resolves with the first `event` for which `accept` returns true. */
-export function waitForEvent<T>(session: CDPSession, event: string, accept: (payload: T) => boolean, signal: AbortSignal): Promise<T> {
+export function waitForEvent<T>(
+  session: CDPSession,
+  event: string,
+  accept: (payload: T) => boolean,
+  signal: AbortSignal,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const handler = (payload: unknown) => {
       if (!accept(payload as T)) return;

@@ -103,9 +103,10 @@ function groupMembers(pgid: number): { pid: string; startTicks: number }[] {
 /** Resolves once each of `members` is dead (a zombie or gone), or after `withinMs`. */
 async function allDead(members: { pid: string; startTicks: number }[], withinMs: number): Promise<void> {
   const deadline = performance.now() + withinMs;
-  const running = () => members.some(({ pid, startTicks }) => {
-    const stat = readProcStat(pid);
-    return !isDead(stat) && stat!.startTicks === startTicks;
-  });
+  const running = () =>
+    members.some(({ pid, startTicks }) => {
+      const stat = readProcStat(pid);
+      return !isDead(stat) && stat!.startTicks === startTicks;
+    });
   while (performance.now() < deadline && running()) await delay(GROUP_POLL_MS);
 }

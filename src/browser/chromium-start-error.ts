@@ -26,8 +26,11 @@ export class ChromiumStartError extends Error {
 /** Throws `ChromiumStartError` unless `path` is a file this process may execute. */
 export async function assertExecutable(path: string): Promise<void> {
   const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw new ChromiumStartError('missing', path, 'no such file', { cause: error });
-    throw new ChromiumStartError('not_executable', path, `cannot be read (${error.code ?? error.message})`, { cause: error });
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR')
+      throw new ChromiumStartError('missing', path, 'no such file', { cause: error });
+    throw new ChromiumStartError('not_executable', path, `cannot be read (${error.code ?? error.message})`, {
+      cause: error,
+    });
   });
   if (!info.isFile()) throw new ChromiumStartError('not_executable', path, 'not a file (a directory?)');
   await access(path, constants.X_OK).catch((error: NodeJS.ErrnoException) => {
@@ -38,6 +41,12 @@ export async function assertExecutable(path: string): Promise<void> {
 /** Wraps a failed launch: the program ran (or could not be spawned) but never answered as Chromium. */
 export function launchFailed(path: string, error: unknown): ChromiumStartError {
   // Puppeteer's message may run to many lines (browser stderr, a troubleshooting link): keep the start.
-  const detail = (error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).filter(Boolean).slice(0, 3).join(' ').slice(0, 300);
+  const detail = (error instanceof Error ? error.message : String(error))
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .slice(0, 3)
+    .join(' ')
+    .slice(0, 300);
   return new ChromiumStartError('launch_failed', path, `did not start as Chromium (${detail})`, { cause: error });
 }

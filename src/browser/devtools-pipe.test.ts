@@ -26,7 +26,13 @@ beforeAll(async () => {
       done();
     },
   });
-  chromium = await launchChromium({ executablePath: testOptions().chromiumPath, sinkholePort: sinkhole.port, protocolTimeoutMs: 60_000, maxMessageBytes: BOUND, logger: createLogger('warn', sink) });
+  chromium = await launchChromium({
+    executablePath: testOptions().chromiumPath,
+    sinkholePort: sinkhole.port,
+    protocolTimeoutMs: 60_000,
+    maxMessageBytes: BOUND,
+    logger: createLogger('warn', sink),
+  });
   page = await PageTarget.open(chromium.root);
 });
 

@@ -120,7 +120,10 @@ export class DevToolsPipeTransport implements ConnectionTransport {
   #answerOversized(dropped: { head: Buffer; tail: Buffer; bytes: number }): void {
     const id = /^\{"id":(\d+),/.exec(dropped.head.toString('latin1'))?.[1];
     const sessionId = /"sessionId":"([0-9A-Fa-f]+)"\}\s*$/.exec(dropped.tail.toString('latin1'))?.[1];
-    this.logger.warn({ bytes: dropped.bytes, limit: this.maxMessageBytes, id, sessionId }, 'DevTools message over the size bound dropped');
+    this.logger.warn(
+      { bytes: dropped.bytes, limit: this.maxMessageBytes, id, sessionId },
+      'DevTools message over the size bound dropped',
+    );
     if (id === undefined) return;
     const error = { code: -32000, message: `The answer was larger than ${this.maxMessageBytes} bytes and was dropped` };
     this.#deliver(JSON.stringify({ id: Number(id), error, ...(sessionId ? { sessionId } : {}) }));

@@ -115,7 +115,12 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
   try {
     options.signal?.throwIfAborted();
     chromium = spawnChromium(options.executablePath, launchArgs(options.sinkholePort, profileDir));
-    const transport = new DevToolsPipeTransport(chromium.toBrowser, chromium.fromBrowser, logger, options.maxMessageBytes);
+    const transport = new DevToolsPipeTransport(
+      chromium.toBrowser,
+      chromium.fromBrowser,
+      logger,
+      options.maxMessageBytes,
+    );
     const connecting = puppeteer.connect({
       transport,
       protocolTimeout: options.protocolTimeoutMs,
@@ -155,20 +160,34 @@ export async function launchChromium(options: LaunchOptions): Promise<LaunchedCh
 }
 
 /** The connected browser, unless Chromium exits first, stays silent too long, or the launch is abandoned. */
-async function untilConnected(connecting: Promise<Browser>, chromium: ChromiumProcess, signal: AbortSignal | undefined): Promise<Browser> {
+async function untilConnected(
+  connecting: Promise<Browser>,
+  chromium: ChromiumProcess,
+  signal: AbortSignal | undefined,
+): Promise<Browser> {
   // Whoever loses the race below: a browser connected too late is closed with the process.
   connecting.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
   const failures = [
-    chromium.exited.then((how) => Promise.reject(new Error(`${how} before answering on the DevTools pipe; stderr: ${chromium.stderrTail().trim().slice(-300)}`))),
+    chromium.exited.then((how) =>
+      Promise.reject(
+        new Error(`${how} before answering on the DevTools pipe; stderr: ${chromium.stderrTail().trim().slice(-300)}`),
+      ),
+    ),
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer on the DevTools pipe within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`no answer on the DevTools pipe within ${START_TIMEOUT_MS} ms`)),
+        START_TIMEOUT_MS,
+      );
     }),
   ];
-  if (signal) failures.push(new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  }));
+  if (signal)
+    failures.push(
+      new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(signal.reason);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      }),
+    );
   try {
     return await Promise.race([connecting, ...failures]);
   } finally {
@@ -194,7 +213,9 @@ async function killAndRemove(browser: Browser, chromium: ChromiumProcess, profil
  * Linux only (reads /proc): a directory is stale when no running process names it and it is old.
  */
 async function sweepStaleProfiles(): Promise<void> {
-  const candidates = (await readdir(tmpdir())).filter((name) => name.startsWith(PROFILE_PREFIX)).map((name) => join(tmpdir(), name));
+  const candidates = (await readdir(tmpdir()))
+    .filter((name) => name.startsWith(PROFILE_PREFIX))
+    .map((name) => join(tmpdir(), name));
   if (candidates.length === 0) return;
   const commandLines: string[] = [];
   for (const pid of await readdir('/proc')) {
@@ -203,7 +224,8 @@ async function sweepStaleProfiles(): Promise<void> {
   for (const dir of candidates) {
     if (commandLines.some((line) => line.includes(dir))) continue;
     const info = await stat(dir).catch(() => undefined);
-    if (info && Date.now() - info.mtimeMs > STALE_PROFILE_AGE_MS) await rm(dir, { recursive: true, force: true }).catch(() => {});
+    if (info && Date.now() - info.mtimeMs > STALE_PROFILE_AGE_MS)
+      await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
 }
 

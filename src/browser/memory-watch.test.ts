@@ -39,7 +39,8 @@ async function besideAnOrdinaryOne(heavy: string): Promise<{ error: AppError; te
 describe.sequential('a process past the memory bound is killed and only its render fails', () => {
   it('a script that allocates without end: its renderer', async () => {
     // 12 × 64 MB, every page touched: the renderer passes 400 MB long before the script is done.
-    const heavy = '<p>heavy</p><script>window.kept = []; for (let i = 0; i < 12; i++) { const b = new Uint8Array(64 << 20); b.fill(i + 1); window.kept.push(b); }</script>';
+    const heavy =
+      '<p>heavy</p><script>window.kept = []; for (let i = 0; i < 12; i++) { const b = new Uint8Array(64 << 20); b.fill(i + 1); window.kept.push(b); }</script>';
     const { error, text } = await besideAnOrdinaryOne(heavy);
     expect(error.code).toBe('DOCUMENT_TOO_LARGE');
     expect(error.details).toMatchObject({ bound: 'memory', limitMb: LIMIT_MB });

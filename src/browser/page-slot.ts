@@ -65,7 +65,9 @@ export class PageSlot {
   }
 
   #usable(): boolean {
-    return this.#evaluator !== undefined && !this.#evaluator.isLost && this.#printer !== undefined && !this.#printer.isLost;
+    return (
+      this.#evaluator !== undefined && !this.#evaluator.isLost && this.#printer !== undefined && !this.#printer.isLost
+    );
   }
 
   /** Closes lost pages and opens replacements; one opening at a time, shared by all waiters. */
@@ -81,7 +83,9 @@ export class PageSlot {
     const signal = AbortSignal.timeout(OPEN_TIMEOUT_MS);
     // allSettled: the opening ends only when both attempts have, so no late page is orphaned.
     this.#opening = Promise.allSettled([
-      this.#evaluator ? undefined : EvaluatorPage.open(this.root, this.room, this.evaluatorOptions).then((page) => (this.#evaluator = page)),
+      this.#evaluator
+        ? undefined
+        : EvaluatorPage.open(this.root, this.room, this.evaluatorOptions).then((page) => (this.#evaluator = page)),
       this.#printer ? undefined : PrintPage.open(this.root, this.room, signal).then((page) => (this.#printer = page)),
     ])
       .then((results) => {

@@ -35,7 +35,8 @@ export class PageTarget {
     // connection closes, puppeteer rejects the commands in flight and emits `Disconnected` on
     // every session. Without this, a wait for an event (a load, a print) would last until its
     // deadline and the render would fail late, as a timeout, instead of at once as RENDER_FAILED.
-    if (SESSION_DISCONNECTED) (session as unknown as SymbolEmitter).once(SESSION_DISCONNECTED, () => this.markLost('closed'));
+    if (SESSION_DISCONNECTED)
+      (session as unknown as SymbolEmitter).once(SESSION_DISCONNECTED, () => this.markLost('closed'));
     root.connection()?.on(CDPSessionEvent.SessionDetached, this.#onDetached);
   }
 
@@ -118,7 +119,8 @@ export class PageTarget {
     session.on('Page.lifecycleEvent', onLifecycle);
     try {
       const navigation = await raceSignal(session.send('Page.navigate', { url }), signal);
-      if (navigation.errorText) throw new AppError('RENDER_FAILED', `A renderer page did not load: ${navigation.errorText}`);
+      if (navigation.errorText)
+        throw new AppError('RENDER_FAILED', `A renderer page did not load: ${navigation.errorText}`);
       loaderId = navigation.loaderId ?? '';
       if (!loadedLoaders.has(loaderId)) await raceSignal(loaded, signal);
       return navigation.frameId;

@@ -101,7 +101,10 @@ export class ProcessMemoryWatch {
       for (const pid of this.#known.keys()) if (!seen.has(pid)) this.#known.delete(pid);
     } catch (error) {
       // /proc unreadable (not Linux, or a hardened mount): the watch cannot work; say so once.
-      this.options.logger.error({ err: error }, 'the Chromium memory watch cannot read /proc; PRESSROOM_RENDERER_MEMORY_MB is not enforced');
+      this.options.logger.error(
+        { err: error },
+        'the Chromium memory watch cannot read /proc; PRESSROOM_RENDERER_MEMORY_MB is not enforced',
+      );
       this.stop();
     }
   }
@@ -130,7 +133,15 @@ export class ProcessMemoryWatch {
     }
     this.#known.delete(pid);
     const kind = known.kind!;
-    this.options.logger.warn({ chromiumPid: pid, kind, rssMb: Math.round(rssBytes / 1024 / 1024), limitMb: Math.round(this.options.limitBytes / 1024 / 1024) }, 'Chromium process over the memory bound killed');
+    this.options.logger.warn(
+      {
+        chromiumPid: pid,
+        kind,
+        rssMb: Math.round(rssBytes / 1024 / 1024),
+        limitMb: Math.round(this.options.limitBytes / 1024 / 1024),
+      },
+      'Chromium process over the memory bound killed',
+    );
     this.options.onKilled({ pid, kind, startTicks: known.startTicks, rssBytes });
   }
 }

@@ -11,16 +11,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../shared/errors.js';
-import { descendants, pdfText, processesMentioning, startTestRenderer, testRenderer, warmUpPatiently } from '../../test/support/documents/rendering-kit.js';
+import {
+  descendants,
+  pdfText,
+  processesMentioning,
+  startTestRenderer,
+  testRenderer,
+  warmUpPatiently,
+} from '../../test/support/documents/rendering-kit.js';
 import { until } from '../../test/support/until.js';
 import { protocolTimeoutMs } from './browser-supervisor.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
 
 const doc = (marker: string) => ({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } });
 /** A scripted document that never becomes ready: it stays in flight until its deadline, an abort or a crash. */
-const neverReady = { template: { html: '<p>WAITING</p><script>window.pressroomReady = new Promise(() => {});</script>' }, data: {} };
+const neverReady = {
+  template: { html: '<p>WAITING</p><script>window.pressroomReady = new Promise(() => {});</script>' },
+  data: {},
+};
 /** A template evaluation that runs until stopped. */
-const endlessTemplate = { template: { html: '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}' }, data: {} };
+const endlessTemplate = {
+  template: { html: '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}' },
+  data: {},
+};
 const PROCESS_GONE_MS = 30_000;
 
 function profileDirOf(pid: number): string {
@@ -45,7 +58,8 @@ const outcome = (render: Promise<unknown>): Promise<string> =>
   );
 
 /** Resolves once `renderer` has exactly `n` renders holding a slot. */
-const whenActive = (renderer: PdfRenderer, n: number) => until(() => renderer.stats().active === n, 60_000, `${n} active render(s)`);
+const whenActive = (renderer: PdfRenderer, n: number) =>
+  until(() => renderer.stats().active === n, 60_000, `${n} active render(s)`);
 
 describe('lifecycle', () => {
   it('starts lazily, warms up on demand, and close() leaves no process and no profile directory', async () => {
@@ -100,7 +114,11 @@ describe('crash recovery', () => {
     const stats = renderer.stats();
     expect(stats.crashes).toBe(crashes + 1);
     expect(stats.browserPid).not.toBe(pid);
-    await until(() => !existsSync(profile) && processesMentioning(profile).length === 0, PROCESS_GONE_MS, 'the dead browser’s processes and profile to be gone');
+    await until(
+      () => !existsSync(profile) && processesMentioning(profile).length === 0,
+      PROCESS_GONE_MS,
+      'the dead browser’s processes and profile to be gone',
+    );
   });
 
   it.each(['compartment', 'worker'] as const)(
@@ -141,7 +159,9 @@ describe('crash recovery', () => {
       for (const child of killed) process.kill(child, 'SIGKILL');
       // No wait: the render may take pages whose crash Pressroom has not heard of yet. Either way
       // it must print, not blame the document (TEMPLATE_RENDER_ERROR) or fail (RENDER_FAILED).
-      expect(pdfText((await renderer.render(doc(`RIGHT-AFTER-KILL-${evaluator}`))).pdf)).toContain(`RIGHT-AFTER-KILL-${evaluator}`);
+      expect(pdfText((await renderer.render(doc(`RIGHT-AFTER-KILL-${evaluator}`))).pdf)).toContain(
+        `RIGHT-AFTER-KILL-${evaluator}`,
+      );
       expect(renderer.stats().browserPid).toBe(pid);
       await until(() => killed.every((child) => !isAlive(child)), PROCESS_GONE_MS, 'the killed renderers to be reaped');
     },
@@ -164,13 +184,22 @@ describe('limits', () => {
     // so the first three are still in flight when it arrives).
     const results = await Promise.allSettled([1, 2, 3, 4].map((n) => renderer.render(doc(`D-${n}`))));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
-    expect((results[3] as PromiseRejectedResult).reason).toMatchObject({ code: 'RENDERER_BUSY', details: { retryAfterSeconds: 2 } });
+    expect((results[3] as PromiseRejectedResult).reason).toMatchObject({
+      code: 'RENDERER_BUSY',
+      details: { retryAfterSeconds: 2 },
+    });
   });
 
   it('keeps the other slot working while one render hangs', async () => {
     const controller = new AbortController();
     let hungSettled = false;
-    const hung = outcome(renderer.render({ template: { html: '<p>HUNG</p><script>for (;;) {}</script>' }, data: {}, signal: controller.signal })).finally(() => {
+    const hung = outcome(
+      renderer.render({
+        template: { html: '<p>HUNG</p><script>for (;;) {}</script>' },
+        data: {},
+        signal: controller.signal,
+      }),
+    ).finally(() => {
       hungSettled = true;
     });
     await whenActive(renderer, 1);
@@ -200,7 +229,9 @@ describe('the render deadline', () => {
     // Short enough to wait for, long enough for an ordinary document on a busy machine.
     const renderer = await startTestRenderer({ concurrency: 2, timeoutMs: 10_000 });
     try {
-      const hung = await outcome(renderer.render({ template: { html: '<p>HUNG</p><script>for (;;) {}</script>' }, data: {} }));
+      const hung = await outcome(
+        renderer.render({ template: { html: '<p>HUNG</p><script>for (;;) {}</script>' }, data: {} }),
+      );
       expect(hung).toBe('RENDER_TIMEOUT');
       const after = await Promise.all([renderer.render(doc('AFTER-HANG-A')), renderer.render(doc('AFTER-HANG-B'))]);
       expect(after.map(({ pdf }) => pdfText(pdf)).join()).toMatch(/AFTER-HANG-A[\s\S]*AFTER-HANG-B/);
@@ -234,7 +265,11 @@ describe('recycling', () => {
       const stats = renderer.stats();
       expect(stats.launches).toBeGreaterThanOrEqual(2);
       expect(stats.rendersFailed).toBe(0);
-      await until(() => !isAlive(firstPid) && !existsSync(firstProfile), PROCESS_GONE_MS, 'the first browser to be closed');
+      await until(
+        () => !isAlive(firstPid) && !existsSync(firstProfile),
+        PROCESS_GONE_MS,
+        'the first browser to be closed',
+      );
     } finally {
       await renderer.close();
     }

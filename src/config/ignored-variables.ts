@@ -13,7 +13,13 @@ export const CLIENT_VARIABLES: ReadonlySet<string> = new Set(['PRESSROOM_URL', '
 /** Every `PRESSROOM_*` variable set in `env` that is not a setting, sorted. */
 export function ignoredVariables(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.keys(env)
-    .filter((name) => name.startsWith('PRESSROOM_') && !SETTING_NAMES.has(name) && !CLIENT_VARIABLES.has(name) && env[name] !== undefined)
+    .filter(
+      (name) =>
+        name.startsWith('PRESSROOM_') &&
+        !SETTING_NAMES.has(name) &&
+        !CLIENT_VARIABLES.has(name) &&
+        env[name] !== undefined,
+    )
     .sort();
 }
 

@@ -10,11 +10,33 @@ import { randomBytes } from 'node:crypto';
 import { ASSET_CACHE_BYTES, ASSET_MAX_BYTES } from '../assets/assets.js';
 import { IMAGE_URL_MAX_BYTES, IMAGE_URL_TIMEOUT_MS } from '../documents/image-url-bounds.js';
 import { pdfToolsBodyLimitBytes, SMALL_BODY_LIMIT_BYTES, TEMPLATE_BODY_LIMIT_BYTES } from '../http/body-limits.js';
-import { JSON_PARSE_ACCOUNT_LIMIT, JSON_PARSE_QUEUE_LIMIT, JSON_PARSE_THRESHOLD_BYTES, jsonParseMemoryMbFor, jsonParseThreadsFor } from '../http/json-body/json-body-bounds.js';
+import {
+  JSON_PARSE_ACCOUNT_LIMIT,
+  JSON_PARSE_QUEUE_LIMIT,
+  JSON_PARSE_THRESHOLD_BYTES,
+  jsonParseMemoryMbFor,
+  jsonParseThreadsFor,
+} from '../http/json-body/json-body-bounds.js';
 import { JOB_RETRY_BASE_DELAY_MS } from '../jobs/job-retry-policy.js';
-import { PDF_TOOLS_FETCH_TIMEOUT_MS, PDF_TOOLS_MAX_MERGE_INPUTS, PDF_TOOLS_MAX_PAGES, qpdfConcurrencyFor } from '../pdf-tools/pdf-tool-bounds.js';
-import { accountQueueLimitFor, FAILURE_BUDGET_SECONDS, FAILURE_WINDOW_SECONDS, PREVIEW_QUEUE_LIMIT, previewSlotsFor } from '../rendering/render-fairness.js';
-import { BROWSER_RECYCLE_AFTER, PRINT_MS_PER_PAGE, TEMPLATE_EVALUATOR, TEMPLATE_OUTPUT_LIMIT_BYTES } from '../rendering/render-limits.js';
+import {
+  PDF_TOOLS_FETCH_TIMEOUT_MS,
+  PDF_TOOLS_MAX_MERGE_INPUTS,
+  PDF_TOOLS_MAX_PAGES,
+  qpdfConcurrencyFor,
+} from '../pdf-tools/pdf-tool-bounds.js';
+import {
+  accountQueueLimitFor,
+  FAILURE_BUDGET_SECONDS,
+  FAILURE_WINDOW_SECONDS,
+  PREVIEW_QUEUE_LIMIT,
+  previewSlotsFor,
+} from '../rendering/render-fairness.js';
+import {
+  BROWSER_RECYCLE_AFTER,
+  PRINT_MS_PER_PAGE,
+  TEMPLATE_EVALUATOR,
+  TEMPLATE_OUTPUT_LIMIT_BYTES,
+} from '../rendering/render-limits.js';
 import {
   REMOTE_RESOURCE_CACHE_BYTES,
   REMOTE_RESOURCE_DOCUMENT_MAX_BYTES,
@@ -24,7 +46,11 @@ import {
   REMOTE_RESOURCES_PER_DOCUMENT,
 } from '../rendering/resources/remote-bounds.js';
 import { SPOOL_ABOVE_BYTES } from '../pdf/spool.js';
-import { WEBHOOK_ACCOUNT_CONCURRENCY, WEBHOOK_BASE_DELAY_MS, WEBHOOK_TIMEOUT_MS } from '../webhooks/webhook-schedule.js';
+import {
+  WEBHOOK_ACCOUNT_CONCURRENCY,
+  WEBHOOK_BASE_DELAY_MS,
+  WEBHOOK_TIMEOUT_MS,
+} from '../webhooks/webhook-schedule.js';
 import { ConfigError, type Config } from '../shared/config.js';
 import { currentMachine, parseSettings, type Machine } from './settings.js';
 
@@ -33,7 +59,9 @@ export { ConfigError, PLANS, type Config, type Plan, type RateLimitPolicy } from
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Every field optional, at any depth. */
-export type DeepPartial<T> = { [K in keyof T]?: T[K] extends readonly unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends readonly unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
+};
 
 /** What `loadConfig` may do, and what tests may set in code. */
 export interface LoadOptions {
@@ -58,8 +86,10 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   const dataDir = s.PRESSROOM_DATA_DIR;
   const usesDataDir = !s.PRESSROOM_DATABASE_URL || !s.PRESSROOM_SECRET_KEY || !env.PRESSROOM_STORAGE_URL?.trim();
   if (options.createDataDir === false && usesDataDir && !existsSync(dataDir)) {
-    throw new ConfigError(`there is no data directory at ${dataDir} (PRESSROOM_DATA_DIR, default ./data). ` +
-      'Run the command where the server runs or set PRESSROOM_DATA_DIR to its data directory; pass --init to create a new one.');
+    throw new ConfigError(
+      `there is no data directory at ${dataDir} (PRESSROOM_DATA_DIR, default ./data). ` +
+        'Run the command where the server runs or set PRESSROOM_DATA_DIR to its data directory; pass --init to create a new one.',
+    );
   }
   const concurrency = s.PRESSROOM_RENDER_CONCURRENCY;
   const config: Config = {
@@ -207,7 +237,13 @@ function mergeDeep<T>(base: T, over: DeepPartial<T>): T {
   for (const [key, value] of Object.entries(over as Record<string, unknown>)) {
     if (value === undefined) continue;
     const current = merged[key];
-    const nested = value !== null && typeof value === 'object' && !Array.isArray(value) && current !== null && typeof current === 'object' && !Array.isArray(current);
+    const nested =
+      value !== null &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      current !== null &&
+      typeof current === 'object' &&
+      !Array.isArray(current);
     merged[key] = nested ? mergeDeep(current, value as DeepPartial<typeof current>) : value;
   }
   return merged as T;

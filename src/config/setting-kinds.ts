@@ -24,7 +24,12 @@ const MiB = 1024 * 1024;
 
 /** 10485760 → "10485760 (10 MiB)"; values not a whole number of KiB are shown alone. */
 export function showBytes(bytes: number): string {
-  for (const [size, unit] of [[1024 * MiB * 1024, 'TiB'], [1024 * MiB, 'GiB'], [MiB, 'MiB'], [1024, 'KiB']] as const) {
+  for (const [size, unit] of [
+    [1024 * MiB * 1024, 'TiB'],
+    [1024 * MiB, 'GiB'],
+    [MiB, 'MiB'],
+    [1024, 'KiB'],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes} (${bytes / size} ${unit})`;
   }
   return String(bytes);
@@ -32,7 +37,8 @@ export function showBytes(bytes: number): string {
 
 function parseWhole(raw: string, name: string, min: number, max: number): number {
   const text = raw.trim();
-  if (!/^\d+$/.test(text)) throw new ConfigError(`${name} must be a whole number between ${min} and ${max}; got "${raw}"`);
+  if (!/^\d+$/.test(text))
+    throw new ConfigError(`${name} must be a whole number between ${min} and ${max}; got "${raw}"`);
   const value = Number(text);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}; got ${value}`);
   return value;
@@ -107,7 +113,8 @@ export function secret(minLength: number, hint = ''): Kind<string | undefined> {
   return {
     type: `text, at least ${minLength} characters`,
     parse(raw, name) {
-      if (raw.length < minLength) throw new ConfigError(`${name} must be at least ${minLength} characters${hint ? ` ${hint}` : ''}`);
+      if (raw.length < minLength)
+        throw new ConfigError(`${name} must be at least ${minLength} characters${hint ? ` ${hint}` : ''}`);
       return raw;
     },
     show: (value) => (value === undefined ? 'unset' : '(secret)'),
@@ -126,7 +133,9 @@ export function url(protocols: readonly string[]): Kind<string | undefined> {
         throw new ConfigError(`${name} must be a URL (${protocols.join(', ')}); got an unparsable value`);
       }
       if (!protocols.includes(parsed.protocol)) {
-        throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}; got ${parsed.protocol}//…`);
+        throw new ConfigError(
+          `${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}; got ${parsed.protocol}//…`,
+        );
       }
       return raw.trim();
     },
@@ -158,7 +167,8 @@ export function remoteResources(): Kind<RemoteResourcePolicy> {
       const [first = '', ...hosts] = raw.split(',').map((entry) => entry.trim().toLowerCase());
       const usage = `${name} must be on, off, or on followed by host or host:port entries separated by commas (for example on,assets.internal:8443)`;
       if (!ON.includes(first) && !OFF.includes(first)) throw new ConfigError(`${usage}; got "${raw}"`);
-      if (OFF.includes(first) && hosts.length > 0) throw new ConfigError(`${usage}; hosts make no sense with off; got "${raw}"`);
+      if (OFF.includes(first) && hosts.length > 0)
+        throw new ConfigError(`${usage}; hosts make no sense with off; got "${raw}"`);
       const bad = hosts.find((host) => !HOST_ENTRY.test(host) || ON.includes(host) || OFF.includes(host));
       if (bad !== undefined) throw new ConfigError(`${usage}; got "${bad}"`);
       return { enabled: ON.includes(first), hosts };

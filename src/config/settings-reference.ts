@@ -43,7 +43,9 @@ export function settingsReference(): string {
     if (settings.length === 0) continue;
     lines.push(`## ${title}`, '', intro, '', '| variable | default | values | meaning |', '|---|---|---|---|');
     for (const setting of settings) {
-      lines.push(`| \`${setting.name}\` | ${cell(defaultOf(setting))} | ${cell(valuesOf(setting))} | ${cell(setting.doc)} |`);
+      lines.push(
+        `| \`${setting.name}\` | ${cell(defaultOf(setting))} | ${cell(valuesOf(setting))} | ${cell(setting.doc)} |`,
+      );
     }
     lines.push('');
   }
@@ -54,7 +56,10 @@ export function settingsReference(): string {
     '',
     '| variable | now | where |',
     '|---|---|---|',
-    ...FORMER_SETTINGS.map((f) => `| \`${f.name}\` | ${cell(f.replacedBy ? `\`${f.replacedBy}\`` : f.now)} | ${f.where ? `\`${f.where}\`` : ''} |`),
+    ...FORMER_SETTINGS.map(
+      (f) =>
+        `| \`${f.name}\` | ${cell(f.replacedBy ? `\`${f.replacedBy}\`` : f.now)} | ${f.where ? `\`${f.where}\`` : ''} |`,
+    ),
     '',
   );
   return lines.join('\n');

@@ -34,12 +34,14 @@ describe('the settings declarations', () => {
       const { min, max } = setting.kind.range!;
       expect(Number.isSafeInteger(min) && Number.isSafeInteger(max) && min <= max, setting.name).toBe(true);
       expect(max, `${setting.name}: an upper bound, not "any number"`).toBeLessThan(Number.MAX_SAFE_INTEGER);
-      if (typeof value === 'number') expect(value >= min && value <= max, `${setting.name} default ${value}`).toBe(true);
+      if (typeof value === 'number')
+        expect(value >= min && value <= max, `${setting.name} default ${value}`).toBe(true);
     }
   });
 
   it('say in words every default that is made from other settings or the machine', () => {
-    for (const setting of SETTINGS.filter((s) => typeof s.default === 'function')) expect(setting.defaultDoc, setting.name).toBeTruthy();
+    for (const setting of SETTINGS.filter((s) => typeof s.default === 'function'))
+      expect(setting.defaultDoc, setting.name).toBeTruthy();
   });
 
   it.each(SETTINGS.filter((s) => s.kind.range !== undefined).map((s) => [s.name, s.kind.range!] as const))(
@@ -75,7 +77,14 @@ describe('the settings declarations', () => {
 
 describe('variables that are not settings', () => {
   it('are named in one warning, former settings with what they became', () => {
-    const env = { PRESSROOM_PORT: '1', PRESSROOM_JOB_LEASE_MS: '5000', PRESSROOM_SPOOL_DIR: '/tmp/x', PRESSROOM_RENDER_CONCURRENCY: '2', PORT: '80', HOME: '/root' };
+    const env = {
+      PRESSROOM_PORT: '1',
+      PRESSROOM_JOB_LEASE_MS: '5000',
+      PRESSROOM_SPOOL_DIR: '/tmp/x',
+      PRESSROOM_RENDER_CONCURRENCY: '2',
+      PORT: '80',
+      HOME: '/root',
+    };
     const names = ignoredVariables(env);
     expect(names).toEqual(['PRESSROOM_JOB_LEASE_MS', 'PRESSROOM_PORT', 'PRESSROOM_SPOOL_DIR']);
     const warning = ignoredVariablesWarning(names)!;
@@ -87,14 +96,19 @@ describe('variables that are not settings', () => {
   });
 
   it('leave out the command line client’s own (pressroom generate: PRESSROOM_URL, PRESSROOM_API_KEY)', () => {
-    expect(ignoredVariables({ PRESSROOM_URL: 'http://localhost:8080', PRESSROOM_API_KEY: 'pk_x', PRESSROOM_URLS: 'typo' })).toEqual(['PRESSROOM_URLS']);
+    expect(
+      ignoredVariables({ PRESSROOM_URL: 'http://localhost:8080', PRESSROOM_API_KEY: 'pk_x', PRESSROOM_URLS: 'typo' }),
+    ).toEqual(['PRESSROOM_URLS']);
   });
 });
 
 describe(`the settings reference (${SETTINGS_REFERENCE_PATH})`, () => {
   it('is what the declarations make', () => {
     const written = readFileSync(new URL(`../../${SETTINGS_REFERENCE_PATH}`, import.meta.url), 'utf8');
-    expect(written === settingsReference(), `${SETTINGS_REFERENCE_PATH} is stale: run \`${SETTINGS_REFERENCE_COMMAND}\` and commit it`).toBe(true);
+    expect(
+      written === settingsReference(),
+      `${SETTINGS_REFERENCE_PATH} is stale: run \`${SETTINGS_REFERENCE_COMMAND}\` and commit it`,
+    ).toBe(true);
   });
 
   it('lists every setting and every former setting', () => {

@@ -12,7 +12,19 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RATE_LIMIT_MAXIMUMS } from '../accounts/accounts.js';
 import type { EInvoiceRulesMode } from '../shared/config.js';
-import { bool, bytes, directory, limit, oneOf, remoteResources, secret, text, url, whole, type Kind } from './setting-kinds.js';
+import {
+  bool,
+  bytes,
+  directory,
+  limit,
+  oneOf,
+  remoteResources,
+  secret,
+  text,
+  url,
+  whole,
+  type Kind,
+} from './setting-kinds.js';
 
 /** What defaults may depend on besides earlier settings. */
 export interface Machine {
@@ -25,14 +37,41 @@ export interface Machine {
 /** The groups of the reference, in its order, each with the line that opens it. */
 export const GROUPS = {
   server: { title: 'Server', intro: 'Where the service listens, who may reach its operator routes, and how it logs.' },
-  storage: { title: 'Storage', intro: 'Where the service keeps its state: the data directory, the database, generated files, the master key.' },
-  rendering: { title: 'Rendering', intro: 'Chromium, the render slots and how they are shared between accounts, and the deadlines (docs/rendering.md; long documents: docs/long-documents.md).' },
-  bounds: { title: 'Document bounds', intro: 'What one document may cost; past a bound its render stops with `422 DOCUMENT_TOO_LARGE` (docs/rendering.md "Bounded documents").' },
-  rateLimits: { title: 'Rate limits', intro: 'Requests per account by plan (docs/rate-limits.md); an account may have its own limits (admin API).' },
-  jobs: { title: 'Jobs and webhooks', intro: 'The async queue and its workers (docs/jobs.md), webhook delivery (docs/webhooks.md), and the leases that survive a crash.' },
-  pdfTools: { title: 'PDF tools', intro: 'Merge, extract pages, rotate (docs/pdf-tools.md); signing (docs/finishing.md).' },
-  resources: { title: 'Assets and remote resources', intro: 'The asset library and the remote images, fonts and stylesheets documents load (docs/assets.md).' },
-  einvoice: { title: 'E-invoices', intro: 'The official rules e-invoices are judged by (docs/einvoice.md "The official rules").' },
+  storage: {
+    title: 'Storage',
+    intro: 'Where the service keeps its state: the data directory, the database, generated files, the master key.',
+  },
+  rendering: {
+    title: 'Rendering',
+    intro:
+      'Chromium, the render slots and how they are shared between accounts, and the deadlines (docs/rendering.md; long documents: docs/long-documents.md).',
+  },
+  bounds: {
+    title: 'Document bounds',
+    intro:
+      'What one document may cost; past a bound its render stops with `422 DOCUMENT_TOO_LARGE` (docs/rendering.md "Bounded documents").',
+  },
+  rateLimits: {
+    title: 'Rate limits',
+    intro: 'Requests per account by plan (docs/rate-limits.md); an account may have its own limits (admin API).',
+  },
+  jobs: {
+    title: 'Jobs and webhooks',
+    intro:
+      'The async queue and its workers (docs/jobs.md), webhook delivery (docs/webhooks.md), and the leases that survive a crash.',
+  },
+  pdfTools: {
+    title: 'PDF tools',
+    intro: 'Merge, extract pages, rotate (docs/pdf-tools.md); signing (docs/finishing.md).',
+  },
+  resources: {
+    title: 'Assets and remote resources',
+    intro: 'The asset library and the remote images, fonts and stylesheets documents load (docs/assets.md).',
+  },
+  einvoice: {
+    title: 'E-invoices',
+    intro: 'The official rules e-invoices are judged by (docs/einvoice.md "The official rules").',
+  },
 } as const;
 
 export type Group = keyof typeof GROUPS;
@@ -56,7 +95,10 @@ type Declared<N extends string, T, Earlier> = {
   readonly group: Group;
   readonly kind: Kind<T>;
   readonly doc: string;
-} & ({ readonly default: T; readonly defaultDoc?: string } | { readonly default: (earlier: Earlier, machine: Machine) => T; readonly defaultDoc: string });
+} & (
+  | { readonly default: T; readonly defaultDoc?: string }
+  | { readonly default: (earlier: Earlier, machine: Machine) => T; readonly defaultDoc: string }
+);
 
 /** The list under construction; each `add` knows the values declared before it, for its default. */
 class Declarations<Values> {
@@ -74,8 +116,20 @@ const HOUR_MS = 3_600_000;
 
 const declarations = new Declarations<object>([])
   // Server
-  .add({ name: 'PORT', group: 'server', kind: whole(0, 65535), default: 8080, doc: 'HTTP port of the API (and, for `--role worker`, of /healthz, /readyz and /metrics).' })
-  .add({ name: 'PRESSROOM_HOST', group: 'server', kind: text('address'), default: '0.0.0.0', doc: 'Address to listen on.' })
+  .add({
+    name: 'PORT',
+    group: 'server',
+    kind: whole(0, 65535),
+    default: 8080,
+    doc: 'HTTP port of the API (and, for `--role worker`, of /healthz, /readyz and /metrics).',
+  })
+  .add({
+    name: 'PRESSROOM_HOST',
+    group: 'server',
+    kind: text('address'),
+    default: '0.0.0.0',
+    doc: 'Address to listen on.',
+  })
   .add({
     name: 'PRESSROOM_PUBLIC_URL',
     group: 'server',
@@ -84,8 +138,21 @@ const declarations = new Declarations<object>([])
     defaultDoc: '`http://localhost:$PORT`',
     doc: 'The address clients reach this service at: the base of download links and of the API docs.',
   })
-  .add({ name: 'PRESSROOM_LOG_LEVEL', group: 'server', kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'Least severe log level written; logs are JSON lines on stdout.' })
-  .add({ name: 'PRESSROOM_ADMIN_TOKEN', group: 'server', kind: secret(16), default: undefined, defaultDoc: 'unset: the admin API answers 404', doc: 'Bearer token of the admin API (accounts, credits, keys).' })
+  .add({
+    name: 'PRESSROOM_LOG_LEVEL',
+    group: 'server',
+    kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    default: 'info',
+    doc: 'Least severe log level written; logs are JSON lines on stdout.',
+  })
+  .add({
+    name: 'PRESSROOM_ADMIN_TOKEN',
+    group: 'server',
+    kind: secret(16),
+    default: undefined,
+    defaultDoc: 'unset: the admin API answers 404',
+    doc: 'Bearer token of the admin API (accounts, credits, keys).',
+  })
   .add({
     name: 'PRESSROOM_METRICS_TOKEN',
     group: 'server',
@@ -109,9 +176,30 @@ const declarations = new Declarations<object>([])
     doc: 'Largest request body of the generation routes (`/v1/pdf/create`, `create-async`, `/v1/image/create`, preview), whose `data` may be large (413 above); the JSON parse threads get heap in proportion.',
   })
   // Storage
-  .add({ name: 'PRESSROOM_DATA_DIR', group: 'storage', kind: directory(), default: () => directory().parse('./data', 'PRESSROOM_DATA_DIR'), defaultDoc: '`./data`', doc: 'The SQLite database, generated files, the generated master key and the spool (created, owner only).' })
-  .add({ name: 'PRESSROOM_DATABASE_URL', group: 'storage', kind: url(['postgres:', 'postgresql:']), default: undefined, defaultDoc: 'unset: SQLite in the data directory', doc: 'PostgreSQL connection string; needed to run several processes.' })
-  .add({ name: 'PRESSROOM_REDIS_URL', group: 'storage', kind: url(['redis:', 'rediss:']), default: undefined, defaultDoc: 'unset: in memory, per process', doc: 'Shared store of the rate limits for several processes.' })
+  .add({
+    name: 'PRESSROOM_DATA_DIR',
+    group: 'storage',
+    kind: directory(),
+    default: () => directory().parse('./data', 'PRESSROOM_DATA_DIR'),
+    defaultDoc: '`./data`',
+    doc: 'The SQLite database, generated files, the generated master key and the spool (created, owner only).',
+  })
+  .add({
+    name: 'PRESSROOM_DATABASE_URL',
+    group: 'storage',
+    kind: url(['postgres:', 'postgresql:']),
+    default: undefined,
+    defaultDoc: 'unset: SQLite in the data directory',
+    doc: 'PostgreSQL connection string; needed to run several processes.',
+  })
+  .add({
+    name: 'PRESSROOM_REDIS_URL',
+    group: 'storage',
+    kind: url(['redis:', 'rediss:']),
+    default: undefined,
+    defaultDoc: 'unset: in memory, per process',
+    doc: 'Shared store of the rate limits for several processes.',
+  })
   .add({
     name: 'PRESSROOM_STORAGE_URL',
     group: 'storage',
@@ -129,24 +217,79 @@ const declarations = new Declarations<object>([])
     doc: 'Master key for signed links and tokens and for secrets at rest; every process of one installation needs the same.',
   })
   // Rendering
-  .add({ name: 'PRESSROOM_CHROMIUM_PATH', group: 'rendering', kind: text('path'), default: '/usr/bin/chromium', doc: "Debian's Chromium; nothing downloads a browser. `serve` exits 1 when it does not start." })
-  .add({ name: 'PRESSROOM_RENDER_CONCURRENCY', group: 'rendering', kind: whole(1, 64), default: (_s, m) => m.cores, defaultDoc: 'number of cores', doc: 'Documents one process renders at once (render slots).' })
-  .add({ name: 'PRESSROOM_RENDER_QUEUE_LIMIT', group: 'rendering', kind: whole(0, 100_000), default: 100, doc: 'Renders that may wait for a slot before new ones get `503 RENDERER_BUSY`; one account may fill a quarter of it.' })
+  .add({
+    name: 'PRESSROOM_CHROMIUM_PATH',
+    group: 'rendering',
+    kind: text('path'),
+    default: '/usr/bin/chromium',
+    doc: "Debian's Chromium; nothing downloads a browser. `serve` exits 1 when it does not start.",
+  })
+  .add({
+    name: 'PRESSROOM_RENDER_CONCURRENCY',
+    group: 'rendering',
+    kind: whole(1, 64),
+    default: (_s, m) => m.cores,
+    defaultDoc: 'number of cores',
+    doc: 'Documents one process renders at once (render slots).',
+  })
+  .add({
+    name: 'PRESSROOM_RENDER_QUEUE_LIMIT',
+    group: 'rendering',
+    kind: whole(0, 100_000),
+    default: 100,
+    doc: 'Renders that may wait for a slot before new ones get `503 RENDERER_BUSY`; one account may fill a quarter of it.',
+  })
   .add({
     name: 'PRESSROOM_RENDER_ACCOUNT_SLOTS',
     group: 'rendering',
     kind: whole(1, 64),
     default: (s) => Math.max(1, s.PRESSROOM_RENDER_CONCURRENCY - 1),
     defaultDoc: 'render concurrency − 1, at least 1',
-    doc: "Render slots one account may hold at once, so one busy account always leaves slots to the others.",
+    doc: 'Render slots one account may hold at once, so one busy account always leaves slots to the others.',
   })
-  .add({ name: 'PRESSROOM_RENDER_TIMEOUT_MS', group: 'rendering', kind: whole(100, HOUR_MS, 'ms'), default: 30_000, doc: 'Whole-render deadline of a synchronous request (`RENDER_TIMEOUT`).' })
-  .add({ name: 'PRESSROOM_ASYNC_RENDER_TIMEOUT_MS', group: 'rendering', kind: whole(100, 24 * HOUR_MS, 'ms'), default: 300_000, doc: "Whole-render deadline of a job's document (`create-async`): long documents go there." })
-  .add({ name: 'PRESSROOM_TEMPLATE_TIMEOUT_MS', group: 'rendering', kind: whole(50, HOUR_MS, 'ms'), default: 5000, doc: 'Template evaluation deadline, inside the render deadline (`TEMPLATE_TIMEOUT`).' })
+  .add({
+    name: 'PRESSROOM_RENDER_TIMEOUT_MS',
+    group: 'rendering',
+    kind: whole(100, HOUR_MS, 'ms'),
+    default: 30_000,
+    doc: 'Whole-render deadline of a synchronous request (`RENDER_TIMEOUT`).',
+  })
+  .add({
+    name: 'PRESSROOM_ASYNC_RENDER_TIMEOUT_MS',
+    group: 'rendering',
+    kind: whole(100, 24 * HOUR_MS, 'ms'),
+    default: 300_000,
+    doc: "Whole-render deadline of a job's document (`create-async`): long documents go there.",
+  })
+  .add({
+    name: 'PRESSROOM_TEMPLATE_TIMEOUT_MS',
+    group: 'rendering',
+    kind: whole(50, HOUR_MS, 'ms'),
+    default: 5000,
+    doc: 'Template evaluation deadline, inside the render deadline (`TEMPLATE_TIMEOUT`).',
+  })
   // Document bounds
-  .add({ name: 'PRESSROOM_MAX_PAGES', group: 'bounds', kind: whole(1, 1_000_000, 'pages'), default: 2000, doc: 'Most pages a document may have; Chromium prints at most one more (`bound: "pages"`).' })
-  .add({ name: 'PRESSROOM_MAX_DOCUMENT_BYTES', group: 'bounds', kind: bytes(1024, 64 * GiB), default: 100 * MiB, doc: 'Largest PDF Chromium may produce, counted as it is streamed out (`bound: "bytes"`).' })
-  .add({ name: 'PRESSROOM_MAX_IMAGE_PIXELS', group: 'bounds', kind: whole(1, 10_000_000_000, 'pixels'), default: 100_000_000, doc: "Most decoded pixels all of a document's images may have together, checked before printing (`bound: \"image_pixels\"`)." })
+  .add({
+    name: 'PRESSROOM_MAX_PAGES',
+    group: 'bounds',
+    kind: whole(1, 1_000_000, 'pages'),
+    default: 2000,
+    doc: 'Most pages a document may have; Chromium prints at most one more (`bound: "pages"`).',
+  })
+  .add({
+    name: 'PRESSROOM_MAX_DOCUMENT_BYTES',
+    group: 'bounds',
+    kind: bytes(1024, 64 * GiB),
+    default: 100 * MiB,
+    doc: 'Largest PDF Chromium may produce, counted as it is streamed out (`bound: "bytes"`).',
+  })
+  .add({
+    name: 'PRESSROOM_MAX_IMAGE_PIXELS',
+    group: 'bounds',
+    kind: whole(1, 10_000_000_000, 'pixels'),
+    default: 100_000_000,
+    doc: 'Most decoded pixels all of a document\'s images may have together, checked before printing (`bound: "image_pixels"`).',
+  })
   .add({
     name: 'PRESSROOM_RENDERER_MEMORY_MB',
     group: 'bounds',
@@ -156,13 +299,55 @@ const declarations = new Declarations<object>([])
     doc: 'Resident memory past which a Chromium renderer or print compositor is killed and only its render fails (`bound: "memory"`).',
   })
   // Rate limits
-  .add({ name: 'PRESSROOM_PLAN_FREE_PER_MINUTE', group: 'rateLimits', kind: limit(1, RATE_LIMIT_MAXIMUMS.perMinute), default: 60, doc: 'Requests per minute of a `free` account.' })
-  .add({ name: 'PRESSROOM_PLAN_FREE_PER_DAY', group: 'rateLimits', kind: limit(1, RATE_LIMIT_MAXIMUMS.perDay), default: 1000, doc: 'Requests per day of a `free` account.' })
-  .add({ name: 'PRESSROOM_PLAN_PRO_PER_MINUTE', group: 'rateLimits', kind: limit(1, RATE_LIMIT_MAXIMUMS.perMinute), default: 120, doc: 'Requests per minute of a `pro` account.' })
-  .add({ name: 'PRESSROOM_PLAN_PRO_PER_DAY', group: 'rateLimits', kind: limit(1, RATE_LIMIT_MAXIMUMS.perDay), default: 10_000, doc: 'Requests per day of a `pro` account.' })
-  .add({ name: 'PRESSROOM_PLAN_ENTERPRISE_PER_MINUTE', group: 'rateLimits', kind: limit(1, RATE_LIMIT_MAXIMUMS.perMinute), default: null, doc: 'Requests per minute of an `enterprise` account.' })
-  .add({ name: 'PRESSROOM_PLAN_ENTERPRISE_PER_DAY', group: 'rateLimits', kind: limit(1, RATE_LIMIT_MAXIMUMS.perDay), default: null, doc: 'Requests per day of an `enterprise` account.' })
-  .add({ name: 'PRESSROOM_PREVIEW_PER_MINUTE', group: 'rateLimits', kind: whole(1, RATE_LIMIT_MAXIMUMS.perMinute, 'requests'), default: 30, doc: 'Free previews per account and minute (the studio).' })
+  .add({
+    name: 'PRESSROOM_PLAN_FREE_PER_MINUTE',
+    group: 'rateLimits',
+    kind: limit(1, RATE_LIMIT_MAXIMUMS.perMinute),
+    default: 60,
+    doc: 'Requests per minute of a `free` account.',
+  })
+  .add({
+    name: 'PRESSROOM_PLAN_FREE_PER_DAY',
+    group: 'rateLimits',
+    kind: limit(1, RATE_LIMIT_MAXIMUMS.perDay),
+    default: 1000,
+    doc: 'Requests per day of a `free` account.',
+  })
+  .add({
+    name: 'PRESSROOM_PLAN_PRO_PER_MINUTE',
+    group: 'rateLimits',
+    kind: limit(1, RATE_LIMIT_MAXIMUMS.perMinute),
+    default: 120,
+    doc: 'Requests per minute of a `pro` account.',
+  })
+  .add({
+    name: 'PRESSROOM_PLAN_PRO_PER_DAY',
+    group: 'rateLimits',
+    kind: limit(1, RATE_LIMIT_MAXIMUMS.perDay),
+    default: 10_000,
+    doc: 'Requests per day of a `pro` account.',
+  })
+  .add({
+    name: 'PRESSROOM_PLAN_ENTERPRISE_PER_MINUTE',
+    group: 'rateLimits',
+    kind: limit(1, RATE_LIMIT_MAXIMUMS.perMinute),
+    default: null,
+    doc: 'Requests per minute of an `enterprise` account.',
+  })
+  .add({
+    name: 'PRESSROOM_PLAN_ENTERPRISE_PER_DAY',
+    group: 'rateLimits',
+    kind: limit(1, RATE_LIMIT_MAXIMUMS.perDay),
+    default: null,
+    doc: 'Requests per day of an `enterprise` account.',
+  })
+  .add({
+    name: 'PRESSROOM_PREVIEW_PER_MINUTE',
+    group: 'rateLimits',
+    kind: whole(1, RATE_LIMIT_MAXIMUMS.perMinute, 'requests'),
+    default: 30,
+    doc: 'Free previews per account and minute (the studio).',
+  })
   // Jobs and webhooks
   .add({
     name: 'PRESSROOM_WORKER_CONCURRENCY',
@@ -172,10 +357,34 @@ const declarations = new Declarations<object>([])
     defaultDoc: 'render concurrency',
     doc: 'Jobs one worker process renders at once.',
   })
-  .add({ name: 'PRESSROOM_JOB_POLL_MS', group: 'jobs', kind: whole(10, 600_000, 'ms'), default: 1000, doc: 'How often idle workers look for jobs and webhooks when no wake-up arrives.' })
-  .add({ name: 'PRESSROOM_JOB_MAX_ATTEMPTS', group: 'jobs', kind: whole(1, 100), default: 5, doc: 'Attempts before a transient failure of a job becomes permanent.' })
-  .add({ name: 'PRESSROOM_BATCH_MAX_ITEMS', group: 'jobs', kind: whole(1, 1_000_000, 'count'), default: 50_000, doc: 'Most items one batch (`POST /v1/pdf/batches`) may have; more is a 422 before anything is charged.' })
-  .add({ name: 'PRESSROOM_JOB_RETENTION_DAYS', group: 'jobs', kind: whole(0, 3650, 'days'), default: 30, doc: 'Finished jobs (their data and webhook records) are deleted this long after they finished; 0 keeps them.' })
+  .add({
+    name: 'PRESSROOM_JOB_POLL_MS',
+    group: 'jobs',
+    kind: whole(10, 600_000, 'ms'),
+    default: 1000,
+    doc: 'How often idle workers look for jobs and webhooks when no wake-up arrives.',
+  })
+  .add({
+    name: 'PRESSROOM_JOB_MAX_ATTEMPTS',
+    group: 'jobs',
+    kind: whole(1, 100),
+    default: 5,
+    doc: 'Attempts before a transient failure of a job becomes permanent.',
+  })
+  .add({
+    name: 'PRESSROOM_BATCH_MAX_ITEMS',
+    group: 'jobs',
+    kind: whole(1, 1_000_000, 'count'),
+    default: 50_000,
+    doc: 'Most items one batch (`POST /v1/pdf/batches`) may have; more is a 422 before anything is charged.',
+  })
+  .add({
+    name: 'PRESSROOM_JOB_RETENTION_DAYS',
+    group: 'jobs',
+    kind: whole(0, 3650, 'days'),
+    default: 30,
+    doc: 'Finished jobs (their data and webhook records) are deleted this long after they finished; 0 keeps them.',
+  })
   .add({
     name: 'PRESSROOM_LEASE_MS',
     group: 'jobs',
@@ -185,8 +394,20 @@ const declarations = new Declarations<object>([])
     default: 30_000,
     doc: "Lease under which a process holds a claimed job, a sync generation's reserved credit and its `Idempotency-Key`; when the process dies, another takes them over after this.",
   })
-  .add({ name: 'PRESSROOM_SHUTDOWN_GRACE_MS', group: 'jobs', kind: whole(0, HOUR_MS, 'ms'), default: 30_000, doc: 'On SIGTERM, time jobs in flight get to finish before they are handed back to the queue.' })
-  .add({ name: 'PRESSROOM_WEBHOOK_MAX_ATTEMPTS', group: 'jobs', kind: whole(1, 50), default: 8, doc: 'Attempts of one webhook delivery; the default spreads them over more than an hour (docs/webhooks.md).' })
+  .add({
+    name: 'PRESSROOM_SHUTDOWN_GRACE_MS',
+    group: 'jobs',
+    kind: whole(0, HOUR_MS, 'ms'),
+    default: 30_000,
+    doc: 'On SIGTERM, time jobs in flight get to finish before they are handed back to the queue.',
+  })
+  .add({
+    name: 'PRESSROOM_WEBHOOK_MAX_ATTEMPTS',
+    group: 'jobs',
+    kind: whole(1, 50),
+    default: 8,
+    doc: 'Attempts of one webhook delivery; the default spreads them over more than an hour (docs/webhooks.md).',
+  })
   // PDF tools
   .add({
     name: 'PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES',
@@ -203,9 +424,21 @@ const declarations = new Declarations<object>([])
     defaultDoc: 'unset: `timestamp: true` needs an account-named `tsa_url`',
     doc: 'RFC 3161 time-stamp authority of `timestamp: true` signatures (PAdES B-T; docs/finishing.md), reached through the outbound guard.',
   })
-  .add({ name: 'PRESSROOM_PDF_TOOLS_TIMEOUT_MS', group: 'pdfTools', kind: whole(100, HOUR_MS, 'ms'), default: 60_000, doc: 'Deadline of one qpdf run (`PDF_TOOL_TIMEOUT`), and its CPU ceiling in seconds (`PDF_TOO_COMPLEX`).' })
+  .add({
+    name: 'PRESSROOM_PDF_TOOLS_TIMEOUT_MS',
+    group: 'pdfTools',
+    kind: whole(100, HOUR_MS, 'ms'),
+    default: 60_000,
+    doc: 'Deadline of one qpdf run (`PDF_TOOL_TIMEOUT`), and its CPU ceiling in seconds (`PDF_TOO_COMPLEX`).',
+  })
   // Assets and remote resources
-  .add({ name: 'PRESSROOM_ASSET_ACCOUNT_MAX_BYTES', group: 'resources', kind: bytes(1024, 1024 * GiB), default: 200 * MiB, doc: "All of one account's assets together (413 above)." })
+  .add({
+    name: 'PRESSROOM_ASSET_ACCOUNT_MAX_BYTES',
+    group: 'resources',
+    kind: bytes(1024, 1024 * GiB),
+    default: 200 * MiB,
+    doc: "All of one account's assets together (413 above).",
+  })
   .add({
     name: 'PRESSROOM_REMOTE_RESOURCES',
     group: 'resources',
@@ -236,12 +469,19 @@ export const SETTING_NAMES: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.
  * Parses every setting from `env` in declaration order (a default may use the settings before it);
  * an empty variable counts as unset. Throws ConfigError naming the first bad variable.
  */
-export function parseSettings(env: Readonly<Record<string, string | undefined>>, machine: Machine = currentMachine()): SettingValues {
+export function parseSettings(
+  env: Readonly<Record<string, string | undefined>>,
+  machine: Machine = currentMachine(),
+): SettingValues {
   const values: Record<string, unknown> = {};
   for (const setting of SETTINGS) {
     const raw = env[setting.name];
     if (raw !== undefined && raw.trim() !== '') values[setting.name] = setting.kind.parse(raw, setting.name);
-    else values[setting.name] = typeof setting.default === 'function' ? (setting.default as (e: typeof values, m: Machine) => unknown)(values, machine) : setting.default;
+    else
+      values[setting.name] =
+        typeof setting.default === 'function'
+          ? (setting.default as (e: typeof values, m: Machine) => unknown)(values, machine)
+          : setting.default;
   }
   return values as SettingValues;
 }

@@ -24,7 +24,13 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
 
   beforeAll(async () => {
     testDb = await createTestDatabase(dialect);
-    handle = await openDatabase({ dialect, url: dialect === 'postgres' ? TEST_PG_URL : undefined, sqlitePath: join(testDb.dataDir, 'charges.db'), pgSchema: testDb.pgSchema, poolSize: 20 });
+    handle = await openDatabase({
+      dialect,
+      url: dialect === 'postgres' ? TEST_PG_URL : undefined,
+      sqlitePath: join(testDb.dataDir, 'charges.db'),
+      pgSchema: testDb.pgSchema,
+      poolSize: 20,
+    });
     ledger = createCreditLedger(handle.db);
     here = createCharges({ db: handle.db, ledger, instanceId: 'host:1:here', leaseMs: 60_000, logger });
     elsewhere = createCharges({ db: handle.db, ledger, instanceId: 'host:2:else', leaseMs: 60_000, logger });
@@ -35,11 +41,23 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
   });
 
   async function account(id: string, credits: number): Promise<string> {
-    await handle.db.insertInto('accounts').values({ id, email: null, plan: 'free', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
+    await handle.db
+      .insertInto('accounts')
+      .values({
+        id,
+        email: null,
+        plan: 'free',
+        credits: 0,
+        rate_limit_per_minute: null,
+        rate_limit_per_day: null,
+        created_at: Date.now(),
+      })
+      .execute();
     await ledger.grant(id, credits, 'BONUS');
     return id;
   }
-  const types = async (id: string) => (await ledger.list(id, 100, 0)).transactions.map((t) => t.transaction_type).sort();
+  const types = async (id: string) =>
+    (await ledger.list(id, 100, 0)).transactions.map((t) => t.transaction_type).sort();
   async function expectBalanced(id: string): Promise<number> {
     const balance = await ledger.balance(id);
     expect(balance).toBe(0 - (await sumTransactionCredits(handle.db, id)));
@@ -71,13 +89,15 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
 
   it('resolves racing posts and voids from two processes exactly once each', async () => {
     const id = await account('acc_race', 20);
-    const reservations = await Promise.all(Array.from({ length: 20 }, () => here.reserve(id, 'tmpl00000001', { request: true })));
+    const reservations = await Promise.all(
+      Array.from({ length: 20 }, () => here.reserve(id, 'tmpl00000001', { request: true })),
+    );
     expect(await ledger.balance(id)).toBe(0);
-    const outcomes = await Promise.all(reservations.map((r, i) => Promise.all([
-      i % 2 === 0 ? here.post(r, 1) : here.void(r),
-      elsewhere.void(r),
-      elsewhere.post(r, 1),
-    ])));
+    const outcomes = await Promise.all(
+      reservations.map((r, i) =>
+        Promise.all([i % 2 === 0 ? here.post(r, 1) : here.void(r), elsewhere.void(r), elsewhere.post(r, 1)]),
+      ),
+    );
     // Exactly one of the three calls on each reservation resolved it.
     for (const calls of outcomes) expect(calls.filter(Boolean)).toHaveLength(1);
     const refunds = (await ledger.list(id, 100, 0)).transactions.filter((t) => t.transaction_type === 'REFUND').length;
@@ -110,7 +130,9 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
   it('refuses a reservation at zero credits and writes nothing', async () => {
     const id = await account('acc_zero', 1);
     await here.reserve(id, 'tmpl00000001', { request: true });
-    await expect(here.reserve(id, 'tmpl00000001', { request: true })).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    await expect(here.reserve(id, 'tmpl00000001', { request: true })).rejects.toMatchObject({
+      code: 'INSUFFICIENT_CREDITS',
+    });
     expect(await here.pendingCount(id)).toBe(1);
     expect(await expectBalanced(id)).toBe(0);
   });

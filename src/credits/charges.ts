@@ -46,7 +46,12 @@ export interface Charges {
    * A batch's reservation (issue 40): one credit per job in `jobIds`, all or none (INSUFFICIENT_CREDITS),
    * in the caller's transaction; each job posts or voids its own, as a create-async job does.
    */
-  reserveForJobs(accountId: string, subject: ChargeSubject, jobIds: readonly string[], trx: Tx): Promise<{ transactionRefs: string[]; balance: number }>;
+  reserveForJobs(
+    accountId: string,
+    subject: ChargeSubject,
+    jobIds: readonly string[],
+    trx: Tx,
+  ): Promise<{ transactionRefs: string[]; balance: number }>;
   /** The document was delivered: the charge is final. False when it had already been voided (then no charge stands). */
   post(reservation: Pick<Reservation, 'transactionRef'>, execMs: number, trx?: Tx): Promise<boolean>;
   /** The generation failed: refunds it unless it was posted, exactly once. False when already resolved. */
@@ -81,7 +86,8 @@ export function createCharges(options: ChargesOptions): Charges {
   const { db, ledger, instanceId, leaseMs, logger } = options;
   /** Reservations this process holds and still works on: only these are renewed. */
   const held = new Set<string>();
-  const inTx = <T>(trx: Tx | undefined, work: (t: Tx) => Promise<T>): Promise<T> => (trx ? work(trx) : withTransaction(db, work));
+  const inTx = <T>(trx: Tx | undefined, work: (t: Tx) => Promise<T>): Promise<T> =>
+    trx ? work(trx) : withTransaction(db, work);
 
   async function voidOnce(reservation: Pick<Reservation, 'transactionRef' | 'accountId'>, t: Tx): Promise<boolean> {
     if (!(await store.resolveReservation(t, reservation.transactionRef))) return false;
@@ -110,13 +116,16 @@ export function createCharges(options: ChargesOptions): Charges {
     async reserveForJobs(accountId, subject, jobIds, trx) {
       const debit = await ledger.debitMany(accountId, subject, jobIds.length, trx);
       const now = Date.now();
-      await store.insertReservations(trx, debit.transactionRefs.map((ref, i) => ({
-        transaction_ref: ref,
-        account_id: accountId,
-        holder: `job:${jobIds[i]}`,
-        lease_until: null,
-        created_at: now,
-      })));
+      await store.insertReservations(
+        trx,
+        debit.transactionRefs.map((ref, i) => ({
+          transaction_ref: ref,
+          account_id: accountId,
+          holder: `job:${jobIds[i]}`,
+          lease_until: null,
+          created_at: now,
+        })),
+      );
       return debit;
     },
 
@@ -128,7 +137,11 @@ export function createCharges(options: ChargesOptions): Charges {
       });
       held.delete(reservation.transactionRef);
       // Only when this process stalled past its lease and another one voided the charge meanwhile.
-      if (!posted) logger.warn({ transactionRef: reservation.transactionRef }, 'a delivered document had already been refunded (its lease ran out); no charge stands');
+      if (!posted)
+        logger.warn(
+          { transactionRef: reservation.transactionRef },
+          'a delivered document had already been refunded (its lease ran out); no charge stands',
+        );
       return posted;
     },
 
@@ -145,14 +158,20 @@ export function createCharges(options: ChargesOptions): Charges {
           } catch (error) {
             // A coded error (unknown account…) will not change on retry; only infrastructure failures do.
             if (delayMs === undefined || isAppError(error)) throw error;
-            logger.warn({ err: error, transactionRef: reservation.transactionRef, retryInMs: delayMs }, 'refund failed; retrying');
+            logger.warn(
+              { err: error, transactionRef: reservation.transactionRef, retryInMs: delayMs },
+              'refund failed; retrying',
+            );
             await new Promise((resolve) => setTimeout(resolve, delayMs));
           }
         }
         return false;
       } catch (error) {
         // Not renewed from now on: once its lease has run out, recovery (here or in another process) voids it.
-        logger.error({ err: error, transactionRef: reservation.transactionRef }, 'refund failed; the reservation will be voided when its lease runs out');
+        logger.error(
+          { err: error, transactionRef: reservation.transactionRef },
+          'refund failed; the reservation will be voided when its lease runs out',
+        );
         return false;
       } finally {
         held.delete(reservation.transactionRef);
@@ -170,9 +189,16 @@ export function createCharges(options: ChargesOptions): Charges {
         const before = voided;
         for (const row of expired) {
           if (held.has(row.transaction_ref)) continue; // ours, only late in renewing
-          if (await withTransaction(db, (t) => voidOnce({ transactionRef: row.transaction_ref, accountId: row.account_id }, t))) {
+          if (
+            await withTransaction(db, (t) =>
+              voidOnce({ transactionRef: row.transaction_ref, accountId: row.account_id }, t),
+            )
+          ) {
             voided += 1;
-            logger.warn({ transactionRef: row.transaction_ref, accountId: row.account_id, holder: row.holder }, 'voided a reservation whose process stopped renewing it; credit refunded');
+            logger.warn(
+              { transactionRef: row.transaction_ref, accountId: row.account_id, holder: row.holder },
+              'voided a reservation whose process stopped renewing it; credit refunded',
+            );
           }
         }
         if (expired.length < RECOVERY_BATCH || voided === before) return voided;

@@ -33,7 +33,12 @@ export async function addCredits(db: DbOrTx, accountId: string, amount: number):
  * Adds credits unless the balance would pass `maxBalance`, and returns the new balance; undefined when
  * the account does not exist or the balance is too high (the caller tells which).
  */
-export async function addCreditsUpTo(db: DbOrTx, accountId: string, amount: number, maxBalance: number): Promise<number | undefined> {
+export async function addCreditsUpTo(
+  db: DbOrTx,
+  accountId: string,
+  amount: number,
+  maxBalance: number,
+): Promise<number | undefined> {
   const row = await db
     .updateTable('accounts')
     .set((eb) => ({ credits: eb('credits', '+', amount) }))
@@ -52,7 +57,11 @@ export async function insertTransaction(db: DbOrTx, row: NewTransaction): Promis
 export const INSERT_CHUNK_ROWS = 500;
 
 /** Inserts many rows of one table in chunks (a batch's PDFGENs, reservations and items). */
-export async function insertChunked<T>(rows: readonly T[], insert: (chunk: T[]) => Promise<unknown>, chunkRows = INSERT_CHUNK_ROWS): Promise<void> {
+export async function insertChunked<T>(
+  rows: readonly T[],
+  insert: (chunk: T[]) => Promise<unknown>,
+  chunkRows = INSERT_CHUNK_ROWS,
+): Promise<void> {
   for (let i = 0; i < rows.length; i += chunkRows) await insert(rows.slice(i, i + chunkRows));
 }
 
@@ -72,14 +81,27 @@ export async function insertRefundOnce(db: DbOrTx, row: NewTransaction): Promise
 }
 
 export async function findTransaction(db: DbOrTx, transactionRef: string): Promise<TransactionRow | undefined> {
-  return db.selectFrom('credit_transactions').selectAll().where('transaction_ref', '=', transactionRef).executeTakeFirst();
+  return db
+    .selectFrom('credit_transactions')
+    .selectAll()
+    .where('transaction_ref', '=', transactionRef)
+    .executeTakeFirst();
 }
 
 export async function setExecTime(db: DbOrTx, transactionRef: string, execTm: number): Promise<void> {
-  await db.updateTable('credit_transactions').set({ exec_tm: execTm }).where('transaction_ref', '=', transactionRef).execute();
+  await db
+    .updateTable('credit_transactions')
+    .set({ exec_tm: execTm })
+    .where('transaction_ref', '=', transactionRef)
+    .execute();
 }
 
-export async function listTransactions(db: DbOrTx, accountId: string, limit: number, offset: number): Promise<TransactionRow[]> {
+export async function listTransactions(
+  db: DbOrTx,
+  accountId: string,
+  limit: number,
+  offset: number,
+): Promise<TransactionRow[]> {
   return db
     .selectFrom('credit_transactions')
     .selectAll()

@@ -29,7 +29,18 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
   });
 
   async function newAccount(id: string): Promise<string> {
-    await handle.db.insertInto('accounts').values({ id, email: null, plan: 'free', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
+    await handle.db
+      .insertInto('accounts')
+      .values({
+        id,
+        email: null,
+        plan: 'free',
+        credits: 0,
+        rate_limit_per_minute: null,
+        rate_limit_per_day: null,
+        created_at: Date.now(),
+      })
+      .execute();
     return id;
   }
 
@@ -110,7 +121,9 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     expect(isAppError(await ledger.grant(id, 0, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(true);
     expect(isAppError(await ledger.grant('acc_missing', 1, 'BONUS').catch((e) => e), 'ACCOUNT_NOT_FOUND')).toBe(true);
     expect((await ledger.list('acc_missing', 10, 0)).total).toBe(0);
-    expect(isAppError(await ledger.grant(id, MAX_GRANT_CREDITS + 1, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(true);
+    expect(isAppError(await ledger.grant(id, MAX_GRANT_CREDITS + 1, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(
+      true,
+    );
     expect(await expectBalanced(id)).toBe(0);
   });
 
@@ -118,7 +131,14 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     const id = await newAccount('acc_ceiling');
     await ledger.grant(id, MAX_GRANT_CREDITS, 'PURCHASE');
     const step = 100_000_000;
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => ledger.grant(id, step, 'BONUS').then(() => 'granted', (e) => (isAppError(e, 'BALANCE_LIMIT_EXCEEDED') ? 'refused' : e))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        ledger.grant(id, step, 'BONUS').then(
+          () => 'granted',
+          (e) => (isAppError(e, 'BALANCE_LIMIT_EXCEEDED') ? 'refused' : e),
+        ),
+      ),
+    );
     expect(outcomes.filter((o) => o === 'granted')).toHaveLength((MAX_BALANCE - MAX_GRANT_CREDITS) / step);
     expect(outcomes.filter((o) => o === 'refused')).toHaveLength(20 - (MAX_BALANCE - MAX_GRANT_CREDITS) / step);
     expect(await expectBalanced(id)).toBe(MAX_BALANCE);

@@ -45,7 +45,12 @@ export interface CreditLedger {
    */
   debit(accountId: string, subject: ChargeSubject, trx?: Tx): Promise<Debit>;
   /** Takes `count` credits at once, one PDFGEN each (a batch); INSUFFICIENT_CREDITS unless all are there. */
-  debitMany(accountId: string, subject: ChargeSubject, count: number, trx: Tx): Promise<{ transactionRefs: string[]; balance: number }>;
+  debitMany(
+    accountId: string,
+    subject: ChargeSubject,
+    count: number,
+    trx: Tx,
+  ): Promise<{ transactionRefs: string[]; balance: number }>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
   /**
@@ -68,7 +73,10 @@ export function createCreditLedger(db: Db): CreditLedger {
       return inTx(trx, async (t) => {
         const balance = await store.takeCredits(t, accountId, 1);
         if (balance === undefined) {
-          throw new AppError('INSUFFICIENT_CREDITS', 'No credits remaining. Add credits to the account to generate documents.');
+          throw new AppError(
+            'INSUFFICIENT_CREDITS',
+            'No credits remaining. Add credits to the account to generate documents.',
+          );
         }
         const transactionRef = newTransactionRef();
         await store.insertTransaction(t, {
@@ -89,7 +97,10 @@ export function createCreditLedger(db: Db): CreditLedger {
     async debitMany(accountId, subject, count, trx) {
       const balance = await store.takeCredits(trx, accountId, count);
       if (balance === undefined) {
-        throw new AppError('INSUFFICIENT_CREDITS', `This batch needs ${count} credits and the account has fewer. Add credits, or send fewer items.`);
+        throw new AppError(
+          'INSUFFICIENT_CREDITS',
+          `This batch needs ${count} credits and the account has fewer. Add credits, or send fewer items.`,
+        );
       }
       const now = Date.now();
       const rows = Array.from({ length: count }, () => ({
@@ -126,7 +137,9 @@ export function createCreditLedger(db: Db): CreditLedger {
 
     grant(accountId, credits, type, trx) {
       if (!Number.isInteger(credits) || credits <= 0 || credits > MAX_GRANT_CREDITS) {
-        return Promise.reject(new AppError('INVALID_REQUEST', `credits must be a whole number from 1 to ${MAX_GRANT_CREDITS}.`));
+        return Promise.reject(
+          new AppError('INVALID_REQUEST', `credits must be a whole number from 1 to ${MAX_GRANT_CREDITS}.`),
+        );
       }
       return inTx(trx, async (t) => {
         const balance = await store.addCreditsUpTo(t, accountId, credits, MAX_BALANCE);

@@ -17,18 +17,29 @@ export async function insertReservations(db: DbOrTx, rows: CreditReservationsTab
  * through this delete, so whichever comes first wins and the other does nothing.
  */
 export async function resolveReservation(db: DbOrTx, transactionRef: string): Promise<boolean> {
-  const result = await db.deleteFrom('credit_reservations').where('transaction_ref', '=', transactionRef).executeTakeFirst();
+  const result = await db
+    .deleteFrom('credit_reservations')
+    .where('transaction_ref', '=', transactionRef)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 /** Extends the leases of the given reservations (those its process is still working on). */
 export async function renewReservations(db: DbOrTx, transactionRefs: string[], leaseUntil: number): Promise<void> {
   if (transactionRefs.length === 0) return;
-  await db.updateTable('credit_reservations').set({ lease_until: leaseUntil }).where('transaction_ref', 'in', transactionRefs).execute();
+  await db
+    .updateTable('credit_reservations')
+    .set({ lease_until: leaseUntil })
+    .where('transaction_ref', 'in', transactionRefs)
+    .execute();
 }
 
 /** Reservations whose lease ran out before `now` (their process died or stalled), oldest first. */
-export async function findExpiredReservations(db: DbOrTx, now: number, limit: number): Promise<{ transaction_ref: string; account_id: string; holder: string }[]> {
+export async function findExpiredReservations(
+  db: DbOrTx,
+  now: number,
+  limit: number,
+): Promise<{ transaction_ref: string; account_id: string; holder: string }[]> {
   return db
     .selectFrom('credit_reservations')
     .select(['transaction_ref', 'account_id', 'holder'])

@@ -132,7 +132,9 @@ function openPostgres(url: string, poolSize: number, schema?: string): pg.Pool {
     // Times and counts are int8; they fit in a double (epoch ms < 2^53), so read them as numbers.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === PG_INT8 || oid === PG_NUMERIC ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === PG_INT8 || oid === PG_NUMERIC
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
     options: schema ? `-c search_path=${schema}` : undefined,
     connectionTimeoutMillis: 5000,

@@ -60,9 +60,10 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
   // Kysely looks for its own tables in every schema unless told which one: with several schemas in
   // one PostgreSQL database (tests, shared servers) it would find another schema's lock table and then
   // fail to read its own. Pin it to the connection's current schema.
-  const migrationTableSchema = dialect === 'postgres'
-    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-    : undefined;
+  const migrationTableSchema =
+    dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({ db, provider: new InCodeProvider(dialect), migrationTableSchema });
   let { error, results } = await migrator.migrateToLatest();
   // Kysely's introspection reads every schema of the database; one dropped by someone else while it
@@ -73,7 +74,10 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
   }
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`, { cause: error });
+    throw new Error(
+      `database migration ${failed?.migrationName ?? ''} failed: ${String((error as Error)?.message ?? error)}`,
+      { cause: error },
+    );
   }
 }
 

@@ -21,20 +21,64 @@ describe('isDatabaseUnavailable', () => {
     { scenario: 'PostgreSQL unable to establish a connection (08001)', error: coded('08001'), unavailable: true },
     { scenario: 'PostgreSQL connection does not exist (08003)', error: coded('08003'), unavailable: true },
     { scenario: 'PostgreSQL connection failure (08006)', error: coded('08006'), unavailable: true },
-    { scenario: 'connection refused', error: coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'), unavailable: true },
+    {
+      scenario: 'connection refused',
+      error: coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'),
+      unavailable: true,
+    },
     { scenario: 'connection reset', error: coded('ECONNRESET', 'read ECONNRESET'), unavailable: true },
-    { scenario: 'socket closed under a query', error: new Error('Connection terminated unexpectedly'), unavailable: true },
-    { scenario: 'socket closed by the connect timeout', error: new Error('Connection terminated due to connection timeout'), unavailable: true },
-    { scenario: 'pool without a free connection', error: new Error('timeout exceeded when trying to connect'), unavailable: true },
-    { scenario: 'client whose connection failed', error: new Error('Client has encountered a connection error and is not queryable'), unavailable: true },
-    { scenario: 'session ended by the server, message only', error: new Error('terminating connection due to administrator command'), unavailable: true },
-    { scenario: 'server starting up, message only', error: new Error('the database system is starting up'), unavailable: true },
-    { scenario: 'server shutting down, other case', error: new Error('The Database System Is Shutting Down'), unavailable: true },
-    { scenario: 'unique violation (23505)', error: coded('23505', 'duplicate key value violates unique constraint'), unavailable: false },
+    {
+      scenario: 'socket closed under a query',
+      error: new Error('Connection terminated unexpectedly'),
+      unavailable: true,
+    },
+    {
+      scenario: 'socket closed by the connect timeout',
+      error: new Error('Connection terminated due to connection timeout'),
+      unavailable: true,
+    },
+    {
+      scenario: 'pool without a free connection',
+      error: new Error('timeout exceeded when trying to connect'),
+      unavailable: true,
+    },
+    {
+      scenario: 'client whose connection failed',
+      error: new Error('Client has encountered a connection error and is not queryable'),
+      unavailable: true,
+    },
+    {
+      scenario: 'session ended by the server, message only',
+      error: new Error('terminating connection due to administrator command'),
+      unavailable: true,
+    },
+    {
+      scenario: 'server starting up, message only',
+      error: new Error('the database system is starting up'),
+      unavailable: true,
+    },
+    {
+      scenario: 'server shutting down, other case',
+      error: new Error('The Database System Is Shutting Down'),
+      unavailable: true,
+    },
+    {
+      scenario: 'unique violation (23505)',
+      error: coded('23505', 'duplicate key value violates unique constraint'),
+      unavailable: false,
+    },
     { scenario: 'syntax error (42601)', error: coded('42601', 'syntax error at or near "selec"'), unavailable: false },
     { scenario: 'SQLite busy', error: coded('SQLITE_BUSY', 'database is locked'), unavailable: false },
-    { scenario: 'DNS failure of some other host', error: coded('ENOTFOUND', 'getaddrinfo ENOTFOUND example.invalid'), unavailable: false },
-    { scenario: 'a bug', error: new TypeError("Cannot read properties of undefined (reading 'id')"), unavailable: false },
+    {
+      scenario: 'DNS failure of some other host',
+      error: coded('ENOTFOUND', 'getaddrinfo ENOTFOUND example.invalid'),
+      unavailable: false,
+    },
+    {
+      scenario: 'a bug',
+      error: new TypeError("Cannot read properties of undefined (reading 'id')"),
+      unavailable: false,
+    },
     { scenario: 'a numeric code', error: { code: 57, message: 'x' }, unavailable: false },
     { scenario: 'a string thrown', error: 'Connection terminated', unavailable: false },
     { scenario: 'null', error: null, unavailable: false },
@@ -67,7 +111,16 @@ describe('isDatabaseUnavailable on errors from the real databases', () => {
     {
       scenario: 'PostgreSQL: nothing listens on the port',
       unavailable: true,
-      produce: () => caught(() => new pg.Client({ host: '127.0.0.1', port: 1, user: 'postgres', database: 'test', connectionTimeoutMillis: 10_000 }).connect()),
+      produce: () =>
+        caught(() =>
+          new pg.Client({
+            host: '127.0.0.1',
+            port: 1,
+            user: 'postgres',
+            database: 'test',
+            connectionTimeoutMillis: 10_000,
+          }).connect(),
+        ),
     },
     {
       scenario: 'PostgreSQL: the server ends our session, then the next query on that client',

@@ -28,17 +28,30 @@ const SOCKET_CODES: Readonly<Record<string, string>> = {
 
 /** Messages of errors that carry no code (node-postgres and its pool), matched case-insensitively. */
 const MESSAGE_PATTERNS: readonly { pattern: RegExp; meaning: string }[] = [
-  { pattern: /Connection terminated/i, meaning: 'the socket closed under a query ("… unexpectedly", "… due to connection timeout")' },
-  { pattern: /timeout exceeded when trying to connect/i, meaning: 'the pool got no connection within connectionTimeoutMillis' },
+  {
+    pattern: /Connection terminated/i,
+    meaning: 'the socket closed under a query ("… unexpectedly", "… due to connection timeout")',
+  },
+  {
+    pattern: /timeout exceeded when trying to connect/i,
+    meaning: 'the pool got no connection within connectionTimeoutMillis',
+  },
   { pattern: /is not queryable/i, meaning: 'a checked-out client whose connection already failed (see openDatabase)' },
-  { pattern: /terminating connection/i, meaning: 'the server ended the session (admin shutdown, crash of another backend)' },
-  { pattern: /the database system is (starting up|shutting down)/i, meaning: 'the server accepts no sessions yet or any more' },
+  {
+    pattern: /terminating connection/i,
+    meaning: 'the server ended the session (admin shutdown, crash of another backend)',
+  },
+  {
+    pattern: /the database system is (starting up|shutting down)/i,
+    meaning: 'the server accepts no sessions yet or any more',
+  },
 ];
 
 /** Whether `error` says the database is unavailable for now (see the tables above), so retrying later should work. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null | undefined)?.code;
-  if (typeof code === 'string' && (Object.hasOwn(POSTGRES_CODES, code) || Object.hasOwn(SOCKET_CODES, code))) return true;
+  if (typeof code === 'string' && (Object.hasOwn(POSTGRES_CODES, code) || Object.hasOwn(SOCKET_CODES, code)))
+    return true;
   const message = String((error as { message?: unknown } | null | undefined)?.message ?? '');
   return MESSAGE_PATTERNS.some(({ pattern }) => pattern.test(message));
 }

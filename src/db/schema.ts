@@ -198,7 +198,14 @@ export interface JobsTable {
 }
 
 /** The states of a batch (src/batches/). */
-export type BatchStatus = 'pending' | 'processing' | 'assembling' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled';
+export type BatchStatus =
+  | 'pending'
+  | 'processing'
+  | 'assembling'
+  | 'completed'
+  | 'completed_with_errors'
+  | 'failed'
+  | 'cancelled';
 
 /** A batch of documents from one template; its items are job rows (issue 40). */
 export interface BatchesTable {

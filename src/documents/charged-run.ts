@@ -94,8 +94,20 @@ const BINARY_REPLAY_SECONDS = 86_400;
 
 /** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
 type StoredDelivery =
-  | { delivery: Exclude<Delivery, { kind: 'binary' }>; creditsRemaining: number; warnings?: DocumentWarning[]; einvoiceChecks?: string }
-  | { binaryFileId: string; filename: string; contentType?: string; creditsRemaining: number; warnings?: DocumentWarning[]; einvoiceChecks?: string };
+  | {
+      delivery: Exclude<Delivery, { kind: 'binary' }>;
+      creditsRemaining: number;
+      warnings?: DocumentWarning[];
+      einvoiceChecks?: string;
+    }
+  | {
+      binaryFileId: string;
+      filename: string;
+      contentType?: string;
+      creditsRemaining: number;
+      warnings?: DocumentWarning[];
+      einvoiceChecks?: string;
+    };
 
 /** `invoice` → `invoice.pdf`; a trailing `.pdf` given by the caller is not doubled. */
 export function pdfFilename(name: string | null | undefined): string {
@@ -112,7 +124,10 @@ export async function deliverToClient(
   accountId: string,
   pdf: BlobBody,
   options: { exportType: ExportType; filename: string; expirationSeconds: number },
-  file: { filename: string; contentType: string } = { filename: pdfFilename(options.filename), contentType: 'application/pdf' },
+  file: { filename: string; contentType: string } = {
+    filename: pdfFilename(options.filename),
+    contentType: 'application/pdf',
+  },
 ): Promise<Delivery> {
   const { filename, contentType } = file;
   if (options.exportType === 'binary') return { kind: 'binary', pdf: await bodyBytes(pdf), filename, contentType };
@@ -124,24 +139,71 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   const { db, charges, idempotency, files, logger } = deps;
   const settled = async () => undefined;
 
-  async function storedAnswer(accountId: string, delivery: Delivery, creditsRemaining: number, warnings: DocumentWarning[] | undefined, einvoiceChecks: string | undefined): Promise<StoredDelivery> {
-    const extra = { ...(warnings && warnings.length > 0 ? { warnings } : {}), ...(einvoiceChecks ? { einvoiceChecks } : {}) };
+  async function storedAnswer(
+    accountId: string,
+    delivery: Delivery,
+    creditsRemaining: number,
+    warnings: DocumentWarning[] | undefined,
+    einvoiceChecks: string | undefined,
+  ): Promise<StoredDelivery> {
+    const extra = {
+      ...(warnings && warnings.length > 0 ? { warnings } : {}),
+      ...(einvoiceChecks ? { einvoiceChecks } : {}),
+    };
     if (delivery.kind !== 'binary') return { delivery, creditsRemaining, ...extra };
-    const file = await files.store(accountId, delivery.pdf, delivery.filename, BINARY_REPLAY_SECONDS, delivery.contentType);
-    return { binaryFileId: file.fileId, filename: delivery.filename, contentType: delivery.contentType, creditsRemaining, ...extra };
+    const file = await files.store(
+      accountId,
+      delivery.pdf,
+      delivery.filename,
+      BINARY_REPLAY_SECONDS,
+      delivery.contentType,
+    );
+    return {
+      binaryFileId: file.fileId,
+      filename: delivery.filename,
+      contentType: delivery.contentType,
+      creditsRemaining,
+      ...extra,
+    };
   }
 
   async function replay(stored: StoredDelivery): Promise<GenerationResult> {
-    if ('delivery' in stored) return { delivery: stored.delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, einvoiceChecks: stored.einvoiceChecks, settle: settled };
+    if ('delivery' in stored)
+      return {
+        delivery: stored.delivery,
+        creditsRemaining: stored.creditsRemaining,
+        replayed: true,
+        warnings: stored.warnings,
+        einvoiceChecks: stored.einvoiceChecks,
+        settle: settled,
+      };
     const pdf = await files.read(stored.binaryFileId);
-    if (!pdf) throw new AppError('FILE_NOT_FOUND', 'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.');
+    if (!pdf)
+      throw new AppError(
+        'FILE_NOT_FOUND',
+        'The stored result of this idempotent request is gone; retry with a new Idempotency-Key.',
+      );
     const delivery: Delivery = { kind: 'binary', pdf, filename: stored.filename, contentType: stored.contentType };
-    return { delivery, creditsRemaining: stored.creditsRemaining, replayed: true, warnings: stored.warnings, einvoiceChecks: stored.einvoiceChecks, settle: settled };
+    return {
+      delivery,
+      creditsRemaining: stored.creditsRemaining,
+      replayed: true,
+      warnings: stored.warnings,
+      einvoiceChecks: stored.einvoiceChecks,
+      settle: settled,
+    };
   }
 
   /** Reserve → produce; on failure the reservation is voided (one REFUND) and the error rethrown. */
-  async function produceReserved<P>(work: ChargedWork<P>, prepared: P): Promise<Produced & { reservation: Reservation }> {
-    const reservation = await charges.reserve(work.accountId, work.tool !== undefined ? { tool: work.tool } : work.templateId, { request: true });
+  async function produceReserved<P>(
+    work: ChargedWork<P>,
+    prepared: P,
+  ): Promise<Produced & { reservation: Reservation }> {
+    const reservation = await charges.reserve(
+      work.accountId,
+      work.tool !== undefined ? { tool: work.tool } : work.templateId,
+      { request: true },
+    );
     try {
       return { reservation, ...(await work.produce(prepared)) };
     } catch (error) {
@@ -151,7 +213,10 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   }
 
   /** With a key: the charge is posted together with the stored answer, so a replay never charges again. */
-  async function runOnce<P>(work: ChargedWork<P>, claim: Extract<KeyClaim, { kind: 'claimed' }>): Promise<GenerationResult> {
+  async function runOnce<P>(
+    work: ChargedWork<P>,
+    claim: Extract<KeyClaim, { kind: 'claimed' }>,
+  ): Promise<GenerationResult> {
     try {
       const prepared = await work.prepare();
       const { reservation, delivery, execMs, warnings, einvoiceChecks } = await produceReserved(work, prepared);
@@ -165,7 +230,14 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
         await charges.void(reservation);
         throw error;
       }
-      return { delivery, creditsRemaining: reservation.balance, replayed: false, warnings, einvoiceChecks, settle: settled };
+      return {
+        delivery,
+        creditsRemaining: reservation.balance,
+        replayed: false,
+        warnings,
+        einvoiceChecks,
+        settle: settled,
+      };
     } catch (error) {
       await idempotency.release(claim);
       throw error;
@@ -192,7 +264,10 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
           work.log?.(delivered ? 'delivered' : 'connection_closed', delivered ? 1 : 0, { exportType: delivery.kind });
         } catch (error) {
           // The reservation stays unresolved; once its lease runs out, recovery voids it (no charge).
-          logger.error({ err: error, transactionRef: reservation.transactionRef }, 'could not post a delivered result; it will be refunded when its lease runs out');
+          logger.error(
+            { err: error, transactionRef: reservation.transactionRef },
+            'could not post a delivered result; it will be refunded when its lease runs out',
+          );
         }
       },
     };

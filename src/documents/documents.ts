@@ -27,14 +27,36 @@ import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import type { BlobBody } from '../storage/blob-store.js';
 import type { Spool } from '../pdf/spool.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
-import { deliverToClient, pdfFilename, type ChargedRunner, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
+import {
+  deliverToClient,
+  pdfFilename,
+  type ChargedRunner,
+  type Delivery,
+  type ExportType,
+  type GenerationResult,
+} from './charged-run.js';
 import { expandDottedKeys } from './data-binding.js';
 import { checkRequiredFields } from './required-fields.js';
-import { buildEInvoice, checkEInvoice, isHybridFormat, templateView, type BuiltEInvoice, type EInvoiceRequest, type EInvoiceVerdict } from '../einvoice/einvoice.js';
+import {
+  buildEInvoice,
+  checkEInvoice,
+  isHybridFormat,
+  templateView,
+  type BuiltEInvoice,
+  type EInvoiceRequest,
+  type EInvoiceVerdict,
+} from '../einvoice/einvoice.js';
 import type { EInvoiceRules } from '../einvoice/rules/official-checks.js';
 import { facturXPdfAMeta } from '../einvoice/facturx-attachment.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
-import { checkImageRequest, isPageImage, pageImageWidth, renderImageDocument, type ImageLoader, type ImageOptions } from './image-generation.js';
+import {
+  checkImageRequest,
+  isPageImage,
+  pageImageWidth,
+  renderImageDocument,
+  type ImageLoader,
+  type ImageOptions,
+} from './image-generation.js';
 import { pageImage } from '../pdf/page-image.js';
 import { pdfBuffer } from '../pdf/pdf-file.js';
 import type { TextLayout } from '../finishing/requested/text-layout.js';
@@ -84,8 +106,16 @@ export interface GenerationRequest {
 /** Uploads to the customer's own bucket (the S3 integration). */
 export interface CustomerStorage {
   /** The bucket and key a document would go to; throws INVALID_REQUEST when S3 is not configured. */
-  resolveTarget(accountId: string, target: { filepath?: string | null; bucket?: string | null; filename: string }): Promise<{ bucket: string; key: string }>;
-  upload(accountId: string, target: { bucket: string; key: string }, pdf: BlobBody, contentType?: string): Promise<void>;
+  resolveTarget(
+    accountId: string,
+    target: { filepath?: string | null; bucket?: string | null; filename: string },
+  ): Promise<{ bucket: string; key: string }>;
+  upload(
+    accountId: string,
+    target: { bucket: string; key: string },
+    pdf: BlobBody,
+    contentType?: string,
+  ): Promise<void>;
 }
 
 /** What a preview renders: template text not saved yet, or a saved template (its draft, or a version). */
@@ -127,7 +157,12 @@ export interface DocumentService {
    * Checks what can be checked before any charge: the e-invoice, the template, the required fields of
    * a strict template in `data` (422), and the delivery target.
    */
-  prepare(accountId: string, templateId: string, options: GenerationOptions, data: Record<string, unknown>): Promise<PreparedDocument>;
+  prepare(
+    accountId: string,
+    templateId: string,
+    options: GenerationOptions,
+    data: Record<string, unknown>,
+  ): Promise<PreparedDocument>;
   /** Synchronous generation: key, prepare, reserve, produce, post; voids once on failure. */
   generate(request: GenerationRequest): Promise<GenerationResult>;
   /**
@@ -139,12 +174,20 @@ export interface DocumentService {
    * A free, stamped preview (the studio), rendered for `accountId` at preview priority: of unsaved text,
    * or of a saved template's draft or version (404s as for create; `data` omitted → its sample data).
    */
-  preview(accountId: string, input: { source: PreviewSource; data?: Record<string, unknown> | null }): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }>;
+  preview(
+    accountId: string,
+    input: { source: PreviewSource; data?: Record<string, unknown> | null },
+  ): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }>;
   /**
    * Delivers a file the service made from delivered documents (a batch's zip or merged PDF) as a
    * document is delivered: a signed link, or the customer's bucket with `storeS3`.
    */
-  deliverFile(accountId: string, body: BlobBody, options: GenerationOptions, file: { filename: string; contentType: string }): Promise<Delivery>;
+  deliverFile(
+    accountId: string,
+    body: BlobBody,
+    options: GenerationOptions,
+    file: { filename: string; contentType: string },
+  ): Promise<Delivery>;
   /** The options as a job row may keep them: `protect` passwords sealed (finishing-options.ts). */
   storable?(options: GenerationOptions): GenerationOptions;
 }
@@ -183,13 +226,20 @@ export interface DocumentDeps {
 const IMAGE_EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
 
 /** The delivered file: `.pdf`, or the image format's extension (a given extension is not doubled). */
-export function outputFile(options: Pick<GenerationOptions, 'filename' | 'image' | 'einvoice'>): { filename: string; contentType: string } {
+export function outputFile(options: Pick<GenerationOptions, 'filename' | 'image' | 'einvoice'>): {
+  filename: string;
+  contentType: string;
+} {
   if (options.einvoice && !isHybridFormat(options.einvoice.format)) {
-    return { filename: `${(options.filename ?? '').replace(/\.xml$/i, '') || 'document'}.xml`, contentType: 'application/xml' };
+    return {
+      filename: `${(options.filename ?? '').replace(/\.xml$/i, '') || 'document'}.xml`,
+      contentType: 'application/xml',
+    };
   }
   if (!options.image) return { filename: pdfFilename(options.filename), contentType: 'application/pdf' };
   const { format } = options.image;
-  const base = (options.filename ?? '').replace(new RegExp(`\\.(${IMAGE_EXTENSIONS[format]}|${format})$`, 'i'), '') || 'document';
+  const base =
+    (options.filename ?? '').replace(new RegExp(`\\.(${IMAGE_EXTENSIONS[format]}|${format})$`, 'i'), '') || 'document';
   return { filename: `${base}.${IMAGE_EXTENSIONS[format]}`, contentType: IMAGE_CONTENT_TYPES[format] };
 }
 
@@ -199,7 +249,11 @@ export function checkS3Filepath(filepath: string | null | undefined): void {
   const segments = filepath.split('/');
   if (filepath.startsWith('/') || filepath.includes('\\') || segments.some((s) => s === '..' || s === '.')) {
     throw new ValidationError([
-      { loc: ['body', 's3_filepath'], msg: 'Path should be relative, without "..", "." segments, a leading "/" or backslashes', type: 'value_error' },
+      {
+        loc: ['body', 's3_filepath'],
+        msg: 'Path should be relative, without "..", "." segments, a leading "/" or backslashes',
+        type: 'value_error',
+      },
     ]);
   }
 }
@@ -208,7 +262,11 @@ export function checkS3Filepath(filepath: string | null | undefined): void {
  * The required-field check of a generation (required-fields.ts): nothing to check when only XML is made
  * (no template is rendered); with an e-invoice, `einvoice` is the service's to fill, not the caller's.
  */
-function requiredFieldWarnings(template: Template, data: Record<string, unknown>, options: GenerationOptions): DocumentWarning[] {
+function requiredFieldWarnings(
+  template: Template,
+  data: Record<string, unknown>,
+  options: GenerationOptions,
+): DocumentWarning[] {
   if (options.einvoice && !isHybridFormat(options.einvoice.format)) return [];
   return checkRequiredFields(template, data, options.einvoice ? ['einvoice'] : []);
 }
@@ -216,18 +274,36 @@ function requiredFieldWarnings(template: Template, data: Record<string, unknown>
 export function createDocumentService(deps: DocumentDeps): DocumentService {
   const { templates, charged, renderer, finishing, files, customerStorage, logger } = deps;
   const noAssets: AssetReader = async () => undefined;
-  const finishingContext = (accountId: string) => ({ accountId, readAsset: deps.readAsset ?? noAssets, layOutText: deps.layOutText, sealKey: deps.sealKey });
+  const finishingContext = (accountId: string) => ({
+    accountId,
+    readAsset: deps.readAsset ?? noAssets,
+    layOutText: deps.layOutText,
+    sealKey: deps.sealKey,
+  });
 
   /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
   function s3Storage(): CustomerStorage {
-    if (!customerStorage) throw new AppError('INVALID_REQUEST', 'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.');
+    if (!customerStorage)
+      throw new AppError(
+        'INVALID_REQUEST',
+        'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.',
+      );
     return customerStorage;
   }
 
-  async function deliver(accountId: string, pdf: BlobBody, options: GenerationOptions, file = outputFile(options)): Promise<Delivery> {
+  async function deliver(
+    accountId: string,
+    pdf: BlobBody,
+    options: GenerationOptions,
+    file = outputFile(options),
+  ): Promise<Delivery> {
     if (!options.storeS3) return deliverToClient(files, accountId, pdf, options, file);
     const storage = s3Storage();
-    const target = await storage.resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: file.filename });
+    const target = await storage.resolveTarget(accountId, {
+      filepath: options.s3Filepath,
+      bucket: options.s3Bucket,
+      filename: file.filename,
+    });
     await storage.upload(accountId, target, pdf, file.contentType);
     return { kind: 's3', bucket: target.bucket, key: target.key, filename: file.filename };
   }
@@ -244,7 +320,11 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   /** Delivers a finished PDF; a spooled one from its file, whose files are removed afterwards. */
-  async function deliverFinished(accountId: string, finished: FinishedPdf, options: GenerationOptions): Promise<Delivery> {
+  async function deliverFinished(
+    accountId: string,
+    finished: FinishedPdf,
+    options: GenerationOptions,
+  ): Promise<Delivery> {
     if ('pdf' in finished) return deliver(accountId, finished.pdf, options);
     try {
       return await deliver(accountId, finished.file, options);
@@ -257,7 +337,15 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     deliverFile: (accountId, body, options, file) => deliver(accountId, body, options, file),
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
-      const einvoice = options.einvoice ? (await checkEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant, rules: deps.einvoiceRules })).verdict : null;
+      const einvoice = options.einvoice
+        ? (
+            await checkEInvoice(options.einvoice, {
+              accountId,
+              pdfVariant: options.pdfVariant,
+              rules: deps.einvoiceRules,
+            })
+          ).verdict
+        : null;
       if (options.sign) await checkSignature(options, { accountId, signing: deps.signing });
       const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
@@ -265,7 +353,11 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       requiredFieldWarnings(template, data, options);
       await finishingFor(options, finishingContext(accountId));
       if (options.storeS3) {
-        await s3Storage().resolveTarget(accountId, { filepath: options.s3Filepath, bucket: options.s3Bucket, filename: outputFile(options).filename });
+        await s3Storage().resolveTarget(accountId, {
+          filepath: options.s3Filepath,
+          bucket: options.s3Bucket,
+          filename: outputFile(options).filename,
+        });
       }
       return { template, einvoice };
     },
@@ -274,25 +366,66 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       const started = performance.now();
       // Checked again: a job renders the template as it is when it runs, which may have changed since
       // it was accepted (a strict one then fails the job, refunded).
-      const fieldWarnings = [...ignoredFieldWarnings(options), ...requiredFieldWarnings(template, data, options), ...(verdict?.warnings ?? [])];
+      const fieldWarnings = [
+        ...ignoredFieldWarnings(options),
+        ...requiredFieldWarnings(template, data, options),
+        ...(verdict?.warnings ?? []),
+      ];
       const checked = options.einvoice ? { einvoiceChecks: verdict?.checks ?? 'built-in' } : {};
       if (options.image && isPageImage(template)) {
-        const printed = await print({ template: { html: template.html, css: template.css, page: template.page, strict: template.strict }, data: expandDottedKeys(data) as ReturnType<typeof expandDottedKeys>, signal, accountId, kind: 'document', mode }, false);
+        const printed = await print(
+          {
+            template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
+            data: expandDottedKeys(data) as ReturnType<typeof expandDottedKeys>,
+            signal,
+            accountId,
+            kind: 'document',
+            mode,
+          },
+          false,
+        );
         const format = options.image.format === 'jpeg' ? 'jpeg' : 'png';
-        const bytes = await pageImage(await pdfBuffer(printed.pdf), { page: options.image.page ?? 1, width: pageImageWidth(template, options.image), format, quality: options.image.quality, accountId });
+        const bytes = await pageImage(await pdfBuffer(printed.pdf), {
+          page: options.image.page ?? 1,
+          width: pageImageWidth(template, options.image),
+          format,
+          quality: options.image.quality,
+          accountId,
+        });
         const renderMs = Math.round(performance.now() - started);
-        return { delivery: await deliver(accountId, bytes, options), renderMs, warnings: [...fieldWarnings, ...printed.warnings] };
+        return {
+          delivery: await deliver(accountId, bytes, options),
+          renderMs,
+          warnings: [...fieldWarnings, ...printed.warnings],
+        };
       }
       if (options.image) {
-        const loadImages: ImageLoader = deps.loadImages ?? (async (urls) => new Map(urls.map((url) => [url, { error: 'image downloads are not set up in this process' }])));
-        const image = await renderImageDocument({ renderer, loadImages }, { accountId, template, data, image: options.image, signal });
+        const loadImages: ImageLoader =
+          deps.loadImages ??
+          (async (urls) =>
+            new Map(urls.map((url) => [url, { error: 'image downloads are not set up in this process' }])));
+        const image = await renderImageDocument(
+          { renderer, loadImages },
+          { accountId, template, data, image: options.image, signal },
+        );
         const renderMs = Math.round(performance.now() - started);
-        return { delivery: await deliver(accountId, image.bytes, options), renderMs, warnings: [...fieldWarnings, ...image.warnings] };
+        return {
+          delivery: await deliver(accountId, image.bytes, options),
+          renderMs,
+          warnings: [...fieldWarnings, ...image.warnings],
+        };
       }
       // Checked in prepare (before the charge); built again here from the same request.
-      const einvoice: BuiltEInvoice | undefined = options.einvoice ? await buildEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant }) : undefined;
+      const einvoice: BuiltEInvoice | undefined = options.einvoice
+        ? await buildEInvoice(options.einvoice, { accountId, pdfVariant: options.pdfVariant })
+        : undefined;
       if (einvoice && !isHybridFormat(einvoice.format)) {
-        return { delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options), renderMs: Math.round(performance.now() - started), warnings: fieldWarnings, ...checked };
+        return {
+          delivery: await deliver(accountId, Buffer.from(einvoice.xml, 'utf8'), options),
+          renderMs: Math.round(performance.now() - started),
+          warnings: fieldWarnings,
+          ...checked,
+        };
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
@@ -302,7 +435,9 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         {
           template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
           // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
-          data: (einvoice && options.einvoice ? { ...bound, einvoice: templateView(options.einvoice, einvoice) } : bound) as ReturnType<typeof expandDottedKeys>,
+          data: (einvoice && options.einvoice
+            ? { ...bound, einvoice: templateView(options.einvoice, einvoice) }
+            : bound) as ReturnType<typeof expandDottedKeys>,
           signal,
           accountId,
           kind: 'document',
@@ -330,7 +465,17 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async generate(request) {
       const startedAt = performance.now();
       const log = (outcome: string, charged: 0 | 1, extra: Record<string, unknown> = {}) =>
-        logger.info({ accountId: request.accountId, templateId: request.templateId, outcome, charged, durationMs: Math.round(performance.now() - startedAt), ...extra }, 'generation');
+        logger.info(
+          {
+            accountId: request.accountId,
+            templateId: request.templateId,
+            outcome,
+            charged,
+            durationMs: Math.round(performance.now() - startedAt),
+            ...extra,
+          },
+          'generation',
+        );
       try {
         return await charged.run({
           accountId: request.accountId,
@@ -339,7 +484,14 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           log,
           prepare: () => service.prepare(request.accountId, request.templateId, request.options, request.data),
           produce: async ({ template, einvoice }) => {
-            const { delivery, renderMs, warnings, einvoiceChecks } = await service.produce({ accountId: request.accountId, template, data: request.data, options: request.options, mode: 'sync', einvoice });
+            const { delivery, renderMs, warnings, einvoiceChecks } = await service.produce({
+              accountId: request.accountId,
+              template,
+              data: request.data,
+              options: request.options,
+              mode: 'sync',
+              einvoice,
+            });
             return { delivery, execMs: renderMs, warnings, einvoiceChecks };
           },
         });
@@ -352,12 +504,22 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     async preview(accountId, { source, data }) {
       const template =
         source.kind === 'text'
-          ? { html: source.html, css: source.css, page: source.page, sampleData: null, fields: [], strict: source.strict }
+          ? {
+              html: source.html,
+              css: source.css,
+              page: source.page,
+              sampleData: null,
+              fields: [],
+              strict: source.strict,
+            }
           : await templates.resolve(accountId, source.templateId, source.version);
       const values = data ?? template.sampleData ?? {};
       const fieldWarnings = checkRequiredFields(template, values);
       // A saved image template has no paper: its preview is a page of its canvas, the image's shape.
-      const page = 'kind' in template && template.kind === 'image' && template.canvas ? canvasPage(template.canvas) : template.page;
+      const page =
+        'kind' in template && template.kind === 'image' && template.canvas
+          ? canvasPage(template.canvas)
+          : template.page;
       const rendered = await renderer.render({
         template: { html: template.html, css: template.css, page, strict: template.strict },
         data: expandDottedKeys(values),
@@ -365,7 +527,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         kind: 'preview',
       });
       // Stamped after printing, outside the Chromium slot: no template HTML or CSS can reach the stamp.
-      const finished = await finishing.finish(rendered.pdf, { accountId, kind: 'preview', title: 'Preview', previewStamp: true, timeoutMs: rendered.deadlineLeftMs });
+      const finished = await finishing.finish(rendered.pdf, {
+        accountId,
+        kind: 'preview',
+        title: 'Preview',
+        previewStamp: true,
+        timeoutMs: rendered.deadlineLeftMs,
+      });
       if (!('pdf' in finished)) throw new Error('a preview is never spooled');
       return { pdf: finished.pdf, warnings: [...fieldWarnings, ...rendered.warnings] };
     },
@@ -379,6 +547,9 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
 function ignoredFieldWarnings(options: GenerationOptions): DocumentWarning[] {
   return (options.ignoredFields ?? []).map((field) => ({
     code: 'FIELD_IGNORED',
-    message: field === 'webhook_secret' ? 'webhook_secret was ignored: it signs webhooks, and no webhook_url was given.' : `${field} was ignored: it applies only with store_s3: true.`,
+    message:
+      field === 'webhook_secret'
+        ? 'webhook_secret was ignored: it signs webhooks, and no webhook_url was given.'
+        : `${field} was ignored: it applies only with store_s3: true.`,
   }));
 }

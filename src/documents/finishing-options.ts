@@ -51,50 +51,110 @@ function keyOf(sealKey: Buffer | undefined): Buffer {
  * combinations the formats forbid (protect with sign or with PDF/A or an e-invoice, which is PDF/A-3b;
  * finishing on XRechnung XML, which is not a PDF).
  */
-export async function finishingFor(options: FinishingInput, context: FinishingContext): Promise<Pick<FinishOptions, 'watermark' | 'metadata' | 'protect'>> {
+export async function finishingFor(
+  options: FinishingInput,
+  context: FinishingContext,
+): Promise<Pick<FinishOptions, 'watermark' | 'metadata' | 'protect'>> {
   const asked = (['watermark', 'metadata', 'protect'] as const).filter((field) => options[field] != null);
   if (asked.length === 0) return {};
   if (options.einvoice && !isHybridFormat(options.einvoice.format)) {
-    throw new ValidationError(asked.map((field) => ({ loc: ['body', field], msg: `${field} applies to PDFs; einvoice.format ${options.einvoice!.format} makes XML only`, type: 'value_error' })));
+    throw new ValidationError(
+      asked.map((field) => ({
+        loc: ['body', field],
+        msg: `${field} applies to PDFs; einvoice.format ${options.einvoice!.format} makes XML only`,
+        type: 'value_error',
+      })),
+    );
   }
   const pdfa = options.pdfVariant ?? (options.einvoice ? 'pdf/a-3b' : null);
   if (options.protect && options.sign) {
     // qpdf's encryption rewrites every byte, which would break the signature made before it.
-    throw new ValidationError([{ loc: ['body', 'protect'], msg: 'protect cannot be combined with sign: the encryption would break the signature. Leave one out, or protect the signed PDF with a viewer that keeps signatures', type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'protect'],
+        msg: 'protect cannot be combined with sign: the encryption would break the signature. Leave one out, or protect the signed PDF with a viewer that keeps signatures',
+        type: 'value_error',
+      },
+    ]);
   }
   if (options.protect && pdfa) {
-    throw new ValidationError([{ loc: ['body', 'protect'], msg: `protect cannot be combined with ${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice (PDF/A-3b)'}: PDF/A forbids encryption. Leave one out`, type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'protect'],
+        msg: `protect cannot be combined with ${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice (PDF/A-3b)'}: PDF/A forbids encryption. Leave one out`,
+        type: 'value_error',
+      },
+    ]);
   }
   if (pdfa === 'pdf/a-1b' && options.watermark && (options.watermark.opacity ?? 0.3) < 1) {
-    throw new ValidationError([{ loc: ['body', 'watermark', 'opacity'], msg: 'PDF/A-1b forbids transparency: give the watermark opacity 1, or use pdf_variant pdf/a-2b', type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'watermark', 'opacity'],
+        msg: 'PDF/A-1b forbids transparency: give the watermark opacity 1, or use pdf_variant pdf/a-2b',
+        type: 'value_error',
+      },
+    ]);
   }
-  const protect = options.protect == null ? null
-    : 'sealed' in options.protect ? openProtection(options.protect.sealed, keyOf(context.sealKey)) : protectionOf(options.protect, ['body', 'protect']);
-  const watermark = options.watermark ? await prepareWatermark(options.watermark, { accountId: context.accountId, readAsset: context.readAsset, layOutText: context.layOutText, loc: ['body', 'watermark'] }) : null;
+  const protect =
+    options.protect == null
+      ? null
+      : 'sealed' in options.protect
+        ? openProtection(options.protect.sealed, keyOf(context.sealKey))
+        : protectionOf(options.protect, ['body', 'protect']);
+  const watermark = options.watermark
+    ? await prepareWatermark(options.watermark, {
+        accountId: context.accountId,
+        readAsset: context.readAsset,
+        layOutText: context.layOutText,
+        loc: ['body', 'watermark'],
+      })
+    : null;
   if (watermark?.mark.kind === 'pdf' && pdfa) {
     // A PDF asset brings its own fonts, colours and transparency, which the PDF/A rules may not allow.
-    throw new ValidationError([{ loc: ['body', 'watermark', 'asset'], msg: `a PDF asset cannot mark a PDF/A document (${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice'}): its content is not checked against PDF/A. Use a PNG or JPEG asset, or text`, type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'watermark', 'asset'],
+        msg: `a PDF asset cannot mark a PDF/A document (${options.pdfVariant ? `pdf_variant ${pdfa}` : 'an e-invoice'}): its content is not checked against PDF/A. Use a PNG or JPEG asset, or text`,
+        type: 'value_error',
+      },
+    ]);
   }
   const m = options.metadata;
-  return { watermark, protect, metadata: m ? { title: m.title, author: m.author, subject: m.subject, keywords: m.keywords, creator: m.creator } : null };
+  return {
+    watermark,
+    protect,
+    metadata: m
+      ? { title: m.title, author: m.author, subject: m.subject, keywords: m.keywords, creator: m.creator }
+      : null,
+  };
 }
 
 /** The options as a job row keeps them: protect's passwords sealed. */
 export function sealFinishing<T extends FinishingInput>(options: T, sealKey: Buffer | undefined): T {
   if (!options.protect || 'sealed' in options.protect) return options;
-  return { ...options, protect: { sealed: sealProtection(protectionOf(options.protect, ['body', 'protect']), keyOf(sealKey)) } };
+  return {
+    ...options,
+    protect: { sealed: sealProtection(protectionOf(options.protect, ['body', 'protect']), keyOf(sealKey)) },
+  };
 }
 
 /** A `sign` checked before the charge: something to sign, the certificate, the TSA. */
-export async function checkSignature(options: FinishingInput, context: { accountId: string; signing?: Signing }): Promise<void> {
+export async function checkSignature(
+  options: FinishingInput,
+  context: { accountId: string; signing?: Signing },
+): Promise<void> {
   const loc = ['body', 'sign'];
   const refuse = (msg: string): never => {
     throw new ValidationError([{ loc, msg, type: 'sign_not_applicable' }]);
   };
   if (options.image) refuse('Images cannot be signed; sign is for PDFs');
-  if (options.einvoice && !isHybridFormat(options.einvoice.format)) refuse(`${options.einvoice.format} is XML without a PDF; sign is for PDFs`);
+  if (options.einvoice && !isHybridFormat(options.einvoice.format))
+    refuse(`${options.einvoice.format} is XML without a PDF; sign is for PDFs`);
   // The mark is drawn in a standard font that is not embedded, which PDF/A forbids.
-  if (options.sign!.visible && (options.pdfVariant || options.einvoice)) refuse('A visible signature cannot be added to a PDF/A document yet; leave out visible (the signature itself is kept)');
+  if (options.sign!.visible && (options.pdfVariant || options.einvoice))
+    refuse(
+      'A visible signature cannot be added to a PDF/A document yet; leave out visible (the signature itself is kept)',
+    );
   if (!context.signing) return refuse('Signing is not set up in this process');
   await context.signing.prepare(options.sign!, { accountId: context.accountId, kind: 'paid', loc });
 }

@@ -10,8 +10,20 @@
  */
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { PdfRenderer } from '../rendering/pdf-renderer.js';
-import { imagePixelSize, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, MIN_IMAGE_WIDTH, type ImageFormat } from '../rendering/image-renderer.js';
-import { checkModifications, imageUrlsOf, layerEdits, type LayerModification, type LoadedImage } from '../templates/layers/layer-modifications.js';
+import {
+  imagePixelSize,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_WIDTH,
+  MIN_IMAGE_WIDTH,
+  type ImageFormat,
+} from '../rendering/image-renderer.js';
+import {
+  checkModifications,
+  imageUrlsOf,
+  layerEdits,
+  type LayerModification,
+  type LoadedImage,
+} from '../templates/layers/layer-modifications.js';
 import type { Template } from '../templates/templates.js';
 import { ValidationError } from '../shared/errors.js';
 import { paperSizeInches } from '../rendering/page-size.js';
@@ -44,17 +56,25 @@ export interface RenderedImage {
 export function checkImageRequest(template: Template, image: ImageOptions): void {
   if (isPageImage(template)) return checkPageImageRequest(template, image);
   if (image.page != null) {
-    throw new ValidationError([{ loc: ['body', 'page'], msg: 'applies to PDF templates; an image template has one canvas, leave page out', type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'page'],
+        msg: 'applies to PDF templates; an image template has one canvas, leave page out',
+        type: 'value_error',
+      },
+    ]);
   }
   const canvas = template.canvas!;
   checkModifications(image.modifications);
   const size = imagePixelSize(canvas, outputWidth(template, image));
   if (size.width * size.height > MAX_IMAGE_PIXELS) {
-    throw new ValidationError([{
-      loc: ['body', 'width'],
-      msg: `would make a ${size.width} × ${size.height} image; at most ${MAX_IMAGE_PIXELS} pixels are rendered (the height follows the template's ${canvas.width} × ${canvas.height} canvas). Ask for a smaller width`,
-      type: 'value_error',
-    }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'width'],
+        msg: `would make a ${size.width} × ${size.height} image; at most ${MAX_IMAGE_PIXELS} pixels are rendered (the height follows the template's ${canvas.width} × ${canvas.height} canvas). Ask for a smaller width`,
+        type: 'value_error',
+      },
+    ]);
   }
 }
 
@@ -71,22 +91,38 @@ export function isPageImage(template: Template): boolean {
 /** A page is a picture of what was printed: no layers to modify, and pdftoppm writes PNG and JPEG only. */
 function checkPageImageRequest(template: Template, image: ImageOptions): void {
   if (image.modifications.length > 0) {
-    throw new ValidationError([{ loc: ['body', 'modifications'], msg: `apply to image templates' layers; template ${template.id} is a pdf template, whose page is pictured as printed. Leave modifications out, or pass data`, type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'modifications'],
+        msg: `apply to image templates' layers; template ${template.id} is a pdf template, whose page is pictured as printed. Leave modifications out, or pass data`,
+        type: 'value_error',
+      },
+    ]);
   }
   if (image.format === 'webp') {
-    throw new ValidationError([{ loc: ['body', 'format'], msg: 'a page of a pdf template is pictured as png or jpeg', type: 'value_error' }]);
+    throw new ValidationError([
+      { loc: ['body', 'format'], msg: 'a page of a pdf template is pictured as png or jpeg', type: 'value_error' },
+    ]);
   }
   const paper = orientedPaper(template);
   const width = pageImageWidth(template, image);
   const height = Math.round((width * paper.height) / paper.width);
   if (width * height > MAX_IMAGE_PIXELS) {
-    throw new ValidationError([{ loc: ['body', 'width'], msg: `would make a ${width} × ${height} image of the page; at most ${MAX_IMAGE_PIXELS} pixels are rendered. Ask for a smaller width`, type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'width'],
+        msg: `would make a ${width} × ${height} image of the page; at most ${MAX_IMAGE_PIXELS} pixels are rendered. Ask for a smaller width`,
+        type: 'value_error',
+      },
+    ]);
   }
 }
 
 /** The pixel width of a page's picture: as asked, or the paper's width at 96 dpi (A4: 794), within the bounds. */
 export function pageImageWidth(template: Template, image: ImageOptions): number {
-  return image.width ?? Math.min(MAX_IMAGE_WIDTH, Math.max(MIN_IMAGE_WIDTH, Math.round(orientedPaper(template).width * 96)));
+  return (
+    image.width ?? Math.min(MAX_IMAGE_WIDTH, Math.max(MIN_IMAGE_WIDTH, Math.round(orientedPaper(template).width * 96)))
+  );
 }
 
 /** The template's paper in inches as printed (CSS `@page` in its HTML may still say otherwise: the page's own shape is kept). */
@@ -98,7 +134,13 @@ function orientedPaper(template: Template): { width: number; height: number } {
 /** Renders a checked image request (see the file comment). */
 export async function renderImageDocument(
   deps: { renderer: PdfRenderer; loadImages: ImageLoader },
-  request: { accountId: string; template: Template; data: Record<string, unknown>; image: ImageOptions; signal?: AbortSignal },
+  request: {
+    accountId: string;
+    template: Template;
+    data: Record<string, unknown>;
+    image: ImageOptions;
+    signal?: AbortSignal;
+  },
 ): Promise<RenderedImage> {
   const { template, image } = request;
   const urls = imageUrlsOf(image.modifications);
@@ -112,6 +154,12 @@ export async function renderImageDocument(
     signal: request.signal,
     accountId: request.accountId,
   });
-  const layerWarnings = rendered.layerWarnings.map((message): DocumentWarning => ({ code: 'IMAGE_MODIFICATION', message }));
-  return { bytes: rendered.image, contentType: rendered.contentType, warnings: [...layerWarnings, ...rendered.warnings] };
+  const layerWarnings = rendered.layerWarnings.map(
+    (message): DocumentWarning => ({ code: 'IMAGE_MODIFICATION', message }),
+  );
+  return {
+    bytes: rendered.image,
+    contentType: rendered.contentType,
+    warnings: [...layerWarnings, ...rendered.warnings],
+  };
 }

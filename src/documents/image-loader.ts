@@ -19,7 +19,10 @@ const SIGNATURES: [string, (b: Buffer) => boolean][] = [
   ['image/png', (b) => b.subarray(0, 8).equals(Buffer.from('89504e470d0a1a0a', 'hex'))],
   ['image/jpeg', (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
   ['image/gif', (b) => b.subarray(0, 4).toString('latin1') === 'GIF8'],
-  ['image/webp', (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
+  [
+    'image/webp',
+    (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  ],
 ];
 
 /** Settings of the loader (config.images plus the guard). */
@@ -40,19 +43,43 @@ export function createImageLoader(options: ImageLoaderOptions): ImageLoader {
     let budget = options.maxBytes;
     for (const url of urls) {
       if (url.startsWith('data:')) {
-        loaded.set(url, DATA_URL.test(url) ? { dataUri: url } : { error: 'a data: URL must be data:image/png|jpeg|gif|webp|svg+xml|avif;base64,…' });
+        loaded.set(
+          url,
+          DATA_URL.test(url)
+            ? { dataUri: url }
+            : { error: 'a data: URL must be data:image/png|jpeg|gif|webp|svg+xml|avif;base64,…' },
+        );
         continue;
       }
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0 || budget <= 0) {
-        loaded.set(url, { error: remainingMs <= 0 ? `the image downloads of this request took more than ${options.timeoutMs} ms together` : `the image downloads of this request exceeded ${options.maxBytes} bytes together` });
+        loaded.set(url, {
+          error:
+            remainingMs <= 0
+              ? `the image downloads of this request took more than ${options.timeoutMs} ms together`
+              : `the image downloads of this request exceeded ${options.maxBytes} bytes together`,
+        });
         continue;
       }
       try {
-        const file = await fetchPublicFile(url, { dispatcher: options.dispatcher, allowPrivateNetworks: options.allowPrivateNetworks, maxBytes: budget, timeoutMs: remainingMs }, signal);
+        const file = await fetchPublicFile(
+          url,
+          {
+            dispatcher: options.dispatcher,
+            allowPrivateNetworks: options.allowPrivateNetworks,
+            maxBytes: budget,
+            timeoutMs: remainingMs,
+          },
+          signal,
+        );
         budget -= file.body.length;
         const type = imageTypeOf(file.body, file.contentType);
-        loaded.set(url, type ? { dataUri: `data:${type};base64,${file.body.toString('base64')}` } : { error: `it is not an image (content type ${file.contentType ?? 'missing'})` });
+        loaded.set(
+          url,
+          type
+            ? { dataUri: `data:${type};base64,${file.body.toString('base64')}` }
+            : { error: `it is not an image (content type ${file.contentType ?? 'missing'})` },
+        );
       } catch (error) {
         if (!(error instanceof PublicFetchError)) throw error;
         loaded.set(url, { error: error.message });

@@ -28,25 +28,37 @@ function valueAt(bound: unknown, key: string): unknown {
  * The keys of the template's required fields that `data` (as the caller sent it) has no value for.
  * `provided`: top-level names the service itself puts beside the data (`einvoice`), never missing.
  */
-export function missingRequiredFields(fields: TemplateContent['fields'], data: unknown, provided: readonly string[] = []): string[] {
+export function missingRequiredFields(
+  fields: TemplateContent['fields'],
+  data: unknown,
+  provided: readonly string[] = [],
+): string[] {
   const required = fields.filter((f) => f.required && !provided.includes(f.key.split('.')[0]!));
   if (required.length === 0) return [];
   const bound = expandDottedKeys(data);
-  return required.filter((f) => {
-    const value = valueAt(bound, f.key);
-    return value === undefined || value === null || value === '';
-  }).map((f) => f.key);
+  return required
+    .filter((f) => {
+      const value = valueAt(bound, f.key);
+      return value === undefined || value === null || value === '';
+    })
+    .map((f) => f.key);
 }
 
 /**
  * The check itself: a strict template with a required field missing throws a ValidationError (422)
  * naming each; otherwise the answer's warnings, one MISSING_REQUIRED_FIELD per missing key.
  */
-export function checkRequiredFields(template: Pick<TemplateContent, 'fields' | 'strict'>, data: unknown, provided: readonly string[] = []): DocumentWarning[] {
+export function checkRequiredFields(
+  template: Pick<TemplateContent, 'fields' | 'strict'>,
+  data: unknown,
+  provided: readonly string[] = [],
+): DocumentWarning[] {
   const missing = missingRequiredFields(template.fields, data, provided);
   if (missing.length === 0) return [];
   if (template.strict) {
-    throw new ValidationError(missing.map((key) => ({ loc: ['body', 'data', key], msg: 'Field required by the template', type: 'missing' })));
+    throw new ValidationError(
+      missing.map((key) => ({ loc: ['body', 'data', key], msg: 'Field required by the template', type: 'missing' })),
+    );
   }
   return missing.map((key) => ({
     code: 'MISSING_REQUIRED_FIELD',

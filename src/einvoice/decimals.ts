@@ -56,7 +56,8 @@ export const DECIMAL_STRING_MAX_LENGTH = 40;
 /** A JSON number or decimal string as a Decimal (-0 as 0); undefined for NaN, ±Infinity and text that is not a decimal. */
 export function toDecimal(value: DecimalInput): Decimal | undefined {
   if (typeof value === 'number' && !Number.isFinite(value)) return undefined;
-  if (typeof value === 'string' && (value.length > DECIMAL_STRING_MAX_LENGTH || !DECIMAL_STRING.test(value))) return undefined;
+  if (typeof value === 'string' && (value.length > DECIMAL_STRING_MAX_LENGTH || !DECIMAL_STRING.test(value)))
+    return undefined;
   // A number becomes the shortest decimal that reads back as the same double (decimal.js uses its String()).
   const d = new Exact(value);
   return d.isZero() ? new Exact(0) : d;
@@ -77,13 +78,21 @@ export type DecimalProblem = { kind: 'syntax' | 'digits' | 'decimals'; msg: stri
  */
 export function decimalProblem(value: DecimalInput, decimals: number): DecimalProblem | null {
   const d = toDecimal(value);
-  if (d === undefined) return { kind: 'syntax', msg: `${JSON.stringify(value)} is not a decimal number; send a JSON number or a decimal string such as "1234.56"` };
+  if (d === undefined)
+    return {
+      kind: 'syntax',
+      msg: `${JSON.stringify(value)} is not a decimal number; send a JSON number or a decimal string such as "1234.56"`,
+    };
   const digits = digitsOf(d);
   if (digits > MAX_DIGITS) {
-    const read = typeof value === 'number' ? ` (as a JSON number it reads ${d.toString()}: JSON numbers are binary doubles, exact only to ${MAX_DIGITS} digits)` : '';
+    const read =
+      typeof value === 'number'
+        ? ` (as a JSON number it reads ${d.toString()}: JSON numbers are binary doubles, exact only to ${MAX_DIGITS} digits)`
+        : '';
     return { kind: 'digits', msg: `${digits} significant digits${read}; at most ${MAX_DIGITS}` };
   }
-  if (d.decimalPlaces() > decimals) return { kind: 'decimals', msg: `At most ${decimals} decimals; ${d.toFixed()} has ${d.decimalPlaces()}` };
+  if (d.decimalPlaces() > decimals)
+    return { kind: 'decimals', msg: `At most ${decimals} decimals; ${d.toFixed()} has ${d.decimalPlaces()}` };
   return null;
 }
 

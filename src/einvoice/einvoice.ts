@@ -52,21 +52,31 @@ function sourceOf(request: EInvoiceRequest): { invoice: Invoice } | { xml: strin
   if (request.invoice !== undefined && request.xml === undefined) return { invoice: request.invoice };
   if (request.xml !== undefined && request.invoice === undefined) return { xml: request.xml };
   const which = request.invoice === undefined ? 'neither' : 'both';
-  throw new ValidationError([{
-    loc: [...LOC],
-    msg: `einvoice needs exactly one of invoice (the invoice as JSON; the service builds the XML) and xml (your own CII or UBL XML, as a string); this request has ${which}`,
-    type: 'value_error',
-  }]);
+  throw new ValidationError([
+    {
+      loc: [...LOC],
+      msg: `einvoice needs exactly one of invoice (the invoice as JSON; the service builds the XML) and xml (your own CII or UBL XML, as a string); this request has ${which}`,
+      type: 'value_error',
+    },
+  ]);
 }
 
 /** What the request asks that the format cannot do: a profile for XRechnung, a PDF/A without attachments. */
 function checkFit(request: EInvoiceRequest, pdfVariant: string | null | undefined): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   if (!isHybridFormat(request.format) && request.profile !== undefined) {
-    issues.push({ loc: [...LOC, 'profile'], msg: `${request.format} has no profiles (it is EN 16931 content with XRechnung's rules); leave profile out`, type: 'value_error' });
+    issues.push({
+      loc: [...LOC, 'profile'],
+      msg: `${request.format} has no profiles (it is EN 16931 content with XRechnung's rules); leave profile out`,
+      type: 'value_error',
+    });
   }
   if (isHybridFormat(request.format) && pdfVariant && pdfVariant !== 'pdf/a-3b') {
-    issues.push({ loc: ['body', 'pdf_variant'], msg: `${request.format} embeds the XML in the PDF, which only PDF/A-3 allows (${pdfVariant} forbids attachments); use pdf/a-3b or leave pdf_variant out`, type: 'value_error' });
+    issues.push({
+      loc: ['body', 'pdf_variant'],
+      msg: `${request.format} embeds the XML in the PDF, which only PDF/A-3 allows (${pdfVariant} forbids attachments); use pdf/a-3b or leave pdf_variant out`,
+      type: 'value_error',
+    });
   }
   return issues;
 }
@@ -77,22 +87,28 @@ function buildFromInvoice(request: EInvoiceRequest, invoice: Invoice, misfits: V
   if (issues.length > 0) throw new ValidationError(issues);
   const totals = computeTotals(invoice);
   const profile = request.profile ?? 'en16931';
-  const xml = request.format === 'xrechnung-ubl'
-    ? buildUblXml({ invoice, totals })
-    : buildCiiXml({ invoice, totals, profile: request.format === 'xrechnung-cii' ? 'xrechnung' : profile });
+  const xml =
+    request.format === 'xrechnung-ubl'
+      ? buildUblXml({ invoice, totals })
+      : buildCiiXml({ invoice, totals, profile: request.format === 'xrechnung-cii' ? 'xrechnung' : profile });
   return { format: request.format, profile: isHybridFormat(request.format) ? profile : 'en16931', xml, totals };
 }
 
 /** The built XML against its schema; the rules passed, so a finding is something the model let through. */
 async function checkBuiltSchema(built: BuiltEInvoice, accountId: string): Promise<void> {
-  const findings = built.format === 'xrechnung-ubl' ? await checkWellFormed(built.xml, accountId) : await checkCiiSchema(built.xml, built.profile, accountId);
+  const findings =
+    built.format === 'xrechnung-ubl'
+      ? await checkWellFormed(built.xml, accountId)
+      : await checkCiiSchema(built.xml, built.profile, accountId);
   if (findings.length === 0) return;
   // Report each schema message (with its XML line) rather than sending an invalid invoice.
-  throw new ValidationError(findings.map((f) => ({
-    loc: [...LOC, 'invoice'],
-    msg: `The ${built.format} XML does not match its schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
-    type: 'xml_schema',
-  })));
+  throw new ValidationError(
+    findings.map((f) => ({
+      loc: [...LOC, 'invoice'],
+      msg: `The ${built.format} XML does not match its schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+      type: 'xml_schema',
+    })),
+  );
 }
 
 /**
@@ -148,15 +164,22 @@ function byRule(findings: Placed[]): Placed[][] {
 
 /** A fatal finding as a 422 item: one per rule (schema findings one each), `loc` into what the caller sent. */
 function ruleIssues(findings: Placed[], source: 'invoice' | 'xml'): ValidationIssue[] {
-  const schema = findings.filter((f) => f.rule === 'xml_schema').map((f): ValidationIssue => ({
-    loc: [...LOC, source],
-    msg: `The XML does not match the ${f.check}${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
-    type: 'xml_schema',
-    ...(f.line ? { ctx: { line: f.line } } : {}),
-  }));
+  const schema = findings
+    .filter((f) => f.rule === 'xml_schema')
+    .map(
+      (f): ValidationIssue => ({
+        loc: [...LOC, source],
+        msg: `The XML does not match the ${f.check}${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+        type: 'xml_schema',
+        ...(f.line ? { ctx: { line: f.line } } : {}),
+      }),
+    );
   const rules = byRule(findings.filter((f) => f.rule !== 'xml_schema')).map(([first, ...rest]): ValidationIssue => {
     const places = [first!, ...rest].map((f) => f.location).filter(Boolean);
-    const where = source === 'xml' ? '' : ` (in the ${first!.check.startsWith('XRechnung') ? 'XRechnung' : 'EN 16931'} XML built from einvoice.invoice${places[0] ? `, at ${places[0]}` : ''})`;
+    const where =
+      source === 'xml'
+        ? ''
+        : ` (in the ${first!.check.startsWith('XRechnung') ? 'XRechnung' : 'EN 16931'} XML built from einvoice.invoice${places[0] ? `, at ${places[0]}` : ''})`;
     return {
       // Built XML: the invoice as a whole (the XPath is in msg and ctx); the caller's XML: the place in it.
       loc: source === 'xml' && places[0] ? [...LOC, 'xml', places[0]] : [...LOC, source],
@@ -180,17 +203,29 @@ function ruleWarnings(findings: Placed[]): DocumentWarning[] {
  * The XML judged by the official rules (after the built-in checks passed): a fatal finding refuses it
  * (422, one item per rule), warnings and the rule sets that judged it make the verdict.
  */
-async function judgeOfficially(rules: EInvoiceRules, pack: ActivePack, built: BuiltEInvoice, source: 'invoice' | 'xml', accountId: string, ublCreditNote: boolean): Promise<EInvoiceVerdict> {
+async function judgeOfficially(
+  rules: EInvoiceRules,
+  pack: ActivePack,
+  built: BuiltEInvoice,
+  source: 'invoice' | 'xml',
+  accountId: string,
+  ublCreditNote: boolean,
+): Promise<EInvoiceVerdict> {
   const syntax = built.format === 'xrechnung-ubl' ? 'ubl' : 'cii';
   // CII's schema was checked by the built-in step; MINIMUM and BASIC WL have no rules beyond it.
   if (syntax === 'cii' && !judgedByRules(built.profile)) return { checks: BUILT_IN, warnings: [] };
-  const report = await rules.judge(pack, built.xml, {
-    syntax,
-    profile: built.profile,
-    ublDocument: ublCreditNote ? 'CreditNote' : 'Invoice',
-    xrechnung: built.format === 'xrechnung-cii' || built.format === 'xrechnung-ubl',
-    schema: syntax === 'ubl',
-  }, { accountId, kind: 'paid' });
+  const report = await rules.judge(
+    pack,
+    built.xml,
+    {
+      syntax,
+      profile: built.profile,
+      ublDocument: ublCreditNote ? 'CreditNote' : 'Invoice',
+      xrechnung: built.format === 'xrechnung-cii' || built.format === 'xrechnung-ubl',
+      schema: syntax === 'ubl',
+    },
+    { accountId, kind: 'paid' },
+  );
   const placed = report.checks.flatMap((c) => c.findings.map((f): Placed => ({ ...f, check: c.check })));
   const fatal = placed.filter((f) => f.severity === 'fatal');
   if (fatal.length > 0) throw new ValidationError(ruleIssues(fatal, source));
@@ -201,18 +236,41 @@ async function judgeOfficially(rules: EInvoiceRules, pack: ActivePack, built: Bu
  * An invoice past OFFICIAL_RULES_MAX_LINES: judged by the built-in checks, which passed, with a warning
  * that says the official rules did not run; refused (422) when the operator requires them.
  */
-function tooLongForRules(rules: EInvoiceRules, built: BuiltEInvoice, lines: number, source: 'invoice' | 'xml'): EInvoiceVerdict {
+function tooLongForRules(
+  rules: EInvoiceRules,
+  built: BuiltEInvoice,
+  lines: number,
+  source: 'invoice' | 'xml',
+): EInvoiceVerdict {
   // MINIMUM and BASIC WL have no rules beyond their schema: nothing was left out.
   if (built.format !== 'xrechnung-ubl' && !judgedByRules(built.profile)) return { checks: BUILT_IN, warnings: [] };
   const why = `it has ${lines} lines, and the official rules judge invoices of at most ${OFFICIAL_RULES_MAX_LINES} (their time grows faster than the lines)`;
   if (rules.mode === 'required') {
-    throw new ValidationError([{ loc: [...LOC, source], msg: `This e-invoice cannot be judged by the official rules, which this service requires: ${why}. Split it into invoices of at most ${OFFICIAL_RULES_MAX_LINES} lines`, type: 'einvoice_too_long_for_rules' }]);
+    throw new ValidationError([
+      {
+        loc: [...LOC, source],
+        msg: `This e-invoice cannot be judged by the official rules, which this service requires: ${why}. Split it into invoices of at most ${OFFICIAL_RULES_MAX_LINES} lines`,
+        type: 'einvoice_too_long_for_rules',
+      },
+    ]);
   }
-  return { checks: BUILT_IN, warnings: [{ code: 'EINVOICE_RULES_SKIPPED', message: `The official rules did not judge this e-invoice: ${why}. It passed the built-in checks (codes, totals, the schema); einvoice_checks says built-in` }] };
+  return {
+    checks: BUILT_IN,
+    warnings: [
+      {
+        code: 'EINVOICE_RULES_SKIPPED',
+        message: `The official rules did not judge this e-invoice: ${why}. It passed the built-in checks (codes, totals, the schema); einvoice_checks says built-in`,
+      },
+    ],
+  };
 }
 
 /** The e-invoice of a request; `judge` adds the schema pass and the official rules (before the charge, not again on the same request). */
-async function makeEInvoice(request: EInvoiceRequest, context: EInvoiceContext, judge: boolean): Promise<CheckedEInvoice> {
+async function makeEInvoice(
+  request: EInvoiceRequest,
+  context: EInvoiceContext,
+  judge: boolean,
+): Promise<CheckedEInvoice> {
   const { accountId, pdfVariant } = context;
   // A required pack that is missing refuses the request first: nothing else is worth checking then.
   const pack = judge && context.rules ? await context.rules.activePack() : null;
@@ -224,7 +282,10 @@ async function makeEInvoice(request: EInvoiceRequest, context: EInvoiceContext, 
   let ublCreditNote: boolean;
   if ('xml' in source) {
     if (misfits.length > 0) throw new ValidationError(misfits);
-    const { profile, root } = await checkSuppliedXml({ format: request.format, profile: request.profile, xml: source.xml }, { checkSchema: judge, accountId });
+    const { profile, root } = await checkSuppliedXml(
+      { format: request.format, profile: request.profile, xml: source.xml },
+      { checkSchema: judge, accountId },
+    );
     built = { format: request.format, profile, xml: source.xml, totals: null };
     ublCreditNote = root.name === 'CreditNote';
   } else {
@@ -233,9 +294,18 @@ async function makeEInvoice(request: EInvoiceRequest, context: EInvoiceContext, 
     // With the pack, UBL gets its XSD in the official checks (a parse too); without, its parse here.
     if (judge && !(officially && built.format === 'xrechnung-ubl')) await checkBuiltSchema(built, accountId);
   }
-  const verdict = !(judge && pack && context.rules) ? { checks: BUILT_IN, warnings: [] }
-    : !officially ? tooLongForRules(context.rules, built, lines, 'xml' in source ? 'xml' : 'invoice')
-      : await judgeOfficially(context.rules, pack, built, 'xml' in source ? 'xml' : 'invoice', accountId, ublCreditNote);
+  const verdict = !(judge && pack && context.rules)
+    ? { checks: BUILT_IN, warnings: [] }
+    : !officially
+      ? tooLongForRules(context.rules, built, lines, 'xml' in source ? 'xml' : 'invoice')
+      : await judgeOfficially(
+          context.rules,
+          pack,
+          built,
+          'xml' in source ? 'xml' : 'invoice',
+          accountId,
+          ublCreditNote,
+        );
   return { ...built, verdict };
 }
 
@@ -261,12 +331,22 @@ export function templateView(request: EInvoiceRequest, built: BuiltEInvoice): Re
     profile: built.profile,
     invoice: request.invoice,
     totals: {
-      line_total: formatAmount(t.lineTotal), allowance_total: formatAmount(t.allowanceTotal), charge_total: formatAmount(t.chargeTotal),
-      tax_exclusive: formatAmount(t.taxExclusive), tax_total: formatAmount(t.taxTotal), tax_inclusive: formatAmount(t.taxInclusive),
-      prepaid: formatAmount(t.prepaid), amount_due: formatAmount(t.amountDue),
+      line_total: formatAmount(t.lineTotal),
+      allowance_total: formatAmount(t.allowanceTotal),
+      charge_total: formatAmount(t.chargeTotal),
+      tax_exclusive: formatAmount(t.taxExclusive),
+      tax_total: formatAmount(t.taxTotal),
+      tax_inclusive: formatAmount(t.taxInclusive),
+      prepaid: formatAmount(t.prepaid),
+      amount_due: formatAmount(t.amountDue),
       lines: t.lineNet.map((net) => formatAmount(net)),
       // The rate stays a number for templates, as before: at most 5 significant digits, which a double holds exactly.
-      vat: t.vat.map((g) => ({ category: g.category, rate: g.rate === undefined ? null : g.rate.toNumber(), taxable: formatAmount(g.taxable), tax: formatAmount(g.tax) })),
+      vat: t.vat.map((g) => ({
+        category: g.category,
+        rate: g.rate === undefined ? null : g.rate.toNumber(),
+        taxable: formatAmount(g.taxable),
+        tax: formatAmount(g.tax),
+      })),
     },
   };
 }

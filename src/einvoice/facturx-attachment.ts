@@ -16,13 +16,15 @@ const FX_NAMESPACE = 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#';
 export function facturXPdfAMeta(built: BuiltEInvoice): Pick<PdfAMeta, 'attachments' | 'xmpExtension'> {
   const dataOnly = built.profile === 'minimum' || built.profile === 'basic-wl';
   return {
-    attachments: [{
-      name: FACTURX_FILENAME,
-      bytes: Buffer.from(built.xml, 'utf8'),
-      mimeType: 'text/xml',
-      description: `Factur-X ${CONFORMANCE_LEVELS[built.profile]} invoice`,
-      relationship: dataOnly ? 'Data' : 'Alternative',
-    }],
+    attachments: [
+      {
+        name: FACTURX_FILENAME,
+        bytes: Buffer.from(built.xml, 'utf8'),
+        mimeType: 'text/xml',
+        description: `Factur-X ${CONFORMANCE_LEVELS[built.profile]} invoice`,
+        relationship: dataOnly ? 'Data' : 'Alternative',
+      },
+    ],
     xmpExtension: facturXXmp(built.profile),
   };
 }

@@ -5,7 +5,17 @@
  * rate / 100 rounded the same way; the document totals are sums of those. Rounding per category (not
  * per line) is what BR-CO-17 and the CEN schematron expect.
  */
-import { AMOUNT_DECIMALS, digitsOf, Exact, fitting, MAX_DIGITS, PRICE_DECIMALS, QUANTITY_DECIMALS, RATE_DECIMALS, type Decimal } from './decimals.js';
+import {
+  AMOUNT_DECIMALS,
+  digitsOf,
+  Exact,
+  fitting,
+  MAX_DIGITS,
+  PRICE_DECIMALS,
+  QUANTITY_DECIMALS,
+  RATE_DECIMALS,
+  type Decimal,
+} from './decimals.js';
 import type { Invoice } from './invoice-schema.js';
 
 /** One VAT breakdown group (BG-23). */
@@ -50,7 +60,9 @@ const rateOf = (category: string | undefined, rate: Invoice['lines'][number]['va
 
 /** Computes every derived amount of an invoice; values business-rules.ts refuses count as 0. */
 export function computeTotals(invoice: Invoice): InvoiceTotals {
-  const lineNet = invoice.lines.map((l) => lineNetAmount(fitting(l.quantity, QUANTITY_DECIMALS), fitting(l.net_price, PRICE_DECIMALS)));
+  const lineNet = invoice.lines.map((l) =>
+    lineNetAmount(fitting(l.quantity, QUANTITY_DECIMALS), fitting(l.net_price, PRICE_DECIMALS)),
+  );
   const groups = new Map<string, VatBreakdown>();
   const add = (category: string | undefined, rateValue: Invoice['lines'][number]['vat_rate'], value: Decimal) => {
     const rate = rateOf(category, rateValue);
@@ -76,7 +88,18 @@ export function computeTotals(invoice: Invoice): InvoiceTotals {
   const taxTotal = sum(vat.map((g) => g.tax));
   const taxInclusive = taxExclusive.plus(taxTotal);
   const prepaid = amount(invoice.prepaid_amount);
-  return { lineNet, lineTotal, allowanceTotal, chargeTotal, taxExclusive, taxTotal, taxInclusive, prepaid, amountDue: taxInclusive.minus(prepaid), vat };
+  return {
+    lineNet,
+    lineTotal,
+    allowanceTotal,
+    chargeTotal,
+    taxExclusive,
+    taxTotal,
+    taxInclusive,
+    prepaid,
+    amountDue: taxInclusive.minus(prepaid),
+    vat,
+  };
 }
 
 /** The computed amounts past MAX_DIGITS, each with its business term's name; empty when all fit. */

@@ -23,7 +23,12 @@ import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
 import type { Qpdf } from '../pdf/qpdf.js';
 import { AppError, ValidationError, type ValidationIssue } from '../shared/errors.js';
-import { CONFORMANCE_LEVELS, EINVOICE_PROFILES, SUPPLIED_XML_MAX_CHARS, type EInvoiceProfile } from './invoice-schema.js';
+import {
+  CONFORMANCE_LEVELS,
+  EINVOICE_PROFILES,
+  SUPPLIED_XML_MAX_CHARS,
+  type EInvoiceProfile,
+} from './invoice-schema.js';
 import type { CheckResult, EInvoiceRules } from './rules/official-checks.js';
 import { GUIDELINE_IDS } from './xml/cii-xml.js';
 import { prologIssues, readAnyFacts, syntaxOfRoot } from './xml/supplied-xml.js';
@@ -84,14 +89,27 @@ const refuse = (loc: (string | number)[], msg: string, type: string): never => {
 };
 
 /** The input's bytes, or the XML itself; the field it came from for errors. */
-async function readInput(input: ValidationInput, deps: ValidatorDeps): Promise<{ field: string; xml?: string; bytes?: Buffer }> {
+async function readInput(
+  input: ValidationInput,
+  deps: ValidatorDeps,
+): Promise<{ field: string; xml?: string; bytes?: Buffer }> {
   const given = (['xml', 'fileBase64', 'url'] as const).filter((k) => input[k] != null);
-  if (given.length !== 1) refuse([], `Send exactly one of xml (the XML as a string), file_base64 (an XML or PDF file in base64) and url (where to fetch one); this request has ${given.length === 0 ? 'none' : given.map((k) => (k === 'fileBase64' ? 'file_base64' : k)).join(' and ')}`, 'value_error');
+  if (given.length !== 1)
+    refuse(
+      [],
+      `Send exactly one of xml (the XML as a string), file_base64 (an XML or PDF file in base64) and url (where to fetch one); this request has ${given.length === 0 ? 'none' : given.map((k) => (k === 'fileBase64' ? 'file_base64' : k)).join(' and ')}`,
+      'value_error',
+    );
   if (input.xml != null) return { field: 'xml', xml: input.xml };
   if (input.fileBase64 != null) {
     const compact = input.fileBase64.replace(/^data:[\w/+.-]+;base64,/i, '').replace(/\s+/g, '');
     if (!isBase64(compact)) refuse(['file_base64'], 'file_base64 is not valid base64', 'base64_invalid');
-    if (decodedLength(compact) > deps.maxInputBytes) refuse(['file_base64'], `The file may have ${deps.maxInputBytes} bytes at most (PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES)`, 'file_too_large');
+    if (decodedLength(compact) > deps.maxInputBytes)
+      refuse(
+        ['file_base64'],
+        `The file may have ${deps.maxInputBytes} bytes at most (PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES)`,
+        'file_too_large',
+      );
     return { field: 'file_base64', bytes: Buffer.from(compact, 'base64') };
   }
   try {
@@ -105,25 +123,46 @@ async function readInput(input: ValidationInput, deps: ValidatorDeps): Promise<{
     return { field: 'url', bytes: file.body };
   } catch (error) {
     if (!(error instanceof PublicFetchError)) throw error;
-    return refuse(['url'], `url could not be downloaded: ${error.message}`, /larger than/.test(error.message) ? 'file_too_large' : 'url_fetch_failed');
+    return refuse(
+      ['url'],
+      `url could not be downloaded: ${error.message}`,
+      /larger than/.test(error.message) ? 'file_too_large' : 'url_fetch_failed',
+    );
   }
 }
 
 /** The XML of a PDF: its embedded invoice, read by qpdf (free work). */
-async function embeddedXml(pdf: Buffer, field: string, accountId: string, qpdf: Qpdf): Promise<{ xml: string; attachment: string }> {
+async function embeddedXml(
+  pdf: Buffer,
+  field: string,
+  accountId: string,
+  qpdf: Qpdf,
+): Promise<{ xml: string; attachment: string }> {
   // 4 bytes per character at most: the XML's own bound in UTF-8.
-  const found = await qpdf.embeddedFile(pdf, EMBEDDED_NAMES, { maxBytes: SUPPLIED_XML_MAX_CHARS * 4, accountId, kind: 'free' });
+  const found = await qpdf.embeddedFile(pdf, EMBEDDED_NAMES, {
+    maxBytes: SUPPLIED_XML_MAX_CHARS * 4,
+    accountId,
+    kind: 'free',
+  });
   switch (found.kind) {
     case 'file':
       return { xml: found.text, attachment: found.name };
     case 'none':
-      return refuse([field], `The PDF embeds no e-invoice (looked for ${EMBEDDED_NAMES.join(', ')}; it has ${found.names.length === 0 ? 'no embedded files' : found.names.join(', ')})`, 'einvoice_not_found');
+      return refuse(
+        [field],
+        `The PDF embeds no e-invoice (looked for ${EMBEDDED_NAMES.join(', ')}; it has ${found.names.length === 0 ? 'no embedded files' : found.names.join(', ')})`,
+        'einvoice_not_found',
+      );
     case 'encrypted':
       return refuse([field], 'The PDF is encrypted; a Factur-X / ZUGFeRD PDF (PDF/A-3) cannot be', 'pdf_encrypted');
     case 'unreadable':
       return refuse([field], `The file is not a readable PDF: ${found.reason}`, 'pdf_invalid');
     case 'too-large':
-      return refuse([field], `The embedded ${found.name} is larger than ${SUPPLIED_XML_MAX_CHARS * 4} bytes`, 'xml_too_large');
+      return refuse(
+        [field],
+        `The embedded ${found.name} is larger than ${SUPPLIED_XML_MAX_CHARS * 4} bytes`,
+        'xml_too_large',
+      );
   }
 }
 
@@ -139,7 +178,10 @@ function xmlText(bytes: Buffer, field: string): string {
 }
 
 /** What the specification identifier makes of the document: its profile's schema, and whether KoSIT's rules apply. */
-function judgedAs(syntax: 'cii' | 'ubl', guideline: string): { profile: EInvoiceProfile; xrechnung: boolean; name: string } {
+function judgedAs(
+  syntax: 'cii' | 'ubl',
+  guideline: string,
+): { profile: EInvoiceProfile; xrechnung: boolean; name: string } {
   if (guideline.startsWith(XRECHNUNG_PREFIX)) return { profile: 'en16931', xrechnung: true, name: 'XRechnung' };
   const facturX = syntax === 'cii' ? EINVOICE_PROFILES.find((p) => GUIDELINE_IDS[p] === guideline) : undefined;
   if (facturX) return { profile: facturX, xrechnung: false, name: CONFORMANCE_LEVELS[facturX] };
@@ -151,33 +193,65 @@ export function createEInvoiceValidator(deps: ValidatorDeps): EInvoiceValidator 
     async validate(accountId, input) {
       const pack = await deps.rules.activePack();
       if (!pack) {
-        throw new AppError('EINVOICE_RULES_MISSING', deps.rules.mode === 'off'
-          ? 'POST /v1/einvoice/validate judges by the official rules, which this service does not use (PRESSROOM_EINVOICE_RULES=off).'
-          : 'POST /v1/einvoice/validate judges by the official rules, and none are installed; the operator installs them with `pressroom einvoice rules install`.');
+        throw new AppError(
+          'EINVOICE_RULES_MISSING',
+          deps.rules.mode === 'off'
+            ? 'POST /v1/einvoice/validate judges by the official rules, which this service does not use (PRESSROOM_EINVOICE_RULES=off).'
+            : 'POST /v1/einvoice/validate judges by the official rules, and none are installed; the operator installs them with `pressroom einvoice rules install`.',
+        );
       }
       const read = await readInput(input, deps);
       let xml = read.xml;
       let attachment: string | undefined;
       if (read.bytes) {
-        if (read.bytes.subarray(0, PDF_HEADER_WINDOW).includes('%PDF-')) ({ xml, attachment } = await embeddedXml(read.bytes, read.field, accountId, deps.qpdf));
+        if (read.bytes.subarray(0, PDF_HEADER_WINDOW).includes('%PDF-'))
+          ({ xml, attachment } = await embeddedXml(read.bytes, read.field, accountId, deps.qpdf));
         else xml = xmlText(read.bytes, read.field);
       }
       const loc = [read.field];
-      if (xml!.length > SUPPLIED_XML_MAX_CHARS) refuse(loc, `The XML has ${xml!.length} characters; at most ${SUPPLIED_XML_MAX_CHARS} are checked`, 'xml_too_large');
-      const prolog = prologIssues(xml!, ['body', ...loc]).map((i): ValidationIssue => (i.type === 'xml_encoding' ? { ...i, msg: 'The XML declares an encoding other than UTF-8; Factur-X and XRechnung require UTF-8' } : i));
+      if (xml!.length > SUPPLIED_XML_MAX_CHARS)
+        refuse(
+          loc,
+          `The XML has ${xml!.length} characters; at most ${SUPPLIED_XML_MAX_CHARS} are checked`,
+          'xml_too_large',
+        );
+      const prolog = prologIssues(xml!, ['body', ...loc]).map(
+        (i): ValidationIssue =>
+          i.type === 'xml_encoding'
+            ? { ...i, msg: 'The XML declares an encoding other than UTF-8; Factur-X and XRechnung require UTF-8' }
+            : i,
+      );
       if (prolog.length > 0) throw new ValidationError(prolog);
       const facts = await readAnyFacts(xml!, accountId);
-      if ('findings' in facts) throw new ValidationError(facts.findings.map((f) => ({ loc: ['body', ...loc], msg: `The XML is not well-formed${f.line ? ` (line ${f.line})` : ''}: ${f.message}`, type: 'xml_syntax', ...(f.line ? { ctx: { line: f.line } } : {}) })));
+      if ('findings' in facts)
+        throw new ValidationError(
+          facts.findings.map((f) => ({
+            loc: ['body', ...loc],
+            msg: `The XML is not well-formed${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+            type: 'xml_syntax',
+            ...(f.line ? { ctx: { line: f.line } } : {}),
+          })),
+        );
       const syntax = syntaxOfRoot(facts);
-      if (!syntax) refuse(loc, `The XML's root is {${facts.namespace}}${facts.name}: neither a UN/CEFACT CII invoice (rsm:CrossIndustryInvoice) nor an OASIS UBL 2.1 Invoice or CreditNote`, 'einvoice_syntax');
+      if (!syntax)
+        refuse(
+          loc,
+          `The XML's root is {${facts.namespace}}${facts.name}: neither a UN/CEFACT CII invoice (rsm:CrossIndustryInvoice) nor an OASIS UBL 2.1 Invoice or CreditNote`,
+          'einvoice_syntax',
+        );
       const as = judgedAs(syntax!, facts.guideline);
-      const report = await deps.rules.judge(pack, xml!, {
-        syntax: syntax!,
-        profile: as.profile,
-        ublDocument: facts.name === 'CreditNote' ? 'CreditNote' : 'Invoice',
-        xrechnung: as.xrechnung,
-        schema: true,
-      }, { accountId, kind: 'free' });
+      const report = await deps.rules.judge(
+        pack,
+        xml!,
+        {
+          syntax: syntax!,
+          profile: as.profile,
+          ublDocument: facts.name === 'CreditNote' ? 'CreditNote' : 'Invoice',
+          xrechnung: as.xrechnung,
+          schema: true,
+        },
+        { accountId, kind: 'free' },
+      );
       return {
         valid: report.checks.every((c) => c.status !== 'failed'),
         einvoiceChecks: report.label,

@@ -23,15 +23,32 @@ export interface StoredFile {
 }
 
 /** Storage-key extension per media type; the download answers with the stored media type. */
-const EXTENSIONS: Record<string, string> = { 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'application/zip': 'zip' };
+const EXTENSIONS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'application/zip': 'zip',
+};
 
 export interface FileService {
   /** Stores a document (a PDF unless `contentType` says otherwise) for download for `expiresInSeconds` and returns its signed link. */
-  store(accountId: string, pdf: BlobBody, filename: string, expiresInSeconds: number, contentType?: string): Promise<StoredFile>;
+  store(
+    accountId: string,
+    pdf: BlobBody,
+    filename: string,
+    expiresInSeconds: number,
+    contentType?: string,
+  ): Promise<StoredFile>;
   /** A fresh link for an already stored file (idempotent replays). */
   link(fileId: string): Promise<StoredFile | null>;
   /** Checks a local download link and opens the file. */
-  open(fileId: string, filename: string, expires: string, signature: string): Promise<{ blob: StoredBlob; filename: string }>;
+  open(
+    fileId: string,
+    filename: string,
+    expires: string,
+    signature: string,
+  ): Promise<{ blob: StoredBlob; filename: string }>;
   /** Reads a stored PDF (binary idempotent replays). */
   read(fileId: string): Promise<Buffer | null>;
   /** Deletes files whose time is up; returns how many. */
@@ -45,11 +62,22 @@ async function toBuffer(body: StoredBlob['body']): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export function createFileService(deps: { db: Db; blobs: BlobStore; publicUrl: string; secretKey: string; logger: Logger }): FileService {
+export function createFileService(deps: {
+  db: Db;
+  blobs: BlobStore;
+  publicUrl: string;
+  secretKey: string;
+  logger: Logger;
+}): FileService {
   const { db, blobs, publicUrl, logger } = deps;
   const key = downloadLinkKey(deps.secretKey);
 
-  async function urlFor(row: { id: string; storage_key: string; filename: string; expires_at: number }): Promise<string> {
+  async function urlFor(row: {
+    id: string;
+    storage_key: string;
+    filename: string;
+    expires_at: number;
+  }): Promise<string> {
     const seconds = Math.max(1, Math.round((row.expires_at - Date.now()) / 1000));
     const presigned = await blobs.presignedGetUrl(row.storage_key, seconds, row.filename);
     if (presigned) return presigned;
@@ -68,7 +96,15 @@ export function createFileService(deps: { db: Db; blobs: BlobStore; publicUrl: s
       } catch (error) {
         throw new AppError('STORAGE_ERROR', 'The document could not be stored; retry the request.', { cause: error });
       }
-      const row = { id: fileId, account_id: accountId, storage_key: storageKey, filename, size: bodySize(pdf), created_at: Date.now(), expires_at: expiresAt };
+      const row = {
+        id: fileId,
+        account_id: accountId,
+        storage_key: storageKey,
+        filename,
+        size: bodySize(pdf),
+        created_at: Date.now(),
+        expires_at: expiresAt,
+      };
       await store.insertFile(db, row);
       return { fileId, url: await urlFor(row), filename, expiresAt };
     },
@@ -82,7 +118,8 @@ export function createFileService(deps: { db: Db; blobs: BlobStore; publicUrl: s
     async open(fileId, filename, expires, signature) {
       const verdict = verifyDownload({ fileId, filename, expires, signature }, key);
       if (verdict === 'invalid') throw new AppError('LINK_INVALID', 'This download link is not valid.');
-      if (verdict === 'expired') throw new AppError('LINK_EXPIRED', 'This download link has expired; generate the document again.');
+      if (verdict === 'expired')
+        throw new AppError('LINK_EXPIRED', 'This download link has expired; generate the document again.');
       const row = await store.findFile(db, fileId);
       const blob = row ? await blobs.get(row.storage_key) : null;
       if (!row || !blob) throw new AppError('FILE_NOT_FOUND', 'The file behind this link no longer exists.');

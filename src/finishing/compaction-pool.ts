@@ -15,7 +15,13 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, startThread } from '../shared/child-limits.js';
-import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../scheduling/fair-scheduler.js';
+import {
+  accountSlotsOf,
+  FairScheduler,
+  type PoolStats,
+  type Release,
+  type Ticket,
+} from '../scheduling/fair-scheduler.js';
 import { AppError } from '../shared/errors.js';
 import type { CompactionAnswer, CompactionTask as ThreadTask } from './compaction-worker.js';
 import type { Compaction } from './pdf-compaction.js';
@@ -84,7 +90,15 @@ export class CompactionPool {
     const shared = accountSlotsOf(threads);
     this.#slots = new FairScheduler({
       name: 'compaction',
-      limits: { capacity: threads, queueLimit: COMPACTION_QUEUE_LIMIT, accountSlots: shared, workConserving: true, freeSlots: shared, accountQueueLimit: COMPACTION_ACCOUNT_QUEUE_LIMIT, accountFreeQueueLimit: COMPACTION_ACCOUNT_QUEUE_LIMIT },
+      limits: {
+        capacity: threads,
+        queueLimit: COMPACTION_QUEUE_LIMIT,
+        accountSlots: shared,
+        workConserving: true,
+        freeSlots: shared,
+        accountQueueLimit: COMPACTION_ACCOUNT_QUEUE_LIMIT,
+        accountFreeQueueLimit: COMPACTION_ACCOUNT_QUEUE_LIMIT,
+      },
       words: { task: 'compaction', slot: 'compaction thread' },
       busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The compaction threads are busy', { details: { reason } }),
     });
@@ -108,7 +122,13 @@ export class CompactionPool {
           const out = Buffer.from(outcome.answer.bytes);
           resolve({ compacted: true, pdf: out, bytesBefore: pdf.length, bytesAfter: out.length });
         } else {
-          resolve({ compacted: false, pdf, bytesBefore: pdf.length, bytesAfter: pdf.length, reason: 'answer' in outcome ? reasonOf(outcome.answer) : outcome.reason });
+          resolve({
+            compacted: false,
+            pdf,
+            bytesBefore: pdf.length,
+            bytesAfter: pdf.length,
+            reason: 'answer' in outcome ? reasonOf(outcome.answer) : outcome.reason,
+          });
         }
       },
     }));
@@ -127,7 +147,13 @@ export class CompactionPool {
           const { bytesBefore = input.size, bytesAfter } = outcome.answer;
           resolve({ compacted: true, file: { path: outputPath, size: bytesAfter }, bytesBefore, bytesAfter });
         } else {
-          resolve({ compacted: false, file: input, bytesBefore: input.size, bytesAfter: input.size, reason: 'answer' in outcome ? reasonOf(outcome.answer) : outcome.reason });
+          resolve({
+            compacted: false,
+            file: input,
+            bytesBefore: input.size,
+            bytesAfter: input.size,
+            reason: 'answer' in outcome ? reasonOf(outcome.answer) : outcome.reason,
+          });
         }
       },
     }));
@@ -143,7 +169,10 @@ export class CompactionPool {
    * Puts a job in line for a thread; it settles unchanged at once when the pool is closed or no time
    * is left, and when the line is too long or its time ran out while waiting.
    */
-  #enqueue<T>({ timeoutMs, ticket }: CompactionTask, job: (resolve: (result: T) => void) => Omit<Job, 'deadline'>): Promise<T> {
+  #enqueue<T>(
+    { timeoutMs, ticket }: CompactionTask,
+    job: (resolve: (result: T) => void) => Omit<Job, 'deadline'>,
+  ): Promise<T> {
     return new Promise((resolve) => {
       const queued: Job = { ...job(resolve), deadline: performance.now() + timeoutMs };
       if (this.#closed) return queued.settle({ reason: 'shutting down' });
@@ -190,7 +219,13 @@ export class CompactionPool {
     const onMessage = (answer: CompactionAnswer) => {
       if (answer.id === id) finish({ answer }, true);
     };
-    const onGone = (error?: unknown) => finish({ reason: isThreadOutOfMemory(error) ? `failed: out of memory (${COMPACTION_HEAP_MB} MB heap)` : 'thread ended' }, false);
+    const onGone = (error?: unknown) =>
+      finish(
+        {
+          reason: isThreadOutOfMemory(error) ? `failed: out of memory (${COMPACTION_HEAP_MB} MB heap)` : 'thread ended',
+        },
+        false,
+      );
     const timer = setTimeout(() => finish({ reason: 'timeout' }, false), timeoutMs);
     worker.on('message', onMessage);
     worker.once('error', onGone);

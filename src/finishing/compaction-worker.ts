@@ -28,7 +28,9 @@ export interface CompactionAnswer {
 
 /** The buffer's own ArrayBuffer when it spans all of it (transferable as is), else a copy. */
 function ownArrayBuffer(buffer: Buffer): ArrayBuffer {
-  return buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength ? (buffer.buffer as ArrayBuffer) : (new Uint8Array(buffer).buffer as ArrayBuffer);
+  return buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength
+    ? (buffer.buffer as ArrayBuffer)
+    : (new Uint8Array(buffer).buffer as ArrayBuffer);
 }
 
 parentPort?.on('message', (task: CompactionTask) => {
@@ -41,14 +43,31 @@ parentPort?.on('message', (task: CompactionTask) => {
       const result = compactPdf(input);
       if (result.compacted) {
         const bytes = ownArrayBuffer(result.pdf);
-        answer = { id: task.id, compacted: true, bytes, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter };
+        answer = {
+          id: task.id,
+          compacted: true,
+          bytes,
+          bytesBefore: result.bytesBefore,
+          bytesAfter: result.bytesAfter,
+        };
         parentPort!.postMessage(answer, [bytes]);
         return;
       }
-      answer = { id: task.id, compacted: false, reason: result.reason, bytesBefore: input.length, bytesAfter: input.length };
+      answer = {
+        id: task.id,
+        compacted: false,
+        reason: result.reason,
+        bytesBefore: input.length,
+        bytesAfter: input.length,
+      };
     }
   } catch (error) {
-    answer = { id: task.id, compacted: false, reason: 'failed', error: error instanceof Error ? error.message : String(error) };
+    answer = {
+      id: task.id,
+      compacted: false,
+      reason: 'failed',
+      error: error instanceof Error ? error.message : String(error),
+    };
   }
   parentPort!.postMessage(answer);
 });

@@ -14,7 +14,10 @@ import { VERSION } from '../version.js';
 import { documentTitle, readInfoTitle, withDocumentInfo, withDocumentInfoInFile } from './document-info.js';
 
 /** A one-page PDF with the given Info entries, as a classic xref table or an xref stream. */
-async function makePdf(info: { title?: string; creator?: string; rawTitle?: string }, xref: 'table' | 'stream'): Promise<Buffer> {
+async function makePdf(
+  info: { title?: string; creator?: string; rawTitle?: string },
+  xref: 'table' | 'stream',
+): Promise<Buffer> {
   const doc = await PDFDocument.create({ updateMetadata: false });
   const page = doc.addPage([200, 200]);
   page.drawText('Hello invoice', { x: 20, y: 100, size: 12 });
@@ -22,14 +25,17 @@ async function makePdf(info: { title?: string; creator?: string; rawTitle?: stri
   if (info.creator !== undefined) doc.setCreator(info.creator);
   doc.setProducer('Skia/PDF m156');
   // A literal string written as is (setTitle writes hex), to try the scan for the dictionary's end.
-  if (info.rawTitle !== undefined) doc.context.lookup(doc.context.trailerInfo.Info, PDFDict).set(PDFName.of('Title'), PDFString.of(info.rawTitle));
+  if (info.rawTitle !== undefined)
+    doc.context.lookup(doc.context.trailerInfo.Info, PDFDict).set(PDFName.of('Title'), PDFString.of(info.rawTitle));
   doc.setCreationDate(new Date('2024-06-01T10:00:00Z'));
   return Buffer.from(await doc.save({ useObjectStreams: xref === 'stream' }));
 }
 
 function qpdfCheck(pdf: Buffer): void {
   // Throws (exit 2 or 3) on errors or warnings.
-  execFileSync('bash', ['-c', 'f=$(mktemp) && cat > "$f" && qpdf --check "$f"; rc=$?; rm -f "$f"; exit $rc'], { input: pdf });
+  execFileSync('bash', ['-c', 'f=$(mktemp) && cat > "$f" && qpdf --check "$f"; rc=$?; rm -f "$f"; exit $rc'], {
+    input: pdf,
+  });
 }
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/156.0.0.0 Safari/537.36';
@@ -41,7 +47,11 @@ describe('withDocumentInfo', () => {
       const out = await withDocumentInfo(input, 'Monthly invoice');
       qpdfCheck(out);
       const info = pdfInfo(out);
-      expect(info).toMatchObject({ Title: 'Monthly invoice', Creator: `Pressroom ${VERSION}`, Producer: `Pressroom ${VERSION}` });
+      expect(info).toMatchObject({
+        Title: 'Monthly invoice',
+        Creator: `Pressroom ${VERSION}`,
+        Producer: `Pressroom ${VERSION}`,
+      });
       expect(info.CreationDate).toMatch(/2024/);
       expect(pdfText(out)).toContain('Hello invoice');
       // The superseded dictionary is gone from the bytes, not only from what readers show.
@@ -68,15 +78,24 @@ describe('withDocumentInfo', () => {
     });
 
     it("keeps the document's own title", async () => {
-      const out = await withDocumentInfo(await makePdf({ title: 'Invoice 42 – Zoë (draft) \\ ok', creator: UA }, xref), 'Monthly invoice');
+      const out = await withDocumentInfo(
+        await makePdf({ title: 'Invoice 42 – Zoë (draft) \\ ok', creator: UA }, xref),
+        'Monthly invoice',
+      );
       qpdfCheck(out);
       expect(pdfInfo(out).Title).toBe('Invoice 42 – Zoë (draft) \\ ok');
     });
   });
 
   it('fails with STORAGE_ERROR, naming the spool, when a spilled file is gone', async () => {
-    const gone = withDocumentInfoInFile({ path: join(tmpdir(), 'pressroom-no-such-dir', 'spilled.pdf'), size: 100 }, 'Monthly invoice');
-    await expect(gone).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('spool directory: ENOENT') });
+    const gone = withDocumentInfoInFile(
+      { path: join(tmpdir(), 'pressroom-no-such-dir', 'spilled.pdf'), size: 100 },
+      'Monthly invoice',
+    );
+    await expect(gone).rejects.toMatchObject({
+      code: 'STORAGE_ERROR',
+      message: expect.stringContaining('spool directory: ENOENT'),
+    });
   });
 
   it('finds the end of an old dictionary whose strings hold ">>", "endobj" and nested parentheses', async () => {

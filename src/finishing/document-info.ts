@@ -74,9 +74,15 @@ function titleOf(info: PDFDict | undefined): string | undefined {
 }
 
 /** Info entries as Pressroom writes them over `old`. */
-function pressroomInfo(old: PDFDict | undefined, fallbackTitle: string, context: PDFContext, entries: InfoEntries): PDFDict {
+function pressroomInfo(
+  old: PDFDict | undefined,
+  fallbackTitle: string,
+  context: PDFContext,
+  entries: InfoEntries,
+): PDFDict {
   const info = context.obj({});
-  const text = (key: string, value: string | undefined) => value !== undefined && info.set(PDFName.of(key), PDFHexString.fromText(value));
+  const text = (key: string, value: string | undefined) =>
+    value !== undefined && info.set(PDFName.of(key), PDFHexString.fromText(value));
   for (const [key, value] of old?.entries() ?? []) info.set(key, value);
   const title = entries.title ?? documentTitle(titleOf(old), fallbackTitle);
   if (title !== '') text('Title', title);
@@ -112,11 +118,24 @@ function locateInfo(pdf: PdfBytes): LocatedInfo | undefined {
   const dictEnd = endOfDict(located.window, located.valueAt);
   const info = dictEnd === undefined ? undefined : parseAt(located.window, located.valueAt, context);
   if (dictEnd === undefined || !(info instanceof PDFDict)) return undefined;
-  return { context, xrefAt: xref.xrefAt, trailer: xref.trailer, infoRef, dictStart: located.at + located.valueAt, dictEnd: located.at + dictEnd, info };
+  return {
+    context,
+    xrefAt: xref.xrefAt,
+    trailer: xref.trailer,
+    infoRef,
+    dictStart: located.at + located.valueAt,
+    dictEnd: located.at + dictEnd,
+    info,
+  };
 }
 
 /** The incremental update that redefines Info, to append to a file of `length` bytes ending in `lastByte`. */
-function infoUpdate(located: LocatedInfo, fallbackTitle: string, entries: InfoEntries, at: { length: number; lastByte: number | undefined }): Buffer {
+function infoUpdate(
+  located: LocatedInfo,
+  fallbackTitle: string,
+  entries: InfoEntries,
+  at: { length: number; lastByte: number | undefined },
+): Buffer {
   const { length, lastByte } = at;
   const { context, xrefAt, trailer, infoRef } = located;
   const info = pressroomInfo(located.info, fallbackTitle, context, entries);
@@ -129,7 +148,10 @@ function infoUpdate(located: LocatedInfo, fallbackTitle: string, entries: InfoEn
   const object = `${infoRef.objectNumber} ${infoRef.generationNumber} obj\n${info.toString()}\nendobj\n`;
   const newXrefAt = objectAt + Buffer.byteLength(object, 'latin1');
   const entry = `${String(objectAt).padStart(10, '0')} ${String(infoRef.generationNumber).padStart(5, '0')} n\r\n`;
-  return Buffer.from(`${lead}${object}xref\n${infoRef.objectNumber} 1\n${entry}trailer\n${newTrailer.toString()}\nstartxref\n${newXrefAt}\n%%EOF\n`, 'latin1');
+  return Buffer.from(
+    `${lead}${object}xref\n${infoRef.objectNumber} 1\n${entry}trailer\n${newTrailer.toString()}\nstartxref\n${newXrefAt}\n%%EOF\n`,
+    'latin1',
+  );
 }
 
 /** The fast route; undefined when the file is not shaped as Chromium writes it. */
@@ -148,7 +170,11 @@ function appendInfoUpdate(pdf: Buffer, fallbackTitle: string, entries: InfoEntri
  * it is: the old dictionary blanked in place and the update appended, so the file is read only at its
  * end and at the Info object. A file of another shape is read whole and rewritten with pdf-lib.
  */
-export async function withDocumentInfoInFile(file: PdfFile, fallbackTitle: string, entries: InfoEntries = {}): Promise<PdfFile> {
+export async function withDocumentInfoInFile(
+  file: PdfFile,
+  fallbackTitle: string,
+  entries: InfoEntries = {},
+): Promise<PdfFile> {
   try {
     return await updateInfoInFile(file, fallbackTitle, entries);
   } catch (error) {
@@ -169,7 +195,10 @@ async function updateInfoInFile(file: PdfFile, fallbackTitle: string, entries: I
       return { path: file.path, size: rewritten.length };
     }
     const { dictStart, dictEnd } = located;
-    const update = infoUpdate(located, fallbackTitle, entries, { length: file.size, lastByte: bytes.slice(file.size - 1, file.size)[0] });
+    const update = infoUpdate(located, fallbackTitle, entries, {
+      length: file.size,
+      lastByte: bytes.slice(file.size - 1, file.size)[0],
+    });
     await writeAll(handle, Buffer.alloc(dictEnd - dictStart - 4, 0x20), dictStart + 2);
     await writeAll(handle, update, file.size);
     return { path: file.path, size: file.size + update.length };
@@ -197,11 +226,12 @@ function endOfDict(pdf: Buffer, start: number): number | undefined {
   let depth = 0;
   for (let i = start; i < pdf.length; i++) {
     const c = pdf[i];
-    if (c === 0x3c && pdf[i + 1] === 0x3c) (depth++, i++);
+    if (c === 0x3c && pdf[i + 1] === 0x3c) depth++, i++;
     else if (c === 0x3e && pdf[i + 1] === 0x3e) {
       i++;
       if (--depth === 0) return i + 1;
-    } else if (c === 0x3c) i = pdf.indexOf(0x3e, i); // hex string
+    } else if (c === 0x3c)
+      i = pdf.indexOf(0x3e, i); // hex string
     else if (c === 0x28) i = endOfLiteralString(pdf, i);
     else if (c === 0x25) i = endOfLine(pdf, i); // comment
     if (i < 0) return undefined;

@@ -87,7 +87,8 @@ export function createFinishing(deps: FinishingDeps): Finishing {
 
   function observed<T extends Compaction | FileCompaction>(result: T, startedAt: number, bytes: number): T {
     deps.onCompaction?.(result, (performance.now() - startedAt) / 1000);
-    if (!result.compacted && result.reason !== 'no smaller') deps.logger.info({ reason: result.reason, bytes }, 'PDF left uncompacted');
+    if (!result.compacted && result.reason !== 'no smaller')
+      deps.logger.info({ reason: result.reason, bytes }, 'PDF left uncompacted');
     return result;
   }
 
@@ -96,7 +97,11 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     if (options.sign && options.protect) throw new Error('a document cannot be both signed and protected');
     if (options.sign) {
       if (!deps.signing) throw new Error('a document to sign without signing set up');
-      return deps.signing.sign(finished, options.sign, { accountId: options.accountId, kind: task.ticket.kind, loc: ['body', 'sign'] });
+      return deps.signing.sign(finished, options.sign, {
+        accountId: options.accountId,
+        kind: task.ticket.kind,
+        loc: ['body', 'sign'],
+      });
     }
     return options.protect ? protect(finished, options.protect, options.accountId) : finished;
   }
@@ -106,8 +111,12 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     const stamped = options.previewStamp ? await stampPreview(pdf) : pdf;
     const titled = await withDocumentInfo(stamped, options.title, options.metadata ?? {});
     const variant = options.pdfa?.variant;
-    const archival = variant ? await toPdfA(titled, variant, { ...options.pdfa?.extras, accountId: options.accountId }) : titled;
-    const marked = options.watermark ? await drawWatermarkOffThread(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] }) : archival;
+    const archival = variant
+      ? await toPdfA(titled, variant, { ...options.pdfa?.extras, accountId: options.accountId })
+      : titled;
+    const marked = options.watermark
+      ? await drawWatermarkOffThread(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] })
+      : archival;
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
     const startedAt = performance.now();
     return variant === 'pdf/a-1b' ? marked : observed(await pool.compact(marked, task), startedAt, marked.length).pdf;
@@ -121,10 +130,12 @@ export function createFinishing(deps: FinishingDeps): Finishing {
   async function finishFile(printed: SpooledFile, options: FinishOptions, task: CompactionTask): Promise<FinishedPdf> {
     const spool = deps.spool;
     if (!spool) throw new Error('a spooled PDF to finish without a spool');
-    const titled = await withDocumentInfoInFile(printed, options.title, options.metadata ?? {}).catch(async (error: unknown) => {
-      await spool.remove(printed.path);
-      throw error;
-    });
+    const titled = await withDocumentInfoInFile(printed, options.title, options.metadata ?? {}).catch(
+      async (error: unknown) => {
+        await spool.remove(printed.path);
+        throw error;
+      },
+    );
     const outputPath = spool.newPath();
     const startedAt = performance.now();
     const result = observed(await pool.compactFile(titled, outputPath, task), startedAt, titled.size);
@@ -133,7 +144,10 @@ export function createFinishing(deps: FinishingDeps): Finishing {
 
   return {
     async finish(printed, options) {
-      const task: CompactionTask = { timeoutMs: options.timeoutMs, ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' } };
+      const task: CompactionTask = {
+        timeoutMs: options.timeoutMs,
+        ticket: { accountId: options.accountId, kind: options.kind === 'preview' ? 'free' : 'paid' },
+      };
       if (Buffer.isBuffer(printed)) return { pdf: await finishBytes(printed, options, task) };
       // Chromium spools only what needs neither a stamp, PDF/A, a watermark, a signature nor protection (documents.ts asks it so).
       if (options.previewStamp || options.pdfa || options.watermark || options.sign || options.protect) {

@@ -34,12 +34,21 @@ function structure(pdf: Buffer): { structTreeRoot: boolean; links: number; uris:
   try {
     const path = join(dir, 'doc.pdf');
     writeFileSync(path, pdf);
-    const json = JSON.parse(execFileSync('qpdf', ['--json=2', '--json-key=qpdf', path], { encoding: 'utf8', maxBuffer: 256 << 20 })) as { qpdf: [unknown, Record<string, { value?: Record<string, unknown> }>] };
-    const objects = Object.values(json.qpdf[1]).map((o) => o.value).filter((v): v is Record<string, unknown> => typeof v === 'object' && v !== null);
+    const json = JSON.parse(
+      execFileSync('qpdf', ['--json=2', '--json-key=qpdf', path], { encoding: 'utf8', maxBuffer: 256 << 20 }),
+    ) as { qpdf: [unknown, Record<string, { value?: Record<string, unknown> }>] };
+    const objects = Object.values(json.qpdf[1])
+      .map((o) => o.value)
+      .filter((v): v is Record<string, unknown> => typeof v === 'object' && v !== null);
     const catalog = objects.find((v) => v['/Type'] === '/Catalog');
     const links = objects.filter((v) => v['/Subtype'] === '/Link');
     const uris = objects.map((v) => v['/URI']).filter((u): u is string => typeof u === 'string');
-    return { structTreeRoot: catalog?.['/StructTreeRoot'] !== undefined, links: links.length, uris, markInfo: catalog?.['/MarkInfo'] !== undefined };
+    return {
+      structTreeRoot: catalog?.['/StructTreeRoot'] !== undefined,
+      links: links.length,
+      uris,
+      markInfo: catalog?.['/MarkInfo'] !== undefined,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -59,7 +68,10 @@ describe('compaction', () => {
   let renderer: PdfRenderer;
   /** The compaction threads, as the finishing step runs them. */
   const pool = new CompactionPool(2);
-  const task = (timeoutMs: number): CompactionTask => ({ timeoutMs, ticket: { accountId: 'compaction-test', kind: 'paid' } });
+  const task = (timeoutMs: number): CompactionTask => ({
+    timeoutMs,
+    ticket: { accountId: 'compaction-test', kind: 'paid' },
+  });
   let tagged: Buffer;
   let untagged: Buffer;
 
@@ -67,7 +79,10 @@ describe('compaction', () => {
     renderer = testRenderer({ timeoutMs: 180_000 });
     const template = { html: DOCUMENT };
     tagged = await withDocumentInfo((await renderer.render({ template, data: { year: 2026 } })).pdf, 'Report');
-    untagged = await withDocumentInfo((await renderer.render({ template, data: { year: 2026 }, tagged: false })).pdf, 'Report');
+    untagged = await withDocumentInfo(
+      (await renderer.render({ template, data: { year: 2026 }, tagged: false })).pdf,
+      'Report',
+    );
   }, 240_000);
   afterAll(async () => {
     await renderer?.close();
@@ -87,7 +102,12 @@ describe('compaction', () => {
     expect(pdfOutlineTitles(after)).toEqual(pdfOutlineTitles(tagged));
     expect(pdfOutlineTitles(after)).toEqual(expect.arrayContaining(['Part 1', 'Part 3']));
     expect(pdfText(after)).toBe(pdfText(tagged));
-    expect(pdfInfo(after)).toMatchObject({ Tagged: 'yes', Title: 'Compaction check', Pages: pdfInfo(tagged).Pages, 'PDF version': '1.5' });
+    expect(pdfInfo(after)).toMatchObject({
+      Tagged: 'yes',
+      Title: 'Compaction check',
+      Pages: pdfInfo(tagged).Pages,
+      'PDF version': '1.5',
+    });
   });
 
   it('renders untagged without a structure tree or outline, and compacts that too', () => {
@@ -142,11 +162,18 @@ describe('compaction', () => {
       // A 1 KB window: most reads refill it, objects straddle windows, fonts and content streams exceed it.
       for (const window of [1024, 64 * 1024, 4 << 20]) {
         const output = join(dir, `out-${window}.pdf`);
-        expect(compactPdfFile(input, output, window)).toEqual({ compacted: true, bytesBefore: tagged.length, bytesAfter: inMemory.length });
+        expect(compactPdfFile(input, output, window)).toEqual({
+          compacted: true,
+          bytesBefore: tagged.length,
+          bytesAfter: inMemory.length,
+        });
         expect(readFileSync(output).equals(inMemory)).toBe(true);
       }
       // Not compactable (already object streams): no output file is left; an existing output is never overwritten.
-      expect(compactPdfFile(join(dir, 'out-1024.pdf'), join(dir, 'again.pdf'), 1024)).toMatchObject({ compacted: false, reason: 'not a classic xref table' });
+      expect(compactPdfFile(join(dir, 'out-1024.pdf'), join(dir, 'again.pdf'), 1024)).toMatchObject({
+        compacted: false,
+        reason: 'not a classic xref table',
+      });
       expect(() => compactPdfFile(input, join(dir, 'out-1024.pdf'))).toThrow(/EEXIST/);
       expect(readdirSync(dir).sort()).toEqual(['in.pdf', 'out-1024.pdf', 'out-4194304.pdf', 'out-65536.pdf']);
       expect(readFileSync(join(dir, 'out-1024.pdf')).equals(inMemory)).toBe(true);
@@ -161,7 +188,11 @@ describe('compaction', () => {
       const input = { path: join(dir, 'in.pdf'), size: tagged.length };
       writeFileSync(input.path, tagged);
       const result = await pool.compactFile(input, join(dir, 'out.pdf'), task(60_000));
-      expect(result).toMatchObject({ compacted: true, file: { path: join(dir, 'out.pdf') }, bytesBefore: tagged.length });
+      expect(result).toMatchObject({
+        compacted: true,
+        file: { path: join(dir, 'out.pdf') },
+        bytesBefore: tagged.length,
+      });
       const out = readFileSync(join(dir, 'out.pdf'));
       expect(result.file.size).toBe(out.length);
       expect(out.equals(compactPdf(tagged).pdf)).toBe(true);
@@ -169,10 +200,22 @@ describe('compaction', () => {
 
       // Already compacted: not a shape it handles. No time left: not tried. Not a PDF at all: failed. Each gives the input back.
       const once = { path: join(dir, 'out.pdf'), size: out.length };
-      expect(await pool.compactFile(once, join(dir, 'again.pdf'), task(60_000))).toMatchObject({ compacted: false, file: once, reason: 'not a classic xref table' });
-      expect(await pool.compactFile(input, join(dir, 'late.pdf'), task(0))).toMatchObject({ compacted: false, file: input, reason: 'timeout' });
+      expect(await pool.compactFile(once, join(dir, 'again.pdf'), task(60_000))).toMatchObject({
+        compacted: false,
+        file: once,
+        reason: 'not a classic xref table',
+      });
+      expect(await pool.compactFile(input, join(dir, 'late.pdf'), task(0))).toMatchObject({
+        compacted: false,
+        file: input,
+        reason: 'timeout',
+      });
       const missing = { path: join(dir, 'missing.pdf'), size: 10 };
-      expect(await pool.compactFile(missing, join(dir, 'never.pdf'), task(60_000))).toMatchObject({ compacted: false, file: missing, reason: expect.stringMatching(/^failed: ENOENT/) });
+      expect(await pool.compactFile(missing, join(dir, 'never.pdf'), task(60_000))).toMatchObject({
+        compacted: false,
+        file: missing,
+        reason: expect.stringMatching(/^failed: ENOENT/),
+      });
       expect(readdirSync(dir).sort()).toEqual(['in.pdf', 'out.pdf']);
     } finally {
       rmSync(dir, { recursive: true, force: true });

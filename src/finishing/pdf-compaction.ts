@@ -142,7 +142,8 @@ class FileSink implements Sink {
   constructor(private readonly fd: number) {}
   write(chunk: Buffer): void {
     // writeSync may write part of a chunk (a filling disk); the rest follows or the next call throws.
-    for (let done = 0; done < chunk.length; ) done += writeSync(this.fd, chunk, done, chunk.length - done, this.written + done);
+    for (let done = 0; done < chunk.length; )
+      done += writeSync(this.fd, chunk, done, chunk.length - done, this.written + done);
     this.written += chunk.length;
   }
 }
@@ -166,7 +167,11 @@ export function compactPdf(pdf: Buffer): Compaction {
  * anything throws (a read or write error), no output file is left. `readWindowBytes`: tests make it
  * small, so that objects straddle windows and some are larger than one.
  */
-export function compactPdfFile(inputPath: string, outputPath: string, readWindowBytes = READ_WINDOW_BYTES): FileCompactionOutcome {
+export function compactPdfFile(
+  inputPath: string,
+  outputPath: string,
+  readWindowBytes = READ_WINDOW_BYTES,
+): FileCompactionOutcome {
   const input = openSync(inputPath, 'r');
   try {
     const size = fstatSync(input).size;
@@ -254,7 +259,8 @@ function readXrefChain(pdf: PdfBytes): XrefChain {
     const prev = trailer.lookupMaybe(PDFName.of('Prev'), PDFNumber)?.asNumber();
     at = prev === undefined ? undefined : prev;
   }
-  if (!newest || !(newest.get(PDFName.of('Root')) instanceof PDFRef)) throw new NotCompactable('no trailer with a Root');
+  if (!newest || !(newest.get(PDFName.of('Root')) instanceof PDFRef))
+    throw new NotCompactable('no trailer with a Root');
   boundaries.push(pdf.length);
   const live = objects.liveByOffset();
   size = Math.max(size, live.reduce((max, n) => Math.max(max, n), 0) + 1);
@@ -288,10 +294,15 @@ function nextBoundary(boundaries: Float64Array, offset: number): number {
 }
 
 const OBJECT_HEADER = /^(\d+)[ \t\r\n]+(\d+)[ \t\r\n]+obj/;
-const isWhite = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00;
+const isWhite = (byte: number) =>
+  byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00;
 
 /** The pieces of one object: its bytes up to its end (a view while it fits the read window), where its body starts and ends (in `bytes`), whether it is a stream. */
-function cutObject(pdf: PdfBytes, object: Located, end: number): { bytes: Buffer; bodyStart: number; bodyEnd: number; objectEnd: number; stream: boolean } {
+function cutObject(
+  pdf: PdfBytes,
+  object: Located,
+  end: number,
+): { bytes: Buffer; bodyStart: number; bodyEnd: number; objectEnd: number; stream: boolean } {
   const bytes = pdf.slice(object.offset, end);
   const header = OBJECT_HEADER.exec(bytes.toString('latin1', 0, 40));
   if (!header || Number(header[1]) !== object.number || Number(header[2]) !== object.generation) {
@@ -368,7 +379,12 @@ function writeCompacted(pdf: PdfBytes, chain: XrefChain, sink: Sink): void {
     const head = Buffer.from(`${index.join(' ')}\n`, 'latin1');
     const data = deflate(Buffer.concat([head, ...pending.flatMap((o) => [o.body, NEWLINE])]));
     entries.set(streamNumber, 1, sink.written, 0);
-    sink.write(Buffer.from(`${streamNumber} 0 obj\n<</Type /ObjStm /N ${pending.length} /First ${head.length} /Filter /FlateDecode /Length ${data.length}>>\nstream\n`, 'latin1'));
+    sink.write(
+      Buffer.from(
+        `${streamNumber} 0 obj\n<</Type /ObjStm /N ${pending.length} /First ${head.length} /Filter /FlateDecode /Length ${data.length}>>\nstream\n`,
+        'latin1',
+      ),
+    );
     sink.write(data);
     sink.write(ENDSTREAM);
     pending = [];
@@ -393,10 +409,17 @@ function writeCompacted(pdf: PdfBytes, chain: XrefChain, sink: Sink): void {
   const size = nextNumber;
   entries.set(xrefNumber, 1, sink.written, 0);
   const xrefData = deflate(entries.rows(size));
-  const keep = ['Root', 'Info', 'ID'].map((key) => [key, trailer.get(PDFName.of(key))] as const).filter(([, value]) => value !== undefined);
+  const keep = ['Root', 'Info', 'ID']
+    .map((key) => [key, trailer.get(PDFName.of(key))] as const)
+    .filter(([, value]) => value !== undefined);
   const kept = keep.map(([key, value]) => `/${key} ${value!.toString()}`).join(' ');
   const xrefAt = sink.written;
-  sink.write(Buffer.from(`${xrefNumber} 0 obj\n<</Type /XRef /Size ${size} /W [${W.join(' ')}] ${kept} /Filter /FlateDecode /Length ${xrefData.length}>>\nstream\n`, 'latin1'));
+  sink.write(
+    Buffer.from(
+      `${xrefNumber} 0 obj\n<</Type /XRef /Size ${size} /W [${W.join(' ')}] ${kept} /Filter /FlateDecode /Length ${xrefData.length}>>\nstream\n`,
+      'latin1',
+    ),
+  );
   sink.write(xrefData);
   sink.write(ENDSTREAM);
   sink.write(Buffer.from(`startxref\n${xrefAt}\n%%EOF\n`, 'latin1'));

@@ -10,7 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inflateSync } from 'node:zlib';
-import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFStream, StandardFonts } from '@cantoo/pdf-lib';
+import {
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFName,
+  PDFNumber,
+  PDFRawStream,
+  PDFStream,
+  StandardFonts,
+} from '@cantoo/pdf-lib';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../shared/errors.js';
@@ -40,7 +49,9 @@ function invoiceHtml(transparent: boolean): string {
 let browser: Browser;
 let profileDir: string;
 const inputs: Record<'transparent' | 'opaque' | 'headerFooter', Buffer> = {
-  transparent: Buffer.alloc(0), opaque: Buffer.alloc(0), headerFooter: Buffer.alloc(0),
+  transparent: Buffer.alloc(0),
+  opaque: Buffer.alloc(0),
+  headerFooter: Buffer.alloc(0),
 };
 
 beforeAll(async () => {
@@ -53,14 +64,23 @@ beforeAll(async () => {
   const page = await browser.newPage();
   for (const kind of ['transparent', 'opaque'] as const) {
     await page.setContent(invoiceHtml(kind === 'transparent'), { waitUntil: 'load' });
-    inputs[kind] = Buffer.from(await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: true, outline: true }));
+    inputs[kind] = Buffer.from(
+      await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: true, outline: true }),
+    );
   }
   // The renderer also prints header/footer templates; Chromium draws them outside the page's own content.
-  inputs.headerFooter = Buffer.from(await page.pdf({
-    printBackground: true, preferCSSPageSize: true, tagged: true, outline: true, displayHeaderFooter: true,
-    headerTemplate: '<div style="font-size:8px;width:100%;text-align:center;color:rgba(200,0,0,.3)">DRAFT</div>',
-    footerTemplate: '<div style="font-size:8px;width:100%;text-align:right">Page <span class="pageNumber"></span>/<span class="totalPages"></span></div>',
-  }));
+  inputs.headerFooter = Buffer.from(
+    await page.pdf({
+      printBackground: true,
+      preferCSSPageSize: true,
+      tagged: true,
+      outline: true,
+      displayHeaderFooter: true,
+      headerTemplate: '<div style="font-size:8px;width:100%;text-align:center;color:rgba(200,0,0,.3)">DRAFT</div>',
+      footerTemplate:
+        '<div style="font-size:8px;width:100%;text-align:right">Page <span class="pageNumber"></span>/<span class="totalPages"></span></div>',
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -73,11 +93,16 @@ let fileCount = 0;
 async function inspect(pdf: Buffer) {
   const file = join(workDir, `out-${fileCount++}.pdf`);
   writeFileSync(file, pdf);
-  const tool = async (cmd: string, args: string[], after: string[] = []) => (await run(cmd, [...args, file, ...after], { maxBuffer: 32 << 20 })).stdout;
-  const fonts = (await tool('pdffonts', [])).split('\n').slice(2).filter(Boolean).map((line) => {
-    const cols = line.trim().split(/\s+/); // … type encoding emb sub uni objID gen
-    return { line, emb: cols[cols.length - 5] };
-  });
+  const tool = async (cmd: string, args: string[], after: string[] = []) =>
+    (await run(cmd, [...args, file, ...after], { maxBuffer: 32 << 20 })).stdout;
+  const fonts = (await tool('pdffonts', []))
+    .split('\n')
+    .slice(2)
+    .filter(Boolean)
+    .map((line) => {
+      const cols = line.trim().split(/\s+/); // … type encoding emb sub uni objID gen
+      return { line, emb: cols[cols.length - 5] };
+    });
   return {
     file,
     qpdfCheck: await tool('qpdf', ['--check']), // rejects on exit 2 (errors) and 3 (warnings)
@@ -99,12 +124,19 @@ async function saved(pdf: Buffer): Promise<string> {
 async function pageRaster(file: string): Promise<string[]> {
   const prefix = join(workDir, `raster-${fileCount++}`);
   await run('pdftoppm', ['-r', '30', file, prefix]);
-  return readdirSync(workDir).filter((f) => f.startsWith(`${prefix.split('/').pop()}-`)).sort()
-    .map((f) => createHash('sha256').update(readFileSync(join(workDir, f))).digest('hex'));
+  return readdirSync(workDir)
+    .filter((f) => f.startsWith(`${prefix.split('/').pop()}-`))
+    .sort()
+    .map((f) =>
+      createHash('sha256')
+        .update(readFileSync(join(workDir, f)))
+        .digest('hex'),
+    );
 }
 
 const field = (text: string, key: string) => new RegExp(`^${key}:\\s+(.*)$`, 'm').exec(text)?.[1]?.trim();
-const xmpValue = (xmp: string, tag: string) => new RegExp(`<${tag}>(?:<rdf:\\w+><rdf:li[^>]*>)?([^<]*)<`).exec(xmp)?.[1];
+const xmpValue = (xmp: string, tag: string) =>
+  new RegExp(`<${tag}>(?:<rdf:\\w+><rdf:li[^>]*>)?([^<]*)<`).exec(xmp)?.[1];
 
 /** Every transparency construct PDF/A-1 forbids (ISO 19005-1, 6.4), found in any object. */
 function transparencyIn(doc: PDFDocument): string[] {
@@ -118,27 +150,37 @@ function transparencyIn(doc: PDFDocument): string[] {
       const alpha = dict.lookupMaybe(PDFName.of(key), PDFNumber)?.asNumber();
       if (alpha !== undefined && alpha < 1) found.push(`${ref} ${key} ${alpha}`);
     }
-    if (dict.lookupMaybe(PDFName.of('Group'), PDFDict)?.get(PDFName.of('S')) === PDFName.of('Transparency')) found.push(`${ref} group`);
+    if (dict.lookupMaybe(PDFName.of('Group'), PDFDict)?.get(PDFName.of('S')) === PDFName.of('Transparency'))
+      found.push(`${ref} group`);
   }
   return found;
 }
 
 describe('Chromium input (what completion starts from)', () => {
-  it.each(['transparent', 'opaque'] as const)('%s: tagged, outlined, fonts embedded, but no OutputIntent, XMP or trailer ID', async (kind) => {
-    const doc = await PDFDocument.load(inputs[kind], { updateMetadata: false });
-    expect(transparencyIn(doc).length > 0).toBe(kind === 'transparent');
-    expect(doc.catalog.has(PDFName.of('StructTreeRoot'))).toBe(true);
-    expect(doc.catalog.has(PDFName.of('Outlines'))).toBe(true);
-    for (const key of ['OutputIntents', 'Metadata']) expect(doc.catalog.has(PDFName.of(key))).toBe(false);
-    expect(doc.context.trailerInfo.ID).toBeUndefined();
-    expect((await inspect(inputs[kind])).fonts.every((f) => f.emb === 'yes')).toBe(true);
-  });
+  it.each(['transparent', 'opaque'] as const)(
+    '%s: tagged, outlined, fonts embedded, but no OutputIntent, XMP or trailer ID',
+    async (kind) => {
+      const doc = await PDFDocument.load(inputs[kind], { updateMetadata: false });
+      expect(transparencyIn(doc).length > 0).toBe(kind === 'transparent');
+      expect(doc.catalog.has(PDFName.of('StructTreeRoot'))).toBe(true);
+      expect(doc.catalog.has(PDFName.of('Outlines'))).toBe(true);
+      for (const key of ['OutputIntents', 'Metadata']) expect(doc.catalog.has(PDFName.of(key))).toBe(false);
+      expect(doc.context.trailerInfo.ID).toBeUndefined();
+      expect((await inspect(inputs[kind])).fonts.every((f) => f.emb === 'yes')).toBe(true);
+    },
+  );
 });
 
 describe('isPdfAVariant', () => {
   it.each([
-    ['pdf/a-1b', true], ['pdf/a-2b', true], ['pdf/a-3b', true],
-    ['pdf/a-2a', false], ['PDF/A-2B', false], ['', false], [2, false], [undefined, false],
+    ['pdf/a-1b', true],
+    ['pdf/a-2b', true],
+    ['pdf/a-3b', true],
+    ['pdf/a-2a', false],
+    ['PDF/A-2B', false],
+    ['', false],
+    [2, false],
+    [undefined, false],
   ])('%s → %s', (value, expected) => expect(isPdfAVariant(value)).toBe(expected));
 });
 
@@ -152,7 +194,11 @@ describe.each([
 
   it.each(kinds)('makes the %s invoice an archival file with the same pages and text', async (kind) => {
     const createdAt = new Date('2024-06-30T08:15:00Z');
-    const out = await toPdfA(inputs[kind], variant, { title: 'Invoice INV-42 · Zoë & Co <test> 🎉', author: '山田 太郎', creationDate: createdAt });
+    const out = await toPdfA(inputs[kind], variant, {
+      title: 'Invoice INV-42 · Zoë & Co <test> 🎉',
+      author: '山田 太郎',
+      creationDate: createdAt,
+    });
     const r = await inspect(out);
 
     expect(r.qpdfCheck).toMatch(/No syntax or stream encoding errors/);
@@ -176,7 +222,9 @@ describe.each([
     expect(field(r.info, 'Producer')).toBe(xmpValue(r.xmp, 'pdf:Producer'));
     expect(field(r.info, 'CreationDate')).toBe('2024-06-30T08:15:00Z');
     expect(xmpValue(r.xmp, 'xmp:CreateDate')).toBe('2024-06-30T08:15:00Z');
-    expect(new Date(field(r.info, 'ModDate') ?? '').getTime()).toBe(new Date(xmpValue(r.xmp, 'xmp:ModifyDate') ?? '').getTime());
+    expect(new Date(field(r.info, 'ModDate') ?? '').getTime()).toBe(
+      new Date(xmpValue(r.xmp, 'xmp:ModifyDate') ?? '').getTime(),
+    );
     const creator = field(r.info, 'Creator');
     if (creator) expect(xmpValue(r.xmp, 'xmp:CreatorTool')).toBe(creator);
 
@@ -228,10 +276,15 @@ describe.each([
       // and a CIDSet in every subset CID font.
       expect(transparencyIn(r.doc)).toEqual([]);
       expect(out.includes('/ObjStm') || out.includes('/XRef')).toBe(false);
-      const cidFonts = r.doc.context.enumerateIndirectObjects().map(([, o]) => o)
-        .filter((o): o is PDFDict => o instanceof PDFDict && o.get(PDFName.of('Subtype')) === PDFName.of('CIDFontType2'));
+      const cidFonts = r.doc.context
+        .enumerateIndirectObjects()
+        .map(([, o]) => o)
+        .filter(
+          (o): o is PDFDict => o instanceof PDFDict && o.get(PDFName.of('Subtype')) === PDFName.of('CIDFontType2'),
+        );
       expect(cidFonts.length).toBeGreaterThan(0);
-      for (const font of cidFonts) expect(font.lookup(PDFName.of('FontDescriptor'), PDFDict).has(PDFName.of('CIDSet'))).toBe(true);
+      for (const font of cidFonts)
+        expect(font.lookup(PDFName.of('FontDescriptor'), PDFDict).has(PDFName.of('CIDSet'))).toBe(true);
     }
   });
 });
@@ -248,18 +301,27 @@ describe('toPdfA edge cases', () => {
     expect(field(r.info, 'Title')).toBe('Invoice INV-42');
   });
 
-  it.each(['pdf/a-2b', 'pdf/a-3b'] as const)('completes a page with header and footer templates (%s), tags kept', async (variant) => {
-    const r = await inspect(await toPdfA(inputs.headerFooter, variant));
-    expect(r.qpdfCheck).toMatch(/No syntax or stream encoding errors/);
-    expect(field(r.info, 'Tagged')).toBe('yes');
-    expect(r.fonts.filter((f) => f.emb !== 'yes')).toEqual([]);
-    expect(r.text).toMatch(/DRAFT.*Invoice INV-42.*Page 1\/2/);
-    expect(r.text).toContain('Page 2/2');
-  });
+  it.each(['pdf/a-2b', 'pdf/a-3b'] as const)(
+    'completes a page with header and footer templates (%s), tags kept',
+    async (variant) => {
+      const r = await inspect(await toPdfA(inputs.headerFooter, variant));
+      expect(r.qpdfCheck).toMatch(/No syntax or stream encoding errors/);
+      expect(field(r.info, 'Tagged')).toBe('yes');
+      expect(r.fonts.filter((f) => f.emb !== 'yes')).toEqual([]);
+      expect(r.text).toMatch(/DRAFT.*Invoice INV-42.*Page 1\/2/);
+      expect(r.text).toContain('Page 2/2');
+    },
+  );
 
   it('falls back to Ghostscript for 2b when a font is not embedded, and embeds one', async () => {
     const doc = await PDFDocument.create();
-    doc.addPage().drawText('Standard Helvetica, not embedded', { font: await doc.embedFont(StandardFonts.Helvetica), x: 50, y: 700 });
+    doc
+      .addPage()
+      .drawText('Standard Helvetica, not embedded', {
+        font: await doc.embedFont(StandardFonts.Helvetica),
+        x: 50,
+        y: 700,
+      });
     const before = await inspect(Buffer.from(await doc.save()));
     expect(before.fonts.map((f) => f.emb)).toEqual(['no']);
     const r = await inspect(await toPdfA(Buffer.from(await doc.save()), 'pdf/a-2b'));
@@ -290,7 +352,10 @@ describe('toPdfA edge cases', () => {
     const onlyPrlimit = mkdtempSync(join(tmpdir(), 'pdfa-test-path-'));
     symlinkSync((await run('sh', ['-c', 'command -v prlimit'])).stdout.trim(), join(onlyPrlimit, 'prlimit'));
     try {
-      for (const [dir, missing] of [[onlyPrlimit, /"gs" was not found on PATH; install Debian's ghostscript package/], ['/nonexistent', /"prlimit" was not found on PATH; install Debian's util-linux package/]] as const) {
+      for (const [dir, missing] of [
+        [onlyPrlimit, /"gs" was not found on PATH; install Debian's ghostscript package/],
+        ['/nonexistent', /"prlimit" was not found on PATH; install Debian's util-linux package/],
+      ] as const) {
         process.env.PATH = dir;
         const error = await toPdfA(inputs.opaque, 'pdf/a-1b').catch((e: unknown) => e);
         expect(isAppError(error, 'PDFA_CONVERSION_FAILED')).toBe(true);
@@ -309,7 +374,8 @@ describe('toPdfA edge cases', () => {
     for (const out of outs) expect(out.subarray(0, 8).toString()).toBe('%PDF-1.4');
     // Another test file may be converting at the same moment: wait for dirs that are not ours to go too.
     const leftovers = () => [...ours()].filter((d) => !before.has(d));
-    for (let waitedMs = 0; leftovers().length > 0 && waitedMs < 30_000; waitedMs += 200) await new Promise((r) => setTimeout(r, 200));
+    for (let waitedMs = 0; leftovers().length > 0 && waitedMs < 30_000; waitedMs += 200)
+      await new Promise((r) => setTimeout(r, 200));
     expect(leftovers()).toEqual([]);
   });
 });

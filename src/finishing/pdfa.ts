@@ -23,7 +23,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  AFRelationship, PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, PDFString,
+  AFRelationship,
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  PDFNumber,
+  PDFRawStream,
+  PDFRef,
+  PDFString,
   type PDFObject,
 } from '@cantoo/pdf-lib';
 import { describeGsFailure, runGhostscript } from '../pdf/ghostscript.js';
@@ -86,14 +95,20 @@ export async function toPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAOption
   const out = await convertToPdfA(pdf, variant, meta);
   const findings = await checkPdfA(out, Number(variant.charAt(6)) as 1 | 2 | 3);
   if (findings.length > 0) {
-    throw new AppError('PDFA_CONVERSION_FAILED', `the ${variant.toUpperCase()} file failed the PDF/A check: ${findings.map((f) => `${f.rule} (${f.message})`).join('; ')}`);
+    throw new AppError(
+      'PDFA_CONVERSION_FAILED',
+      `the ${variant.toUpperCase()} file failed the PDF/A check: ${findings.map((f) => `${f.rule} (${f.message})`).join('; ')}`,
+    );
   }
   return out;
 }
 
 async function convertToPdfA(pdf: Buffer, variant: PdfAVariant, meta: PdfAOptions): Promise<Buffer> {
   if (!isPdfAVariant(variant)) {
-    throw new AppError('PDFA_CONVERSION_FAILED', `unknown PDF/A variant "${String(variant)}"; use one of ${VARIANTS.join(', ')}`);
+    throw new AppError(
+      'PDFA_CONVERSION_FAILED',
+      `unknown PDF/A variant "${String(variant)}"; use one of ${VARIANTS.join(', ')}`,
+    );
   }
   if (meta.creationDate && Number.isNaN(meta.creationDate.getTime())) {
     throw new AppError('PDFA_CONVERSION_FAILED', 'meta.creationDate is an invalid Date');
@@ -118,7 +133,10 @@ class NotCompletableError extends Error {
 /** Route 1 (2b/3b): add what PDF/A needs to Chromium's file, keeping its tags. Exported for the bench. */
 export async function completeWithPdfLib(pdf: Buffer, variant: PdfAVariant, meta: PdfAMeta = {}): Promise<Buffer> {
   if (variant === 'pdf/a-1b') {
-    throw new AppError('PDFA_CONVERSION_FAILED', 'PDF/A-1b cannot be completed in place (transparency, CIDSet); use toPdfA');
+    throw new AppError(
+      'PDFA_CONVERSION_FAILED',
+      'PDF/A-1b cannot be completed in place (transparency, CIDSet); use toPdfA',
+    );
   }
   const doc = await loadPdf(pdf);
   makeConformant(doc, variant);
@@ -128,7 +146,11 @@ export async function completeWithPdfLib(pdf: Buffer, variant: PdfAVariant, meta
 }
 
 /** Route 2 (1b, and 2b/3b fallback): a Ghostscript pdfwrite pass, then our metadata. Exported for the bench. */
-export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, meta: PdfAOptions = {}): Promise<Buffer> {
+export async function convertWithGhostscript(
+  pdf: Buffer,
+  variant: PdfAVariant,
+  meta: PdfAOptions = {},
+): Promise<Buffer> {
   // Ghostscript's PDF/A-1 pass drops a Title written in UTF-16 (Chromium's for any non-ASCII <title>,
   // document-info.ts's for every title): take it from the input.
   const title = meta.title ?? (await readInfoTitle(pdf).catch(() => undefined));
@@ -140,7 +162,10 @@ export async function convertWithGhostscript(pdf: Buffer, variant: PdfAVariant, 
   const xmpText = gsXmp instanceof PDFRawStream ? Buffer.from(gsXmp.contents).toString('utf8') : '';
   const part = /pdfaid:part(?:=['"]|>)(\d)/.exec(xmpText)?.[1];
   if (part !== variant.charAt(6)) {
-    throw new AppError('PDFA_CONVERSION_FAILED', `Ghostscript could not produce ${variant.toUpperCase()} from this PDF`);
+    throw new AppError(
+      'PDFA_CONVERSION_FAILED',
+      `Ghostscript could not produce ${variant.toUpperCase()} from this PDF`,
+    );
   }
   // Ghostscript writes its own XMP from the Info it could carry over (it drops Chromium's Creator);
   // rewriting both here keeps them equal and carries the title and meta.author/creationDate.
@@ -159,7 +184,10 @@ async function loadPdf(pdf: Buffer): Promise<PDFDocument> {
     throw new AppError('PDFA_CONVERSION_FAILED', 'the PDF could not be parsed for PDF/A conversion', { cause });
   }
   if (doc.isEncrypted) {
-    throw new AppError('PDFA_CONVERSION_FAILED', 'the PDF is encrypted, which PDF/A forbids; render it without a password or permissions');
+    throw new AppError(
+      'PDFA_CONVERSION_FAILED',
+      'the PDF is encrypted, which PDF/A forbids; render it without a password or permissions',
+    );
   }
   return doc;
 }
@@ -169,7 +197,12 @@ async function saveThrough(doc: PDFDocument, variant: PdfAVariant): Promise<Buff
     // PDF/A-2/3 build on PDF 1.7; PDF/A-1 on PDF 1.4, which is what Ghostscript wrote.
     prepareRewrite(doc, variant === 'pdf/a-1b' ? '1.4' : '1.7');
     // No object streams: PDF/A-1 (PDF 1.4) forbids them, and for 2b/3b they would save little.
-    const bytes = await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false, objectsPerTick: OBJECTS_PER_TICK });
+    const bytes = await doc.save({
+      useObjectStreams: false,
+      addDefaultPage: false,
+      updateFieldAppearances: false,
+      objectsPerTick: OBJECTS_PER_TICK,
+    });
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } catch (cause) {
     throw new AppError('PDFA_CONVERSION_FAILED', 'writing the PDF/A file failed', { cause });
@@ -178,8 +211,25 @@ async function saveThrough(doc: PDFDocument, variant: PdfAVariant): Promise<Buff
 
 const name = (n: string) => PDFName.of(n);
 const FORBIDDEN_ANNOTS = new Set(['Sound', 'Movie', 'Screen', '3D', 'RichMedia', 'TrapNet']);
-const STANDARD_BLEND_MODES = new Set(['Normal', 'Compatible', 'Multiply', 'Screen', 'Overlay', 'Darken', 'Lighten',
-  'ColorDodge', 'ColorBurn', 'HardLight', 'SoftLight', 'Difference', 'Exclusion', 'Hue', 'Saturation', 'Color', 'Luminosity']);
+const STANDARD_BLEND_MODES = new Set([
+  'Normal',
+  'Compatible',
+  'Multiply',
+  'Screen',
+  'Overlay',
+  'Darken',
+  'Lighten',
+  'ColorDodge',
+  'ColorBurn',
+  'HardLight',
+  'SoftLight',
+  'Difference',
+  'Exclusion',
+  'Hue',
+  'Saturation',
+  'Color',
+  'Luminosity',
+]);
 const EMBEDDED_FONT_KEYS = ['FontFile', 'FontFile2', 'FontFile3'].map(name);
 // Annotation flags (PDF 32000-1, 12.5.3): PDF/A needs Print set and these clear.
 const ANNOT_PRINT = 4;
@@ -195,7 +245,8 @@ function makeConformant(doc: PDFDocument, variant: PdfAVariant): void {
   const catalog = doc.catalog;
   catalog.delete(name('AA')); // document-level actions (6.6.2 of ISO 19005-2)
   const openAction = catalog.lookupMaybe(name('OpenAction'), PDFDict); // an array is a plain destination
-  if (openAction && openAction.lookupMaybe(name('S'), PDFName)?.decodeText() !== 'GoTo') catalog.delete(name('OpenAction'));
+  if (openAction && openAction.lookupMaybe(name('S'), PDFName)?.decodeText() !== 'GoTo')
+    catalog.delete(name('OpenAction'));
   const names = catalog.lookupMaybe(name('Names'), PDFDict);
   names?.delete(name('JavaScript'));
   // PDF/A-2 allows only PDF/A attachments, which we cannot vouch for; PDF/A-3 allows any file.
@@ -275,7 +326,10 @@ async function attachFiles(doc: PDFDocument, meta: PdfAMeta): Promise<void> {
   const now = wholeSeconds(new Date());
   for (const file of meta.attachments ?? []) {
     await doc.attach(file.bytes, file.name, {
-      mimeType: file.mimeType, description: file.description, creationDate: now, modificationDate: now,
+      mimeType: file.mimeType,
+      description: file.description,
+      creationDate: now,
+      modificationDate: now,
       afRelationship: AFRelationship[file.relationship],
     });
   }
@@ -287,7 +341,11 @@ function srgbProfile(): Uint8Array {
     iccProfile ??= readFileSync(ICC_URL);
     return iccProfile;
   } catch (cause) {
-    throw new AppError('PDFA_CONVERSION_FAILED', 'The PDF/A colour profile is missing from this installation (the build must copy src/finishing/assets).', { cause });
+    throw new AppError(
+      'PDFA_CONVERSION_FAILED',
+      'The PDF/A colour profile is missing from this installation (the build must copy src/finishing/assets).',
+      { cause },
+    );
   }
 }
 
@@ -300,7 +358,10 @@ function writeArchivalMetadata(doc: PDFDocument, variant: PdfAVariant, meta: Pdf
   // Keep the first ID (the document's identity) when there is one; the second changes because the file did.
   const { context } = doc;
   const oldId = context.lookupMaybe(context.trailerInfo.ID, PDFArray)?.lookup(0);
-  const first = oldId instanceof PDFHexString || oldId instanceof PDFString ? oldId : PDFHexString.of(randomBytes(16).toString('hex'));
+  const first =
+    oldId instanceof PDFHexString || oldId instanceof PDFString
+      ? oldId
+      : PDFHexString.of(randomBytes(16).toString('hex'));
   context.trailerInfo.ID = context.obj([first, PDFHexString.of(randomBytes(16).toString('hex'))]);
 }
 
@@ -308,15 +369,20 @@ function hasPdfAOutputIntent(catalog: PDFDict): boolean {
   const intents = catalog.lookupMaybe(name('OutputIntents'), PDFArray);
   return (intents?.asArray() ?? []).some((_, i) => {
     const intent = intents?.lookupMaybe(i, PDFDict);
-    return intent?.lookupMaybe(name('S'), PDFName)?.decodeText() === 'GTS_PDFA1' && intent.has(name('DestOutputProfile'));
+    return (
+      intent?.lookupMaybe(name('S'), PDFName)?.decodeText() === 'GTS_PDFA1' && intent.has(name('DestOutputProfile'))
+    );
   });
 }
 
 function addOutputIntent({ context, catalog }: PDFDocument): void {
   const profile = context.register(context.flateStream(srgbProfile(), { N: 3 }));
   const intent = context.obj({
-    Type: 'OutputIntent', S: 'GTS_PDFA1', DestOutputProfile: profile,
-    OutputConditionIdentifier: PDFString.of('sRGB IEC61966-2.1'), Info: PDFString.of('sRGB IEC61966-2.1'),
+    Type: 'OutputIntent',
+    S: 'GTS_PDFA1',
+    DestOutputProfile: profile,
+    OutputConditionIdentifier: PDFString.of('sRGB IEC61966-2.1'),
+    Info: PDFString.of('sRGB IEC61966-2.1'),
     RegistryName: PDFString.of('http://www.color.org'),
   });
   catalog.set(name('OutputIntents'), context.obj([context.register(intent)]));
@@ -444,15 +510,34 @@ function wholeSeconds(date: Date): Date {
 async function pdfwriteToPdfA(pdf: Buffer, variant: PdfAVariant, accountId: string): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'pressroom-pdfa-'));
   try {
-    const [input, output, icc, prefix] = ['in.pdf', 'out.pdf', 'srgb.icc', 'pdfa-def.ps'].map((f) => join(dir, f)) as [string, string, string, string];
+    const [input, output, icc, prefix] = ['in.pdf', 'out.pdf', 'srgb.icc', 'pdfa-def.ps'].map((f) => join(dir, f)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
     await Promise.all([writeFile(input, pdf), writeFile(icc, srgbProfile()), writeFile(prefix, pdfaPrefix(icc))]);
-    const args = ['-dNOOUTERSAVE', `-dPDFA=${variant.charAt(6)}`,
-      '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', '-sDEVICE=pdfwrite', `-r${GS_FLATTEN_DPI}`,
-      `--permit-file-read=${icc}`, `-sOutputFile=${output}`, prefix, input];
-    const notAPdf = () => new AppError('PDFA_CONVERSION_FAILED', 'the input is not a PDF (it does not start with %PDF-)');
+    const args = [
+      '-dNOOUTERSAVE',
+      `-dPDFA=${variant.charAt(6)}`,
+      '-dPDFACompatibilityPolicy=1',
+      '-sColorConversionStrategy=RGB',
+      '-sDEVICE=pdfwrite',
+      `-r${GS_FLATTEN_DPI}`,
+      `--permit-file-read=${icc}`,
+      `-sOutputFile=${output}`,
+      prefix,
+      input,
+    ];
+    const notAPdf = () =>
+      new AppError('PDFA_CONVERSION_FAILED', 'the input is not a PDF (it does not start with %PDF-)');
     const run = await runGhostscript(pdf, args, { cwd: dir, accountId, notAPdf });
     if (run.ended !== 'exit' || run.exitCode !== 0) {
-      throw new AppError('PDFA_CONVERSION_FAILED', `Ghostscript PDF/A conversion failed: ${describeGsFailure(run)}`, run.ended === 'failed' ? { cause: run.error } : {});
+      throw new AppError(
+        'PDFA_CONVERSION_FAILED',
+        `Ghostscript PDF/A conversion failed: ${describeGsFailure(run)}`,
+        run.ended === 'failed' ? { cause: run.error } : {},
+      );
     }
     return await readFile(output);
   } finally {

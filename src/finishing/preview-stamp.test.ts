@@ -25,7 +25,13 @@ afterAll(async () => {
 /** A free preview as the service makes one: printed at preview priority, then finished with the stamp. */
 async function preview(request: Omit<RenderRequest, 'kind'>): Promise<{ pdf: Buffer }> {
   const printed = await renderer.render({ ...request, kind: 'preview' });
-  const finished = await finishing.finish(printed.pdf, { accountId: '', kind: 'preview', title: 'Preview', previewStamp: true, timeoutMs: 60_000 });
+  const finished = await finishing.finish(printed.pdf, {
+    accountId: '',
+    kind: 'preview',
+    title: 'Preview',
+    previewStamp: true,
+    timeoutMs: 60_000,
+  });
   if (!('pdf' in finished)) throw new Error('a preview is never spooled');
   return finished;
 }
@@ -47,18 +53,42 @@ function redInEachTenth(pdf: Buffer, page: number, dpi: number): boolean[] {
   const bands = Array.from({ length: 10 }, () => false);
   for (let i = 0; i + 2 < rgb.length; i += 3) {
     const [r, g, b] = [rgb[i]!, rgb[i + 1]!, rgb[i + 2]!];
-    if (r >= 150 && r - g >= 30 && r - b >= 30) bands[Math.min(9, Math.floor((Math.floor(i / 3 / width) / height) * 10))] = true;
+    if (r >= 150 && r - g >= 30 && r - b >= 30)
+      bands[Math.min(9, Math.floor((Math.floor(i / 3 / width) / height) * 10))] = true;
   }
   return bands;
 }
 
 describe('preview stamp', () => {
   const shapes: { name: string; template: RenderTemplate; minPages: number; dpi: number }[] = [
-    { name: 'A4 landscape', template: { html: '<p>one</p><p style="break-before: page">two</p>', page: { orientation: 'landscape' } }, minPages: 2, dpi: 40 },
+    {
+      name: 'A4 landscape',
+      template: { html: '<p>one</p><p style="break-before: page">two</p>', page: { orientation: 'landscape' } },
+      minPages: 2,
+      dpi: 40,
+    },
     // Chromium prints such a page 0.96 pt square; the stamp shrinks with it (and scales up with any zoom).
-    { name: '1 px pages', template: { html: '<p>one</p><p>two</p>', css: '@page { size: 1px 1px; margin: 0 }' }, minPages: 2, dpi: 15_000 },
-    { name: 'a thin strip', template: { html: '<p>one</p><p>two</p>', css: '@page { size: 2000px 3px; margin: 0 }' }, minPages: 2, dpi: 200 },
-    { name: '200-inch pages', template: { html: '<p>one</p><p style="break-before: page">two</p>', css: '@page { size: 200in 200in; margin: 0 }' }, minPages: 2, dpi: 2 },
+    {
+      name: '1 px pages',
+      template: { html: '<p>one</p><p>two</p>', css: '@page { size: 1px 1px; margin: 0 }' },
+      minPages: 2,
+      dpi: 15_000,
+    },
+    {
+      name: 'a thin strip',
+      template: { html: '<p>one</p><p>two</p>', css: '@page { size: 2000px 3px; margin: 0 }' },
+      minPages: 2,
+      dpi: 200,
+    },
+    {
+      name: '200-inch pages',
+      template: {
+        html: '<p>one</p><p style="break-before: page">two</p>',
+        css: '@page { size: 200in 200in; margin: 0 }',
+      },
+      minPages: 2,
+      dpi: 2,
+    },
   ];
 
   it.each(shapes)('stamps every page of $name', async ({ template, minPages, dpi }) => {
@@ -68,7 +98,10 @@ describe('preview stamp', () => {
   });
 
   it('stamps a long receipt-shaped page all along its length, not only in the middle', async () => {
-    const { pdf } = await preview({ template: { html: '<p>Receipt</p>', css: '@page { size: 3in 200in; margin: 0 }' }, data: {} });
+    const { pdf } = await preview({
+      template: { html: '<p>Receipt</p>', css: '@page { size: 3in 200in; margin: 0 }' },
+      data: {},
+    });
     expect(pdfPages(pdf)).toBe(1);
     expectStamped(pdf, { dpi: 4, pagesToLook: [1] });
     expect(redInEachTenth(pdf, 1, 4)).toEqual(Array.from({ length: 10 }, () => true));

@@ -23,10 +23,27 @@
  * appending an incremental update, also means the unstamped original is not left inside the file.
  */
 import {
-  PDFDocument, PDFName, PDFOperator, PDFOperatorNames, StandardFonts, TextRenderingMode,
-  beginText, endText, popGraphicsState, pushGraphicsState, rotateAndSkewTextRadiansAndTranslate, setFillingRgbColor,
-  setFontAndSize, setGraphicsState, setLineWidth, setStrokingRgbColor, setTextRenderingMode, showText,
-  type PDFFont, type PDFPage, type PDFRef,
+  PDFDocument,
+  PDFName,
+  PDFOperator,
+  PDFOperatorNames,
+  StandardFonts,
+  TextRenderingMode,
+  beginText,
+  endText,
+  popGraphicsState,
+  pushGraphicsState,
+  rotateAndSkewTextRadiansAndTranslate,
+  setFillingRgbColor,
+  setFontAndSize,
+  setGraphicsState,
+  setLineWidth,
+  setStrokingRgbColor,
+  setTextRenderingMode,
+  showText,
+  type PDFFont,
+  type PDFPage,
+  type PDFRef,
 } from '@cantoo/pdf-lib';
 import { AppError } from '../shared/errors.js';
 import { prepareRewrite } from '../pdf/pdf-rewrite.js';
@@ -63,10 +80,17 @@ export async function stampPreview(pdf: Uint8Array): Promise<Buffer> {
   try {
     const doc = await PDFDocument.load(pdf, { updateMetadata: false, parseSpeed: OBJECTS_PER_TICK });
     const font = await doc.embedFont(StandardFonts.HelveticaBold);
-    const graphicsState = doc.context.register(doc.context.obj({ Type: 'ExtGState', ca: FILL_OPACITY, CA: OUTLINE_OPACITY }));
+    const graphicsState = doc.context.register(
+      doc.context.obj({ Type: 'ExtGState', ca: FILL_OPACITY, CA: OUTLINE_OPACITY }),
+    );
     for (const page of doc.getPages()) stampPage(page, font, graphicsState);
     prepareRewrite(doc);
-    const bytes = await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false, objectsPerTick: OBJECTS_PER_TICK });
+    const bytes = await doc.save({
+      useObjectStreams: false,
+      addDefaultPage: false,
+      updateFieldAppearances: false,
+      objectsPerTick: OBJECTS_PER_TICK,
+    });
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } catch (cause) {
     // Never fall back to the unstamped file: a preview that cannot be stamped is not handed out.
@@ -144,7 +168,12 @@ function cellsOf({ x, y, width, height }: PageGeometry): Cell[] {
   const cells: Cell[] = [];
   for (let row = 0; row < rows; row++) {
     for (let column = 0; column < columns; column++) {
-      cells.push({ x: x + (column * width) / columns, y: y + (row * height) / rows, width: width / columns, height: height / rows });
+      cells.push({
+        x: x + (column * width) / columns,
+        y: y + (row * height) / rows,
+        width: width / columns,
+        height: height / rows,
+      });
     }
   }
   return cells;
@@ -154,14 +183,23 @@ function cellsOf({ x, y, width, height }: PageGeometry): Cell[] {
  * Font size, angle and text origin (user space) that put the stamp on the cell's diagonal, reading
  * from the bottom-left to the top-right corner as the page is shown, centred and fitted to the cell.
  */
-function placeStamp(cell: Cell, rotation: number, widthPerUnit: number): { size: number; angle: number; x: number; y: number } {
+function placeStamp(
+  cell: Cell,
+  rotation: number,
+  widthPerUnit: number,
+): { size: number; angle: number; x: number; y: number } {
   const quarterTurned = rotation % 180 !== 0;
   const shownWidth = quarterTurned ? cell.height : cell.width;
   const shownHeight = quarterTurned ? cell.width : cell.height;
   const shownAngle = Math.atan2(shownHeight, shownWidth);
   const cos = Math.cos(shownAngle);
   const sin = Math.sin(shownAngle);
-  const fitted = FIT * Math.min(shownWidth / (widthPerUnit * cos + CAP_HEIGHT * sin), shownHeight / (widthPerUnit * sin + CAP_HEIGHT * cos));
+  const fitted =
+    FIT *
+    Math.min(
+      shownWidth / (widthPerUnit * cos + CAP_HEIGHT * sin),
+      shownHeight / (widthPerUnit * sin + CAP_HEIGHT * cos),
+    );
   // A degenerate (zero-area) page shows nothing anyway; keep the operators valid.
   const size = Number.isFinite(fitted) && fitted > 0 ? fitted : 1;
   // A viewer turns the page clockwise by /Rotate, so the text is turned that much further in user space.

@@ -60,19 +60,44 @@ const SECURITY_BY_AUTH: Record<AuthMode, Record<string, string[]>[] | undefined>
  */
 const TAGS = [
   { name: 'PDF', description: 'Generate a PDF synchronously: a signed link, the bytes, or your S3 bucket. 1 credit.' },
-  { name: 'PDF Async', description: 'Queue PDF jobs and follow them by polling or webhook. 1 credit, refunded on failure.' },
-  { name: 'PDF Batches', description: 'Many documents from one template: rows as items, CSV or NDJSON; progress, cancel, links, a zip or one merged PDF. 1 credit per item, refunded per failed or cancelled item.' },
+  {
+    name: 'PDF Async',
+    description: 'Queue PDF jobs and follow them by polling or webhook. 1 credit, refunded on failure.',
+  },
+  {
+    name: 'PDF Batches',
+    description:
+      'Many documents from one template: rows as items, CSV or NDJSON; progress, cancel, links, a zip or one merged PDF. 1 credit per item, refunded per failed or cancelled item.',
+  },
   { name: 'PDF Tools', description: 'Merge, split and rotate existing PDFs. 1 credit each.' },
   { name: 'Image', description: 'Render a template to PNG, JPEG or WebP. 1 credit.' },
-  { name: 'E-invoices', description: 'Validate an e-invoice (XML, or a Factur-X / ZUGFeRD PDF) by the official EN 16931 and XRechnung rules. No credits.' },
+  {
+    name: 'E-invoices',
+    description:
+      'Validate an e-invoice (XML, or a Factur-X / ZUGFeRD PDF) by the official EN 16931 and XRechnung rules. No credits.',
+  },
   { name: 'Templates', description: 'Templates, their input fields, versions and layers. No credits.' },
   { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
   { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
-  { name: 'Agent', description: "TemplateFox's AI template authoring: not offered by Pressroom (501 NOT_IMPLEMENTED)." },
-  { name: 'Certificates', description: 'Signing certificates (PKCS#12, sealed at rest) for sign on create and POST /v1/pdf-tools/sign. No credits.' },
-  { name: 'Assets', description: 'Logos, fonts and stylesheets for your templates, used with {{ asset(\'name\') }}. No credits.' },
+  {
+    name: 'Agent',
+    description: "TemplateFox's AI template authoring: not offered by Pressroom (501 NOT_IMPLEMENTED).",
+  },
+  {
+    name: 'Certificates',
+    description:
+      'Signing certificates (PKCS#12, sealed at rest) for sign on create and POST /v1/pdf-tools/sign. No credits.',
+  },
+  {
+    name: 'Assets',
+    description: "Logos, fonts and stylesheets for your templates, used with {{ asset('name') }}. No credits.",
+  },
   { name: 'Files', description: 'Signed, expiring download links of generated files.' },
-  { name: 'Admin', description: 'Accounts, credits and credentials (Authorization: Bearer $PRESSROOM_ADMIN_TOKEN; absent when it is unset).' },
+  {
+    name: 'Admin',
+    description:
+      'Accounts, credits and credentials (Authorization: Bearer $PRESSROOM_ADMIN_TOKEN; absent when it is unset).',
+  },
   { name: 'Operations', description: 'Liveness, readiness and Prometheus metrics for orchestrators.' },
 ];
 
@@ -84,7 +109,7 @@ async function registerOpenApi(app: FastifyInstance, options: { version: string;
         title: 'Pressroom',
         version: options.version,
         description:
-          'Render PDFs from saved HTML/CSS templates with Jinja2-style variables and JSON data. The API follows TemplateFox\'s: ' +
+          "Render PDFs from saved HTML/CSS templates with Jinja2-style variables and JSON data. The API follows TemplateFox's: " +
           'a TemplateFox client needs only another base URL and key. Send your API key in the `x-api-key` header.',
       },
       // The configured public address (PRESSROOM_PUBLIC_URL, also the base of download links), so /docs
@@ -94,7 +119,11 @@ async function registerOpenApi(app: FastifyInstance, options: { version: string;
       components: {
         securitySchemes: {
           ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'Your API key (pr_…)' },
-          HTTPBearer: { type: 'http', scheme: 'bearer', description: 'An API key, or a JWT access token on the read-only endpoints' },
+          HTTPBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key, or a JWT access token on the read-only endpoints',
+          },
           AdminBearer: { type: 'http', scheme: 'bearer', description: 'PRESSROOM_ADMIN_TOKEN' },
         },
       },
@@ -103,9 +132,13 @@ async function registerOpenApi(app: FastifyInstance, options: { version: string;
     transform: ({ schema, url, route }) => {
       const auth = (route.config as { auth?: AuthMode } | undefined)?.auth ?? 'public';
       // The studio's pages, /docs and the document itself are not API operations.
-      const hidden = url.startsWith('/docs') || url === '/openapi.json' || (schema as { hide?: boolean } | undefined)?.hide === true;
+      const hidden =
+        url.startsWith('/docs') || url === '/openapi.json' || (schema as { hide?: boolean } | undefined)?.hide === true;
       const named = nameWildcard(url, schema as { params?: unknown });
-      return { schema: { ...schema, ...named.schema, hide: hidden, security: SECURITY_BY_AUTH[auth] } as typeof schema, url: named.url };
+      return {
+        schema: { ...schema, ...named.schema, hide: hidden, security: SECURITY_BY_AUTH[auth] } as typeof schema,
+        url: named.url,
+      };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
@@ -117,13 +150,22 @@ async function registerOpenApi(app: FastifyInstance, options: { version: string;
  * generated clients cannot call a path with `{*}` in it. They send a `/` in the name as it is or
  * percent-encoded (`fonts%2Fbrand.woff2`); the route reads both the same.
  */
-function nameWildcard(url: string, schema: { params?: unknown } | undefined): { url: string; schema: { params?: unknown } } {
+function nameWildcard(
+  url: string,
+  schema: { params?: unknown } | undefined,
+): { url: string; schema: { params?: unknown } } {
   const params = schema?.params as { properties?: Record<string, unknown>; required?: string[] } | undefined;
   if (!url.endsWith('/*') || !params?.properties?.['*']) return { url, schema: {} };
   const { '*': wildcard, ...rest } = params.properties;
   return {
     url: `${url.slice(0, -1)}:name`,
-    schema: { params: { ...params, properties: { ...rest, name: wildcard }, required: (params.required ?? []).map((key) => (key === '*' ? 'name' : key)) } },
+    schema: {
+      params: {
+        ...params,
+        properties: { ...rest, name: wildcard },
+        required: (params.required ?? []).map((key) => (key === '*' ? 'name' : key)),
+      },
+    },
   };
 }
 
@@ -176,7 +218,13 @@ export async function buildOpsApp(services: Services): Promise<FastifyInstance> 
   const app = Fastify(fastifyOptions(services)) as unknown as FastifyInstance;
   app.addSchema(CodedError);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}; a worker serves /healthz, /readyz and /metrics only.`));
+  app.setNotFoundHandler((request, reply) =>
+    sendCodedError(
+      reply,
+      'NOT_FOUND',
+      `No route ${request.method} ${request.url.split('?')[0]}; a worker serves /healthz, /readyz and /metrics only.`,
+    ),
+  );
   registerRequestTracking(app, services);
   closeIdleConnectionsWhileClosing(app);
   healthRoutes(app, services);
@@ -195,7 +243,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) => sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`));
+  app.setNotFoundHandler((request, reply) =>
+    sendCodedError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`),
+  );
   // Before any route: a body over its route's limit gets a 413 the client can read (http/body-limits.ts).
   registerBodyLimits(app, config.http);
 
@@ -218,10 +268,16 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   registerRequestTracking(app, services);
   closeIdleConnectionsWhileClosing(app);
-  registerAuth(app, { accounts: services.accounts, rateLimiter: services.rateLimiter, adminToken: config.http.adminToken });
+  registerAuth(app, {
+    accounts: services.accounts,
+    rateLimiter: services.rateLimiter,
+    adminToken: config.http.adminToken,
+  });
   app.addHook('preValidation', async (request) => {
-    if (request.query && typeof request.query === 'object') checkTextParts(request.query as Record<string, unknown>, 'query');
-    if (request.params && typeof request.params === 'object') checkTextParts(request.params as Record<string, unknown>, 'path');
+    if (request.query && typeof request.query === 'object')
+      checkTextParts(request.query as Record<string, unknown>, 'query');
+    if (request.params && typeof request.params === 'object')
+      checkTextParts(request.params as Record<string, unknown>, 'path');
   });
   app.addHook('onSend', async (request, reply) => {
     if (request.url.startsWith('/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
@@ -233,7 +289,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   templateVersionRoutes(app, services.templates.versions);
   templateLayerRoutes(app, services.templates);
   agentRoutes(app);
-  previewRoutes(app, { documents: services.documents, rateLimiter: services.rateLimiter, perMinute: config.preview.perMinute });
+  previewRoutes(app, {
+    documents: services.documents,
+    rateLimiter: services.rateLimiter,
+    perMinute: config.preview.perMinute,
+  });
   accountRoutes(app, { accounts: services.accounts, ledger: services.ledger });
   apiKeyRoutes(app, services.accounts);
   pdfRoutes(app, { documents: services.documents });

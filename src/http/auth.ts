@@ -19,7 +19,8 @@ import { AppError } from '../shared/errors.js';
 export type AuthMode = 'api_key' | 'read' | 'admin' | 'public';
 
 /** The endpoints with `read` auth, as error messages and docs/accounts.md name them. */
-export const TOKEN_ENDPOINTS = 'GET /v1/templates, GET /v1/templates/{id}/fields, GET /v1/templates/{id}/layers, GET /v1/account and GET /v1/account/transactions';
+export const TOKEN_ENDPOINTS =
+  'GET /v1/templates, GET /v1/templates/{id}/fields, GET /v1/templates/{id}/layers, GET /v1/account and GET /v1/account/transactions';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -53,7 +54,11 @@ export function presentedApiKey(request: FastifyRequest): string | undefined {
 }
 
 /** Who calls, by the key or token the request presents; UNAUTHORIZED when it is not a valid one for `mode`. */
-export async function resolveCaller(request: FastifyRequest, mode: 'api_key' | 'read', accounts: AccountService): Promise<Caller> {
+export async function resolveCaller(
+  request: FastifyRequest,
+  mode: 'api_key' | 'read',
+  accounts: AccountService,
+): Promise<Caller> {
   const apiKeyHeader = request.headers['x-api-key'];
   const apiKey = typeof apiKeyHeader === 'string' ? apiKeyHeader.trim() : undefined;
   if (apiKey) {
@@ -69,7 +74,10 @@ export async function resolveCaller(request: FastifyRequest, mode: 'api_key' | '
       throw new AppError('UNAUTHORIZED', 'The API key is invalid or revoked.');
     }
     if (mode !== 'read') {
-      throw new AppError('UNAUTHORIZED', `This endpoint needs an API key in the x-api-key header; access tokens are accepted only on ${TOKEN_ENDPOINTS}.`);
+      throw new AppError(
+        'UNAUTHORIZED',
+        `This endpoint needs an API key in the x-api-key header; access tokens are accepted only on ${TOKEN_ENDPOINTS}.`,
+      );
     }
     const caller = await accounts.authenticateAccessToken(bearer);
     if (caller) return caller;
@@ -102,9 +110,13 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (!decision) return;
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
-      throw new AppError('RATE_LIMITED', `Rate limit exceeded: at most ${decision.limit} requests in this window. Retry after ${decision.retryAfterSeconds} s.`, {
-        details: { retryAfterSeconds: decision.retryAfterSeconds },
-      });
+      throw new AppError(
+        'RATE_LIMITED',
+        `Rate limit exceeded: at most ${decision.limit} requests in this window. Retry after ${decision.retryAfterSeconds} s.`,
+        {
+          details: { retryAfterSeconds: decision.retryAfterSeconds },
+        },
+      );
     }
   });
 }

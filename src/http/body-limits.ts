@@ -66,7 +66,10 @@ const LIMIT_BY_CLASS: Record<BodyLimitClass, { key: keyof BodyLimits; source: st
   generation: { key: 'bodyLimitBytes', source: 'the server sets this limit with PRESSROOM_BODY_LIMIT_BYTES' },
   template: { key: 'templateBodyLimitBytes', source: 'a fixed limit, above the largest template the API accepts' },
   small: { key: 'smallBodyLimitBytes', source: 'a fixed limit for requests of a few fields' },
-  pdfTools: { key: 'pdfToolsBodyLimitBytes', source: 'the server sets this limit with PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES' },
+  pdfTools: {
+    key: 'pdfToolsBodyLimitBytes',
+    source: 'the server sets this limit with PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES',
+  },
 };
 
 /** An oversized body is read and thrown away up to the larger of this and twice the route's limit… */

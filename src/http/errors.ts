@@ -64,7 +64,12 @@ export function sendValidationError(reply: FastifyReply, issues: ValidationIssue
   return reply.code(422).send({ detail: issues });
 }
 
-export function sendCodedError(reply: FastifyReply, code: ErrorCode, message: string, extra?: Record<string, unknown>): FastifyReply {
+export function sendCodedError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string,
+  extra?: Record<string, unknown>,
+): FastifyReply {
   return reply.code(STATUS_BY_CODE[code]).send({ error: code, message, ...extra });
 }
 
@@ -100,7 +105,11 @@ function publicDetails(error: AppError): Record<string, unknown> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<void> {
+export function errorHandler(
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | Promise<void> {
   if (error instanceof AjvValidationError) return sendValidationError(reply, ajvIssues(error.errors, error.httpPart));
   if (error instanceof ValidationError) return sendValidationError(reply, error.issues);
   if (error instanceof DetailError) return reply.code(error.status).send({ detail: error.message });
@@ -120,12 +129,16 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return sendValidationError(reply, [{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return sendValidationError(reply, [{ loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' }]);
+      return sendValidationError(reply, [
+        { loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' },
+      ]);
     default:
       break;
   }
   if (error instanceof SyntaxError && (fastifyError.statusCode === 400 || /JSON/.test(error.message))) {
-    return sendValidationError(reply, [{ loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' }]);
+    return sendValidationError(reply, [
+      { loc: ['body'], msg: `JSON decode error: ${error.message}`, type: 'json_invalid' },
+    ]);
   }
   if (isDatabaseUnavailable(error)) {
     request.log.error({ err: error }, 'database unavailable');
@@ -136,5 +149,9 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     return sendCodedError(reply, 'INVALID_REQUEST', error.message);
   }
   request.log.error({ err: error }, 'unhandled error');
-  return sendCodedError(reply, 'INTERNAL_ERROR', `An internal error occurred. Quote request id ${request.id} when reporting it.`);
+  return sendCodedError(
+    reply,
+    'INTERNAL_ERROR',
+    `An internal error occurred. Quote request id ${request.id} when reporting it.`,
+  );
 }

@@ -29,7 +29,11 @@ describe('closing the HTTP server', () => {
     const body = new Promise<string>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: '/slow', agent }, (res) => {
         let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (text += chunk))
+          .on('end', () => resolve(text))
+          .on('error', reject);
       });
       req.on('socket', (socket) => socket.on('close', () => (socketClosed = true)));
       req.on('error', reject).end();
@@ -42,7 +46,10 @@ describe('closing the HTTP server', () => {
     expect(closed).toBe(false); // the response in progress holds the close
     finishResponse();
     expect(await body).toBe('abcd');
-    await Promise.race([closing, new Promise((_, reject) => setTimeout(() => reject(new Error('close still waiting after 60 s')), 60_000).unref())]);
+    await Promise.race([
+      closing,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('close still waiting after 60 s')), 60_000).unref()),
+    ]);
     expect(closed).toBe(true);
     await until(() => socketClosed, 10_000, 'the client to see its connection closed');
     agent.destroy();

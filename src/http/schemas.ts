@@ -20,11 +20,19 @@ export const CodedError = Type.Object(
   {
     error: Type.String({ description: 'Stable error code, e.g. TEMPLATE_NOT_FOUND' }),
     message: Type.String({ description: 'What failed and how to fix it' }),
-    part: Type.Optional(StringEnum(['html', 'css', 'header', 'footer'] as const, { description: 'For template errors: the template part (html, css, page.header_html, page.footer_html) the line and column refer to; for DOCUMENT_TOO_LARGE with bound header_footer: the part past it' })),
+    part: Type.Optional(
+      StringEnum(['html', 'css', 'header', 'footer'] as const, {
+        description:
+          'For template errors: the template part (html, css, page.header_html, page.footer_html) the line and column refer to; for DOCUMENT_TOO_LARGE with bound header_footer: the part past it',
+      }),
+    ),
     line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
     column: Type.Optional(Type.Integer({ description: 'Column on that line, where the template engine knows it' })),
     bound: Type.Optional(
-      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers', 'header_footer'] as const, { description: 'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on)' }),
+      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers', 'header_footer'] as const, {
+        description:
+          'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on)',
+      }),
     ),
   },
   { $id: 'CodedError', description: 'Coded error' },
@@ -35,11 +43,17 @@ export const ValidationErrorBody = Type.Object(
     detail: Type.Array(
       Type.Object({
         loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), {
-          description: 'Where the problem is: the part (body, query, path, header), then the field path, e.g. ["body","template_id"]',
+          description:
+            'Where the problem is: the part (body, query, path, header), then the field path, e.g. ["body","template_id"]',
         }),
         msg: Type.String({ description: 'What is wrong, e.g. "String should have at least 12 characters"' }),
         type: Type.String({ description: 'Stable error type, e.g. missing, string_too_short, extra_forbidden' }),
-        ctx: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Facts about the failure, e.g. {"min_length": 12}' })),
+        ctx: Type.Optional(
+          Type.Object(
+            {},
+            { additionalProperties: true, description: 'Facts about the failure, e.g. {"min_length": 12}' },
+          ),
+        ),
       }),
       { description: 'One item per problem' },
     ),
@@ -79,18 +93,35 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   for (const status of statuses) {
     const description = ERROR_STATUS_DESCRIPTIONS[status] ?? 'Coded error';
     // 422 is the validation shape, or a coded template error (TEMPLATE_RENDER_ERROR…) on generation routes.
-    out[status] = status === 422 ? Type.Union([ref('HTTPValidationError'), ref('CodedError')], { description }) : ref('CodedError', description);
+    out[status] =
+      status === 422
+        ? Type.Union([ref('HTTPValidationError'), ref('CodedError')], { description })
+        : ref('CodedError', description);
   }
   return out;
 }
 
 /** A PDF in the response body. */
-export const PdfBytes = () => Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'application/pdf', description: 'The PDF file' });
+export const PdfBytes = () =>
+  Type.Unsafe<Buffer>({
+    type: 'string',
+    format: 'binary',
+    contentMediaType: 'application/pdf',
+    description: 'The PDF file',
+  });
 
 /** The image media types POST /v1/image/create answers, each declared as bytes. */
 export const imageBytesByType = (): Record<string, TSchema> =>
   Object.fromEntries(
-    (['image/png', 'image/jpeg', 'image/webp'] as const).map((type) => [type, Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: type, description: `The image (${type})` })]),
+    (['image/png', 'image/jpeg', 'image/webp'] as const).map((type) => [
+      type,
+      Type.Unsafe<Buffer>({
+        type: 'string',
+        format: 'binary',
+        contentMediaType: type,
+        description: `The image (${type})`,
+      }),
+    ]),
   );
 
 /**
@@ -107,9 +138,15 @@ export function mediaResponse(description: string, content: Record<string, TSche
 export const JsonObject = (options: Record<string, unknown> = {}) =>
   Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
 
-export const SuccessBody = Type.Object({ success: Type.Boolean({ description: 'Always true: the operation was carried out' }) });
+export const SuccessBody = Type.Object({
+  success: Type.Boolean({ description: 'Always true: the operation was carried out' }),
+});
 
-export const TEMPLATE_ID = Type.String({ minLength: 12, maxLength: 12, description: 'Template short ID, exactly 12 characters' });
+export const TEMPLATE_ID = Type.String({
+  minLength: 12,
+  maxLength: 12,
+  description: 'Template short ID, exactly 12 characters',
+});
 
 export const FieldSpecSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Key of this property in each array item' }),
@@ -118,40 +155,78 @@ export const FieldSpecSchema = Type.Object({
 });
 
 export const FieldSchema = Type.Object({
-  key: Type.String({ minLength: 1, maxLength: 200, description: 'Key to use in the `data` object (dotted for nested objects, e.g. customer.name)' }),
+  key: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Key to use in the `data` object (dotted for nested objects, e.g. customer.name)',
+  }),
   label: Type.String({ maxLength: 200, description: 'Human-readable label for forms' }),
-  type: Type.Optional(StringEnum(['string', 'integer', 'number', 'boolean', 'array'] as const, { default: 'string', description: 'Value type' })),
+  type: Type.Optional(
+    StringEnum(['string', 'integer', 'number', 'boolean', 'array'] as const, {
+      default: 'string',
+      description: 'Value type',
+    }),
+  ),
   required: Type.Optional(Type.Boolean({ default: false, description: 'Whether the template needs this field' })),
-  helpText: Type.Optional(Nullable(Type.String({ maxLength: 1000, description: 'Help text, usually with an example value' }))),
-  spec: Type.Optional(Nullable(Type.Array(FieldSpecSchema, { maxItems: 200, description: 'Array fields only: the structure of each item' }))),
+  helpText: Type.Optional(
+    Nullable(Type.String({ maxLength: 1000, description: 'Help text, usually with an example value' })),
+  ),
+  spec: Type.Optional(
+    Nullable(
+      Type.Array(FieldSpecSchema, { maxItems: 200, description: 'Array fields only: the structure of each item' }),
+    ),
+  ),
 });
 
 /** A page margin: the renderer's own rule (rendering/page-length.ts), so what saves also prints. */
 const PageLength = (description = `0 or a number with ${PAGE_LENGTH_UNITS_TEXT}, e.g. 20mm`) =>
   Type.String({ pattern: PAGE_LENGTH_PATTERN, maxLength: 20, description });
 
-export const PageSetupSchema = Type.Object({
-  format: Type.Optional(StringEnum(PAPER_FORMAT_NAMES, { description: 'Paper size (default A4); or give width and height instead' })),
-  width: Type.Optional(PageLength('Custom paper width, with height and instead of format, e.g. 100mm')),
-  height: Type.Optional(PageLength('Custom paper height, with width and instead of format, e.g. 150mm')),
-  orientation: Type.Optional(StringEnum(['portrait', 'landscape'] as const, { description: 'Page orientation (default portrait)' })),
-  margin: Type.Optional(
-    Type.Object({
-      top: Type.Optional(PageLength()),
-      right: Type.Optional(PageLength()),
-      bottom: Type.Optional(PageLength()),
-      left: Type.Optional(PageLength()),
-    }, { description: 'Page margins' }),
-  ),
-  header_html: Type.Optional(Type.String({ maxLength: 100_000, description: 'Template HTML repeated at the top of every page; elements with class pageNumber / totalPages show the page numbers' })),
-  footer_html: Type.Optional(Type.String({ maxLength: 100_000, description: 'Template HTML repeated at the bottom of every page (pageNumber / totalPages work here too)' })),
-  tagged: Type.Optional(Type.Boolean({
-    default: true,
-    description:
-      'Tagged (accessible) PDF: a structure tree and an outline (bookmarks) from the headings, which screen readers and PDF/UA need. ' +
-      'false prints without them: faster and much smaller for long documents, but not accessible. A create request\'s `tagged` overrides it',
-  })),
-}, { description: 'Paper, margins, header and footer' });
+export const PageSetupSchema = Type.Object(
+  {
+    format: Type.Optional(
+      StringEnum(PAPER_FORMAT_NAMES, { description: 'Paper size (default A4); or give width and height instead' }),
+    ),
+    width: Type.Optional(PageLength('Custom paper width, with height and instead of format, e.g. 100mm')),
+    height: Type.Optional(PageLength('Custom paper height, with width and instead of format, e.g. 150mm')),
+    orientation: Type.Optional(
+      StringEnum(['portrait', 'landscape'] as const, { description: 'Page orientation (default portrait)' }),
+    ),
+    margin: Type.Optional(
+      Type.Object(
+        {
+          top: Type.Optional(PageLength()),
+          right: Type.Optional(PageLength()),
+          bottom: Type.Optional(PageLength()),
+          left: Type.Optional(PageLength()),
+        },
+        { description: 'Page margins' },
+      ),
+    ),
+    header_html: Type.Optional(
+      Type.String({
+        maxLength: 100_000,
+        description:
+          'Template HTML repeated at the top of every page; elements with class pageNumber / totalPages show the page numbers',
+      }),
+    ),
+    footer_html: Type.Optional(
+      Type.String({
+        maxLength: 100_000,
+        description: 'Template HTML repeated at the bottom of every page (pageNumber / totalPages work here too)',
+      }),
+    ),
+    tagged: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description:
+          'Tagged (accessible) PDF: a structure tree and an outline (bookmarks) from the headings, which screen readers and PDF/UA need. ' +
+          "false prints without them: faster and much smaller for long documents, but not accessible. A create request's `tagged` overrides it",
+      }),
+    ),
+  },
+  { description: 'Paper, margins, header and footer' },
+);
 
 export const isoTime = (ms: number): string => new Date(ms).toISOString();
 
@@ -164,7 +239,16 @@ export const MAX_OFFSET = 1_000_000_000;
 /** `limit` and `offset` query parameters of a newest-first listing. */
 export function PageQuery(limit: { default: number; max: number }) {
   return {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: limit.max, default: limit.default, description: `Page size (1–${limit.max})` })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'Records to skip' })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: limit.max,
+        default: limit.default,
+        description: `Page size (1–${limit.max})`,
+      }),
+    ),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'Records to skip' }),
+    ),
   };
 }

@@ -19,7 +19,11 @@ export function wantsTemplateFoxPropertiesOnly(request: Pick<FastifyRequest, 'he
 }
 
 /** `body` without Pressroom's `additions` when the client wants TemplateFox's properties only. */
-export function templateFoxShape<T extends object, K extends keyof T>(request: Pick<FastifyRequest, 'headers'>, body: T, additions: readonly K[]): T {
+export function templateFoxShape<T extends object, K extends keyof T>(
+  request: Pick<FastifyRequest, 'headers'>,
+  body: T,
+  additions: readonly K[],
+): T {
   if (!wantsTemplateFoxPropertiesOnly(request)) return body;
   const copy = { ...body };
   for (const key of additions) delete copy[key];

@@ -12,7 +12,6 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 
-
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: false, strict: false });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
@@ -25,7 +24,8 @@ const textAjv = makeAjv('array');
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
   const validate = ajv.compile(schema as object) as ValidateFunction;
-  return (data: unknown) => (validate(data) ? { value: data } : { error: new AjvValidationError(validate.errors ?? [], httpPart ?? 'body') });
+  return (data: unknown) =>
+    validate(data) ? { value: data } : { error: new AjvValidationError(validate.errors ?? [], httpPart ?? 'body') };
 };
 
 /** Carries Ajv's errors to the error handler, which turns them into the 422 envelope. */
@@ -83,27 +83,57 @@ function issueFor(error: ErrorObject, part: string): ValidationIssue | null {
     case 'required':
       return { loc: [...loc, p.missingProperty], msg: 'Field required', type: 'missing' };
     case 'type': {
-      const expected = String(Array.isArray(p.type) ? p.type.find((t: string) => t !== 'null') ?? p.type[0] : p.type);
+      const expected = String(Array.isArray(p.type) ? (p.type.find((t: string) => t !== 'null') ?? p.type[0]) : p.type);
       // The article goes with "valid", not with the type: "a valid object", "a valid integer".
       const msg = expected === 'null' ? 'Input should be null' : `Input should be a valid ${expected}`;
       return { loc, msg, type: TYPE_NAMES[expected] ?? 'type_error' };
     }
     case 'minLength':
-      return { loc, msg: `String should have at least ${count(p.limit, 'character')}`, type: 'string_too_short', ctx: { min_length: p.limit } };
+      return {
+        loc,
+        msg: `String should have at least ${count(p.limit, 'character')}`,
+        type: 'string_too_short',
+        ctx: { min_length: p.limit },
+      };
     case 'maxLength':
-      return { loc, msg: `String should have at most ${count(p.limit, 'character')}`, type: 'string_too_long', ctx: { max_length: p.limit } };
+      return {
+        loc,
+        msg: `String should have at most ${count(p.limit, 'character')}`,
+        type: 'string_too_long',
+        ctx: { max_length: p.limit },
+      };
     case 'pattern':
-      return { loc, msg: `String should match pattern '${p.pattern}'`, type: 'string_pattern_mismatch', ctx: { pattern: p.pattern } };
+      return {
+        loc,
+        msg: `String should match pattern '${p.pattern}'`,
+        type: 'string_pattern_mismatch',
+        ctx: { pattern: p.pattern },
+      };
     case 'minimum':
-      return { loc, msg: `Input should be greater than or equal to ${p.limit}`, type: 'greater_than_equal', ctx: { ge: p.limit } };
+      return {
+        loc,
+        msg: `Input should be greater than or equal to ${p.limit}`,
+        type: 'greater_than_equal',
+        ctx: { ge: p.limit },
+      };
     case 'exclusiveMinimum':
       return { loc, msg: `Input should be greater than ${p.limit}`, type: 'greater_than', ctx: { gt: p.limit } };
     case 'maximum':
-      return { loc, msg: `Input should be less than or equal to ${p.limit}`, type: 'less_than_equal', ctx: { le: p.limit } };
+      return {
+        loc,
+        msg: `Input should be less than or equal to ${p.limit}`,
+        type: 'less_than_equal',
+        ctx: { le: p.limit },
+      };
     case 'exclusiveMaximum':
       return { loc, msg: `Input should be less than ${p.limit}`, type: 'less_than', ctx: { lt: p.limit } };
     case 'multipleOf':
-      return { loc, msg: `Input should be a multiple of ${p.multipleOf}`, type: 'multiple_of', ctx: { multiple_of: p.multipleOf } };
+      return {
+        loc,
+        msg: `Input should be a multiple of ${p.multipleOf}`,
+        type: 'multiple_of',
+        ctx: { multiple_of: p.multipleOf },
+      };
     case 'enum': {
       const allowed = (p.allowedValues as unknown[]).filter((v) => v !== null).map((v) => `'${String(v)}'`);
       const text = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}` : allowed[0];
@@ -158,7 +188,11 @@ export function checkTextParts(parts: Record<string, unknown>, partName: string)
   for (const [key, value] of Object.entries(parts)) {
     const values = Array.isArray(value) ? value : [value];
     if (values.some((v) => typeof v === 'string' && v.includes('\u0000'))) {
-      issues.push({ loc: [partName, key], msg: 'String should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
+      issues.push({
+        loc: [partName, key],
+        msg: 'String should not contain the NUL character (\\u0000)',
+        type: 'string_nul_character',
+      });
     }
   }
   if (issues.length > 0) throw new ValidationError(issues);

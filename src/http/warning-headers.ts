@@ -12,7 +12,8 @@ export const WARNING_DETAILS_MAX_CHARS = 8192;
 
 /** `list` as a JSON array in ASCII, shortened to `maxChars` with `more(n)` standing for the rest. */
 export function jsonListHeader<T>(list: T[], maxChars: number, more: (left: number) => T): string {
-  const ascii = (items: T[]) => JSON.stringify(items).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const ascii = (items: T[]) =>
+    JSON.stringify(items).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   let shown = list.length;
   let value = ascii(list);
   while (value.length > maxChars && shown > 0) {
@@ -25,7 +26,10 @@ export function jsonListHeader<T>(list: T[], maxChars: number, more: (left: numb
 /** Sets the two warning headers when there are warnings. */
 export function setWarningHeaders(reply: FastifyReply, warnings: DocumentWarning[] | undefined): FastifyReply {
   if (!warnings || warnings.length === 0) return reply;
-  const details = jsonListHeader<DocumentWarning>(warnings, WARNING_DETAILS_MAX_CHARS, (left) => ({ code: 'MORE_WARNINGS', message: `…and ${left} more` }));
+  const details = jsonListHeader<DocumentWarning>(warnings, WARNING_DETAILS_MAX_CHARS, (left) => ({
+    code: 'MORE_WARNINGS',
+    message: `…and ${left} more`,
+  }));
   return reply.header('x-pressroom-warnings', String(warnings.length)).header('x-pressroom-warning-details', details);
 }
 

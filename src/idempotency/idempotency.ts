@@ -23,18 +23,30 @@ function requestFingerprint(endpoint: string, body: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+      return Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+      );
     }
     return value;
   };
-  return createHash('sha256').update(endpoint).update('\n').update(JSON.stringify(canonical(body))).digest('hex');
+  return createHash('sha256')
+    .update(endpoint)
+    .update('\n')
+    .update(JSON.stringify(canonical(body)))
+    .digest('hex');
 }
 
 function validateIdempotencyKey(key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
   if (key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
     throw new ValidationError([
-      { loc: ['header', 'idempotency-key'], msg: `Idempotency-Key should be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`, type: 'value_error' },
+      {
+        loc: ['header', 'idempotency-key'],
+        msg: `Idempotency-Key should be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`,
+        type: 'value_error',
+      },
     ]);
   }
   return key;
@@ -44,7 +56,11 @@ function validateIdempotencyKey(key: string | undefined): string | undefined {
  * The request's key as every paid door reads it (sync, async, images, PDF tools): the header checked,
  * and the fingerprint over the endpoint and the body; undefined without the header.
  */
-export function idempotentRequest(header: string | undefined, endpoint: string, body: unknown): IdempotentRequest | undefined {
+export function idempotentRequest(
+  header: string | undefined,
+  endpoint: string,
+  body: unknown,
+): IdempotentRequest | undefined {
   const key = validateIdempotencyKey(header);
   return key === undefined ? undefined : { key, fingerprint: requestFingerprint(endpoint, body) };
 }
@@ -77,7 +93,10 @@ export interface IdempotencyOptions {
   leaseMs: number;
 }
 
-const inUse = () => new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is being processed; retry shortly.', { details: { retryAfterSeconds: 1 } });
+const inUse = () =>
+  new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is being processed; retry shortly.', {
+    details: { retryAfterSeconds: 1 },
+  });
 
 export function createIdempotencyService(db: Db, options: IdempotencyOptions): IdempotencyService {
   const { instanceId, leaseMs } = options;
@@ -105,10 +124,15 @@ export function createIdempotencyService(db: Db, options: IdempotencyOptions): I
         if (!existing) throw inUse();
         if (existing.request_hash !== fingerprint) {
           throw new ValidationError([
-            { loc: ['header', 'idempotency-key'], msg: 'This Idempotency-Key was already used with a different request; use a new key for a new request', type: 'idempotency_key_reused' },
+            {
+              loc: ['header', 'idempotency-key'],
+              msg: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
+              type: 'idempotency_key_reused',
+            },
           ]);
         }
-        if (existing.state === 'done' && existing.response !== null) return { kind: 'replay', stored: JSON.parse(existing.response) as unknown };
+        if (existing.state === 'done' && existing.response !== null)
+          return { kind: 'replay', stored: JSON.parse(existing.response) as unknown };
         if (!(await store.takeOverExpiredKey(db, accountId, key, instanceId, now, now + leaseMs))) throw inUse();
       }
       held.set(heldId(accountId, key), key);

@@ -7,12 +7,31 @@ import { AppError } from '../shared/errors.js';
 
 export type S3Step = 'connect' | 'bucket' | 'write';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
 
 export function describeS3Failure(error: unknown, step: S3Step, bucket: string): string {
-  if (findOutboundBlockedError(error)) return 'Endpoint unreachable: it resolves to a private or reserved address, which is not allowed.';
+  if (findOutboundBlockedError(error))
+    return 'Endpoint unreachable: it resolves to a private or reserved address, which is not allowed.';
   if (error instanceof AppError) return error.message;
-  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
+  const e = error as {
+    name?: string;
+    code?: string;
+    $metadata?: { httpStatusCode?: number };
+    cause?: { code?: string };
+  };
   const status = e.$metadata?.httpStatusCode;
   const code = e.code ?? e.cause?.code ?? '';
   switch (e.name) {
@@ -35,8 +54,12 @@ export function describeS3Failure(error: unknown, step: S3Step, bucket: string):
       break;
   }
   if (status === 404) return `Bucket not found: "${bucket}" does not exist at this endpoint.`;
-  if (status === 403 || status === 401) return `Access denied: check the access key ID and secret, and that they may use bucket "${bucket}".`;
-  if (NETWORK_CODES.has(code) || /ECONNREFUSED|ENOTFOUND|socket hang up|getaddrinfo/i.test(String((error as Error)?.message))) {
+  if (status === 403 || status === 401)
+    return `Access denied: check the access key ID and secret, and that they may use bucket "${bucket}".`;
+  if (
+    NETWORK_CODES.has(code) ||
+    /ECONNREFUSED|ENOTFOUND|socket hang up|getaddrinfo/i.test(String((error as Error)?.message))
+  ) {
     return `Endpoint unreachable: the S3 endpoint could not be reached (${code || 'connection failed'}).`;
   }
   return `The S3 endpoint answered with an error${status ? ` (HTTP ${status})` : ''} during the ${step === 'write' ? 'test upload' : 'bucket check'}.`;

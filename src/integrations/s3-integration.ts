@@ -53,7 +53,13 @@ export function maskSecret(secret: string): string {
 export function checkKeyPath(path: string, loc: (string | number)[]): void {
   const segments = path.split('/');
   if (path.startsWith('/') || path.includes('\\') || segments.some((s) => s === '..' || s === '.')) {
-    throw new ValidationError([{ loc, msg: 'Path should be relative, without "..", "." segments, a leading "/" or backslashes', type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc,
+        msg: 'Path should be relative, without "..", "." segments, a leading "/" or backslashes',
+        type: 'value_error',
+      },
+    ]);
   }
 }
 
@@ -62,12 +68,20 @@ function objectKey(prefix: string, filename: string): string {
   return clean ? `${clean}/${filename}` : filename;
 }
 
-export function createS3IntegrationService(deps: { db: Db; secretKey: string; allowPrivateNetworks: boolean; agents: GuardedAgents; logger: Logger }): S3IntegrationService {
+export function createS3IntegrationService(deps: {
+  db: Db;
+  secretKey: string;
+  allowPrivateNetworks: boolean;
+  agents: GuardedAgents;
+  logger: Logger;
+}): S3IntegrationService {
   const { db, logger } = deps;
   const sealKey = deriveKey(deps.secretKey, 's3-secrets');
   const policy = { allowPrivateNetworks: deps.allowPrivateNetworks };
 
-  async function settingsOf(accountId: string): Promise<(CustomerS3Settings & { bucket: string; prefix: string }) | null> {
+  async function settingsOf(
+    accountId: string,
+  ): Promise<(CustomerS3Settings & { bucket: string; prefix: string }) | null> {
     const row = await store.findIntegration(db, accountId);
     if (!row) return null;
     return {
@@ -98,10 +112,15 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
     },
 
     async save(accountId, input) {
-      const checked = checkUrl(input.endpoint_url, { allowPrivateNetworks: deps.allowPrivateNetworks, requireHttps: true });
+      const checked = checkUrl(input.endpoint_url, {
+        allowPrivateNetworks: deps.allowPrivateNetworks,
+        requireHttps: true,
+      });
       if (!checked.ok) {
         logger.info({ reason: checked.reason, detail: checked.detail }, 'S3 endpoint refused at save');
-        throw new ValidationError([{ loc: ['body', 'endpoint_url'], msg: `endpoint_url ${checked.message}`, type: 'value_error' }]);
+        throw new ValidationError([
+          { loc: ['body', 'endpoint_url'], msg: `endpoint_url ${checked.message}`, type: 'value_error' },
+        ]);
       }
       const prefix = (input.default_prefix ?? '').replace(/\/+$/, '');
       if (prefix) checkKeyPath(prefix, ['body', 'default_prefix']);
@@ -114,7 +133,9 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
         account_id: accountId,
         endpoint_url: input.endpoint_url,
         access_key_id: input.access_key_id,
-        secret_access_key_sealed: input.secret_access_key ? encryptSecret(sealKey, input.secret_access_key) : existing!.secret_access_key_sealed,
+        secret_access_key_sealed: input.secret_access_key
+          ? encryptSecret(sealKey, input.secret_access_key)
+          : existing!.secret_access_key_sealed,
         bucket_name: input.bucket_name,
         default_prefix: prefix,
         created_at: existing?.created_at ?? now,
@@ -128,7 +149,8 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
 
     async test(accountId) {
       const settings = await settingsOf(accountId);
-      if (!settings) throw new DetailError('S3 is not configured: save a configuration with POST /v1/integrations/s3 first.');
+      if (!settings)
+        throw new DetailError('S3 is not configured: save a configuration with POST /v1/integrations/s3 first.');
       const { client, close } = (() => {
         try {
           return clientFor(settings);
@@ -145,7 +167,14 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
         }
         const key = objectKey(settings.prefix, `.pressroom-connection-test-${randomId(12)}.txt`);
         try {
-          await client.send(new PutObjectCommand({ Bucket: settings.bucket, Key: key, Body: 'Pressroom connection test; safe to delete.\n', ContentType: 'text/plain' }));
+          await client.send(
+            new PutObjectCommand({
+              Bucket: settings.bucket,
+              Key: key,
+              Body: 'Pressroom connection test; safe to delete.\n',
+              ContentType: 'text/plain',
+            }),
+          );
         } catch (error) {
           logger.info({ err: error }, 'S3 test: write failed');
           throw new DetailError(describeS3Failure(error, 'write', settings.bucket));
@@ -161,7 +190,11 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
 
     async resolveTarget(accountId, target) {
       const row = await store.findIntegration(db, accountId);
-      if (!row) throw new AppError('INVALID_REQUEST', 'store_s3 needs an S3 configuration; save one with POST /v1/integrations/s3.');
+      if (!row)
+        throw new AppError(
+          'INVALID_REQUEST',
+          'store_s3 needs an S3 configuration; save one with POST /v1/integrations/s3.',
+        );
       const path = target.filepath ?? row.default_prefix;
       if (path) checkKeyPath(path, ['body', 's3_filepath']);
       return { bucket: target.bucket ?? row.bucket_name, key: objectKey(path, target.filename) };
@@ -174,12 +207,20 @@ export function createS3IntegrationService(deps: { db: Db; secretKey: string; al
       try {
         handle = clientFor(settings);
       } catch (error) {
-        throw new AppError('S3_UPLOAD_FAILED', `Upload to S3 failed: ${describeS3Failure(error, 'connect', target.bucket)}`, { cause: error });
+        throw new AppError(
+          'S3_UPLOAD_FAILED',
+          `Upload to S3 failed: ${describeS3Failure(error, 'connect', target.bucket)}`,
+          { cause: error },
+        );
       }
       try {
         await putS3Object(handle.client, { Bucket: target.bucket, Key: target.key, ContentType: contentType }, pdf);
       } catch (error) {
-        throw new AppError('S3_UPLOAD_FAILED', `Upload to S3 failed: ${describeS3Failure(error, 'write', target.bucket)}`, { cause: error });
+        throw new AppError(
+          'S3_UPLOAD_FAILED',
+          `Upload to S3 failed: ${describeS3Failure(error, 'write', target.bucket)}`,
+          { cause: error },
+        );
       } finally {
         handle.close();
       }

@@ -49,7 +49,12 @@ export function classifyFailure(error: unknown): AttemptFailure {
   }
   if (error instanceof AppError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    const failure: AttemptFailure = { transient: TRANSIENT_CODES.has(error.code), code: error.code, message: error.message, detail: `${error.code}: ${error.message}${cause}` };
+    const failure: AttemptFailure = {
+      transient: TRANSIENT_CODES.has(error.code),
+      code: error.code,
+      message: error.message,
+      detail: `${error.code}: ${error.message}${cause}`,
+    };
     if (DOCUMENT_SUSPECT_CODES.has(error.code)) failure.maxAttempts = DOCUMENT_SUSPECT_MAX_ATTEMPTS;
     return failure;
   }
@@ -59,7 +64,12 @@ export function classifyFailure(error: unknown): AttemptFailure {
   // real one, labelled when it is the database.
   const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   const detail = isDatabaseUnavailable(error) ? `database unavailable: ${cause}` : cause;
-  return { transient: true, code: 'INTERNAL_ERROR', message: 'An internal error occurred while generating the document.', detail };
+  return {
+    transient: true,
+    code: 'INTERNAL_ERROR',
+    message: 'An internal error occurred while generating the document.',
+    detail,
+  };
 }
 
 /** First retry delay after a transient failure, doubled per attempt with jitter: a restarting dependency is back by then. */

@@ -52,7 +52,8 @@ export async function createJobWakeups(database: DatabaseHandle, logger: Logger)
       next.removeAllListeners();
       void next.end().catch(() => undefined);
       if (client === next) client = undefined;
-      if (!closed && !reconnect) reconnect = setTimeout(() => ((reconnect = undefined), void listen()), RECONNECT_DELAY_MS);
+      if (!closed && !reconnect)
+        reconnect = setTimeout(() => ((reconnect = undefined), void listen()), RECONNECT_DELAY_MS);
     };
     next.on('notification', () => local.emit('wake'));
     next.on('error', retry);

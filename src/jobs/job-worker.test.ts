@@ -29,7 +29,10 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
   const calls = new Map<string, number>();
   return {
     calls,
-    prepare: async (accountId, templateId) => ({ template: await templates.get(accountId, templateId), einvoice: null }),
+    prepare: async (accountId, templateId) => ({
+      template: await templates.get(accountId, templateId),
+      einvoice: null,
+    }),
     generate: () => Promise.reject(new Error('not used')),
     preview: () => Promise.reject(new Error('not used')),
     deliverFile: () => Promise.reject(new Error('not used')),
@@ -40,13 +43,25 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
       const behavior = data.behavior;
       if (behavior === 'busy-once' && n === 1) throw new AppError('RENDERER_BUSY', 'busy');
       if (behavior === 'always-busy') throw new AppError('RENDERER_BUSY', 'busy');
-      if (behavior === 'always-timeout') throw new AppError('RENDER_TIMEOUT', 'The document did not finish rendering within 30 s');
+      if (behavior === 'always-timeout')
+        throw new AppError('RENDER_TIMEOUT', 'The document did not finish rendering within 30 s');
       if (behavior === 'template-error') throw new AppError('TEMPLATE_RENDER_ERROR', 'items is undefined (line 3)');
       if (behavior === 'hang') {
-        await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new AppError('RENDER_FAILED', 'aborted'))));
+        await new Promise((_, reject) =>
+          signal?.addEventListener('abort', () => reject(new AppError('RENDER_FAILED', 'aborted'))),
+        );
       }
       await new Promise((r) => setTimeout(r, 5));
-      return { delivery: { kind: 'url', url: `https://files.example/${key}.pdf`, filename: `${options.filename}.pdf`, expiresAt: Date.now() + 3600_000, fileId: key }, renderMs: 5 };
+      return {
+        delivery: {
+          kind: 'url',
+          url: `https://files.example/${key}.pdf`,
+          filename: `${options.filename}.pdf`,
+          expiresAt: Date.now() + 3600_000,
+          fileId: key,
+        },
+        renderMs: 5,
+      };
     },
   };
 }
@@ -60,7 +75,8 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
   let accountId: string;
   let templateId: string;
   const ledger = () => createCreditLedger(database.db);
-  const charges = () => createCharges({ db: database.db, ledger: ledger(), instanceId: 'test', leaseMs: 30_000, logger });
+  const charges = () =>
+    createCharges({ db: database.db, ledger: ledger(), instanceId: 'test', leaseMs: 30_000, logger });
   const webhooks = createWebhookQueue('k'.repeat(40));
   const workers: JobWorker[] = [];
 
@@ -72,14 +88,28 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
       charges: charges(),
       webhooks,
       wakeups,
-      jobs: { workerConcurrency: 2, leaseMs: 2000, maxAttempts: 3, pollIntervalMs: 50, retryBaseDelayMs: 20, ...overrides },
+      jobs: {
+        workerConcurrency: 2,
+        leaseMs: 2000,
+        maxAttempts: 3,
+        pollIntervalMs: 50,
+        retryBaseDelayMs: 20,
+        ...overrides,
+      },
       logger,
     });
     workers.push(w);
     return w;
   };
   const submit = (data: Record<string, unknown>, webhookUrl: string | null = null) =>
-    jobs.accept(accountId, { templateId, data, options: OPTIONS, filename: null, webhookUrl, webhookSecret: webhookUrl ? 's'.repeat(16) : null });
+    jobs.accept(accountId, {
+      templateId,
+      data,
+      options: OPTIONS,
+      filename: null,
+      webhookUrl,
+      webhookSecret: webhookUrl ? 's'.repeat(16) : null,
+    });
   const row = (id: string) => database.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const until = async (what: () => Promise<boolean>, timeoutMs = 15_000) => {
     const end = Date.now() + timeoutMs;
@@ -88,17 +118,43 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  const transactions = async () => database.db.selectFrom('credit_transactions').selectAll().where('account_id', '=', accountId).execute();
+  const transactions = async () =>
+    database.db.selectFrom('credit_transactions').selectAll().where('account_id', '=', accountId).execute();
 
   beforeAll(async () => {
     testDb = await createTestDatabase(dialect);
-    database = await openDatabase({ dialect, url: dialect === 'postgres' ? TEST_PG_URL : undefined, sqlitePath: `${testDb.dataDir}/p.db`, pgSchema: testDb.pgSchema });
+    database = await openDatabase({
+      dialect,
+      url: dialect === 'postgres' ? TEST_PG_URL : undefined,
+      sqlitePath: `${testDb.dataDir}/p.db`,
+      pgSchema: testDb.pgSchema,
+    });
     wakeups = await createJobWakeups(database, logger);
     const templates = createTemplateService(database.db);
     documents = scriptedDocuments(templates);
-    jobs = createJobService({ database, documents, charges: charges(), idempotency: createIdempotencyService(database.db, { instanceId: 'test', leaseMs: 30_000 }), webhooks, wakeups, allowPrivateNetworks: true, retentionDays: 30 });
+    jobs = createJobService({
+      database,
+      documents,
+      charges: charges(),
+      idempotency: createIdempotencyService(database.db, { instanceId: 'test', leaseMs: 30_000 }),
+      webhooks,
+      wakeups,
+      allowPrivateNetworks: true,
+      retentionDays: 30,
+    });
     accountId = 'acc_test';
-    await database.db.insertInto('accounts').values({ id: accountId, email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
+    await database.db
+      .insertInto('accounts')
+      .values({
+        id: accountId,
+        email: null,
+        plan: 'pro',
+        credits: 0,
+        rate_limit_per_minute: null,
+        rate_limit_per_day: null,
+        created_at: Date.now(),
+      })
+      .execute();
     await ledger().grant(accountId, 1000, 'BONUS');
     templateId = (await templates.create(accountId, { name: 't', html: '{{ key }}' })).id;
   });
@@ -119,10 +175,32 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     expect(pdfgen).toMatchObject({ transaction_type: 'PDFGEN', credits: 1 });
     await database.db.updateTable('jobs').set({ status: 'failed' }).where('id', '=', accepted.jobId).execute(); // keep it out of later tests
 
-    await database.db.insertInto('accounts').values({ id: 'acc_broke', email: null, plan: 'free', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
+    await database.db
+      .insertInto('accounts')
+      .values({
+        id: 'acc_broke',
+        email: null,
+        plan: 'free',
+        credits: 0,
+        rate_limit_per_minute: null,
+        rate_limit_per_day: null,
+        created_at: Date.now(),
+      })
+      .execute();
     const broke = await createTemplateService(database.db).create('acc_broke', { name: 'b', html: 'x' });
-    await expect(jobs.accept('acc_broke', { templateId: broke.id, data: {}, options: OPTIONS, filename: null, webhookUrl: null, webhookSecret: null })).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
-    expect(await database.db.selectFrom('jobs').selectAll().where('account_id', '=', 'acc_broke').execute()).toEqual([]);
+    await expect(
+      jobs.accept('acc_broke', {
+        templateId: broke.id,
+        data: {},
+        options: OPTIONS,
+        filename: null,
+        webhookUrl: null,
+        webhookSecret: null,
+      }),
+    ).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    expect(await database.db.selectFrom('jobs').selectAll().where('account_id', '=', 'acc_broke').execute()).toEqual(
+      [],
+    );
   });
 
   it('runs 60 jobs through two workers, each claimed and completed exactly once', async () => {
@@ -130,12 +208,19 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     const b = worker({ workerConcurrency: 3 });
     a.start();
     b.start();
-    const ids = await Promise.all(Array.from({ length: 60 }, (_, i) => submit({ key: `bulk-${i}` }).then((x) => x.jobId)));
+    const ids = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => submit({ key: `bulk-${i}` }).then((x) => x.jobId)),
+    );
     await until(async () => (await store.countJobs(database.db, accountId, 'completed')) >= 60);
     await Promise.all([a.stop(1000), b.stop(1000)]);
     for (const id of ids) {
       const job = await row(id);
-      expect(job).toMatchObject({ status: 'completed', attempts: 1, locked_by: null, result_url: expect.stringContaining('bulk-') });
+      expect(job).toMatchObject({
+        status: 'completed',
+        attempts: 1,
+        locked_by: null,
+        result_url: expect.stringContaining('bulk-'),
+      });
       expect(job.completed_at).toBeGreaterThanOrEqual(job.started_at!);
     }
     for (let i = 0; i < 60; i++) expect(documents.calls.get(`bulk-${i}`)).toBe(1);
@@ -147,7 +232,11 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     const { jobId } = await submit({ key: 'busy-once', behavior: 'busy-once' });
     await until(async () => (await row(jobId)).status === 'completed');
     await w.stop(1000);
-    expect(await row(jobId)).toMatchObject({ attempts: 2, last_error: expect.stringContaining('RENDERER_BUSY'), error_code: null });
+    expect(await row(jobId)).toMatchObject({
+      attempts: 2,
+      last_error: expect.stringContaining('RENDERER_BUSY'),
+      error_code: null,
+    });
     expect((await transactions()).filter((t) => t.transaction_type === 'REFUND')).toHaveLength(0);
   });
 
@@ -158,13 +247,26 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     await until(async () => (await row(jobId)).status === 'failed');
     await w.stop(1000);
     const job = await row(jobId);
-    expect(job).toMatchObject({ attempts: 1, error_code: 'TEMPLATE_RENDER_ERROR', error_message: 'items is undefined (line 3)' });
+    expect(job).toMatchObject({
+      attempts: 1,
+      error_code: 'TEMPLATE_RENDER_ERROR',
+      error_message: 'items is undefined (line 3)',
+    });
     expect(documents.calls.get('broken')).toBe(1);
     const refunds = (await transactions()).filter((t) => t.refund_of === job.transaction_ref);
     expect(refunds).toEqual([expect.objectContaining({ transaction_type: 'REFUND', credits: -1 })]);
-    const deliveries = await database.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).execute();
+    const deliveries = await database.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .execute();
     expect(deliveries).toHaveLength(1);
-    expect(JSON.parse(deliveries[0]!.payload)).toEqual({ event: 'pdf.failed', job_id: jobId, status: 'failed', error: { code: 'TEMPLATE_RENDER_ERROR', message: 'items is undefined (line 3)' } });
+    expect(JSON.parse(deliveries[0]!.payload)).toEqual({
+      event: 'pdf.failed',
+      job_id: jobId,
+      status: 'failed',
+      error: { code: 'TEMPLATE_RENDER_ERROR', message: 'items is undefined (line 3)' },
+    });
     expect(deliveries[0]!.id).toMatch(/^msg_[A-Za-z0-9]{24}$/);
     expect(deliveries[0]!.secret).not.toContain('ssss');
     expect(webhooks.openSecret(deliveries[0]!.secret!)).toBe('s'.repeat(16));
@@ -176,7 +278,11 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     const { jobId } = await submit({ key: 'always-busy', behavior: 'always-busy' });
     await until(async () => (await row(jobId)).status === 'failed');
     await w.stop(1000);
-    expect(await row(jobId)).toMatchObject({ attempts: 3, error_code: 'RENDERER_BUSY', error_message: 'Gave up after 3 attempts: busy' });
+    expect(await row(jobId)).toMatchObject({
+      attempts: 3,
+      error_code: 'RENDERER_BUSY',
+      error_message: 'Gave up after 3 attempts: busy',
+    });
     expect(documents.calls.get('always-busy')).toBe(3);
     const job = await row(jobId);
     expect((await transactions()).filter((t) => t.refund_of === job.transaction_ref)).toHaveLength(1);
@@ -189,14 +295,23 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     await until(async () => (await row(jobId)).status === 'failed');
     await w.stop(1000);
     const job = await row(jobId);
-    expect(job).toMatchObject({ attempts: 2, error_code: 'RENDER_TIMEOUT', error_message: 'Gave up after 2 attempts: The document did not finish rendering within 30 s' });
+    expect(job).toMatchObject({
+      attempts: 2,
+      error_code: 'RENDER_TIMEOUT',
+      error_message: 'Gave up after 2 attempts: The document did not finish rendering within 30 s',
+    });
     expect(documents.calls.get('always-timeout')).toBe(2);
     expect((await transactions()).filter((t) => t.refund_of === job.transaction_ref)).toHaveLength(1);
   });
 
   it("re-claims a dead worker's job after its lease, completes it once, and the dead worker cannot complete it", async () => {
     const { jobId } = await submit({ key: 'orphan' });
-    const [claimed] = await store.claimJobs(database, { workerId: 'dead-worker', limit: 1, now: Date.now(), leaseMs: 400 });
+    const [claimed] = await store.claimJobs(database, {
+      workerId: 'dead-worker',
+      limit: 1,
+      now: Date.now(),
+      leaseMs: 400,
+    });
     expect(claimed).toMatchObject({ id: jobId, status: 'processing', locked_by: 'dead-worker', attempts: 1 });
     const w = worker();
     w.start();
@@ -205,14 +320,24 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     const job = await row(jobId);
     expect(job.attempts).toBe(2);
     expect(job.completed_at! - job.created_at).toBeGreaterThanOrEqual(350);
-    const late = await store.completeJob(database.db, jobId, 'dead-worker', { url: 'x', filename: 'x', expiresAt: 0, s3Bucket: null, s3Key: null }, Date.now());
+    const late = await store.completeJob(
+      database.db,
+      jobId,
+      'dead-worker',
+      { url: 'x', filename: 'x', expiresAt: 0, s3Bucket: null, s3Key: null },
+      Date.now(),
+    );
     expect(late).toBe(false);
     expect(await row(jobId)).toMatchObject({ status: 'completed', result_url: expect.stringContaining('orphan') });
   });
 
   it('gives up on a job that keeps losing its worker (JOB_INTERRUPTED) and refunds it', async () => {
     const { jobId } = await submit({ key: 'poison' });
-    await database.db.updateTable('jobs').set({ status: 'processing', attempts: 3, locked_by: 'gone', locked_until: Date.now() - 1 }).where('id', '=', jobId).execute();
+    await database.db
+      .updateTable('jobs')
+      .set({ status: 'processing', attempts: 3, locked_by: 'gone', locked_until: Date.now() - 1 })
+      .where('id', '=', jobId)
+      .execute();
     const w = worker({ maxAttempts: 3 });
     w.start();
     await until(async () => (await row(jobId)).status === 'failed');
@@ -233,19 +358,33 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     await database.db.updateTable('jobs').set({ status: 'failed' }).where('id', '=', jobId).execute();
   });
 
-  it(dialect === 'postgres' ? 'wakes an idle worker in another process at once (LISTEN/NOTIFY)' : 'wakes an idle worker at once (in process)', async () => {
-    // On PostgreSQL the worker gets wake-ups of its own (another "process"): only NOTIFY can reach it.
-    const own = dialect === 'postgres' ? await createJobWakeups(database, logger) : wakeups;
-    // A ten-minute poll interval: once the worker's first claim has found nothing, only the wake-up can
-    // explain the job completing within the deadline below. (Were the first claim slower than the
-    // pause, it would take the job itself: the test would prove less, never fail wrongly.)
-    const idle = createJobWorker({ database, documents, templates: createTemplateService(database.db), charges: charges(), webhooks, wakeups: own, jobs: { workerConcurrency: 1, leaseMs: 2000, maxAttempts: 3, pollIntervalMs: 600_000, retryBaseDelayMs: 20 }, logger });
-    workers.push(idle);
-    idle.start();
-    await new Promise((r) => setTimeout(r, 300));
-    const { jobId } = await submit({ key: 'wake' });
-    await until(async () => (await row(jobId)).status === 'completed', 120_000);
-    await idle.stop(1000);
-    if (own !== wakeups) await own.close();
-  });
+  it(
+    dialect === 'postgres'
+      ? 'wakes an idle worker in another process at once (LISTEN/NOTIFY)'
+      : 'wakes an idle worker at once (in process)',
+    async () => {
+      // On PostgreSQL the worker gets wake-ups of its own (another "process"): only NOTIFY can reach it.
+      const own = dialect === 'postgres' ? await createJobWakeups(database, logger) : wakeups;
+      // A ten-minute poll interval: once the worker's first claim has found nothing, only the wake-up can
+      // explain the job completing within the deadline below. (Were the first claim slower than the
+      // pause, it would take the job itself: the test would prove less, never fail wrongly.)
+      const idle = createJobWorker({
+        database,
+        documents,
+        templates: createTemplateService(database.db),
+        charges: charges(),
+        webhooks,
+        wakeups: own,
+        jobs: { workerConcurrency: 1, leaseMs: 2000, maxAttempts: 3, pollIntervalMs: 600_000, retryBaseDelayMs: 20 },
+        logger,
+      });
+      workers.push(idle);
+      idle.start();
+      await new Promise((r) => setTimeout(r, 300));
+      const { jobId } = await submit({ key: 'wake' });
+      await until(async () => (await row(jobId)).status === 'completed', 120_000);
+      await idle.stop(1000);
+      if (own !== wakeups) await own.close();
+    },
+  );
 });

@@ -37,7 +37,13 @@ export interface JobWorkerOptions {
   charges: Charges;
   webhooks: WebhookQueue;
   wakeups: JobWakeups;
-  jobs: { workerConcurrency: number; leaseMs: number; maxAttempts: number; pollIntervalMs: number; retryBaseDelayMs: number };
+  jobs: {
+    workerConcurrency: number;
+    leaseMs: number;
+    maxAttempts: number;
+    pollIntervalMs: number;
+    retryBaseDelayMs: number;
+  };
   logger: Logger;
   workerId?: string;
   /** A batch item's end, recorded in the transaction that ends it (src/batches/ counts and moves its batch). */
@@ -58,7 +64,6 @@ export interface JobWorker {
   start(): void;
   stop(graceMs: number): Promise<void>;
 }
-
 
 /** Creates a job worker; nothing is claimed before `start()`. */
 export function createJobWorker(o: JobWorkerOptions): JobWorker {
@@ -88,18 +93,45 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
   }
 
   function deliveredTo(delivery: Delivery): store.JobResult {
-    if (delivery.kind === 's3') return { url: null, filename: delivery.filename, expiresAt: null, s3Bucket: delivery.bucket, s3Key: delivery.key };
-    if (delivery.kind === 'url') return { url: delivery.url, filename: delivery.filename, expiresAt: delivery.expiresAt, s3Bucket: null, s3Key: null, fileId: delivery.fileId };
+    if (delivery.kind === 's3')
+      return {
+        url: null,
+        filename: delivery.filename,
+        expiresAt: null,
+        s3Bucket: delivery.bucket,
+        s3Key: delivery.key,
+      };
+    if (delivery.kind === 'url')
+      return {
+        url: delivery.url,
+        filename: delivery.filename,
+        expiresAt: delivery.expiresAt,
+        s3Bucket: null,
+        s3Key: null,
+        fileId: delivery.fileId,
+      };
     throw new Error('async jobs deliver by url or s3 only');
   }
 
-  async function complete(job: JobRow, delivery: Delivery, renderMs: number, warnings: DocumentWarning[] | undefined): Promise<void> {
+  async function complete(
+    job: JobRow,
+    delivery: Delivery,
+    renderMs: number,
+    warnings: DocumentWarning[] | undefined,
+  ): Promise<void> {
     const result = resultOf(delivery, warnings);
     const done = await withTransaction(database.db, async (trx) => {
       if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
       await charges.post({ transactionRef: job.transaction_ref }, renderMs, trx);
       if (job.webhook_url) {
-        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.completed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: completedPayload(job.id, result, { einvoiceChecks: einvoiceChecksOf(job) }), requestId: job.request_id });
+        await webhooks.enqueue(trx, {
+          jobId: job.id,
+          event: 'pdf.completed',
+          url: job.webhook_url,
+          sealedSecret: job.webhook_secret,
+          payload: completedPayload(job.id, result, { einvoiceChecks: einvoiceChecksOf(job) }),
+          requestId: job.request_id,
+        });
       }
       if (job.batch_id !== null) await o.batchItems?.settled(trx, job, 'completed');
       return true;
@@ -121,7 +153,14 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (!(await store.failJob(trx, job.id, workerId, failure, Date.now()))) return false;
       await charges.void({ transactionRef: job.transaction_ref, accountId: job.account_id }, trx);
       if (job.webhook_url) {
-        await webhooks.enqueue(trx, { jobId: job.id, event: 'pdf.failed', url: job.webhook_url, sealedSecret: job.webhook_secret, payload: failedPayload(job.id, failure, { einvoiceChecks: einvoiceChecksOf(job) }), requestId: job.request_id });
+        await webhooks.enqueue(trx, {
+          jobId: job.id,
+          event: 'pdf.failed',
+          url: job.webhook_url,
+          sealedSecret: job.webhook_secret,
+          payload: failedPayload(job.id, failure, { einvoiceChecks: einvoiceChecksOf(job) }),
+          requestId: job.request_id,
+        });
       }
       if (job.batch_id !== null) await o.batchItems?.settled(trx, job, 'failed');
       return true;
@@ -130,7 +169,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     if (!done) return void logger.warn({ jobId: job.id }, 'job lease lost before the failure was recorded');
     if (job.webhook_url) webhooks.announce();
     o.metrics?.jobAttempt('failed');
-    logger.info({ jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail }, 'job failed; credit refunded');
+    logger.info(
+      { jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail },
+      'job failed; credit refunded',
+    );
   }
 
   async function retryOrFail(job: JobRow, failure: AttemptFailure): Promise<void> {
@@ -140,9 +182,18 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     }
     const delay = jobRetryDelayMs(job.attempts, cfg.retryBaseDelayMs);
     const now = Date.now();
-    const kept = await store.retryJob(database.db, job.id, workerId, { runAt: now + delay, lastError: failure.detail }, now);
+    const kept = await store.retryJob(
+      database.db,
+      job.id,
+      workerId,
+      { runAt: now + delay, lastError: failure.detail },
+      now,
+    );
     if (kept) o.metrics?.jobAttempt('retry');
-    logger.info({ jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail, retryInMs: delay, kept }, 'job attempt failed; will retry');
+    logger.info(
+      { jobId: job.id, attempt: job.attempts, code: failure.code, detail: failure.detail, retryInMs: delay, kept },
+      'job attempt failed; will retry',
+    );
     if (kept) setTimeout(kick, delay + 5).unref();
   }
 
@@ -155,12 +206,24 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     }
     try {
       // A job accepted for a version renders that immutable snapshot, whatever the draft became since.
-      const template = await templates.resolve(job.account_id, job.template_id, job.version_number === null ? null : Number(job.version_number));
+      const template = await templates.resolve(
+        job.account_id,
+        job.template_id,
+        job.version_number === null ? null : Number(job.version_number),
+      );
       const options = JSON.parse(job.options) as GenerationOptions;
       const data = JSON.parse(job.data) as Record<string, unknown>;
       // The e-invoice was judged when the job was accepted; its warnings go with the document.
       const einvoice = storedVerdict(job.einvoice_verdict);
-      const { delivery, renderMs, warnings } = await documents.produce({ accountId: job.account_id, template, data, options, signal, mode: 'async', einvoice });
+      const { delivery, renderMs, warnings } = await documents.produce({
+        accountId: job.account_id,
+        template,
+        data,
+        options,
+        signal,
+        mode: 'async',
+        einvoice,
+      });
       await complete(job, delivery, renderMs, warnings);
     } catch (error) {
       if (releasing && signal.aborted) return; // handed back to the queue by stop()
@@ -171,12 +234,19 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
   function startJob(job: JobRow): void {
     const controller = new AbortController();
     // Every log line of this job (renderer and ledger included) carries the request that created it.
-    const done = withRequestId(job.request_id, () => run(job, controller.signal)
-      .catch((error) => logger.error({ err: error, jobId: job.id }, 'could not record a job outcome; its lease will run out and it is retried'))
-      .finally(() => {
-        running.delete(job.id);
-        kick();
-      }));
+    const done = withRequestId(job.request_id, () =>
+      run(job, controller.signal)
+        .catch((error) =>
+          logger.error(
+            { err: error, jobId: job.id },
+            'could not record a job outcome; its lease will run out and it is retried',
+          ),
+        )
+        .finally(() => {
+          running.delete(job.id);
+          kick();
+        }),
+    );
     running.set(job.id, { controller, done });
   }
 
@@ -217,10 +287,15 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       if (active) return;
       active = true;
       unsubscribe = wakeups.subscribe(kick);
-      heartbeat = setInterval(() => {
-        if (running.size === 0) return;
-        store.renewLeases(database.db, workerId, Date.now() + cfg.leaseMs).catch((error) => logger.warn({ err: error }, 'could not renew job leases'));
-      }, Math.max(100, Math.floor(cfg.leaseMs / 3)));
+      heartbeat = setInterval(
+        () => {
+          if (running.size === 0) return;
+          store
+            .renewLeases(database.db, workerId, Date.now() + cfg.leaseMs)
+            .catch((error) => logger.warn({ err: error }, 'could not renew job leases'));
+        },
+        Math.max(100, Math.floor(cfg.leaseMs / 3)),
+      );
       heartbeat.unref();
       loop = claimLoop();
       logger.info({ concurrency: cfg.workerConcurrency, dialect: database.dialect }, 'job worker started');
@@ -242,7 +317,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
           return 0;
         });
         for (const r of running.values()) r.controller.abort(new Error('worker stopping'));
-        await Promise.race([Promise.allSettled([...running.values()].map((r) => r.done)), new Promise((r) => setTimeout(r, 5000).unref())]);
+        await Promise.race([
+          Promise.allSettled([...running.values()].map((r) => r.done)),
+          new Promise((r) => setTimeout(r, 5000).unref()),
+        ]);
         logger.info({ released }, 'released unfinished jobs to the queue');
       }
       clearInterval(heartbeat);

@@ -21,12 +21,39 @@ describe.each(DIALECTS)('fair job claim on %s', (dialect) => {
   const enqueue = async (accountId: string) => {
     const id = `job-${++seq}`;
     clock += 1;
-    await database.db.insertInto('jobs').values({
-      id, account_id: accountId, template_id: 'tttttttttttt', status: 'pending', data: '{}', options: '{}', filename: null, store_s3: 0,
-      webhook_url: null, webhook_secret: null, transaction_ref: `tx-${id}`, attempts: 0, run_at: clock, locked_by: null, locked_until: null,
-      last_error: null, error_code: null, error_message: null, result_url: null, result_filename: null, result_expires_at: null,
-      result_s3_bucket: null, result_s3_key: null, created_at: clock, updated_at: clock, started_at: null, completed_at: null, request_id: null,
-    }).execute();
+    await database.db
+      .insertInto('jobs')
+      .values({
+        id,
+        account_id: accountId,
+        template_id: 'tttttttttttt',
+        status: 'pending',
+        data: '{}',
+        options: '{}',
+        filename: null,
+        store_s3: 0,
+        webhook_url: null,
+        webhook_secret: null,
+        transaction_ref: `tx-${id}`,
+        attempts: 0,
+        run_at: clock,
+        locked_by: null,
+        locked_until: null,
+        last_error: null,
+        error_code: null,
+        error_message: null,
+        result_url: null,
+        result_filename: null,
+        result_expires_at: null,
+        result_s3_bucket: null,
+        result_s3_key: null,
+        created_at: clock,
+        updated_at: clock,
+        started_at: null,
+        completed_at: null,
+        request_id: null,
+      })
+      .execute();
     return id;
   };
   /** Claims up to `limit` jobs at the next tick of the test clock; returns their accounts in claim order. */
@@ -36,14 +63,38 @@ describe.each(DIALECTS)('fair job claim on %s', (dialect) => {
     return rows;
   };
   const complete = (id: string) =>
-    store.completeJob(database.db, id, 'w', { url: null, filename: 'a.pdf', expiresAt: null, s3Bucket: null, s3Key: null }, clock);
-  const accountOf = async (id: string) => (await database.db.selectFrom('jobs').select('account_id').where('id', '=', id).executeTakeFirstOrThrow()).account_id;
+    store.completeJob(
+      database.db,
+      id,
+      'w',
+      { url: null, filename: 'a.pdf', expiresAt: null, s3Bucket: null, s3Key: null },
+      clock,
+    );
+  const accountOf = async (id: string) =>
+    (await database.db.selectFrom('jobs').select('account_id').where('id', '=', id).executeTakeFirstOrThrow())
+      .account_id;
 
   beforeAll(async () => {
     testDb = await createTestDatabase(dialect);
-    database = await openDatabase({ dialect, url: dialect === 'postgres' ? TEST_PG_URL : undefined, sqlitePath: `${testDb.dataDir}/j.db`, pgSchema: testDb.pgSchema });
+    database = await openDatabase({
+      dialect,
+      url: dialect === 'postgres' ? TEST_PG_URL : undefined,
+      sqlitePath: `${testDb.dataDir}/j.db`,
+      pgSchema: testDb.pgSchema,
+    });
     for (const id of ['acc_a', 'acc_b', 'acc_c']) {
-      await database.db.insertInto('accounts').values({ id, email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: 0 }).execute();
+      await database.db
+        .insertInto('accounts')
+        .values({
+          id,
+          email: null,
+          plan: 'pro',
+          credits: 0,
+          rate_limit_per_minute: null,
+          rate_limit_per_day: null,
+          created_at: 0,
+        })
+        .execute();
     }
   });
   beforeEach(async () => {
@@ -80,7 +131,11 @@ describe.each(DIALECTS)('fair job claim on %s', (dialect) => {
     expect(first.map((r) => r.account_id).sort()).toEqual(['acc_a', 'acc_a', 'acc_a', 'acc_b']);
     expect(first.map((r) => r.id)).toContain(single);
     // The started_at the claim wrote: B's job started with the first batch, when 3 of A's had.
-    const started = await database.db.selectFrom('jobs').select(['account_id', 'started_at']).where('started_at', 'is not', null).execute();
+    const started = await database.db
+      .selectFrom('jobs')
+      .select(['account_id', 'started_at'])
+      .where('started_at', 'is not', null)
+      .execute();
     expect(started.filter((r) => r.account_id === 'acc_a')).toHaveLength(3);
   });
 

@@ -34,7 +34,9 @@ export async function insertJob(db: DbOrTx, row: NewJob): Promise<void> {
  * dialect (window functions: PostgreSQL, SQLite ≥ 3.25); db/claim-rows.ts keeps two claimers apart.
  */
 export function claimJobs(database: DatabaseHandle, c: ClaimRequest): Promise<JobRow[]> {
-  const due = (alias: string) => sql`((${sql.ref(`${alias}.status`)} = 'pending' and ${sql.ref(`${alias}.run_at`)} <= ${c.now})
+  const due = (
+    alias: string,
+  ) => sql`((${sql.ref(`${alias}.status`)} = 'pending' and ${sql.ref(`${alias}.run_at`)} <= ${c.now})
          or (${sql.ref(`${alias}.status`)} = 'processing' and ${sql.ref(`${alias}.locked_until`)} < ${c.now}))`;
   return claimRows<JobRow>(database, {
     table: 'jobs',
@@ -95,7 +97,12 @@ export interface JobResult {
  * Ends this worker's claim on a processing job with `values` and frees the lease; false when the
  * lease was lost (another worker has the job now, or it already ended).
  */
-async function updateHeldJob(db: DbOrTx, id: string, workerId: string, values: Updateable<JobsTable>): Promise<boolean> {
+async function updateHeldJob(
+  db: DbOrTx,
+  id: string,
+  workerId: string,
+  values: Updateable<JobsTable>,
+): Promise<boolean> {
   const updated = await db
     .updateTable('jobs')
     .set({ ...values, locked_by: null, locked_until: null })
@@ -107,7 +114,13 @@ async function updateHeldJob(db: DbOrTx, id: string, workerId: string, values: U
 }
 
 /** Marks the job completed if this worker still holds it; false when the lease was lost. */
-export function completeJob(db: DbOrTx, id: string, workerId: string, result: JobResult, now: number): Promise<boolean> {
+export function completeJob(
+  db: DbOrTx,
+  id: string,
+  workerId: string,
+  result: JobResult,
+  now: number,
+): Promise<boolean> {
   return updateHeldJob(db, id, workerId, {
     status: 'completed',
     result_url: result.url,
@@ -123,7 +136,13 @@ export function completeJob(db: DbOrTx, id: string, workerId: string, result: Jo
 }
 
 /** Marks the job failed for good if this worker still holds it; false when the lease was lost. */
-export function failJob(db: DbOrTx, id: string, workerId: string, error: { code: string; message: string; detail: string }, now: number): Promise<boolean> {
+export function failJob(
+  db: DbOrTx,
+  id: string,
+  workerId: string,
+  error: { code: string; message: string; detail: string },
+  now: number,
+): Promise<boolean> {
   return updateHeldJob(db, id, workerId, {
     status: 'failed',
     error_code: error.code,
@@ -135,8 +154,19 @@ export function failJob(db: DbOrTx, id: string, workerId: string, error: { code:
 }
 
 /** Puts the job back in the queue for a later attempt, if this worker still holds it. */
-export function retryJob(db: DbOrTx, id: string, workerId: string, retry: { runAt: number; lastError: string }, now: number): Promise<boolean> {
-  return updateHeldJob(db, id, workerId, { status: 'pending', run_at: retry.runAt, last_error: retry.lastError, updated_at: now });
+export function retryJob(
+  db: DbOrTx,
+  id: string,
+  workerId: string,
+  retry: { runAt: number; lastError: string },
+  now: number,
+): Promise<boolean> {
+  return updateHeldJob(db, id, workerId, {
+    status: 'pending',
+    run_at: retry.runAt,
+    last_error: retry.lastError,
+    updated_at: now,
+  });
 }
 
 /**
@@ -146,7 +176,14 @@ export function retryJob(db: DbOrTx, id: string, workerId: string, retry: { runA
 export async function releaseJobs(db: DbOrTx, workerId: string, now: number): Promise<number> {
   const updated = await db
     .updateTable('jobs')
-    .set((eb) => ({ status: 'pending', run_at: now, attempts: eb('attempts', '-', 1), locked_by: null, locked_until: null, updated_at: now }))
+    .set((eb) => ({
+      status: 'pending',
+      run_at: now,
+      attempts: eb('attempts', '-', 1),
+      locked_by: null,
+      locked_until: null,
+      updated_at: now,
+    }))
     .where('locked_by', '=', workerId)
     .where('status', '=', 'processing')
     .executeTakeFirst();
@@ -159,7 +196,11 @@ export async function findJob(db: DbOrTx, accountId: string, id: string): Promis
 }
 
 /** The account's jobs, newest first, optionally of one status. */
-export async function listJobs(db: DbOrTx, accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<JobRow[]> {
+export async function listJobs(
+  db: DbOrTx,
+  accountId: string,
+  filter: { status?: JobStatus; limit: number; offset: number },
+): Promise<JobRow[]> {
   // A batch's items are read through their batch (src/batches/), not listed among the account's jobs.
   let query = db.selectFrom('jobs').selectAll().where('account_id', '=', accountId).where('batch_id', 'is', null);
   if (filter.status) query = query.where('status', '=', filter.status);
@@ -168,7 +209,11 @@ export async function listJobs(db: DbOrTx, accountId: string, filter: { status?:
 
 /** How many jobs the account has, optionally of one status. */
 export async function countJobs(db: DbOrTx, accountId: string, status?: JobStatus): Promise<number> {
-  let query = db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('total')).where('account_id', '=', accountId).where('batch_id', 'is', null);
+  let query = db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('account_id', '=', accountId)
+    .where('batch_id', 'is', null);
   if (status) query = query.where('status', '=', status);
   return Number((await query.executeTakeFirstOrThrow()).total);
 }
@@ -189,7 +234,10 @@ export async function countQueuedJobs(db: DbOrTx): Promise<{ pending: number; pr
  * Pending jobs per account, the `limit` accounts with the most (for /metrics): read on the
  * (status, run_at) index, grouped by account.
  */
-export async function pendingJobsByAccount(db: DbOrTx, limit: number): Promise<{ accountId: string; pending: number }[]> {
+export async function pendingJobsByAccount(
+  db: DbOrTx,
+  limit: number,
+): Promise<{ accountId: string; pending: number }[]> {
   const rows = await db
     .selectFrom('jobs')
     .select(['account_id', (eb) => eb.fn.countAll<number>().as('total')])
@@ -225,9 +273,17 @@ export async function deleteFinishedJobs(db: DbOrTx, before: number, limit: numb
       .select('id')
       .where('status', 'in', ['completed', 'failed'])
       .where('updated_at', '<', before)
-      .where((eb) => eb.not(eb.exists(
-        eb.selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.job_id', '=', 'jobs.id').where('webhook_deliveries.state', '=', 'pending'),
-      )))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries')
+              .select('webhook_deliveries.id')
+              .whereRef('webhook_deliveries.job_id', '=', 'jobs.id')
+              .where('webhook_deliveries.state', '=', 'pending'),
+          ),
+        ),
+      )
       .limit(limit)
       .execute()
   ).map((row) => row.id);

@@ -17,7 +17,12 @@ import { checkUrl } from '../net/check-url.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newJobId } from '../shared/ids.js';
 import { currentRequestId } from '../shared/log.js';
-import { acceptOnce, type IdempotencyService, type IdempotentRequest, type KeyClaim } from '../idempotency/idempotency.js';
+import {
+  acceptOnce,
+  type IdempotencyService,
+  type IdempotentRequest,
+  type KeyClaim,
+} from '../idempotency/idempotency.js';
 import { countPendingDeliveries } from '../webhooks/deliveries-store.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import type { JobWakeups } from './job-wakeups.js';
@@ -80,7 +85,10 @@ export interface JobService {
   accept(accountId: string, request: AsyncJobRequest): Promise<AcceptedJob>;
   /** The caller's job; JOB_NOT_FOUND for unknown ids and other accounts' jobs alike. */
   get(accountId: string, jobId: string): Promise<Job>;
-  list(accountId: string, filter: { status?: JobStatus; limit: number; offset: number }): Promise<{ jobs: Job[]; total: number }>;
+  list(
+    accountId: string,
+    filter: { status?: JobStatus; limit: number; offset: number },
+  ): Promise<{ jobs: Job[]; total: number }>;
   /** Queue depth and the oldest due job's wait, for /metrics (all accounts). */
   queueStats(): Promise<QueueStats>;
   /**
@@ -152,7 +160,12 @@ export function checkWebhookUrl(url: string | null, allowPrivateNetworks: boolea
   if (url === null) return;
   const verdict = checkUrl(url, { allowPrivateNetworks, requireHttps: true });
   if (!verdict.ok) {
-    const type = verdict.reason === 'invalid-url' ? 'url_parsing' : verdict.reason === 'private-address' ? 'url_not_public' : 'url_scheme';
+    const type =
+      verdict.reason === 'invalid-url'
+        ? 'url_parsing'
+        : verdict.reason === 'private-address'
+          ? 'url_not_public'
+          : 'url_scheme';
     throw new ValidationError([{ loc: ['body', 'webhook_url'], msg: `webhook_url ${verdict.message}`, type }]);
   }
 }
@@ -161,10 +174,20 @@ export function checkWebhookUrl(url: string | null, allowPrivateNetworks: boolea
 export function createJobService(deps: JobServiceDeps): JobService {
   const { database, documents, charges, idempotency, webhooks, wakeups } = deps;
   /** Prepares, then charges, inserts the job and stores the key's answer in one transaction. */
-  async function acceptClaimed(accountId: string, request: AsyncJobRequest, claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined): Promise<AcceptedJob> {
+  async function acceptClaimed(
+    accountId: string,
+    request: AsyncJobRequest,
+    claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined,
+  ): Promise<AcceptedJob> {
     checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
-    const { template, einvoice } = await documents.prepare(accountId, request.templateId, request.options, request.data);
-    const sealedSecret = request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
+    const { template, einvoice } = await documents.prepare(
+      accountId,
+      request.templateId,
+      request.options,
+      request.data,
+    );
+    const sealedSecret =
+      request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
     const jobId = newJobId();
     const now = Date.now();
     const accepted = await withTransaction(database.db, async (trx) => {
@@ -214,17 +237,27 @@ export function createJobService(deps: JobServiceDeps): JobService {
 
   return {
     accept(accountId, request) {
-      return acceptOnce(idempotency, accountId, request.idempotency, { accept: (claim) => acceptClaimed(accountId, request, claim), decode: decodeAccepted });
+      return acceptOnce(idempotency, accountId, request.idempotency, {
+        accept: (claim) => acceptClaimed(accountId, request, claim),
+        decode: decodeAccepted,
+      });
     },
 
     async get(accountId, jobId) {
       const row = await store.findJob(database.db, accountId, jobId);
-      if (!row) throw new AppError('JOB_NOT_FOUND', 'No job with this id exists for this account; list your jobs with GET /v1/pdf/jobs.');
+      if (!row)
+        throw new AppError(
+          'JOB_NOT_FOUND',
+          'No job with this id exists for this account; list your jobs with GET /v1/pdf/jobs.',
+        );
       return toJob(row);
     },
 
     async list(accountId, filter) {
-      const [rows, total] = await Promise.all([store.listJobs(database.db, accountId, filter), store.countJobs(database.db, accountId, filter.status)]);
+      const [rows, total] = await Promise.all([
+        store.listJobs(database.db, accountId, filter),
+        store.countJobs(database.db, accountId, filter.status),
+      ]);
       return { jobs: rows.map(toJob), total };
     },
 
@@ -236,7 +269,12 @@ export function createJobService(deps: JobServiceDeps): JobService {
         countPendingDeliveries(database.db),
         store.pendingJobsByAccount(database.db, QUEUE_STATS_ACCOUNTS),
       ]);
-      return { ...queued, oldestDueAgeMs: oldest === null ? 0 : Math.max(0, now - oldest), webhooksPending, pendingByAccount };
+      return {
+        ...queued,
+        oldestDueAgeMs: oldest === null ? 0 : Math.max(0, now - oldest),
+        webhooksPending,
+        pendingByAccount,
+      };
     },
 
     async sweep(now = Date.now()) {

@@ -8,7 +8,12 @@
 import { classifyAddress, isIpLiteral } from './classify-address.js';
 
 /** Why a URL was refused. */
-export type UrlRefusal = 'invalid-url' | 'unsupported-protocol' | 'https-required' | 'credentials-in-url' | 'private-address';
+export type UrlRefusal =
+  | 'invalid-url'
+  | 'unsupported-protocol'
+  | 'https-required'
+  | 'credentials-in-url'
+  | 'private-address';
 
 /** Outcome of checkUrl; `message` is safe to return to the customer as is. */
 export type CheckUrlResult =
@@ -26,7 +31,8 @@ export interface CheckUrlOptions {
   readonly requireHttps: boolean;
 }
 
-const PRIVATE_MESSAGE = 'must point to a public internet address; private, loopback and link-local addresses are not allowed';
+const PRIVATE_MESSAGE =
+  'must point to a public internet address; private, loopback and link-local addresses are not allowed';
 
 /** Parses and vets a customer URL without touching the network. */
 export function checkUrl(input: string, options: CheckUrlOptions): CheckUrlResult {
@@ -34,7 +40,11 @@ export function checkUrl(input: string, options: CheckUrlOptions): CheckUrlResul
   try {
     url = new URL(input);
   } catch {
-    return refuse('invalid-url', 'must be an absolute URL such as https://hooks.example.com/pressroom', 'unparsable URL');
+    return refuse(
+      'invalid-url',
+      'must be an absolute URL such as https://hooks.example.com/pressroom',
+      'unparsable URL',
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return refuse('unsupported-protocol', 'must start with https://', `scheme ${url.protocol}`);
@@ -52,7 +62,8 @@ export function checkUrl(input: string, options: CheckUrlOptions): CheckUrlResul
   const host = url.hostname;
   if (isIpLiteral(host)) {
     const verdict = classifyAddress(host);
-    if (!verdict.isPublic) return refuse('private-address', PRIVATE_MESSAGE, `literal ${verdict.address} is ${verdict.category}`);
+    if (!verdict.isPublic)
+      return refuse('private-address', PRIVATE_MESSAGE, `literal ${verdict.address} is ${verdict.category}`);
     return { ok: true, url };
   }
   const name = host.toLowerCase().replace(/\.+$/, '');

@@ -43,7 +43,11 @@ export class PublicFetchError extends Error {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** GETs `url` within the options' limits; throws PublicFetchError. */
-export async function fetchPublicFile(url: string, options: PublicFetchOptions, signal?: AbortSignal): Promise<PublicFile> {
+export async function fetchPublicFile(
+  url: string,
+  options: PublicFetchOptions,
+  signal?: AbortSignal,
+): Promise<PublicFile> {
   const deadline = AbortSignal.timeout(options.timeoutMs);
   const all = signal ? AbortSignal.any([signal, deadline]) : deadline;
   let current = url;
@@ -52,12 +56,21 @@ export async function fetchPublicFile(url: string, options: PublicFetchOptions, 
       const checked = checkUrl(current, { allowPrivateNetworks: options.allowPrivateNetworks, requireHttps: true });
       if (!checked.ok) throw new PublicFetchError(`the URL ${checked.message}`);
       // undici's request() never follows redirects itself: each hop comes back here to be checked.
-      const response = await request(checked.url, { method: 'GET', dispatcher: options.dispatcher, signal: all, headers: { accept: options.accept ?? 'image/*' } });
+      const response = await request(checked.url, {
+        method: 'GET',
+        dispatcher: options.dispatcher,
+        signal: all,
+        headers: { accept: options.accept ?? 'image/*' },
+      });
       if (REDIRECTS.has(response.statusCode)) {
         await response.body.dump().catch(() => {});
         const location = response.headers.location;
         if (typeof location !== 'string' || hop >= (options.maxRedirects ?? 3)) {
-          throw new PublicFetchError(typeof location === 'string' ? 'too many redirects' : `a redirect (HTTP ${response.statusCode}) without a Location`);
+          throw new PublicFetchError(
+            typeof location === 'string'
+              ? 'too many redirects'
+              : `a redirect (HTTP ${response.statusCode}) without a Location`,
+          );
         }
         current = new URL(location, checked.url).href;
         continue;
@@ -66,7 +79,12 @@ export async function fetchPublicFile(url: string, options: PublicFetchOptions, 
         await response.body.dump().catch(() => {});
         throw new PublicFetchError(`the server answered HTTP ${response.statusCode}`);
       }
-      const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes, () => new PublicFetchError(`the file is larger than ${options.maxBytes} bytes`));
+      const body = await readCapped(
+        response.body,
+        response.headers['content-length'],
+        options.maxBytes,
+        () => new PublicFetchError(`the file is larger than ${options.maxBytes} bytes`),
+      );
       const type = response.headers['content-type'];
       return { body, contentType: typeof type === 'string' ? type.split(';')[0]!.trim().toLowerCase() : undefined };
     }
@@ -75,11 +93,12 @@ export async function fetchPublicFile(url: string, options: PublicFetchOptions, 
   }
 }
 
-
 function asPublicFetchError(error: unknown, deadline: AbortSignal, timeoutMs: number): PublicFetchError {
   if (error instanceof PublicFetchError) return error;
   if (findOutboundBlockedError(error)) return new PublicFetchError(OUTBOUND_BLOCKED_MESSAGE);
   if (deadline.aborted) return new PublicFetchError(`the download did not finish within ${timeoutMs} ms`);
-  const code = (error as { code?: unknown; cause?: { code?: unknown } } | null)?.cause?.code ?? (error as { code?: unknown } | null)?.code;
+  const code =
+    (error as { code?: unknown; cause?: { code?: unknown } } | null)?.cause?.code ??
+    (error as { code?: unknown } | null)?.code;
   return new PublicFetchError(`the download failed${typeof code === 'string' ? ` (${code})` : ''}`);
 }

@@ -34,7 +34,12 @@ type ConnectionCallback = (err: Error | null, stream: Duplex) => void;
 type OpenSocket = (options: http.ClientRequestArgs) => Duplex;
 
 /** Resolves and checks, then lets `open` dial the checked address; reports through `callback`. */
-function connectGuarded(policy: OutboundPolicy, options: http.ClientRequestArgs, open: OpenSocket, callback?: ConnectionCallback): void {
+function connectGuarded(
+  policy: OutboundPolicy,
+  options: http.ClientRequestArgs,
+  open: OpenSocket,
+  callback?: ConnectionCallback,
+): void {
   const host = options.host ?? options.hostname ?? 'localhost';
   resolveCheckedAddress(host, policy).then(
     ({ address }) => {

@@ -119,7 +119,11 @@ describe('createGuardedDispatcher', () => {
     const resolve = scriptedResolver(['127.0.0.1']);
     const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: true, resolve });
     try {
-      for (const url of [`http://127.0.0.1:${v4.port}/a`, `http://[::ffff:127.0.0.1]:${v4.port}/b`, `http://hooks.customer.test:${v4.port}/c`]) {
+      for (const url of [
+        `http://127.0.0.1:${v4.port}/a`,
+        `http://[::ffff:127.0.0.1]:${v4.port}/b`,
+        `http://hooks.customer.test:${v4.port}/c`,
+      ]) {
         const res = await request(url, { dispatcher });
         expect(await res.body.text()).toBe('reached');
       }
@@ -137,7 +141,10 @@ describe('createGuardedDispatcher', () => {
     const rebinding = scriptedResolver(['93.184.216.34'], ['127.0.0.1']);
     const policy = { allowPrivateNetworks: false, resolve: rebinding };
     // A naive caller checks first (public: fine) and then connects; the connection re-resolves.
-    await expect(resolveCheckedAddress('rebind.customer.test', policy)).resolves.toEqual({ address: '93.184.216.34', family: 4 });
+    await expect(resolveCheckedAddress('rebind.customer.test', policy)).resolves.toEqual({
+      address: '93.184.216.34',
+      family: 4,
+    });
     const dispatcher = createGuardedDispatcher(policy);
     try {
       await expectBlocked(request(`http://rebind.customer.test:${v4.port}/`, { dispatcher }));
@@ -182,7 +189,10 @@ describe('createGuardedAgents', () => {
   it('reaches the same server when private networks are allowed, keeping the Host header', async () => {
     const agents = createGuardedAgents({ allowPrivateNetworks: true, resolve: scriptedResolver(['127.0.0.1']) });
     try {
-      expect(await nodeGet(`http://hooks.customer.test:${v4.port}/x`, agents.httpAgent)).toEqual({ status: 200, body: 'reached' });
+      expect(await nodeGet(`http://hooks.customer.test:${v4.port}/x`, agents.httpAgent)).toEqual({
+        status: 200,
+        body: 'reached',
+      });
       expect(await nodeGet(`http://[::1]:${v6.port}/y`, agents.httpAgent)).toEqual({ status: 200, body: 'reached' });
       expect(v4.requests[0]?.headers.host).toBe(`hooks.customer.test:${v4.port}`);
       expect(v6.requests).toHaveLength(1);
@@ -196,10 +206,27 @@ describe('createGuardedAgents', () => {
 function selfSignedCertificate(name: string): { key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), 'pressroom-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${name}`,
-      '-addext', `subjectAltName=DNS:${name}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+        '-addext',
+        `subjectAltName=DNS:${name}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -228,7 +255,9 @@ describe('TLS through the guard', () => {
       const res = await request(`https://hooks.customer.test:${port}/`, { dispatcher });
       expect(await res.body.text()).toBe('tls reached');
       // Same IP, a name the certificate does not cover: verification must fail, not be skipped.
-      await expect(request(`https://other.customer.test:${port}/`, { dispatcher })).rejects.toMatchObject({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+      await expect(request(`https://other.customer.test:${port}/`, { dispatcher })).rejects.toMatchObject({
+        code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+      });
     } finally {
       await dispatcher.close();
     }

@@ -27,7 +27,10 @@ export interface GuardedDispatcherOptions {
  * Wraps a connector so it only ever dials an address the policy accepted. Exposed for callers that
  * build their own undici Client or Pool.
  */
-export function createGuardedConnector(policy: OutboundPolicy, base: buildConnector.connector): buildConnector.connector {
+export function createGuardedConnector(
+  policy: OutboundPolicy,
+  base: buildConnector.connector,
+): buildConnector.connector {
   return (options, callback) => {
     resolveCheckedAddress(options.hostname, policy).then(
       ({ address }) => base({ ...options, hostname: address }, callback),

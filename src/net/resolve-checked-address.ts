@@ -55,7 +55,8 @@ export async function resolveCheckedAddress(hostname: string, policy: OutboundPo
     policy.resolveTimeoutMs ?? 5000,
     `DNS lookup for ${host} timed out`,
   );
-  if (answers.length === 0) throw Object.assign(new Error(`DNS lookup for ${host} returned no addresses`), { code: 'ENOTFOUND' });
+  if (answers.length === 0)
+    throw Object.assign(new Error(`DNS lookup for ${host} returned no addresses`), { code: 'ENOTFOUND' });
   const checked = answers.map((answer) => checkOne(host, answer.address, policy));
   // IPv4 first: dialling one pinned address gives up Node's Happy Eyeballs fallback, and many
   // hosts (containers especially) have no IPv6 route, so a v6-first pick would fail outright.
@@ -66,16 +67,22 @@ function checkOne(host: string, address: string, policy: OutboundPolicy): Resolv
   const verdict = classifyAddress(address);
   const family: 4 | 6 = isIP(verdict.address) === 6 ? 6 : 4;
   if (verdict.category === 'invalid') {
-    throw new OutboundBlockedError(`${host}: resolver returned "${address}", which is not an IP address`, { host, address });
+    throw new OutboundBlockedError(`${host}: resolver returned "${address}", which is not an IP address`, {
+      host,
+      address,
+    });
   }
   if (!verdict.isPublic && !policy.allowPrivateNetworks) {
     const via = verdict.embedding ? ` via ${verdict.embedding} ${verdict.embeddedIPv4}` : '';
     const subject = host === address ? `address ${address}` : `${host} resolved to ${address}`;
-    throw new OutboundBlockedError(`${subject} is ${verdict.category}${via}; set PRESSROOM_ALLOW_PRIVATE_NETWORKS=true to allow (development only)`, {
-      host,
-      address: verdict.address,
-      category: verdict.category,
-    });
+    throw new OutboundBlockedError(
+      `${subject} is ${verdict.category}${via}; set PRESSROOM_ALLOW_PRIVATE_NETWORKS=true to allow (development only)`,
+      {
+        host,
+        address: verdict.address,
+        category: verdict.category,
+      },
+    );
   }
   return { address: verdict.address, family };
 }

@@ -25,12 +25,21 @@ function compactionOutcome(reason: string): string {
 export function compactionCounter(metrics: Pick<Metrics, 'compaction'>): CompactionObserver {
   return (result, seconds) => {
     const outcome = result.compacted ? 'compacted' : compactionOutcome(result.reason);
-    metrics.compaction({ outcome, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, seconds, spooled: 'file' in result });
+    metrics.compaction({
+      outcome,
+      bytesBefore: result.bytesBefore,
+      bytesAfter: result.bytesAfter,
+      seconds,
+      spooled: 'file' in result,
+    });
   };
 }
 
 /** The renderer, counting renders by kind and outcome (and bounds hit) and timing the successful ones. */
-export function instrumentRenderer(renderer: PdfRenderer, metrics: Pick<Metrics, 'render' | 'documentBoundHit'>): PdfRenderer {
+export function instrumentRenderer(
+  renderer: PdfRenderer,
+  metrics: Pick<Metrics, 'render' | 'documentBoundHit'>,
+): PdfRenderer {
   async function countedRender<T>(request: RenderRequest, run: () => Promise<T>): Promise<T> {
     const kind = request.kind ?? 'document';
     const startedAt = performance.now();

@@ -76,7 +76,13 @@ export interface Metrics {
   documentBoundHit(bound: string): void;
   /** One PDF through compaction (finishing/pdf-compaction.ts): how it ended, its size before and after, the time taken. */
   /** `spooled`: the PDF was compacted from a spool file (a long one, pdf/spool.ts), not in memory. */
-  compaction(input: { outcome: string; bytesBefore: number; bytesAfter: number; seconds: number; spooled?: boolean }): void;
+  compaction(input: {
+    outcome: string;
+    bytesBefore: number;
+    bytesAfter: number;
+    seconds: number;
+    spooled?: boolean;
+  }): void;
   credits(type: 'PDFGEN' | 'REFUND' | 'PURCHASE' | 'BONUS', credits: number): void;
   jobAttempt(outcome: JobAttemptOutcome): void;
   webhookAttempt(outcome: WebhookAttemptOutcome): void;
@@ -157,7 +163,11 @@ export function createMetrics(): Metrics {
     labelNames: ['stage'] as const,
     registers,
   });
-  const compactionSaved = new Counter({ name: 'pressroom_pdf_compaction_bytes_saved_total', help: 'Bytes compaction took off the PDFs', registers });
+  const compactionSaved = new Counter({
+    name: 'pressroom_pdf_compaction_bytes_saved_total',
+    help: 'Bytes compaction took off the PDFs',
+    registers,
+  });
   const spooledPdfs = new Counter({
     name: 'pressroom_pdf_spooled_total',
     help: 'PDFs that went from printing to delivery through a spool file on disk instead of memory (at least the spool threshold, pdf/spool.ts; not PDF/A)',
@@ -169,9 +179,22 @@ export function createMetrics(): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
-  const creditsConsumed = new Counter({ name: 'pressroom_credits_consumed_total', help: 'Credits taken by generations (PDFGEN)', registers });
-  const creditsRefunded = new Counter({ name: 'pressroom_credits_refunded_total', help: 'Credits given back after failed generations (REFUND)', registers });
-  const creditsGranted = new Counter({ name: 'pressroom_credits_granted_total', help: 'Credits added (PURCHASE and BONUS)', labelNames: ['type'] as const, registers });
+  const creditsConsumed = new Counter({
+    name: 'pressroom_credits_consumed_total',
+    help: 'Credits taken by generations (PDFGEN)',
+    registers,
+  });
+  const creditsRefunded = new Counter({
+    name: 'pressroom_credits_refunded_total',
+    help: 'Credits given back after failed generations (REFUND)',
+    registers,
+  });
+  const creditsGranted = new Counter({
+    name: 'pressroom_credits_granted_total',
+    help: 'Credits added (PURCHASE and BONUS)',
+    labelNames: ['type'] as const,
+    registers,
+  });
   const jobAttempts = new Counter({
     name: 'pressroom_job_attempts_total',
     help: 'Job attempts finished by this process: completed, failed (for good, refunded) or retry (transient failure)',
@@ -259,7 +282,8 @@ export function createMetrics(): Metrics {
       if (!lastSnapshot?.pendingByAccount) return;
       // Reset first: an account whose jobs have all started must disappear, not keep its last value.
       this.reset();
-      for (const { accountId, pending } of lastSnapshot.pendingByAccount.slice(0, ACCOUNT_SERIES_LIMIT)) this.set({ account_id: accountId }, pending);
+      for (const { accountId, pending } of lastSnapshot.pendingByAccount.slice(0, ACCOUNT_SERIES_LIMIT))
+        this.set({ account_id: accountId }, pending);
     },
   });
   new Gauge({
@@ -293,9 +317,24 @@ export function createMetrics(): Metrics {
   // Counters the renderer keeps itself: exported as counters by adding what changed since the last
   // look (each of the looks, since the registry reads them in no fixed order).
   const seen = { launches: 0, crashes: 0, pageCrashRetries: 0 };
-  const launches = new Counter({ name: 'pressroom_browser_launches_total', help: 'Chromium launches (the first, crash replacements and recycling)', registers, collect: syncBrowserCounters });
-  const restarts = new Counter({ name: 'pressroom_browser_restarts_total', help: 'Chromium launches after the first one (crash replacements and recycling)', registers, collect: syncBrowserCounters });
-  const crashes = new Counter({ name: 'pressroom_browser_crashes_total', help: 'Chromium processes that disconnected unexpectedly', registers, collect: syncBrowserCounters });
+  const launches = new Counter({
+    name: 'pressroom_browser_launches_total',
+    help: 'Chromium launches (the first, crash replacements and recycling)',
+    registers,
+    collect: syncBrowserCounters,
+  });
+  const restarts = new Counter({
+    name: 'pressroom_browser_restarts_total',
+    help: 'Chromium launches after the first one (crash replacements and recycling)',
+    registers,
+    collect: syncBrowserCounters,
+  });
+  const crashes = new Counter({
+    name: 'pressroom_browser_crashes_total',
+    help: 'Chromium processes that disconnected unexpectedly',
+    registers,
+    collect: syncBrowserCounters,
+  });
   const pageCrashRetries = new Counter({
     name: 'pressroom_render_page_crash_retries_total',
     help: 'Renders tried once more on fresh pages because a page renderer had crashed',
@@ -330,10 +369,21 @@ export function createMetrics(): Metrics {
     },
   });
   const watchedPools = new Set<() => readonly PoolSnapshot[]>();
-  const allPools = (): readonly PoolSnapshot[] => [...(sources?.pools?.() ?? []), ...[...watchedPools].flatMap((pools) => pools())];
+  const allPools = (): readonly PoolSnapshot[] => [
+    ...(sources?.pools?.() ?? []),
+    ...[...watchedPools].flatMap((pools) => pools()),
+  ];
   for (const [name, help, key] of [
-    ['pressroom_pool_capacity', 'Slots of each pool of heavy work (pool: render, compaction, qpdf, ghostscript, xmllint, json_parse)', 'capacity'],
-    ['pressroom_pool_active', 'Tasks holding a slot of each pool of heavy work, shared fairly between accounts (scheduling/fair-scheduler.ts)', 'active'],
+    [
+      'pressroom_pool_capacity',
+      'Slots of each pool of heavy work (pool: render, compaction, qpdf, ghostscript, xmllint, json_parse)',
+      'capacity',
+    ],
+    [
+      'pressroom_pool_active',
+      'Tasks holding a slot of each pool of heavy work, shared fairly between accounts (scheduling/fair-scheduler.ts)',
+      'active',
+    ],
     ['pressroom_pool_waiting', 'Tasks waiting for a slot of each pool of heavy work', 'waiting'],
   ] as const) {
     new Gauge({

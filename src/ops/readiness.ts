@@ -45,7 +45,9 @@ export interface ReadinessDeps {
 
 /** Ready when every check is `ok` or degraded. */
 export function isReady(checks: CheckResults): boolean {
-  return Object.values(checks).every((state) => state === 'ok' || state.startsWith('ok: ') || state.startsWith(DEGRADED));
+  return Object.values(checks).every(
+    (state) => state === 'ok' || state.startsWith('ok: ') || state.startsWith(DEGRADED),
+  );
 }
 
 function shortReason(error: unknown): string {
@@ -60,7 +62,10 @@ async function probe(name: string, check: () => Promise<unknown>, logger: Logger
     await Promise.race([
       check(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`), { code: 'TIMEOUT' })), CHECK_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(Object.assign(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`), { code: 'TIMEOUT' })),
+          CHECK_TIMEOUT_MS,
+        );
       }),
     ]);
     return 'ok';
@@ -78,18 +83,31 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<CheckRe
   return async () => {
     const [databaseState, storageState] = await Promise.all([
       probe('database', () => sql`select 1`.execute(database.db), logger),
-      probe('storage', async () => {
-        const found = await blobs.get(STORAGE_PROBE_KEY);
-        // Should never exist; if it does, release the stream.
-        if (found && !Buffer.isBuffer(found.body)) (found.body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
-      }, logger),
+      probe(
+        'storage',
+        async () => {
+          const found = await blobs.get(STORAGE_PROBE_KEY);
+          // Should never exist; if it does, release the stream.
+          if (found && !Buffer.isBuffer(found.body))
+            (found.body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+        },
+        logger,
+      ),
     ]);
-    const checks: CheckResults = { database: databaseState, storage: storageState, renderer: renderer.isReady() ? 'ok' : 'starting' };
-    if (redis) checks.redis = redis.status === 'ready' ? 'ok' : `${DEGRADED}: ${redis.status} (rate limits fall back to per-process memory)`;
-    const rules = einvoiceRules ? await einvoiceRules.readiness().catch((error: unknown) => {
-      logger.warn({ err: error, check: 'einvoice_rules' }, 'readiness check failed');
-      return `${DEGRADED}: the rules pack could not be read (${shortReason(error)})`;
-    }) : null;
+    const checks: CheckResults = {
+      database: databaseState,
+      storage: storageState,
+      renderer: renderer.isReady() ? 'ok' : 'starting',
+    };
+    if (redis)
+      checks.redis =
+        redis.status === 'ready' ? 'ok' : `${DEGRADED}: ${redis.status} (rate limits fall back to per-process memory)`;
+    const rules = einvoiceRules
+      ? await einvoiceRules.readiness().catch((error: unknown) => {
+          logger.warn({ err: error, check: 'einvoice_rules' }, 'readiness check failed');
+          return `${DEGRADED}: the rules pack could not be read (${shortReason(error)})`;
+        })
+      : null;
     if (rules) checks.einvoice_rules = rules;
     return checks;
   };

@@ -18,7 +18,10 @@ export function startSweep(parts: Sweepable, logger: Logger): () => void {
     Promise.all([parts.files.sweep(), parts.idempotency.sweep(), parts.jobs.sweep(), parts.spool.sweep()])
       .then(([filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved]) => {
         if (filesRemoved + keysRemoved + jobsRemoved + spoolFilesRemoved > 0) {
-          logger.info({ filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved }, 'swept expired files, idempotency keys, finished jobs past retention and stale spool files');
+          logger.info(
+            { filesRemoved, keysRemoved, jobsRemoved, spoolFilesRemoved },
+            'swept expired files, idempotency keys, finished jobs past retention and stale spool files',
+          );
         }
       })
       .catch((error) => logger.warn({ err: error }, 'sweep failed; will retry'));

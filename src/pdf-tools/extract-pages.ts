@@ -9,7 +9,12 @@ export interface PreparedExtraction {
 }
 
 /** Checks the selection's syntax (before any download), then the input and the pages against it. */
-export async function prepareExtraction(source: PdfSource, pages: string, limits: PdfInputLimits, reader: InputReader): Promise<PreparedExtraction> {
+export async function prepareExtraction(
+  source: PdfSource,
+  pages: string,
+  limits: PdfInputLimits,
+  reader: InputReader,
+): Promise<PreparedExtraction> {
   const selection = parsePageSelection(pages);
   const [input] = await readPdfInputs([source], [[]], limits, reader);
   return { pdf: input!.pdf, pages: selectedPages(selection, input!.pages, limits.maxPages) };

@@ -9,7 +9,12 @@ import { withDocumentInfo } from '../finishing/document-info.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import { protectionOf } from '../finishing/requested/protect.js';
 import type { TextLayout } from '../finishing/requested/text-layout.js';
-import { prepareWatermark, targetPages, type AssetReader, type PreparedWatermark } from '../finishing/requested/watermark.js';
+import {
+  prepareWatermark,
+  targetPages,
+  type AssetReader,
+  type PreparedWatermark,
+} from '../finishing/requested/watermark.js';
 import { drawWatermarkOffThread } from '../finishing/requested/watermark-thread.js';
 import type { PdfProtection } from '../pdf/qpdf.js';
 import { AppError, ValidationError } from '../shared/errors.js';
@@ -31,7 +36,12 @@ export async function prepareWatermarkTool(
   request: WatermarkRequest,
   context: { limits: PdfInputLimits; reader: InputReader; readAsset: AssetReader; layOutText?: TextLayout },
 ): Promise<{ pdf: Buffer; pages: number; watermark: PreparedWatermark }> {
-  const watermark = await prepareWatermark(request, { accountId: context.reader.accountId, readAsset: context.readAsset, layOutText: context.layOutText, loc: ['body', 'watermark'] });
+  const watermark = await prepareWatermark(request, {
+    accountId: context.reader.accountId,
+    readAsset: context.readAsset,
+    layOutText: context.layOutText,
+    loc: ['body', 'watermark'],
+  });
   const input = await readOne(source, context.limits, context.reader);
   // Pages named past the end are a 422 now, not a surprise after the charge.
   targetPages(watermark.pages, input.pages, { strict: true, loc: ['body', 'watermark'] });
@@ -44,9 +54,20 @@ export function watermarkPdf(prepared: { pdf: Buffer; watermark: PreparedWaterma
 }
 
 /** Metadata: at least one entry, then the input. */
-export async function prepareMetadata(source: PdfSource, request: MetadataRequest, limits: PdfInputLimits, reader: InputReader): Promise<Buffer> {
+export async function prepareMetadata(
+  source: PdfSource,
+  request: MetadataRequest,
+  limits: PdfInputLimits,
+  reader: InputReader,
+): Promise<Buffer> {
   if (Object.values(request).every((value) => value === undefined)) {
-    throw new ValidationError([{ loc: ['body', 'metadata'], msg: 'Give at least one of title, author, subject, keywords, creator', type: 'missing' }]);
+    throw new ValidationError([
+      {
+        loc: ['body', 'metadata'],
+        msg: 'Give at least one of title, author, subject, keywords, creator',
+        type: 'missing',
+      },
+    ]);
   }
   return (await readOne(source, limits, reader)).pdf;
 }
@@ -57,15 +78,32 @@ export function writeMetadata(pdf: Buffer, request: MetadataRequest): Promise<Bu
 }
 
 /** Protect: the passwords and permissions (422 when owner and user are the same), then the input. */
-export async function prepareProtect(source: PdfSource, request: ProtectRequest, limits: PdfInputLimits, reader: InputReader): Promise<{ pdf: Buffer; protection: PdfProtection }> {
+export async function prepareProtect(
+  source: PdfSource,
+  request: ProtectRequest,
+  limits: PdfInputLimits,
+  reader: InputReader,
+): Promise<{ pdf: Buffer; protection: PdfProtection }> {
   const protection = protectionOf(request, ['body', 'protect']);
   return { pdf: (await readOne(source, limits, reader)).pdf, protection };
 }
 
 /** Unlock: an encrypted input that `password` opens (422 otherwise, naming the password or the input). */
-export async function prepareUnlock(source: PdfSource, password: string, limits: PdfInputLimits, reader: InputReader): Promise<Buffer> {
+export async function prepareUnlock(
+  source: PdfSource,
+  password: string,
+  limits: PdfInputLimits,
+  reader: InputReader,
+): Promise<Buffer> {
   const input = await readOne(source, limits, { ...reader, password });
-  if (!input.encrypted) throw new ValidationError([{ loc: ['body', source.pdfUrl != null ? 'pdf_url' : 'pdf_base64'], msg: 'The PDF is not encrypted; there is nothing to unlock', type: 'pdf_not_encrypted' }]);
+  if (!input.encrypted)
+    throw new ValidationError([
+      {
+        loc: ['body', source.pdfUrl != null ? 'pdf_url' : 'pdf_base64'],
+        msg: 'The PDF is not encrypted; there is nothing to unlock',
+        type: 'pdf_not_encrypted',
+      },
+    ]);
   return input.pdf;
 }
 

@@ -38,13 +38,25 @@ describe('page selections', () => {
     ['1.5', '"1.5" is not a page number'],
     ['0-2', 'numbered from 1'],
   ])('refuses %j before any download', (text, message) => {
-    expect(refusal(() => parsePageSelection(text))).toMatchObject({ loc: ['body', 'pages'], msg: expect.stringContaining(message), type: 'pages_invalid' });
+    expect(refusal(() => parsePageSelection(text))).toMatchObject({
+      loc: ['body', 'pages'],
+      msg: expect.stringContaining(message),
+      type: 'pages_invalid',
+    });
   });
 
   it('refuses pages outside the document and selections over the page bound', () => {
-    expect(refusal(() => selectedPages(parsePageSelection('2, 4'), 3, 100))).toMatchObject({ msg: 'page 4 is outside the document, which has 3 pages', type: 'page_out_of_range' });
-    expect(refusal(() => selectedPages(parsePageSelection('1-2'), 1, 100)).msg).toBe('the range 1-2 is outside the document, which has 1 page');
-    expect(refusal(() => selectedPages(parsePageSelection('1-3, 1-3'), 3, 5))).toMatchObject({ type: 'too_many_pages', msg: expect.stringContaining('more than 5 pages, the most a result may have') });
+    expect(refusal(() => selectedPages(parsePageSelection('2, 4'), 3, 100))).toMatchObject({
+      msg: 'page 4 is outside the document, which has 3 pages',
+      type: 'page_out_of_range',
+    });
+    expect(refusal(() => selectedPages(parsePageSelection('1-2'), 1, 100)).msg).toBe(
+      'the range 1-2 is outside the document, which has 1 page',
+    );
+    expect(refusal(() => selectedPages(parsePageSelection('1-3, 1-3'), 3, 5))).toMatchObject({
+      type: 'too_many_pages',
+      msg: expect.stringContaining('more than 5 pages, the most a result may have'),
+    });
   });
 
   it('hands qpdf ascending runs as ranges, and everything else in the order given', () => {
@@ -78,6 +90,9 @@ describe('rotation plans', () => {
   });
 
   it('refuses a named page outside the document once its page count is known', () => {
-    expect(refusal(() => rotationsFor(planRotation({ pageRotations: { '5': 90 } }), 4))).toMatchObject({ loc: ['body', 'page_rotations', '5'], type: 'page_out_of_range' });
+    expect(refusal(() => rotationsFor(planRotation({ pageRotations: { '5': 90 } }), 4))).toMatchObject({
+      loc: ['body', 'page_rotations', '5'],
+      type: 'page_out_of_range',
+    });
   });
 });

@@ -43,7 +43,8 @@ function refuse(loc: (string | number)[], msg: string, type: string): never {
   throw new ValidationError([{ loc: ['body', ...loc], msg, type }]);
 }
 
-const tooLarge = (limit: number) => `the PDFs of one request may have ${limit} bytes in all (PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES); send smaller files`;
+const tooLarge = (limit: number) =>
+  `the PDFs of one request may have ${limit} bytes in all (PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES); send smaller files`;
 
 function decodeBase64(text: string, loc: (string | number)[], budget: number, limit: number): Buffer {
   // A data: URL's prefix is tolerated: clients copy it from browsers.
@@ -54,10 +55,20 @@ function decodeBase64(text: string, loc: (string | number)[], budget: number, li
 }
 
 /** The bytes of one source; `budget` is what is left of the request's byte limit. */
-async function readSource(source: PdfSource, loc: (string | number)[], limits: PdfInputLimits, budget: number): Promise<Buffer> {
+async function readSource(
+  source: PdfSource,
+  loc: (string | number)[],
+  limits: PdfInputLimits,
+  budget: number,
+): Promise<Buffer> {
   const hasUrl = source.pdfUrl != null;
   const hasBase64 = source.pdfBase64 != null;
-  if (hasUrl === hasBase64) refuse(loc, hasUrl ? 'Give either pdf_url or pdf_base64, not both' : 'Give the PDF as pdf_url (an https URL) or pdf_base64', hasUrl ? 'input_conflict' : 'missing');
+  if (hasUrl === hasBase64)
+    refuse(
+      loc,
+      hasUrl ? 'Give either pdf_url or pdf_base64, not both' : 'Give the PDF as pdf_url (an https URL) or pdf_base64',
+      hasUrl ? 'input_conflict' : 'missing',
+    );
   if (hasBase64) return decodeBase64(source.pdfBase64!, [...loc, 'pdf_base64'], budget, limits.maxInputBytes);
   try {
     const file = await fetchPublicFile(source.pdfUrl!, {
@@ -71,7 +82,11 @@ async function readSource(source: PdfSource, loc: (string | number)[], limits: P
   } catch (error) {
     if (!(error instanceof PublicFetchError)) throw error;
     const overBudget = /larger than/.test(error.message);
-    refuse([...loc, 'pdf_url'], overBudget ? tooLarge(limits.maxInputBytes) : `pdf_url could not be downloaded: ${error.message}`, overBudget ? 'pdf_too_large' : 'url_fetch_failed');
+    refuse(
+      [...loc, 'pdf_url'],
+      overBudget ? tooLarge(limits.maxInputBytes) : `pdf_url could not be downloaded: ${error.message}`,
+      overBudget ? 'pdf_too_large' : 'url_fetch_failed',
+    );
   }
 }
 
@@ -79,21 +94,35 @@ async function readSource(source: PdfSource, loc: (string | number)[], limits: P
  * Checks that bytes are a PDF qpdf can read, not encrypted (or opened by `password`), within the page
  * bound; returns its page count.
  */
-async function checkPdf(pdf: Buffer, loc: (string | number)[], qpdf: Qpdf, limits: { maxPages: number; accountId: string; password?: string }): Promise<{ pages: number; encrypted: boolean }> {
+async function checkPdf(
+  pdf: Buffer,
+  loc: (string | number)[],
+  qpdf: Qpdf,
+  limits: { maxPages: number; accountId: string; password?: string },
+): Promise<{ pages: number; encrypted: boolean }> {
   const { maxPages, password } = limits;
-  if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-')) refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
+  if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-'))
+    refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
   const inspection = await qpdf.inspect(pdf, limits.accountId, password).catch((error: unknown) => {
     // Past qpdf's ceiling (a file built to exhaust it, or one too big to read): say which input it was.
-    if (isAppError(error, 'PDF_TOO_COMPLEX')) throw new AppError('PDF_TOO_COMPLEX', `${['body', ...loc].join('.')}: ${error.message}`, { cause: error });
+    if (isAppError(error, 'PDF_TOO_COMPLEX'))
+      throw new AppError('PDF_TOO_COMPLEX', `${['body', ...loc].join('.')}: ${error.message}`, { cause: error });
     throw error;
   });
-  if (inspection.kind === 'encrypted' && password !== undefined) refuse(['password'], 'The password does not open this PDF; give its user or owner password', 'password_invalid');
+  if (inspection.kind === 'encrypted' && password !== undefined)
+    refuse(['password'], 'The password does not open this PDF; give its user or owner password', 'password_invalid');
   if (inspection.kind === 'encrypted') {
-    refuse(loc, 'The PDF is encrypted (password-protected); remove the encryption first with POST /v1/pdf-tools/unlock and its password, then send it again', 'pdf_encrypted');
+    refuse(
+      loc,
+      'The PDF is encrypted (password-protected); remove the encryption first with POST /v1/pdf-tools/unlock and its password, then send it again',
+      'pdf_encrypted',
+    );
   }
-  if (inspection.kind === 'unreadable') refuse(loc, `The file is not a readable PDF: ${inspection.reason}`, 'pdf_invalid');
+  if (inspection.kind === 'unreadable')
+    refuse(loc, `The file is not a readable PDF: ${inspection.reason}`, 'pdf_invalid');
   if (inspection.pages === 0) refuse(loc, 'The PDF has no pages', 'pdf_invalid');
-  if (inspection.pages > maxPages) refuse(loc, `The PDF has ${inspection.pages} pages; the most an input may have is ${maxPages}`, 'too_many_pages');
+  if (inspection.pages > maxPages)
+    refuse(loc, `The PDF has ${inspection.pages} pages; the most an input may have is ${maxPages}`, 'too_many_pages');
   return { pages: inspection.pages, encrypted: inspection.encrypted === true };
 }
 
@@ -120,7 +149,14 @@ export async function readPdfInputs(
     const pdf = await readSource(source, loc, limits, limits.maxInputBytes - used);
     used += pdf.length;
     const where = source.pdfUrl != null ? [...loc, 'pdf_url'] : [...loc, 'pdf_base64'];
-    inputs.push({ pdf, ...(await checkPdf(pdf, where, reader.qpdf, { maxPages: limits.maxPages, accountId: reader.accountId, password: reader.password })) });
+    inputs.push({
+      pdf,
+      ...(await checkPdf(pdf, where, reader.qpdf, {
+        maxPages: limits.maxPages,
+        accountId: reader.accountId,
+        password: reader.password,
+      })),
+    });
   }
   return inputs;
 }

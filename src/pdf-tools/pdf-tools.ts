@@ -11,7 +11,16 @@ import type { ChargedRunner, Delivery, ExportType, GenerationResult } from '../d
 import { deliverToClient, pdfFilename } from '../documents/charged-run.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
-import { prepareFlatten, prepareMetadata, prepareProtect, prepareUnlock, prepareWatermarkTool, unlockPdf, watermarkPdf, writeMetadata } from './finishing-tools.js';
+import {
+  prepareFlatten,
+  prepareMetadata,
+  prepareProtect,
+  prepareUnlock,
+  prepareWatermarkTool,
+  unlockPdf,
+  watermarkPdf,
+  writeMetadata,
+} from './finishing-tools.js';
 import { prepareSplit, splitPdf, type SplitPlan } from './split.js';
 import { zipParts } from './zip-parts.js';
 import type { FileService } from '../files/files.js';
@@ -109,21 +118,53 @@ export interface PdfToolDeps {
   layOutText?: TextLayout;
 }
 
-type ToolName = 'merge' | 'extract-pages' | 'rotate' | 'sign' | 'split' | 'flatten' | 'watermark' | 'metadata' | 'protect' | 'unlock';
+type ToolName =
+  | 'merge'
+  | 'extract-pages'
+  | 'rotate'
+  | 'sign'
+  | 'split'
+  | 'flatten'
+  | 'watermark'
+  | 'metadata'
+  | 'protect'
+  | 'unlock';
 
 export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
   const { charged, files, qpdf, signing, limits, logger } = deps;
 
   /** prepare (free) → reserve → make → deliver → post; the outcome is logged once, as generations are. */
-  function runTool<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Buffer>): Promise<GenerationResult> {
-    return runDelivering(tool, request, prepare, async (prepared) => deliverToClient(files, request.accountId, await make(prepared), request.output));
+  function runTool<P>(
+    tool: ToolName,
+    request: ToolRequest,
+    prepare: () => Promise<P>,
+    make: (prepared: P) => Promise<Buffer>,
+  ): Promise<GenerationResult> {
+    return runDelivering(tool, request, prepare, async (prepared) =>
+      deliverToClient(files, request.accountId, await make(prepared), request.output),
+    );
   }
 
   /** runTool for a result delivered its own way (split's several files). */
-  async function runDelivering<P>(tool: ToolName, request: ToolRequest, prepare: () => Promise<P>, make: (prepared: P) => Promise<Delivery>): Promise<GenerationResult> {
+  async function runDelivering<P>(
+    tool: ToolName,
+    request: ToolRequest,
+    prepare: () => Promise<P>,
+    make: (prepared: P) => Promise<Delivery>,
+  ): Promise<GenerationResult> {
     const startedAt = performance.now();
     const log = (outcome: string, credits: 0 | 1, extra: Record<string, unknown> = {}) =>
-      logger.info({ accountId: request.accountId, tool, outcome, charged: credits, durationMs: Math.round(performance.now() - startedAt), ...extra }, 'pdf tool');
+      logger.info(
+        {
+          accountId: request.accountId,
+          tool,
+          outcome,
+          charged: credits,
+          durationMs: Math.round(performance.now() - startedAt),
+          ...extra,
+        },
+        'pdf tool',
+      );
     try {
       return await charged.run({
         accountId: request.accountId,
@@ -147,60 +188,138 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
   return {
     merge(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('merge', request, () => prepareMerge(request.pdfs, limits, reader), (inputs) => mergePdfs(inputs, reader));
+      return runTool(
+        'merge',
+        request,
+        () => prepareMerge(request.pdfs, limits, reader),
+        (inputs) => mergePdfs(inputs, reader),
+      );
     },
     extractPages(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('extract-pages', request, () => prepareExtraction(request.pdf, request.pages, limits, reader), (prepared) => extractPages(prepared, reader));
+      return runTool(
+        'extract-pages',
+        request,
+        () => prepareExtraction(request.pdf, request.pages, limits, reader),
+        (prepared) => extractPages(prepared, reader),
+      );
     },
     rotate(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('rotate', request, () => prepareRotation(request.pdf, request, limits, reader), (prepared) => rotatePages(prepared, reader));
+      return runTool(
+        'rotate',
+        request,
+        () => prepareRotation(request.pdf, request, limits, reader),
+        (prepared) => rotatePages(prepared, reader),
+      );
     },
     sign(request) {
       const reader = { qpdf, signing, accountId: request.accountId };
-      return runTool('sign', request, () => prepareSigning(request.pdf, request.signature, limits, reader), (prepared) => signDocument(prepared, reader));
+      return runTool(
+        'sign',
+        request,
+        () => prepareSigning(request.pdf, request.signature, limits, reader),
+        (prepared) => signDocument(prepared, reader),
+      );
     },
     verify(request) {
       return verifyDocument(request.pdf, limits, { qpdf, signing, accountId: request.accountId });
     },
     split(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runDelivering('split', request, () => prepareSplit(request.pdf, request.with, limits, reader), async (prepared) => {
-        const parts = await splitPdf(prepared, reader);
-        const base = pdfFilename(request.output.filename).replace(/\.pdf$/, '');
-        const named = parts.map((bytes, i) => ({ name: `${base}-${prepared.parts[i]!.label}.pdf`, label: prepared.parts[i]!.label, bytes }));
-        if (request.parts === 'zip') {
-          const zip = await zipParts(named);
-          return deliverToClient(files, request.accountId, zip, request.output, { filename: `${base}.zip`, contentType: 'application/zip' });
-        }
-        const stored = await Promise.all(named.map((part) => files.store(request.accountId, part.bytes, part.name, request.output.expirationSeconds, 'application/pdf')));
-        return {
-          kind: 'urls',
-          files: stored.map((file, i) => ({ url: file.url, filename: named[i]!.name, label: named[i]!.label, fileId: file.fileId })),
-          expiresAt: stored[0]?.expiresAt ?? Date.now(),
-        };
-      });
+      return runDelivering(
+        'split',
+        request,
+        () => prepareSplit(request.pdf, request.with, limits, reader),
+        async (prepared) => {
+          const parts = await splitPdf(prepared, reader);
+          const base = pdfFilename(request.output.filename).replace(/\.pdf$/, '');
+          const named = parts.map((bytes, i) => ({
+            name: `${base}-${prepared.parts[i]!.label}.pdf`,
+            label: prepared.parts[i]!.label,
+            bytes,
+          }));
+          if (request.parts === 'zip') {
+            const zip = await zipParts(named);
+            return deliverToClient(files, request.accountId, zip, request.output, {
+              filename: `${base}.zip`,
+              contentType: 'application/zip',
+            });
+          }
+          const stored = await Promise.all(
+            named.map((part) =>
+              files.store(
+                request.accountId,
+                part.bytes,
+                part.name,
+                request.output.expirationSeconds,
+                'application/pdf',
+              ),
+            ),
+          );
+          return {
+            kind: 'urls',
+            files: stored.map((file, i) => ({
+              url: file.url,
+              filename: named[i]!.name,
+              label: named[i]!.label,
+              fileId: file.fileId,
+            })),
+            expiresAt: stored[0]?.expiresAt ?? Date.now(),
+          };
+        },
+      );
     },
     flatten(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('flatten', request, () => prepareFlatten(request.pdf, limits, reader), (pdf) => qpdf.flatten(pdf, request.accountId));
+      return runTool(
+        'flatten',
+        request,
+        () => prepareFlatten(request.pdf, limits, reader),
+        (pdf) => qpdf.flatten(pdf, request.accountId),
+      );
     },
     watermark(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('watermark', request, () => prepareWatermarkTool(request.pdf, request.with, { limits, reader, readAsset: deps.readAsset, layOutText: deps.layOutText }), watermarkPdf);
+      return runTool(
+        'watermark',
+        request,
+        () =>
+          prepareWatermarkTool(request.pdf, request.with, {
+            limits,
+            reader,
+            readAsset: deps.readAsset,
+            layOutText: deps.layOutText,
+          }),
+        watermarkPdf,
+      );
     },
     metadata(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('metadata', request, () => prepareMetadata(request.pdf, request.with, limits, reader), (pdf) => writeMetadata(pdf, request.with));
+      return runTool(
+        'metadata',
+        request,
+        () => prepareMetadata(request.pdf, request.with, limits, reader),
+        (pdf) => writeMetadata(pdf, request.with),
+      );
     },
     protect(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('protect', request, () => prepareProtect(request.pdf, request.with, limits, reader), (prepared) => qpdf.encrypt(prepared.pdf, prepared.protection, request.accountId));
+      return runTool(
+        'protect',
+        request,
+        () => prepareProtect(request.pdf, request.with, limits, reader),
+        (prepared) => qpdf.encrypt(prepared.pdf, prepared.protection, request.accountId),
+      );
     },
     unlock(request) {
       const reader = { qpdf, accountId: request.accountId };
-      return runTool('unlock', request, () => prepareUnlock(request.pdf, request.with.password, limits, reader), (pdf) => unlockPdf(pdf, request.with.password, reader));
+      return runTool(
+        'unlock',
+        request,
+        () => prepareUnlock(request.pdf, request.with.password, limits, reader),
+        (pdf) => unlockPdf(pdf, request.with.password, reader),
+      );
     },
   };
 }

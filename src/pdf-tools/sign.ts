@@ -10,19 +10,31 @@ export interface PreparedSigning {
 }
 
 /** Reads and checks the input, then everything about the signature that can be checked before the charge. */
-export async function prepareSigning(source: PdfSource, signature: SignatureOptions, limits: PdfInputLimits, reader: InputReader & { signing: Signing }): Promise<PreparedSigning> {
+export async function prepareSigning(
+  source: PdfSource,
+  signature: SignatureOptions,
+  limits: PdfInputLimits,
+  reader: InputReader & { signing: Signing },
+): Promise<PreparedSigning> {
   const [input] = await readPdfInputs([source], [[]], limits, reader);
   await reader.signing.prepare(signature, { accountId: reader.accountId, kind: 'paid', loc: ['body'] }, input!.pages);
   return { pdf: input!.pdf, signature };
 }
 
 /** The signed document. */
-export function signDocument(prepared: PreparedSigning, { signing, accountId }: InputReader & { signing: Signing }): Promise<Buffer> {
+export function signDocument(
+  prepared: PreparedSigning,
+  { signing, accountId }: InputReader & { signing: Signing },
+): Promise<Buffer> {
   return signing.sign(prepared.pdf, prepared.signature, { accountId, kind: 'paid', loc: ['body'] });
 }
 
 /** The signature report of the input: read and checked as every tool's input is, never charged. */
-export async function verifyDocument(source: PdfSource, limits: PdfInputLimits, reader: InputReader & { signing: Signing }): Promise<SignatureReport> {
+export async function verifyDocument(
+  source: PdfSource,
+  limits: PdfInputLimits,
+  reader: InputReader & { signing: Signing },
+): Promise<SignatureReport> {
   const [input] = await readPdfInputs([source], [[]], limits, reader);
   return reader.signing.verify(input!.pdf, reader.accountId);
 }

@@ -14,7 +14,11 @@ export const GS_TIMEOUT_MS = 60_000;
 /** What one Ghostscript run may allocate: over ten times the most an honest document was measured to need (docs/operations.md, ceilings). */
 const GS_MEMORY_CEILING_BYTES = 1024 ** 3;
 /** Ghostscript's run under its ceilings; CPU: it renders on one thread, so the deadline's seconds bound its CPU too, also should the timer never fire. */
-const GS_CEILING: ChildCeiling = { memoryBytes: GS_MEMORY_CEILING_BYTES, cpuSeconds: GS_TIMEOUT_MS / 1000, outOfMemory: /VMerror/ };
+const GS_CEILING: ChildCeiling = {
+  memoryBytes: GS_MEMORY_CEILING_BYTES,
+  cpuSeconds: GS_TIMEOUT_MS / 1000,
+  outOfMemory: /VMerror/,
+};
 /** Ghostscript is single-threaded and CPU-bound; leave a core to Chromium on small machines. */
 const GS_MAX_CONCURRENT = Math.max(1, availableParallelism() - 1);
 /** Runs waiting for Ghostscript, all accounts and one account: each may take seconds, so a longer line would wait out its deadline. */
@@ -37,7 +41,10 @@ const ghostscript = new FairScheduler({
     accountFreeQueueLimit: GS_ACCOUNT_QUEUE_LIMIT,
   },
   words: { task: 'Ghostscript run', slot: 'Ghostscript slot' },
-  busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'Ghostscript (PDF/A conversion, page pictures) is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
+  busy: (reason) =>
+    new AppError('SERVICE_UNAVAILABLE', 'Ghostscript (PDF/A conversion, page pictures) is busy; retry shortly', {
+      details: { retryAfterSeconds: 2, reason },
+    }),
 });
 
 /** Ghostscript runs in progress and waiting (for /metrics). */
@@ -49,11 +56,21 @@ export function ghostscriptPoolStats(): PoolStats {
  * Runs `gs -q -dSAFER -dBATCH -dNOPAUSE …args` in `cwd`, in the account's turn of the pool, on a file
  * that must be a PDF: Ghostscript runs anything else as PostScript, a whole language.
  */
-export function runGhostscript(pdf: Buffer, args: readonly string[], options: { cwd: string; accountId: string; notAPdf: () => Error }): Promise<LimitedRun> {
+export function runGhostscript(
+  pdf: Buffer,
+  args: readonly string[],
+  options: { cwd: string; accountId: string; notAPdf: () => Error },
+): Promise<LimitedRun> {
   if (pdf.subarray(0, 5).toString('latin1') !== '%PDF-') return Promise.reject(options.notAPdf());
   return ghostscript.run(
     { accountId: options.accountId, kind: 'paid' },
-    () => runLimited(GS_PATH, ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', ...args], { cwd: options.cwd, timeoutMs: GS_TIMEOUT_MS, maxBuffer: 16 << 20, ceiling: GS_CEILING }),
+    () =>
+      runLimited(GS_PATH, ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', ...args], {
+        cwd: options.cwd,
+        timeoutMs: GS_TIMEOUT_MS,
+        maxBuffer: 16 << 20,
+        ceiling: GS_CEILING,
+      }),
     { maxWaitMs: GS_TIMEOUT_MS },
   );
 }
@@ -62,7 +79,9 @@ export function runGhostscript(pdf: Buffer, args: readonly string[], options: { 
 export function describeGsFailure(run: LimitedRun): string {
   switch (run.ended) {
     case 'missing':
-      return run.program === GS_PATH ? `"${GS_PATH}" was not found on PATH; install Debian's ghostscript package` : `"${run.program}" was not found on PATH; install Debian's util-linux package`;
+      return run.program === GS_PATH
+        ? `"${GS_PATH}" was not found on PATH; install Debian's ghostscript package`
+        : `"${run.program}" was not found on PATH; install Debian's util-linux package`;
     // Long documents hit this: the 33-page report took 26 s for 2b on an idle machine, over 60 s on a busy one.
     case 'timeout':
       return `it took longer than ${GS_TIMEOUT_MS} ms and was stopped; the document is too long for a Ghostscript pass`;

@@ -44,12 +44,16 @@ export function selectedPages(selection: PageSelection, pageCount: number, maxPa
     const outside = Math.max(from, to) > pageCount;
     if (outside) {
       const named = from === to ? `page ${from} is` : `the range ${from}-${to} is`;
-      refuse(`${named} outside the document, which has ${pageCount} page${pageCount === 1 ? '' : 's'}`, 'page_out_of_range');
+      refuse(
+        `${named} outside the document, which has ${pageCount} page${pageCount === 1 ? '' : 's'}`,
+        'page_out_of_range',
+      );
     }
     const step = to >= from ? 1 : -1;
     for (let page = from; ; page += step) {
       pages.push(page);
-      if (pages.length > maxPages) refuse(`the selection has more than ${maxPages} pages, the most a result may have`, 'too_many_pages');
+      if (pages.length > maxPages)
+        refuse(`the selection has more than ${maxPages} pages, the most a result may have`, 'too_many_pages');
       if (page === to) break;
     }
   }

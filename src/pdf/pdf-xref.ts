@@ -48,7 +48,8 @@ export function fileBytes(fd: number, size: number, readAheadBytes = 0): PdfByte
     slice(start, end) {
       const last = Math.min(end, size);
       const length = Math.max(0, last - start);
-      if (start >= windowAt && last <= windowAt + window.length) return window.subarray(start - windowAt, last - windowAt);
+      if (start >= windowAt && last <= windowAt + window.length)
+        return window.subarray(start - windowAt, last - windowAt);
       if (length >= readAheadBytes) return read(Buffer.allocUnsafe(length), start, length);
       window = read(buffer, start, Math.min(readAheadBytes, size - start));
       windowAt = start;
@@ -104,7 +105,8 @@ export function readXref(pdf: PdfBytes, context: PDFContext): XrefView | undefin
       if (at === undefined) return undefined;
       const window = pdf.slice(at, at + OBJECT_WINDOW_BYTES);
       const header = /^(\d+)\s+(\d+)\s+obj\s*/.exec(window.toString('latin1', 0, 40));
-      if (!header || Number(header[1]) !== ref.objectNumber || Number(header[2]) !== ref.generationNumber) return undefined;
+      if (!header || Number(header[1]) !== ref.objectNumber || Number(header[2]) !== ref.generationNumber)
+        return undefined;
       return { at, window, valueAt: header[0].length };
     },
   };
@@ -119,7 +121,9 @@ export function readXref(pdf: PdfBytes, context: PDFContext): XrefView | undefin
 function offsetInXref(pdf: Buffer, xrefAt: number, trailerAt: number, objectNumber: number): number | undefined {
   let at = xrefAt + 'xref'.length;
   while (at < trailerAt) {
-    const header = /^\s*(\d+)\s+(\d+)[ \t]*(?:\r\n|\r|\n)/.exec(pdf.toString('latin1', at, Math.min(at + 64, trailerAt)));
+    const header = /^\s*(\d+)\s+(\d+)[ \t]*(?:\r\n|\r|\n)/.exec(
+      pdf.toString('latin1', at, Math.min(at + 64, trailerAt)),
+    );
     if (!header) return undefined;
     const [first, count, entriesAt] = [Number(header[1]), Number(header[2]), at + header[0].length];
     if (objectNumber >= first && objectNumber < first + count) {

@@ -28,7 +28,10 @@ import { AppError } from '../shared/errors.js';
 import { accountSlotsOf, FairScheduler, type PoolStats, type TaskKind } from '../scheduling/fair-scheduler.js';
 
 /** What qpdf read of one input: its page count, or why it cannot be used. */
-export type PdfInspection = { kind: 'pdf'; pages: number; /** Opened with the password given. */ encrypted?: boolean } | { kind: 'encrypted' } | { kind: 'unreadable'; reason: string };
+export type PdfInspection =
+  | { kind: 'pdf'; pages: number /** Opened with the password given. */; encrypted?: boolean }
+  | { kind: 'encrypted' }
+  | { kind: 'unreadable'; reason: string };
 
 /** What an encrypted copy allows without the owner password (AES-256, finishing/protect.ts). */
 export interface PdfProtection {
@@ -36,7 +39,13 @@ export interface PdfProtection {
   userPassword: string;
   /** Lifts the permissions (and opens the file). */
   ownerPassword: string;
-  permissions: { printing: 'high' | 'low' | 'none'; copying: boolean; modifying: boolean; annotating: boolean; fillingForms: boolean };
+  permissions: {
+    printing: 'high' | 'low' | 'none';
+    copying: boolean;
+    modifying: boolean;
+    annotating: boolean;
+    fillingForms: boolean;
+  };
 }
 
 /** An embedded file read out of a PDF (POST /v1/einvoice/validate: a Factur-X / ZUGFeRD invoice's XML). */
@@ -84,13 +93,22 @@ export interface Qpdf {
    * Merges PDF files of `dir` into `dir/<out>`, each part's first page an outline entry with its title
    * (a batch's merged output); qpdf reads the inputs from disk, so none of them is held in memory.
    */
-  mergeFiles(o: { dir: string; parts: { name: string; title: string; pages: number }[]; out: string; accountId: string }): Promise<void>;
+  mergeFiles(o: {
+    dir: string;
+    parts: { name: string; title: string; pages: number }[];
+    out: string;
+    accountId: string;
+  }): Promise<void>;
   /**
    * The first embedded file (by attachment key or file name, case-insensitive) among `names`, as UTF-8
    * text of at most `maxBytes`; what else the PDF is when it has none. `kind`: free work for POST
    * /v1/einvoice/validate, which runs after paid work in the qpdf slots.
    */
-  embeddedFile(pdf: Buffer, names: readonly string[], options: { maxBytes: number; accountId: string; kind: TaskKind }): Promise<EmbeddedFile>;
+  embeddedFile(
+    pdf: Buffer,
+    names: readonly string[],
+    options: { maxBytes: number; accountId: string; kind: TaskKind },
+  ): Promise<EmbeddedFile>;
   /** Runs in progress and waiting (for /metrics). */
   stats(): PoolStats;
 }
@@ -132,7 +150,10 @@ export function pageRangeArgument(pages: number[]): string {
 
 /** qpdf's own explanation without its `qpdf: /tmp/…/in0.pdf: ` prefix, which names our temporary file. */
 function lastProblem(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const line = lines.at(-1) ?? 'qpdf could not read it';
   return line.replace(/^(?:qpdf: |WARNING: )?in\d+\.pdf(?: \([^)]*\))?: /, '');
 }
@@ -148,13 +169,23 @@ const QPDF_OUT_OF_MEMORY = /std::bad_alloc/;
 
 /** The run's ceilings; CPU: qpdf is single-threaded, so the deadline's seconds bound its CPU too, and this holds should the deadline's timer never fire. */
 function qpdfCeiling(timeoutMs: number): ChildCeiling {
-  return { memoryBytes: QPDF_MEMORY_CEILING_BYTES, cpuSeconds: Math.ceil(timeoutMs / 1000), outOfMemory: QPDF_OUT_OF_MEMORY };
+  return {
+    memoryBytes: QPDF_MEMORY_CEILING_BYTES,
+    cpuSeconds: Math.ceil(timeoutMs / 1000),
+    outOfMemory: QPDF_OUT_OF_MEMORY,
+  };
 }
 
 /** A run stopped at its ceiling: the PDF asks for more than one run may spend. */
 function tooComplex(ceiling: 'memory' | 'cpu', limits: ChildCeiling): AppError {
-  const what = ceiling === 'memory' ? `more than ${limits.memoryBytes / 1024 ** 3} GiB of memory` : `more than ${limits.cpuSeconds} s of CPU time`;
-  return new AppError('PDF_TOO_COMPLEX', `Processing the PDF needed ${what}, the most one PDF tool run may use, and was stopped; nothing was charged. Split the document, or rewrite it with another PDF tool first.`);
+  const what =
+    ceiling === 'memory'
+      ? `more than ${limits.memoryBytes / 1024 ** 3} GiB of memory`
+      : `more than ${limits.cpuSeconds} s of CPU time`;
+  return new AppError(
+    'PDF_TOO_COMPLEX',
+    `Processing the PDF needed ${what}, the most one PDF tool run may use, and was stopped; nothing was charged. Split the document, or rewrite it with another PDF tool first.`,
+  );
 }
 
 export function createQpdf(options: QpdfOptions): Qpdf {
@@ -171,7 +202,10 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       accountFreeQueueLimit: QPDF_ACCOUNT_QUEUE_LIMIT,
     },
     words: { task: 'PDF tool run', slot: 'qpdf slot' },
-    busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The PDF tools are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+    busy: (reason) =>
+      new AppError('SERVICE_UNAVAILABLE', 'The PDF tools are busy; retry shortly. Nothing was charged.', {
+        details: { retryAfterSeconds: 2, reason },
+      }),
   });
   const program = options.path ?? 'qpdf';
   const ceiling = qpdfCeiling(options.timeoutMs);
@@ -184,31 +218,51 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       case 'ceiling':
         throw tooComplex(result.ceiling, ceiling);
       case 'timeout':
-        throw new AppError('PDF_TOOL_TIMEOUT', `The PDF took longer than ${options.timeoutMs} ms to process and was stopped; nothing was charged. Try a smaller document.`);
+        throw new AppError(
+          'PDF_TOOL_TIMEOUT',
+          `The PDF took longer than ${options.timeoutMs} ms to process and was stopped; nothing was charged. Try a smaller document.`,
+        );
       case 'missing':
-        throw new AppError('PDF_TOOL_FAILED', result.program === program
-          ? `"${program}" was not found on PATH; install Debian's qpdf package.`
-          : `"${result.program}" was not found on PATH; install Debian's util-linux package.`);
+        throw new AppError(
+          'PDF_TOOL_FAILED',
+          result.program === program
+            ? `"${program}" was not found on PATH; install Debian's qpdf package.`
+            : `"${result.program}" was not found on PATH; install Debian's util-linux package.`,
+        );
       case 'signal':
-        throw new AppError('PDF_TOOL_FAILED', `The PDF could not be processed (qpdf ended by ${result.signal}); nothing was charged.`);
+        throw new AppError(
+          'PDF_TOOL_FAILED',
+          `The PDF could not be processed (qpdf ended by ${result.signal}); nothing was charged.`,
+        );
       case 'failed':
-        throw new AppError('PDF_TOOL_FAILED', 'The PDF could not be processed; nothing was charged.', { cause: result.error });
+        throw new AppError('PDF_TOOL_FAILED', 'The PDF could not be processed; nothing was charged.', {
+          cause: result.error,
+        });
     }
   }
 
   /** Writes the inputs as in0.pdf…, runs qpdf in a slot, hands back the directory's files; removes them all. */
-  async function withFiles<T>(inputs: Buffer[], accountId: string, work: (dir: string, names: string[]) => Promise<T>, kind: TaskKind = 'paid'): Promise<T> {
+  async function withFiles<T>(
+    inputs: Buffer[],
+    accountId: string,
+    work: (dir: string, names: string[]) => Promise<T>,
+    kind: TaskKind = 'paid',
+  ): Promise<T> {
     // A run waits at most as long as it may run.
-    return slots.run({ accountId, kind }, async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'pressroom-pdftools-'));
-      try {
-        const names = inputs.map((_, i) => `in${i}.pdf`);
-        await Promise.all(inputs.map((pdf, i) => writeFile(join(dir, names[i]!), pdf)));
-        return await work(dir, names);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    }, { maxWaitMs: options.timeoutMs });
+    return slots.run(
+      { accountId, kind },
+      async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'pressroom-pdftools-'));
+        try {
+          const names = inputs.map((_, i) => `in${i}.pdf`);
+          await Promise.all(inputs.map((pdf, i) => writeFile(join(dir, names[i]!), pdf)));
+          return await work(dir, names);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      },
+      { maxWaitMs: options.timeoutMs },
+    );
   }
 
   /** Runs a writing command and returns out.pdf; exit 2 after a clean inspection is our failure, not the customer's. */
@@ -216,7 +270,10 @@ export function createQpdf(options: QpdfOptions): Qpdf {
     return withFiles(inputs, accountId, async (dir, names) => {
       const result = await run(args(names), dir);
       if (result.exitCode !== 0 && result.exitCode !== 3) {
-        throw new AppError('PDF_TOOL_FAILED', `qpdf could not write the result (${lastProblem(result.stderr)}); nothing was charged.`);
+        throw new AppError(
+          'PDF_TOOL_FAILED',
+          `qpdf could not write the result (${lastProblem(result.stderr)}); nothing was charged.`,
+        );
       }
       return readFile(join(dir, 'out.pdf'));
     });
@@ -232,46 +289,100 @@ export function createQpdf(options: QpdfOptions): Qpdf {
   }
 
   /** qpdf JSON v2 objects of an outline over `pages` (object ids): one entry per part, at its first page. */
-  function outlineUpdate(rootId: string, catalog: Record<string, unknown>, pages: string[], parts: { title: string; pages: number }[], firstId: number): unknown {
+  function outlineUpdate(
+    rootId: string,
+    catalog: Record<string, unknown>,
+    pages: string[],
+    parts: { title: string; pages: number }[],
+    firstId: number,
+  ): unknown {
     const objects: Record<string, unknown> = {};
     const ids = parts.map((_, i) => firstId + 1 + i);
-    objects[`obj:${firstId} 0 R`] = { value: { '/Type': '/Outlines', '/First': `${ids[0]} 0 R`, '/Last': `${ids.at(-1)} 0 R`, '/Count': parts.length } };
+    objects[`obj:${firstId} 0 R`] = {
+      value: { '/Type': '/Outlines', '/First': `${ids[0]} 0 R`, '/Last': `${ids.at(-1)} 0 R`, '/Count': parts.length },
+    };
     let page = 0;
     parts.forEach((part, i) => {
-      const entry: Record<string, unknown> = { '/Title': `u:${part.title}`, '/Parent': `${firstId} 0 R`, '/Dest': [pages[page], '/XYZ', null, null, null] };
+      const entry: Record<string, unknown> = {
+        '/Title': `u:${part.title}`,
+        '/Parent': `${firstId} 0 R`,
+        '/Dest': [pages[page], '/XYZ', null, null, null],
+      };
       if (i > 0) entry['/Prev'] = `${ids[i - 1]} 0 R`;
       if (i < parts.length - 1) entry['/Next'] = `${ids[i + 1]} 0 R`;
       objects[`obj:${ids[i]} 0 R`] = { value: entry };
       page += part.pages;
     });
     objects[`obj:${rootId}`] = { value: { ...catalog, '/Outlines': `${firstId} 0 R`, '/PageMode': '/UseOutlines' } };
-    return { qpdf: [{ jsonversion: 2, pushedinheritedpageresources: false, calledgetallpages: false, maxobjectid: firstId - 1 }, objects] };
+    return {
+      qpdf: [
+        { jsonversion: 2, pushedinheritedpageresources: false, calledgetallpages: false, maxobjectid: firstId - 1 },
+        objects,
+      ],
+    };
   }
 
   return {
     mergeFiles({ dir, parts, out, accountId }) {
-      return slots.run({ accountId, kind: 'paid' }, async () => {
-        // @file: thousands of input names stay off the command line.
-        await writeFile(join(dir, 'merge.args'), ['--empty', '--pages', ...parts.map((p) => p.name), '--', 'merged.pdf'].join('\n'));
-        const merged = await run(['@merge.args'], dir);
-        if (merged.exitCode !== 0 && merged.exitCode !== 3) throw new AppError('PDF_TOOL_FAILED', `qpdf could not merge the documents (${lastProblem(merged.stderr)}).`);
-        type Described = { pages: { object: string }[]; qpdf: [{ maxobjectid: number }, Record<string, { value?: Record<string, unknown> }>] };
-        // Only the trailer and the catalog among the objects: a thousand invoices' objects are megabytes of JSON.
-        const facts = JSON.parse((await run(['--json=2', '--json-key=pages', '--json-key=qpdf', '--json-object=trailer', 'merged.pdf'], dir)).stdout) as Described;
-        const trailer = facts.qpdf[1]['trailer']?.value as { '/Root': string };
-        const root = JSON.parse((await run(['--json=2', '--json-key=qpdf', `--json-object=${trailer['/Root'].replace(/ R$/, '').replace(' ', ',')}`, 'merged.pdf'], dir)).stdout) as Described;
-        const catalog = root.qpdf[1][`obj:${trailer['/Root']}`]?.value ?? {};
-        const update = outlineUpdate(trailer['/Root'], catalog, facts.pages.map((p) => p.object), parts, facts.qpdf[0].maxobjectid + 1);
-        await writeFile(join(dir, 'outline.json'), JSON.stringify(update));
-        const outlined = await run(['merged.pdf', '--update-from-json=outline.json', out], dir);
-        if (outlined.exitCode !== 0 && outlined.exitCode !== 3) throw new AppError('PDF_TOOL_FAILED', `qpdf could not add the outline (${lastProblem(outlined.stderr)}).`);
-        await rm(join(dir, 'merged.pdf'), { force: true });
-      }, { maxWaitMs: options.timeoutMs });
+      return slots.run(
+        { accountId, kind: 'paid' },
+        async () => {
+          // @file: thousands of input names stay off the command line.
+          await writeFile(
+            join(dir, 'merge.args'),
+            ['--empty', '--pages', ...parts.map((p) => p.name), '--', 'merged.pdf'].join('\n'),
+          );
+          const merged = await run(['@merge.args'], dir);
+          if (merged.exitCode !== 0 && merged.exitCode !== 3)
+            throw new AppError(
+              'PDF_TOOL_FAILED',
+              `qpdf could not merge the documents (${lastProblem(merged.stderr)}).`,
+            );
+          type Described = {
+            pages: { object: string }[];
+            qpdf: [{ maxobjectid: number }, Record<string, { value?: Record<string, unknown> }>];
+          };
+          // Only the trailer and the catalog among the objects: a thousand invoices' objects are megabytes of JSON.
+          const facts = JSON.parse(
+            (await run(['--json=2', '--json-key=pages', '--json-key=qpdf', '--json-object=trailer', 'merged.pdf'], dir))
+              .stdout,
+          ) as Described;
+          const trailer = facts.qpdf[1]['trailer']?.value as { '/Root': string };
+          const root = JSON.parse(
+            (
+              await run(
+                [
+                  '--json=2',
+                  '--json-key=qpdf',
+                  `--json-object=${trailer['/Root'].replace(/ R$/, '').replace(' ', ',')}`,
+                  'merged.pdf',
+                ],
+                dir,
+              )
+            ).stdout,
+          ) as Described;
+          const catalog = root.qpdf[1][`obj:${trailer['/Root']}`]?.value ?? {};
+          const update = outlineUpdate(
+            trailer['/Root'],
+            catalog,
+            facts.pages.map((p) => p.object),
+            parts,
+            facts.qpdf[0].maxobjectid + 1,
+          );
+          await writeFile(join(dir, 'outline.json'), JSON.stringify(update));
+          const outlined = await run(['merged.pdf', '--update-from-json=outline.json', out], dir);
+          if (outlined.exitCode !== 0 && outlined.exitCode !== 3)
+            throw new AppError('PDF_TOOL_FAILED', `qpdf could not add the outline (${lastProblem(outlined.stderr)}).`);
+          await rm(join(dir, 'merged.pdf'), { force: true });
+        },
+        { maxWaitMs: options.timeoutMs },
+      );
     },
 
     inspect(pdf, accountId, password) {
       return withFiles([pdf], accountId, async (dir, [name]) => {
-        const secret = password === undefined ? [] : [`--password-file=${await secretFile(dir, 'password', [password])}`];
+        const secret =
+          password === undefined ? [] : [`--password-file=${await secretFile(dir, 'password', [password])}`];
         const result = await run([...secret, '--json=2', '--json-key=encrypt', '--json-key=pages', name!], dir);
         if (result.exitCode !== 0 && result.exitCode !== 3) {
           if (/invalid password/i.test(result.stderr)) return { kind: 'encrypted' };
@@ -294,82 +405,139 @@ export function createQpdf(options: QpdfOptions): Qpdf {
     },
 
     selectPages(pdf, pages, accountId) {
-      return produce([pdf], accountId, ([name]) => ['--empty', '--pages', name!, pageRangeArgument(pages), '--', 'out.pdf']);
+      return produce([pdf], accountId, ([name]) => [
+        '--empty',
+        '--pages',
+        name!,
+        pageRangeArgument(pages),
+        '--',
+        'out.pdf',
+      ]);
     },
 
     rotate(pdf, rotations, accountId) {
       // `+angle` adds to the page's own rotation, which qpdf reads through inheritance from the page tree.
-      const args = rotations.map((r) => `--rotate=+${r.angle}${r.pages === 'all' ? '' : `:${pageRangeArgument(r.pages)}`}`);
+      const args = rotations.map(
+        (r) => `--rotate=+${r.angle}${r.pages === 'all' ? '' : `:${pageRangeArgument(r.pages)}`}`,
+      );
       return produce([pdf], accountId, ([name]) => [name!, 'out.pdf', ...args]);
     },
 
     async splitPages(pdf, parts, accountId) {
       const results: Buffer[] = [];
       // One run per part, each waiting its turn: a long split does not hold several slots at once.
-      for (const pages of parts) results.push(await produce([pdf], accountId, ([name]) => ['--empty', '--pages', name!, pageRangeArgument(pages), '--', 'out.pdf']));
+      for (const pages of parts)
+        results.push(
+          await produce([pdf], accountId, ([name]) => [
+            '--empty',
+            '--pages',
+            name!,
+            pageRangeArgument(pages),
+            '--',
+            'out.pdf',
+          ]),
+        );
       return results;
     },
 
     flatten(pdf, accountId) {
       // Appearances first (a field whose value has none would be flattened blank), then every
       // annotation and widget into the content; qpdf drops the AcroForm once no field has a widget.
-      return produce([pdf], accountId, ([name]) => [name!, 'out.pdf', '--generate-appearances', '--flatten-annotations=all']);
+      return produce([pdf], accountId, ([name]) => [
+        name!,
+        'out.pdf',
+        '--generate-appearances',
+        '--flatten-annotations=all',
+      ]);
     },
 
     encrypt(pdf, protection, accountId) {
       return withFiles([pdf], accountId, async (dir, [name]) => {
         const { permissions: p } = protection;
         const yn = (allowed: boolean) => (allowed ? 'y' : 'n');
-        const args = [name!, 'out.pdf', '--encrypt', protection.userPassword, protection.ownerPassword, '256',
-          `--print=${p.printing === 'high' ? 'full' : p.printing}`, `--extract=${yn(p.copying)}`, `--modify-other=${yn(p.modifying)}`,
-          `--assemble=${yn(p.modifying)}`, `--annotate=${yn(p.annotating)}`, `--form=${yn(p.fillingForms)}`,
+        const args = [
+          name!,
+          'out.pdf',
+          '--encrypt',
+          protection.userPassword,
+          protection.ownerPassword,
+          '256',
+          `--print=${p.printing === 'high' ? 'full' : p.printing}`,
+          `--extract=${yn(p.copying)}`,
+          `--modify-other=${yn(p.modifying)}`,
+          `--assemble=${yn(p.modifying)}`,
+          `--annotate=${yn(p.annotating)}`,
+          `--form=${yn(p.fillingForms)}`,
           // Screen readers may always extract text (PDF 2.0 ignores the bit; kept for older readers).
-          '--accessibility=y', '--'];
+          '--accessibility=y',
+          '--',
+        ];
         const result = await run([`@${await secretFile(dir, 'arguments', args)}`], dir);
-        if (result.exitCode !== 0 && result.exitCode !== 3) throw new AppError('PDF_TOOL_FAILED', `qpdf could not encrypt the PDF (${lastProblem(result.stderr)}).`);
+        if (result.exitCode !== 0 && result.exitCode !== 3)
+          throw new AppError('PDF_TOOL_FAILED', `qpdf could not encrypt the PDF (${lastProblem(result.stderr)}).`);
         return readFile(join(dir, 'out.pdf'));
       });
     },
 
     decrypt(pdf, password, accountId) {
       return withFiles([pdf], accountId, async (dir, [name]) => {
-        const result = await run([`--password-file=${await secretFile(dir, 'password', [password])}`, '--decrypt', name!, 'out.pdf'], dir);
+        const result = await run(
+          [`--password-file=${await secretFile(dir, 'password', [password])}`, '--decrypt', name!, 'out.pdf'],
+          dir,
+        );
         if (result.exitCode !== 0 && result.exitCode !== 3) {
           if (/invalid password/i.test(result.stderr)) return undefined;
-          throw new AppError('PDF_TOOL_FAILED', `qpdf could not remove the encryption (${lastProblem(result.stderr)}); nothing was charged.`);
+          throw new AppError(
+            'PDF_TOOL_FAILED',
+            `qpdf could not remove the encryption (${lastProblem(result.stderr)}); nothing was charged.`,
+          );
         }
         return readFile(join(dir, 'out.pdf'));
       });
     },
 
     embeddedFile(pdf, names, { maxBytes, accountId, kind }) {
-      return withFiles([pdf], accountId, async (dir, [name]): Promise<EmbeddedFile> => {
-        const listed = await run(['--json=2', '--json-key=encrypt', '--json-key=attachments', name!], dir);
-        if (listed.exitCode !== 0 && listed.exitCode !== 3) {
-          return /invalid password/i.test(listed.stderr) ? { kind: 'encrypted' } : { kind: 'unreadable', reason: lastProblem(listed.stderr) };
-        }
-        let facts: { encrypt?: { encrypted?: boolean }; attachments?: Record<string, { preferredname?: string }> };
-        try {
-          facts = JSON.parse(listed.stdout) as typeof facts;
-        } catch {
-          return { kind: 'unreadable', reason: 'qpdf could not describe it' };
-        }
-        if (facts.encrypt?.encrypted) return { kind: 'encrypted' };
-        const attachments = Object.entries(facts.attachments ?? {});
-        const wanted = names.map((n) => n.toLowerCase());
-        const rank = ([key, a]: [string, { preferredname?: string }]) => Math.min(...[key, a.preferredname ?? ''].map((n) => wanted.indexOf(n.toLowerCase())).map((i) => (i < 0 ? Infinity : i)));
-        const found = attachments.filter((a) => rank(a) < Infinity).sort((a, b) => rank(a) - rank(b))[0];
-        if (!found) return { kind: 'none', names: attachments.map(([key, a]) => a.preferredname ?? key) };
-        const fileName = found[1].preferredname ?? found[0];
-        // The file goes to stdout, which is not read past the bound: qpdf is stopped there.
-        const shown = await run([`--show-attachment=${found[0]}`, name!], dir, maxBytes).catch((error: unknown) => {
-          if ((error as { cause?: { code?: unknown } }).cause?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return null;
-          throw error;
-        });
-        if (!shown) return { kind: 'too-large', name: fileName, bytes: maxBytes + 1 };
-        if (shown.exitCode !== 0 && shown.exitCode !== 3) return { kind: 'unreadable', reason: lastProblem(shown.stderr) };
-        return { kind: 'file', name: fileName, text: shown.stdout };
-      }, kind);
+      return withFiles(
+        [pdf],
+        accountId,
+        async (dir, [name]): Promise<EmbeddedFile> => {
+          const listed = await run(['--json=2', '--json-key=encrypt', '--json-key=attachments', name!], dir);
+          if (listed.exitCode !== 0 && listed.exitCode !== 3) {
+            return /invalid password/i.test(listed.stderr)
+              ? { kind: 'encrypted' }
+              : { kind: 'unreadable', reason: lastProblem(listed.stderr) };
+          }
+          let facts: { encrypt?: { encrypted?: boolean }; attachments?: Record<string, { preferredname?: string }> };
+          try {
+            facts = JSON.parse(listed.stdout) as typeof facts;
+          } catch {
+            return { kind: 'unreadable', reason: 'qpdf could not describe it' };
+          }
+          if (facts.encrypt?.encrypted) return { kind: 'encrypted' };
+          const attachments = Object.entries(facts.attachments ?? {});
+          const wanted = names.map((n) => n.toLowerCase());
+          const rank = ([key, a]: [string, { preferredname?: string }]) =>
+            Math.min(
+              ...[key, a.preferredname ?? '']
+                .map((n) => wanted.indexOf(n.toLowerCase()))
+                .map((i) => (i < 0 ? Infinity : i)),
+            );
+          const found = attachments.filter((a) => rank(a) < Infinity).sort((a, b) => rank(a) - rank(b))[0];
+          if (!found) return { kind: 'none', names: attachments.map(([key, a]) => a.preferredname ?? key) };
+          const fileName = found[1].preferredname ?? found[0];
+          // The file goes to stdout, which is not read past the bound: qpdf is stopped there.
+          const shown = await run([`--show-attachment=${found[0]}`, name!], dir, maxBytes).catch((error: unknown) => {
+            if ((error as { cause?: { code?: unknown } }).cause?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER')
+              return null;
+            throw error;
+          });
+          if (!shown) return { kind: 'too-large', name: fileName, bytes: maxBytes + 1 };
+          if (shown.exitCode !== 0 && shown.exitCode !== 3)
+            return { kind: 'unreadable', reason: lastProblem(shown.stderr) };
+          return { kind: 'file', name: fileName, text: shown.stdout };
+        },
+        kind,
+      );
     },
 
     stats: () => slots.stats(),

@@ -83,7 +83,12 @@ describe('rate limiter shared through Redis', () => {
   });
 
   it('falls back to a per-process memory limit when Redis is unreachable', async () => {
-    const dead = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
+    const dead = new Redis('redis://127.0.0.1:1', {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     redisClients.push(dead);
     dead.connect().catch(() => undefined);
     const limiter = createRateLimiter(PLANS, dead);

@@ -57,14 +57,26 @@ export function createRateLimiter(plans: Readonly<Record<Plan, RateLimitPolicy>>
       const keyPrefix = `pressroom:rl:${name}`;
       const memory = new RateLimiterMemory({ points, duration: durationSeconds, keyPrefix });
       limiter = redis
-        ? new RateLimiterRedis({ storeClient: redis, points, duration: durationSeconds, keyPrefix, insuranceLimiter: memory, rejectIfRedisNotReady: true })
+        ? new RateLimiterRedis({
+            storeClient: redis,
+            points,
+            duration: durationSeconds,
+            keyPrefix,
+            insuranceLimiter: memory,
+            rejectIfRedisNotReady: true,
+          })
         : memory;
       limiters.set(name, limiter);
     }
     return limiter;
   }
 
-  async function consumeWindow(key: string, points: number, durationSeconds: number, bucket: string): Promise<WindowResult> {
+  async function consumeWindow(
+    key: string,
+    points: number,
+    durationSeconds: number,
+    bucket: string,
+  ): Promise<WindowResult> {
     try {
       const res = await limiterFor(points, durationSeconds, bucket).consume(key, 1);
       return { limit: points, allowed: true, remaining: res.remainingPoints, msBeforeNext: res.msBeforeNext };
@@ -79,9 +91,10 @@ export function createRateLimiter(plans: Readonly<Record<Plan, RateLimitPolicy>>
   function decide(windows: WindowResult[]): RateLimitDecision {
     const refused = windows.filter((w) => !w.allowed);
     // The binding window: a refusing one (the longest wait), else the one with the least left.
-    const binding = refused.length > 0
-      ? refused.reduce((a, b) => (b.msBeforeNext > a.msBeforeNext ? b : a))
-      : windows.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    const binding =
+      refused.length > 0
+        ? refused.reduce((a, b) => (b.msBeforeNext > a.msBeforeNext ? b : a))
+        : windows.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const now = Date.now();
     return {
       allowed: refused.length === 0,

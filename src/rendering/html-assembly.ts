@@ -18,7 +18,8 @@ export const PRINT_DEFAULTS_CSS = '@layer pressroom-defaults { tr { break-inside
  * footer templates at about 1 pt. Set on the root, so anything the template says (inline style,
  * a rule on any element of its own) wins, by inheritance or by order.
  */
-export const HEADER_FOOTER_DEFAULTS_CSS = 'html { font-size: 10px; font-family: "Helvetica Neue", Helvetica, Arial, "Liberation Sans", "DejaVu Sans", sans-serif; }';
+export const HEADER_FOOTER_DEFAULTS_CSS =
+  'html { font-size: 10px; font-family: "Helvetica Neue", Helvetica, Arial, "Liberation Sans", "DejaVu Sans", sans-serif; }';
 
 const styleElement = (css: string) => `<style>${css.replace(/<\/style/gi, '<\\/style')}</style>`;
 
@@ -35,7 +36,8 @@ export function injectCss(html: string, css: string | null | undefined): string 
   if (head) {
     const withCss = html.slice(0, head.index) + style + html.slice(head.index);
     const open = HEAD_START.exec(withCss);
-    if (open && open.index < head.index) return withCss.slice(0, open.index + open[0].length) + defaults + withCss.slice(open.index + open[0].length);
+    if (open && open.index < head.index)
+      return withCss.slice(0, open.index + open[0].length) + defaults + withCss.slice(open.index + open[0].length);
     return defaults + withCss;
   }
   const doctype = DOCTYPE.exec(html);

@@ -16,7 +16,11 @@ export type { LayerEdit, LayerEdits } from '../browser/pages/layer-edits.js';
 export type ImageFormat = CaptureFormat;
 
 /** Media type of each format. */
-export const IMAGE_CONTENT_TYPES: Readonly<Record<ImageFormat, string>> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+export const IMAGE_CONTENT_TYPES: Readonly<Record<ImageFormat, string>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+};
 
 /** Output width bounds in pixels (TemplateFox's). */
 export const MIN_IMAGE_WIDTH = 100;
@@ -60,12 +64,21 @@ export interface ImageRenderResult {
 }
 
 /** Pixel size of `canvas` scaled to `width` pixels wide (the height rounded to whole pixels). */
-export function imagePixelSize(canvas: { width: number; height: number }, width: number): { width: number; height: number } {
+export function imagePixelSize(
+  canvas: { width: number; height: number },
+  width: number,
+): { width: number; height: number } {
   return { width, height: Math.max(1, Math.round((canvas.height * width) / canvas.width)) };
 }
 
 /** The last step of an image render, inside its slot: the document loaded, modified in the page, and its picture. */
-export function captureRenderedImage(generation: BrowserGeneration, html: string, req: ImageRenderRequest, signal: AbortSignal, resources?: DocumentResources): Promise<CapturedImage> {
+export function captureRenderedImage(
+  generation: BrowserGeneration,
+  html: string,
+  req: ImageRenderRequest,
+  signal: AbortSignal,
+  resources?: DocumentResources,
+): Promise<CapturedImage> {
   return generation.captureImage(
     html,
     {

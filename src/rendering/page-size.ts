@@ -45,17 +45,32 @@ export interface PaperSize {
 }
 
 /** Why a page setup's paper size cannot be printed (which field, what to do), or null when it can. */
-export function pageSizeProblem(page: PaperSize | null | undefined): { field: 'format' | 'width' | 'height'; message: string } | null {
+export function pageSizeProblem(
+  page: PaperSize | null | undefined,
+): { field: 'format' | 'width' | 'height'; message: string } | null {
   if (!page) return null;
   const { format, width, height } = page;
-  if (format !== undefined && !(format in PAPER_FORMATS)) return { field: 'format', message: `page.format must be one of ${PAPER_FORMAT_NAMES.join(', ')} (or give page.width and page.height)` };
-  for (const [field, value] of [['width', width], ['height', height]] as const) {
+  if (format !== undefined && !(format in PAPER_FORMATS))
+    return {
+      field: 'format',
+      message: `page.format must be one of ${PAPER_FORMAT_NAMES.join(', ')} (or give page.width and page.height)`,
+    };
+  for (const [field, value] of [
+    ['width', width],
+    ['height', height],
+  ] as const) {
     if (value !== undefined && (!isPageLength(value) || pageLengthInches(value) === 0)) {
-      return { field, message: `page.${field} must be a number above 0 with ${PAGE_LENGTH_UNITS_TEXT} (e.g. "210mm"); got "${value.slice(0, 40)}"` };
+      return {
+        field,
+        message: `page.${field} must be a number above 0 with ${PAGE_LENGTH_UNITS_TEXT} (e.g. "210mm"); got "${value.slice(0, 40)}"`,
+      };
     }
   }
   if ((width === undefined) !== (height === undefined)) {
-    return { field: width === undefined ? 'width' : 'height', message: 'page.width and page.height go together: give both for a custom paper size, or neither' };
+    return {
+      field: width === undefined ? 'width' : 'height',
+      message: 'page.width and page.height go together: give both for a custom paper size, or neither',
+    };
   }
   if (width !== undefined && format !== undefined) {
     return { field: 'format', message: 'Give either page.format or page.width and page.height, not both' };
@@ -65,7 +80,8 @@ export function pageSizeProblem(page: PaperSize | null | undefined): { field: 'f
 
 /** The paper in inches, portrait as given: custom width × height, else the format (A4 by default). */
 export function paperSizeInches(page: PaperSize | null | undefined): { width: number; height: number } {
-  if (page?.width !== undefined && page.height !== undefined) return { width: pageLengthInches(page.width) ?? 0, height: pageLengthInches(page.height) ?? 0 };
+  if (page?.width !== undefined && page.height !== undefined)
+    return { width: pageLengthInches(page.width) ?? 0, height: pageLengthInches(page.height) ?? 0 };
   return PAPER_FORMATS[(page?.format ?? 'A4') as PaperFormat] ?? PAPER_FORMATS.A4;
 }
 
@@ -73,6 +89,14 @@ export function paperSizeInches(page: PaperSize | null | undefined): { width: nu
  * An image template's canvas as a page: one page the canvas's size in CSS pixels, no margins. Its
  * previews (stamped PDFs, free) print on it, so they have the canvas's shape, as the image has.
  */
-export function canvasPage(canvas: { width: number; height: number }): { width: string; height: string; margin: { top: string; right: string; bottom: string; left: string } } {
-  return { width: `${canvas.width}px`, height: `${canvas.height}px`, margin: { top: '0', right: '0', bottom: '0', left: '0' } };
+export function canvasPage(canvas: { width: number; height: number }): {
+  width: string;
+  height: string;
+  margin: { top: string; right: string; bottom: string; left: string };
+} {
+  return {
+    width: `${canvas.width}px`,
+    height: `${canvas.height}px`,
+    margin: { top: '0', right: '0', bottom: '0', left: '0' },
+  };
 }

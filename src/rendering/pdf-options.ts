@@ -84,7 +84,10 @@ function toInches(side: string, value: string | undefined): number {
   if (value === undefined) return 0;
   const inches = pageLengthInches(value);
   if (inches === undefined) {
-    throw new AppError('INVALID_REQUEST', `page.margin.${side} must be 0 or a number with ${PAGE_LENGTH_UNITS_TEXT} (e.g. "12mm"); got "${value.slice(0, 40)}"`);
+    throw new AppError(
+      'INVALID_REQUEST',
+      `page.margin.${side} must be 0 or a number with ${PAGE_LENGTH_UNITS_TEXT} (e.g. "12mm"); got "${value.slice(0, 40)}"`,
+    );
   }
   return inches;
 }

@@ -4,7 +4,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.js';
-import { pdfInfo, pdfOutlineTitles, pdfText, pdfTool, startTestRenderer } from '../../test/support/documents/rendering-kit.js';
+import {
+  pdfInfo,
+  pdfOutlineTitles,
+  pdfText,
+  pdfTool,
+  startTestRenderer,
+} from '../../test/support/documents/rendering-kit.js';
 import type { PdfRenderer, RenderRequest } from './pdf-renderer.js';
 import { PRINT_DEFAULTS_CSS } from './html-assembly.js';
 
@@ -53,7 +59,15 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
       <p>{% for k, v in meta.items() %}{{ k }}={{ v }} {% endfor %}{{ items[1:2] | length }} {{ None is none }} {{ True }}</p>`;
     const out = await text({
       template: { html },
-      data: { customer: { name: 'Acme Ltd' }, vip: false, items: [{ name: 'first widget', price: 1.234 }, { name: 'second gadget', price: 2 }], meta: { po: 'PO-7' } },
+      data: {
+        customer: { name: 'Acme Ltd' },
+        vip: false,
+        items: [
+          { name: 'first widget', price: 1.234 },
+          { name: 'second gadget', price: 2 },
+        ],
+        meta: { po: 'PO-7' },
+      },
     });
     expect(out).toContain('ACME LTD');
     expect(out).toMatch(/1\/2 First Widget €1\.23/);
@@ -108,7 +122,10 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
 
   it('evaluates the css as a template with the same data, printing CSS text unescaped', async () => {
     const html = await renderer.renderHtml({
-      template: { html: '<p>x</p>', css: '.x::after { content: "{{ brand.tagline }}"; color: {{ brand.color | default("black") }} }' },
+      template: {
+        html: '<p>x</p>',
+        css: '.x::after { content: "{{ brand.tagline }}"; color: {{ brand.color | default("black") }} }',
+      },
       data: { brand: { tagline: 'Fish & "Chips" </style><b>' } },
     });
     expect(html).toContain('<style>.x::after { content: "Fish & "Chips" <\\/style><b>"; color: black }</style>');
@@ -116,12 +133,17 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
 
   it('renderHtml returns the evaluated document with the CSS injected into the head', async () => {
     const html = await renderer.renderHtml({
-      template: { html: '<!doctype html><html><head><title>t</title></head><body>{{ a }}</body></html>', css: 'body { color: red }' },
+      template: {
+        html: '<!doctype html><html><head><title>t</title></head><body>{{ a }}</body></html>',
+        css: 'body { color: red }',
+      },
       data: { a: 'A&B' },
     });
     // The print defaults (html-assembly.ts) come first in the head, the template's CSS last.
     const defaults = `<style>${PRINT_DEFAULTS_CSS}</style>`;
-    expect(html).toBe(`<!doctype html><html><head>${defaults}<title>t</title><style>body { color: red }</style></head><body>A&amp;B</body></html>`);
+    expect(html).toBe(
+      `<!doctype html><html><head>${defaults}<title>t</title><style>body { color: red }</style></head><body>A&amp;B</body></html>`,
+    );
     const headless = await renderer.renderHtml({ template: { html: '<p>x</p>', css: 'p{}' }, data: {} });
     expect(headless).toBe(`${defaults}<style>p{}</style><p>x</p>`);
   });
@@ -130,7 +152,10 @@ describe('templates (Jinja2 via Nunjucks, evaluated in the sandbox)', () => {
 describe('print', () => {
   it('applies the template CSS and prints backgrounds', async () => {
     const { pdf } = await renderer.render({
-      template: { html: '<p class="hidden">SECRET-HIDDEN</p><p>VISIBLE</p>', css: '.hidden { display: none } body { background: #123456 }' },
+      template: {
+        html: '<p class="hidden">SECRET-HIDDEN</p><p>VISIBLE</p>',
+        css: '.hidden { display: none } body { background: #123456 }',
+      },
       data: {},
     });
     const out = pdfText(pdf);
@@ -139,16 +164,25 @@ describe('print', () => {
   });
 
   it('uses format and orientation from page, and CSS @page size wins', async () => {
-    const a5 = await renderer.render({ template: { html: 'x', page: { format: 'A5', orientation: 'landscape' } }, data: {} });
+    const a5 = await renderer.render({
+      template: { html: 'x', page: { format: 'A5', orientation: 'landscape' } },
+      data: {},
+    });
     expect(pageSize(a5.pdf)).toEqual([596, 420]);
     const letter = await renderer.render({ template: { html: 'x', page: { format: 'Letter' } }, data: {} });
     expect(pageSize(letter.pdf)).toEqual([612, 792]);
-    const cssWins = await renderer.render({ template: { html: 'x', css: '@page { size: A3 }', page: { format: 'Letter' } }, data: {} });
+    const cssWins = await renderer.render({
+      template: { html: 'x', css: '@page { size: A3 }', page: { format: 'Letter' } },
+      data: {},
+    });
     expect(pageSize(cssWins.pdf)).toEqual([842, 1191]);
   });
 
   it('writes a tagged PDF with a document outline from the headings', async () => {
-    const { pdf } = await renderer.render({ template: { html: '<h1>Chapter One</h1><p>a</p><h2>Section Two</h2><p>b</p>' }, data: {} });
+    const { pdf } = await renderer.render({
+      template: { html: '<h1>Chapter One</h1><p>a</p><h2>Section Two</h2><p>b</p>' },
+      data: {},
+    });
     expect(pdfInfo(pdf).Tagged).toBe('yes');
     expect(pdfOutlineTitles(pdf)).toEqual(expect.arrayContaining(['Chapter One', 'Section Two']));
   });
@@ -162,7 +196,8 @@ describe('print', () => {
           format: 'A4',
           margin: { top: '20mm', bottom: '20mm', left: '10mm', right: '10mm' },
           header_html: '<div style="font-size:10px">{{ company }} &amp; report</div>',
-          footer_html: '<div style="font-size:10px">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
+          footer_html:
+            '<div style="font-size:10px">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
         },
       },
       data: { company: 'Globex <Corp>' },
@@ -225,11 +260,16 @@ describe('print', () => {
     expect(error.code).toBe('INVALID_REQUEST');
   });
 
-  it.skipIf(!hasPeersInvoice)(`renders the peers benchmark invoice fixture to one A4 page${hasPeersInvoice ? '' : ` (skipped: no ${PEERS_FIXTURES}/invoice.html on this machine; set PEERS_DIR)`}`, async () => {
-    const source = readFileSync(join(PEERS_FIXTURES, 'invoice.html'), 'utf8');
-    const data = JSON.parse(readFileSync(join(PEERS_FIXTURES, 'invoice.json'), 'utf8')) as { invoice: { number: string } };
-    const { pdf } = await renderer.render({ template: { html: source }, data });
-    expect(pdfInfo(pdf).Pages).toBe('1');
-    expect(pdfText(pdf)).toContain(data.invoice.number);
-  });
+  it.skipIf(!hasPeersInvoice)(
+    `renders the peers benchmark invoice fixture to one A4 page${hasPeersInvoice ? '' : ` (skipped: no ${PEERS_FIXTURES}/invoice.html on this machine; set PEERS_DIR)`}`,
+    async () => {
+      const source = readFileSync(join(PEERS_FIXTURES, 'invoice.html'), 'utf8');
+      const data = JSON.parse(readFileSync(join(PEERS_FIXTURES, 'invoice.json'), 'utf8')) as {
+        invoice: { number: string };
+      };
+      const { pdf } = await renderer.render({ template: { html: source }, data });
+      expect(pdfInfo(pdf).Pages).toBe('1');
+      expect(pdfText(pdf)).toContain(data.invoice.number);
+    },
+  );
 });

@@ -42,12 +42,22 @@ import { countPages } from '../pdf/pdf-page-count.js';
 import { FailureBudget } from '../scheduling/failure-budget.js';
 import { FairScheduler, type PoolStats, type Release } from '../scheduling/fair-scheduler.js';
 import type { PdfFile, PrintedPdf } from '../pdf/pdf-file.js';
-import { captureRenderedImage, IMAGE_CONTENT_TYPES, type ImageRenderRequest, type ImageRenderResult } from './image-renderer.js';
+import {
+  captureRenderedImage,
+  IMAGE_CONTENT_TYPES,
+  type ImageRenderRequest,
+  type ImageRenderResult,
+} from './image-renderer.js';
 import type { CompiledParts } from '../browser/sandbox/evaluator-page.js';
 import { compileTemplate } from '../template-language/compiler.js';
 import type { TemplatePart } from '../template-language/syntax.js';
 import type { DocumentResources } from '../browser/pages/closed-room.js';
-import { createDocumentResources, uniqueAssetUrls, type AssetSource, type RemoteDocumentBounds } from './resources/document-resources.js';
+import {
+  createDocumentResources,
+  uniqueAssetUrls,
+  type AssetSource,
+  type RemoteDocumentBounds,
+} from './resources/document-resources.js';
 import { inlineHeaderFooter } from './resources/inline-header-footer.js';
 import type { RemoteResourceFetcher } from './resources/remote-fetcher.js';
 import { RenderWarnings } from './resources/render-warnings.js';
@@ -172,7 +182,11 @@ export interface RendererDependencies {
 }
 
 /** Creates the renderer; Chromium starts lazily (or on `warmUp()`). */
-export function createPdfRenderer(options: Config['rendering'], logger: Logger, dependencies: RendererDependencies): PdfRenderer {
+export function createPdfRenderer(
+  options: Config['rendering'],
+  logger: Logger,
+  dependencies: RendererDependencies,
+): PdfRenderer {
   return new ChromiumPdfRenderer(options, logger, dependencies);
 }
 
@@ -195,7 +209,10 @@ class ChromiumPdfRenderer implements PdfRenderer {
       bounds: dependencies.remoteBounds,
     };
     const fairness = dependencies.fairness;
-    this.#budget = new FailureBudget({ budgetSeconds: fairness.failureBudgetSeconds, windowSeconds: fairness.failureWindowSeconds });
+    this.#budget = new FailureBudget({
+      budgetSeconds: fairness.failureBudgetSeconds,
+      windowSeconds: fairness.failureWindowSeconds,
+    });
     this.#slots = new FairScheduler({
       name: 'render',
       limits: {
@@ -208,11 +225,19 @@ class ChromiumPdfRenderer implements PdfRenderer {
         accountFreeQueueLimit: fairness.accountPreviewQueueLimit,
       },
       words: { task: 'render', freeTask: 'preview', slot: 'render slot' },
-      busy: (reason) => new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
+      busy: (reason) =>
+        new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', {
+          details: { retryAfterSeconds: 2, reason },
+        }),
       budget: this.#budget,
     });
     this.#browsers = new BrowserSupervisor(
-      { ...options, assetResolver: dependencies.assetResolver, evaluator: options.evaluator, rendererMemoryMb: options.rendererMemoryMb },
+      {
+        ...options,
+        assetResolver: dependencies.assetResolver,
+        evaluator: options.evaluator,
+        rendererMemoryMb: options.rendererMemoryMb,
+      },
       logger,
     );
   }
@@ -235,22 +260,49 @@ class ChromiumPdfRenderer implements PdfRenderer {
       if (spill) await rm(spill.path, { force: true }).catch(() => {});
       throw error;
     };
-    const printed = await this.#run(req, warnings, async ({ html, parts, generation, slot, signal, slotStartedAt: slotStarted, resources }) => {
-      slotStartedAt = slotStarted;
-      // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
-      const header = await inlineHeaderFooter(parts.header, { part: 'header', documentHtml: html, resources });
-      const footer = await inlineHeaderFooter(parts.footer, { part: 'footer', documentHtml: html, resources });
-      const params = buildPrintParams({ page: req.template.page, headerHtml: header.html, footerHtml: footer.html, maxPages, tagged: req.tagged });
-      const checkLength = req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
-      const bounds = { maxDocumentBytes, maxImagePixels, checkLength, spill: req.kind === 'preview' ? undefined : spill };
-      const document = appendToBody(html, header.preload + footer.preload);
-      const pdf = await generation.print(document, params, { bounds, scripted: needsScripts(html), slot, signal, resources });
-      if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
-      return pdf;
-    }).catch(removeSpill);
+    const printed = await this.#run(
+      req,
+      warnings,
+      async ({ html, parts, generation, slot, signal, slotStartedAt: slotStarted, resources }) => {
+        slotStartedAt = slotStarted;
+        // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
+        const header = await inlineHeaderFooter(parts.header, { part: 'header', documentHtml: html, resources });
+        const footer = await inlineHeaderFooter(parts.footer, { part: 'footer', documentHtml: html, resources });
+        const params = buildPrintParams({
+          page: req.template.page,
+          headerHtml: header.html,
+          footerHtml: footer.html,
+          maxPages,
+          tagged: req.tagged,
+        });
+        const checkLength =
+          req.mode === 'sync' ? (heightPx: number) => this.#refuseTooLong(heightPx, params, slotStarted) : undefined;
+        const bounds = {
+          maxDocumentBytes,
+          maxImagePixels,
+          checkLength,
+          spill: req.kind === 'preview' ? undefined : spill,
+        };
+        const document = appendToBody(html, header.preload + footer.preload);
+        const pdf = await generation.print(document, params, {
+          bounds,
+          scripted: needsScripts(html),
+          slot,
+          signal,
+          resources,
+        });
+        if ((await countPages(pdf)) > maxPages) throw tooManyPages(maxPages);
+        return pdf;
+      },
+    ).catch(removeSpill);
     const pdf = printed;
     const now = performance.now();
-    return { pdf, renderMs: now - startedAt, deadlineLeftMs: Math.max(0, this.#timeoutOf(req) - (now - slotStartedAt)), warnings: warnings.list() };
+    return {
+      pdf,
+      renderMs: now - startedAt,
+      deadlineLeftMs: Math.max(0, this.#timeoutOf(req) - (now - slotStartedAt)),
+      warnings: warnings.list(),
+    };
   }
 
   #timeoutOf(req: RenderRequest): number {
@@ -265,7 +317,9 @@ class ChromiumPdfRenderer implements PdfRenderer {
    * not have made it; one that slips through still ends in RENDER_TIMEOUT.
    */
   #refuseTooLong(heightPx: number, params: PrintParams, slotStartedAt: number): void {
-    const perPage = params.generateTaggedPDF ? this.options.printMsPerPage.tagged : this.options.printMsPerPage.untagged;
+    const perPage = params.generateTaggedPDF
+      ? this.options.printMsPerPage.tagged
+      : this.options.printMsPerPage.untagged;
     if (perPage <= 0) return;
     const paperHeightIn = params.landscape ? (params.paperWidth ?? 8.27) : (params.paperHeight ?? 11.7);
     const printableIn = Math.max(1, paperHeightIn - (params.marginTop ?? 0) - (params.marginBottom ?? 0));
@@ -284,10 +338,24 @@ class ChromiumPdfRenderer implements PdfRenderer {
 
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
     const startedAt = performance.now();
-    const request: RenderRequest = { template: { html: req.template.html, css: req.template.css, strict: req.template.strict }, data: req.data, signal: req.signal, accountId: req.accountId, kind: 'document' };
+    const request: RenderRequest = {
+      template: { html: req.template.html, css: req.template.css, strict: req.template.strict },
+      data: req.data,
+      signal: req.signal,
+      accountId: req.accountId,
+      kind: 'document',
+    };
     const warnings = new RenderWarnings();
-    const { image, layerWarnings } = await this.#run(request, warnings, ({ html, generation, signal, resources }) => captureRenderedImage(generation, html, req, signal, resources));
-    return { image, contentType: IMAGE_CONTENT_TYPES[req.output.format], renderMs: performance.now() - startedAt, warnings: warnings.list(), layerWarnings };
+    const { image, layerWarnings } = await this.#run(request, warnings, ({ html, generation, signal, resources }) =>
+      captureRenderedImage(generation, html, req, signal, resources),
+    );
+    return {
+      image,
+      contentType: IMAGE_CONTENT_TYPES[req.output.format],
+      renderMs: performance.now() - startedAt,
+      warnings: warnings.list(),
+      layerWarnings,
+    };
   }
 
   renderHtml(req: RenderRequest): Promise<string> {
@@ -340,18 +408,27 @@ class ChromiumPdfRenderer implements PdfRenderer {
     const dataJson = toJson(req.data);
     const accountId = req.accountId ?? '';
     const kind = req.kind ?? 'document';
-    const release = await this.#slots.acquire({ accountId, kind: kind === 'preview' ? 'free' : 'paid' }, { maxWaitMs: this.options.timeoutMs, signal: req.signal });
+    const release = await this.#slots.acquire(
+      { accountId, kind: kind === 'preview' ? 'free' : 'paid' },
+      { maxWaitMs: this.options.timeoutMs, signal: req.signal },
+    );
     this.#renders.total += 1;
     return this.#runOnPermit(req, release, { parts, dataJson, accountId, warnings }, finish);
   }
 
   /** Runs the render on the slot `release` grants, and releases it. */
-  async #runOnPermit<T>(req: RenderRequest, release: Release, prepared: Pick<RunState, 'parts' | 'dataJson' | 'accountId' | 'warnings'>, finish: Finish<T>): Promise<T> {
+  async #runOnPermit<T>(
+    req: RenderRequest,
+    release: Release,
+    prepared: Pick<RunState, 'parts' | 'dataJson' | 'accountId' | 'warnings'>,
+    finish: Finish<T>,
+  ): Promise<T> {
     const { accountId } = prepared;
     const timeoutMs = this.#timeoutOf(req);
     // A synchronous request too long even to lay out before the deadline never reaches the estimate: point it the right way too.
     const hint = req.mode === 'sync' ? '; for long documents use POST /v1/pdf/create-async' : '';
-    const renderTimeout = () => new AppError('RENDER_TIMEOUT', `The document did not render within ${timeoutMs} ms${hint}`);
+    const renderTimeout = () =>
+      new AppError('RENDER_TIMEOUT', `The document did not render within ${timeoutMs} ms${hint}`);
     const deadline = timeoutSignal(timeoutMs, renderTimeout);
     const signal = AbortSignal.any([req.signal, deadline.signal].filter((s): s is AbortSignal => s !== undefined));
     const startedAt = performance.now();
@@ -375,11 +452,27 @@ class ChromiumPdfRenderer implements PdfRenderer {
         // The memory watch's kills are excluded: those are the documents' own memory.
         for (let attempt = 1; ; attempt++) {
           try {
-            return await this.#renderOnSlot(req, slot, generation, { ...prepared, signal, startedAt, timeoutMs, renderTimeout, progress }, finish);
+            return await this.#renderOnSlot(
+              req,
+              slot,
+              generation,
+              { ...prepared, signal, startedAt, timeoutMs, renderTimeout, progress },
+              finish,
+            );
           } catch (error) {
-            if (attempt > 1 || signal.aborted || !isPageCrash(error) || !generation.isConnected || generation.killedRendererSince(startedAt)) throw error;
+            if (
+              attempt > 1 ||
+              signal.aborted ||
+              !isPageCrash(error) ||
+              !generation.isConnected ||
+              generation.killedRendererSince(startedAt)
+            )
+              throw error;
             this.#renders.pageCrashRetries += 1;
-            this.logger.warn({ err: error }, 'a page of the render crashed before or while it was used; rendering once more on fresh pages');
+            this.logger.warn(
+              { err: error },
+              'a page of the render crashed before or while it was used; rendering once more on fresh pages',
+            );
           }
         }
       } finally {
@@ -389,12 +482,16 @@ class ChromiumPdfRenderer implements PdfRenderer {
       this.#renders.failed += 1;
       // A render that ran out of time answers RENDER_TIMEOUT and nothing more; the operator's log says where it was.
       if ((deadline.signal.aborted || isAppError(error, 'RENDER_TIMEOUT')) && !req.signal?.aborted) {
-        this.logger.warn({ accountId, mode: req.mode ?? 'sync', timeoutMs, ...progress.summary() }, 'a render ran out of time');
+        this.logger.warn(
+          { accountId, mode: req.mode ?? 'sync', timeoutMs, ...progress.summary() },
+          'a render ran out of time',
+        );
       }
       // Failures are free of charge, so they count against the account's failure budget instead.
       if (!req.signal?.aborted) this.#budget?.recordFailure(accountId, performance.now() - startedAt);
       // Its page crashed because the memory watch killed the renderer: say so.
-      if (!req.signal?.aborted && generation?.killedRendererSince(startedAt) && isCrash(error)) throw tooMuchMemory(this.options.rendererMemoryMb);
+      if (!req.signal?.aborted && generation?.killedRendererSince(startedAt) && isCrash(error))
+        throw tooMuchMemory(this.options.rendererMemoryMb);
       throw this.#clientError(error, req.signal);
     } finally {
       releaseWatch();
@@ -405,26 +502,59 @@ class ChromiumPdfRenderer implements PdfRenderer {
   }
 
   /** One attempt on a slot's pages: evaluate, assemble, then `finish`. */
-  async #renderOnSlot<T>(req: RenderRequest, slot: PageSlot, generation: BrowserGeneration, run: RunState, finish: Finish<T>): Promise<T> {
+  async #renderOnSlot<T>(
+    req: RenderRequest,
+    slot: PageSlot,
+    generation: BrowserGeneration,
+    run: RunState,
+    finish: Finish<T>,
+  ): Promise<T> {
     const { signal, startedAt, timeoutMs, progress } = run;
     const { evaluator } = await slot.ready(signal);
     progress.enter('template');
     const remainingMs = timeoutMs - (performance.now() - startedAt);
     const templateMs = Math.max(1, Math.min(this.options.templateTimeoutMs, remainingMs));
-    const limits = { timeoutMs: templateMs, limitChars: this.options.templateOutputLimitBytes, limitBytes: this.options.templateOutputLimitBytes, signal, strict: req.template.strict === true };
+    const limits = {
+      timeoutMs: templateMs,
+      limitChars: this.options.templateOutputLimitBytes,
+      limitBytes: this.options.templateOutputLimitBytes,
+      signal,
+      strict: req.template.strict === true,
+    };
     const evaluated = await evaluator.evaluate(run.parts, run.dataJson, limits).catch((error: unknown) => {
       // When the render deadline, not the template limit, was the binding one, say so.
-      throw isAppError(error, 'TEMPLATE_TIMEOUT') && templateMs < this.options.templateTimeoutMs ? run.renderTimeout() : error;
+      throw isAppError(error, 'TEMPLATE_TIMEOUT') && templateMs < this.options.templateTimeoutMs
+        ? run.renderTimeout()
+        : error;
     });
     for (const warning of evaluated.warnings) run.warnings.add(warning);
     // The css is a template too (issue 13), evaluated with the same data.
     const html = uniqueAssetUrls(injectCss(evaluated.html.main ?? '', evaluated.html.css), randomId(12));
     const evaluatedAt = performance.now();
     progress.enter('print', html.length);
-    const resources = createDocumentResources({ accountId: run.accountId, warnings: run.warnings, assets: this.#resources.assets, remote: this.#resources.remoteResources, bounds: this.#resources.bounds });
-    const result = await finish({ html, parts: evaluated.html, generation, slot, signal, slotStartedAt: startedAt, resources });
+    const resources = createDocumentResources({
+      accountId: run.accountId,
+      warnings: run.warnings,
+      assets: this.#resources.assets,
+      remote: this.#resources.remoteResources,
+      bounds: this.#resources.bounds,
+    });
+    const result = await finish({
+      html,
+      parts: evaluated.html,
+      generation,
+      slot,
+      signal,
+      slotStartedAt: startedAt,
+      resources,
+    });
     this.logger.debug(
-      { evalMs: round(evaluatedAt - startedAt), sandboxMs: round(evaluated.evalMs), finishMs: round(performance.now() - evaluatedAt), htmlChars: html.length },
+      {
+        evalMs: round(evaluatedAt - startedAt),
+        sandboxMs: round(evaluated.evalMs),
+        finishMs: round(performance.now() - evaluatedAt),
+        htmlChars: html.length,
+      },
       'document rendered',
     );
     return result;
@@ -472,7 +602,10 @@ function compilePart(source: string, part: TemplatePart): string {
   } catch (error) {
     if (!isAppError(error)) throw error;
     const prefix = part === 'html' ? '' : part === 'css' ? 'css: ' : `page.${part}_html: `;
-    throw new AppError(error.code, `${prefix}${error.message}`, { cause: error.options.cause, details: { ...error.details, part } });
+    throw new AppError(error.code, `${prefix}${error.message}`, {
+      cause: error.options.cause,
+      details: { ...error.details, part },
+    });
   }
 }
 
@@ -524,7 +657,12 @@ class RenderProgress {
 
   summary(): { stage: RenderStage; stageMs: number; elapsedMs: number; htmlChars?: number } {
     const now = performance.now();
-    return { stage: this.#stage, stageMs: round(now - this.#stageStartedAt), elapsedMs: round(now - this.startedAt), htmlChars: this.#htmlChars };
+    return {
+      stage: this.#stage,
+      stageMs: round(now - this.#stageStartedAt),
+      elapsedMs: round(now - this.startedAt),
+      htmlChars: this.#htmlChars,
+    };
   }
 }
 

@@ -45,13 +45,19 @@ describe('print-friendly defaults', { timeout: 120_000 }, () => {
     for (let page = 1; page <= pdfPages(pdf); page++) expect(pdfText(pdf, { page })).toContain('HEADING');
 
     // The template overrides the default, and then rows do straddle pages: the fixture can fail.
-    const { pdf: split } = await renderer.render({ template: { html: TABLE, css: `${TABLE_CSS} tr { break-inside: auto; }` }, data: {} });
+    const { pdf: split } = await renderer.render({
+      template: { html: TABLE, css: `${TABLE_CSS} tr { break-inside: auto; }` },
+      data: {},
+    });
     expect(splitRows(split).length).toBeGreaterThan(0);
   });
 
   it('prints header and footer text readably without a font-size, and the template still sets its own', async () => {
     const heightOf = async (header: string, word: string) => {
-      const { pdf } = await renderer.render({ template: { html: '<p>Body</p>', page: { header_html: header, footer_html: `<div>${word}-FOOT</div>` } }, data: {} });
+      const { pdf } = await renderer.render({
+        template: { html: '<p>Body</p>', page: { header_html: header, footer_html: `<div>${word}-FOOT</div>` } },
+        data: {},
+      });
       const box = (w: string) => pdfWordBoxes(pdf).find((b) => b.word === w);
       const head = box(word);
       const foot = box(`${word}-FOOT`);
@@ -74,15 +80,28 @@ describe('print-friendly defaults', { timeout: 120_000 }, () => {
       const { pdf } = await renderer.render({ template: { html: `<p>${format}</p>`, page: { format } }, data: {} });
       expectPoints(pdf, [PAPER_FORMATS[format].width * 72, PAPER_FORMATS[format].height * 72], format);
     }
-    const { pdf } = await renderer.render({ template: { html: '<p>label</p>', page: { width: '100mm', height: '150mm' } }, data: {} });
+    const { pdf } = await renderer.render({
+      template: { html: '<p>label</p>', page: { width: '100mm', height: '150mm' } },
+      data: {},
+    });
     expectPoints(pdf, [(100 / 25.4) * 72, (150 / 25.4) * 72], '100mm x 150mm');
-    const { pdf: landscape } = await renderer.render({ template: { html: '<p>label</p>', page: { width: '4in', height: '6in', orientation: 'landscape' } }, data: {} });
+    const { pdf: landscape } = await renderer.render({
+      template: { html: '<p>label</p>', page: { width: '4in', height: '6in', orientation: 'landscape' } },
+      data: {},
+    });
     expectPoints(landscape, [432, 288], '4in x 6in landscape');
   });
 
   it('refuses a paper size it cannot print before rendering', async () => {
-    for (const page of [{ width: '100mm' }, { width: '100mm', height: '0' }, { format: 'A4' as const, width: '1in', height: '1in' }]) {
-      await expect(renderer.render({ template: { html: 'x', page }, data: {} }), JSON.stringify(page)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    for (const page of [
+      { width: '100mm' },
+      { width: '100mm', height: '0' },
+      { format: 'A4' as const, width: '1in', height: '1in' },
+    ]) {
+      await expect(
+        renderer.render({ template: { html: 'x', page }, data: {} }),
+        JSON.stringify(page),
+      ).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     }
   });
 });
@@ -96,5 +115,10 @@ function expectPoints(pdf: Buffer, expected: number[], label: string): void {
   const match = /^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(pdf)['Page size'] ?? '');
   const actual = match ? [Number(match[1]), Number(match[2])] : [];
   expect(actual.length, label).toBe(2);
-  actual.forEach((points, i) => expect(Math.abs(points - expected[i]!), `${label}: ${actual.join(' x ')} pt, expected ${expected.map((v) => v.toFixed(1)).join(' x ')}`).toBeLessThan(1.5));
+  actual.forEach((points, i) =>
+    expect(
+      Math.abs(points - expected[i]!),
+      `${label}: ${actual.join(' x ')} pt, expected ${expected.map((v) => v.toFixed(1)).join(' x ')}`,
+    ).toBeLessThan(1.5),
+  );
 }

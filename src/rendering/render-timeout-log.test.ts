@@ -21,7 +21,8 @@ describe('the log line of a render that ran out of time', () => {
   beforeAll(async () => {
     const sink = new Writable({
       write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of String(chunk).split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });

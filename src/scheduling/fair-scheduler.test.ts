@@ -5,14 +5,33 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../shared/errors.js';
 import { FailureBudget } from './failure-budget.js';
-import { accountSlotsOf, FairScheduler, type BudgetVerdicts, type Release, type SchedulerLimits, type TaskKind } from './fair-scheduler.js';
+import {
+  accountSlotsOf,
+  FairScheduler,
+  type BudgetVerdicts,
+  type Release,
+  type SchedulerLimits,
+  type TaskKind,
+} from './fair-scheduler.js';
 
 function scheduler(overrides: Partial<SchedulerLimits> = {}, budget?: BudgetVerdicts): FairScheduler {
   return new FairScheduler({
     name: 'test',
-    limits: { capacity: 1, queueLimit: 100, accountSlots: 1, workConserving: true, freeSlots: 1, accountQueueLimit: 50, accountFreeQueueLimit: 50, ...overrides },
+    limits: {
+      capacity: 1,
+      queueLimit: 100,
+      accountSlots: 1,
+      workConserving: true,
+      freeSlots: 1,
+      accountQueueLimit: 50,
+      accountFreeQueueLimit: 50,
+      ...overrides,
+    },
     words: { task: 'render', freeTask: 'preview', slot: 'render slot' },
-    busy: (reason) => new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', { details: { retryAfterSeconds: 2, reason } }),
+    busy: (reason) =>
+      new AppError('RENDERER_BUSY', 'The renderer is busy; retry shortly', {
+        details: { retryAfterSeconds: 2, reason },
+      }),
     budget,
   });
 }
@@ -115,7 +134,7 @@ describe('a work-conserving pool', () => {
     expect(pool.stats()).toEqual({ pool: 'test', capacity: 3, active: 3, waiting: 1, started: 3 });
   });
 
-  it('gives a newcomer the next slot that frees, before the lone account\'s own line', async () => {
+  it("gives a newcomer the next slot that frees, before the lone account's own line", async () => {
     const pool = scheduler({ capacity: 2, accountSlots: 1 });
     const h = harness(pool);
     for (let i = 0; i < 4; i++) h.ask('A', `a${i}`);
@@ -253,11 +272,14 @@ describe('refusals', () => {
     expect(await h.drain()).toEqual(['A:running', 'B:b1', 'A:w1', 'A:w2', 'P:p1']);
   });
 
-  it('refuses beyond the whole line with the pool\'s busy error, and never a task a slot is free for', async () => {
+  it("refuses beyond the whole line with the pool's busy error, and never a task a slot is free for", async () => {
     const pool = scheduler({ capacity: 2, queueLimit: 0, accountSlots: 1, workConserving: false });
     const h = harness(pool);
     h.ask('A', 'running');
-    await expect(pool.acquire({ accountId: 'A', kind: 'paid' })).rejects.toMatchObject({ code: 'RENDERER_BUSY', details: { reason: 'all 2 render slots are busy and 0 renders are already waiting' } });
+    await expect(pool.acquire({ accountId: 'A', kind: 'paid' })).rejects.toMatchObject({
+      code: 'RENDERER_BUSY',
+      details: { reason: 'all 2 render slots are busy and 0 renders are already waiting' },
+    });
     h.ask('B', 'running');
     expect(await h.drain()).toEqual(['A:running', 'B:running']);
     expect(pool.stats()).toMatchObject({ active: 0, waiting: 0 });
@@ -272,11 +294,16 @@ describe('refusals', () => {
     const plain = pool.acquire({ accountId: 'B', kind: 'paid' }, { maxWaitMs: 1000 }).catch((e: unknown) => e);
     const over = pool.acquire({ accountId: 'X', kind: 'paid' }, { maxWaitMs: 1000 }).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(1000);
-    expect(await plain).toMatchObject({ code: 'RENDERER_BUSY', details: { reason: 'no render slot became free within 1000 ms' } });
+    expect(await plain).toMatchObject({
+      code: 'RENDERER_BUSY',
+      details: { reason: 'no render slot became free within 1000 ms' },
+    });
     const refused = (await over) as AppError;
     expect(refused).toBeInstanceOf(AppError);
     expect(refused.code).toBe('RATE_LIMITED');
-    expect(refused.message).toMatch(/failed and timed-out renders of this account took 5 s of render time in the last 600 s \(the budget is 1 s/);
+    expect(refused.message).toMatch(
+      /failed and timed-out renders of this account took 5 s of render time in the last 600 s \(the budget is 1 s/,
+    );
     expect(refused.details?.retryAfterSeconds).toBeGreaterThan(500);
     expect(pool.stats()).toMatchObject({ active: 1, waiting: 0 });
     running();
@@ -288,14 +315,18 @@ describe('refusals', () => {
     const h = harness(pool);
     h.ask('A', 'running');
     const controller = new AbortController();
-    const aborted = pool.acquire({ accountId: 'B', kind: 'paid' }, { signal: controller.signal }).catch((e: unknown) => e);
+    const aborted = pool
+      .acquire({ accountId: 'B', kind: 'paid' }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     h.ask('C', 'next');
     controller.abort(new Error('client went away'));
     expect(await aborted).toMatchObject({ message: 'client went away' });
     expect(pool.waitingByAccount()).toEqual(new Map([['C', 1]]));
     expect(await h.drain()).toEqual(['A:running', 'C:next']);
     expect(pool.waitingByAccount().size).toBe(0);
-    await expect(pool.acquire({ accountId: 'D', kind: 'paid' }, { signal: AbortSignal.abort(new Error('already gone')) })).rejects.toThrow('already gone');
+    await expect(
+      pool.acquire({ accountId: 'D', kind: 'paid' }, { signal: AbortSignal.abort(new Error('already gone')) }),
+    ).rejects.toThrow('already gone');
   });
 
   it('refuseAll empties the line at shutdown; a release twice frees one slot', async () => {
@@ -324,7 +355,10 @@ describe('run', () => {
       if (fail) throw new Error('failed');
       return 'ok';
     };
-    const results = await Promise.allSettled([pool.run({ accountId: 'A', kind: 'paid' }, task(true)), pool.run({ accountId: 'B', kind: 'paid' }, task(false))]);
+    const results = await Promise.allSettled([
+      pool.run({ accountId: 'A', kind: 'paid' }, task(true)),
+      pool.run({ accountId: 'B', kind: 'paid' }, task(false)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
     expect(most).toBe(1);
     expect(pool.load('A') + pool.load('B')).toBe(0);

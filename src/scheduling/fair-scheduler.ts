@@ -145,13 +145,20 @@ export class FairScheduler {
   }
 
   stats(): PoolStats {
-    return { pool: this.name, capacity: this.#limits.capacity, active: this.#active, waiting: this.#waiting, started: this.#grants };
+    return {
+      pool: this.name,
+      capacity: this.#limits.capacity,
+      active: this.#active,
+      waiting: this.#waiting,
+      started: this.#grants,
+    };
   }
 
   /** Tasks waiting, per account that has any. */
   waitingByAccount(): Map<string, number> {
     const result = new Map<string, number>();
-    for (const [accountId, line] of this.#accounts) if (line.waiting.length > 0) result.set(accountId, line.waiting.length);
+    for (const [accountId, line] of this.#accounts)
+      if (line.waiting.length > 0) result.set(accountId, line.waiting.length);
     return result;
   }
 
@@ -202,9 +209,13 @@ export class FairScheduler {
         timer = setTimeout(() => {
           const waitedMs = Math.round(performance.now() - startedAt);
           const { budget } = this.#options;
-          this.#leave(ticket.accountId, waiter, budget?.isOverBudget(ticket.accountId)
-            ? budget.overBudgetError(ticket.accountId, waitedMs)
-            : this.#options.busy(`no ${this.#options.words.slot} became free within ${maxWaitMs} ms`));
+          this.#leave(
+            ticket.accountId,
+            waiter,
+            budget?.isOverBudget(ticket.accountId)
+              ? budget.overBudgetError(ticket.accountId, waitedMs)
+              : this.#options.busy(`no ${this.#options.words.slot} became free within ${maxWaitMs} ms`),
+          );
         }, maxWaitMs);
       }
     });
@@ -232,14 +243,22 @@ export class FairScheduler {
     const { limits, words, busy } = this.#options;
     const tasks = `${words.task}s`;
     if (this.#waiting >= limits.queueLimit) {
-      return busy(`all ${limits.capacity} ${words.slot}s are busy and ${limits.queueLimit} ${tasks} are already waiting`);
+      return busy(
+        `all ${limits.capacity} ${words.slot}s are busy and ${limits.queueLimit} ${tasks} are already waiting`,
+      );
     }
     if (line.waiting.length >= limits.accountQueueLimit) {
-      return accountLimited(tasks, `${line.waiting.length} ${tasks} of this account are already waiting for a ${words.slot} (the limit is ${limits.accountQueueLimit})`);
+      return accountLimited(
+        tasks,
+        `${line.waiting.length} ${tasks} of this account are already waiting for a ${words.slot} (the limit is ${limits.accountQueueLimit})`,
+      );
     }
     const free = line.waiting.filter((w) => w.kind === 'free').length;
     if (ticket.kind === 'free' && free >= limits.accountFreeQueueLimit) {
-      return accountLimited(tasks, `${free} ${words.freeTask ?? `free ${words.task}`}s of this account are already waiting for a ${words.slot} (the limit is ${limits.accountFreeQueueLimit})`);
+      return accountLimited(
+        tasks,
+        `${free} ${words.freeTask ?? `free ${words.task}`}s of this account are already waiting for a ${words.slot} (the limit is ${limits.accountFreeQueueLimit})`,
+      );
     }
     return undefined;
   }
@@ -271,7 +290,14 @@ export class FairScheduler {
       const overBudget = budget?.isOverBudget(accountId) === true;
       const atCap = line.active >= limits.accountSlots;
       if (atCap && (!limits.workConserving || overBudget)) continue;
-      const key = [atCap ? 1 : 0, overBudget ? 1 : 0, waiter.kind === 'free' ? 1 : 0, line.active, line.lastGrant, waiter.seq];
+      const key = [
+        atCap ? 1 : 0,
+        overBudget ? 1 : 0,
+        waiter.kind === 'free' ? 1 : 0,
+        line.active,
+        line.lastGrant,
+        waiter.seq,
+      ];
       if (!best || isBefore(key, best.key)) best = { accountId, line, waiter, key };
     }
     return best;
@@ -312,7 +338,8 @@ export class FairScheduler {
 
   /** Drops an account with nothing running or waiting, so the map holds only busy accounts. */
   #forgetIdle(accountId: string, line: AccountLine): void {
-    if (line.active === 0 && line.waiting.length === 0 && this.#accounts.get(accountId) === line) this.#accounts.delete(accountId);
+    if (line.active === 0 && line.waiting.length === 0 && this.#accounts.get(accountId) === line)
+      this.#accounts.delete(accountId);
   }
 }
 
@@ -328,5 +355,7 @@ function isBefore(a: number[], b: number[]): boolean {
 }
 
 function accountLimited(tasks: string, reason: string): AppError {
-  return new AppError('RATE_LIMITED', `Too many ${tasks} of this account are waiting: ${reason}. Retry after 2 s.`, { details: { retryAfterSeconds: 2, reason } });
+  return new AppError('RATE_LIMITED', `Too many ${tasks} of this account are waiting: ${reason}. Retry after 2 s.`, {
+    details: { retryAfterSeconds: 2, reason },
+  });
 }

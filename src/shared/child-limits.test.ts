@@ -22,7 +22,8 @@ const readPages = (file: string) => runLimited('qpdf', ['--json=2', '--json-key=
 describe('runLimited', () => {
   it('runs the program through prlimit with both ceilings, the hard CPU limit a second after the soft one', () => {
     expect(limitedCommand('qpdf', ['--check', 'in.pdf'], { ...QPDF, cpuSeconds: 30 })).toEqual([
-      'prlimit', ['--as=268435456', '--cpu=30:31', '--', 'qpdf', '--check', 'in.pdf'],
+      'prlimit',
+      ['--as=268435456', '--cpu=30:31', '--', 'qpdf', '--check', 'in.pdf'],
     ]);
   });
 
@@ -56,7 +57,13 @@ describe('runLimited', () => {
 
   it('tells the deadline, a missing program and a signal apart from the ceilings', async () => {
     expect(await runLimited('sleep', ['30'], options(QPDF, 200))).toMatchObject({ ended: 'timeout' });
-    expect(await runLimited('pressroom-no-such-program', [], options(QPDF))).toEqual({ ended: 'missing', program: 'pressroom-no-such-program' });
-    expect(await runLimited('sh', ['-c', 'kill -SEGV $$'], options(QPDF))).toMatchObject({ ended: 'signal', signal: 'SIGSEGV' });
+    expect(await runLimited('pressroom-no-such-program', [], options(QPDF))).toEqual({
+      ended: 'missing',
+      program: 'pressroom-no-such-program',
+    });
+    expect(await runLimited('sh', ['-c', 'kill -SEGV $$'], options(QPDF))).toMatchObject({
+      ended: 'signal',
+      signal: 'SIGSEGV',
+    });
   });
 });

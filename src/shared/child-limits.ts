@@ -63,20 +63,30 @@ export function limitedCommand(program: string, args: readonly string[], ceiling
 export function runLimited(program: string, args: readonly string[], options: LimitedRunOptions): Promise<LimitedRun> {
   const [file, limitedArgs] = limitedCommand(program, args, options.ceiling);
   return new Promise((resolve) => {
-    execFile(file, limitedArgs, { cwd: options.cwd, timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: options.maxBuffer }, (error, stdout, stderr) => {
-      if (options.ceiling.outOfMemory.test(stderr)) return resolve({ ended: 'ceiling', ceiling: 'memory', stderr });
-      if (!error) return resolve({ ended: 'exit', exitCode: 0, stdout, stderr });
-      const failure = error as Error & { code?: number | string | null; killed?: boolean; signal?: NodeJS.Signals | null };
-      if (failure.code === 'ENOENT') return resolve({ ended: 'missing', program: PRLIMIT });
-      if (failure.code === EXEC_NOT_FOUND && stderr.startsWith(`${PRLIMIT}: failed to execute`)) return resolve({ ended: 'missing', program });
-      // A string code (stdout past maxBuffer, a spawn error) is ours to report, even when Node then killed the program.
-      if (typeof failure.code === 'string') return resolve({ ended: 'failed', error: failure, stderr });
-      if (failure.killed) return resolve({ ended: 'timeout', stderr });
-      if (failure.signal === 'SIGXCPU') return resolve({ ended: 'ceiling', ceiling: 'cpu', stderr });
-      if (failure.signal) return resolve({ ended: 'signal', signal: failure.signal, stderr });
-      if (typeof failure.code === 'number') return resolve({ ended: 'exit', exitCode: failure.code, stdout, stderr });
-      resolve({ ended: 'failed', error: failure, stderr });
-    });
+    execFile(
+      file,
+      limitedArgs,
+      { cwd: options.cwd, timeout: options.timeoutMs, killSignal: 'SIGKILL', maxBuffer: options.maxBuffer },
+      (error, stdout, stderr) => {
+        if (options.ceiling.outOfMemory.test(stderr)) return resolve({ ended: 'ceiling', ceiling: 'memory', stderr });
+        if (!error) return resolve({ ended: 'exit', exitCode: 0, stdout, stderr });
+        const failure = error as Error & {
+          code?: number | string | null;
+          killed?: boolean;
+          signal?: NodeJS.Signals | null;
+        };
+        if (failure.code === 'ENOENT') return resolve({ ended: 'missing', program: PRLIMIT });
+        if (failure.code === EXEC_NOT_FOUND && stderr.startsWith(`${PRLIMIT}: failed to execute`))
+          return resolve({ ended: 'missing', program });
+        // A string code (stdout past maxBuffer, a spawn error) is ours to report, even when Node then killed the program.
+        if (typeof failure.code === 'string') return resolve({ ended: 'failed', error: failure, stderr });
+        if (failure.killed) return resolve({ ended: 'timeout', stderr });
+        if (failure.signal === 'SIGXCPU') return resolve({ ended: 'ceiling', ceiling: 'cpu', stderr });
+        if (failure.signal) return resolve({ ended: 'signal', signal: failure.signal, stderr });
+        if (typeof failure.code === 'number') return resolve({ ended: 'exit', exitCode: failure.code, stdout, stderr });
+        resolve({ ended: 'failed', error: failure, stderr });
+      },
+    );
   });
 }
 
@@ -90,8 +100,16 @@ export function threadResourceLimits(heapMb: number): { maxOldGenerationSizeMb: 
  * on a thread whose heap may grow to `heapMb`: the compiled .js, or from source (vitest, tsx) the .ts
  * through tsx's loader, which a thread does not inherit, so a two-line bootstrap registers it first.
  */
-export function startThread(callerUrl: string, worker: string, options: { name: string; heapMb: number; workerData?: unknown }): Worker {
-  const settings = { resourceLimits: threadResourceLimits(options.heapMb), name: options.name, ...(options.workerData === undefined ? {} : { workerData: options.workerData }) };
+export function startThread(
+  callerUrl: string,
+  worker: string,
+  options: { name: string; heapMb: number; workerData?: unknown },
+): Worker {
+  const settings = {
+    resourceLimits: threadResourceLimits(options.heapMb),
+    name: options.name,
+    ...(options.workerData === undefined ? {} : { workerData: options.workerData }),
+  };
   if (callerUrl.endsWith('.ts')) {
     const source = new URL(`./${worker}.ts`, callerUrl).href;
     const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;

@@ -110,7 +110,10 @@ export class ValidationError extends Error {
  */
 export class DetailError extends Error {
   override readonly name = 'DetailError';
-  constructor(message: string, readonly status = 400) {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
     super(message);
   }
 }

@@ -25,11 +25,31 @@ describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
     kit = createSigningKit();
     p12 = kit.pkcs12({ cn: 'Grace Hopper', password: 'sesame' });
     testDb = await createTestDatabase(dialect);
-    database = await openDatabase({ dialect, url: dialect === 'postgres' ? TEST_PG_URL : undefined, sqlitePath: `${testDb.dataDir}/c.db`, pgSchema: testDb.pgSchema });
+    database = await openDatabase({
+      dialect,
+      url: dialect === 'postgres' ? TEST_PG_URL : undefined,
+      sqlitePath: `${testDb.dataDir}/c.db`,
+      pgSchema: testDb.pgSchema,
+    });
     for (const id of ['acc_a', 'acc_b']) {
-      await database.db.insertInto('accounts').values({ id, email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: 0 }).execute();
+      await database.db
+        .insertInto('accounts')
+        .values({
+          id,
+          email: null,
+          plan: 'pro',
+          credits: 0,
+          rate_limit_per_minute: null,
+          rate_limit_per_day: null,
+          created_at: 0,
+        })
+        .execute();
     }
-    certificates = createCertificateService({ db: database.db, secretKey: 'test-secret-key-0123456789abcdef0123456789abcdef', logger: createLogger('silent') });
+    certificates = createCertificateService({
+      db: database.db,
+      secretKey: 'test-secret-key-0123456789abcdef0123456789abcdef',
+      logger: createLogger('silent'),
+    });
   });
   afterAll(async () => {
     await database?.close();
@@ -38,14 +58,24 @@ describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
   });
 
   it('keeps one certificate per account and name, sealed, and opens it again to the same certificate', async () => {
-    const added = await certificates.add('acc_a', { name: 'seal', pkcs12Base64: p12.toString('base64'), password: 'sesame' });
+    const added = await certificates.add('acc_a', {
+      name: 'seal',
+      pkcs12Base64: p12.toString('base64'),
+      password: 'sesame',
+    });
     expect(added).toMatchObject({ name: 'seal', subject: 'CN=Grace Hopper, O=Pressroom Test' });
-    const again = await certificates.add('acc_a', { name: 'seal', pkcs12Base64: p12.toString('base64'), password: 'sesame' }).catch((error: unknown) => error);
+    const again = await certificates
+      .add('acc_a', { name: 'seal', pkcs12Base64: p12.toString('base64'), password: 'sesame' })
+      .catch((error: unknown) => error);
     expect(isAppError(again, 'CERTIFICATE_EXISTS')).toBe(true);
     await certificates.add('acc_b', { name: 'seal', pkcs12Base64: p12.toString('base64'), password: 'sesame' });
     expect((await certificates.list('acc_a')).map((c) => c.name)).toEqual(['seal']);
 
-    const row = await database.db.selectFrom('signing_certificates').selectAll().where('account_id', '=', 'acc_a').executeTakeFirstOrThrow();
+    const row = await database.db
+      .selectFrom('signing_certificates')
+      .selectAll()
+      .where('account_id', '=', 'acc_a')
+      .executeTakeFirstOrThrow();
     expect(row.pkcs12_sealed).not.toContain('sesame');
     expect(row.pkcs12_sealed).not.toContain(p12.toString('base64').slice(0, 40));
     // The row keeps the certificate's own validity end, as the answer states it.

@@ -62,7 +62,8 @@ function view(row: store.CertificateRow): CertificateView {
 function decodePkcs12(text: string): Buffer {
   const compact = text.replace(/\s+/g, '');
   const loc = ['body', 'pkcs12_base64'];
-  if (compact.length > CERTIFICATE_MAX_BASE64_CHARS) refuse(loc, `pkcs12_base64 may have at most ${CERTIFICATE_MAX_BASE64_CHARS} characters`, 'pkcs12_too_large');
+  if (compact.length > CERTIFICATE_MAX_BASE64_CHARS)
+    refuse(loc, `pkcs12_base64 may have at most ${CERTIFICATE_MAX_BASE64_CHARS} characters`, 'pkcs12_too_large');
   if (!isBase64(compact)) refuse(loc, 'pkcs12_base64 is not valid base64', 'base64_invalid');
   return Buffer.from(compact, 'base64');
 }
@@ -73,20 +74,33 @@ interface SealedPkcs12 {
   password: string;
 }
 
-export function createCertificateService(deps: { db: Db; secretKey: string; logger: Logger; now?: () => Date }): CertificateService {
+export function createCertificateService(deps: {
+  db: Db;
+  secretKey: string;
+  logger: Logger;
+  now?: () => Date;
+}): CertificateService {
   const { db } = deps;
   const sealKey = deriveKey(deps.secretKey, 'signing-certificates');
   const now = deps.now ?? (() => new Date());
 
   async function rowOf(accountId: string, name: string, loc: (string | number)[]) {
     const row = await store.findSealedCertificate(db, accountId, name);
-    if (!row) refuse(loc, `No signing certificate named "${name}"; upload it with POST /v1/certificates or list yours with GET /v1/certificates`, 'certificate_not_found');
+    if (!row)
+      refuse(
+        loc,
+        `No signing certificate named "${name}"; upload it with POST /v1/certificates or list yours with GET /v1/certificates`,
+        'certificate_not_found',
+      );
     return row;
   }
 
   function checkNow(row: store.CertificateRow, loc: (string | number)[]): void {
     try {
-      checkValidity({ notBefore: new Date(Number(row.not_before)), notAfter: new Date(Number(row.not_after)) } as CertificateFacts, now());
+      checkValidity(
+        { notBefore: new Date(Number(row.not_before)), notAfter: new Date(Number(row.not_after)) } as CertificateFacts,
+        now(),
+      );
     } catch (error) {
       if (error instanceof Pkcs12Refusal) refuse(loc, `Certificate "${row.name}": ${error.message}`, error.type);
       throw error;
@@ -100,11 +114,16 @@ export function createCertificateService(deps: { db: Db; secretKey: string; logg
       try {
         facts = (await checkPkcs12(p12, upload.password, now())).facts;
       } catch (error) {
-        if (error instanceof Pkcs12Refusal) refuse(['body', error.type === 'pkcs12_password' ? 'password' : 'pkcs12_base64'], error.message, error.type);
+        if (error instanceof Pkcs12Refusal)
+          refuse(['body', error.type === 'pkcs12_password' ? 'password' : 'pkcs12_base64'], error.message, error.type);
         throw error;
       }
       if ((await store.countCertificates(db, accountId)) >= CERTIFICATES_PER_ACCOUNT) {
-        refuse(['body', 'name'], `An account may keep ${CERTIFICATES_PER_ACCOUNT} signing certificates; delete one first`, 'too_many_certificates');
+        refuse(
+          ['body', 'name'],
+          `An account may keep ${CERTIFICATES_PER_ACCOUNT} signing certificates; delete one first`,
+          'too_many_certificates',
+        );
       }
       const sealed: SealedPkcs12 = { p12: p12.toString('base64'), password: upload.password };
       const row = {
@@ -122,17 +141,25 @@ export function createCertificateService(deps: { db: Db; secretKey: string; logg
       try {
         await store.insertCertificate(db, row);
       } catch (error) {
-        if (store.isUniqueViolation(error)) throw new AppError('CERTIFICATE_EXISTS', `A signing certificate named "${upload.name}" already exists; delete it first or choose another name.`);
+        if (store.isUniqueViolation(error))
+          throw new AppError(
+            'CERTIFICATE_EXISTS',
+            `A signing certificate named "${upload.name}" already exists; delete it first or choose another name.`,
+          );
         throw error;
       }
-      deps.logger.info({ accountId, certificate: upload.name, fingerprint: facts.fingerprintSha256 }, 'signing certificate added');
+      deps.logger.info(
+        { accountId, certificate: upload.name, fingerprint: facts.fingerprintSha256 },
+        'signing certificate added',
+      );
       return view(row);
     },
     async list(accountId) {
       return (await store.listCertificates(db, accountId)).map(view);
     },
     async remove(accountId, name) {
-      if ((await store.deleteCertificate(db, accountId, name)) === 0) throw new AppError('CERTIFICATE_NOT_FOUND', `No signing certificate named "${name}".`);
+      if ((await store.deleteCertificate(db, accountId, name)) === 0)
+        throw new AppError('CERTIFICATE_NOT_FOUND', `No signing certificate named "${name}".`);
     },
     async check(accountId, name, loc) {
       checkNow(await rowOf(accountId, name, loc), loc);

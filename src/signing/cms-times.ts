@@ -32,11 +32,15 @@ function firstTimeAfter(der: Buffer, from: number, tags: number[], window = 4096
 
 /** `YYMMDDHHMMSSZ` (UTCTime) or `YYYYMMDDHHMMSS[.fff]Z` (GeneralizedTime), UTC only as DER requires. */
 function parseTime(text: string, utcTime: boolean): Date | null {
-  const match = utcTime ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text) : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.(\d{1,3}))?Z$/.exec(text);
+  const match = utcTime
+    ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(text)
+    : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.(\d{1,3}))?Z$/.exec(text);
   if (!match) return null;
   const year = utcTime ? (Number(match[1]) < 50 ? 2000 : 1900) + Number(match[1]) : Number(match[1]);
   const ms = match[7] ? Number(match[7].padEnd(3, '0')) : 0;
-  const date = new Date(Date.UTC(year, Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6]), ms));
+  const date = new Date(
+    Date.UTC(year, Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6]), ms),
+  );
   return Number.isNaN(date.getTime()) ? null : date;
 }
 

@@ -20,7 +20,15 @@ export interface CertificateFacts {
 /** Why a PKCS#12 file was refused; `type` is the 422 detail's type. */
 export class Pkcs12Refusal extends Error {
   override readonly name = 'Pkcs12Refusal';
-  constructor(readonly type: 'pkcs12_invalid' | 'pkcs12_password' | 'pkcs12_key_mismatch' | 'certificate_expired' | 'certificate_not_yet_valid', message: string) {
+  constructor(
+    readonly type:
+      | 'pkcs12_invalid'
+      | 'pkcs12_password'
+      | 'pkcs12_key_mismatch'
+      | 'certificate_expired'
+      | 'certificate_not_yet_valid',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -52,8 +60,13 @@ export async function openPkcs12(p12: Uint8Array, password: string): Promise<P12
     return await P12Signer.create(p12, password);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/ASN\.1|Invalid PKCS#12|not.*PKCS/i.test(message)) throw new Pkcs12Refusal('pkcs12_invalid', 'The file is not a PKCS#12 (.p12/.pfx) file; export the key and certificate as PKCS#12');
-    if (WRONG_PASSWORD.test(message)) throw new Pkcs12Refusal('pkcs12_password', 'The password does not open this PKCS#12 file');
+    if (/ASN\.1|Invalid PKCS#12|not.*PKCS/i.test(message))
+      throw new Pkcs12Refusal(
+        'pkcs12_invalid',
+        'The file is not a PKCS#12 (.p12/.pfx) file; export the key and certificate as PKCS#12',
+      );
+    if (WRONG_PASSWORD.test(message))
+      throw new Pkcs12Refusal('pkcs12_password', 'The password does not open this PKCS#12 file');
     throw new Pkcs12Refusal('pkcs12_invalid', `The PKCS#12 file could not be read: ${message}`);
   }
 }
@@ -71,10 +84,17 @@ async function keyMatchesCertificate(signer: P12Signer): Promise<boolean> {
 }
 
 /** Opens and checks a PKCS#12 file for use now: readable, the key matching, valid at `now`. */
-export async function checkPkcs12(p12: Uint8Array, password: string, now: Date): Promise<{ signer: P12Signer; facts: CertificateFacts }> {
+export async function checkPkcs12(
+  p12: Uint8Array,
+  password: string,
+  now: Date,
+): Promise<{ signer: P12Signer; facts: CertificateFacts }> {
   const signer = await openPkcs12(p12, password);
   if (!(await keyMatchesCertificate(signer).catch(() => false))) {
-    throw new Pkcs12Refusal('pkcs12_key_mismatch', "The private key in the file does not belong to its certificate; export the certificate together with its own key");
+    throw new Pkcs12Refusal(
+      'pkcs12_key_mismatch',
+      'The private key in the file does not belong to its certificate; export the certificate together with its own key',
+    );
   }
   const facts = certificateFacts(signer.certificate);
   checkValidity(facts, now);
@@ -83,6 +103,14 @@ export async function checkPkcs12(p12: Uint8Array, password: string, now: Date):
 
 /** Throws when the certificate is not valid at `now`. */
 export function checkValidity(facts: CertificateFacts, now: Date): void {
-  if (now > facts.notAfter) throw new Pkcs12Refusal('certificate_expired', `The certificate expired on ${facts.notAfter.toISOString()}; a signature made with it would not be valid`);
-  if (now < facts.notBefore) throw new Pkcs12Refusal('certificate_not_yet_valid', `The certificate is valid only from ${facts.notBefore.toISOString()}`);
+  if (now > facts.notAfter)
+    throw new Pkcs12Refusal(
+      'certificate_expired',
+      `The certificate expired on ${facts.notAfter.toISOString()}; a signature made with it would not be valid`,
+    );
+  if (now < facts.notBefore)
+    throw new Pkcs12Refusal(
+      'certificate_not_yet_valid',
+      `The certificate is valid only from ${facts.notBefore.toISOString()}`,
+    );
 }

@@ -95,17 +95,26 @@ export function createSigning(deps: SigningDeps): Signing {
       accountFreeQueueLimit: Math.ceil(SIGNING_QUEUE_LIMIT / 4),
     },
     words: { task: 'signature', slot: 'signing slot' },
-    busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'Signing is busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+    busy: (reason) =>
+      new AppError('SERVICE_UNAVAILABLE', 'Signing is busy; retry shortly. Nothing was charged.', {
+        details: { retryAfterSeconds: 2, reason },
+      }),
   });
 
   /** The TSA to ask, or none; a 422 when a time-stamp is asked for and none may be reached. */
   function tsaOf(options: SignatureOptions, loc: (string | number)[]): URL | null {
     if (!options.timestamp) {
-      if (options.tsaUrl) refuse([...loc, 'tsa_url'], 'tsa_url is used only with timestamp: true', 'tsa_without_timestamp');
+      if (options.tsaUrl)
+        refuse([...loc, 'tsa_url'], 'tsa_url is used only with timestamp: true', 'tsa_without_timestamp');
       return null;
     }
     const url = options.tsaUrl ?? deps.tsaUrl;
-    if (!url) refuse([...loc, 'timestamp'], 'timestamp: true needs a time-stamp authority: give tsa_url, or set PRESSROOM_TSA_URL on the service', 'tsa_not_configured');
+    if (!url)
+      refuse(
+        [...loc, 'timestamp'],
+        'timestamp: true needs a time-stamp authority: give tsa_url, or set PRESSROOM_TSA_URL on the service',
+        'tsa_not_configured',
+      );
     return checkTsaUrl(url, deps, [...loc, options.tsaUrl ? 'tsa_url' : 'timestamp']);
   }
 
@@ -113,28 +122,39 @@ export function createSigning(deps: SigningDeps): Signing {
     async prepare(options, context, pages) {
       tsaOf(options, context.loc);
       if (options.visible && pages !== undefined && options.visible.page > pages) {
-        refuse([...context.loc, 'visible', 'page'], `The document has ${pages} pages; there is no page ${options.visible.page}`, 'page_out_of_range');
+        refuse(
+          [...context.loc, 'visible', 'page'],
+          `The document has ${pages} pages; there is no page ${options.visible.page}`,
+          'page_out_of_range',
+        );
       }
       await deps.certificates.check(context.accountId, options.certificate, [...context.loc, 'certificate']);
     },
 
     async sign(bytes, options, context) {
       const tsa = tsaOf(options, context.loc);
-      const { p12, password } = await deps.certificates.open(context.accountId, options.certificate, [...context.loc, 'certificate']);
-      return slots.run({ accountId: context.accountId, kind: context.kind }, () => {
-        // Copies the thread owns (transferred): the caller keeps its PDF.
-        const task = {
-          pdf: new Uint8Array(bytes).buffer as ArrayBuffer,
-          p12: new Uint8Array(p12).buffer as ArrayBuffer,
-          password,
-          reason: options.reason ?? null,
-          location: options.location ?? null,
-          contactInfo: options.contactInfo ?? null,
-          timestamp: tsa !== null,
-          visible: options.visible ?? null,
-        };
-        return threads.sign(task, { loc: context.loc, tsa: tsa ? guardedTimestampAuthority(tsa, deps) : null });
-      }, { maxWaitMs: deps.maxWaitMs });
+      const { p12, password } = await deps.certificates.open(context.accountId, options.certificate, [
+        ...context.loc,
+        'certificate',
+      ]);
+      return slots.run(
+        { accountId: context.accountId, kind: context.kind },
+        () => {
+          // Copies the thread owns (transferred): the caller keeps its PDF.
+          const task = {
+            pdf: new Uint8Array(bytes).buffer as ArrayBuffer,
+            p12: new Uint8Array(p12).buffer as ArrayBuffer,
+            password,
+            reason: options.reason ?? null,
+            location: options.location ?? null,
+            contactInfo: options.contactInfo ?? null,
+            timestamp: tsa !== null,
+            visible: options.visible ?? null,
+          };
+          return threads.sign(task, { loc: context.loc, tsa: tsa ? guardedTimestampAuthority(tsa, deps) : null });
+        },
+        { maxWaitMs: deps.maxWaitMs },
+      );
     },
 
     verify(pdf, accountId) {

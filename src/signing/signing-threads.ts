@@ -15,7 +15,6 @@ import type { SignTask, ThreadMessage, TimestampAnswer } from './signing-worker.
 /** A signing thread's heap ceiling: libpdf's object graph of a PDF within the document byte bound, with room. */
 const SIGNING_HEAP_MB = 1024;
 
-
 /** What a signature on a thread needs besides its task: where refusals point, and the TSA. */
 export interface ThreadSignature {
   loc: (string | number)[];
@@ -29,9 +28,14 @@ export class SigningThreads {
 
   /** The signed PDF; the caller holds a signing slot. */
   sign(task: Omit<SignTask, 'id'>, context: ThreadSignature): Promise<Buffer> {
-    if (this.#closed) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down; retry shortly. Nothing was charged.'));
+    if (this.#closed)
+      return Promise.reject(
+        new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down; retry shortly. Nothing was charged.'),
+      );
     const id = this.#nextId++;
-    const worker = this.#idle.pop() ?? startThread(import.meta.url, 'signing-worker', { name: 'pdf-signing', heapMb: SIGNING_HEAP_MB });
+    const worker =
+      this.#idle.pop() ??
+      startThread(import.meta.url, 'signing-worker', { name: 'pdf-signing', heapMb: SIGNING_HEAP_MB });
     return new Promise<Buffer>((resolve, reject) => {
       let tsaError: unknown;
       const done = (keep: boolean) => {
@@ -48,23 +52,41 @@ export class SigningThreads {
             (token) => worker.postMessage({ id, kind: 'token', token } satisfies TimestampAnswer),
             (error: unknown) => {
               tsaError = error;
-              worker.postMessage({ id, kind: 'tsa-error', message: error instanceof Error ? error.message : String(error) } satisfies TimestampAnswer);
+              worker.postMessage({
+                id,
+                kind: 'tsa-error',
+                message: error instanceof Error ? error.message : String(error),
+              } satisfies TimestampAnswer);
             },
           );
           return;
         }
         done(true);
         if (message.kind === 'signed') return resolve(Buffer.from(message.bytes));
-        if (message.reason === 'page_out_of_range') return reject(new ValidationError([{ loc: [...context.loc, 'visible', 'page'], msg: message.message, type: 'page_out_of_range' }]));
+        if (message.reason === 'page_out_of_range')
+          return reject(
+            new ValidationError([
+              { loc: [...context.loc, 'visible', 'page'], msg: message.message, type: 'page_out_of_range' },
+            ]),
+          );
         if (message.reason === 'tsa' && tsaError) return reject(tsaError);
         const what = message.reason === 'unreadable' ? 'read for signing' : 'signed';
-        reject(new AppError('SIGNING_FAILED', `The PDF could not be ${what}; nothing was charged.`, { cause: new Error(message.message) }));
+        reject(
+          new AppError('SIGNING_FAILED', `The PDF could not be ${what}; nothing was charged.`, {
+            cause: new Error(message.message),
+          }),
+        );
       };
       const onError = (error: unknown) => {
         done(false);
-        reject(isThreadOutOfMemory(error)
-          ? new AppError('PDF_TOO_COMPLEX', `Signing the PDF needed more than ${SIGNING_HEAP_MB} MiB of memory, the most one signature may use, and was stopped; nothing was charged.`)
-          : new AppError('SIGNING_FAILED', 'The PDF could not be signed; nothing was charged.', { cause: error }));
+        reject(
+          isThreadOutOfMemory(error)
+            ? new AppError(
+                'PDF_TOO_COMPLEX',
+                `Signing the PDF needed more than ${SIGNING_HEAP_MB} MiB of memory, the most one signature may use, and was stopped; nothing was charged.`,
+              )
+            : new AppError('SIGNING_FAILED', 'The PDF could not be signed; nothing was charged.', { cause: error }),
+        );
       };
       const onExit = () => onError(new Error('the signing thread exited'));
       worker.on('message', onMessage);

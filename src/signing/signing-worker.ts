@@ -28,11 +28,23 @@ export interface SignTask {
 /** What the main thread hears. */
 export type ThreadMessage =
   | { readonly id: number; readonly kind: 'signed'; readonly bytes: ArrayBuffer }
-  | { readonly id: number; readonly kind: 'failed'; readonly reason: 'page_out_of_range' | 'unreadable' | 'tsa' | 'failed'; readonly message: string }
-  | { readonly id: number; readonly kind: 'timestamp'; readonly digest: Uint8Array; readonly algorithm: DigestAlgorithm };
+  | {
+      readonly id: number;
+      readonly kind: 'failed';
+      readonly reason: 'page_out_of_range' | 'unreadable' | 'tsa' | 'failed';
+      readonly message: string;
+    }
+  | {
+      readonly id: number;
+      readonly kind: 'timestamp';
+      readonly digest: Uint8Array;
+      readonly algorithm: DigestAlgorithm;
+    };
 
 /** What the thread hears besides tasks: the answer to its time-stamp request. */
-export type TimestampAnswer = { readonly id: number; readonly kind: 'token'; readonly token: Uint8Array } | { readonly id: number; readonly kind: 'tsa-error'; readonly message: string };
+export type TimestampAnswer =
+  | { readonly id: number; readonly kind: 'token'; readonly token: Uint8Array }
+  | { readonly id: number; readonly kind: 'tsa-error'; readonly message: string };
 
 class PageOutOfRange extends Error {}
 class TimestampRefused extends Error {}
@@ -49,9 +61,22 @@ function drawMark(pdf: PDF, task: SignTask, signer: P12Signer): void {
   if (task.reason) lines.push(`Reason: ${task.reason}`);
   if (task.location) lines.push(`Location: ${task.location}`);
   const size = Math.max(4, Math.min(10, (visible.height - 6) / (lines.length * 1.25)));
-  page.drawRectangle({ x: visible.x, y: visible.y, width: visible.width, height: visible.height, borderColor: rgb(0.2, 0.2, 0.5), borderWidth: 1 });
+  page.drawRectangle({
+    x: visible.x,
+    y: visible.y,
+    width: visible.width,
+    height: visible.height,
+    borderColor: rgb(0.2, 0.2, 0.5),
+    borderWidth: 1,
+  });
   lines.forEach((line, i) => {
-    page.drawText(line, { x: visible.x + 4, y: visible.y + visible.height - 4 - size * (i + 1) * 1.2, size, maxWidth: visible.width - 8, color: rgb(0.1, 0.1, 0.3) });
+    page.drawText(line, {
+      x: visible.x + 4,
+      y: visible.y + visible.height - 4 - size * (i + 1) * 1.2,
+      size,
+      maxWidth: visible.width - 8,
+      color: rgb(0.1, 0.1, 0.3),
+    });
   });
 }
 
@@ -65,7 +90,9 @@ async function sign(task: SignTask): Promise<Uint8Array> {
     ? {
         timestamp: (digest: Uint8Array, algorithm: DigestAlgorithm) =>
           new Promise<Uint8Array>((resolve, reject) => {
-            waiting.set(task.id, (answer) => (answer.kind === 'token' ? resolve(answer.token) : reject(new TimestampRefused(answer.message))));
+            waiting.set(task.id, (answer) =>
+              answer.kind === 'token' ? resolve(answer.token) : reject(new TimestampRefused(answer.message)),
+            );
             parentPort!.postMessage({ id: task.id, kind: 'timestamp', digest, algorithm } satisfies ThreadMessage);
           }),
       }
@@ -90,12 +117,22 @@ parentPort?.on('message', (message: SignTask | TimestampAnswer) => {
   }
   sign(message).then(
     (bytes) => {
-      const out = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+      const out =
+        bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+          ? (bytes.buffer as ArrayBuffer)
+          : (bytes.slice().buffer as ArrayBuffer);
       parentPort!.postMessage({ id: message.id, kind: 'signed', bytes: out } satisfies ThreadMessage, [out]);
     },
     (error: unknown) => {
       const text = error instanceof Error ? error.message : String(error);
-      const reason = error instanceof PageOutOfRange ? 'page_out_of_range' : error instanceof TimestampRefused ? 'tsa' : (error as { unreadable?: boolean }).unreadable ? 'unreadable' : 'failed';
+      const reason =
+        error instanceof PageOutOfRange
+          ? 'page_out_of_range'
+          : error instanceof TimestampRefused
+            ? 'tsa'
+            : (error as { unreadable?: boolean }).unreadable
+              ? 'unreadable'
+              : 'failed';
       parentPort!.postMessage({ id: message.id, kind: 'failed', reason, message: text } satisfies ThreadMessage);
     },
   );

@@ -25,19 +25,29 @@ describe('guarded time-stamp authority', () => {
   });
 
   it('returns a token for the digest sent when private networks are allowed', async () => {
-    const token = await guardedTimestampAuthority(new URL(tsa.url), { dispatcher: open, allowPrivateNetworks: true }).timestamp(digest, 'SHA-256');
+    const token = await guardedTimestampAuthority(new URL(tsa.url), {
+      dispatcher: open,
+      allowPrivateNetworks: true,
+    }).timestamp(digest, 'SHA-256');
     expect(Buffer.from(token).includes(digest)).toBe(true);
   });
 
   it('refuses a loopback or plain-http TSA URL when they are not allowed, before any request', () => {
     expect(() => checkTsaUrl(tsa.url, { allowPrivateNetworks: false }, ['body', 'tsa_url'])).toThrow(ValidationError);
-    expect(() => checkTsaUrl('http://tsa.example.com/tsr', { allowPrivateNetworks: false }, ['body', 'tsa_url'])).toThrow(ValidationError);
-    expect(checkTsaUrl('https://tsa.example.com/tsr', { allowPrivateNetworks: false }, ['body', 'tsa_url']).host).toBe('tsa.example.com');
+    expect(() =>
+      checkTsaUrl('http://tsa.example.com/tsr', { allowPrivateNetworks: false }, ['body', 'tsa_url']),
+    ).toThrow(ValidationError);
+    expect(checkTsaUrl('https://tsa.example.com/tsr', { allowPrivateNetworks: false }, ['body', 'tsa_url']).host).toBe(
+      'tsa.example.com',
+    );
   });
 
   it('is stopped at connect time by the guarded dispatcher: TSA_FAILED, and the TSA never asked', async () => {
     const asked = tsa.requests;
-    const error = await guardedTimestampAuthority(new URL(tsa.url.replace('127.0.0.1', 'localhost')), { dispatcher: guarded, allowPrivateNetworks: false })
+    const error = await guardedTimestampAuthority(new URL(tsa.url.replace('127.0.0.1', 'localhost')), {
+      dispatcher: guarded,
+      allowPrivateNetworks: false,
+    })
       .timestamp(digest, 'SHA-256')
       .catch((e: unknown) => e);
     expect(isAppError(error, 'TSA_FAILED')).toBe(true);

@@ -24,25 +24,39 @@ export interface TsaPolicy {
 }
 
 /** Checks a TSA URL without touching the network; a 422 at `loc` when it is refused. */
-export function checkTsaUrl(url: string, policy: Pick<TsaPolicy, 'allowPrivateNetworks'>, loc: (string | number)[]): URL {
+export function checkTsaUrl(
+  url: string,
+  policy: Pick<TsaPolicy, 'allowPrivateNetworks'>,
+  loc: (string | number)[],
+): URL {
   const checked = checkUrl(url, { allowPrivateNetworks: policy.allowPrivateNetworks, requireHttps: true });
-  if (!checked.ok) throw new ValidationError([{ loc, msg: `The time-stamp authority URL ${checked.message}`, type: 'url_refused' }]);
+  if (!checked.ok)
+    throw new ValidationError([{ loc, msg: `The time-stamp authority URL ${checked.message}`, type: 'url_refused' }]);
   return checked.url;
 }
 
 function tsaFailed(host: string, why: string, cause?: unknown): AppError {
-  return new AppError('TSA_FAILED', `The time-stamp authority at ${host} did not time-stamp the signature (${why}); nothing was charged. Retry, or sign without timestamp.`, { cause });
+  return new AppError(
+    'TSA_FAILED',
+    `The time-stamp authority at ${host} did not time-stamp the signature (${why}); nothing was charged. Retry, or sign without timestamp.`,
+    { cause },
+  );
 }
 
 /** A fetch for libpdf: guarded, no redirects, the body read up to a cap. `failed` hears its own errors (libpdf keeps only their message). */
 function guardedFetch(policy: TsaPolicy, failed: (error: unknown) => void): typeof globalThis.fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
-    const response = await undiciFetch(String(input), { ...(init as object), redirect: 'manual', dispatcher: policy.dispatcher } as Parameters<typeof undiciFetch>[1]).catch((error: unknown) => {
+    const response = await undiciFetch(String(input), {
+      ...(init as object),
+      redirect: 'manual',
+      dispatcher: policy.dispatcher,
+    } as Parameters<typeof undiciFetch>[1]).catch((error: unknown) => {
       failed(error);
       throw error;
     });
     const declared = Number(response.headers.get('content-length') ?? 0);
-    if (declared > TSA_MAX_RESPONSE_BYTES) throw new Error(`answer of ${declared} bytes, more than ${TSA_MAX_RESPONSE_BYTES}`);
+    if (declared > TSA_MAX_RESPONSE_BYTES)
+      throw new Error(`answer of ${declared} bytes, more than ${TSA_MAX_RESPONSE_BYTES}`);
     const chunks: Uint8Array[] = [];
     let size = 0;
     for await (const chunk of response.body ?? []) {
@@ -58,7 +72,10 @@ function guardedFetch(policy: TsaPolicy, failed: (error: unknown) => void): type
 export function guardedTimestampAuthority(url: URL, policy: TsaPolicy): TimestampAuthority {
   const timeoutMs = policy.timeoutMs ?? TSA_TIMEOUT_MS;
   let fetchError: unknown;
-  const inner = new HttpTimestampAuthority(url.href, { timeout: timeoutMs, fetch: guardedFetch(policy, (error) => (fetchError = error)) });
+  const inner = new HttpTimestampAuthority(url.href, {
+    timeout: timeoutMs,
+    fetch: guardedFetch(policy, (error) => (fetchError = error)),
+  });
   return {
     async timestamp(digest: Uint8Array, algorithm: DigestAlgorithm): Promise<Uint8Array> {
       let timer: NodeJS.Timeout | undefined;

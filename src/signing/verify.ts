@@ -63,7 +63,7 @@ function entryOf(record: Record<string, string>, cms: Buffer | undefined): Signa
     field: record['Signature Field Name'] ?? '',
     signer: record['Signer Certificate Common Name'] ?? null,
     signer_dn: record['Signer full Distinguished Name'] ?? null,
-    signing_time: cms ? signingTimeOf(cms)?.toISOString() ?? null : null,
+    signing_time: cms ? (signingTimeOf(cms)?.toISOString() ?? null) : null,
     timestamp: { present: stamp !== null, time: stamp?.toISOString() ?? null },
     subfilter: record['Signature Type'] ?? null,
     valid: validation === 'Signature is Valid.',
@@ -77,12 +77,35 @@ export async function verifySignatures(pdf: Buffer): Promise<SignatureReport> {
   const dir = await mkdtemp(join(tmpdir(), 'pressroom-verify-'));
   try {
     await writeFile(join(dir, 'doc.pdf'), pdf);
-    const ceiling = { memoryBytes: PDFSIG_MEMORY_CEILING_BYTES, cpuSeconds: Math.ceil(PDFSIG_TIMEOUT_MS / 1000), outOfMemory: PDFSIG_OUT_OF_MEMORY };
+    const ceiling = {
+      memoryBytes: PDFSIG_MEMORY_CEILING_BYTES,
+      cpuSeconds: Math.ceil(PDFSIG_TIMEOUT_MS / 1000),
+      outOfMemory: PDFSIG_OUT_OF_MEMORY,
+    };
     const pdfsig = async (args: string[]) => {
-      const run = await runLimited('pdfsig', [...args, 'doc.pdf'], { cwd: dir, timeoutMs: PDFSIG_TIMEOUT_MS, maxBuffer: 4 << 20, ceiling });
-      if (run.ended === 'ceiling') throw new AppError('PDF_TOO_COMPLEX', 'Reading the signatures needed more memory or CPU time than one check may use; nothing was charged.');
-      if (run.ended === 'timeout') throw new AppError('PDF_TOOL_TIMEOUT', `Reading the signatures took longer than ${PDFSIG_TIMEOUT_MS} ms and was stopped.`);
-      if (run.ended !== 'exit') throw new AppError('PDF_TOOL_FAILED', run.ended === 'missing' ? `"${run.program}" was not found on PATH; install Debian's poppler-utils package.` : 'The signatures could not be read.');
+      const run = await runLimited('pdfsig', [...args, 'doc.pdf'], {
+        cwd: dir,
+        timeoutMs: PDFSIG_TIMEOUT_MS,
+        maxBuffer: 4 << 20,
+        ceiling,
+      });
+      if (run.ended === 'ceiling')
+        throw new AppError(
+          'PDF_TOO_COMPLEX',
+          'Reading the signatures needed more memory or CPU time than one check may use; nothing was charged.',
+        );
+      if (run.ended === 'timeout')
+        throw new AppError(
+          'PDF_TOOL_TIMEOUT',
+          `Reading the signatures took longer than ${PDFSIG_TIMEOUT_MS} ms and was stopped.`,
+        );
+      if (run.ended !== 'exit')
+        throw new AppError(
+          'PDF_TOOL_FAILED',
+          run.ended === 'missing'
+            ? `"${run.program}" was not found on PATH; install Debian's poppler-utils package.`
+            : 'The signatures could not be read.',
+        );
       return run;
     };
     // The report and the dump are two runs: with -dump pdfsig writes the CMS files and prints no report.
@@ -91,7 +114,11 @@ export async function verifySignatures(pdf: Buffer): Promise<SignatureReport> {
     const records = run.exitCode === 0 ? parsePdfsig(run.stdout) : [];
     if (records.length > 0) await pdfsig(['-nocert', '-no-ocsp', '-dump']);
     const dumps = new Set(await readdir(dir));
-    const signatures = await Promise.all(records.map(async (record, i) => entryOf(record, dumps.has(`doc.pdf.sig${i}`) ? await readFile(join(dir, `doc.pdf.sig${i}`)) : undefined)));
+    const signatures = await Promise.all(
+      records.map(async (record, i) =>
+        entryOf(record, dumps.has(`doc.pdf.sig${i}`) ? await readFile(join(dir, `doc.pdf.sig${i}`)) : undefined),
+      ),
+    );
     const allValid = signatures.every((s) => s.valid);
     const lastCovers = signatures.some((s) => s.covers_whole_document);
     return {

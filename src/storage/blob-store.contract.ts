@@ -38,7 +38,10 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
 
     it('returns the bytes, size and content type that were put', async () => {
       const body = randomBytes(150_000);
-      await store().put('acc_1/round-trip.pdf', body, { contentType: 'application/pdf', contentDisposition: 'attachment; filename="x.pdf"' });
+      await store().put('acc_1/round-trip.pdf', body, {
+        contentType: 'application/pdf',
+        contentDisposition: 'attachment; filename="x.pdf"',
+      });
       const blob = await store().get('acc_1/round-trip.pdf');
       expect(blob).not.toBeNull();
       expect(blob!.size).toBe(body.length);
@@ -53,7 +56,11 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
         const body = randomBytes(size);
         const path = join(dir, 'spooled.pdf');
         await writeFile(path, body);
-        await store().put(key, { path, size: body.length }, { contentType: 'application/pdf', contentDisposition: 'attachment; filename="spooled.pdf"' });
+        await store().put(
+          key,
+          { path, size: body.length },
+          { contentType: 'application/pdf', contentDisposition: 'attachment; filename="spooled.pdf"' },
+        );
         const blob = await store().get(key);
         expect(blob!.size).toBe(body.length);
         expect(blob!.contentType).toBe('application/pdf');
@@ -100,14 +107,21 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
       await expect(store().delete('acc_1/deleted.pdf')).resolves.toBeUndefined();
     });
 
-    it.each(['../escape.pdf', 'acc_1/../../escape.pdf', '/etc/passwd', 'acc_1\\..\\x.pdf', 'acc_1/x\0.pdf', 'acc_1//x.pdf', '.meta/x.json', 'acc_1/.hidden', ''])(
-      'refuses the key %j',
-      async (key) => {
-        const put = store().put(key, Buffer.from('x'), { contentType: 'application/pdf' });
-        await expect(put).rejects.toSatisfy((error: unknown) => isAppError(error, 'STORAGE_ERROR'));
-        await expect(store().get(key)).rejects.toSatisfy((error: unknown) => isAppError(error, 'STORAGE_ERROR'));
-      },
-    );
+    it.each([
+      '../escape.pdf',
+      'acc_1/../../escape.pdf',
+      '/etc/passwd',
+      'acc_1\\..\\x.pdf',
+      'acc_1/x\0.pdf',
+      'acc_1//x.pdf',
+      '.meta/x.json',
+      'acc_1/.hidden',
+      '',
+    ])('refuses the key %j', async (key) => {
+      const put = store().put(key, Buffer.from('x'), { contentType: 'application/pdf' });
+      await expect(put).rejects.toSatisfy((error: unknown) => isAppError(error, 'STORAGE_ERROR'));
+      await expect(store().get(key)).rejects.toSatisfy((error: unknown) => isAppError(error, 'STORAGE_ERROR'));
+    });
 
     it('presigns a GET URL on S3 (right bytes, type and filename; refused when tampered or expired), none locally', async () => {
       const body = randomBytes(20_000);
@@ -121,7 +135,9 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Blob
       const res = await fetch(url!);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/pdf');
-      expect(res.headers.get('content-disposition')).toBe(`attachment; filename="invoice-42.pdf"; filename*=UTF-8''invoice-42.pdf`);
+      expect(res.headers.get('content-disposition')).toBe(
+        `attachment; filename="invoice-42.pdf"; filename*=UTF-8''invoice-42.pdf`,
+      );
       expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
 
       const tampered = await fetch(url!.replace('presigned.pdf', 'round-trip.pdf'));

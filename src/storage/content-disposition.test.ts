@@ -18,7 +18,9 @@ describe('safeFilename', () => {
 
 describe('attachmentDisposition', () => {
   it('quotes a spec-conforming name as is', () => {
-    expect(attachmentDisposition('invoice-42.pdf')).toBe(`attachment; filename="invoice-42.pdf"; filename*=UTF-8''invoice-42.pdf`);
+    expect(attachmentDisposition('invoice-42.pdf')).toBe(
+      `attachment; filename="invoice-42.pdf"; filename*=UTF-8''invoice-42.pdf`,
+    );
   });
 
   it('keeps the exact name only percent-encoded, and nothing can break out of the header', () => {
@@ -31,6 +33,8 @@ describe('attachmentDisposition', () => {
   });
 
   it('drops path separators and leading dots from the exact name', () => {
-    expect(attachmentDisposition('../secret.pdf')).toBe(`attachment; filename="_secret.pdf"; filename*=UTF-8''secret.pdf`);
+    expect(attachmentDisposition('../secret.pdf')).toBe(
+      `attachment; filename="_secret.pdf"; filename*=UTF-8''secret.pdf`,
+    );
   });
 });

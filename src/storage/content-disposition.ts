@@ -15,14 +15,19 @@ const MAX_FILENAME_LENGTH = 200;
  * leading dots (no hidden files, no `..`), at most 200 characters; `fallback` when nothing is left.
  */
 export function safeFilename(name: string, fallback = 'document'): string {
-  const cleaned = name.normalize('NFC').replace(UNSAFE_IN_FILENAME, '_').replace(/^\.+/, '').slice(0, MAX_FILENAME_LENGTH);
+  const cleaned = name
+    .normalize('NFC')
+    .replace(UNSAFE_IN_FILENAME, '_')
+    .replace(/^\.+/, '')
+    .slice(0, MAX_FILENAME_LENGTH);
   return cleaned === '' || /^_+$/.test(cleaned) ? fallback : cleaned;
 }
 
 /** `attachment; filename="…"; filename*=UTF-8''…` for a customer-supplied filename. */
 export function attachmentDisposition(filename: string): string {
   const ascii = safeFilename(filename);
-  const exact = filename.normalize('NFC').replace(NEVER_IN_FILENAME, '').replace(/^\.+/, '').slice(0, MAX_FILENAME_LENGTH) || ascii;
+  const exact =
+    filename.normalize('NFC').replace(NEVER_IN_FILENAME, '').replace(/^\.+/, '').slice(0, MAX_FILENAME_LENGTH) || ascii;
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeRfc8187(exact)}`;
 }
 

@@ -35,7 +35,9 @@ export function createLocalDiskStore(rootDir: string): BlobStore {
     const path = resolve(base, `${key}${suffix}`);
     const rel = relative(base, path);
     if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || resolve(base, rel) !== path) {
-      throw new AppError('STORAGE_ERROR', 'Internal storage key is malformed', { cause: new Error(`key escapes the root: ${key}`) });
+      throw new AppError('STORAGE_ERROR', 'Internal storage key is malformed', {
+        cause: new Error(`key escapes the root: ${key}`),
+      });
     }
     return path;
   }

@@ -42,9 +42,14 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 describe('createCustomerS3Client', () => {
   it('refuses endpoints that are unusable on their face before any connection', () => {
     const policy: OutboundPolicy = { allowPrivateNetworks: false };
-    expect(() => createCustomerS3Client({ ...credentials, endpoint: 'https://127.0.0.1:9000' }, { policy })).toThrow(OutboundBlockedError);
-    expect(() => createCustomerS3Client({ ...credentials, endpoint: 'https://[::ffff:a00:1]' }, { policy })).toThrow(OutboundBlockedError);
-    const insecure = () => createCustomerS3Client({ ...credentials, endpoint: 'http://s3.customer.example' }, { policy });
+    expect(() => createCustomerS3Client({ ...credentials, endpoint: 'https://127.0.0.1:9000' }, { policy })).toThrow(
+      OutboundBlockedError,
+    );
+    expect(() => createCustomerS3Client({ ...credentials, endpoint: 'https://[::ffff:a00:1]' }, { policy })).toThrow(
+      OutboundBlockedError,
+    );
+    const insecure = () =>
+      createCustomerS3Client({ ...credentials, endpoint: 'http://s3.customer.example' }, { policy });
     expect(insecure).toThrow(/https/);
     try {
       insecure();
@@ -60,8 +65,12 @@ describe('createCustomerS3Client', () => {
     );
     try {
       for (const body of [Buffer.from('small'), Buffer.alloc(3 * 1024 * 1024, 1)]) {
-        const error = await failure(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'blocked.pdf', Body: body })));
-        expect(findOutboundBlockedError(error)?.reason).toMatch(/s3\.customer\.example resolved to 127\.0\.0\.1 is loopback/);
+        const error = await failure(
+          client.send(new PutObjectCommand({ Bucket: bucket, Key: 'blocked.pdf', Body: body })),
+        );
+        expect(findOutboundBlockedError(error)?.reason).toMatch(
+          /s3\.customer\.example resolved to 127\.0\.0\.1 is loopback/,
+        );
       }
       expect(server.requests).toEqual([]);
     } finally {
@@ -75,7 +84,14 @@ describe('createCustomerS3Client', () => {
       { policy: { allowPrivateNetworks: true, resolve: resolveToLoopback } },
     );
     try {
-      await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'reports/ok.pdf', Body: Buffer.from('%PDF-1.7'), ContentType: 'application/pdf' }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: 'reports/ok.pdf',
+          Body: Buffer.from('%PDF-1.7'),
+          ContentType: 'application/pdf',
+        }),
+      );
       const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: 'reports/ok.pdf' }));
       expect(await got.Body!.transformToString()).toBe('%PDF-1.7');
       expect(server.requests.map((r) => r.status)).toEqual([200, 200]);
@@ -86,10 +102,16 @@ describe('createCustomerS3Client', () => {
 
   it('leaves shared agents open on close', async () => {
     const agents = createGuardedAgents({ allowPrivateNetworks: true, resolve: resolveToLoopback });
-    const first = createCustomerS3Client({ ...credentials, endpoint: `http://s3.customer.example:${port}` }, { policy: { allowPrivateNetworks: true }, agents });
+    const first = createCustomerS3Client(
+      { ...credentials, endpoint: `http://s3.customer.example:${port}` },
+      { policy: { allowPrivateNetworks: true }, agents },
+    );
     await first.client.send(new PutObjectCommand({ Bucket: bucket, Key: 'shared/1.pdf', Body: Buffer.from('1') }));
     first.close();
-    const second = createCustomerS3Client({ ...credentials, endpoint: `http://s3.customer.example:${port}` }, { policy: { allowPrivateNetworks: true }, agents });
+    const second = createCustomerS3Client(
+      { ...credentials, endpoint: `http://s3.customer.example:${port}` },
+      { policy: { allowPrivateNetworks: true }, agents },
+    );
     await second.client.send(new PutObjectCommand({ Bucket: bucket, Key: 'shared/2.pdf', Body: Buffer.from('2') }));
     second.close();
     agents.destroy();
@@ -111,7 +133,9 @@ describe('guarded agents inside the AWS SDK', () => {
       httpsAgent: agents.httpsAgent,
     });
     try {
-      const error = await failure(client.send(new PutObjectCommand({ Bucket: bucket, Key: 'big.pdf', Body: Buffer.alloc(3 * 1024 * 1024, 2) })));
+      const error = await failure(
+        client.send(new PutObjectCommand({ Bucket: bucket, Key: 'big.pdf', Body: Buffer.alloc(3 * 1024 * 1024, 2) })),
+      );
       expect(findOutboundBlockedError(error)).toBeDefined();
       expect(server.requests).toEqual([]);
     } finally {

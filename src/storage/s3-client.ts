@@ -85,9 +85,13 @@ export function createCustomerS3Client(
   customer: CustomerS3Settings,
   guard: { readonly policy: OutboundPolicy; readonly agents?: GuardedAgents },
 ): CustomerS3Client {
-  const checked = checkUrl(customer.endpoint, { allowPrivateNetworks: guard.policy.allowPrivateNetworks, requireHttps: true });
+  const checked = checkUrl(customer.endpoint, {
+    allowPrivateNetworks: guard.policy.allowPrivateNetworks,
+    requireHttps: true,
+  });
   if (!checked.ok) {
-    if (checked.reason === 'private-address') throw new OutboundBlockedError(`S3 endpoint refused: ${checked.detail}`, { host: customer.endpoint });
+    if (checked.reason === 'private-address')
+      throw new OutboundBlockedError(`S3 endpoint refused: ${checked.detail}`, { host: customer.endpoint });
     throw new AppError('INVALID_REQUEST', `endpoint_url ${checked.message}`);
   }
   const agents = guard.agents ?? createGuardedAgents(guard.policy);

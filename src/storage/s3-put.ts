@@ -59,9 +59,19 @@ async function putInParts(client: S3Client, params: S3ObjectParams, file: Spoole
     for (let offset = 0, PartNumber = 1; offset < file.size; offset += PART_BYTES, PartNumber += 1) {
       const length = Math.min(PART_BYTES, file.size - offset);
       const { bytesRead } = await handle.read(part, 0, length, offset);
-      if (bytesRead !== length) throw new Error(`the spooled file ended at ${offset + bytesRead} bytes, not ${file.size}`);
+      if (bytesRead !== length)
+        throw new Error(`the spooled file ended at ${offset + bytesRead} bytes, not ${file.size}`);
       // The SDK is done with the buffer when send settles (retries included), so it is reused.
-      const { ETag } = await client.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body: part.subarray(0, length), ContentLength: length }));
+      const { ETag } = await client.send(
+        new UploadPartCommand({
+          Bucket,
+          Key,
+          UploadId,
+          PartNumber,
+          Body: part.subarray(0, length),
+          ContentLength: length,
+        }),
+      );
       parts.push({ ETag, PartNumber });
     }
     await client.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));

@@ -56,7 +56,10 @@ export function parseS3StorageUrl(url: string): S3StorageLocation {
 }
 
 /** Opens an S3 BlobStore; pass `client` to reuse one (tests, or a shared client in services.ts). */
-export function createS3BlobStore(location: S3StorageLocation, opts: CreateBlobStoreOptions & { client?: S3Client } = {}): BlobStore {
+export function createS3BlobStore(
+  location: S3StorageLocation,
+  opts: CreateBlobStoreOptions & { client?: S3Client } = {},
+): BlobStore {
   const ownsClient = opts.client === undefined;
   const client =
     opts.client ??
@@ -79,7 +82,12 @@ export function createS3BlobStore(location: S3StorageLocation, opts: CreateBlobS
     kind: 's3',
 
     async put(key: string, body: BlobBody, opts: PutOptions): Promise<void> {
-      const params = { Bucket, Key: objectKey(key), ContentType: opts.contentType, ContentDisposition: opts.contentDisposition };
+      const params = {
+        Bucket,
+        Key: objectKey(key),
+        ContentType: opts.contentType,
+        ContentDisposition: opts.contentDisposition,
+      };
       await putS3Object(client, params, body).catch((error: unknown) => {
         throw new AppError('STORAGE_ERROR', 'Could not write the file to S3 storage', { cause: error });
       });

@@ -3,7 +3,11 @@ import { downloadLinkKey, signDownload, verifyDownload } from './signed-link.js'
 
 const key = downloadLinkKey('a-master-secret-of-at-least-32-characters!!');
 const now = new Date('2026-01-01T12:00:00Z');
-const grant = { fileId: 'f1le1dAbCdEfGhIjKlMnOpQr', filename: 'invoice-42.pdf', expiresAt: new Date('2026-01-01T13:00:00Z') };
+const grant = {
+  fileId: 'f1le1dAbCdEfGhIjKlMnOpQr',
+  filename: 'invoice-42.pdf',
+  expiresAt: new Date('2026-01-01T13:00:00Z'),
+};
 
 describe('signed download links', () => {
   const params = signDownload(grant, key);

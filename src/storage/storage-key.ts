@@ -19,7 +19,9 @@ export function assertValidKey(key: string): void {
     key.split('/').every((segment) => SEGMENT.test(segment));
   if (!valid) {
     throw new AppError('STORAGE_ERROR', 'Internal storage key is malformed', {
-      cause: new Error(`storage key ${JSON.stringify(key.slice(0, 100))} must be /-separated segments of [A-Za-z0-9._-], none starting with "."`),
+      cause: new Error(
+        `storage key ${JSON.stringify(key.slice(0, 100))} must be /-separated segments of [A-Za-z0-9._-], none starting with "."`,
+      ),
     });
   }
 }

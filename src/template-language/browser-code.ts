@@ -59,7 +59,8 @@ export function browserCode(entry: BrowserEntry): string {
 /** Builds every bundle from `sourceDir` into `outDir` (the build step; see scripts/copy-assets.mjs). */
 export function writeBrowserCode(sourceDir: string, outDir: string): void {
   mkdirSync(outDir, { recursive: true });
-  for (const entry of Object.keys(BROWSER_ENTRIES) as BrowserEntry[]) writeFileSync(join(outDir, `${entry}.js`), bundle(sourceDir, entry));
+  for (const entry of Object.keys(BROWSER_ENTRIES) as BrowserEntry[])
+    writeFileSync(join(outDir, `${entry}.js`), bundle(sourceDir, entry));
 }
 
 function bundle(sourceDir: string, entry: BrowserEntry): string {
@@ -80,6 +81,9 @@ function bundle(sourceDir: string, entry: BrowserEntry): string {
   });
   const code = result.outputFiles[0]!.text;
   const refused = REFUSED[entry].exec(code);
-  if (refused) throw new Error(`the ${entry} bundle holds "${refused[0]}", which the evaluator page cannot take; spell it differently in src/template-language/browser`);
+  if (refused)
+    throw new Error(
+      `the ${entry} bundle holds "${refused[0]}", which the evaluator page cannot take; spell it differently in src/template-language/browser`,
+    );
   return code;
 }

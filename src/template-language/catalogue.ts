@@ -64,14 +64,19 @@ const JINJA2_FILTERS: Row[] = [
   ['round', 'nunjucks', undefined, 'number'],
   ['safe', 'nunjucks'],
   ['select', 'nunjucks', undefined, 'array'],
-  ['selectattr', 'pressroom', 'with a test as in Jinja2: `selectattr("status", "eq", "paid")`; dotted attributes', 'array'],
+  [
+    'selectattr',
+    'pressroom',
+    'with a test as in Jinja2: `selectattr("status", "eq", "paid")`; dotted attributes',
+    'array',
+  ],
   ['slice', 'nunjucks', undefined, 'array'],
   ['sort', 'nunjucks', undefined, 'array'],
   ['string', 'nunjucks'],
   ['striptags', 'nunjucks'],
   ['sum', 'pressroom', '`attribute` and `start` by name or position', 'array'],
   ['title', 'nunjucks'],
-  ['tojson', 'pressroom', 'HTML-safe (`<`, `>`, `&`, `\'` as `\\u` escapes), optional indent'],
+  ['tojson', 'pressroom', "HTML-safe (`<`, `>`, `&`, `'` as `\\u` escapes), optional indent"],
   ['trim', 'nunjucks'],
   ['truncate', 'nunjucks'],
   ['unique', 'pressroom', '`case_sensitive`, `attribute`', 'array'],
@@ -85,7 +90,11 @@ const JINJA2_FILTERS: Row[] = [
 
 /** Filters nunjucks has beyond Jinja2's, and Pressroom's helpers (docs/templates.md#helpers). */
 const OTHER_FILTERS: Row[] = [
-  ['barcode', 'pressroom', '`sku|barcode("ean13")`: an inline SVG barcode (qrcode, code128, code39, ean13, ean8, upca, itf14, interleaved2of5, gs1_128, datamatrix, pdf417, azteccode, swissqrcode)'],
+  [
+    'barcode',
+    'pressroom',
+    '`sku|barcode("ean13")`: an inline SVG barcode (qrcode, code128, code39, ean13, ean8, upca, itf14, interleaved2of5, gs1_128, datamatrix, pdf417, azteccode, swissqrcode)',
+  ],
   ['dump', 'nunjucks', 'JSON text, like `tojson`'],
   ['format_currency', 'pressroom', '`1234.56|format_currency("EUR", "de-DE")` → `1.234,56 €`', 'number'],
   ['format_date', 'pressroom', '`"2026-11-24"|format_date("long", "de-DE")` → `24. November 2026`'],
@@ -112,7 +121,7 @@ const JINJA2_TESTS: Row[] = [
   ['ge', 'nunjucks'],
   ['greaterthan', 'nunjucks'],
   ['gt', 'nunjucks'],
-  ['in', 'no', 'nunjucks\' parser reads `in` after `is` as the operator; write `x in [1, 2]`, which works'],
+  ['in', 'no', "nunjucks' parser reads `in` after `is` as the operator; write `x in [1, 2]`, which works"],
   ['integer', 'pressroom', 'a whole number'],
   ['iterable', 'nunjucks'],
   ['le', 'nunjucks'],
@@ -149,12 +158,27 @@ const JINJA2_GLOBALS: Row[] = [
 ];
 
 const OTHER_GLOBALS: Row[] = [
-  ['asset', 'pressroom', '`asset("logo.png")`: the URL of the account\'s asset of that name (docs/assets.md#assets-in-templates)'],
-  ['sepa_qrcode', 'pressroom', '`sepa_qrcode(iban=…, name=…, amount=…, reference=…)`: the EPC payment QR code (GiroCode) banking apps read'],
+  [
+    'asset',
+    'pressroom',
+    '`asset("logo.png")`: the URL of the account\'s asset of that name (docs/assets.md#assets-in-templates)',
+  ],
+  [
+    'sepa_qrcode',
+    'pressroom',
+    '`sepa_qrcode(iban=…, name=…, amount=…, reference=…)`: the EPC payment QR code (GiroCode) banking apps read',
+  ],
 ];
 
 function entries(kind: LanguageEntry['kind'], jinja2: boolean, rows: Row[]): LanguageEntry[] {
-  return rows.map(([name, support, note, fieldHint]) => ({ name, kind, jinja2, support, ...(note ? { note } : {}), ...(fieldHint ? { fieldHint } : {}) }));
+  return rows.map(([name, support, note, fieldHint]) => ({
+    name,
+    kind,
+    jinja2,
+    support,
+    ...(note ? { note } : {}),
+    ...(fieldHint ? { fieldHint } : {}),
+  }));
 }
 
 /** Every entry, Jinja2's first, each kind in alphabetical order. */
@@ -167,7 +191,8 @@ export const LANGUAGE: readonly LanguageEntry[] = [
   ...entries('global', false, OTHER_GLOBALS),
 ];
 
-const supported = (kind: LanguageEntry['kind']) => new Set(LANGUAGE.filter((e) => e.kind === kind && e.support !== 'no').map((e) => e.name));
+const supported = (kind: LanguageEntry['kind']) =>
+  new Set(LANGUAGE.filter((e) => e.kind === kind && e.support !== 'no').map((e) => e.name));
 
 /** Filter names a template may use. */
 export const SUPPORTED_FILTERS: ReadonlySet<string> = supported('filter');
@@ -185,6 +210,9 @@ export function filterFieldHint(name: string): FieldHint | undefined {
 export function languageTable(): string {
   const label: Record<Support, string> = { nunjucks: 'yes', pressroom: 'yes (Pressroom)', no: 'no' };
   const lines = ['| name | kind | Jinja2 built-in | supported | notes |', '|---|---|---|---|---|'];
-  for (const e of LANGUAGE) lines.push(`| \`${e.name}\` | ${e.kind} | ${e.jinja2 ? 'yes' : 'no'} | ${label[e.support]} | ${(e.note ?? '').replace(/\|/g, '\\|')} |`);
+  for (const e of LANGUAGE)
+    lines.push(
+      `| \`${e.name}\` | ${e.kind} | ${e.jinja2 ? 'yes' : 'no'} | ${label[e.support]} | ${(e.note ?? '').replace(/\|/g, '\\|')} |`,
+    );
   return lines.join('\n');
 }

@@ -15,7 +15,9 @@ function syntaxError(source: string): AppError {
 describe('compileTemplate', () => {
   it('compiles Jinja2 syntax to code without running it', () => {
     // Would throw in Node if executed; compiling must not execute anything.
-    const code = compileTemplate('{{ range.constructor("throw new Error(\'ran in node\')")() }}{% for x in items[1:3] %}{{ x }}{% endfor %}');
+    const code = compileTemplate(
+      '{{ range.constructor("throw new Error(\'ran in node\')")() }}{% for x in items[1:3] %}{{ x }}{% endfor %}',
+    );
     expect(code).toContain('root');
     expect(typeof code).toBe('string');
   });
@@ -55,10 +57,13 @@ describe('compileTemplate', () => {
     ['an unknown filter after a known one', '{{ name | upper | shout }}', 'filter', 'shout', 1, 19],
     ['an unknown filter block', 'a\n{% filter loud %}x{% endfilter %}', 'filter', 'loud', 2, 11],
     ['an unknown test', '{% if x is positive %}y{% endif %}', 'test', 'positive', 1, 12],
-  ])('refuses %s at its own line and column (issue 13: it used to save, then fail at generation)', (_name, source, kind, name, line, column) => {
-    const error = syntaxError(source);
-    expect(error.code).toBe('TEMPLATE_SYNTAX_ERROR');
-    expect(error.details).toEqual({ line, column });
-    expect(error.message).toContain(`unknown ${kind} "${name}"`);
-  });
+  ])(
+    'refuses %s at its own line and column (issue 13: it used to save, then fail at generation)',
+    (_name, source, kind, name, line, column) => {
+      const error = syntaxError(source);
+      expect(error.code).toBe('TEMPLATE_SYNTAX_ERROR');
+      expect(error.details).toEqual({ line, column });
+      expect(error.message).toContain(`unknown ${kind} "${name}"`);
+    },
+  );
 });

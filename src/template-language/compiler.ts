@@ -29,9 +29,13 @@ nunjucks.installJinjaCompat();
 /** The parser and compiler Nunjucks exports but its type definitions omit, and its transformer (not exported). */
 const { parser, compiler } = nunjucks as unknown as {
   parser: { parse(src: string, extensions: unknown[], opts: object): TemplateNode };
-  compiler: { Compiler: new (name: string, throwOnUndefined: boolean) => { compile(ast: TemplateNode): void; getCode(): string } };
+  compiler: {
+    Compiler: new (name: string, throwOnUndefined: boolean) => { compile(ast: TemplateNode): void; getCode(): string };
+  };
 };
-const transformer = createRequire(import.meta.url)('nunjucks/src/transformer') as { transform(ast: TemplateNode, asyncFilters: string[], name: string): TemplateNode };
+const transformer = createRequire(import.meta.url)('nunjucks/src/transformer') as {
+  transform(ast: TemplateNode, asyncFilters: string[], name: string): TemplateNode;
+};
 
 /** A node of Nunjucks' parse tree (positions are 0-based). */
 export interface TemplateNode {
@@ -48,8 +52,13 @@ export interface TemplateNode {
  * an HTML comment token or `import(`/`eval(` — even inside a string — so template text such as
  * `<!-- note -->` or "see import(2024)" would otherwise fail. Same string values, other spelling.
  */
-const { Compiler } = (nunjucks as unknown as { compiler: { Compiler: { prototype: Record<string, unknown> } } }).compiler;
-const compileLiteral = Compiler.prototype.compileLiteral as (this: CompilerThis, node: { value: unknown }, frame: unknown) => void;
+const { Compiler } = (nunjucks as unknown as { compiler: { Compiler: { prototype: Record<string, unknown> } } })
+  .compiler;
+const compileLiteral = Compiler.prototype.compileLiteral as (
+  this: CompilerThis,
+  node: { value: unknown },
+  frame: unknown,
+) => void;
 Compiler.prototype.compileLiteral = function (this: CompilerThis, node: { value: unknown }, frame: unknown): void {
   if (typeof node.value !== 'string') return compileLiteral.call(this, node, frame);
   this._emit(stringLiteral(node.value));
@@ -60,7 +69,10 @@ type CompilerThis = { _emit(code: string): void; compile(node: TemplateNode, fra
 
 /** `text` as a JavaScript string literal SES accepts (see above). */
 function stringLiteral(text: string): string {
-  return JSON.stringify(text).replace(/[<>(/\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(text).replace(
+    /[<>(/\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
@@ -75,7 +87,11 @@ function stringLiteral(text: string): string {
  */
 const UNDEFINED_CHECK = '__pressroom_check_defined';
 type OutputNode = { children: TemplateNode[]; lineno?: number; colno?: number };
-const compileOutput = Compiler.prototype.compileOutput as (this: CompilerThis, node: OutputNode, frame: unknown) => void;
+const compileOutput = Compiler.prototype.compileOutput as (
+  this: CompilerThis,
+  node: OutputNode,
+  frame: unknown,
+) => void;
 Compiler.prototype.compileOutput = function (this: CompilerThis, node: OutputNode, frame: unknown): void {
   for (const child of node.children) {
     const name = child.typename === 'TemplateData' ? undefined : variableName(child);
@@ -84,7 +100,9 @@ Compiler.prototype.compileOutput = function (this: CompilerThis, node: OutputNod
       continue;
     }
     const { lineno = 0, colno = 0 } = rootOf(child);
-    this._emit(`${this.buffer} += runtime.suppressValue((lineno = ${lineno}, colno = ${colno}, env.getGlobal("${UNDEFINED_CHECK}")(`);
+    this._emit(
+      `${this.buffer} += runtime.suppressValue((lineno = ${lineno}, colno = ${colno}, env.getGlobal("${UNDEFINED_CHECK}")(`,
+    );
     this.compile(child, frame);
     this._emit(`, ${stringLiteral(name)}, ${lineno}, ${colno})), env.opts.autoescape);\n`);
   }
@@ -97,7 +115,10 @@ function variableName(node: TemplateNode): string | undefined {
   const base = variableName(node.target as TemplateNode);
   if (base === undefined) return undefined;
   const key = node.val as TemplateNode;
-  if (key.typename === 'Literal') return typeof key.value === 'string' && /^[A-Za-z_$][\w$]*$/.test(key.value) ? `${base}.${key.value}` : `${base}[${JSON.stringify(key.value)}]`;
+  if (key.typename === 'Literal')
+    return typeof key.value === 'string' && /^[A-Za-z_$][\w$]*$/.test(key.value)
+      ? `${base}.${key.value}`
+      : `${base}[${JSON.stringify(key.value)}]`;
   return `${base}[${variableName(key) ?? '…'}]`;
 }
 
@@ -115,7 +136,12 @@ function rootOf(node: TemplateNode): TemplateNode {
 const NAMESPACE_SETTER = '__pressroom_namespace_set';
 type ParserThis = { fail(message: string, lineno?: number, colno?: number): never };
 const { Parser } = (nunjucks as unknown as { parser: { Parser: { prototype: Record<string, unknown> } } }).parser;
-const nodes = createRequire(import.meta.url)('nunjucks/src/nodes') as Record<string, new (...args: unknown[]) => TemplateNode>;
+const nodes = createRequire(import.meta.url)('nunjucks/src/nodes') as Record<
+  string,
+  new (
+    ...args: unknown[]
+  ) => TemplateNode
+>;
 const parseSet = Parser.prototype.parseSet as (this: ParserThis) => TemplateNode;
 Parser.prototype.parseSet = function (this: ParserThis): TemplateNode {
   const node = parseSet.call(this);
@@ -123,7 +149,12 @@ Parser.prototype.parseSet = function (this: ParserThis): TemplateNode {
   if (!targets.some((t) => t.typename === 'LookupVal')) return node;
   const target = targets[0]!;
   const attr = target.val as TemplateNode | undefined;
-  if (targets.length !== 1 || target.typename !== 'LookupVal' || attr?.typename !== 'Literal' || typeof attr.value !== 'string') {
+  if (
+    targets.length !== 1 ||
+    target.typename !== 'LookupVal' ||
+    attr?.typename !== 'Literal' ||
+    typeof attr.value !== 'string'
+  ) {
     this.fail('set: only one target, a name or namespace.attribute, can be set here', node.lineno, node.colno);
   }
   const { lineno, colno } = node;
@@ -152,7 +183,10 @@ export function compileTemplate(source: string, name = 'template'): string {
 
 function compileUncached(source: string, name: string): string {
   if (source.length > MAX_TEMPLATE_SOURCE_CHARS) {
-    throw new AppError('TEMPLATE_SYNTAX_ERROR', `The template is longer than ${MAX_TEMPLATE_SOURCE_CHARS} characters; split it or move data into the request`);
+    throw new AppError(
+      'TEMPLATE_SYNTAX_ERROR',
+      `The template is longer than ${MAX_TEMPLATE_SOURCE_CHARS} characters; split it or move data into the request`,
+    );
   }
   let ast: TemplateNode;
   try {
@@ -193,12 +227,19 @@ function assertKnownNames(ast: TemplateNode): void {
     const nameNode = n.name as TemplateNode | undefined;
     if ((n.typename === 'Filter' || n.typename === 'FilterAsync') && nameNode?.typename === 'Symbol') {
       const name = String(nameNode.value);
-      if (!SUPPORTED_FILTERS.has(name)) throw unknownName('filter', name, nameNode.lineno ?? n.lineno, nameNode.colno ?? n.colno, SUPPORTED_FILTERS);
+      if (!SUPPORTED_FILTERS.has(name))
+        throw unknownName('filter', name, nameNode.lineno ?? n.lineno, nameNode.colno ?? n.colno, SUPPORTED_FILTERS);
     }
     if (n.typename === 'Is') {
       const right = n.right as TemplateNode | undefined;
-      const name = right?.typename === 'Symbol' ? String(right.value) : right?.typename === 'FunCall' && (right.name as TemplateNode)?.typename === 'Symbol' ? String((right.name as TemplateNode).value) : undefined;
-      if (name !== undefined && !SUPPORTED_TESTS.has(name)) throw unknownName('test', name, right?.lineno ?? n.lineno, right?.colno ?? n.colno, SUPPORTED_TESTS);
+      const name =
+        right?.typename === 'Symbol'
+          ? String(right.value)
+          : right?.typename === 'FunCall' && (right.name as TemplateNode)?.typename === 'Symbol'
+            ? String((right.name as TemplateNode).value)
+            : undefined;
+      if (name !== undefined && !SUPPORTED_TESTS.has(name))
+        throw unknownName('test', name, right?.lineno ?? n.lineno, right?.colno ?? n.colno, SUPPORTED_TESTS);
     }
     for (const field of n.fields ?? []) visit(n[field]);
     if (Array.isArray(n.children)) visit(n.children);
@@ -206,14 +247,24 @@ function assertKnownNames(ast: TemplateNode): void {
   visit(ast);
 }
 
-function unknownName(kind: 'filter' | 'test', name: string, lineno: number | undefined, colno: number | undefined, known: ReadonlySet<string>): AppError {
+function unknownName(
+  kind: 'filter' | 'test',
+  name: string,
+  lineno: number | undefined,
+  colno: number | undefined,
+  known: ReadonlySet<string>,
+): AppError {
   const line = (lineno ?? 0) + 1;
   const column = (colno ?? 0) + 1;
   const near = [...known].filter((k) => k.startsWith(name.slice(0, 2))).slice(0, 5);
   const hint = near.length > 0 ? ` (did you mean ${near.map((k) => `"${k}"`).join(', ')}?)` : '';
-  return new AppError('TEMPLATE_SYNTAX_ERROR', `Template syntax error (line ${line}, column ${column}): unknown ${kind} "${name}"${hint}; the list is in docs/templates.md`, {
-    details: { line, column },
-  });
+  return new AppError(
+    'TEMPLATE_SYNTAX_ERROR',
+    `Template syntax error (line ${line}, column ${column}): unknown ${kind} "${name}"${hint}; the list is in docs/templates.md`,
+    {
+      details: { line, column },
+    },
+  );
 }
 
 interface NunjucksTemplateError {
@@ -225,19 +276,27 @@ interface NunjucksTemplateError {
 function toSyntaxError(error: unknown, source: string): AppError {
   if (error instanceof RangeError) {
     // The parser is recursive: thousands of nested brackets or blocks exhaust the stack.
-    return new AppError('TEMPLATE_SYNTAX_ERROR', 'The template is nested too deeply (brackets, tags or blocks); flatten it', { cause: error });
+    return new AppError(
+      'TEMPLATE_SYNTAX_ERROR',
+      'The template is nested too deeply (brackets, tags or blocks); flatten it',
+      { cause: error },
+    );
   }
   const e = (error ?? {}) as NunjucksTemplateError;
   const isNunjucksError = error instanceof Error && error.name === 'Template render error';
   let line = typeof e.lineno === 'number' ? e.lineno : undefined;
   const column = typeof e.colno === 'number' ? e.colno : undefined;
-  let reason = isNunjucksError && typeof e.message === 'string' ? e.message : 'unexpected end of template (an unclosed tag, bracket or string?)';
+  let reason =
+    isNunjucksError && typeof e.message === 'string'
+      ? e.message
+      : 'unexpected end of template (an unclosed tag, bracket or string?)';
   // Parser errors raised at end of input carry no position; the end of the source is where it is.
   if (line === undefined && /end of (file|template)|unclosed|expected variable end|expected block end/i.test(reason)) {
     line = source.split('\n').length;
   }
   reason = reason.split('\n')[0]!.slice(0, 300);
-  const where = line === undefined ? '' : column === undefined ? ` (line ${line})` : ` (line ${line}, column ${column})`;
+  const where =
+    line === undefined ? '' : column === undefined ? ` (line ${line})` : ` (line ${line}, column ${column})`;
   return new AppError('TEMPLATE_SYNTAX_ERROR', `Template syntax error${where}: ${reason}`, {
     cause: error,
     details: { ...(line === undefined ? {} : { line }), ...(column === undefined ? {} : { column }) },

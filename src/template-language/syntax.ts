@@ -24,12 +24,19 @@ export function findTemplateProblem(part: TemplatePart, source: string): Templat
   } catch (error) {
     if (!(error instanceof AppError) || error.code !== 'TEMPLATE_SYNTAX_ERROR') throw error;
     const { line, column } = error.details ?? {};
-    return { part, message: error.message, ...(typeof line === 'number' ? { line } : {}), ...(typeof column === 'number' ? { column } : {}) };
+    return {
+      part,
+      message: error.message,
+      ...(typeof line === 'number' ? { line } : {}),
+      ...(typeof column === 'number' ? { column } : {}),
+    };
   }
 }
 
 /** 422 issues for each part that does not compile: `loc` names the field, `ctx` the part, line and column. */
-export function syntaxIssues(parts: { loc: (string | number)[]; part: TemplatePart; source: string | null | undefined }[]): ValidationIssue[] {
+export function syntaxIssues(
+  parts: { loc: (string | number)[]; part: TemplatePart; source: string | null | undefined }[],
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const { loc, part, source } of parts) {
     if (!source) continue;
@@ -39,7 +46,11 @@ export function syntaxIssues(parts: { loc: (string | number)[]; part: TemplatePa
         loc,
         msg: problem.message,
         type: 'template_syntax',
-        ctx: { part, ...(problem.line === undefined ? {} : { line: problem.line }), ...(problem.column === undefined ? {} : { column: problem.column }) },
+        ctx: {
+          part,
+          ...(problem.line === undefined ? {} : { line: problem.line }),
+          ...(problem.column === undefined ? {} : { column: problem.column }),
+        },
       });
     }
   }

@@ -70,7 +70,21 @@ interface VarNode {
 }
 
 /** The language's globals (catalogue.ts) and the names nunjucks binds itself: never fields. */
-const GLOBALS = new Set([...SUPPORTED_GLOBALS, 'loop', 'caller', 'super', 'self', 'varargs', 'kwargs', 'true', 'false', 'none', 'True', 'False', 'None']);
+const GLOBALS = new Set([
+  ...SUPPORTED_GLOBALS,
+  'loop',
+  'caller',
+  'super',
+  'self',
+  'varargs',
+  'kwargs',
+  'true',
+  'false',
+  'none',
+  'True',
+  'False',
+  'None',
+]);
 const ARITHMETIC = new Set(['Sub', 'Mul', 'Div', 'FloorDiv', 'Mod', 'Pow', 'Neg', 'Pos']);
 
 const newNode = (): VarNode => ({ hints: new Set(), required: false, children: new Map() });
@@ -98,7 +112,8 @@ class Inferrer {
     if (node.typename === 'LookupVal') {
       const parent = this.resolve(node.target, ctx);
       if (!parent) return null;
-      if (node.val?.typename === 'Literal' && typeof node.val.value === 'string') return this.child(parent, node.val.value);
+      if (node.val?.typename === 'Literal' && typeof node.val.value === 'string')
+        return this.child(parent, node.val.value);
       // a[i] with a computed index: `a` is a list (or map); nothing more is known.
       this.walk(node.val, ctx);
       parent.hints.add('array');
@@ -161,7 +176,8 @@ class Inferrer {
         const scope = new Map(ctx.scope);
         for (const arg of node.args?.children ?? []) {
           if (arg.typename === 'Symbol') scope.set(String(arg.value), null);
-          if (arg.typename === 'KeywordArgs') for (const pair of arg.children ?? []) scope.set(String(pair.key.value), null);
+          if (arg.typename === 'KeywordArgs')
+            for (const pair of arg.children ?? []) scope.set(String(pair.key.value), null);
         }
         this.walk(node.body, { scope, conditional: true });
         return;
@@ -215,7 +231,8 @@ class Inferrer {
   /** A bare variable used as a condition suggests a boolean, unless it is used as something else too. */
   private condition(node: AnyNode | null | undefined, ctx: Ctx): void {
     if (!node) return;
-    if (node.typename === 'Symbol' || node.typename === 'LookupVal') this.use(node, { ...ctx, conditional: true }, 'boolean');
+    if (node.typename === 'Symbol' || node.typename === 'LookupVal')
+      this.use(node, { ...ctx, conditional: true }, 'boolean');
     else this.walk(node, ctx);
   }
 
@@ -238,7 +255,8 @@ class Inferrer {
     const [input, ...rest] = node.args?.children ?? [];
     const fieldHint = filterFieldHint(name);
     const optional = fieldHint === 'optional';
-    const hint: Hint = fieldHint === 'number' || fieldHint === 'integer' || fieldHint === 'array' ? fieldHint : 'printed';
+    const hint: Hint =
+      fieldHint === 'number' || fieldHint === 'integer' || fieldHint === 'array' ? fieldHint : 'printed';
     if (input) this.use(input, optional ? { ...ctx, conditional: true } : ctx, hint);
     for (const arg of rest) this.walk(arg, ctx);
   }
@@ -246,7 +264,8 @@ class Inferrer {
   private compare(node: AnyNode, ctx: Ctx): void {
     const operands: AnyNode[] = [node.expr, ...(node.ops ?? []).map((op: AnyNode) => op.expr)];
     const numeric = operands.some((o) => o?.typename === 'Literal' && typeof o.value === 'number');
-    for (const operand of operands) if (operand) this.use(operand, { ...ctx, conditional: true }, numeric ? 'number' : undefined);
+    for (const operand of operands)
+      if (operand) this.use(operand, { ...ctx, conditional: true }, numeric ? 'number' : undefined);
   }
 
   private add(node: AnyNode, ctx: Ctx): void {
@@ -263,7 +282,13 @@ function fieldType(node: VarNode): FieldType {
   return 'string';
 }
 
-const SPEC_TYPE: Record<FieldType, SpecType> = { string: 'text', integer: 'number', number: 'number', boolean: 'boolean', array: 'array' };
+const SPEC_TYPE: Record<FieldType, SpecType> = {
+  string: 'text',
+  integer: 'number',
+  number: 'number',
+  boolean: 'boolean',
+  array: 'array',
+};
 
 /** "invoice.issue_date" → "Invoice issue date". */
 export function humanize(key: string): string {

@@ -32,16 +32,27 @@ export interface KindInput {
  * keeps its canvas unless a new one is given (a new one gets DEFAULT_CANVAS); a PDF template has none.
  * Refuses (422) a canvas on a PDF template and a page setup on an image template.
  */
-export function resolveKind(given: KindInput, current?: { kind: TemplateKind; canvas: Canvas | null; page: unknown }): { kind: TemplateKind; canvas: Canvas | null } {
+export function resolveKind(
+  given: KindInput,
+  current?: { kind: TemplateKind; canvas: Canvas | null; page: unknown },
+): { kind: TemplateKind; canvas: Canvas | null } {
   const kind = given.kind ?? current?.kind ?? 'pdf';
   const issues: ValidationIssue[] = [];
   if (kind === 'pdf' && given.canvas != null) {
-    issues.push({ loc: ['body', 'canvas'], msg: 'canvas applies to image templates only; set kind to "image", or leave canvas out', type: 'value_error' });
+    issues.push({
+      loc: ['body', 'canvas'],
+      msg: 'canvas applies to image templates only; set kind to "image", or leave canvas out',
+      type: 'value_error',
+    });
   }
   const page = given.page === undefined ? current?.page : given.page;
   if (kind === 'image' && page != null) {
     const loc = given.page === undefined ? ['body', 'kind'] : ['body', 'page'];
-    issues.push({ loc, msg: 'page (paper, margins, header and footer) applies to pdf templates only; an image template is sized by canvas. Send page: null to drop it', type: 'value_error' });
+    issues.push({
+      loc,
+      msg: 'page (paper, margins, header and footer) applies to pdf templates only; an image template is sized by canvas. Send page: null to drop it',
+      type: 'value_error',
+    });
   }
   if (issues.length > 0) throw new ValidationError(issues);
   if (kind === 'pdf') return { kind, canvas: null };

@@ -8,7 +8,9 @@ export async function nextVersionNumber(db: DbOrTx, templateId: string): Promise
   const row = await db
     .insertInto('template_version_counters')
     .values({ template_id: templateId, last_number: 1 })
-    .onConflict((oc) => oc.column('template_id').doUpdateSet({ last_number: sql`template_version_counters.last_number + 1` }))
+    .onConflict((oc) =>
+      oc.column('template_id').doUpdateSet({ last_number: sql`template_version_counters.last_number + 1` }),
+    )
     .returning('last_number')
     .executeTakeFirstOrThrow();
   return Number(row.last_number);
@@ -28,21 +30,53 @@ export async function listVersions(db: DbOrTx, templateId: string) {
     .execute();
 }
 
-export async function findVersionByNumber(db: DbOrTx, templateId: string, versionNumber: number): Promise<TemplateVersionRow | undefined> {
-  return db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version_number', '=', versionNumber).executeTakeFirst();
+export async function findVersionByNumber(
+  db: DbOrTx,
+  templateId: string,
+  versionNumber: number,
+): Promise<TemplateVersionRow | undefined> {
+  return db
+    .selectFrom('template_versions')
+    .selectAll()
+    .where('template_id', '=', templateId)
+    .where('version_number', '=', versionNumber)
+    .executeTakeFirst();
 }
 
-export async function findVersionByTag(db: DbOrTx, templateId: string, tag: string): Promise<TemplateVersionRow | undefined> {
-  return db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('tag', '=', tag).executeTakeFirst();
+export async function findVersionByTag(
+  db: DbOrTx,
+  templateId: string,
+  tag: string,
+): Promise<TemplateVersionRow | undefined> {
+  return db
+    .selectFrom('template_versions')
+    .selectAll()
+    .where('template_id', '=', templateId)
+    .where('tag', '=', tag)
+    .executeTakeFirst();
 }
 
 /** Changes only the tag and description: a snapshot's content never changes. */
-export async function updateVersionLabel(db: DbOrTx, templateId: string, versionNumber: number, changes: { tag?: string; description?: string | null }): Promise<void> {
-  await db.updateTable('template_versions').set(changes).where('template_id', '=', templateId).where('version_number', '=', versionNumber).execute();
+export async function updateVersionLabel(
+  db: DbOrTx,
+  templateId: string,
+  versionNumber: number,
+  changes: { tag?: string; description?: string | null },
+): Promise<void> {
+  await db
+    .updateTable('template_versions')
+    .set(changes)
+    .where('template_id', '=', templateId)
+    .where('version_number', '=', versionNumber)
+    .execute();
 }
 
 export async function deleteVersion(db: DbOrTx, templateId: string, versionNumber: number): Promise<boolean> {
-  const result = await db.deleteFrom('template_versions').where('template_id', '=', templateId).where('version_number', '=', versionNumber).executeTakeFirst();
+  const result = await db
+    .deleteFrom('template_versions')
+    .where('template_id', '=', templateId)
+    .where('version_number', '=', versionNumber)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 

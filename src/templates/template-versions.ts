@@ -33,9 +33,18 @@ export interface TemplateVersionService {
   /** Ascending by number; the draft is not listed. */
   list(accountId: string, templateId: string): Promise<TemplateVersion[]>;
   /** Snapshots the current template under `tag`; VERSION_TAG_EXISTS when another version has it. */
-  create(accountId: string, templateId: string, input: { tag: string; description?: string | null }): Promise<TemplateVersion>;
+  create(
+    accountId: string,
+    templateId: string,
+    input: { tag: string; description?: string | null },
+  ): Promise<TemplateVersion>;
   /** Changes a version's tag and/or description (null clears it); its content never changes. */
-  update(accountId: string, templateId: string, versionNumber: number, changes: { tag?: string; description?: string | null }): Promise<TemplateVersion>;
+  update(
+    accountId: string,
+    templateId: string,
+    versionNumber: number,
+    changes: { tag?: string; description?: string | null },
+  ): Promise<TemplateVersion>;
   remove(accountId: string, templateId: string, versionNumber: number): Promise<void>;
   /** One version by number with its snapshot; VERSION_NOT_FOUND otherwise. */
   get(accountId: string, templateId: string, versionNumber: number): Promise<TemplateVersionWithContent>;
@@ -43,8 +52,15 @@ export interface TemplateVersionService {
   resolve(accountId: string, templateId: string, ref: string | number): Promise<Template>;
 }
 
-function toVersion(row: Pick<TemplateVersionRow, 'version_number' | 'tag' | 'description' | 'created_at'>): TemplateVersion {
-  return { versionNumber: Number(row.version_number), tag: row.tag, description: row.description, createdAt: Number(row.created_at) };
+function toVersion(
+  row: Pick<TemplateVersionRow, 'version_number' | 'tag' | 'description' | 'created_at'>,
+): TemplateVersion {
+  return {
+    versionNumber: Number(row.version_number),
+    tag: row.tag,
+    description: row.description,
+    createdAt: Number(row.created_at),
+  };
 }
 
 function toSnapshot(accountId: string, row: TemplateVersionRow): Template {
@@ -59,13 +75,22 @@ function toSnapshot(accountId: string, row: TemplateVersionRow): Template {
 }
 
 const notFound = (templateId: string, ref: string | number) =>
-  new AppError('VERSION_NOT_FOUND', `Template ${templateId} has no version ${JSON.stringify(ref)}; GET /v1/templates/${templateId}/versions lists them.`);
+  new AppError(
+    'VERSION_NOT_FOUND',
+    `Template ${templateId} has no version ${JSON.stringify(ref)}; GET /v1/templates/${templateId}/versions lists them.`,
+  );
 
 const tagTaken = (templateId: string, tag: string) =>
-  new AppError('VERSION_TAG_EXISTS', `Another version of template ${templateId} already has the tag "${tag}"; give that version another tag first (PATCH), or pick another tag.`);
+  new AppError(
+    'VERSION_TAG_EXISTS',
+    `Another version of template ${templateId} already has the tag "${tag}"; give that version another tag first (PATCH), or pick another tag.`,
+  );
 
 /** Creates the version service; `draft` is the owner-checked template read (templates.get). */
-export function createTemplateVersionService(db: Db, draft: (accountId: string, templateId: string) => Promise<Template>): TemplateVersionService {
+export function createTemplateVersionService(
+  db: Db,
+  draft: (accountId: string, templateId: string) => Promise<Template>,
+): TemplateVersionService {
   async function owned(accountId: string, templateId: string, versionNumber: number): Promise<TemplateVersionRow> {
     await draft(accountId, templateId);
     const row = await store.findVersionByNumber(db, templateId, versionNumber);
@@ -90,28 +115,30 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
 
     async create(accountId, templateId, input) {
       const t = await draft(accountId, templateId);
-      return mapTagRace(templateId, input.tag, () => withTransaction(db, async (trx) => {
-        if (await store.findVersionByTag(trx, templateId, input.tag)) throw tagTaken(templateId, input.tag);
-        const row: TemplateVersionRow = {
-          template_id: templateId,
-          version_number: await store.nextVersionNumber(trx, templateId),
-          tag: input.tag,
-          description: input.description ?? null,
-          name: t.name,
-          html: t.html,
-          css: t.css,
-          fields: JSON.stringify(t.fields),
-          fields_inferred: t.fieldsInferred ? 1 : 0,
-          sample_data: t.sampleData === null ? null : JSON.stringify(t.sampleData),
-          page: t.page === null ? null : JSON.stringify(t.page),
-          kind: t.kind,
-          canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
-          strict: t.strict ? 1 : 0,
-          created_at: Date.now(),
-        };
-        await store.insertVersion(trx, row);
-        return toVersion(row);
-      }));
+      return mapTagRace(templateId, input.tag, () =>
+        withTransaction(db, async (trx) => {
+          if (await store.findVersionByTag(trx, templateId, input.tag)) throw tagTaken(templateId, input.tag);
+          const row: TemplateVersionRow = {
+            template_id: templateId,
+            version_number: await store.nextVersionNumber(trx, templateId),
+            tag: input.tag,
+            description: input.description ?? null,
+            name: t.name,
+            html: t.html,
+            css: t.css,
+            fields: JSON.stringify(t.fields),
+            fields_inferred: t.fieldsInferred ? 1 : 0,
+            sample_data: t.sampleData === null ? null : JSON.stringify(t.sampleData),
+            page: t.page === null ? null : JSON.stringify(t.page),
+            kind: t.kind,
+            canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
+            strict: t.strict ? 1 : 0,
+            created_at: Date.now(),
+          };
+          await store.insertVersion(trx, row);
+          return toVersion(row);
+        }),
+      );
     },
 
     async update(accountId, templateId, versionNumber, changes) {
@@ -121,7 +148,8 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
       if (changes.description !== undefined) set.description = changes.description;
       if (Object.keys(set).length === 0) return toVersion(current);
       await mapTagRace(templateId, set.tag, async () => {
-        if (set.tag !== undefined && (await store.findVersionByTag(db, templateId, set.tag))) throw tagTaken(templateId, set.tag);
+        if (set.tag !== undefined && (await store.findVersionByTag(db, templateId, set.tag)))
+          throw tagTaken(templateId, set.tag);
         await store.updateVersionLabel(db, templateId, versionNumber, set);
       });
       return toVersion({ ...current, ...set });
@@ -141,7 +169,8 @@ export function createTemplateVersionService(db: Db, draft: (accountId: string, 
       await draft(accountId, templateId);
       const byTag = typeof ref === 'string' ? await store.findVersionByTag(db, templateId, ref) : undefined;
       const asNumber = typeof ref === 'number' ? ref : /^[1-9][0-9]{0,9}$/.test(ref) ? Number(ref) : undefined;
-      const row = byTag ?? (asNumber !== undefined ? await store.findVersionByNumber(db, templateId, asNumber) : undefined);
+      const row =
+        byTag ?? (asNumber !== undefined ? await store.findVersionByNumber(db, templateId, asNumber) : undefined);
       if (!row) throw notFound(templateId, ref);
       return toSnapshot(accountId, row);
     },

@@ -17,10 +17,7 @@ export async function listTemplates(db: DbOrTx, accountId: string, kind?: 'pdf' 
     .select(['id', 'name', 'kind', 'created_at', 'updated_at'])
     .where('account_id', '=', accountId);
   if (kind) query = query.where('kind', '=', kind);
-  return query
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .execute();
+  return query.orderBy('created_at', 'desc').orderBy('id').execute();
 }
 
 export async function updateTemplate(db: DbOrTx, templateId: string, changes: Partial<TemplateRow>): Promise<void> {

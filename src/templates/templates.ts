@@ -41,7 +41,6 @@ export interface TemplateInput {
   strict?: boolean;
 }
 
-
 export interface TemplateSummary {
   id: string;
   name: string;
@@ -97,11 +96,20 @@ function assertParses(input: { html: string; css?: string | null; page?: PageSet
 /** Refuses (422) a paper size the renderer cannot print: the renderer's own rule (rendering/page-size.ts). */
 function assertPrintablePaper(page: PageSetup | null | undefined): void {
   const problem = pageSizeProblem(page);
-  if (problem) throw new ValidationError([{ loc: ['body', 'page', problem.field], msg: problem.message, type: 'value_error' }]);
+  if (problem)
+    throw new ValidationError([{ loc: ['body', 'page', problem.field], msg: problem.message, type: 'value_error' }]);
 }
 
-function inferFor(input: { html: string; css?: string | null; page?: PageSetup | null; sample_data?: unknown }): FieldDefinition[] {
-  return inferFields([input.html, input.css ?? '', input.page?.header_html ?? '', input.page?.footer_html ?? ''], input.sample_data ?? undefined);
+function inferFor(input: {
+  html: string;
+  css?: string | null;
+  page?: PageSetup | null;
+  sample_data?: unknown;
+}): FieldDefinition[] {
+  return inferFields(
+    [input.html, input.css ?? '', input.page?.header_html ?? '', input.page?.footer_html ?? ''],
+    input.sample_data ?? undefined,
+  );
 }
 
 const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
@@ -110,16 +118,19 @@ export function createTemplateService(db: Db): TemplateService {
   async function owned(accountId: string, templateId: string): Promise<TemplateRow> {
     const row = await store.findTemplate(db, templateId);
     if (!row) throw new AppError('TEMPLATE_NOT_FOUND', `Template ${templateId} was not found.`);
-    if (row.account_id !== accountId) throw new AppError('FORBIDDEN', `Template ${templateId} belongs to another account.`);
+    if (row.account_id !== accountId)
+      throw new AppError('FORBIDDEN', `Template ${templateId} belongs to another account.`);
     return row;
   }
 
-  const get = async (accountId: string, templateId: string): Promise<Template> => toTemplate(await owned(accountId, templateId));
+  const get = async (accountId: string, templateId: string): Promise<Template> =>
+    toTemplate(await owned(accountId, templateId));
 
   const versions = createTemplateVersionService(db, get);
   return {
     versions,
-    resolve: (accountId, templateId, version) => (version == null ? get(accountId, templateId) : versions.resolve(accountId, templateId, version)),
+    resolve: (accountId, templateId, version) =>
+      version == null ? get(accountId, templateId) : versions.resolve(accountId, templateId, version),
 
     async create(accountId, input) {
       assertParses(input);
@@ -163,7 +174,13 @@ export function createTemplateService(db: Db): TemplateService {
 
     async list(accountId, filter = {}) {
       const rows = await store.listTemplates(db, accountId, filter.kind);
-      return rows.map((r) => ({ id: r.id, name: r.name, kind: r.kind, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+      return rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        kind: r.kind,
+        createdAt: Number(r.created_at),
+        updatedAt: Number(r.updated_at),
+      }));
     },
 
     async update(accountId, templateId, changes) {

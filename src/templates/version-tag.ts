@@ -9,7 +9,8 @@
 export const VERSION_TAG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,48}[a-z0-9]$';
 
 /** The rule in words, for help text and messages. */
-export const VERSION_TAG_RULE_TEXT = '2–50 characters: lowercase letters, digits, "_" and "-", starting and ending with a letter or digit';
+export const VERSION_TAG_RULE_TEXT =
+  '2–50 characters: lowercase letters, digits, "_" and "-", starting and ending with a letter or digit';
 
 const VERSION_TAG = new RegExp(VERSION_TAG_PATTERN);
 

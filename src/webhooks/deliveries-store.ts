@@ -40,7 +40,9 @@ export interface DeliveryClaimRequest extends ClaimRequest {
  * db/claim-rows.ts keeps two claimers apart per dialect.
  */
 export function claimDeliveries(database: DatabaseHandle, c: DeliveryClaimRequest): Promise<WebhookDeliveryRow[]> {
-  const due = (alias: string) => sql`${sql.ref(`${alias}.state`)} = 'pending' and ${sql.ref(`${alias}.next_attempt_at`)} <= ${c.now}
+  const due = (
+    alias: string,
+  ) => sql`${sql.ref(`${alias}.state`)} = 'pending' and ${sql.ref(`${alias}.next_attempt_at`)} <= ${c.now}
          and (${sql.ref(`${alias}.locked_until`)} is null or ${sql.ref(`${alias}.locked_until`)} < ${c.now})`;
   return claimRows<WebhookDeliveryRow>(database, {
     table: 'webhook_deliveries',
@@ -75,7 +77,13 @@ export interface AttemptOutcome {
 }
 
 /** Records one attempt's outcome and frees the lease; false when the lease was no longer ours. */
-export async function recordAttempt(db: DbOrTx, id: string, workerId: string, outcome: AttemptOutcome, now: number): Promise<boolean> {
+export async function recordAttempt(
+  db: DbOrTx,
+  id: string,
+  workerId: string,
+  outcome: AttemptOutcome,
+  now: number,
+): Promise<boolean> {
   const updated = await db
     .updateTable('webhook_deliveries')
     .set({

@@ -27,7 +27,19 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
   let jobSeq = 0;
 
   const loop = (overrides: Partial<DeliveryLoopOptions> = {}) => {
-    const l = createDeliveryLoop({ database, queue, workerId: `w${loops.length}`, timeoutMs: 2000, maxAttempts: 4, baseDelayMs: 20, accountConcurrency: 4, pollIntervalMs: 50, allowPrivateNetworks: true, logger, ...overrides });
+    const l = createDeliveryLoop({
+      database,
+      queue,
+      workerId: `w${loops.length}`,
+      timeoutMs: 2000,
+      maxAttempts: 4,
+      baseDelayMs: 20,
+      accountConcurrency: 4,
+      pollIntervalMs: 50,
+      allowPrivateNetworks: true,
+      logger,
+      ...overrides,
+    });
     loops.push(l);
     l.start();
     return l;
@@ -36,18 +48,55 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
   const enqueue = async (url: string, secret: string | null = SECRET) => {
     const jobId = `job-${++jobSeq}`;
     const now = Date.now();
-    await database.db.insertInto('jobs').values({
-      id: jobId, account_id: 'acc_w', template_id: 'tttttttttttt', status: 'completed', data: '{}', options: '{}', filename: null, store_s3: 0,
-      webhook_url: url, webhook_secret: null, transaction_ref: `tx-${jobId}`, attempts: 1, run_at: now, locked_by: null, locked_until: null,
-      last_error: null, error_code: null, error_message: null, result_url: null, result_filename: null, result_expires_at: null,
-      result_s3_bucket: null, result_s3_key: null, created_at: now, updated_at: now, started_at: now, completed_at: now,
-    }).execute();
+    await database.db
+      .insertInto('jobs')
+      .values({
+        id: jobId,
+        account_id: 'acc_w',
+        template_id: 'tttttttttttt',
+        status: 'completed',
+        data: '{}',
+        options: '{}',
+        filename: null,
+        store_s3: 0,
+        webhook_url: url,
+        webhook_secret: null,
+        transaction_ref: `tx-${jobId}`,
+        attempts: 1,
+        run_at: now,
+        locked_by: null,
+        locked_until: null,
+        last_error: null,
+        error_code: null,
+        error_message: null,
+        result_url: null,
+        result_filename: null,
+        result_expires_at: null,
+        result_s3_bucket: null,
+        result_s3_key: null,
+        created_at: now,
+        updated_at: now,
+        started_at: now,
+        completed_at: now,
+      })
+      .execute();
     const payload = completedPayload(jobId, { url: 'https://files.example/a.pdf', filename: 'a.pdf' });
-    await database.db.transaction().execute((trx) => queue.enqueue(trx, { jobId, event: 'pdf.completed', url, sealedSecret: secret && queue.sealSecret(secret), payload }));
+    await database.db
+      .transaction()
+      .execute((trx) =>
+        queue.enqueue(trx, {
+          jobId,
+          event: 'pdf.completed',
+          url,
+          sealedSecret: secret && queue.sealSecret(secret),
+          payload,
+        }),
+      );
     queue.announce();
     return { jobId, payload };
   };
-  const delivery = (jobId: string) => database.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).executeTakeFirstOrThrow();
+  const delivery = (jobId: string) =>
+    database.db.selectFrom('webhook_deliveries').selectAll().where('job_id', '=', jobId).executeTakeFirstOrThrow();
   const until = async (what: () => Promise<boolean>, timeoutMs = 10_000) => {
     const end = Date.now() + timeoutMs;
     while (!(await what())) {
@@ -58,8 +107,24 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
 
   beforeAll(async () => {
     testDb = await createTestDatabase(dialect);
-    database = await openDatabase({ dialect, url: dialect === 'postgres' ? TEST_PG_URL : undefined, sqlitePath: `${testDb.dataDir}/w.db`, pgSchema: testDb.pgSchema });
-    await database.db.insertInto('accounts').values({ id: 'acc_w', email: null, plan: 'pro', credits: 0, rate_limit_per_minute: null, rate_limit_per_day: null, created_at: Date.now() }).execute();
+    database = await openDatabase({
+      dialect,
+      url: dialect === 'postgres' ? TEST_PG_URL : undefined,
+      sqlitePath: `${testDb.dataDir}/w.db`,
+      pgSchema: testDb.pgSchema,
+    });
+    await database.db
+      .insertInto('accounts')
+      .values({
+        id: 'acc_w',
+        email: null,
+        plan: 'pro',
+        credits: 0,
+        rate_limit_per_minute: null,
+        rate_limit_per_day: null,
+        created_at: Date.now(),
+      })
+      .execute();
     receiver = await startWebhookReceiver();
   });
   beforeEach(() => {
@@ -94,7 +159,10 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
       expect(g.headers['x-service-signature']).toBe(hex);
       const ts = String(g.headers['webhook-timestamp']);
       expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(30);
-      const std = createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(`${g.headers['webhook-id']}.${ts}.`).update(g.raw).digest('base64');
+      const std = createHmac('sha256', Buffer.from(SECRET, 'utf8'))
+        .update(`${g.headers['webhook-id']}.${ts}.`)
+        .update(g.raw)
+        .digest('base64');
       expect(g.headers['webhook-signature']).toBe(`v1,${std}`);
     }
     expect(await delivery(jobId)).toMatchObject({ attempts: 3, last_status: 200, last_error: null, locked_by: null });
@@ -119,7 +187,11 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
     loop({ maxAttempts: 2 });
     await until(async () => (await delivery(jobId)).state === 'failed');
     expect(receiver.received.map((r) => r.path)).toEqual(['/hooks/pressroom', '/hooks/pressroom']);
-    expect(await delivery(jobId)).toMatchObject({ attempts: 2, last_status: 302, last_error: 'receiver answered HTTP 302' });
+    expect(await delivery(jobId)).toMatchObject({
+      attempts: 2,
+      last_status: 302,
+      last_error: 'receiver answered HTTP 302',
+    });
   });
 
   it('times out a receiver that does not answer, and retries', async () => {
@@ -127,17 +199,26 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
     const { jobId } = await enqueue(receiver.url);
     loop({ timeoutMs: 300, maxAttempts: 2 });
     await until(async () => (await delivery(jobId)).state === 'failed');
-    expect(await delivery(jobId)).toMatchObject({ attempts: 2, last_status: null, last_error: 'no answer within 300 ms' });
+    expect(await delivery(jobId)).toMatchObject({
+      attempts: 2,
+      last_status: null,
+      last_error: 'no answer within 300 ms',
+    });
   });
 
   it('refuses a name that resolves to a private address (pinned check), without reaching it', async () => {
     const port = new URL(receiver.url).port;
-    const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const dispatcher = createGuardedDispatcher({
+      allowPrivateNetworks: false,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
     const { jobId } = await enqueue(`https://hooks.example.com:${port}/hooks/pressroom`);
     loop({ allowPrivateNetworks: false, dispatcher, maxAttempts: 2 });
     await until(async () => (await delivery(jobId)).state === 'failed');
     expect(receiver.received).toHaveLength(0);
-    expect((await delivery(jobId)).last_error).toMatch(/outbound guard: hooks.example.com resolved to 127.0.0.1 is loopback/);
+    expect((await delivery(jobId)).last_error).toMatch(
+      /outbound guard: hooks.example.com resolved to 127.0.0.1 is loopback/,
+    );
     await dispatcher.close();
   });
 
@@ -158,7 +239,11 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
     const pending = await delivery(jobId);
     expect(pending).toMatchObject({ state: 'pending', attempts: 1, last_status: 503 });
     // "Restart": the new process finds the row; make it due now instead of in a minute.
-    await database.db.updateTable('webhook_deliveries').set({ next_attempt_at: Date.now() }).where('id', '=', pending.id).execute();
+    await database.db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: Date.now() })
+      .where('id', '=', pending.id)
+      .execute();
     receiver.script([200]);
     loop();
     await until(async () => (await delivery(jobId)).state === 'delivered');
@@ -170,11 +255,22 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
     loop();
     loop();
     await receiver.waitFor(30);
-    await until(async () => (await database.db.selectFrom('webhook_deliveries').select('id').where('state', '=', 'delivered').where('job_id', 'in', jobIds).execute()).length === 30);
+    await until(
+      async () =>
+        (
+          await database.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('state', '=', 'delivered')
+            .where('job_id', 'in', jobIds)
+            .execute()
+        ).length === 30,
+    );
     // A duplicate would be on its way right behind: a short wait for what must not happen.
     await new Promise((r) => setTimeout(r, 200));
     const perId = new Map<string, number>();
-    for (const r of receiver.received) perId.set(String(r.headers['webhook-id']), (perId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+    for (const r of receiver.received)
+      perId.set(String(r.headers['webhook-id']), (perId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
     expect(perId.size).toBe(30);
     expect([...perId.values()].every((n) => n === 1)).toBe(true);
   });

@@ -51,10 +51,12 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
   const { database, queue, workerId, logger } = o;
   // Opened by the first attempt and closed by stop(), so a loop that never sends holds no connections.
   let ownDispatcher: Agent | undefined;
-  const dispatcher = (): Dispatcher => o.dispatcher ?? (ownDispatcher ??= createGuardedDispatcher(
-    { allowPrivateNetworks: o.allowPrivateNetworks },
-    { connectTimeoutMs: o.timeoutMs, headersTimeoutMs: o.timeoutMs, bodyTimeoutMs: o.timeoutMs },
-  ));
+  const dispatcher = (): Dispatcher =>
+    o.dispatcher ??
+    (ownDispatcher ??= createGuardedDispatcher(
+      { allowPrivateNetworks: o.allowPrivateNetworks },
+      { connectTimeoutMs: o.timeoutMs, headersTimeoutMs: o.timeoutMs, bodyTimeoutMs: o.timeoutMs },
+    ));
   // The lease outlives the attempt's own deadline, so a live sender never loses it mid-attempt.
   const leaseMs = o.timeoutMs + 30_000;
   const inFlight = new Set<Promise<void>>();
@@ -73,10 +75,19 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
       try {
         secret = queue.openSecret(row.secret);
       } catch {
-        return { ok: false, status: null, error: 'the signing secret cannot be decrypted (was PRESSROOM_SECRET_KEY changed?)' };
+        return {
+          ok: false,
+          status: null,
+          error: 'the signing secret cannot be decrypted (was PRESSROOM_SECRET_KEY changed?)',
+        };
       }
     }
-    const headers = webhookHeaders({ id: row.id, timestampSeconds: Math.floor(Date.now() / 1000), body: row.payload, secret });
+    const headers = webhookHeaders({
+      id: row.id,
+      timestampSeconds: Math.floor(Date.now() / 1000),
+      body: row.payload,
+      secret,
+    });
     // The request that created the job, so the customer can match the webhook to its create-async call.
     if (row.request_id) headers['x-request-id'] = row.request_id;
     return sendWebhook(dispatcher(), { url: row.url, headers, body: row.payload, timeoutMs: o.timeoutMs });
@@ -87,13 +98,25 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     const now = Date.now();
     const last = row.attempts >= o.maxAttempts;
     const delay = outcome.ok || last ? 0 : deliveryRetryDelayMs(row.attempts, o.baseDelayMs);
-    const recorded = await store.recordAttempt(database.db, row.id, workerId, {
-      state: outcome.ok ? 'delivered' : last ? 'failed' : 'pending',
+    const recorded = await store.recordAttempt(
+      database.db,
+      row.id,
+      workerId,
+      {
+        state: outcome.ok ? 'delivered' : last ? 'failed' : 'pending',
+        status: outcome.status,
+        error: outcome.ok ? null : outcome.error,
+        nextAttemptAt: now + delay,
+      },
+      now,
+    );
+    const log = {
+      webhookId: row.id,
+      jobId: row.job_id,
+      event: row.event,
+      attempt: row.attempts,
       status: outcome.status,
-      error: outcome.ok ? null : outcome.error,
-      nextAttemptAt: now + delay,
-    }, now);
-    const log = { webhookId: row.id, jobId: row.job_id, event: row.event, attempt: row.attempts, status: outcome.status };
+    };
     if (outcome.ok) logger.info(log, 'webhook delivered');
     else if (last) logger.warn({ ...log, error: outcome.error }, 'webhook delivery failed for good');
     else logger.info({ ...log, error: outcome.error, retryInMs: delay }, 'webhook attempt failed; will retry');
@@ -109,7 +132,13 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
   }
 
   function claim(limit: number): Promise<WebhookDeliveryRow[]> {
-    return store.claimDeliveries(database, { workerId, limit, now: Date.now(), leaseMs, accountLimit: o.accountConcurrency });
+    return store.claimDeliveries(database, {
+      workerId,
+      limit,
+      now: Date.now(),
+      leaseMs,
+      accountLimit: o.accountConcurrency,
+    });
   }
 
   async function tick(): Promise<void> {
@@ -124,9 +153,16 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
         return;
       }
       for (const row of rows) {
-        const task: Promise<void> = withRequestId(row.request_id, () => deliver(row)
-          .catch((error) => logger.error({ err: error, webhookId: row.id }, 'webhook delivery crashed; its lease will run out and it is retried'))
-          .finally(() => (inFlight.delete(task), kick())));
+        const task: Promise<void> = withRequestId(row.request_id, () =>
+          deliver(row)
+            .catch((error) =>
+              logger.error(
+                { err: error, webhookId: row.id },
+                'webhook delivery crashed; its lease will run out and it is retried',
+              ),
+            )
+            .finally(() => (inFlight.delete(task), kick())),
+        );
         inFlight.add(task);
       }
       if (rows.length > 0) again = true;

@@ -22,7 +22,8 @@ export interface CompletedResult {
 /** The rule sets that judged the job's e-invoice (`einvoice_checks`, as on the job); absent without an e-invoice. */
 export type EInvoiceChecksField = { einvoiceChecks?: string | null };
 
-const checksOf = (fields: EInvoiceChecksField) => (fields.einvoiceChecks ? { einvoice_checks: fields.einvoiceChecks } : {});
+const checksOf = (fields: EInvoiceChecksField) =>
+  fields.einvoiceChecks ? { einvoice_checks: fields.einvoiceChecks } : {};
 
 /** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}[, warnings:[{code, message, url?}]][, einvoice_checks]}` */
 export function completedPayload(jobId: string, result: CompletedResult, fields: EInvoiceChecksField = {}): string {
@@ -32,12 +33,29 @@ export function completedPayload(jobId: string, result: CompletedResult, fields:
     body.s3_key = result.s3Key;
   }
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
-  return JSON.stringify({ event: 'pdf.completed', job_id: jobId, status: 'completed', result: body, ...warnings, ...checksOf(fields) });
+  return JSON.stringify({
+    event: 'pdf.completed',
+    job_id: jobId,
+    status: 'completed',
+    result: body,
+    ...warnings,
+    ...checksOf(fields),
+  });
 }
 
 /** `{event:"pdf.failed", job_id, status:"failed", error:{code, message}[, einvoice_checks]}` */
-export function failedPayload(jobId: string, error: { code: string; message: string }, fields: EInvoiceChecksField = {}): string {
-  return JSON.stringify({ event: 'pdf.failed', job_id: jobId, status: 'failed', error: { code: error.code, message: error.message }, ...checksOf(fields) });
+export function failedPayload(
+  jobId: string,
+  error: { code: string; message: string },
+  fields: EInvoiceChecksField = {},
+): string {
+  return JSON.stringify({
+    event: 'pdf.failed',
+    job_id: jobId,
+    status: 'failed',
+    error: { code: error.code, message: error.message },
+    ...checksOf(fields),
+  });
 }
 
 /** What a batch's webhook tells. */
@@ -52,7 +70,13 @@ export interface BatchOutcome {
 /** `{event:"pdf.batch.…", batch_id, status, total, completed, failed, cancelled, result}` */
 export function batchPayload(event: BatchEvent, outcome: BatchOutcome): string {
   const result = outcome.result
-    ? { url: outcome.result.url, filename: outcome.result.filename, ...(outcome.result.s3Bucket && outcome.result.s3Key ? { s3_bucket: outcome.result.s3Bucket, s3_key: outcome.result.s3Key } : {}) }
+    ? {
+        url: outcome.result.url,
+        filename: outcome.result.filename,
+        ...(outcome.result.s3Bucket && outcome.result.s3Key
+          ? { s3_bucket: outcome.result.s3Bucket, s3_key: outcome.result.s3Key }
+          : {}),
+      }
     : null;
   return JSON.stringify({ event, batch_id: outcome.batchId, status: outcome.status, ...outcome.counts, result });
 }

@@ -4,7 +4,10 @@ import { deliveryRetryDelayMs, deliverySpanMs } from './webhook-schedule.js';
 import { jobRetryDelayMs } from '../jobs/job-retry-policy.js';
 
 describe('webhook retry schedule', () => {
-  const defaults = loadConfig({ PRESSROOM_SECRET_KEY: 'x'.repeat(32), PRESSROOM_DATA_DIR: '/tmp/pressroom-schedule-test' }).webhooks;
+  const defaults = loadConfig({
+    PRESSROOM_SECRET_KEY: 'x'.repeat(32),
+    PRESSROOM_DATA_DIR: '/tmp/pressroom-schedule-test',
+  }).webhooks;
 
   it('has the documented defaults: 10 s timeout, 8 attempts, 30 s base, 4 deliveries in flight per account', () => {
     expect(defaults).toEqual({ timeoutMs: 10_000, maxAttempts: 8, baseDelayMs: 30_000, accountConcurrency: 4 });

@@ -13,11 +13,20 @@ export type SendOutcome = { ok: true; status: number } | { ok: false; status: nu
 const RESPONSE_LIMIT_BYTES = 64 * 1024;
 
 /** Makes one attempt; never throws (every failure is an outcome). */
-export async function sendWebhook(dispatcher: Dispatcher, input: { url: string; headers: Record<string, string>; body: string; timeoutMs: number }): Promise<SendOutcome> {
+export async function sendWebhook(
+  dispatcher: Dispatcher,
+  input: { url: string; headers: Record<string, string>; body: string; timeoutMs: number },
+): Promise<SendOutcome> {
   const signal = AbortSignal.timeout(input.timeoutMs);
   try {
     // undici's request() never follows redirects (that takes an interceptor we do not install).
-    const response = await request(input.url, { method: 'POST', headers: input.headers, body: input.body, dispatcher, signal });
+    const response = await request(input.url, {
+      method: 'POST',
+      headers: input.headers,
+      body: input.body,
+      dispatcher,
+      signal,
+    });
     await response.body.dump({ limit: RESPONSE_LIMIT_BYTES }).catch(() => undefined);
     if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, status: response.statusCode };
     return { ok: false, status: response.statusCode, error: `receiver answered HTTP ${response.statusCode}` };
@@ -26,6 +35,10 @@ export async function sendWebhook(dispatcher: Dispatcher, input: { url: string; 
     if (blocked) return { ok: false, status: null, error: `refused by the outbound guard: ${blocked.reason}` };
     if (signal.aborted) return { ok: false, status: null, error: `no answer within ${input.timeoutMs} ms` };
     const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
-    return { ok: false, status: null, error: `connection failed: ${e.code ?? e.cause?.code ?? ''} ${e.message}`.replace(/\s+/g, ' ').trim() };
+    return {
+      ok: false,
+      status: null,
+      error: `connection failed: ${e.code ?? e.cause?.code ?? ''} ${e.message}`.replace(/\s+/g, ' ').trim(),
+    };
   }
 }

@@ -19,7 +19,12 @@ export function standardSignature(secret: string, id: string, timestampSeconds: 
 }
 
 /** Every header of one delivery attempt; the signature headers only when there is a secret. */
-export function webhookHeaders(input: { id: string; timestampSeconds: number; body: string; secret: string | null }): Record<string, string> {
+export function webhookHeaders(input: {
+  id: string;
+  timestampSeconds: number;
+  body: string;
+  secret: string | null;
+}): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': 'Pressroom-Webhooks/1',

@@ -79,7 +79,8 @@ export function canLeave(): Promise<boolean> {
 
 // Each history entry carries its position, so a back or forward the guard holds can be undone by as
 // many steps, and redone once the user agrees (the popstate event cannot be cancelled).
-const positionOf = (state: unknown): number => (typeof (state as { position?: unknown } | null)?.position === 'number' ? (state as { position: number }).position : 0);
+const positionOf = (state: unknown): number =>
+  typeof (state as { position?: unknown } | null)?.position === 'number' ? (state as { position: number }).position : 0;
 let position = positionOf(history.state);
 if (history.state === null) history.replaceState({ position }, '');
 /** popstate events the app caused itself: one undoing a held move (ignored), one redoing it (let through). */
@@ -141,7 +142,15 @@ export function Link({ href, children, onClick, ...rest }: LinkProps) {
       href={href}
       onClick={(event) => {
         if (typeof onClick === 'function') onClick(event);
-        if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+        if (
+          event.defaultPrevented ||
+          event.button !== 0 ||
+          event.metaKey ||
+          event.ctrlKey ||
+          event.shiftKey ||
+          event.altKey
+        )
+          return;
         event.preventDefault();
         void navigate(href);
       }}

@@ -13,7 +13,8 @@ function newestSource(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (/\.ts$/.test(entry.name) && !/\.test\.ts$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+    else if (/\.ts$/.test(entry.name) && !/\.test\.ts$/.test(entry.name))
+      newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
@@ -21,6 +22,10 @@ function newestSource(dir) {
 const main = join(root, 'dist', 'main.js');
 if (!existsSync(main) || newestSource(join(root, 'src')) > statSync(main).mtimeMs) {
   process.stderr.write('[build-dist] dist/ is older than src/: tsc -p tsconfig.build.json\n');
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { cwd: root, stdio: 'inherit' },
+  );
   execFileSync(process.execPath, ['scripts/copy-assets.mjs'], { cwd: root, stdio: 'inherit' });
 }

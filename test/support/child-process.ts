@@ -50,7 +50,9 @@ export function superviseChild(child: ChildProcess, label: string, keepLogs = tr
     }
   });
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-8000)));
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
 
   const leftovers = new Set<number>();
   const killLeftovers = () => {
@@ -80,7 +82,13 @@ export function superviseChild(child: ChildProcess, label: string, keepLogs = tr
           settle();
           resolve(found);
         };
-        const timer = setTimeout(() => settle(new Error(`${label} ${pid}: log line not seen within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            settle(
+              new Error(`${label} ${pid}: log line not seen within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`),
+            ),
+          timeoutMs,
+        );
         listeners.add(check);
         check();
         void exited.then(() => {

@@ -30,8 +30,13 @@ export function runCli(t: TestApp, args: string[]): Promise<CliResult> {
     execFile(
       process.execPath,
       ['bin/pressroom.js', ...args],
-      { cwd: ROOT, timeout: 180_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_SECRET_KEY: SECRET_KEY, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      {
+        cwd: ROOT,
+        timeout: 180_000,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_SECRET_KEY: SECRET_KEY, ...env },
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -47,7 +52,8 @@ export function runClient(args: string[], env: Record<string, string> = {}): Pro
       process.execPath,
       ['bin/pressroom.js', ...args],
       { cwd: ROOT, timeout: 180_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }

@@ -32,9 +32,12 @@ export type ProcessRole = 'api' | 'worker' | 'all';
 
 /** Builds dist/ if a source file is newer than it (once, under a lock shared by parallel test files). */
 export function ensureDist(): void {
-  execFileSync('flock', ['/tmp/pressroom-build.lock', process.execPath, join(ROOT, 'test', 'support', 'build-dist.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(
+    'flock',
+    ['/tmp/pressroom-build.lock', process.execPath, join(ROOT, 'test', 'support', 'build-dist.mjs')],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
 }
-
 
 /** An HTTP answer with the body parsed when it is JSON. */
 export interface HttpResponse {
@@ -53,16 +56,27 @@ export interface RequestOptions {
 }
 
 /** fetch with JSON helpers. */
-export async function httpRequest(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse> {
+export async function httpRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<HttpResponse> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path.startsWith('http') ? path : `${baseUrl}${path}`, { method, headers, body, signal: options.signal });
+  const response = await fetch(path.startsWith('http') ? path : `${baseUrl}${path}`, {
+    method,
+    headers,
+    body,
+    signal: options.signal,
+  });
   const bytes = Buffer.from(await response.arrayBuffer());
   const type = response.headers.get('content-type') ?? '';
-  const parsed = type.includes('application/json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : bytes.toString('utf8');
+  const parsed =
+    type.includes('application/json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : bytes.toString('utf8');
   return { status: response.status, headers: response.headers, body: parsed, bytes };
 }
 
@@ -107,13 +121,22 @@ export interface Cluster {
   /** Starts one more process and waits until it is ready; `env` is added to the cluster's. */
   spawn(role: ProcessRole, env?: Record<string, string>): Promise<PressroomProcess>;
   /** An account through the admin API of the first API process. */
-  createAccount(input?: { credits?: number; plan?: string; rate_limit?: { per_minute?: number; per_day?: number } }): Promise<{ accountId: string; apiKey: string }>;
+  createAccount(input?: {
+    credits?: number;
+    plan?: string;
+    rate_limit?: { per_minute?: number; per_day?: number };
+  }): Promise<{ accountId: string; apiKey: string }>;
   /** The environment every process gets (no secrets beyond the test ones). */
   readonly env: Record<string, string>;
   close(): Promise<void>;
 }
 
-function startProcess(role: ProcessRole, env: Record<string, string>, port: number, keepLogs: boolean): PressroomProcess {
+function startProcess(
+  role: ProcessRole,
+  env: Record<string, string>,
+  port: number,
+  keepLogs: boolean,
+): PressroomProcess {
   const child: ChildProcess = spawn(process.execPath, ['bin/pressroom.js', 'serve', '--role', role], {
     cwd: ROOT,
     detached: true,
@@ -137,7 +160,8 @@ export async function waitUntilReady(proc: PressroomProcess, timeoutMs = 120_000
   void proc.exited.then(() => (exited = true));
   let last = '';
   while (Date.now() < end) {
-    if (exited) throw new Error(`${proc.role} ${proc.pid} exited before it was ready: ${proc.stderrTail().slice(-2000)}`);
+    if (exited)
+      throw new Error(`${proc.role} ${proc.pid} exited before it was ready: ${proc.stderrTail().slice(-2000)}`);
     try {
       const res = await httpRequest(proc.baseUrl, 'GET', '/readyz');
       if (res.status === 200) return;
@@ -156,7 +180,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const dialect = options.database ?? 'postgres';
   const pgUrl = options.pgUrl ?? TEST_PG_URL;
   const database: TestDatabase = await createTestDatabase(dialect, pgUrl);
-  const s3 = (options.storage ?? 's3') === 's3' ? await startS3Server({ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET, buckets: [S3_BUCKET] }) : undefined;
+  const s3 =
+    (options.storage ?? 's3') === 's3'
+      ? await startS3Server({ accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET, buckets: [S3_BUCKET] })
+      : undefined;
   const env: Record<string, string> = {
     PRESSROOM_SECRET_KEY: SECRET_KEY,
     PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -171,7 +198,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     env.PRESSROOM_DATABASE_URL = url.toString();
   }
   if (s3) {
-    const query = new URLSearchParams({ endpoint: s3.endpoint, access_key_id: S3_ACCESS_KEY, secret_access_key: S3_SECRET, force_path_style: 'true', region: s3.region });
+    const query = new URLSearchParams({
+      endpoint: s3.endpoint,
+      access_key_id: S3_ACCESS_KEY,
+      secret_access_key: S3_SECRET,
+      force_path_style: 'true',
+      region: s3.region,
+    });
     env.PRESSROOM_STORAGE_URL = `s3://${S3_BUCKET}/generated?${query.toString()}`;
   } else {
     env.PRESSROOM_STORAGE_URL = pathToFileURL(join(database.dataDir, 'files')).href;
@@ -193,7 +226,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     onlySettings(extra);
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
-      const proc = startProcess(role, { PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env, ...extra }, port, keepLogs);
+      const proc = startProcess(
+        role,
+        { PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env, ...extra },
+        port,
+        keepLogs,
+      );
       processes.push(proc);
       try {
         await waitUntilReady(proc);
@@ -224,7 +262,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ];
     if (roles.length > 0) await spawnOne(roles[0]!);
     await Promise.all(roles.slice(1).map((role) => spawnOne(role)));
-    handle = await openDatabase({ dialect, url: dialect === 'postgres' ? pgUrl : undefined, sqlitePath: join(database.dataDir, 'pressroom.db'), pgSchema: database.pgSchema, migrate: false });
+    handle = await openDatabase({
+      dialect,
+      url: dialect === 'postgres' ? pgUrl : undefined,
+      sqlitePath: join(database.dataDir, 'pressroom.db'),
+      pgSchema: database.pgSchema,
+      migrate: false,
+    });
   } catch (error) {
     await close();
     throw error;

@@ -38,8 +38,20 @@ export function rulesCli(dataDir: string, args: string[]): Promise<RulesCliResul
       process.execPath,
       ['bin/pressroom.js', '--init', 'einvoice', 'rules', ...args],
       // A cold compile cache makes the install compile: minutes on a busy machine.
-      { cwd: ROOT, timeout: 900_000, maxBuffer: 16 << 20, env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? '', PRESSROOM_SECRET_KEY: SECRET_KEY, PRESSROOM_DATA_DIR: dataDir } },
-      (error, stdout, stderr) => done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      {
+        cwd: ROOT,
+        timeout: 900_000,
+        maxBuffer: 16 << 20,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          XDG_CACHE_HOME: process.env.XDG_CACHE_HOME ?? '',
+          PRESSROOM_SECRET_KEY: SECRET_KEY,
+          PRESSROOM_DATA_DIR: dataDir,
+        },
+      },
+      (error, stdout, stderr) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }

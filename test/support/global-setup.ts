@@ -27,22 +27,30 @@ async function waitFor(port: number, what: string): Promise<void> {
 
 export default async function globalSetup(): Promise<void> {
   if (!(await portOpen(5432))) {
-    execSync('pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start', { stdio: 'inherit', shell: '/bin/bash' });
+    execSync('pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start', {
+      stdio: 'inherit',
+      shell: '/bin/bash',
+    });
   }
   await waitFor(5432, 'PostgreSQL');
   if (!(await portOpen(6379))) {
-    execSync('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no', { stdio: 'inherit' });
+    execSync('redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no', {
+      stdio: 'inherit',
+    });
   }
   await waitFor(6379, 'Redis');
   // Drop schemas left behind by interrupted earlier runs (older than an hour).
   const client = new pg.Client({ connectionString: TEST_PG_URL });
   await client.connect();
   try {
-    const { rows } = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname like 't\\_%'");
+    const { rows } = await client.query<{ nspname: string }>(
+      "select nspname from pg_namespace where nspname like 't\\_%'",
+    );
     const cutoff = Date.now() - 3600_000;
     for (const { nspname } of rows) {
       const created = Number(nspname.split('_')[1]);
-      if (Number.isFinite(created) && created < cutoff) await client.query(`drop schema if exists "${nspname}" cascade`);
+      if (Number.isFinite(created) && created < cutoff)
+        await client.query(`drop schema if exists "${nspname}" cascade`);
     }
   } finally {
     await client.end();

@@ -67,9 +67,16 @@ function newestSourceMs(dir: string): number {
 /** Compiles the package into its dist/ when a source is newer than the compiled node (as test/support/build-dist.mjs does for the server). */
 function buildPackageIfStale(): void {
   const built = join(N8N_PACKAGE_DIR, 'dist', 'nodes', 'Pressroom', 'Pressroom.node.js');
-  const newest = Math.max(newestSourceMs(join(N8N_PACKAGE_DIR, 'nodes')), newestSourceMs(join(N8N_PACKAGE_DIR, 'credentials')));
+  const newest = Math.max(
+    newestSourceMs(join(N8N_PACKAGE_DIR, 'nodes')),
+    newestSourceMs(join(N8N_PACKAGE_DIR, 'credentials')),
+  );
   if (existsSync(built) && statSync(built).mtimeMs >= newest) return;
-  execFileSync(process.execPath, [join(N8N_PACKAGE_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: N8N_PACKAGE_DIR, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(N8N_PACKAGE_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+    { cwd: N8N_PACKAGE_DIR, stdio: 'inherit' },
+  );
   execFileSync(process.execPath, ['scripts/copy-icons.mjs'], { cwd: N8N_PACKAGE_DIR, stdio: 'inherit' });
 }
 
@@ -99,7 +106,10 @@ export class N8nRuntime {
 
   /** The names n8n lists the package's nodes and credentials under. */
   get known(): { nodes: string[]; credentials: string[] } {
-    return { nodes: Object.keys(this.loader.nodeTypes).map((n) => `${PACKAGE_NAME}.${n}`), credentials: Object.keys(this.loader.credentialTypes) };
+    return {
+      nodes: Object.keys(this.loader.nodeTypes).map((n) => `${PACKAGE_NAME}.${n}`),
+      credentials: Object.keys(this.loader.credentialTypes),
+    };
   }
 
   async close(): Promise<void> {
@@ -117,7 +127,8 @@ export class N8nRuntime {
   private nodeTypes(extra: Record<string, Any> = {}): Any {
     return {
       getByName: (name: string) => extra[name] ?? this.nodeType(name),
-      getByNameAndVersion: (name: string, version?: number) => this.workflowLib.NodeHelpers.getVersionedNodeType(extra[name] ?? this.nodeType(name), version),
+      getByNameAndVersion: (name: string, version?: number) =>
+        this.workflowLib.NodeHelpers.getVersionedNodeType(extra[name] ?? this.nodeType(name), version),
       getKnownTypes: () => ({}),
     };
   }
@@ -142,7 +153,8 @@ export class N8nRuntime {
       getParentTypes: () => [],
       getCredentialsProperties: (type: string) => types[type].type.properties,
       getDecrypted: async () => ({ ...runtime.credentials }),
-      getCredentials: async () => new runtime.core.Credentials({ id: 'credential-1', name: 'Pressroom' }, 'pressroomApi', ''),
+      getCredentials: async () =>
+        new runtime.core.Credentials({ id: 'credential-1', name: 'Pressroom' }, 'pressroomApi', ''),
       preAuthentication: async () => undefined,
       runPreAuthentication: async () => undefined,
       updateCredentials: async () => undefined,
@@ -152,8 +164,20 @@ export class N8nRuntime {
         const { authenticate } = types[typeName].type;
         if (authenticate?.type !== 'generic') return request;
         // As n8n's CLI does: each generic property is an expression over $credentials, resolved by the workflow's expression engine.
-        const resolve = (value: string) => String(workflow.expression.getSimpleParameterValue(node, value, 'internal', { $credentials: credentials }, undefined, '') ?? '');
-        for (const [where, entries] of Object.entries(authenticate.properties as Record<string, Record<string, string>>)) {
+        const resolve = (value: string) =>
+          String(
+            workflow.expression.getSimpleParameterValue(
+              node,
+              value,
+              'internal',
+              { $credentials: credentials },
+              undefined,
+              '',
+            ) ?? '',
+          );
+        for (const [where, entries] of Object.entries(
+          authenticate.properties as Record<string, Record<string, string>>,
+        )) {
           request[where] = request[where] ?? {};
           for (const [key, value] of Object.entries(entries)) request[where][resolve(key)] = resolve(value);
         }
@@ -183,7 +207,15 @@ export class N8nRuntime {
   }
 
   private workflow(nodes: Any[], connections: Any = {}, nodeTypes = this.nodeTypes()): Any {
-    return new this.workflowLib.Workflow({ id: 'workflow-1', name: 'test', nodes, connections, active: false, nodeTypes, settings: { executionOrder: 'v1' } });
+    return new this.workflowLib.Workflow({
+      id: 'workflow-1',
+      name: 'test',
+      nodes,
+      connections,
+      active: false,
+      nodeTypes,
+      settings: { executionOrder: 'v1' },
+    });
   }
 
   /** The credential test as n8n runs one: the credential's `test` request through RoutingNode, with the stored credential. */
@@ -200,20 +232,50 @@ export class N8nRuntime {
         inputs: ['main'],
         outputs: ['main'],
         credentials: [{ name: 'pressroomApi', required: true }],
-        properties: [{ displayName: 'Temp', name: 'temp', type: 'string', default: '', routing: { request: credentialType.test.request } }],
+        properties: [
+          {
+            displayName: 'Temp',
+            name: 'temp',
+            type: 'string',
+            default: '',
+            routing: { request: credentialType.test.request },
+          },
+        ],
       },
     };
-    const node = { id: 'temp', name: 'Temp-Node', type: 'credentialTest', typeVersion: 1, position: [0, 0], parameters: {}, credentials: { pressroomApi: { id: 'credential-1', name: 'Pressroom' } } };
+    const node = {
+      id: 'temp',
+      name: 'Temp-Node',
+      type: 'credentialTest',
+      typeVersion: 1,
+      position: [0, 0],
+      parameters: {},
+      credentials: { pressroomApi: { id: 'credential-1', name: 'Pressroom' } },
+    };
     const workflow = this.workflow([node], {}, this.nodeTypes({ credentialTest: testType }));
-    const context = new this.core.ExecuteContext(workflow, node, this.additionalData(), 'internal', { resultData: { runData: {} } }, 0, [], { main: [[{ json: {} }]] }, { node, data: {}, source: null }, []);
+    const context = new this.core.ExecuteContext(
+      workflow,
+      node,
+      this.additionalData(),
+      'internal',
+      { resultData: { runData: {} } },
+      0,
+      [],
+      { main: [[{ json: {} }]] },
+      { node, data: {}, source: null },
+      [],
+    );
     const decrypted = { id: 'credential-1', name: 'Pressroom', type: 'pressroomApi', data: { ...this.credentials } };
     try {
       const output = await new this.core.RoutingNode(context, testType, decrypted).runNode();
       // As n8n's tester: a `responseSuccessBody` rule fails the test when the answer's `key` holds `value`.
       const answer = output?.[0]?.[0]?.json ?? {};
       for (const rule of credentialType.test.rules ?? []) {
-        const held = String(rule.properties.key).split('.').reduce((value: Any, key: string) => value?.[key], answer);
-        if (rule.type === 'responseSuccessBody' && held === rule.properties.value) return { status: 'Error', message: rule.properties.message };
+        const held = String(rule.properties.key)
+          .split('.')
+          .reduce((value: Any, key: string) => value?.[key], answer);
+        if (rule.type === 'responseSuccessBody' && held === rule.properties.value)
+          return { status: 'Error', message: rule.properties.message };
       }
       return { status: 'OK', message: 'Connection successful!' };
     } catch (error) {
@@ -223,32 +285,54 @@ export class N8nRuntime {
   }
 
   /** A `loadOptionsMethod` of the node, as the editor calls it with the node's current parameters. */
-  async loadOptions(method: string, parameters: Record<string, Any>): Promise<Array<{ name: string; value: string | number; description?: string }>> {
+  async loadOptions(
+    method: string,
+    parameters: Record<string, Any>,
+  ): Promise<Array<{ name: string; value: string | number; description?: string }>> {
     const context = this.editorContext(parameters);
     return this.nodeType('pressroom').methods.loadOptions[method].call(context);
   }
 
   /** A resource mapper's fields, as the editor asks for them with the node's current parameters. */
-  async resourceMapperFields(method: string, parameters: Record<string, Any>): Promise<{ fields: Array<Record<string, Any>>; emptyFieldsNotice?: string }> {
+  async resourceMapperFields(
+    method: string,
+    parameters: Record<string, Any>,
+  ): Promise<{ fields: Array<Record<string, Any>>; emptyFieldsNotice?: string }> {
     const context = this.editorContext(parameters);
     return this.nodeType('pressroom').methods.resourceMapping[method].call(context);
   }
 
   private editorContext(parameters: Record<string, Any>): Any {
     const node = this.node({ name: 'Pressroom', type: 'pressroom', parameters });
-    return new this.core.LoadOptionsContext(this.workflow([node]), node, this.additionalData({ currentNodeParameters: parameters }), 'parameters');
+    return new this.core.LoadOptionsContext(
+      this.workflow([node]),
+      node,
+      this.additionalData({ currentNodeParameters: parameters }),
+      'parameters',
+    );
   }
 
   /**
    * Runs `nodes` as one workflow, each fed by the one before; the first gets `input` as a trigger would
    * hand it over. Answers each node's output items, or the error that stopped the run.
    */
-  async run(nodes: N8nNodeSpec[], input: N8nItem[] = [{ json: {} }]): Promise<{ outputs: Record<string, N8nItem[]>; error?: string }> {
+  async run(
+    nodes: N8nNodeSpec[],
+    input: N8nItem[] = [{ json: {} }],
+  ): Promise<{ outputs: Record<string, N8nItem[]>; error?: string }> {
     const built = nodes.map((spec, index) => this.node(spec, index));
     const connections: Record<string, Any> = {};
-    for (let i = 0; i + 1 < built.length; i++) connections[built[i].name] = { main: [[{ node: built[i + 1].name, type: 'main', index: 0 }]] };
+    for (let i = 0; i + 1 < built.length; i++)
+      connections[built[i].name] = { main: [[{ node: built[i + 1].name, type: 'main', index: 0 }]] };
     const workflow = this.workflow(built, connections);
-    const hooks = new this.core.ExecutionLifecycleHooks('manual', 'execution-1', { id: 'workflow-1', name: 'test', nodes: built, connections, active: false, settings: {} });
+    const hooks = new this.core.ExecutionLifecycleHooks('manual', 'execution-1', {
+      id: 'workflow-1',
+      name: 'test',
+      nodes: built,
+      connections,
+      active: false,
+      settings: {},
+    });
     const finished = this.workflowLib.createDeferredPromise();
     hooks.addHandler('workflowExecuteAfter', (run: Any) => finished.resolve(run));
     const runExecutionData = {
@@ -261,12 +345,20 @@ export class N8nRuntime {
         nodeExecutionStack: [{ node: built[0], data: { main: [input] }, source: null }],
       },
     };
-    await new this.core.WorkflowExecute(this.additionalData({ hooks, executionId: 'execution-1' }), 'manual', runExecutionData).processRunExecutionData(workflow);
+    await new this.core.WorkflowExecute(
+      this.additionalData({ hooks, executionId: 'execution-1' }),
+      'manual',
+      runExecutionData,
+    ).processRunExecutionData(workflow);
     const run = await finished.promise;
     const outputs: Record<string, N8nItem[]> = {};
-    for (const [name, tasks] of Object.entries(run.data.resultData.runData as Record<string, Any[]>)) outputs[name] = tasks[0]?.data?.main?.[0] ?? [];
+    for (const [name, tasks] of Object.entries(run.data.resultData.runData as Record<string, Any[]>))
+      outputs[name] = tasks[0]?.data?.main?.[0] ?? [];
     const error = run.data.resultData.error;
-    return { outputs, error: error ? String(error.description ? `${error.message} — ${error.description}` : error.message) : undefined };
+    return {
+      outputs,
+      error: error ? String(error.description ? `${error.message} — ${error.description}` : error.message) : undefined,
+    };
   }
 
   /**
@@ -280,11 +372,14 @@ export class N8nRuntime {
     const nodeType = this.nodeType(spec.type);
     const received: ReceivedWebhook[] = [];
     const server = createServer((req, res) => {
-      void this.handleWebhook({ req, res, workflow, node, nodeType }).then((call) => received.push(call), (error: Error) => {
-        received.push({ status: 500, items: [] });
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ message: error.message }));
-      });
+      void this.handleWebhook({ req, res, workflow, node, nodeType }).then(
+        (call) => received.push(call),
+        (error: Error) => {
+          received.push({ status: 500, items: [] });
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ message: error.message }));
+        },
+      );
     });
     this.servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -292,7 +387,13 @@ export class N8nRuntime {
     return { url: `http://127.0.0.1:${port}/webhook/test-webhook-id/pressroom`, received };
   }
 
-  private async handleWebhook(call: { req: IncomingMessage; res: ServerResponse; workflow: Any; node: Any; nodeType: Any }): Promise<ReceivedWebhook> {
+  private async handleWebhook(call: {
+    req: IncomingMessage;
+    res: ServerResponse;
+    workflow: Any;
+    node: Any;
+    nodeType: Any;
+  }): Promise<ReceivedWebhook> {
     const { req, res } = call;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -302,11 +403,32 @@ export class N8nRuntime {
       chunks.push(chunk as Buffer);
     }
     const rawBody = Buffer.concat(chunks);
-    Object.assign(req, { rawBody, body: rawBody.length > 0 ? JSON.parse(rawBody.toString('utf8')) : {}, query: {}, params: {} });
+    Object.assign(req, {
+      rawBody,
+      body: rawBody.length > 0 ? JSON.parse(rawBody.toString('utf8')) : {},
+      query: {},
+      params: {},
+    });
     const description = call.nodeType.description.webhooks[0];
     const additionalData = this.additionalData({ httpRequest: req, httpResponse: res });
-    const webhookData = { httpMethod: 'POST', node: call.node.name, path: description.path, webhookDescription: description, workflowId: 'workflow-1', workflowExecuteAdditionalData: additionalData, webhookId: 'test-webhook-id' };
-    const context = new this.core.WebhookContext(call.workflow, call.node, additionalData, 'webhook', webhookData, [], null);
+    const webhookData = {
+      httpMethod: 'POST',
+      node: call.node.name,
+      path: description.path,
+      webhookDescription: description,
+      workflowId: 'workflow-1',
+      workflowExecuteAdditionalData: additionalData,
+      webhookId: 'test-webhook-id',
+    };
+    const context = new this.core.WebhookContext(
+      call.workflow,
+      call.node,
+      additionalData,
+      'webhook',
+      webhookData,
+      [],
+      null,
+    );
     const result = await call.nodeType.webhook.call(context);
     if (result.noWebhookResponse) return { status: res.statusCode, items: [] };
     res.writeHead(200, { 'content-type': 'application/json' });

@@ -40,11 +40,16 @@ async function freePort(): Promise<number> {
 export async function startOwnPostgres(): Promise<OwnPostgres & { dispose(): void }> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'pressroom-pg-'));
-  chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString()), Number(execFileSync('id', ['-g', 'postgres']).toString()));
+  chownSync(
+    dir,
+    Number(execFileSync('id', ['-u', 'postgres']).toString()),
+    Number(execFileSync('id', ['-g', 'postgres']).toString()),
+  );
   const data = join(dir, 'data');
   const port = await freePort();
   // initdb refuses to run as root; runuser switches to the server's own user, as the machine's scripts do.
-  const asPostgres = (tool: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' });
+  const asPostgres = (tool: string, args: string[]) =>
+    execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' });
   asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
   const start = () => asPostgres('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
@@ -61,7 +66,22 @@ export async function startOwnPostgres(): Promise<OwnPostgres & { dispose(): voi
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     restart: async () => {
-      await promisify(execFile)('runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-o', options, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart']);
+      await promisify(execFile)('runuser', [
+        '-u',
+        'postgres',
+        '--',
+        join(bin, 'pg_ctl'),
+        '-D',
+        data,
+        '-o',
+        options,
+        '-l',
+        join(dir, 'log'),
+        '-m',
+        'fast',
+        '-w',
+        'restart',
+      ]);
     },
     running,
     start,

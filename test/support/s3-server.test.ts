@@ -24,7 +24,14 @@ afterAll(async () => {
 });
 
 function client(overrides: Partial<S3ClientConfig> = {}): S3Client {
-  return new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials, maxAttempts: 1, ...overrides });
+  return new S3Client({
+    endpoint: server.endpoint,
+    region: server.region,
+    forcePathStyle: true,
+    credentials,
+    maxAttempts: 1,
+    ...overrides,
+  });
 }
 
 async function getBytes(s3: S3Client, key: string): Promise<Buffer> {
@@ -47,7 +54,9 @@ const payload = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 31) % 
 describe('startS3Server: authentication', () => {
   it('round-trips an object with the right credentials', async () => {
     const s3 = client();
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a/plain.bin', Body: payload, ContentType: 'application/pdf' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'a/plain.bin', Body: payload, ContentType: 'application/pdf' }),
+    );
     // SDK defaults: a CRC32 header on every upload, and the server checked it.
     expect(server.requests.findLast((r) => r.method === 'PUT')?.verifiedChecksums).toEqual(['x-amz-checksum-crc32']);
     expect((await getBytes(s3, 'a/plain.bin')).equals(payload)).toBe(true);
@@ -57,7 +66,9 @@ describe('startS3Server: authentication', () => {
 
   it('refuses a wrong secret with SignatureDoesNotMatch, and stores nothing', async () => {
     const s3 = client({ credentials: { ...credentials, secretAccessKey: 'not-the-secret-0123456789abcdef' } });
-    expect(await errorOf(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a/forged.bin', Body: payload })))).toEqual({
+    expect(
+      await errorOf(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a/forged.bin', Body: payload }))),
+    ).toEqual({
       name: 'SignatureDoesNotMatch',
       status: 403,
     });
@@ -79,7 +90,10 @@ describe('startS3Server: authentication', () => {
 
   it('passes NoSuchBucket through from s3rver', async () => {
     const s3 = client();
-    expect(await errorOf(s3.send(new GetObjectCommand({ Bucket: 'no-such-bucket', Key: 'x' })))).toEqual({ name: 'NoSuchBucket', status: 404 });
+    expect(await errorOf(s3.send(new GetObjectCommand({ Bucket: 'no-such-bucket', Key: 'x' })))).toEqual({
+      name: 'NoSuchBucket',
+      status: 404,
+    });
     s3.destroy();
   });
 });
@@ -87,10 +101,20 @@ describe('startS3Server: authentication', () => {
 describe('startS3Server: presigned URLs', () => {
   it('serves a presigned GET, with the overridden Content-Disposition', async () => {
     const s3 = client();
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'p/doc.pdf', Body: payload, ContentType: 'application/pdf' }));
-    const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: 'p/doc.pdf', ResponseContentDisposition: 'attachment; filename="doc.pdf"' }), {
-      expiresIn: 60,
-    });
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'p/doc.pdf', Body: payload, ContentType: 'application/pdf' }),
+    );
+    const url = await getSignedUrl(
+      s3,
+      new GetObjectCommand({
+        Bucket: bucket,
+        Key: 'p/doc.pdf',
+        ResponseContentDisposition: 'attachment; filename="doc.pdf"',
+      }),
+      {
+        expiresIn: 60,
+      },
+    );
     const res = await fetch(url);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
@@ -99,8 +123,15 @@ describe('startS3Server: presigned URLs', () => {
 
     // The signature's first hex digit changed to another one (replacing it with a fixed '0' changed
     // nothing one time in sixteen, and the "tampered" link was then rightly served).
-    const otherSignature = url.replace(/X-Amz-Signature=([0-9a-f])/, (_all, digit: string) => `X-Amz-Signature=${digit === '0' ? '1' : '0'}`);
-    for (const tampered of [url.replace('p/doc.pdf', 'a/plain.bin'), url.replace('X-Amz-Expires=60', 'X-Amz-Expires=600'), otherSignature]) {
+    const otherSignature = url.replace(
+      /X-Amz-Signature=([0-9a-f])/,
+      (_all, digit: string) => `X-Amz-Signature=${digit === '0' ? '1' : '0'}`,
+    );
+    for (const tampered of [
+      url.replace('p/doc.pdf', 'a/plain.bin'),
+      url.replace('X-Amz-Expires=60', 'X-Amz-Expires=600'),
+      otherSignature,
+    ]) {
       expect(tampered).not.toBe(url);
       const refused = await fetch(tampered);
       expect(refused.status).toBe(403);
@@ -113,7 +144,9 @@ describe('startS3Server: presigned URLs', () => {
     const s3 = client();
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(Date.now() - 10 * 60 * 1000);
-    const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: 'a/plain.bin' }), { expiresIn: 60 }).finally(() => vi.useRealTimers());
+    const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket, Key: 'a/plain.bin' }), {
+      expiresIn: 60,
+    }).finally(() => vi.useRealTimers());
     const res = await fetch(url);
     expect(res.status).toBe(403);
     expect(await res.text()).toMatch(/<Code>AccessDenied<\/Code><Message>Request has expired/);
@@ -132,7 +165,10 @@ function corruptTrailer(): Transform {
     flush(done) {
       const text = Buffer.concat(chunks).toString('latin1');
       expect(text).toMatch(/x-amz-checksum-crc32:[A-Za-z0-9+/=]{8}\r\n/);
-      done(null, Buffer.from(text.replace(/x-amz-checksum-crc32:[A-Za-z0-9+/=]{8}/, 'x-amz-checksum-crc32:AAAAAA=='), 'latin1'));
+      done(
+        null,
+        Buffer.from(text.replace(/x-amz-checksum-crc32:[A-Za-z0-9+/=]{8}/, 'x-amz-checksum-crc32:AAAAAA=='), 'latin1'),
+      );
     },
   });
 }
@@ -141,7 +177,9 @@ describe('startS3Server: integrity', () => {
   it('decodes an aws-chunked streaming upload with a CRC32 trailer (SDK defaults)', async () => {
     const s3 = client();
     const body = Readable.from([payload.subarray(0, 30_000), payload.subarray(30_000)]);
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'c/streamed.bin', Body: body, ContentLength: payload.length }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'c/streamed.bin', Body: body, ContentLength: payload.length }),
+    );
     const seen = server.requests.findLast((r) => r.path === `/${bucket}/c/streamed.bin`);
     expect(seen).toMatchObject({
       contentSha256: 'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
@@ -165,7 +203,13 @@ describe('startS3Server: integrity', () => {
       { step: 'finalizeRequest', name: 'corruptTrailer', priority: 'low' },
     );
     const body = Readable.from([payload]);
-    expect(await errorOf(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'c/corrupt.bin', Body: body, ContentLength: payload.length })))).toEqual({
+    expect(
+      await errorOf(
+        s3.send(
+          new PutObjectCommand({ Bucket: bucket, Key: 'c/corrupt.bin', Body: body, ContentLength: payload.length }),
+        ),
+      ),
+    ).toEqual({
       name: 'BadDigest',
       status: 400,
     });
@@ -173,32 +217,67 @@ describe('startS3Server: integrity', () => {
     s3.destroy();
   });
 
-  it.each(['CRC32', 'CRC32C', 'SHA1', 'SHA256', 'CRC64NVME'] as const)('verifies a %s checksum the SDK computed', async (algorithm) => {
-    const s3 = client();
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `c/${algorithm}.bin`, Body: payload, ChecksumAlgorithm: algorithm }));
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `c/${algorithm}-stream.bin`, Body: Readable.from([payload]), ContentLength: payload.length, ChecksumAlgorithm: algorithm }));
-    expect((await server.readObject(bucket, `c/${algorithm}-stream.bin`))?.equals(payload)).toBe(true);
-    s3.destroy();
-  });
+  it.each(['CRC32', 'CRC32C', 'SHA1', 'SHA256', 'CRC64NVME'] as const)(
+    'verifies a %s checksum the SDK computed',
+    async (algorithm) => {
+      const s3 = client();
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: `c/${algorithm}.bin`,
+          Body: payload,
+          ChecksumAlgorithm: algorithm,
+        }),
+      );
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: `c/${algorithm}-stream.bin`,
+          Body: Readable.from([payload]),
+          ContentLength: payload.length,
+          ChecksumAlgorithm: algorithm,
+        }),
+      );
+      expect((await server.readObject(bucket, `c/${algorithm}-stream.bin`))?.equals(payload)).toBe(true);
+      s3.destroy();
+    },
+  );
 
   it('rejects a wrong checksum header and a wrong Content-MD5 with BadDigest', async () => {
     const s3 = client();
-    const wrongCrc = new PutObjectCommand({ Bucket: bucket, Key: 'c/bad-header.bin', Body: payload, ChecksumCRC32: 'AAAAAA==' });
+    const wrongCrc = new PutObjectCommand({
+      Bucket: bucket,
+      Key: 'c/bad-header.bin',
+      Body: payload,
+      ChecksumCRC32: 'AAAAAA==',
+    });
     expect(await errorOf(s3.send(wrongCrc))).toEqual({ name: 'BadDigest', status: 400 });
     const md5 = createHash('md5').update(payload).digest('base64');
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'c/md5.bin', Body: payload, ContentMD5: md5 }));
-    const wrongMd5 = new PutObjectCommand({ Bucket: bucket, Key: 'c/bad-md5.bin', Body: payload, ContentMD5: createHash('md5').update('x').digest('base64') });
+    const wrongMd5 = new PutObjectCommand({
+      Bucket: bucket,
+      Key: 'c/bad-md5.bin',
+      Body: payload,
+      ContentMD5: createHash('md5').update('x').digest('base64'),
+    });
     expect(await errorOf(s3.send(wrongMd5))).toEqual({ name: 'BadDigest', status: 400 });
     expect(await server.readObject(bucket, 'c/bad-header.bin')).toBeNull();
     s3.destroy();
   });
 
   it('decodes a STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload and rejects a forged chunk', async () => {
-    const good = await signedStreamingPut('c/signed-stream.bin', [payload.subarray(0, 65_536), payload.subarray(65_536)]);
+    const good = await signedStreamingPut('c/signed-stream.bin', [
+      payload.subarray(0, 65_536),
+      payload.subarray(65_536),
+    ]);
     expect(good.status).toBe(200);
     expect((await server.readObject(bucket, 'c/signed-stream.bin'))?.equals(payload)).toBe(true);
 
-    const forged = await signedStreamingPut('c/forged-stream.bin', [payload.subarray(0, 65_536), payload.subarray(65_536)], { tamperSecondChunk: true });
+    const forged = await signedStreamingPut(
+      'c/forged-stream.bin',
+      [payload.subarray(0, 65_536), payload.subarray(65_536)],
+      { tamperSecondChunk: true },
+    );
     expect(forged.status).toBe(403);
     expect(forged.body).toContain('<Code>SignatureDoesNotMatch</Code>');
     expect(await server.readObject(bucket, 'c/forged-stream.bin')).toBeNull();
@@ -214,10 +293,20 @@ describe('startS3Server: integrity', () => {
  * A hand-built signed streaming upload (the SDK does not produce this mode): headers signed by the
  * reference signer, chunk signatures chained here with plain node:crypto, as the S3 docs describe.
  */
-async function signedStreamingPut(key: string, chunks: Buffer[], opts: { tamperSecondChunk?: boolean } = {}): Promise<{ status: number; body: string }> {
+async function signedStreamingPut(
+  key: string,
+  chunks: Buffer[],
+  opts: { tamperSecondChunk?: boolean } = {},
+): Promise<{ status: number; body: string }> {
   const url = new URL(`${server.endpoint}/${bucket}/${key}`);
   const decodedLength = chunks.reduce((n, c) => n + c.length, 0);
-  const signer = new SignatureV4({ service: 's3', region: server.region, credentials, sha256: NodeSha256, uriEscapePath: false });
+  const signer = new SignatureV4({
+    service: 's3',
+    region: server.region,
+    credentials,
+    sha256: NodeSha256,
+    uriEscapePath: false,
+  });
   const signingDate = new Date();
   const signed = await signer.sign(
     {
@@ -248,18 +337,25 @@ async function signedStreamingPut(key: string, chunks: Buffer[], opts: { tamperS
   let previous = /Signature=([0-9a-f]{64})/.exec(signed.headers.authorization!)![1]!;
   const framed: Buffer[] = [];
   for (const [index, data] of [...chunks, Buffer.alloc(0)].entries()) {
-    const signature = hmac(signingKey, ['AWS4-HMAC-SHA256-PAYLOAD', longDate, scope, previous, sha(''), sha(data)].join('\n')).toString('hex');
+    const signature = hmac(
+      signingKey,
+      ['AWS4-HMAC-SHA256-PAYLOAD', longDate, scope, previous, sha(''), sha(data)].join('\n'),
+    ).toString('hex');
     const sent = opts.tamperSecondChunk && index === 1 ? Buffer.from(data).fill(0x41, 0, 1) : data;
     framed.push(Buffer.from(`${data.length.toString(16)};chunk-signature=${signature}\r\n`), sent, Buffer.from('\r\n'));
     previous = signature;
   }
   const body = Buffer.concat(framed);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'PUT', headers: { ...signed.headers, 'content-length': String(body.length) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = httpRequest(
+      url,
+      { method: 'PUT', headers: { ...signed.headers, 'content-length': String(body.length) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

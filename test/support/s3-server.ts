@@ -20,7 +20,13 @@
  */
 import { createHash, createHmac, timingSafeEqual, type BinaryLike } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -127,7 +133,12 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, verifier: SigV4Verifier, backendPort: number): Promise<S3RequestRecord> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  verifier: SigV4Verifier,
+  backendPort: number,
+): Promise<S3RequestRecord> {
   const base = {
     method: req.method ?? 'GET',
     path: (req.url ?? '/').split('?')[0] ?? '/',
@@ -197,7 +208,11 @@ class SigV4Verifier extends SignatureV4 {
     const authorization = header(req, 'authorization');
     const presigned = query['X-Amz-Algorithm'] !== undefined || query['X-Amz-Signature'] !== undefined;
     if (authorization !== undefined && presigned) {
-      throw new S3Error(400, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified');
+      throw new S3Error(
+        400,
+        'InvalidArgument',
+        'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified',
+      );
     }
     if (authorization !== undefined) return this.verifyHeaderAuth(req, authorization, query);
     if (presigned) return this.verifyQueryAuth(req, query);
@@ -205,49 +220,81 @@ class SigV4Verifier extends SignatureV4 {
   }
 
   private async verifyHeaderAuth(req: IncomingMessage, authorization: string, query: Query): Promise<Authenticated> {
-    const match = /^AWS4-HMAC-SHA256 Credential=([^,]+),\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(authorization.trim());
+    const match = /^AWS4-HMAC-SHA256 Credential=([^,]+),\s*SignedHeaders=([^,]+),\s*Signature=([0-9a-f]{64})$/.exec(
+      authorization.trim(),
+    );
     if (!match) throw new S3Error(400, 'AuthorizationHeaderMalformed', 'The authorization header is malformed.');
     const [, credential = '', signedHeaders = '', signature = ''] = match;
     const longDate = header(req, 'x-amz-date') ?? '';
     const requestTime = parseAmzDate(longDate);
-    if (requestTime === null) throw new S3Error(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
+    if (requestTime === null)
+      throw new S3Error(403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
     const scope = this.checkCredential(credential, longDate);
     if (Math.abs(Date.now() - requestTime) > MAX_SKEW_MS) {
-      throw new S3Error(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.', {
-        RequestTime: longDate,
-        ServerTime: new Date().toISOString(),
-      });
+      throw new S3Error(
+        403,
+        'RequestTimeTooSkewed',
+        'The difference between the request time and the current time is too large.',
+        {
+          RequestTime: longDate,
+          ServerTime: new Date().toISOString(),
+        },
+      );
     }
     const payloadHash = header(req, 'x-amz-content-sha256');
-    if (payloadHash === undefined) throw new S3Error(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
+    if (payloadHash === undefined)
+      throw new S3Error(400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
     const signed = signedHeaderList(signedHeaders);
     const unsigned = Object.keys(req.headers).filter((name) => name.startsWith('x-amz-') && !signed.includes(name));
-    if (unsigned.length > 0) throw new S3Error(403, 'AccessDenied', 'There were headers present in the request which were not signed', { HeadersNotSigned: unsigned.join(', ') });
+    if (unsigned.length > 0)
+      throw new S3Error(403, 'AccessDenied', 'There were headers present in the request which were not signed', {
+        HeadersNotSigned: unsigned.join(', '),
+      });
     return this.check(req, query, signed, payloadHash, { mode: 'header', longDate, scope, signature });
   }
 
   private async verifyQueryAuth(req: IncomingMessage, query: Query): Promise<Authenticated> {
     const get = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
     const [algorithm, credential, longDate, expires, signedHeaders, signature] = [
-      'X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature',
+      'X-Amz-Algorithm',
+      'X-Amz-Credential',
+      'X-Amz-Date',
+      'X-Amz-Expires',
+      'X-Amz-SignedHeaders',
+      'X-Amz-Signature',
     ].map(get);
     if (algorithm !== 'AWS4-HMAC-SHA256' || !credential || !longDate || !expires || !signedHeaders || !signature) {
-      throw new S3Error(400, 'AuthorizationQueryParametersError', 'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.');
+      throw new S3Error(
+        400,
+        'AuthorizationQueryParametersError',
+        'Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.',
+      );
     }
     const signedAt = parseAmzDate(longDate);
     const lifetimeSeconds = /^\d+$/.test(expires) ? Number(expires) : NaN;
     if (signedAt === null || !(lifetimeSeconds >= 1 && lifetimeSeconds <= 604_800)) {
-      throw new S3Error(400, 'AuthorizationQueryParametersError', 'X-Amz-Date must be yyyyMMddTHHmmssZ and X-Amz-Expires between 1 and 604800 seconds');
+      throw new S3Error(
+        400,
+        'AuthorizationQueryParametersError',
+        'X-Amz-Date must be yyyyMMddTHHmmssZ and X-Amz-Expires between 1 and 604800 seconds',
+      );
     }
     const scope = this.checkCredential(credential, longDate);
-    const auth = await this.check(req, query, signedHeaderList(signedHeaders), get('X-Amz-Content-Sha256') ?? 'UNSIGNED-PAYLOAD', {
-      mode: 'query',
-      longDate,
-      scope,
-      signature,
-    });
+    const auth = await this.check(
+      req,
+      query,
+      signedHeaderList(signedHeaders),
+      get('X-Amz-Content-Sha256') ?? 'UNSIGNED-PAYLOAD',
+      {
+        mode: 'query',
+        longDate,
+        scope,
+        signature,
+      },
+    );
     // Expiry is checked after the signature, as S3 does: a tampered X-Amz-Expires is a bad signature.
-    if (Date.now() > signedAt + lifetimeSeconds * 1000) throw new S3Error(403, 'AccessDenied', 'Request has expired', { 'X-Amz-Expires': expires });
+    if (Date.now() > signedAt + lifetimeSeconds * 1000)
+      throw new S3Error(403, 'AccessDenied', 'Request has expired', { 'X-Amz-Expires': expires });
     if (signedAt - Date.now() > MAX_SKEW_MS) throw new S3Error(403, 'AccessDenied', 'Request is not valid yet');
     return auth;
   }
@@ -256,13 +303,27 @@ class SigV4Verifier extends SignatureV4 {
   private checkCredential(credential: string, longDate: string): string {
     const [accessKeyId, date, region, service, terminator, ...rest] = credential.split('/');
     if (accessKeyId !== this.credentials.accessKeyId) {
-      throw new S3Error(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: accessKeyId ?? '' });
+      throw new S3Error(
+        403,
+        'InvalidAccessKeyId',
+        'The AWS Access Key Id you provided does not exist in our records.',
+        { AWSAccessKeyId: accessKeyId ?? '' },
+      );
     }
     if (rest.length > 0 || service !== 's3' || terminator !== 'aws4_request' || date !== longDate.slice(0, 8)) {
-      throw new S3Error(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`);
+      throw new S3Error(
+        400,
+        'AuthorizationHeaderMalformed',
+        `The authorization header is malformed; the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`,
+      );
     }
     if (region !== this.region) {
-      throw new S3Error(400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; the region '${region}' is wrong; expecting '${this.region}'`, { Region: this.region });
+      throw new S3Error(
+        400,
+        'AuthorizationHeaderMalformed',
+        `The authorization header is malformed; the region '${region}' is wrong; expecting '${this.region}'`,
+        { Region: this.region },
+      );
     }
     return createScope(date, region, 's3');
   }
@@ -276,19 +337,44 @@ class SigV4Verifier extends SignatureV4 {
   ): Promise<Authenticated> {
     const headers: Record<string, string> = {};
     for (const name of signedHeaders) headers[name] = header(req, name) ?? '';
-    const request = { method: req.method ?? 'GET', protocol: 'http:', hostname: '', path: rawPath(req), query, headers };
+    const request = {
+      method: req.method ?? 'GET',
+      protocol: 'http:',
+      hostname: '',
+      path: rawPath(req),
+      query,
+      headers,
+    };
     // signableHeaders = exactly the client's list, so none is dropped as "unsignable".
-    const canonicalHeaders = getCanonicalHeaders(request as unknown as SignableRequest, undefined, new Set(signedHeaders));
-    const canonicalRequest = this.createCanonicalRequest(request as unknown as SignableRequest, canonicalHeaders, payloadHash);
-    const stringToSign = await this.createStringToSign(claim.longDate, claim.scope, canonicalRequest, 'AWS4-HMAC-SHA256');
+    const canonicalHeaders = getCanonicalHeaders(
+      request as unknown as SignableRequest,
+      undefined,
+      new Set(signedHeaders),
+    );
+    const canonicalRequest = this.createCanonicalRequest(
+      request as unknown as SignableRequest,
+      canonicalHeaders,
+      payloadHash,
+    );
+    const stringToSign = await this.createStringToSign(
+      claim.longDate,
+      claim.scope,
+      canonicalRequest,
+      'AWS4-HMAC-SHA256',
+    );
     const signingKey = await getSigningKey(NodeSha256, this.credentials, claim.longDate.slice(0, 8), this.region, 's3');
     const expected = hmacHex(signingKey, stringToSign);
     if (!hexEqual(expected, claim.signature)) {
-      throw new S3Error(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.', {
-        AWSAccessKeyId: this.credentials.accessKeyId,
-        StringToSign: stringToSign,
-        CanonicalRequest: canonicalRequest,
-      });
+      throw new S3Error(
+        403,
+        'SignatureDoesNotMatch',
+        'The request signature we calculated does not match the signature you provided. Check your key and signing method.',
+        {
+          AWSAccessKeyId: this.credentials.accessKeyId,
+          StringToSign: stringToSign,
+          CanonicalRequest: canonicalRequest,
+        },
+      );
     }
     return { ...claim, signingKey };
   }
@@ -297,21 +383,34 @@ class SigV4Verifier extends SignatureV4 {
 // ---------------------------------------------------------------- payload
 
 /** Turns the wire body into object bytes, verifying every integrity claim the request makes. */
-function decodePayload(req: IncomingMessage, raw: Buffer, auth: Authenticated): { body: Buffer; verifiedChecksums: string[] } {
+function decodePayload(
+  req: IncomingMessage,
+  raw: Buffer,
+  auth: Authenticated,
+): { body: Buffer; verifiedChecksums: string[] } {
   const mode = auth.mode === 'query' ? 'UNSIGNED-PAYLOAD' : (header(req, 'x-amz-content-sha256') ?? '');
   let body: Buffer;
   let trailers = new Map<string, string>();
   if (mode === 'UNSIGNED-PAYLOAD') {
     body = raw;
   } else if (/^[0-9a-f]{64}$/.test(mode)) {
-    if (sha256Hex(raw) !== mode) throw new S3Error(400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
+    if (sha256Hex(raw) !== mode)
+      throw new S3Error(
+        400,
+        'XAmzContentSHA256Mismatch',
+        "The provided 'x-amz-content-sha256' header does not match what was computed.",
+      );
     body = raw;
   } else if (mode === 'STREAMING-UNSIGNED-PAYLOAD-TRAILER' || mode === 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD') {
     const signing = mode === 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' ? auth : undefined;
     ({ body, trailers } = decodeAwsChunked(raw, signing));
     const declared = header(req, 'x-amz-decoded-content-length');
     if (declared === undefined || Number(declared) !== body.length) {
-      throw new S3Error(400, 'IncompleteBody', `x-amz-decoded-content-length says ${declared ?? '(missing)'} bytes; the chunks held ${body.length}`);
+      throw new S3Error(
+        400,
+        'IncompleteBody',
+        `x-amz-decoded-content-length says ${declared ?? '(missing)'} bytes; the chunks held ${body.length}`,
+      );
     }
     const announced = header(req, 'x-amz-trailer');
     if (announced !== undefined && !trailers.has(announced.toLowerCase())) {
@@ -345,9 +444,20 @@ function decodeAwsChunked(raw: Buffer, signing?: Authenticated): { body: Buffer;
     pos += size;
     if (signing) {
       const given = extensions.find((e) => e.startsWith('chunk-signature='))?.slice('chunk-signature='.length) ?? '';
-      const stringToSign = ['AWS4-HMAC-SHA256-PAYLOAD', signing.longDate, signing.scope, previous, EMPTY_SHA256, sha256Hex(data)].join('\n');
+      const stringToSign = [
+        'AWS4-HMAC-SHA256-PAYLOAD',
+        signing.longDate,
+        signing.scope,
+        previous,
+        EMPTY_SHA256,
+        sha256Hex(data),
+      ].join('\n');
       if (!hexEqual(hmacHex(signing.signingKey, stringToSign), given)) {
-        throw new S3Error(403, 'SignatureDoesNotMatch', 'The chunk signature we calculated does not match the signature you provided.');
+        throw new S3Error(
+          403,
+          'SignatureDoesNotMatch',
+          'The chunk signature we calculated does not match the signature you provided.',
+        );
       }
       previous = given;
     }
@@ -395,7 +505,11 @@ function verifyChecksums(req: IncomingMessage, body: Buffer, trailers: Map<strin
     const compute = CHECKSUMS[algorithm];
     if (!compute) throw new S3Error(400, 'InvalidRequest', `Unsupported checksum algorithm ${algorithm}`);
     if (compute(body).toString('base64') !== value) {
-      throw new S3Error(400, 'BadDigest', `The ${algorithm.toUpperCase()} you specified did not match the calculated checksum.`);
+      throw new S3Error(
+        400,
+        'BadDigest',
+        `The ${algorithm.toUpperCase()} you specified did not match the calculated checksum.`,
+      );
     }
   }
   return [...claims.keys()].filter((name) => name.startsWith('x-amz-checksum-'));
@@ -405,7 +519,8 @@ function verifyChecksums(req: IncomingMessage, body: Buffer, trailers: Map<strin
 function verifyContentMd5(req: IncomingMessage, body: Buffer): boolean {
   const md5 = header(req, 'content-md5');
   if (md5 === undefined) return false;
-  if (!/^[A-Za-z0-9+/]{22}==$/.test(md5)) throw new S3Error(400, 'InvalidDigest', 'The Content-MD5 you specified is not valid.');
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(md5))
+    throw new S3Error(400, 'InvalidDigest', 'The Content-MD5 you specified is not valid.');
   if (createHash('md5').update(body).digest('base64') !== md5) {
     throw new S3Error(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
   }
@@ -416,32 +531,57 @@ function verifyContentMd5(req: IncomingMessage, body: Buffer): boolean {
 
 const AUTH_QUERY = /^x-amz-(algorithm|credential|date|expires|signedheaders|signature|security-token|content-sha256)$/i;
 const DROPPED_HEADERS = new Set([
-  'host', 'authorization', 'connection', 'keep-alive', 'expect', 'transfer-encoding', 'content-length', 'content-encoding',
-  'x-amz-content-sha256', 'x-amz-date', 'x-amz-decoded-content-length', 'x-amz-trailer', 'x-amz-security-token',
+  'host',
+  'authorization',
+  'connection',
+  'keep-alive',
+  'expect',
+  'transfer-encoding',
+  'content-length',
+  'content-encoding',
+  'x-amz-content-sha256',
+  'x-amz-date',
+  'x-amz-decoded-content-length',
+  'x-amz-trailer',
+  'x-amz-security-token',
 ]);
 
 /** Sends the verified, decoded request to s3rver and streams its answer back. */
 function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, backendPort: number): Promise<number> {
   const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(req.headers)) if (!DROPPED_HEADERS.has(name) && value !== undefined) headers[name] = value;
-  const encodings = (header(req, 'content-encoding') ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '' && e !== 'aws-chunked');
+  for (const [name, value] of Object.entries(req.headers))
+    if (!DROPPED_HEADERS.has(name) && value !== undefined) headers[name] = value;
+  const encodings = (header(req, 'content-encoding') ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '' && e !== 'aws-chunked');
   if (encodings.length > 0) headers['content-encoding'] = encodings.join(', ');
   const [path = '/', rawQuery = ''] = (req.url ?? '/').split(/\?(.*)/s);
   const kept: string[] = [];
   for (const pair of rawQuery.split('&').filter(Boolean)) {
     const name = safeDecode(pair.split('=')[0] ?? '');
     if (AUTH_QUERY.test(name)) continue;
-    if (/^x-amz-/i.test(name)) headers[name.toLowerCase()] = safeDecode(pair.slice(pair.indexOf('=') + 1)); // hoisted by a presigner
+    if (/^x-amz-/i.test(name))
+      headers[name.toLowerCase()] = safeDecode(pair.slice(pair.indexOf('=') + 1)); // hoisted by a presigner
     else kept.push(pair);
   }
   Object.assign(headers, backendAuthHeaders(), { 'content-length': String(body.length) });
   return new Promise((resolve, reject) => {
-    const upstream = httpRequest({ host: '127.0.0.1', port: backendPort, method: req.method, path: kept.length ? `${path}?${kept.join('&')}` : path, headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-      answer.on('end', () => resolve(answer.statusCode ?? 502));
-      answer.on('error', reject);
-    });
+    const upstream = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: backendPort,
+        method: req.method,
+        path: kept.length ? `${path}?${kept.join('&')}` : path,
+        headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on('end', () => resolve(answer.statusCode ?? 502));
+        answer.on('error', reject);
+      },
+    );
     upstream.on('error', reject);
     upstream.end(body);
   });
@@ -507,7 +647,10 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function signedHeaderList(list: string): string[] {
-  return list.split(';').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return list
+    .split(';')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
 }
 
 function parseAmzDate(value: string): number | null {
@@ -521,7 +664,8 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) reject(new S3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the test server limit'));
+      if (size > MAX_BODY_BYTES)
+        reject(new S3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the test server limit'));
       else chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
@@ -531,9 +675,14 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function sendError(res: ServerResponse, error: S3Error, headOnly: boolean): void {
   const escape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const extra = Object.entries(error.extra).map(([k, v]) => `<${k}>${escape(v)}</${k}>`).join('');
+  const extra = Object.entries(error.extra)
+    .map(([k, v]) => `<${k}>${escape(v)}</${k}>`)
+    .join('');
   const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${error.code}</Code><Message>${escape(error.message)}</Message>${extra}<RequestId>pressroom-test</RequestId></Error>`;
-  res.writeHead(error.status, { 'content-type': 'application/xml', 'content-length': headOnly ? 0 : Buffer.byteLength(xml) });
+  res.writeHead(error.status, {
+    'content-type': 'application/xml',
+    'content-length': headOnly ? 0 : Buffer.byteLength(xml),
+  });
   res.end(headOnly ? undefined : xml);
 }
 

@@ -27,13 +27,26 @@ export interface TestApp {
   /** Every log line written (JSON text), when started with `captureLogs`. */
   logs: string[];
   /** fetch against the app with JSON helpers. */
-  request(method: string, path: string, options?: { apiKey?: string; bearer?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<TestResponse>;
-  createAccount(input?: { credits?: number; plan?: string; email?: string; rate_limit?: { per_minute?: number; per_day?: number } }): Promise<{ accountId: string; apiKey: string }>;
+  request(
+    method: string,
+    path: string,
+    options?: { apiKey?: string; bearer?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string },
+  ): Promise<TestResponse>;
+  createAccount(input?: {
+    credits?: number;
+    plan?: string;
+    email?: string;
+    rate_limit?: { per_minute?: number; per_day?: number };
+  }): Promise<{ accountId: string; apiKey: string }>;
   close(): Promise<void>;
 }
 
 /** Saves each template (`POST /v1/templates`) in order and returns their ids by key; throws with the answer of one refused. */
-export async function createTemplates<K extends string>(t: TestApp, apiKey: string, templates: Record<K, Record<string, unknown>>): Promise<Record<K, string>> {
+export async function createTemplates<K extends string>(
+  t: TestApp,
+  apiKey: string,
+  templates: Record<K, Record<string, unknown>>,
+): Promise<Record<K, string>> {
   const ids = {} as Record<K, string>;
   for (const [key, body] of Object.entries(templates) as [K, Record<string, unknown>][]) {
     const res = await t.request('POST', '/v1/templates', { apiKey, body });
@@ -48,10 +61,14 @@ export async function createTemplates<K extends string>(t: TestApp, apiKey: stri
  * bytes from the signed result link; throws with the job's body when it ended otherwise than completed.
  */
 export async function completedJobPdf(t: TestApp, apiKey: string, jobId: string, timeoutMs: number): Promise<Buffer> {
-  const done = await until(async () => {
-    const job = await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey });
-    return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
-  }, timeoutMs, `job ${jobId} to finish`);
+  const done = await until(
+    async () => {
+      const job = await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey });
+      return job.body.status === 'completed' || job.body.status === 'failed' ? job.body : undefined;
+    },
+    timeoutMs,
+    `job ${jobId} to finish`,
+  );
   if (done.status !== 'completed') throw new Error(`job ${jobId} ended ${JSON.stringify(done)}`);
   const link = new URL(done.result_url);
   return (await t.request('GET', `${link.pathname}${link.search}`)).bytes;
@@ -83,7 +100,10 @@ export async function freePort(): Promise<number> {
  */
 export function onlySettings(env: Record<string, string>): Record<string, string> {
   const ignored = ignoredVariables(env);
-  if (ignored.length > 0) throw new Error(`not settings: ${ignored.join(', ')} (docs/settings.md); tune fixed values with startTestApp's \`tuning\``);
+  if (ignored.length > 0)
+    throw new Error(
+      `not settings: ${ignored.join(', ')} (docs/settings.md); tune fixed values with startTestApp's \`tuning\``,
+    );
   return env;
 }
 
@@ -94,21 +114,28 @@ export interface TestAppOptions {
   tuning?: DeepPartial<Config>;
 }
 
-export async function startTestApp(dialect: TestDialect, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+export async function startTestApp(
+  dialect: TestDialect,
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   onlySettings(env);
   const database = await createTestDatabase(dialect);
   const port = await freePort();
-  const config = loadConfig({
-    PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
-    PRESSROOM_SECRET_KEY: SECRET_KEY,
-    PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true',
-    PRESSROOM_LOG_LEVEL: process.env.PRESSROOM_TEST_LOG_LEVEL ?? 'silent',
-    PRESSROOM_HOST: '127.0.0.1',
-    PORT: String(port),
-    PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    ...database.env,
-    ...env,
-  }, { tuning: options.tuning });
+  const config = loadConfig(
+    {
+      PRESSROOM_ADMIN_TOKEN: ADMIN_TOKEN,
+      PRESSROOM_SECRET_KEY: SECRET_KEY,
+      PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true',
+      PRESSROOM_LOG_LEVEL: process.env.PRESSROOM_TEST_LOG_LEVEL ?? 'silent',
+      PRESSROOM_HOST: '127.0.0.1',
+      PORT: String(port),
+      PRESSROOM_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...database.env,
+      ...env,
+    },
+    { tuning: options.tuning },
+  );
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -129,11 +156,15 @@ export async function startTestApp(dialect: TestDialect, env: Record<string, str
     let body: string | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json';
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const bytes = Buffer.from(await response.arrayBuffer());
     const type = response.headers.get('content-type') ?? '';
-    const parsed = type.includes('application/json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : bytes.toString('utf8');
+    const parsed =
+      type.includes('application/json') && bytes.length > 0
+        ? JSON.parse(bytes.toString('utf8'))
+        : bytes.toString('utf8');
     return { status: response.status, headers: response.headers, body: parsed, bytes };
   };
 

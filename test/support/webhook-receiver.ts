@@ -83,7 +83,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`webhook receiver: expected ${count} requests, got ${received.filter(filter).length} within ${timeoutMs} ms`));
+          reject(
+            new Error(
+              `webhook receiver: expected ${count} requests, got ${received.filter(filter).length} within ${timeoutMs} ms`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

@@ -23,7 +23,7 @@ export class PressroomApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			required: true,
-			description: 'A Pressroom API key (pr_…): `pressroom accounts create`, the admin API, or the studio\'s key screen',
+			description: "A Pressroom API key (pr_…): `pressroom accounts create`, the admin API, or the studio's key screen",
 		},
 		{
 			displayName: 'Webhook Secret',
@@ -53,7 +53,12 @@ export class PressroomApi implements ICredentialType {
 		rules: [
 			{
 				type: 'responseSuccessBody',
-				properties: { key: 'credits', value: undefined, message: "This address answers, but not as Pressroom's API: give the address Pressroom is served at, without /v1" },
+				properties: {
+					key: 'credits',
+					value: undefined,
+					message:
+						"This address answers, but not as Pressroom's API: give the address Pressroom is served at, without /v1",
+				},
 			},
 		],
 	};

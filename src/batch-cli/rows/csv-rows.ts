@@ -15,8 +15,14 @@ const FILENAME_COLUMN = '_filename';
 const MAX_RECORD_CHARS = 8 * 1024 * 1024;
 
 /** Writes the rows to send to `uploadPath`; returns the uploaded line each sent row starts on. */
-export async function prepareCsvRows(sourcePath: string, uploadPath: string, collector: RowCollector): Promise<number[]> {
-  const parser = createReadStream(sourcePath).pipe(parse({ bom: true, info: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS }));
+export async function prepareCsvRows(
+  sourcePath: string,
+  uploadPath: string,
+  collector: RowCollector,
+): Promise<number[]> {
+  const parser = createReadStream(sourcePath).pipe(
+    parse({ bom: true, info: true, skip_empty_lines: true, max_record_size: MAX_RECORD_CHARS }),
+  );
   const writer = await UploadWriter.create(uploadPath);
   const startLines: number[] = [];
   let header: string[] | undefined;

@@ -6,14 +6,18 @@ import { readFile } from 'node:fs/promises';
 import { itemOf, RowsError, type RowCollector } from './row-collector.js';
 
 /** The items to send, each with its row's name. */
-export async function prepareJsonRows(sourcePath: string, collector: RowCollector): Promise<{ data: Record<string, unknown>; filename: string }[]> {
+export async function prepareJsonRows(
+  sourcePath: string,
+  collector: RowCollector,
+): Promise<{ data: Record<string, unknown>; filename: string }[]> {
   let value: unknown;
   try {
     value = JSON.parse(await readFile(sourcePath, 'utf8'));
   } catch (error) {
     throw new RowsError(`${collector.sourceName}: not JSON (${(error as Error).message})`);
   }
-  if (!Array.isArray(value)) throw new RowsError(`${collector.sourceName}: must be a JSON array of rows (use .ndjson for one row a line)`);
+  if (!Array.isArray(value))
+    throw new RowsError(`${collector.sourceName}: must be a JSON array of rows (use .ndjson for one row a line)`);
   if (value.length === 0) throw new RowsError(`${collector.sourceName}: no rows`);
   const items: { data: Record<string, unknown>; filename: string }[] = [];
   value.forEach((element, i) => {

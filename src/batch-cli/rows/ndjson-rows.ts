@@ -8,7 +8,11 @@ import { itemOf, RowsError, type RowCollector } from './row-collector.js';
 import { UploadWriter } from './upload-writer.js';
 
 /** Writes the rows to send to `uploadPath`; returns the uploaded line each sent row is on. */
-export async function prepareNdjsonRows(sourcePath: string, uploadPath: string, collector: RowCollector): Promise<number[]> {
+export async function prepareNdjsonRows(
+  sourcePath: string,
+  uploadPath: string,
+  collector: RowCollector,
+): Promise<number[]> {
   const writer = await UploadWriter.create(uploadPath);
   // Read only once nothing is awaited before the loop: lines (and the end) of a small file emitted
   // before `for await` begins are lost, and the loop would wait for ever.

@@ -40,12 +40,18 @@ export class RowCollector {
   }
 
   /** The row's SentRow, or undefined when `--resume` skips it; throws RowsError for a bad name or a clash. */
-  accept(row: { line: number | undefined; data: Readonly<Record<string, unknown>>; ownFilename: string | undefined }): SentRow | undefined {
+  accept(row: {
+    line: number | undefined;
+    data: Readonly<Record<string, unknown>>;
+    ownFilename: string | undefined;
+  }): SentRow | undefined {
     const rowNumber = this.rowOfName.size + 1;
     const name = this.nameOf(rowNumber, row);
     const clash = this.rowOfName.get(name);
     if (clash !== undefined) {
-      throw new RowsError(`rows ${clash} and ${rowNumber} of ${this.options.sourceName} would both be ${name}.pdf: make --filename (or the file names) unique`);
+      throw new RowsError(
+        `rows ${clash} and ${rowNumber} of ${this.options.sourceName} would both be ${name}.pdf: make --filename (or the file names) unique`,
+      );
     }
     this.rowOfName.set(name, rowNumber);
     if (this.options.isDelivered(name)) {
@@ -62,13 +68,17 @@ export class RowCollector {
     return this.rowOfName.size;
   }
 
-  private nameOf(rowNumber: number, row: { line: number | undefined; data: Readonly<Record<string, unknown>>; ownFilename: string | undefined }): string {
+  private nameOf(
+    rowNumber: number,
+    row: { line: number | undefined; data: Readonly<Record<string, unknown>>; ownFilename: string | undefined },
+  ): string {
     try {
       if (this.options.template) return this.options.template.nameFor(row.data);
       if (row.ownFilename) return sanitizeFilename(row.ownFilename);
       return `document-${rowNumber}`;
     } catch (error) {
-      if (error instanceof FilenameTemplateError) throw new RowsError(`${describeRow({ rowNumber, line: row.line }, this.options.sourceName)}: ${error.message}`);
+      if (error instanceof FilenameTemplateError)
+        throw new RowsError(`${describeRow({ rowNumber, line: row.line }, this.options.sourceName)}: ${error.message}`);
       throw error;
     }
   }
@@ -79,11 +89,19 @@ export class RowCollector {
  * (other keys ignored), anything else is the row's data itself (the service's own rule for NDJSON).
  */
 export function itemOf(value: unknown, where: string): { data: Record<string, unknown>; filename: string | undefined } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RowsError(`${where}: a row must be a JSON object`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new RowsError(`${where}: a row must be a JSON object`);
   const record = value as Record<string, unknown>;
-  const wrapped = Object.hasOwn(record, 'data') && record.data !== null && typeof record.data === 'object' && !Array.isArray(record.data);
+  const wrapped =
+    Object.hasOwn(record, 'data') &&
+    record.data !== null &&
+    typeof record.data === 'object' &&
+    !Array.isArray(record.data);
   if (!wrapped) return { data: record, filename: undefined };
-  return { data: record.data as Record<string, unknown>, filename: typeof record.filename === 'string' ? record.filename : undefined };
+  return {
+    data: record.data as Record<string, unknown>,
+    filename: typeof record.filename === 'string' ? record.filename : undefined,
+  };
 }
 
 /** "row 3 (rows.csv line 4)", or "row 3" for a row without a line. */

@@ -16,8 +16,15 @@ function file(name: string, text: string): string {
   return path;
 }
 
-async function prepare(path: string, options: { filename?: string; delivered?: string[] } = {}): Promise<PreparedRows & { uploaded: string }> {
-  const rows = await prepareRows({ path, template: options.filename ? compileFilenameTemplate(options.filename) : undefined, isDelivered: (name) => (options.delivered ?? []).includes(name) });
+async function prepare(
+  path: string,
+  options: { filename?: string; delivered?: string[] } = {},
+): Promise<PreparedRows & { uploaded: string }> {
+  const rows = await prepareRows({
+    path,
+    template: options.filename ? compileFilenameTemplate(options.filename) : undefined,
+    isDelivered: (name) => (options.delivered ?? []).includes(name),
+  });
   const uploaded = rows.body.kind === 'upload' ? readFileSync(rows.body.path, 'utf8') : JSON.stringify(rows.body.items);
   await rows.dispose();
   return Object.assign(rows, { uploaded });
@@ -55,7 +62,11 @@ describe('CSV rows', () => {
   it('keep their own _filename column (sanitized), and default to document-<row>', async () => {
     const rows = await prepare(file('rows.csv', 'n,_filename\n1,my file\n2,\n'));
     expect(rows.sent.map((r) => r.name)).toEqual(['my_file', 'document-2']);
-    expect(parse(rows.uploaded)).toEqual([['n', '_filename'], ['1', 'my_file'], ['2', 'document-2']]);
+    expect(parse(rows.uploaded)).toEqual([
+      ['n', '_filename'],
+      ['1', 'my_file'],
+      ['2', 'document-2'],
+    ]);
   });
 
   it.each([
@@ -67,11 +78,15 @@ describe('CSV rows', () => {
   });
 
   it('refuse two rows with one name, naming both', async () => {
-    await expect(prepare(file('rows.csv', 'n\nA\nB\nA\n'), { filename: '{{ n }}' })).rejects.toThrow(/rows 1 and 3 of .*rows.csv would both be A.pdf/);
+    await expect(prepare(file('rows.csv', 'n\nA\nB\nA\n'), { filename: '{{ n }}' })).rejects.toThrow(
+      /rows 1 and 3 of .*rows.csv would both be A.pdf/,
+    );
   });
 
   it('refuse a row --filename cannot name, with its row and line', async () => {
-    await expect(prepare(file('rows.csv', 'n,m\nA,1\n,2\n'), { filename: '{{ n }}' })).rejects.toThrow(/row 2 \(.*rows.csv line 3\): \{\{ n \}\} has no value/);
+    await expect(prepare(file('rows.csv', 'n,m\nA,1\n,2\n'), { filename: '{{ n }}' })).rejects.toThrow(
+      /row 2 \(.*rows.csv line 3\): \{\{ n \}\} has no value/,
+    );
   });
 });
 
@@ -80,7 +95,12 @@ describe('NDJSON rows', () => {
     const text = '{"data": {"n": 1}, "filename": "first"}\n\n{"n": 2}\n{"data": {"n": 3}, "extra": true}\n';
     const rows = await prepare(file('rows.ndjson', text));
     expect(rows.body).toMatchObject({ kind: 'upload', mediaType: 'application/x-ndjson' });
-    expect(rows.uploaded.trim().split('\n').map((l) => JSON.parse(l))).toEqual([
+    expect(
+      rows.uploaded
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
       { data: { n: 1 }, filename: 'first' },
       { data: { n: 2 }, filename: 'document-2' },
       { data: { n: 3 }, filename: 'document-3' },
@@ -99,8 +119,16 @@ describe('NDJSON rows', () => {
 
 describe('JSON rows', () => {
   it('are sent as items, named', async () => {
-    const rows = await prepare(file('rows.json', JSON.stringify([{ n: 'a' }, { data: { n: 'b' } }])), { filename: 'x-{{ n }}' });
-    expect(rows.body).toEqual({ kind: 'items', items: [{ data: { n: 'a' }, filename: 'x-a' }, { data: { n: 'b' }, filename: 'x-b' }] });
+    const rows = await prepare(file('rows.json', JSON.stringify([{ n: 'a' }, { data: { n: 'b' } }])), {
+      filename: 'x-{{ n }}',
+    });
+    expect(rows.body).toEqual({
+      kind: 'items',
+      items: [
+        { data: { n: 'a' }, filename: 'x-a' },
+        { data: { n: 'b' }, filename: 'x-b' },
+      ],
+    });
   });
 
   it.each([

@@ -61,19 +61,38 @@ async function temporaryDir(): Promise<{ dir: string; remove: () => Promise<void
 /** Reads and names the rows of `options.path`; throws RowsError for a file the command cannot send. */
 export async function prepareRows(options: PrepareRowsOptions): Promise<PreparedRows> {
   const kind = rowsKind(options.path);
-  const size = await stat(options.path).then((s) => (s.isFile() ? s.size : -1), () => -2);
+  const size = await stat(options.path).then(
+    (s) => (s.isFile() ? s.size : -1),
+    () => -2,
+  );
   if (size === -2) throw new RowsError(`--data ${options.path}: no such file`);
   if (size === -1) throw new RowsError(`--data ${options.path}: not a file`);
-  if (size > MAX_ROWS_FILE_BYTES) throw new RowsError(`--data ${options.path}: ${size} bytes, more than the ${MAX_ROWS_FILE_BYTES} bytes a batch upload may be; split it`);
-  const collector = new RowCollector({ sourceName: basename(options.path), template: options.template, isDelivered: options.isDelivered });
+  if (size > MAX_ROWS_FILE_BYTES)
+    throw new RowsError(
+      `--data ${options.path}: ${size} bytes, more than the ${MAX_ROWS_FILE_BYTES} bytes a batch upload may be; split it`,
+    );
+  const collector = new RowCollector({
+    sourceName: basename(options.path),
+    template: options.template,
+    isDelivered: options.isDelivered,
+  });
   if (kind === 'json') {
     const items = await prepareJsonRows(options.path, collector);
-    return { sent: collector.sent, skipped: collector.skipped, body: { kind: 'items', items }, rowAtUploadLine: () => undefined, dispose: async () => {} };
+    return {
+      sent: collector.sent,
+      skipped: collector.skipped,
+      body: { kind: 'items', items },
+      rowAtUploadLine: () => undefined,
+      dispose: async () => {},
+    };
   }
   const { dir, remove } = await temporaryDir();
   try {
     const uploadPath = join(dir, `rows.${kind}`);
-    const startLines = kind === 'csv' ? await prepareCsvRows(options.path, uploadPath, collector) : await prepareNdjsonRows(options.path, uploadPath, collector);
+    const startLines =
+      kind === 'csv'
+        ? await prepareCsvRows(options.path, uploadPath, collector)
+        : await prepareNdjsonRows(options.path, uploadPath, collector);
     const mediaType = kind === 'csv' ? 'text/csv' : 'application/x-ndjson';
     return {
       sent: collector.sent,

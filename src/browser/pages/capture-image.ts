@@ -64,10 +64,19 @@ export interface CapturedImage {
 }
 
 /** Loads `html` into a fresh page of the closed room, applies the layer modifications and returns the encoded image. */
-export async function captureImage(root: CDPSession, room: ClosedRoomOptions, html: string, params: CaptureParams, signal: AbortSignal): Promise<CapturedImage> {
-  const context = params.scripts ? await raceSignal(root.send('Target.createBrowserContext', { disposeOnDetach: true }), signal) : undefined;
+export async function captureImage(
+  root: CDPSession,
+  room: ClosedRoomOptions,
+  html: string,
+  params: CaptureParams,
+  signal: AbortSignal,
+): Promise<CapturedImage> {
+  const context = params.scripts
+    ? await raceSignal(root.send('Target.createBrowserContext', { disposeOnDetach: true }), signal)
+    : undefined;
   const dispose = () => {
-    if (context) root.send('Target.disposeBrowserContext', { browserContextId: context.browserContextId }).catch(() => {});
+    if (context)
+      root.send('Target.disposeBrowserContext', { browserContextId: context.browserContextId }).catch(() => {});
   };
   let target: PageTarget | undefined;
   let loads: LoadCounter | undefined;
@@ -75,11 +84,17 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
   let step = 'open page';
   try {
     // A visible window of its own: painted (see the file comment), and requestAnimationFrame runs.
-    const opening = PageTarget.open(root, context ? { browserContextId: context.browserContextId } : { newWindow: true });
+    const opening = PageTarget.open(
+      root,
+      context ? { browserContextId: context.browserContextId } : { newWindow: true },
+    );
     // A page that opens after the render was given up is closed, not left behind.
-    opening.then((opened) => {
-      if (signal.aborted) void opened.close();
-    }, () => {});
+    opening.then(
+      (opened) => {
+        if (signal.aborted) void opened.close();
+      },
+      () => {},
+    );
     target = await raceSignal(opening, signal);
     const all = AbortSignal.any([signal, target.lost]);
     const { session } = target;
@@ -92,12 +107,22 @@ export async function captureImage(root: CDPSession, room: ClosedRoomOptions, ht
     // A single-use page: its resources stay set until it is closed.
     closedRoom.resources = params.resources;
     params.resources?.review?.(html);
-    await raceSignal(session.send('Emulation.setDeviceMetricsOverride', { ...params.viewport, deviceScaleFactor: params.scale, mobile: false }), all);
+    await raceSignal(
+      session.send('Emulation.setDeviceMetricsOverride', {
+        ...params.viewport,
+        deviceScaleFactor: params.scale,
+        mobile: false,
+      }),
+      all,
+    );
     await loads.reached(1);
     step = 'load document';
     // A scripted document may cut its own loading short: see scripted-document.ts.
     watch = params.scripts ? ScriptedDocumentWatch.start(session, frameId) : undefined;
-    await raceSignal(session.send('Page.setDocumentContent', { frameId, html: params.scripts ? disarmMetaRefresh(html) : html }), all);
+    await raceSignal(
+      session.send('Page.setDocumentContent', { frameId, html: params.scripts ? disarmMetaRefresh(html) : html }),
+      all,
+    );
     if (watch) step = 'wait for the document and pressroomReady';
     await (watch ? watch.ready(all) : loads.reached(2));
     let layerWarnings: string[] = [];

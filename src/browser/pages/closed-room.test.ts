@@ -5,14 +5,23 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTripwire, pdfText, pdfTool, startTestRenderer, testOptions } from '../../../test/support/documents/rendering-kit.js';
+import {
+  openTripwire,
+  pdfText,
+  pdfTool,
+  startTestRenderer,
+  testOptions,
+} from '../../../test/support/documents/rendering-kit.js';
 import { launchChromium } from '../launch-chromium.js';
 import { openNetworkSinkhole } from './network-sinkhole.js';
 import { PageTarget } from '../page-target.js';
 import type { PdfRenderer } from '../../rendering/pdf-renderer.js';
 
 const SLOW_IMAGE_MS = 1_500;
-const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
+const PNG_1X1 = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC',
+  'base64',
+);
 
 let renderer: PdfRenderer;
 /** Worker evaluator and no asset resolver: for the worker sandbox, and the asset origin unserved. */
@@ -128,7 +137,10 @@ describe('no network from templates', () => {
       });
     }
     // The slot is fine afterwards.
-    const { pdf } = await renderer.render({ template: { html: '<p>AFTER</p><script>document.body.append("RAN")</script>' }, data: {} });
+    const { pdf } = await renderer.render({
+      template: { html: '<p>AFTER</p><script>document.body.append("RAN")</script>' },
+      data: {},
+    });
     expect(pdfText(pdf)).toMatch(/AFTER[\s\S]*RAN/);
   });
 
@@ -162,10 +174,18 @@ describe('no network from templates', () => {
 
   it('the network layer alone holds: a page without interception reaches only the sinkhole', async () => {
     const sinkhole = await openNetworkSinkhole();
-    const chromium = await launchChromium({ executablePath: testOptions().chromiumPath, sinkholePort: sinkhole.port, protocolTimeoutMs: 30_000 });
+    const chromium = await launchChromium({
+      executablePath: testOptions().chromiumPath,
+      sinkholePort: sinkhole.port,
+      protocolTimeoutMs: 30_000,
+    });
     try {
       const page = await PageTarget.open(chromium.root);
-      for (const url of [`http://127.0.0.1:${tripwire.port}/direct`, `http://localhost:${tripwire.port}/direct`, `http://[::1]:${tripwire.port}/direct`]) {
+      for (const url of [
+        `http://127.0.0.1:${tripwire.port}/direct`,
+        `http://localhost:${tripwire.port}/direct`,
+        `http://[::1]:${tripwire.port}/direct`,
+      ]) {
         const { errorText } = await page.session.send('Page.navigate', { url });
         expect(errorText).toMatch(/^net::ERR_/);
       }
@@ -184,10 +204,19 @@ describe('no local files', () => {
     ['img', '<img src="file:///etc/passwd">'],
     ['iframe', '<iframe src="file:///etc/passwd" width="600" height="400"></iframe>'],
     ['upper-case scheme', '<iframe src="FILE:///etc/passwd" width="600" height="400"></iframe>'],
-    ['object and embed', '<object data="file:///etc/passwd" width="600" height="400"></object><embed src="file:///etc/passwd">'],
-    ['stylesheet and directory', '<link rel="stylesheet" href="file:///etc/passwd"><iframe src="file:///etc/"></iframe>'],
+    [
+      'object and embed',
+      '<object data="file:///etc/passwd" width="600" height="400"></object><embed src="file:///etc/passwd">',
+    ],
+    [
+      'stylesheet and directory',
+      '<link rel="stylesheet" href="file:///etc/passwd"><iframe src="file:///etc/"></iframe>',
+    ],
     ['view-source', '<iframe src="view-source:file:///etc/passwd"></iframe>'],
-    ['script fetch', '<pre id="o">x</pre><script>fetch("file:///etc/passwd").then((r) => r.text()).then((t) => { document.getElementById("o").textContent = t; }).catch(() => {}); const x = new XMLHttpRequest(); try { x.open("GET", "file:///etc/passwd", false); x.send(); document.body.append(x.responseText); } catch (e) {}</script>'],
+    [
+      'script fetch',
+      '<pre id="o">x</pre><script>fetch("file:///etc/passwd").then((r) => r.text()).then((t) => { document.getElementById("o").textContent = t; }).catch(() => {}); const x = new XMLHttpRequest(); try { x.open("GET", "file:///etc/passwd", false); x.send(); document.body.append(x.responseText); } catch (e) {}</script>',
+    ],
   ])('%s', async (_name, html) => {
     const { pdf } = await renderer.render({ template: { html: `<p>FILE-TEST</p>${html}` }, data: {} });
     const text = pdfText(pdf);
@@ -197,13 +226,17 @@ describe('no local files', () => {
 });
 
 describe('the internal asset origin', () => {
-  const html = '<p class="brand">ASSET:</p><link rel="stylesheet" href="https://assets.pressroom.internal/brand.css">' +
+  const html =
+    '<p class="brand">ASSET:</p><link rel="stylesheet" href="https://assets.pressroom.internal/brand.css">' +
     '<img src="https://assets.pressroom.internal/logo.png" width="40" height="40"><link rel="stylesheet" href="https://assets.pressroom.internal/missing.css">' +
     '<style>@font-face { font-family: AssetSerif; src: url(https://assets.pressroom.internal/serif.ttf); } .serif { font-family: AssetSerif; }</style><p class="serif">In the asset font</p>';
 
   it('serves known assets (stylesheets, images, fonts) through the resolver and answers 404 for the rest', async () => {
     for (const scripted of [false, true]) {
-      const { pdf } = await renderer.render({ template: { html: scripted ? `${html}<script>document.body.append('SCRIPTED')</script>` : html }, data: {} });
+      const { pdf } = await renderer.render({
+        template: { html: scripted ? `${html}<script>document.body.append('SCRIPTED')</script>` : html },
+        data: {},
+      });
       expect(pdfText(pdf)).toContain('ASSET:FROM-ASSET-CSS');
       expect(pdfTool('pdfimages', pdf, ['-list']).trim().split('\n')).toHaveLength(3); // header, rule, the logo
       expect(pdfTool('pdffonts', pdf)).toContain('DejaVuSerif');

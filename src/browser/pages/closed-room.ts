@@ -29,7 +29,9 @@ export interface AssetResponse {
 }
 
 /** Looks up `https://assets.pressroom.internal/…` URLs; `undefined` answers 404. */
-export type AssetResolver = (url: string) => Buffer | AssetResponse | undefined | Promise<Buffer | AssetResponse | undefined>;
+export type AssetResolver = (
+  url: string,
+) => Buffer | AssetResponse | undefined | Promise<Buffer | AssetResponse | undefined>;
 
 /**
  * What one document may load besides data: and blob: URLs (issue 13). Set on the page's closed room
@@ -117,7 +119,12 @@ export class ClosedRoom {
     const served = resourceType === 'Document' ? this.#documents.get(request.url) : undefined;
     if (served) {
       if (served.once) this.#documents.delete(request.url);
-      await this.#fulfil(requestId, Buffer.from(served.doc.html, 'utf8'), 'text/html; charset=utf-8', served.doc.headers);
+      await this.#fulfil(
+        requestId,
+        Buffer.from(served.doc.html, 'utf8'),
+        'text/html; charset=utf-8',
+        served.doc.headers,
+      );
       return;
     }
     if (request.url.startsWith('data:') || request.url.startsWith('blob:')) {
@@ -126,8 +133,17 @@ export class ClosedRoom {
     }
     const resources = this.resources;
     // A resolver configured for the whole renderer (engine tests) keeps the asset origin's other paths.
-    const resolverPath = this.options.assetResolver !== undefined && request.url.startsWith(`${ASSET_ORIGIN}/`) && !/^https:\/\/assets\.pressroom\.internal\/(~[A-Za-z0-9]+\/)?a\//.test(request.url);
-    if (resources && !resolverPath && request.method === 'GET' && resourceType !== 'Document' && isDocumentResourceUrl(request.url)) {
+    const resolverPath =
+      this.options.assetResolver !== undefined &&
+      request.url.startsWith(`${ASSET_ORIGIN}/`) &&
+      !/^https:\/\/assets\.pressroom\.internal\/(~[A-Za-z0-9]+\/)?a\//.test(request.url);
+    if (
+      resources &&
+      !resolverPath &&
+      request.method === 'GET' &&
+      resourceType !== 'Document' &&
+      isDocumentResourceUrl(request.url)
+    ) {
       await this.#load(resources, requestId, request.url, resourceType);
       return;
     }
@@ -158,7 +174,12 @@ export class ClosedRoom {
     const extension = new URL(url).pathname.split('.').pop()?.toLowerCase() ?? '';
     // Fonts are fetched in CORS mode, and the asset origin is not the document's: without this
     // header Chromium drops every @font-face from it silently (images and stylesheets load anyway).
-    await this.#fulfil(requestId, asset.body, asset.contentType ?? CONTENT_TYPES[extension] ?? 'application/octet-stream', ASSET_HEADERS);
+    await this.#fulfil(
+      requestId,
+      asset.body,
+      asset.contentType ?? CONTENT_TYPES[extension] ?? 'application/octet-stream',
+      ASSET_HEADERS,
+    );
   }
 
   async #load(resources: DocumentResources, requestId: string, url: string, resourceType: string): Promise<void> {
@@ -176,7 +197,12 @@ export class ClosedRoom {
     await this.#fulfil(requestId, found.body, found.contentType ?? 'application/octet-stream', ASSET_HEADERS);
   }
 
-  async #fulfil(requestId: string, body: Buffer, contentType: string, headers: Record<string, string> = {}): Promise<void> {
+  async #fulfil(
+    requestId: string,
+    body: Buffer,
+    contentType: string,
+    headers: Record<string, string> = {},
+  ): Promise<void> {
     const responseHeaders = [{ name: 'Content-Type', value: contentType }];
     for (const [name, value] of Object.entries(headers)) responseHeaders.push({ name, value });
     await this.session.send('Fetch.fulfillRequest', {

@@ -22,7 +22,12 @@ let renderer: PdfRenderer;
 beforeAll(async () => {
   // One slot: every document goes to the same reused print page, as consecutive documents of
   // different customers do in production.
-  renderer = await startTestRenderer({ concurrency: 1, maxPages: MAX_PAGES, maxDocumentBytes: MAX_BYTES, maxImagePixels: MAX_PIXELS });
+  renderer = await startTestRenderer({
+    concurrency: 1,
+    maxPages: MAX_PAGES,
+    maxDocumentBytes: MAX_BYTES,
+    maxImagePixels: MAX_PIXELS,
+  });
 });
 
 afterAll(async () => {
@@ -41,7 +46,8 @@ async function refusal(html: string): Promise<AppError> {
   return error as AppError;
 }
 
-const pages = (n: number) => Array.from({ length: n }, (_, i) => `<div style="page-break-after:always">Page ${i + 1} of ${n}</div>`).join('');
+const pages = (n: number) =>
+  Array.from({ length: n }, (_, i) => `<div style="page-break-after:always">Page ${i + 1} of ${n}</div>`).join('');
 
 describe('pages (PRESSROOM_MAX_PAGES)', () => {
   it('prints a document of exactly the bound whole, page range and all', async () => {
@@ -86,17 +92,24 @@ describe('decoded image pixels (PRESSROOM_MAX_IMAGE_PIXELS)', () => {
     ['<img>', `<img src="${large}" style="width:20px">`],
     ['a CSS background', `<div style="width:20px;height:20px;background-image:url(${large})"></div>`],
     ['an SVG <image>', `<svg width="20" height="20"><image href="${large}" width="20" height="20"/></svg>`],
-    ['images that are small one by one', [0, 1, 2].map((i) => `<img src="${dataUri(solidPng(600, 600, 10 + i))}" style="width:20px">`).join('')],
+    [
+      'images that are small one by one',
+      [0, 1, 2].map((i) => `<img src="${dataUri(solidPng(600, 600, 10 + i))}" style="width:20px">`).join(''),
+    ],
   ])('refuses %s past the bound, before printing', async (_name, html) => {
     const error = await refusal(`<p>text</p>${html}`);
     expect(error.details?.bound).toBe('image_pixels');
     expect(error.details?.imagePixels).toBeGreaterThan(MAX_PIXELS);
-    expect(error.message).toMatch(/decode to 1\.\d megapixels, more than the 1 megapixels allowed \(PRESSROOM_MAX_IMAGE_PIXELS\)/);
+    expect(error.message).toMatch(
+      /decode to 1\.\d megapixels, more than the 1 megapixels allowed \(PRESSROOM_MAX_IMAGE_PIXELS\)/,
+    );
   });
 
   it('counts an image used many times once, as it is decoded once', async () => {
     const image = dataUri(solidPng(800, 800, 200)); // 0.64 megapixels
-    const pdf = await render(`<p>three logos</p>${`<img src="${image}" style="width:30px">`.repeat(3)}<div style="width:30px;height:30px;background:url(${image})"></div>`);
+    const pdf = await render(
+      `<p>three logos</p>${`<img src="${image}" style="width:30px">`.repeat(3)}<div style="width:30px;height:30px;background:url(${image})"></div>`,
+    );
     expect(pdfText(pdf)).toContain('three logos');
   });
 
@@ -104,8 +117,12 @@ describe('decoded image pixels (PRESSROOM_MAX_IMAGE_PIXELS)', () => {
     // The print page keeps its document's resource list from one document to the next.
     await refusal(`<img src="${large}" style="width:20px">`);
     const small = dataUri(solidPng(800, 800, 201)); // 0.64 megapixels; 1.84 with the one before
-    expect(pdfText(await render(`<p>after a large one</p><img src="${small}" style="width:20px">`))).toContain('after a large one');
-    const again = await refusal(`<p>the large one again, as a background</p><div style="width:20px;height:20px;background:url(${large})"></div>`);
+    expect(pdfText(await render(`<p>after a large one</p><img src="${small}" style="width:20px">`))).toContain(
+      'after a large one',
+    );
+    const again = await refusal(
+      `<p>the large one again, as a background</p><div style="width:20px;height:20px;background:url(${large})"></div>`,
+    );
     expect(again.details?.bound).toBe('image_pixels');
     const inShadow = `<div><template shadowrootmode="open"><img src="${large}" style="width:20px"></template></div>`;
     expect((await refusal(inShadow)).details?.bound).toBe('image_pixels');
@@ -123,7 +140,11 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
     dir = mkdtempSync(join(tmpdir(), 'pressroom-spill-'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const spilled = (html: string, aboveBytes: number) => renderer.renderSpilling({ template: { html }, data: {} }, { path: join(dir, `${aboveBytes}-${html.length}.pdf`), aboveBytes });
+  const spilled = (html: string, aboveBytes: number) =>
+    renderer.renderSpilling(
+      { template: { html }, data: {} },
+      { path: join(dir, `${aboveBytes}-${html.length}.pdf`), aboveBytes },
+    );
 
   it('writes a PDF that reaches the size to the file and answers with the file; a smaller one stays in memory', async () => {
     const long = await spilled(pages(3), 0);
@@ -133,7 +154,10 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
     expect(file.size).toBe(bytes.length);
     expect(pdfInfo(bytes).Pages).toBe('3');
     expect(pdfText(bytes)).toContain('Page 3 of 3');
-    const scripted = await spilled('<p id="p"></p><script>document.getElementById("p").textContent = "drawn by a script";</script>', 0);
+    const scripted = await spilled(
+      '<p id="p"></p><script>document.getElementById("p").textContent = "drawn by a script";</script>',
+      0,
+    );
     expect(pdfText(readFileSync((scripted.pdf as { path: string }).path))).toContain('drawn by a script');
 
     const short = await spilled('<p>short</p>', 10 * 1024 * 1024);
@@ -143,16 +167,28 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
 
   it('keeps the page and byte bounds, and leaves no file behind when it refuses', async () => {
     const before = readdirSync(dir);
-    await expect(spilled(pages(MAX_PAGES + 1), 0)).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE', details: { bound: 'pages' } });
-    await expect(spilled(`<img src="${dataUri(noisePng(300, 300))}">`, 0)).rejects.toMatchObject({ code: 'DOCUMENT_TOO_LARGE', details: { bound: 'bytes' } });
+    await expect(spilled(pages(MAX_PAGES + 1), 0)).rejects.toMatchObject({
+      code: 'DOCUMENT_TOO_LARGE',
+      details: { bound: 'pages' },
+    });
+    await expect(spilled(`<img src="${dataUri(noisePng(300, 300))}">`, 0)).rejects.toMatchObject({
+      code: 'DOCUMENT_TOO_LARGE',
+      details: { bound: 'bytes' },
+    });
     expect(readdirSync(dir)).toEqual(before);
   });
 
   it('fails with STORAGE_ERROR, naming the spool, when the file cannot be created, and goes on', async () => {
     writeFileSync(join(dir, 'not-a-directory'), '');
-    const failed = renderer.renderSpilling({ template: { html: pages(2) }, data: {} }, { path: join(dir, 'not-a-directory', 'spilled.pdf'), aboveBytes: 0 });
-    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('spool directory: ENOTDIR') });
-    expect(pdfText((await render('<p>after the failed spool</p>')))).toContain('after the failed spool');
+    const failed = renderer.renderSpilling(
+      { template: { html: pages(2) }, data: {} },
+      { path: join(dir, 'not-a-directory', 'spilled.pdf'), aboveBytes: 0 },
+    );
+    await expect(failed).rejects.toMatchObject({
+      code: 'STORAGE_ERROR',
+      message: expect.stringContaining('spool directory: ENOTDIR'),
+    });
+    expect(pdfText(await render('<p>after the failed spool</p>'))).toContain('after the failed spool');
   });
 
   // A full disk: a 16 KiB tmpfs (mounting needs root, as the machines these tests run on have).
@@ -175,13 +211,22 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
     }
   });
 
-  it.skipIf(!mounted)('fails with STORAGE_ERROR when the disk fills up mid-PDF, never passing a short file for the PDF, and leaves nothing', async () => {
-    // ~30 KB of incompressible image: more than the disk holds, less than the byte bound.
-    const failed = renderer.renderSpilling({ template: { html: `<img src="${dataUri(noisePng(100, 100))}">` }, data: {} }, { path: join(full, 'spilled.pdf'), aboveBytes: 0 });
-    await expect(failed).rejects.toMatchObject({ code: 'STORAGE_ERROR', message: expect.stringContaining('spool directory: ENOSPC') });
-    expect(readdirSync(full)).toEqual([]);
-    expect(pdfText((await render('<p>after the full disk</p>')))).toContain('after the full disk');
-  });
+  it.skipIf(!mounted)(
+    'fails with STORAGE_ERROR when the disk fills up mid-PDF, never passing a short file for the PDF, and leaves nothing',
+    async () => {
+      // ~30 KB of incompressible image: more than the disk holds, less than the byte bound.
+      const failed = renderer.renderSpilling(
+        { template: { html: `<img src="${dataUri(noisePng(100, 100))}">` }, data: {} },
+        { path: join(full, 'spilled.pdf'), aboveBytes: 0 },
+      );
+      await expect(failed).rejects.toMatchObject({
+        code: 'STORAGE_ERROR',
+        message: expect.stringContaining('spool directory: ENOSPC'),
+      });
+      expect(readdirSync(full)).toEqual([]);
+      expect(pdfText(await render('<p>after the full disk</p>'))).toContain('after the full disk');
+    },
+  );
 });
 
 it('renders an ordinary document after all of the above', async () => {

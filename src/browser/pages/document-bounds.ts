@@ -21,14 +21,22 @@ export interface DocumentBounds {
 
 /** The PDF grew past `limitBytes` while it was read from Chromium. */
 export function tooManyBytes(limitBytes: number): AppError {
-  return tooLarge('bytes', `The PDF grew past ${formatBytes(limitBytes)} (PRESSROOM_MAX_DOCUMENT_BYTES) and was stopped; split the document or make its images smaller`, {
-    limitBytes,
-  });
+  return tooLarge(
+    'bytes',
+    `The PDF grew past ${formatBytes(limitBytes)} (PRESSROOM_MAX_DOCUMENT_BYTES) and was stopped; split the document or make its images smaller`,
+    {
+      limitBytes,
+    },
+  );
 }
 
 /** The document has more than `limit` pages. */
 export function tooManyPages(limit: number): AppError {
-  return tooLarge('pages', `The document has more than ${limit} pages (PRESSROOM_MAX_PAGES); split it into smaller documents`, { limitPages: limit });
+  return tooLarge(
+    'pages',
+    `The document has more than ${limit} pages (PRESSROOM_MAX_PAGES); split it into smaller documents`,
+    { limitPages: limit },
+  );
 }
 
 /** The document's images decode to `pixels`, more than `limit`. */
@@ -42,9 +50,13 @@ export function tooManyImagePixels(pixels: number, limit: number): AppError {
 
 /** A Chromium process printing the document went past `limitMb` and was stopped. */
 export function tooMuchMemory(limitMb: number): AppError {
-  return tooLarge('memory', `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, and write a table of thousands of rows as several tables (docs/long-documents.md, "Long tables")`, {
-    limitMb,
-  });
+  return tooLarge(
+    'memory',
+    `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, and write a table of thousands of rows as several tables (docs/long-documents.md, "Long tables")`,
+    {
+      limitMb,
+    },
+  );
 }
 
 /**

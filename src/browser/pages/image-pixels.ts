@@ -54,7 +54,11 @@ export class ImagePixelMeter {
     const previous = this.#previous;
     this.#previous = new Set(main.map(urlKey));
     // Frames other than the main one are new documents each time: nothing of an earlier one is listed.
-    const input: MeasureInput = { count: imageUrls(frameTree.childFrames ?? [], true), check: [], hideBroken: hasFailedImage(frameTree) };
+    const input: MeasureInput = {
+      count: imageUrls(frameTree.childFrames ?? [], true),
+      check: [],
+      hideBroken: hasFailedImage(frameTree),
+    };
     for (const url of main) (previous.has(urlKey(url)) ? input.check : input.count).push(url);
     if (input.count.length === 0 && input.check.length === 0 && !input.hideBroken) return { pixels: 0, undecoded: [] };
     if (this.#contextId !== undefined) {
@@ -65,7 +69,14 @@ export class ImagePixelMeter {
         // The world went with its document (a navigation): make a new one below.
       }
     }
-    const world = await raceSignal(this.session.send('Page.createIsolatedWorld', { frameId: this.frameId, worldName: WORLD_NAME, grantUniveralAccess: true }), signal);
+    const world = await raceSignal(
+      this.session.send('Page.createIsolatedWorld', {
+        frameId: this.frameId,
+        worldName: WORLD_NAME,
+        grantUniveralAccess: true,
+      }),
+      signal,
+    );
     this.#contextId = world.executionContextId;
     return this.#sum(world.executionContextId, input, signal);
   }
@@ -81,11 +92,17 @@ export class ImagePixelMeter {
       }),
       signal,
     );
-    if (exceptionDetails) throw new Error(`measuring the document's images failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    if (exceptionDetails)
+      throw new Error(
+        `measuring the document's images failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
+      );
     const value = result.value as MeasureResult;
     // Positions, not URLs, come back: a data: URL may be megabytes long.
     const urls = [...input.count, ...input.check];
-    return { pixels: Number(value.pixels), undecoded: value.undecoded.map((i) => urls[i]).filter((url): url is string => url !== undefined) };
+    return {
+      pixels: Number(value.pixels),
+      undecoded: value.undecoded.map((i) => urls[i]).filter((url): url is string => url !== undefined),
+    };
   }
 }
 
@@ -117,7 +134,9 @@ function urlKey(url: string): string {
 
 /** Whether the main frame lists an image that failed to load (blocked, missing, timed out). */
 function hasFailedImage(frame: Protocol.Page.FrameResourceTree): boolean {
-  return frame.resources.some((resource) => resource.type === 'Image' && (resource.failed === true || resource.canceled === true));
+  return frame.resources.some(
+    (resource) => resource.type === 'Image' && (resource.failed === true || resource.canceled === true),
+  );
 }
 
 /** The distinct image URLs of `frames` (and, with `deep`, of their frames). */
@@ -180,7 +199,8 @@ export function sumNaturalPixels(input: MeasureInput): Promise<MeasureResult> {
   const g = globalThis as unknown as BrowserGlobals;
   const hideBroken = (): void => {
     for (const image of Array.from(g.document.images)) {
-      if (image.complete && image.currentSrc && image.naturalWidth === 0) image.style.setProperty('visibility', 'hidden', 'important');
+      if (image.complete && image.currentSrc && image.naturalWidth === 0)
+        image.style.setProperty('visibility', 'hidden', 'important');
     }
   };
   const urls: [string, number][] = input.count.map((url, i) => [url, i]);
@@ -214,7 +234,8 @@ export function sumNaturalPixels(input: MeasureInput): Promise<MeasureResult> {
           }
         }
       }
-      for (const sheet of [...Array.from(root.styleSheets), ...Array.from(root.adoptedStyleSheets ?? [])]) readSheet(sheet);
+      for (const sheet of [...Array.from(root.styleSheets), ...Array.from(root.adoptedStyleSheets ?? [])])
+        readSheet(sheet);
     }
     input.check.forEach((url, i) => {
       if (sources.has(url) || css.includes(url)) urls.push([url, input.count.length + i]);

@@ -32,7 +32,11 @@ let chromium: LaunchedChromium;
 
 beforeAll(async () => {
   sinkhole = await openNetworkSinkhole();
-  chromium = await launchChromium({ executablePath: testOptions().chromiumPath, sinkholePort: sinkhole.port, protocolTimeoutMs: 60_000 });
+  chromium = await launchChromium({
+    executablePath: testOptions().chromiumPath,
+    sinkholePort: sinkhole.port,
+    protocolTimeoutMs: 60_000,
+  });
 });
 
 afterAll(async () => {
@@ -41,7 +45,11 @@ afterAll(async () => {
 });
 
 /** `html` on a fresh script-less page of the closed room; the edits applied; `read` evaluated afterwards in a world of its own. */
-async function edited(html: string, edits: LayerEdit[], options: { images?: string[]; maxLayers?: number; read?: string } = {}): Promise<{ outcome: LayerEditsOutcome; read: any }> {
+async function edited(
+  html: string,
+  edits: LayerEdit[],
+  options: { images?: string[]; maxLayers?: number; read?: string } = {},
+): Promise<{ outcome: LayerEditsOutcome; read: any }> {
   const target = await PageTarget.open(chromium.root, { newWindow: true });
   const signal = AbortSignal.timeout(60_000);
   try {
@@ -49,9 +57,19 @@ async function edited(html: string, edits: LayerEdit[], options: { images?: stri
     await session.send('Emulation.setScriptExecutionDisabled', { value: true });
     const { frameId } = await openBlankDocument(target, { logger: createLogger('silent') }, { scripts: false }, signal);
     await session.send('Page.setDocumentContent', { frameId, html });
-    const outcome = await applyLayerEdits(session, frameId, { edits, images: options.images ?? [], maxLayers: options.maxLayers ?? 1000 }, signal);
+    const outcome = await applyLayerEdits(
+      session,
+      frameId,
+      { edits, images: options.images ?? [], maxLayers: options.maxLayers ?? 1000 },
+      signal,
+    );
     const world = await session.send('Page.createIsolatedWorld', { frameId, worldName: 'test-reader' });
-    const { result, exceptionDetails } = await session.send('Runtime.evaluate', { expression: options.read ?? 'null', contextId: world.executionContextId, returnByValue: true, awaitPromise: true });
+    const { result, exceptionDetails } = await session.send('Runtime.evaluate', {
+      expression: options.read ?? 'null',
+      contextId: world.executionContextId,
+      returnByValue: true,
+      awaitPromise: true,
+    });
     if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
     return { outcome, read: result.value };
   } finally {
@@ -59,19 +77,31 @@ async function edited(html: string, edits: LayerEdit[], options: { images?: stri
   }
 }
 
-const style = (selector: string, property: string) => `getComputedStyle(document.querySelector(${JSON.stringify(selector)})).getPropertyValue(${JSON.stringify(property)})`;
+const style = (selector: string, property: string) =>
+  `getComputedStyle(document.querySelector(${JSON.stringify(selector)})).getPropertyValue(${JSON.stringify(property)})`;
 
 describe('layer edits in the page', () => {
-  it('sets text as literal text and colours over the template\'s own !important rules, with the page\'s scripts off', async () => {
-    const { outcome, read } = await edited(TEMPLATE, [{ name: 'title', text: '<b>Bye</b> {{ x }} & co', color: '#00f', background: 'rgb(1 2 3 / 50%)' }], {
-      read: `({ text: document.querySelector('h1').textContent, children: document.querySelector('h1').children.length, color: ${style('h1', 'color')},
+  it("sets text as literal text and colours over the template's own !important rules, with the page's scripts off", async () => {
+    const { outcome, read } = await edited(
+      TEMPLATE,
+      [{ name: 'title', text: '<b>Bye</b> {{ x }} & co', color: '#00f', background: 'rgb(1 2 3 / 50%)' }],
+      {
+        read: `({ text: document.querySelector('h1').textContent, children: document.querySelector('h1').children.length, color: ${style('h1', 'color')},
         background: ${style('h1', 'background-color')}, size: ${style('h1', 'font-size')}, title: document.title })`,
-    });
+      },
+    );
     expect(outcome).toEqual({ warnings: [] });
-    expect(read).toEqual({ text: '<b>Bye</b> {{ x }} & co', children: 0, color: 'rgb(0, 0, 255)', background: 'rgba(1, 2, 3, 0.5)', size: '40px', title: '' });
+    expect(read).toEqual({
+      text: '<b>Bye</b> {{ x }} & co',
+      children: 0,
+      color: 'rgb(0, 0, 255)',
+      background: 'rgba(1, 2, 3, 0.5)',
+      size: '40px',
+      title: '',
+    });
   });
 
-  it('sets images (an <img>\'s source, decoded; any other element\'s background over inline and !important rules), hides and shows', async () => {
+  it("sets images (an <img>'s source, decoded; any other element's background over inline and !important rules), hides and shows", async () => {
     const { outcome, read } = await edited(
       TEMPLATE,
       [
@@ -92,7 +122,18 @@ describe('layer edits in the page', () => {
       },
     );
     expect(outcome).toEqual({ warnings: [] });
-    expect(read).toEqual({ src: true, srcset: false, sources: 0, decoded: 4, body: true, bodyColor: 'rgb(0, 0, 128)', panel: true, box: 'block', boxHidden: false, tags: ['none', 'none'] });
+    expect(read).toEqual({
+      src: true,
+      srcset: false,
+      sources: 0,
+      decoded: 4,
+      body: true,
+      bodyColor: 'rgb(0, 0, 128)',
+      panel: true,
+      box: 'block',
+      boxHidden: false,
+      tags: ['none', 'none'],
+    });
   });
 
   it('warns about unknown layers, unloaded and undecodable images and text on an <img>, and falls back to an id', async () => {
@@ -118,9 +159,13 @@ describe('layer edits in the page', () => {
   });
 
   it('never replaces the text of, or hides, the background layer (the whole page)', async () => {
-    const { outcome, read } = await edited(TEMPLATE, [{ name: 'background', text: 'gone', hidden: true, background: '#fff' }], {
-      read: `({ color: ${style('body', 'background-color')}, display: ${style('body', 'display')}, kept: document.body.textContent.includes('Hello {{ name }}') })`,
-    });
+    const { outcome, read } = await edited(
+      TEMPLATE,
+      [{ name: 'background', text: 'gone', hidden: true, background: '#fff' }],
+      {
+        read: `({ color: ${style('body', 'background-color')}, display: ${style('body', 'display')}, kept: document.body.textContent.includes('Hello {{ name }}') })`,
+      },
+    );
     expect(outcome).toEqual({
       warnings: [
         'Layer "background": text does not apply to the background layer (background and image_url do).',
@@ -132,7 +177,10 @@ describe('layer edits in the page', () => {
 
   it('refuses a document past the layer bound, counting every layer element, and changes nothing', async () => {
     const html = `<h1 data-layer="title">kept</h1>${'<b data-layer="x">x</b>'.repeat(5000)}`;
-    const { outcome, read } = await edited(html, [{ name: 'title', text: 'changed' }], { maxLayers: 1000, read: `document.querySelector('h1').textContent` });
+    const { outcome, read } = await edited(html, [{ name: 'title', text: 'changed' }], {
+      maxLayers: 1000,
+      read: `document.querySelector('h1').textContent`,
+    });
     expect(outcome).toEqual({ tooManyLayers: 5001 });
     expect(read).toBe('kept');
   });

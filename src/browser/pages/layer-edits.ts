@@ -49,7 +49,12 @@ export type LayerEditsOutcome = { warnings: string[] } | { tooManyLayers: number
 const WORLD_NAME = 'pressroom-layer-edits';
 
 /** Applies `edits` to the document of `frameId` and waits for its new images to be decoded. */
-export async function applyLayerEdits(session: CDPSession, frameId: string, edits: LayerEdits, signal: AbortSignal): Promise<LayerEditsOutcome> {
+export async function applyLayerEdits(
+  session: CDPSession,
+  frameId: string,
+  edits: LayerEdits,
+  signal: AbortSignal,
+): Promise<LayerEditsOutcome> {
   const world = await raceSignal(session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME }), signal);
   const { result, exceptionDetails } = await raceSignal(
     session.send('Runtime.callFunctionOn', {
@@ -61,7 +66,10 @@ export async function applyLayerEdits(session: CDPSession, frameId: string, edit
     }),
     signal,
   );
-  if (exceptionDetails) throw new Error(`applying the layer modifications failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+  if (exceptionDetails)
+    throw new Error(
+      `applying the layer modifications failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
+    );
   return result.value as LayerEditsOutcome;
 }
 
@@ -110,8 +118,30 @@ export async function editLayers(input: LayerEdits): Promise<LayerEditsOutcome> 
   const BACKGROUND = 'background';
   // Elements whose content is not plain text (or that hold none): text does not go in.
   const NO_TEXT = new Set([
-    'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr',
-    'script', 'style', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext', 'textarea', 'title', 'template',
+    'area',
+    'base',
+    'br',
+    'col',
+    'embed',
+    'hr',
+    'img',
+    'input',
+    'link',
+    'meta',
+    'source',
+    'track',
+    'wbr',
+    'script',
+    'style',
+    'xmp',
+    'iframe',
+    'noembed',
+    'noframes',
+    'noscript',
+    'plaintext',
+    'textarea',
+    'title',
+    'template',
   ]);
   const IMAGE_MARK = 'data-pressroom-layer-image';
 
@@ -135,7 +165,10 @@ export async function editLayers(input: LayerEdits): Promise<LayerEditsOutcome> 
     if (!done) {
       const image = new g.Image();
       image.src = input.images[index]!;
-      done = image.decode().then(() => true, () => false);
+      done = image.decode().then(
+        () => true,
+        () => false,
+      );
       decoded.set(index, done);
     }
     return done;
@@ -146,7 +179,9 @@ export async function editLayers(input: LayerEdits): Promise<LayerEditsOutcome> 
 
   for (const edit of input.edits) {
     const byId = (): BrowserElement[] | undefined => {
-      const found = Array.from(doc.querySelectorAll(`#${g.CSS.escape(edit.name)}`)).filter((element) => element.getAttribute('id') === edit.name);
+      const found = Array.from(doc.querySelectorAll(`#${g.CSS.escape(edit.name)}`)).filter(
+        (element) => element.getAttribute('id') === edit.name,
+      );
       return found.length > 0 ? found : undefined;
     };
     const targets = byName.get(edit.name) ?? byId() ?? (edit.name === BACKGROUND && doc.body ? [doc.body] : []);
@@ -154,11 +189,15 @@ export async function editLayers(input: LayerEdits): Promise<LayerEditsOutcome> 
       warnings.push(`Layer "${edit.name}" was not found in the template; its modification was skipped.`);
       continue;
     }
-    if (edit.imageError !== undefined) warnings.push(`Layer "${edit.name}": image_url was not loaded (${edit.imageError}); the layer keeps its image.`);
+    if (edit.imageError !== undefined)
+      warnings.push(`Layer "${edit.name}": image_url was not loaded (${edit.imageError}); the layer keeps its image.`);
     // The background layer is the page's backdrop: replacing its text or hiding it would wipe the whole image.
     const isBackground = edit.name === BACKGROUND;
     for (const field of ['text', 'hidden'] as const) {
-      if (isBackground && edit[field] !== undefined) warnings.push(`Layer "${BACKGROUND}": ${field} does not apply to the background layer (background and image_url do).`);
+      if (isBackground && edit[field] !== undefined)
+        warnings.push(
+          `Layer "${BACKGROUND}": ${field} does not apply to the background layer (background and image_url do).`,
+        );
     }
     const refusedText = new Set<string>();
     if (edit.image !== undefined) undecodable.push({ name: edit.name, image: edit.image });
@@ -198,7 +237,9 @@ export async function editLayers(input: LayerEdits): Promise<LayerEditsOutcome> 
 
   if (backgrounds.size > 0) {
     const quoted = (value: string) => `"${value.replace(/[\\"]/g, '\\$&').replace(/[\n\r\f]/g, ' ')}"`;
-    const rules = [...backgrounds].map((index) => `[${IMAGE_MARK}="${index}"]{background-image:url(${quoted(input.images[index]!)}) !important}`);
+    const rules = [...backgrounds].map(
+      (index) => `[${IMAGE_MARK}="${index}"]{background-image:url(${quoted(input.images[index]!)}) !important}`,
+    );
     const sheet = doc.createElement('style');
     sheet.textContent = `@layer pressroom-layer-images{${rules.join('')}}`;
     // First in the document, so its layer is declared before any of the template's.

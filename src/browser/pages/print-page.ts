@@ -16,7 +16,13 @@ import type { CDPSession, Protocol } from 'puppeteer-core';
 import { AppError } from '../../shared/errors.js';
 import { raceSignal, readProtocolStream, waitForEvent, type StreamedBytes } from '../cdp-helpers.js';
 import type { StreamSpill } from './spill-file.js';
-import { ASSET_ORIGIN, ClosedRoom, RENDER_ORIGIN, type ClosedRoomOptions, type DocumentResources } from './closed-room.js';
+import {
+  ASSET_ORIGIN,
+  ClosedRoom,
+  RENDER_ORIGIN,
+  type ClosedRoomOptions,
+  type DocumentResources,
+} from './closed-room.js';
 import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from '../page-target.js';
@@ -105,11 +111,22 @@ export class PrintPage {
   }
 
   /** Replaces the document with `html`, waits for its load event and prints it within `bounds`. */
-  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<StreamedBytes> {
+  async print(
+    html: string,
+    params: PrintParams,
+    bounds: PrintBounds,
+    signal: AbortSignal,
+    resources?: DocumentResources,
+  ): Promise<StreamedBytes> {
     this.room.resources = resources;
     try {
       resources?.review?.(html);
-      return await loadAndPrint(this.target, this.frameId, html, params, signal, { scripted: false, bounds, meter: this.#meter, resources });
+      return await loadAndPrint(this.target, this.frameId, html, params, signal, {
+        scripted: false,
+        bounds,
+        meter: this.#meter,
+        resources,
+      });
     } catch (error) {
       // A command may still be in flight on this page; it cannot take the next document.
       this.target.markLost('abandoned');
@@ -171,7 +188,12 @@ export async function loadAndPrint(
   html: string,
   params: PrintParams,
   signal: AbortSignal,
-  options: { scripted: boolean; bounds?: PrintBounds; meter?: ImagePixelMeter; resources?: DocumentResources | undefined },
+  options: {
+    scripted: boolean;
+    bounds?: PrintBounds;
+    meter?: ImagePixelMeter;
+    resources?: DocumentResources | undefined;
+  },
 ): Promise<StreamedBytes> {
   const { session } = target;
   const { bounds } = options;
@@ -196,9 +218,15 @@ export async function loadAndPrint(
       if (layout && bounds.checkLength) bounds.checkLength((await layout).cssContentSize.height);
     }
     const print = async (): Promise<StreamedBytes> => {
-      const { stream } = await raceSignal(session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }), all);
+      const { stream } = await raceSignal(
+        session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }),
+        all,
+      );
       if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
-      const limit = bounds && { maxBytes: bounds.maxDocumentBytes, tooLarge: () => tooManyBytes(bounds.maxDocumentBytes) };
+      const limit = bounds && {
+        maxBytes: bounds.maxDocumentBytes,
+        tooLarge: () => tooManyBytes(bounds.maxDocumentBytes),
+      };
       return readProtocolStream(session, stream, all, limit, bounds?.spill);
     };
     return await (watch ? watch.run(print, all) : print());

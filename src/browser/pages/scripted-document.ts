@@ -65,7 +65,10 @@ export class ScriptedDocumentWatch {
   async ready(signal: AbortSignal): Promise<void> {
     const all = AbortSignal.any([signal, this.#replaced.signal]);
     try {
-      await raceSignal(this.session.send('Runtime.evaluate', { expression: DOCUMENT_SETTLED, awaitPromise: true }), all);
+      await raceSignal(
+        this.session.send('Runtime.evaluate', { expression: DOCUMENT_SETTLED, awaitPromise: true }),
+        all,
+      );
     } catch (error) {
       // A committed navigation destroys the context the evaluation ran in ("Inspected target
       // navigated or closed"), and that answer may come before the frameNavigated event: ask.

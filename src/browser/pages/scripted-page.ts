@@ -24,7 +24,8 @@ import { PageTarget } from '../page-target.js';
 import { loadAndPrint, openBlankDocument, type PrintBounds, type PrintParams } from './print-page.js';
 
 const OPEN_TIMEOUT_MS = 20_000;
-const WARM_UP_HTML = '<h1 style="font-family:sans-serif">Warm-up</h1><p style="font-family:serif">text <b>bold</b> <i>italic</i></p><pre>mono</pre>';
+const WARM_UP_HTML =
+  '<h1 style="font-family:sans-serif">Warm-up</h1><p style="font-family:serif">text <b>bold</b> <i>italic</i></p><pre>mono</pre>';
 const WARM_UP_PARAMS: PrintParams = { printBackground: true, generateTaggedPDF: true, generateDocumentOutline: true };
 
 /** A single-use page in a throwaway browser context. */
@@ -42,11 +43,19 @@ export class ScriptedPage {
   /** Creates the context and page and loads the blank document (scripts enabled). */
   static async open(root: CDPSession, room: ClosedRoomOptions): Promise<ScriptedPage> {
     const signal = AbortSignal.timeout(OPEN_TIMEOUT_MS);
-    const { browserContextId } = await raceSignal(root.send('Target.createBrowserContext', { disposeOnDetach: true }), signal);
+    const { browserContextId } = await raceSignal(
+      root.send('Target.createBrowserContext', { disposeOnDetach: true }),
+      signal,
+    );
     try {
       // Its own context gets its own window, so the page is visible: requestAnimationFrame runs.
       const target = await raceSignal(PageTarget.open(root, { browserContextId }), signal);
-      const { frameId, closedRoom } = await openBlankDocument(target, room, { scripts: true }, AbortSignal.any([signal, target.lost]));
+      const { frameId, closedRoom } = await openBlankDocument(
+        target,
+        room,
+        { scripts: true },
+        AbortSignal.any([signal, target.lost]),
+      );
       // A first print in a new renderer is slow (fonts, PDF and tagging code cold): pay that here,
       // in the background, with our own document. It is replaced by the real one.
       await loadAndPrint(target, frameId, WARM_UP_HTML, WARM_UP_PARAMS, signal, { scripted: false });
@@ -63,12 +72,22 @@ export class ScriptedPage {
   }
 
   /** Prints `html` (its scripts run) within `bounds`, then disposes the context whatever happened. */
-  async print(html: string, params: PrintParams, bounds: PrintBounds, signal: AbortSignal, resources?: DocumentResources): Promise<StreamedBytes> {
+  async print(
+    html: string,
+    params: PrintParams,
+    bounds: PrintBounds,
+    signal: AbortSignal,
+    resources?: DocumentResources,
+  ): Promise<StreamedBytes> {
     this.#used = true;
     this.room.resources = resources;
     try {
       resources?.review?.(html);
-      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, { scripted: true, bounds, resources });
+      return await loadAndPrint(this.target, this.frameId, disarmMetaRefresh(html), params, signal, {
+        scripted: true,
+        bounds,
+        resources,
+      });
     } finally {
       this.dispose();
     }

@@ -19,7 +19,11 @@ export interface StreamSpill {
 /** A spill file that cannot be written (a full disk, a missing directory): the document cannot be stored (502, refunded). */
 export function spillWriteError(cause: unknown): AppError {
   const code = (cause as NodeJS.ErrnoException).code ?? 'an error';
-  return new AppError('STORAGE_ERROR', `The PDF could not be written to the spool directory: ${code}; retry the request`, { cause });
+  return new AppError(
+    'STORAGE_ERROR',
+    `The PDF could not be written to the spool directory: ${code}; retry the request`,
+    { cause },
+  );
 }
 
 /**
@@ -29,7 +33,8 @@ export function spillWriteError(cause: unknown): AppError {
 export async function writeAll(file: FileHandle, bytes: Buffer, position: number): Promise<void> {
   for (let done = 0; done < bytes.length; ) {
     const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done);
-    if (bytesWritten === 0) throw Object.assign(new Error('no byte could be written'), { code: 'EIO', syscall: 'write' });
+    if (bytesWritten === 0)
+      throw Object.assign(new Error('no byte could be written'), { code: 'EIO', syscall: 'write' });
     done += bytesWritten;
   }
 }

@@ -23,7 +23,11 @@ let page: EvaluatorPage;
 beforeAll(async () => {
   tripwire = await openTripwire();
   sinkhole = await openNetworkSinkhole();
-  chromium = await launchChromium({ executablePath: testOptions().chromiumPath, sinkholePort: sinkhole.port, protocolTimeoutMs: 30_000 });
+  chromium = await launchChromium({
+    executablePath: testOptions().chromiumPath,
+    sinkholePort: sinkhole.port,
+    protocolTimeoutMs: 30_000,
+  });
   page = await EvaluatorPage.open(chromium.root, room, { kind: 'compartment' });
 });
 
@@ -41,7 +45,12 @@ function code(body: string): string {
 
 /** A template limit no ordinary document reaches, even on a busy machine; the runaway tests set a short one. */
 const GENEROUS_MS = 10_000;
-const limits = (timeoutMs = GENEROUS_MS) => ({ timeoutMs, limitChars: 1 << 20, limitBytes: 1 << 20, signal: new AbortController().signal });
+const limits = (timeoutMs = GENEROUS_MS) => ({
+  timeoutMs,
+  limitChars: 1 << 20,
+  limitBytes: 1 << 20,
+  signal: new AbortController().signal,
+});
 
 /** Evaluates `body` on the shared page (reopened if a test lost it); the output, or the AppError. */
 async function run(body: string, data = '{}', timeoutMs = GENEROUS_MS): Promise<{ out?: string; error?: AppError }> {
@@ -57,16 +66,44 @@ async function run(body: string, data = '{}', timeoutMs = GENEROUS_MS): Promise<
 
 describe('a compartment reaches nothing outside itself', () => {
   it('no worker global, network, timers or message APIs, by name, through this, or through Function', async () => {
-    const names = ['self', 'window', 'document', 'postMessage', 'fetch', 'XMLHttpRequest', 'WebSocket', 'importScripts', 'setTimeout', 'setInterval', 'queueMicrotask', 'Worker', 'indexedDB', 'process', 'require'];
-    const { out } = await run(`return ${JSON.stringify(names)}.map(function (n) { return typeof globalThis[n]; }).join(",") + "|" + typeof this + "|" + (function () { return typeof this; })()`);
+    const names = [
+      'self',
+      'window',
+      'document',
+      'postMessage',
+      'fetch',
+      'XMLHttpRequest',
+      'WebSocket',
+      'importScripts',
+      'setTimeout',
+      'setInterval',
+      'queueMicrotask',
+      'Worker',
+      'indexedDB',
+      'process',
+      'require',
+    ];
+    const { out } = await run(
+      `return ${JSON.stringify(names)}.map(function (n) { return typeof globalThis[n]; }).join(",") + "|" + typeof this + "|" + (function () { return typeof this; })()`,
+    );
     expect(out).toBe(`${names.map(() => 'undefined').join(',')}|undefined|undefined`);
     // The compartment's own Function evaluates in the compartment: its global, not the worker's.
-    expect((await run('return Function("return typeof self + typeof postMessage + typeof globalThis.fetch")()')).out).toBe('undefinedundefinedundefined');
+    expect(
+      (await run('return Function("return typeof self + typeof postMessage + typeof globalThis.fetch")()')).out,
+    ).toBe('undefinedundefinedundefined');
   });
 
   it('the function constructors reachable from values are inert', async () => {
-    for (const expr of ['"".constructor.constructor', '(function () {}).constructor', '(async function () {}).constructor', '(function* () {}).constructor', 'Object.getPrototypeOf(async function* () {}).constructor']) {
-      const { out } = await run(`try { ${expr}("return 1")(); return "RAN"; } catch (e) { return "REFUSED " + (e instanceof TypeError); }`);
+    for (const expr of [
+      '"".constructor.constructor',
+      '(function () {}).constructor',
+      '(async function () {}).constructor',
+      '(function* () {}).constructor',
+      'Object.getPrototypeOf(async function* () {}).constructor',
+    ]) {
+      const { out } = await run(
+        `try { ${expr}("return 1")(); return "RAN"; } catch (e) { return "REFUSED " + (e instanceof TypeError); }`,
+      );
       expect(out, expr).toBe('REFUSED true');
     }
   });
@@ -80,7 +117,9 @@ describe('a compartment reaches nothing outside itself', () => {
   });
 
   it('reaches no network (nothing to call, and the listener sees nothing)', async () => {
-    await run(`try { new Image().src = "http://127.0.0.1:${tripwire.port}/" } catch (e) {} try { fetch("http://127.0.0.1:${tripwire.port}/") } catch (e) {} return "done"`);
+    await run(
+      `try { new Image().src = "http://127.0.0.1:${tripwire.port}/" } catch (e) {} try { fetch("http://127.0.0.1:${tripwire.port}/") } catch (e) {} return "done"`,
+    );
     // A connection would be on its way by now: a short wait for what must not happen.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(tripwire.hits()).toBe(0);
@@ -106,18 +145,24 @@ describe('nothing a document does reaches the next one (the same worker evaluate
     expect(attack.out).toBe(`${attempts.map((_, i) => `${i}:refused`).join(',')}|own-global-ok`);
     // The nunjucks runtime of this document: patch it through the root's arguments.
     const runtimePatch = await page.evaluate(
-      { main: 'function root(env, context, frame, runtime, cb) { runtime.suppressValue = function () { return "IBAN-EVIL" }; env.opts.autoescape = false; cb(null, "patched"); }\nreturn { root: root };' },
+      {
+        main: 'function root(env, context, frame, runtime, cb) { runtime.suppressValue = function () { return "IBAN-EVIL" }; env.opts.autoescape = false; cb(null, "patched"); }\nreturn { root: root };',
+      },
       '{}',
       limits(),
     );
     expect(runtimePatch.html.main).toBe('patched');
     for (let i = 0; i < 3; i++) {
-      const { out } = await run('return [({}).leak, ({}).late, "x".toUpperCase(), [1, 2].join("-"), typeof globalThis.leaked, JSON.parse("{\\"a\\":1}").a].join("|")');
+      const { out } = await run(
+        'return [({}).leak, ({}).late, "x".toUpperCase(), [1, 2].join("-"), typeof globalThis.leaked, JSON.parse("{\\"a\\":1}").a].join("|")',
+      );
       expect(out).toBe('||X|1-2|undefined|1');
     }
     // The data and the runtime of the next document are its own: escaped, not rewritten.
     const { html } = await page.evaluate(
-      { main: 'function root(env, context, frame, runtime, cb) { cb(null, "[" + runtime.suppressValue(runtime.contextOrFrameLookup(context, frame, "iban"), env.opts.autoescape) + "]"); }\nreturn { root: root };' },
+      {
+        main: 'function root(env, context, frame, runtime, cb) { cb(null, "[" + runtime.suppressValue(runtime.contextOrFrameLookup(context, frame, "iban"), env.opts.autoescape) + "]"); }\nreturn { root: root };',
+      },
       '{"iban":"IBAN-GOOD<b>"}',
       limits(),
     );
@@ -125,15 +170,23 @@ describe('nothing a document does reaches the next one (the same worker evaluate
   });
 
   it('promise jobs a document queued have run before its answer, on its own objects only', async () => {
-    const first = await run('var box = { v: "before" }; Promise.resolve().then(function () { box.v = "after"; globalThis.late = 1; }); return "returned"');
+    const first = await run(
+      'var box = { v: "before" }; Promise.resolve().then(function () { box.v = "after"; globalThis.late = 1; }); return "returned"',
+    );
     expect(first.out).toBe('returned');
     expect((await run('return typeof globalThis.late + "|" + typeof box')).out).toBe('undefined|undefined');
   });
 
   it.each([
     ['an endless loop', 'for (;;) {}'],
-    ['an endless promise chain', 'Promise.resolve().then(function f() { return Promise.resolve().then(f); }); return "returned"'],
-    ['a long synchronous job queued after the return', 'Promise.resolve().then(function () { for (;;) {} }); return "returned"'],
+    [
+      'an endless promise chain',
+      'Promise.resolve().then(function f() { return Promise.resolve().then(f); }); return "returned"',
+    ],
+    [
+      'a long synchronous job queued after the return',
+      'Promise.resolve().then(function () { for (;;) {} }); return "returned"',
+    ],
   ])('%s: TEMPLATE_TIMEOUT at the limit; its page is replaced and the next document renders', async (_name, body) => {
     // None of these ends by itself: an answer at all means the limit stopped it.
     const { error } = await run(body, '{}', 1_000);
@@ -157,12 +210,20 @@ describe('compiled templates the page keeps between documents', () => {
     // finds the early ones evicted and the late ones held, in step with Node.
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < count; i++) {
-        const { html } = await page.evaluate({ main: code(`return "T${i}:" + JSON.parse(${JSON.stringify('"x"')})`) }, '{}', limits());
+        const { html } = await page.evaluate(
+          { main: code(`return "T${i}:" + JSON.parse(${JSON.stringify('"x"')})`) },
+          '{}',
+          limits(),
+        );
         expect(html.main).toBe(`T${i}:x`);
       }
     }
     const repeated = code('return "SAME"');
-    const { html } = await page.evaluate({ main: code('return "MAIN"'), header: repeated, footer: repeated }, '{}', limits());
+    const { html } = await page.evaluate(
+      { main: code('return "MAIN"'), header: repeated, footer: repeated },
+      '{}',
+      limits(),
+    );
     expect(html).toEqual({ main: 'MAIN', header: 'SAME', footer: 'SAME' });
   });
 });

@@ -39,7 +39,8 @@ function nunjucksForCompartments(slim: string): string {
   ];
   let patched = slim;
   for (const [from, to] of patches) {
-    if (!patched.includes(from)) throw new Error(`nunjucks-slim is not the build the evaluator was written for (missing: ${from.slice(0, 40)})`);
+    if (!patched.includes(from))
+      throw new Error(`nunjucks-slim is not the build the evaluator was written for (missing: ${from.slice(0, 40)})`);
     patched = patched.replace(from, to);
   }
   if (/<!--|-->/.test(patched)) throw new Error('nunjucks-slim still holds an HTML comment token');
@@ -59,7 +60,10 @@ export function evaluatorPageHtml(kind: EvaluatorKind): string {
   const literal = (source: string) => JSON.stringify(source).replace(/</g, '\\u003c');
   const script: string[] = [];
   if (kind === 'compartment') {
-    const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
+    const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(
+      /\/\/# sourceMappingURL=\S*\s*$/,
+      '',
+    );
     // The SES bundle goes in as code, ahead of everything (lockdown must run first); it must hold
     // nothing that would end or confuse the inline script.
     if (/<\/script|<!--/i.test(ses)) throw new Error('the SES bundle cannot be inlined in the evaluator page');
@@ -72,7 +76,11 @@ export function evaluatorPageHtml(kind: EvaluatorKind): string {
   } else {
     script.push(`var WORKER_SOURCE = ${literal(`${slim}\n;${browserCode('worker')}`)};`);
   }
-  script.push(`var MODE = ${JSON.stringify(kind)};`, `var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`, browserCode('harness'));
+  script.push(
+    `var MODE = ${JSON.stringify(kind)};`,
+    `var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`,
+    browserCode('harness'),
+  );
   const page = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${script.join('\n')}</script></body></html>`;
   cachedPages.set(kind, page);
   return page;
@@ -86,5 +94,6 @@ export function evaluatorPageHtml(kind: EvaluatorKind): string {
  * the worker scripts.
  */
 export const EVALUATOR_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:",
+  'Content-Security-Policy':
+    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:",
 };

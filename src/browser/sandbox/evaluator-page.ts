@@ -52,7 +52,12 @@ import { AppError, type ErrorDetails } from '../../shared/errors.js';
 import { raceSignal, timeoutSignal } from '../cdp-helpers.js';
 import { ClosedRoom, EVALUATOR_ORIGIN, type ClosedRoomOptions } from '../pages/closed-room.js';
 import { PageTarget } from '../page-target.js';
-import { type EvaluatorKind, EVALUATOR_HEADERS, evaluatorPageHtml, PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-page-html.js';
+import {
+  type EvaluatorKind,
+  EVALUATOR_HEADERS,
+  evaluatorPageHtml,
+  PAGE_TEMPLATE_CACHE_SIZE,
+} from './evaluator-page-html.js';
 
 const EVALUATOR_URL = `${EVALUATOR_ORIGIN}/`;
 /** How much longer than the template limit the page itself may take before it is given up. */
@@ -112,11 +117,18 @@ export class EvaluatorPage {
   ) {}
 
   /** Opens the page and loads the harness, which starts its first worker. */
-  static async open(root: CDPSession, room: ClosedRoomOptions, options: EvaluatorOpenOptions = { kind: 'compartment' }): Promise<EvaluatorPage> {
+  static async open(
+    root: CDPSession,
+    room: ClosedRoomOptions,
+    options: EvaluatorOpenOptions = { kind: 'compartment' },
+  ): Promise<EvaluatorPage> {
     // Built (bundled, when running from source) once per process, before the start-up deadline runs.
     const html = evaluatorPageHtml(options.kind);
     // Every step is under the deadline: a page whose renderer died before it committed never answers.
-    const deadline = timeoutSignal(OPEN_TIMEOUT_MS, () => new AppError('RENDER_FAILED', 'The template sandbox did not start in time'));
+    const deadline = timeoutSignal(
+      OPEN_TIMEOUT_MS,
+      () => new AppError('RENDER_FAILED', 'The template sandbox did not start in time'),
+    );
     let target: PageTarget;
     try {
       target = await PageTarget.open(root, { background: true }, deadline.signal);
@@ -181,8 +193,14 @@ export class EvaluatorPage {
       // renderer does not spin until the page is closed.
       if (!crashed) this.target.session.send('Runtime.terminateExecution').catch(() => {});
       this.target.markLost('abandoned');
-      if (crashed) throw new AppError('TEMPLATE_RENDER_ERROR', 'The template used too much memory and was stopped', { cause: error, details: { reason: 'crashed' } });
-      throw error instanceof AppError || options.signal.aborted ? error : new AppError('RENDER_FAILED', 'The template sandbox failed', { cause: error });
+      if (crashed)
+        throw new AppError('TEMPLATE_RENDER_ERROR', 'The template used too much memory and was stopped', {
+          cause: error,
+          details: { reason: 'crashed' },
+        });
+      throw error instanceof AppError || options.signal.aborted
+        ? error
+        : new AppError('RENDER_FAILED', 'The template sandbox failed', { cause: error });
     } finally {
       deadline.clear();
     }
@@ -191,18 +209,32 @@ export class EvaluatorPage {
     // thread has stopped, and a worker caught mid-allocation can still run its renderer out of memory a few
     // hundred ms later — taking the NEXT document on this page down with it (seen in CI). Such a
     // page is never reused; the pool opens a fresh one (in a fresh renderer process).
-    if (result.kind === 'failed' || result.kind === 'timeout' || result.kind === 'miss') this.target.markLost('abandoned');
+    if (result.kind === 'failed' || result.kind === 'timeout' || result.kind === 'miss')
+      this.target.markLost('abandoned');
     return { html: toParts(result, options), evalMs: result.evalMs ?? 0, warnings: result.warnings ?? [] };
   }
 
   /** One call of the harness: the code of templates the page does not hold yet, the ids of all. */
-  async #call(parts: CompiledParts, dataJson: string, options: EvaluateOptions, signal: AbortSignal): Promise<HarnessResult> {
+  async #call(
+    parts: CompiledParts,
+    dataJson: string,
+    options: EvaluateOptions,
+    signal: AbortSignal,
+  ): Promise<HarnessResult> {
     const message = this.#sentTemplates.prepare(parts);
     const response = await raceSignal(
       this.target.session.send('Runtime.callFunctionOn', {
         objectId: this.globalObjectId,
-        functionDeclaration: 'function (t, ids, d, ms, limit, strict) { return this.pressroomEvaluate(t, ids, d, ms, limit, strict); }',
-        arguments: [{ value: message.code }, { value: message.ids }, { value: dataJson }, { value: options.timeoutMs }, { value: options.limitChars }, { value: options.strict === true }],
+        functionDeclaration:
+          'function (t, ids, d, ms, limit, strict) { return this.pressroomEvaluate(t, ids, d, ms, limit, strict); }',
+        arguments: [
+          { value: message.code },
+          { value: message.ids },
+          { value: dataJson },
+          { value: options.timeoutMs },
+          { value: options.limitChars },
+          { value: options.strict === true },
+        ],
         awaitPromise: true,
         returnByValue: true,
       }),
@@ -272,19 +304,30 @@ function toParts(result: HarnessResult, options: EvaluateOptions): Record<string
     case 'error':
       throw renderError(result);
     default:
-      throw new AppError('RENDER_FAILED', 'The template sandbox failed to start', { details: { reason: result.message } });
+      throw new AppError('RENDER_FAILED', 'The template sandbox failed to start', {
+        details: { reason: result.message },
+      });
   }
 }
 
 function templateTimeout(ms: number): AppError {
-  return new AppError('TEMPLATE_TIMEOUT', `The template did not finish within ${ms} ms; look for an endless loop, a huge range() or runaway recursion`, {
-    details: { timeoutMs: ms },
-  });
+  return new AppError(
+    'TEMPLATE_TIMEOUT',
+    `The template did not finish within ${ms} ms; look for an endless loop, a huge range() or runaway recursion`,
+    {
+      details: { timeoutMs: ms },
+    },
+  );
 }
 
 function outputTooLarge(limitBytes: number): AppError {
-  const limit = limitBytes >= 1024 * 1024 ? `${Math.round((limitBytes / 1024 / 1024) * 10) / 10} MiB` : `${Math.round(limitBytes / 1024)} KiB`;
-  return new AppError('TEMPLATE_OUTPUT_TOO_LARGE', `The template produced more than ${limit} of HTML`, { details: { limitBytes } });
+  const limit =
+    limitBytes >= 1024 * 1024
+      ? `${Math.round((limitBytes / 1024 / 1024) * 10) / 10} MiB`
+      : `${Math.round(limitBytes / 1024)} KiB`;
+  return new AppError('TEMPLATE_OUTPUT_TOO_LARGE', `The template produced more than ${limit} of HTML`, {
+    details: { limitBytes },
+  });
 }
 
 /** Evaluated parts by name, as errors name them (`part`): `main` is the html. */
@@ -297,7 +340,10 @@ function renderError(result: HarnessResult): AppError {
   if (result.line !== undefined) details.line = result.line;
   if (result.column !== undefined) details.column = result.column;
   const label = part && part !== 'html' ? (part === 'css' ? 'css ' : `page.${part}_html `) : '';
-  const where = result.line === undefined ? '' : ` (${label}line ${result.line}${result.column === undefined ? '' : `, column ${result.column}`})`;
+  const where =
+    result.line === undefined
+      ? ''
+      : ` (${label}line ${result.line}${result.column === undefined ? '' : `, column ${result.column}`})`;
   const message = (result.message ?? 'The template failed').replace(/^Error: /, '');
   return new AppError('TEMPLATE_RENDER_ERROR', `Template error${where}: ${message}`, { details });
 }

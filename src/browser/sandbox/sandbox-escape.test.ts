@@ -42,7 +42,11 @@ afterAll(async () => {
  * the document is only evaluated (`renderHtml`) and its HTML returned: enough where only what the
  * template code could reach is in question, and a print less on a busy machine.
  */
-async function attempt(renderer: PdfRenderer, req: RenderRequest, printed = true): Promise<{ text?: string; error?: AppError }> {
+async function attempt(
+  renderer: PdfRenderer,
+  req: RenderRequest,
+  printed = true,
+): Promise<{ text?: string; error?: AppError }> {
   try {
     if (!printed) return { text: await renderer.renderHtml(req) };
     const { pdf } = await renderer.render(req);
@@ -56,14 +60,15 @@ async function attempt(renderer: PdfRenderer, req: RenderRequest, printed = true
 const normal = (renderer: PdfRenderer, marker: string) =>
   renderer.render({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } }).then(({ pdf }) => pdfText(pdf));
 /** The same document evaluated but not printed: enough where only the evaluator is in question. */
-const normalHtml = (renderer: PdfRenderer, marker: string) => renderer.renderHtml({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } });
+const normalHtml = (renderer: PdfRenderer, marker: string) =>
+  renderer.renderHtml({ template: { html: '<p>{{ m }}</p>' }, data: { m: marker } });
 
 const BOTH: EvaluatorKind[] = ['compartment', 'worker'];
 
 describe.each(BOTH)('escape payloads find no server (%s)', (kind) => {
   const payloads = [
     '{{ range.constructor("return process.pid")() }}',
-    '{{ range.constructor("return require(\'child_process\').execSync(\'id\').toString()")() }}',
+    "{{ range.constructor(\"return require('child_process').execSync('id').toString()\")() }}",
     '{{ "".constructor.constructor("return process.env.PRESSROOM_TEST_SECRET")() }}',
     '{{ cycler.constructor("return process.mainModule")() }}',
     '{{ joiner.constructor("return globalThis.process.env")() }}',
@@ -103,24 +108,29 @@ describe('what a payload that reaches Function gets', () => {
   it('(worker) a worker with no process, require, window or network', async () => {
     const probe =
       '{{ "".constructor.constructor("return [typeof process, typeof require, typeof module, typeof window, typeof document, ' +
-      'typeof fetch, typeof XMLHttpRequest, typeof WebSocket, typeof importScripts, typeof indexedDB, String(self.origin)].join(\'|\')")() }}';
+      "typeof fetch, typeof XMLHttpRequest, typeof WebSocket, typeof importScripts, typeof indexedDB, String(self.origin)].join('|')\")() }}";
     const { text } = await attempt(renderers.worker, { template: { html: probe }, data: {} });
-    expect(text).toContain('undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|null');
+    expect(text).toContain(
+      'undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|undefined|null',
+    );
   });
 
   it('(worker) prototype, timer and runtime patches made with Function are gone in the next document', async () => {
     const attack = await attempt(renderers.worker, {
       template: {
         html:
-          '{{ "".constructor.constructor("Object.prototype.leak = \'LEAKED\'; String.prototype.toUpperCase = function () { return \'HACKED\' };' +
-          ' Array.prototype.join = function () { return \'IBAN-EVIL\' }; setInterval(function () { Object.prototype.leak2 = 1 }, 1); ' +
-          'try { nunjucks.runtime.suppressValue = function () { return \'IBAN-EVIL\' } } catch (e) {} return typeof nunjucks")() }}',
+          "{{ \"\".constructor.constructor(\"Object.prototype.leak = 'LEAKED'; String.prototype.toUpperCase = function () { return 'HACKED' };" +
+          " Array.prototype.join = function () { return 'IBAN-EVIL' }; setInterval(function () { Object.prototype.leak2 = 1 }, 1); " +
+          "try { nunjucks.runtime.suppressValue = function () { return 'IBAN-EVIL' } } catch (e) {} return typeof nunjucks\")() }}",
       },
       data: {},
     });
     expect(attack.text).toContain('undefined'); // the runtime is not even reachable as a global
     for (let i = 0; i < 4; i++) {
-      const { text } = await attempt(renderers.worker, { template: { html: '[{{ {}.leak }}][{{ {}.leak2 }}][{{ "x" | upper }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } });
+      const { text } = await attempt(renderers.worker, {
+        template: { html: '[{{ {}.leak }}][{{ {}.leak2 }}][{{ "x" | upper }}][{{ iban }}]' },
+        data: { iban: 'IBAN-GOOD' },
+      });
       expect(text).toContain('[][][X][IBAN-GOOD]');
     }
   });
@@ -140,8 +150,13 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
   const renderer = () => renderers[kind];
 
   it('keeps __proto__ keys in data as plain properties, polluting nothing', async () => {
-    const data = JSON.parse('{"__proto__": {"polluted": "YES"}, "a": {}, "constructor": {"prototype": {"polluted": "YES"}}}') as unknown;
-    const { text } = await attempt(renderer(), { template: { html: '[{{ polluted }}][{{ a.polluted }}][{{ {}.polluted }}][{{ __proto__.polluted }}]' }, data });
+    const data = JSON.parse(
+      '{"__proto__": {"polluted": "YES"}, "a": {}, "constructor": {"prototype": {"polluted": "YES"}}}',
+    ) as unknown;
+    const { text } = await attempt(renderer(), {
+      template: { html: '[{{ polluted }}][{{ a.polluted }}][{{ {}.polluted }}][{{ __proto__.polluted }}]' },
+      data,
+    });
     expect(text).toContain('[][][][YES]');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -161,7 +176,10 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
     // ...and in no other, on either slot.
     const later = await Promise.all(
       Array.from({ length: 4 }, () =>
-        attempt(renderer(), { template: { html: '[{{ {}.leak }}][{{ "".leak2 }}][{{ [].leak3 }}][{{ "x" | upper }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } }),
+        attempt(renderer(), {
+          template: { html: '[{{ {}.leak }}][{{ "".leak2 }}][{{ [].leak3 }}][{{ "x" | upper }}][{{ iban }}]' },
+          data: { iban: 'IBAN-GOOD' },
+        }),
       ),
     );
     for (const { text, error } of later) {
@@ -180,7 +198,8 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
       ' if (f) { f.arguments[3].suppressValue = function () { return "IBAN-EVIL" }; } return ""';
     // (In a compartment every such patch is refused with an error — tested above — so the document
     // would not print; its evaluator part is left empty there.)
-    const evaluatorAttack = kind === 'worker' ? `${PLAIN_PATCHES}{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}` : '';
+    const evaluatorAttack =
+      kind === 'worker' ? `${PLAIN_PATCHES}{{ "".constructor.constructor(${JSON.stringify(patchRuntime)})() }}` : '';
     // In the printed document: timers rewriting text, patched prototypes, storage, popups.
     const evil = `${evaluatorAttack}<p>IBAN-GOOD</p><div id="out"></div><script>
       String.prototype.replace = function () { return 'IBAN-EVIL'; };
@@ -210,7 +229,11 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
     // act (a short fixed wait, because what is checked is that nothing happens), then print again.
     await new Promise((resolve) => setTimeout(resolve, 100));
     victims.push(await normal(renderer(), 'IBAN-GOOD'));
-    victims.push(await renderer().render({ template: { html: '[{{ {}.leak }}][{{ "".leak2 }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } }).then(({ pdf }) => pdfText(pdf)));
+    victims.push(
+      await renderer()
+        .render({ template: { html: '[{{ {}.leak }}][{{ "".leak2 }}][{{ iban }}]' }, data: { iban: 'IBAN-GOOD' } })
+        .then(({ pdf }) => pdfText(pdf)),
+    );
     for (const text of victims) {
       expect(text).toContain('IBAN-GOOD');
       expect(text).not.toContain('IBAN-EVIL');
@@ -222,8 +245,12 @@ describe.each(BOTH)('nothing survives from one document to the next (%s)', (kind
 
 describe.each(BOTH)('text that looks like code is only text (%s)', (kind) => {
   it('HTML comments, import( and eval( in template text and strings render as written', async () => {
-    const html = '<!-- a note --><p>see import(2024) and eval(x) --&gt; {{ "q<!--r-->s import (t) eval (u) /* v */" }} {{ note }}</p>';
-    const { text, error } = await attempt(renderers[kind], { template: { html }, data: { note: 'import(w) <!-- x -->' } });
+    const html =
+      '<!-- a note --><p>see import(2024) and eval(x) --&gt; {{ "q<!--r-->s import (t) eval (u) /* v */" }} {{ note }}</p>';
+    const { text, error } = await attempt(renderers[kind], {
+      template: { html },
+      data: { note: 'import(w) <!-- x -->' },
+    });
     expect(error).toBeUndefined();
     expect(text).toContain('see import(2024) and eval(x) -->');
     expect(text).toContain('q<!--r-->s import (t) eval (u) /* v */');
@@ -249,7 +276,12 @@ describe('printed documents (either evaluator)', () => {
     // A scripted document gets a page of its own; a refresh there (a reload, or to about:blank)
     // must not fail it or print it blank either.
     for (const refresh of ['0', '0;url=about:blank']) {
-      const scripted = await attempt(renderer(), { template: { html: `<meta http-equiv="refresh" content="${refresh}"><p>FIRST</p><script>document.body.append('SCRIPT-RAN')</script>` }, data: {} });
+      const scripted = await attempt(renderer(), {
+        template: {
+          html: `<meta http-equiv="refresh" content="${refresh}"><p>FIRST</p><script>document.body.append('SCRIPT-RAN')</script>`,
+        },
+        data: {},
+      });
       expect(scripted.error).toBeUndefined();
       expect(scripted.text).toMatch(/FIRST[\s\S]*SCRIPT-RAN/);
     }
@@ -280,27 +312,82 @@ describe('runaway templates are stopped while other renders complete', () => {
   const cases: [string, string, string[], EvaluatorKind[]][] = [
     ['a huge range', '{% for i in range(0, 20000000) %}{% endfor %}', ['TEMPLATE_TIMEOUT'], BOTH],
     // nunjucks builds the list first: past V8's array limit that is an error, if the clock does not stop it first.
-    ['a range longer than any list', '{% for i in range(0, 900000000) %}{% endfor %}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
-    ['an endless nested loop', '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}', ['TEMPLATE_TIMEOUT'], BOTH],
-    ['an endless loop through Function', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_TIMEOUT'], workerOnly],
+    [
+      'a range longer than any list',
+      '{% for i in range(0, 900000000) %}{% endfor %}',
+      ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'],
+      BOTH,
+    ],
+    [
+      'an endless nested loop',
+      '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}',
+      ['TEMPLATE_TIMEOUT'],
+      BOTH,
+    ],
+    [
+      'an endless loop through Function',
+      '{{ "".constructor.constructor("for (;;) {}")() }}',
+      ['TEMPLATE_TIMEOUT'],
+      workerOnly,
+    ],
     // In a compartment the payload cannot even start: refused at once, not timed out.
-    ['an endless loop through Function, refused', '{{ "".constructor.constructor("for (;;) {}")() }}', ['TEMPLATE_RENDER_ERROR'], compartmentOnly],
-    ['exponential macro recursion', '{% macro r(n) %}{% if n > 0 %}{{ r(n - 1) }}{{ r(n - 1) }}{% endif %}{% endmacro %}{{ r(40) }}', ['TEMPLATE_TIMEOUT'], BOTH],
-    ['a macro calling itself forever', '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
+    [
+      'an endless loop through Function, refused',
+      '{{ "".constructor.constructor("for (;;) {}")() }}',
+      ['TEMPLATE_RENDER_ERROR'],
+      compartmentOnly,
+    ],
+    [
+      'exponential macro recursion',
+      '{% macro r(n) %}{% if n > 0 %}{{ r(n - 1) }}{{ r(n - 1) }}{% endif %}{% endmacro %}{{ r(40) }}',
+      ['TEMPLATE_TIMEOUT'],
+      BOTH,
+    ],
+    [
+      'a macro calling itself forever',
+      '{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}',
+      ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'],
+      BOTH,
+    ],
     ['a gigantic center()', '{{ "a" | center(100000000) }}', ['TEMPLATE_TIMEOUT', 'TEMPLATE_OUTPUT_TOO_LARGE'], BOTH],
-    ['output over the limit', '{% for i in range(0, 3000) %}{{ "x" | center(1000) }}{% endfor %}', ['TEMPLATE_OUTPUT_TOO_LARGE'], BOTH],
-    ['allocating without end (the evaluator renderer runs out of memory)', '{{ "".constructor.constructor("var a = []; for (;;) a.push(new Array(1e7).fill(1.5));")() }}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], workerOnly],
-    ['allocating without end in plain template code', '{% set s = "x" | center(10000000) %}{% set a = [] %}{% for i in range(0, 1000) %}{{ a.push(s.split("")) and "" }}{% endfor %}', ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'], BOTH],
-    ['string doubling past V8 limits', '{% set s = "xxxxxxxx" %}{% for i in range(0, 40) %}{% set s = s + s %}{% endfor %}{{ s | length }}', ['TEMPLATE_OUTPUT_TOO_LARGE', 'TEMPLATE_TIMEOUT'], BOTH],
+    [
+      'output over the limit',
+      '{% for i in range(0, 3000) %}{{ "x" | center(1000) }}{% endfor %}',
+      ['TEMPLATE_OUTPUT_TOO_LARGE'],
+      BOTH,
+    ],
+    [
+      'allocating without end (the evaluator renderer runs out of memory)',
+      '{{ "".constructor.constructor("var a = []; for (;;) a.push(new Array(1e7).fill(1.5));")() }}',
+      ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'],
+      workerOnly,
+    ],
+    [
+      'allocating without end in plain template code',
+      '{% set s = "x" | center(10000000) %}{% set a = [] %}{% for i in range(0, 1000) %}{{ a.push(s.split("")) and "" }}{% endfor %}',
+      ['TEMPLATE_RENDER_ERROR', 'TEMPLATE_TIMEOUT'],
+      BOTH,
+    ],
+    [
+      'string doubling past V8 limits',
+      '{% set s = "xxxxxxxx" %}{% for i in range(0, 40) %}{% set s = s + s %}{% endfor %}{{ s | length }}',
+      ['TEMPLATE_OUTPUT_TOO_LARGE', 'TEMPLATE_TIMEOUT'],
+      BOTH,
+    ],
   ];
-  const rows = cases.flatMap(([name, html, codes, kinds]) => kinds.map((kind) => [`${name} (${kind})`, html, codes, kind] as const));
+  const rows = cases.flatMap(([name, html, codes, kinds]) =>
+    kinds.map((kind) => [`${name} (${kind})`, html, codes, kind] as const),
+  );
 
   it.each(rows)('%s', async (_name, html, codes, kind) => {
     const renderer = renderers[kind];
     const marker = `still-fine-${randomUUID()}`;
     // The runaway takes one slot and an ordinary document the other. The runaway ends with its own
     // template error, never the render deadline's RENDER_TIMEOUT: the template limit stopped it.
-    const [bad, good] = await Promise.all([attempt(renderer, { template: { html }, data: {} }, false), normalHtml(renderer, marker)]);
+    const [bad, good] = await Promise.all([
+      attempt(renderer, { template: { html }, data: {} }, false),
+      normalHtml(renderer, marker),
+    ]);
     expect(codes).toContain(bad.error?.code);
     expect(bad.error?.message).not.toMatch(/\/work|node_modules/);
     expect(good).toContain(marker);
@@ -308,7 +395,10 @@ describe('runaway templates are stopped while other renders complete', () => {
     // that dies late, after its answer, would be caught here). Only the evaluator page was in
     // danger, so the documents are evaluated, not printed.
     for (const round of [1, 2]) {
-      const after = await Promise.all([normalHtml(renderer, `after-${round}-a`), normalHtml(renderer, `after-${round}-b`)]);
+      const after = await Promise.all([
+        normalHtml(renderer, `after-${round}-a`),
+        normalHtml(renderer, `after-${round}-b`),
+      ]);
       expect(after[0]).toContain(`after-${round}-a`);
       expect(after[1]).toContain(`after-${round}-b`);
     }

@@ -40,7 +40,11 @@ export const migration0001Foundation = {
       .addColumn('refund_of', 'text', (c) => c.unique())
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('credit_transactions_account_seq').on('credit_transactions').columns(['account_id', 'seq']).execute();
+    await db.schema
+      .createIndex('credit_transactions_account_seq')
+      .on('credit_transactions')
+      .columns(['account_id', 'seq'])
+      .execute();
 
     await db.schema
       .createTable('templates')

@@ -11,7 +11,9 @@ export const migration0003Jobs = {
     await db.schema
       .createTable('jobs')
       // Insertion order: the newest-first listing sorts on it (ids are random UUIDs).
-      .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+      .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
+        dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+      )
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('template_id', 'text', (c) => c.notNull())
@@ -66,6 +68,10 @@ export const migration0003Jobs = {
       // One notification per job and event, even if a completion were ever recorded twice.
       .addUniqueConstraint('webhook_deliveries_job_event', ['job_id', 'event'])
       .execute();
-    await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+    await db.schema
+      .createIndex('webhook_deliveries_due')
+      .on('webhook_deliveries')
+      .columns(['state', 'next_attempt_at'])
+      .execute();
   },
 };

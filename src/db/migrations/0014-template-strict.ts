@@ -9,7 +9,10 @@ import type { Dialect } from '../dialect.js';
 export const migration0014TemplateStrict = {
   async up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> {
     for (const table of ['templates', 'template_versions']) {
-      await db.schema.alterTable(table).addColumn('strict', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable(table)
+        .addColumn('strict', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     }
   },
 };

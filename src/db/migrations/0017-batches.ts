@@ -12,7 +12,9 @@ export const migration0017Batches = {
   async up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     await db.schema
       .createTable('batches')
-      .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+      .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
+        dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+      )
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
       .addColumn('template_id', 'text', (c) => c.notNull())

@@ -104,21 +104,45 @@ export interface EInvoiceRulesOptions {
 const RULES_TIMEOUT_MS = 30_000;
 const RULES_THREADS = 2;
 
-const missing = () => new AppError('EINVOICE_RULES_MISSING', 'This service requires the official e-invoice rules (PRESSROOM_EINVOICE_RULES=required) and none are installed; the operator installs them with `pressroom einvoice rules install`. Nothing was charged.', { details: { retryAfterSeconds: 60 } });
-const damaged = (why: string) => new AppError('EINVOICE_RULES_DAMAGED', 'The installed e-invoice rules pack cannot be used; the operator reinstalls it with `pressroom einvoice rules install`. Nothing was charged.', { cause: new Error(why), details: { retryAfterSeconds: 60 } });
+const missing = () =>
+  new AppError(
+    'EINVOICE_RULES_MISSING',
+    'This service requires the official e-invoice rules (PRESSROOM_EINVOICE_RULES=required) and none are installed; the operator installs them with `pressroom einvoice rules install`. Nothing was charged.',
+    { details: { retryAfterSeconds: 60 } },
+  );
+const damaged = (why: string) =>
+  new AppError(
+    'EINVOICE_RULES_DAMAGED',
+    'The installed e-invoice rules pack cannot be used; the operator reinstalls it with `pressroom einvoice rules install`. Nothing was charged.',
+    { cause: new Error(why), details: { retryAfterSeconds: 60 } },
+  );
 
 /** A schema finding as a finding of the schema check. */
-const schemaFinding = (f: SchemaFinding): RuleFinding => ({ rule: 'xml_schema', severity: 'fatal', message: f.message, location: f.line ? `line ${f.line}` : '', ...(f.line ? { line: f.line } : {}) });
+const schemaFinding = (f: SchemaFinding): RuleFinding => ({
+  rule: 'xml_schema',
+  severity: 'fatal',
+  message: f.message,
+  location: f.line ? `line ${f.line}` : '',
+  ...(f.line ? { line: f.line } : {}),
+});
 
 function result(check: string, findings: RuleFinding[]): CheckResult {
   const listed = findings.slice(0, MAX_FINDINGS_PER_CHECK);
   const more = findings.length - listed.length;
-  return { check, status: findings.some((f) => f.severity === 'fatal') ? 'failed' : 'passed', findings: listed, ...(more > 0 ? { more } : {}) };
+  return {
+    check,
+    status: findings.some((f) => f.severity === 'fatal') ? 'failed' : 'passed',
+    findings: listed,
+    ...(more > 0 ? { more } : {}),
+  };
 }
 
 export function createEInvoiceRules(options: EInvoiceRulesOptions): EInvoiceRules {
   const readPack = createPackReader(options.dataDir);
-  const pool = new RulesPool({ threads: options.threads ?? RULES_THREADS, timeoutMs: options.timeoutMs ?? RULES_TIMEOUT_MS });
+  const pool = new RulesPool({
+    threads: options.threads ?? RULES_THREADS,
+    timeoutMs: options.timeoutMs ?? RULES_TIMEOUT_MS,
+  });
   const ublSchemas = new Map<string, Promise<{ fileName: string; contents: string }[]>>();
 
   /** The pack's UBL schemas, read and checked against pack.json once per pack. */
@@ -126,11 +150,16 @@ export function createEInvoiceRules(options: EInvoiceRulesOptions): EInvoiceRule
     let files = ublSchemas.get(pack.dir);
     if (!files) {
       const prefix = `${SOURCES.ubl.folder}/`;
-      files = Promise.all(pack.description.files.filter((f) => f.path.startsWith(prefix) && f.path.endsWith('.xsd')).map(async (f) => {
-        const bytes = await readFile(join(pack.dir, SOURCE_DIR, f.path));
-        if (sha256Of(bytes) !== f.sha256) throw new DamagedPackError(`${f.path} changed since the pack was installed`);
-        return { fileName: f.path.slice(prefix.length), contents: bytes.toString('utf8') };
-      }));
+      files = Promise.all(
+        pack.description.files
+          .filter((f) => f.path.startsWith(prefix) && f.path.endsWith('.xsd'))
+          .map(async (f) => {
+            const bytes = await readFile(join(pack.dir, SOURCE_DIR, f.path));
+            if (sha256Of(bytes) !== f.sha256)
+              throw new DamagedPackError(`${f.path} changed since the pack was installed`);
+            return { fileName: f.path.slice(prefix.length), contents: bytes.toString('utf8') };
+          }),
+      );
       files.catch(() => ublSchemas.delete(pack.dir));
       ublSchemas.set(pack.dir, files);
     }
@@ -140,13 +169,21 @@ export function createEInvoiceRules(options: EInvoiceRulesOptions): EInvoiceRule
   async function schemaCheck(pack: ActivePack, xml: string, what: Judgement, ticket: Ticket): Promise<CheckResult> {
     if (what.syntax === 'cii') {
       const findings = await checkCiiSchema(xml, what.profile, ticket.accountId, ticket.kind);
-      return result(`Factur-X 1.07.3 ${CONFORMANCE_LEVELS[what.profile]} XSD (UN/CEFACT CII D16B)`, findings.map(schemaFinding));
+      return result(
+        `Factur-X 1.07.3 ${CONFORMANCE_LEVELS[what.profile]} XSD (UN/CEFACT CII D16B)`,
+        findings.map(schemaFinding),
+      );
     }
     const document = what.ublDocument ?? 'Invoice';
     const files = await ublSchemaFiles(pack).catch((error: unknown) => {
       throw damaged(error instanceof Error ? error.message : String(error));
     });
-    const findings = await checkSchemaFiles(xml, { main: `xsd/maindoc/UBL-${document}-2.1.xsd`, files }, ticket.accountId, ticket.kind);
+    const findings = await checkSchemaFiles(
+      xml,
+      { main: `xsd/maindoc/UBL-${document}-2.1.xsd`, files },
+      ticket.accountId,
+      ticket.kind,
+    );
     return result(`OASIS UBL 2.1 ${document} XSD`, findings.map(schemaFinding));
   }
 
@@ -171,20 +208,38 @@ export function createEInvoiceRules(options: EInvoiceRulesOptions): EInvoiceRule
       const syntax = what.syntax.toUpperCase();
       const ruleChecks: { id: StylesheetId; name: string }[] = judgedByRules(what.profile)
         ? [
-          { id: `en16931-${what.syntax}`, name: `${names.en16931} (CEN schematron, ${syntax})` },
-          ...(what.xrechnung ? [{ id: `xrechnung-${what.syntax}` as StylesheetId, name: `${names.xrechnung} (KoSIT schematron ${SOURCES.xrechnung.version}, ${syntax})` }] : []),
-        ]
+            { id: `en16931-${what.syntax}`, name: `${names.en16931} (CEN schematron, ${syntax})` },
+            ...(what.xrechnung
+              ? [
+                  {
+                    id: `xrechnung-${what.syntax}` as StylesheetId,
+                    name: `${names.xrechnung} (KoSIT schematron ${SOURCES.xrechnung.version}, ${syntax})`,
+                  },
+                ]
+              : []),
+          ]
         : [];
       const checks: CheckResult[] = [];
       if (what.schema) checks.push(await schemaCheck(pack, xml, what, ticket));
       if (checks.some((c) => c.status === 'failed')) {
         checks.push(...ruleChecks.map((c): CheckResult => ({ check: c.name, status: 'not_run', findings: [] })));
       } else if (ruleChecks.length > 0) {
-        const outcome = await pool.check(xml, ruleChecks.map((c) => pack.stylesheets[c.id]), ticket);
+        const outcome = await pool.check(
+          xml,
+          ruleChecks.map((c) => pack.stylesheets[c.id]),
+          ticket,
+        );
         if (!Array.isArray(outcome)) {
           if (outcome.reason === 'pack') throw damaged(outcome.message);
-          if (outcome.reason === 'unparsable') throw new AppError('XML_TOO_COMPLEX', `The XML could not be read for the rules check (${outcome.message}); nothing was charged.`);
-          throw new AppError('XML_TOO_COMPLEX', `The rules could not be evaluated on this XML (${outcome.message}); nothing was charged. Send a document within the syntax's schema.`);
+          if (outcome.reason === 'unparsable')
+            throw new AppError(
+              'XML_TOO_COMPLEX',
+              `The XML could not be read for the rules check (${outcome.message}); nothing was charged.`,
+            );
+          throw new AppError(
+            'XML_TOO_COMPLEX',
+            `The rules could not be evaluated on this XML (${outcome.message}); nothing was charged. Send a document within the syntax's schema.`,
+          );
         }
         ruleChecks.forEach((c, i) => checks.push(result(c.name, outcome[i]!.map(findingOf))));
       }
@@ -196,12 +251,15 @@ export function createEInvoiceRules(options: EInvoiceRulesOptions): EInvoiceRule
       try {
         const pack = await readPack();
         if (!pack) {
-          return options.mode === 'required' ? 'degraded: no rules pack installed; e-invoice requests answer 503 EINVOICE_RULES_MISSING (PRESSROOM_EINVOICE_RULES=required)' : null;
+          return options.mode === 'required'
+            ? 'degraded: no rules pack installed; e-invoice requests answer 503 EINVOICE_RULES_MISSING (PRESSROOM_EINVOICE_RULES=required)'
+            : null;
         }
         const d = pack.description;
         return `ok: ${d.rule_sets.en16931} + ${d.rule_sets.xrechnung} (pack ${d.id.slice(0, 12)}, installed ${d.installed_at})`;
       } catch (error) {
-        if (error instanceof DamagedPackError) return 'degraded: the rules pack cannot be used; e-invoice requests answer 503 EINVOICE_RULES_DAMAGED until it is reinstalled';
+        if (error instanceof DamagedPackError)
+          return 'degraded: the rules pack cannot be used; e-invoice requests answer 503 EINVOICE_RULES_DAMAGED until it is reinstalled';
         throw error;
       }
     },

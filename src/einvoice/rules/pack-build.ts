@@ -37,31 +37,51 @@ export const COMPILER = `xslt3 ${XSLT3_VERSION} (SaxonJS)`;
  * fetch reserves WebAssembly memory the compiler never uses). CPU: ten times the slowest compile measured.
  */
 const XSLT3_HEAP_MB = 1536;
-const XSLT3_CEILING: ChildCeiling = { memoryBytes: 3 * 1024 ** 3, cpuSeconds: 300, outOfMemory: /heap out of memory|Out of memory|ENOMEM/i };
+const XSLT3_CEILING: ChildCeiling = {
+  memoryBytes: 3 * 1024 ** 3,
+  cpuSeconds: 300,
+  outOfMemory: /heap out of memory|Out of memory|ENOMEM/i,
+};
 const XSLT3_TIMEOUT_MS = 600_000;
 
 /** Runs xslt3 with `args` in `cwd`; throws RulesPackError with its last words when it fails. */
 async function xslt3(args: string[], cwd: string, what: string): Promise<void> {
-  const result = await runLimited(process.execPath, ['--no-experimental-fetch', `--max-old-space-size=${XSLT3_HEAP_MB}`, XSLT3, ...args], {
-    cwd,
-    timeoutMs: XSLT3_TIMEOUT_MS,
-    maxBuffer: 16 << 20,
-    ceiling: XSLT3_CEILING,
-  });
+  const result = await runLimited(
+    process.execPath,
+    ['--no-experimental-fetch', `--max-old-space-size=${XSLT3_HEAP_MB}`, XSLT3, ...args],
+    {
+      cwd,
+      timeoutMs: XSLT3_TIMEOUT_MS,
+      maxBuffer: 16 << 20,
+      ceiling: XSLT3_CEILING,
+    },
+  );
   if (result.ended === 'exit' && result.exitCode === 0) return;
   const words = 'stderr' in result ? result.stderr.trim().split('\n').slice(-5).join(' | ') : '';
-  const how = result.ended === 'exit' ? `exit code ${result.exitCode}`
-    : result.ended === 'ceiling' ? `past its ${result.ceiling} ceiling`
-      : result.ended === 'missing' ? `${result.program} is not installed`
-        : result.ended === 'signal' ? `ended by ${result.signal}` : result.ended;
+  const how =
+    result.ended === 'exit'
+      ? `exit code ${result.exitCode}`
+      : result.ended === 'ceiling'
+        ? `past its ${result.ceiling} ceiling`
+        : result.ended === 'missing'
+          ? `${result.program} is not installed`
+          : result.ended === 'signal'
+            ? `ended by ${result.signal}`
+            : result.ended;
   throw new RulesPackError(`${what} failed (${how})${words ? `: ${words}` : ''}`);
 }
 
 /** The file name of a stylesheet's SEF in the pack's `compiled/`. */
 export const sefName = (id: StylesheetId): string => `${id}.sef.json`;
 
-const KOSIT_SCH = { cii: 'src/validation/schematron/cii/XRechnung-CII-validation.sch', ubl: 'src/validation/schematron/ubl/XRechnung-UBL-validation.sch' } as const;
-const SYNTAX = { cii: { param: 'CII', name: 'XRechnung-CII-validation' }, ubl: { param: 'UBL', name: 'XRechnung-UBL-validation' } } as const;
+const KOSIT_SCH = {
+  cii: 'src/validation/schematron/cii/XRechnung-CII-validation.sch',
+  ubl: 'src/validation/schematron/ubl/XRechnung-UBL-validation.sch',
+} as const;
+const SYNTAX = {
+  cii: { param: 'CII', name: 'XRechnung-CII-validation' },
+  ubl: { param: 'UBL', name: 'XRechnung-UBL-validation' },
+} as const;
 
 /** Lays out KoSIT's build directory under `work` from the sources (as build.xml's prepare-build-dir does). */
 async function prepareKositBuild(sourceDir: string, work: string): Promise<void> {
@@ -71,9 +91,10 @@ async function prepareKositBuild(sourceDir: string, work: string): Promise<void>
     await writeFile(join(work, to), filter ? filter(bytes.toString('utf8')) : bytes);
   };
   // build.xml's <filter> tokens: the schematron's own version and the XRechnung version it is for.
-  const tokens = (text: string) => text
-    .replaceAll('@xr-schematron.version.full@', SOURCES.xrechnung.version)
-    .replaceAll('@xrechnung.version@', XRECHNUNG_VERSION);
+  const tokens = (text: string) =>
+    text
+      .replaceAll('@xr-schematron.version.full@', SOURCES.xrechnung.version)
+      .replaceAll('@xrechnung.version@', XRECHNUNG_VERSION);
   await copy(pinned('xrechnung', 'src/xsl/peppol-into-xr.xsl'), 'src/xsl/peppol-into-xr.xsl');
   await copy(pinned('xrechnung', 'src/xsl/rule-list.xml'), 'src/xsl/rule-list.xml');
   await copy(pinned('peppol', 'rules/sch/PEPPOL-EN16931-CII.sch'), 'build/bis/PEPPOL-EN16931-CII.sch');
@@ -85,31 +106,66 @@ async function prepareKositBuild(sourceDir: string, work: string): Promise<void>
 }
 
 /** KoSIT's rules for one syntax: merge, compile with SchXslt, then to SEF. */
-async function buildKosit(sourceDir: string, work: string, outDir: string, syntax: 'cii' | 'ubl', log: (line: string) => void): Promise<void> {
+async function buildKosit(
+  sourceDir: string,
+  work: string,
+  outDir: string,
+  syntax: 'cii' | 'ubl',
+  log: (line: string) => void,
+): Promise<void> {
   const { param, name } = SYNTAX[syntax];
   const merged = `build/schematron/${syntax}/${name}.sch`;
   log(`XRechnung ${syntax.toUpperCase()}: merging the Peppol BIS rules (KoSIT's peppol-into-xr.xsl)`);
   await mkdir(join(work, 'build/schematron', syntax), { recursive: true });
-  await xslt3([`-xsl:src/xsl/peppol-into-xr.xsl`, `-s:build/schematron/tmp/${name}.sch`, `-o:${merged}`, `syntax=${param}`], work, `Merging the Peppol rules into XRechnung ${param}`);
+  await xslt3(
+    [`-xsl:src/xsl/peppol-into-xr.xsl`, `-s:build/schematron/tmp/${name}.sch`, `-o:${merged}`, `syntax=${param}`],
+    work,
+    `Merging the Peppol rules into XRechnung ${param}`,
+  );
   log(`XRechnung ${syntax.toUpperCase()}: compiling the schematron to XSLT (SchXslt)`);
   const pipeline = join(sourceDir, pinned('schxslt', 'core/src/main/resources/xslt/2.0/pipeline-for-svrl.xsl'));
-  await xslt3([`-xsl:${pipeline}`, `-s:${merged}`, `-o:build/schematron/${syntax}/${name}.xsl`], work, `Compiling XRechnung ${param} with SchXslt`);
+  await xslt3(
+    [`-xsl:${pipeline}`, `-s:${merged}`, `-o:build/schematron/${syntax}/${name}.xsl`],
+    work,
+    `Compiling XRechnung ${param} with SchXslt`,
+  );
   log(`XRechnung ${syntax.toUpperCase()}: compiling to SEF`);
-  await xslt3([`-xsl:build/schematron/${syntax}/${name}.xsl`, `-export:${join(outDir, sefName(`xrechnung-${syntax}`))}`, '-nogo', '-relocate:on'], work, `Compiling XRechnung ${param} to SEF`);
+  await xslt3(
+    [
+      `-xsl:build/schematron/${syntax}/${name}.xsl`,
+      `-export:${join(outDir, sefName(`xrechnung-${syntax}`))}`,
+      '-nogo',
+      '-relocate:on',
+    ],
+    work,
+    `Compiling XRechnung ${param} to SEF`,
+  );
 }
 
 /** The CEN schematron of one syntax, published as XSLT, to SEF. */
-async function buildCen(sourceDir: string, outDir: string, syntax: 'cii' | 'ubl', log: (line: string) => void): Promise<void> {
+async function buildCen(
+  sourceDir: string,
+  outDir: string,
+  syntax: 'cii' | 'ubl',
+  log: (line: string) => void,
+): Promise<void> {
   const xslt = join(sourceDir, pinned('en16931', `${syntax}/xslt/EN16931-${syntax.toUpperCase()}-validation.xslt`));
   log(`EN 16931 ${syntax.toUpperCase()}: compiling the CEN XSLT to SEF`);
-  await xslt3([`-xsl:${xslt}`, `-export:${join(outDir, sefName(`en16931-${syntax}`))}`, '-nogo', '-relocate:on'], outDir, `Compiling the CEN ${syntax.toUpperCase()} XSLT to SEF`);
+  await xslt3(
+    [`-xsl:${xslt}`, `-export:${join(outDir, sefName(`en16931-${syntax}`))}`, '-nogo', '-relocate:on'],
+    outDir,
+    `Compiling the CEN ${syntax.toUpperCase()} XSLT to SEF`,
+  );
 }
 
 /**
  * Compiles the four stylesheets from the verified sources in `sourceDir` into `outDir` (KoSIT's build
  * directory goes in `workDir`), in two lanes at once. Throws RulesPackError when a step fails.
  */
-export async function compilePack(dirs: { sourceDir: string; workDir: string; outDir: string }, log: (line: string) => void): Promise<void> {
+export async function compilePack(
+  dirs: { sourceDir: string; workDir: string; outDir: string },
+  log: (line: string) => void,
+): Promise<void> {
   const { sourceDir, workDir, outDir } = dirs;
   await mkdir(outDir, { recursive: true });
   await prepareKositBuild(sourceDir, workDir);

@@ -18,7 +18,17 @@ import { dirname, join } from 'node:path';
 import { PACK_FILES, RULE_SET_NAMES, SOURCES } from './manifest.js';
 import { COMPILER, compilePack, sefName, STYLESHEETS, XSLT3_VERSION, type StylesheetId } from './pack-build.js';
 import { gatherSources, sha256Of, type SourceOrigin } from './pack-sources.js';
-import { ACTIVE_FILE, COMPILED_DIR, DamagedPackError, PACK_FILE, PACKS_DIR, readActivePack, rulesDir, SOURCE_DIR, type PackDescription } from './pack-store.js';
+import {
+  ACTIVE_FILE,
+  COMPILED_DIR,
+  DamagedPackError,
+  PACK_FILE,
+  PACKS_DIR,
+  readActivePack,
+  rulesDir,
+  SOURCE_DIR,
+  type PackDescription,
+} from './pack-store.js';
 
 /** Bumped when the build changes what it makes from the same inputs: old cache entries are then not used. */
 const BUILD_RECIPE = 1;
@@ -31,7 +41,15 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The pack's id: what it is built from and with. */
 export function packId(): string {
-  return sha256Of(Buffer.from(JSON.stringify({ recipe: BUILD_RECIPE, compiler: `xslt3 ${XSLT3_VERSION}`, files: PACK_FILES.map((f) => `${f.source}:${f.path}:${f.sha256}`) })));
+  return sha256Of(
+    Buffer.from(
+      JSON.stringify({
+        recipe: BUILD_RECIPE,
+        compiler: `xslt3 ${XSLT3_VERSION}`,
+        files: PACK_FILES.map((f) => `${f.source}:${f.path}:${f.sha256}`),
+      }),
+    ),
+  );
 }
 
 export interface InstallOptions {
@@ -65,26 +83,37 @@ async function fromCache(cacheDir: string, id: string, outDir: string): Promise<
 }
 
 /** Records a fresh compile in the cache (best effort: a read-only home only costs the next install its compile). */
-async function toCache(cacheDir: string, id: string, outDir: string, compiled: Compiled, log: (line: string) => void): Promise<void> {
+async function toCache(
+  cacheDir: string,
+  id: string,
+  outDir: string,
+  compiled: Compiled,
+  log: (line: string) => void,
+): Promise<void> {
   const temporary = join(cacheDir, `.tmp-${randomBytes(6).toString('hex')}`);
   try {
     await mkdir(temporary, { recursive: true });
-    for (const stylesheet of STYLESHEETS) await copyFile(join(outDir, compiled[stylesheet].file), join(temporary, compiled[stylesheet].file));
+    for (const stylesheet of STYLESHEETS)
+      await copyFile(join(outDir, compiled[stylesheet].file), join(temporary, compiled[stylesheet].file));
     await writeFile(join(temporary, 'compiled.json'), JSON.stringify(compiled, null, 2));
     await rm(join(cacheDir, id), { recursive: true, force: true });
     await rename(temporary, join(cacheDir, id));
   } catch (error) {
-    log(`note: the compiled stylesheets were not cached in ${cacheDir} (${error instanceof Error ? error.message : String(error)})`);
+    log(
+      `note: the compiled stylesheets were not cached in ${cacheDir} (${error instanceof Error ? error.message : String(error)})`,
+    );
     await rm(temporary, { recursive: true, force: true }).catch(() => {});
   }
 }
 
 /** Each compiled stylesheet's file, hash and size. */
 async function describeCompiled(outDir: string): Promise<Compiled> {
-  const entries = await Promise.all(STYLESHEETS.map(async (id) => {
-    const bytes = await readFile(join(outDir, sefName(id)));
-    return [id, { file: sefName(id), sha256: sha256Of(bytes), bytes: bytes.length }] as const;
-  }));
+  const entries = await Promise.all(
+    STYLESHEETS.map(async (id) => {
+      const bytes = await readFile(join(outDir, sefName(id)));
+      return [id, { file: sefName(id), sha256: sha256Of(bytes), bytes: bytes.length }] as const;
+    }),
+  );
   return Object.fromEntries(entries) as Record<StylesheetId, Compiled[StylesheetId]>;
 }
 
@@ -120,7 +149,10 @@ export async function installRulesPack(options: InstallOptions): Promise<PackDes
       installed_at: new Date().toISOString(),
       rule_sets: { ...RULE_SET_NAMES },
       compiler: COMPILER,
-      sources: Object.values(SOURCES).map((s) => ({ ...s, url: `https://github.com/${s.repository}/tree/${s.commit}` })),
+      sources: Object.values(SOURCES).map((s) => ({
+        ...s,
+        url: `https://github.com/${s.repository}/tree/${s.commit}`,
+      })),
       files: sources.map((s) => ({ path: s.path, sha256: s.sha256 })),
       compiled,
     };
@@ -140,7 +172,9 @@ export async function installRulesPack(options: InstallOptions): Promise<PackDes
 
 /** Removes the packs before the previous one: a check that started on the previous pack may still be reading it. */
 async function removeOldPacks(root: string, active: string): Promise<void> {
-  const names = (await readdir(join(root, PACKS_DIR))).filter((n) => n !== active).sort((a, b) => Number(b.split('-')[1]) - Number(a.split('-')[1]));
+  const names = (await readdir(join(root, PACKS_DIR)))
+    .filter((n) => n !== active)
+    .sort((a, b) => Number(b.split('-')[1]) - Number(a.split('-')[1]));
   for (const old of names.slice(1)) await rm(join(root, PACKS_DIR, old), { recursive: true, force: true });
 }
 
@@ -186,8 +220,13 @@ export async function rulesPackStatus(dataDir: string): Promise<RulesStatus> {
     installed_at: d.installed_at,
     rule_sets: d.rule_sets,
     compiler: d.compiler,
-    sources: d.sources.map(({ name, version, repository, commit, licence }) => ({ name, version, repository, commit, licence })),
+    sources: d.sources.map(({ name, version, repository, commit, licence }) => ({
+      name,
+      version,
+      repository,
+      commit,
+      licence,
+    })),
     verified: problems.length === 0 ? 'ok' : problems,
   };
 }
-

@@ -25,7 +25,10 @@ export interface SourceFile {
 
 /** The install was refused: these files are missing, unreadable or not the pinned ones. Nothing was written. */
 export class RulesPackError extends Error {
-  constructor(message: string, readonly problems: readonly string[] = []) {
+  constructor(
+    message: string,
+    readonly problems: readonly string[] = [],
+  ) {
     super(problems.length > 0 ? `${message}:\n${problems.map((p) => `  - ${p}`).join('\n')}` : message);
     this.name = 'RulesPackError';
   }
@@ -66,14 +69,20 @@ export async function download(url: string): Promise<Buffer> {
 }
 
 /** What the installer reads the inputs from: a local copy, or the network (tests pass their own `fetch`). */
-export type SourceOrigin = { kind: 'directory'; dir: string } | { kind: 'download'; fetch?: (url: string) => Promise<Buffer> };
+export type SourceOrigin =
+  | { kind: 'directory'; dir: string }
+  | { kind: 'download'; fetch?: (url: string) => Promise<Buffer> };
 
 /** Every pinned file, verified; throws RulesPackError naming every file that failed. */
-export async function gatherSources(origin: SourceOrigin, log: (line: string) => void = () => {}): Promise<SourceFile[]> {
+export async function gatherSources(
+  origin: SourceOrigin,
+  log: (line: string) => void = () => {},
+): Promise<SourceFile[]> {
   const problems: string[] = [];
   const files: SourceFile[] = [];
   const fetchFile = origin.kind === 'download' ? (origin.fetch ?? download) : undefined;
-  if (fetchFile) log(`downloading ${PACK_FILES.length} files from their publishers' repositories (raw.githubusercontent.com)`);
+  if (fetchFile)
+    log(`downloading ${PACK_FILES.length} files from their publishers' repositories (raw.githubusercontent.com)`);
   // Downloads four at a time: polite to the host, and the whole pack still arrives in seconds.
   const queue = [...PACK_FILES];
   const worker = async () => {
@@ -81,9 +90,13 @@ export async function gatherSources(origin: SourceOrigin, log: (line: string) =>
       const path = localPath(file);
       let bytes: Buffer | undefined;
       try {
-        bytes = fetchFile ? await fetchFile(upstreamUrl(file)) : await readBounded(join((origin as { dir: string }).dir, path));
+        bytes = fetchFile
+          ? await fetchFile(upstreamUrl(file))
+          : await readBounded(join((origin as { dir: string }).dir, path));
       } catch (error) {
-        problems.push(`${path}: ${fetchFile ? `could not be downloaded from ${upstreamUrl(file)}` : 'could not be read'} (${error instanceof Error ? error.message : String(error)})`);
+        problems.push(
+          `${path}: ${fetchFile ? `could not be downloaded from ${upstreamUrl(file)}` : 'could not be read'} (${error instanceof Error ? error.message : String(error)})`,
+        );
         continue;
       }
       if (!bytes) {
@@ -101,7 +114,10 @@ export async function gatherSources(origin: SourceOrigin, log: (line: string) =>
   await Promise.all(Array.from({ length: fetchFile ? 4 : 1 }, worker));
   if (problems.length > 0) {
     problems.sort();
-    throw new RulesPackError(`${problems.length} of the ${PACK_FILES.length} pinned files failed verification; nothing was installed`, problems);
+    throw new RulesPackError(
+      `${problems.length} of the ${PACK_FILES.length} pinned files failed verification; nothing was installed`,
+      problems,
+    );
   }
   // The manifest's order, whatever order the downloads finished in.
   return PACK_FILES.map((file) => files.find((f) => f.file === file)!);

@@ -27,7 +27,9 @@ export interface PackDescription {
   readonly sources: readonly (PackSource & { readonly url: string })[];
   /** Every file of `source/`, by its path there. */
   readonly files: readonly { readonly path: string; readonly sha256: string }[];
-  readonly compiled: Readonly<Record<StylesheetId, { readonly file: string; readonly sha256: string; readonly bytes: number }>>;
+  readonly compiled: Readonly<
+    Record<StylesheetId, { readonly file: string; readonly sha256: string; readonly bytes: number }>
+  >;
 }
 
 /** The active pack as the checks use it. */
@@ -63,13 +65,29 @@ export async function readPack(packDir: string): Promise<ActivePack> {
   try {
     description = JSON.parse(await readFile(join(packDir, PACK_FILE), 'utf8')) as PackDescription;
   } catch (error) {
-    throw new DamagedPackError(`${join(packDir, PACK_FILE)} cannot be read (${error instanceof Error ? error.message : String(error)})`);
+    throw new DamagedPackError(
+      `${join(packDir, PACK_FILE)} cannot be read (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
-  if (description?.format !== 1 || typeof description.id !== 'string' || !STYLESHEETS.every((id) => description.compiled?.[id]?.sha256)) {
-    throw new DamagedPackError(`${join(packDir, PACK_FILE)} does not describe a rules pack this version of Pressroom reads`);
+  if (
+    description?.format !== 1 ||
+    typeof description.id !== 'string' ||
+    !STYLESHEETS.every((id) => description.compiled?.[id]?.sha256)
+  ) {
+    throw new DamagedPackError(
+      `${join(packDir, PACK_FILE)} does not describe a rules pack this version of Pressroom reads`,
+    );
   }
-  if (description.compiler !== COMPILER) throw new DamagedPackError(`the pack was compiled by ${description.compiler}; this Pressroom runs ${COMPILER}: reinstall it`);
-  const stylesheets = Object.fromEntries(STYLESHEETS.map((id) => [id, { path: join(packDir, COMPILED_DIR, description.compiled[id].file), sha256: description.compiled[id].sha256 }])) as ActivePack['stylesheets'];
+  if (description.compiler !== COMPILER)
+    throw new DamagedPackError(
+      `the pack was compiled by ${description.compiler}; this Pressroom runs ${COMPILER}: reinstall it`,
+    );
+  const stylesheets = Object.fromEntries(
+    STYLESHEETS.map((id) => [
+      id,
+      { path: join(packDir, COMPILED_DIR, description.compiled[id].file), sha256: description.compiled[id].sha256 },
+    ]),
+  ) as ActivePack['stylesheets'];
   return { description, dir: packDir, stylesheets };
 }
 
@@ -80,9 +98,12 @@ export async function readActivePack(dataDir: string): Promise<ActivePack | null
     pointer = JSON.parse(await readFile(join(rulesDir(dataDir), ACTIVE_FILE), 'utf8')) as { pack?: unknown };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new DamagedPackError(`${join(rulesDir(dataDir), ACTIVE_FILE)} cannot be read (${error instanceof Error ? error.message : String(error)})`);
+    throw new DamagedPackError(
+      `${join(rulesDir(dataDir), ACTIVE_FILE)} cannot be read (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
-  if (typeof pointer.pack !== 'string' || !/^[0-9a-f]{12}-\d+$/.test(pointer.pack)) throw new DamagedPackError(`${join(rulesDir(dataDir), ACTIVE_FILE)} names no pack`);
+  if (typeof pointer.pack !== 'string' || !/^[0-9a-f]{12}-\d+$/.test(pointer.pack))
+    throw new DamagedPackError(`${join(rulesDir(dataDir), ACTIVE_FILE)} names no pack`);
   return readPack(join(rulesDir(dataDir), PACKS_DIR, pointer.pack));
 }
 

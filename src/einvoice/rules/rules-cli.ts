@@ -26,7 +26,9 @@ export async function runRulesCommand(dataDir: string, command: RulesCommand): P
       log,
     });
     log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    process.stdout.write(`${JSON.stringify({ installed: true, id: pack.id, installed_at: pack.installed_at, rule_sets: pack.rule_sets, compiler: pack.compiler }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ installed: true, id: pack.id, installed_at: pack.installed_at, rule_sets: pack.rule_sets, compiler: pack.compiler }, null, 2)}\n`,
+    );
   } catch (error) {
     if (!(error instanceof RulesPackError)) throw error;
     process.stderr.write(`pressroom: EINVOICE_RULES_REFUSED: ${error.message}\n`);

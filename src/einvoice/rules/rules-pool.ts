@@ -64,7 +64,12 @@ export class RulesPool {
         accountFreeQueueLimit: RULES_ACCOUNT_QUEUE_LIMIT,
       },
       words: { task: 'e-invoice rules check', freeTask: 'e-invoice validation', slot: 'e-invoice rules thread' },
-      busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The e-invoice rules checks are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+      busy: (reason) =>
+        new AppError(
+          'SERVICE_UNAVAILABLE',
+          'The e-invoice rules checks are busy; retry shortly. Nothing was charged.',
+          { details: { retryAfterSeconds: 2, reason } },
+        ),
     });
   }
 
@@ -72,7 +77,11 @@ export class RulesPool {
    * Runs the stylesheets on `xml` when `ticket`'s turn comes: one list of SVRL entries per stylesheet,
    * or why there are none. Rejects with XML_TOO_COMPLEX (deadline, heap) and the scheduler's refusals.
    */
-  async check(xml: string, stylesheets: RulesTask['stylesheets'], ticket: Ticket): Promise<SvrlEntry[][] | RulesFailure> {
+  async check(
+    xml: string,
+    stylesheets: RulesTask['stylesheets'],
+    ticket: Ticket,
+  ): Promise<SvrlEntry[][] | RulesFailure> {
     const release = await this.#slots.acquire(ticket, { maxWaitMs: this.options.timeoutMs });
     try {
       return await this.#run(xml, stylesheets);
@@ -114,7 +123,13 @@ export class RulesPool {
       const onExit = () => {
         done();
         this.#forget(thread);
-        reject(tooComplex(isThreadOutOfMemory(failure) ? `reached its ${RULES_HEAP_MB} MB heap ceiling and was stopped` : `stopped (${failure?.message ?? 'its thread exited'})`));
+        reject(
+          tooComplex(
+            isThreadOutOfMemory(failure)
+              ? `reached its ${RULES_HEAP_MB} MB heap ceiling and was stopped`
+              : `stopped (${failure?.message ?? 'its thread exited'})`,
+          ),
+        );
       };
       thread.worker.on('message', onMessage);
       thread.worker.on('error', onError);
@@ -150,7 +165,12 @@ export class RulesPool {
 
   #startThread(): Thread {
     const worker = startThread(import.meta.url, 'rules-worker', { name: 'einvoice-rules', heapMb: RULES_HEAP_MB });
-    const thread: Thread = { worker, busy: false, retiring: false, exited: new Promise((resolve) => worker.once('exit', () => resolve())) };
+    const thread: Thread = {
+      worker,
+      busy: false,
+      retiring: false,
+      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+    };
     // An uncaught error of an idle thread ends it; it is then forgotten, and the next check starts another.
     worker.on('error', () => {});
     worker.once('exit', () => this.#forget(thread));
@@ -163,5 +183,8 @@ export class RulesPool {
 
 /** A check that ran out of time or memory: the XML asks for more than one check may spend. */
 function tooComplex(what: string): AppError {
-  return new AppError('XML_TOO_COMPLEX', `The e-invoice rules check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`);
+  return new AppError(
+    'XML_TOO_COMPLEX',
+    `The e-invoice rules check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`,
+  );
 }

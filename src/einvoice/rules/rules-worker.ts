@@ -30,7 +30,10 @@ export type RulesAnswer =
 
 interface SaxonJs {
   getPlatform(): { parseXmlFromString(xml: string): unknown };
-  transform(options: { stylesheetInternal: unknown; sourceNode: unknown; destination: 'raw' }, mode: 'sync'): { principalResult: SvrlNode };
+  transform(
+    options: { stylesheetInternal: unknown; sourceNode: unknown; destination: 'raw' },
+    mode: 'sync',
+  ): { principalResult: SvrlNode };
 }
 
 const SaxonJS = createRequire(import.meta.url)('saxon-js') as SaxonJs;
@@ -51,7 +54,8 @@ function stylesheet(path: string, sha256: string): unknown {
   } catch (error) {
     throw new PackFileError(`${path} cannot be read (${(error as Error).message})`);
   }
-  if (createHash('sha256').update(bytes).digest('hex') !== sha256) throw new PackFileError(`${path} changed since the pack was installed`);
+  if (createHash('sha256').update(bytes).digest('hex') !== sha256)
+    throw new PackFileError(`${path} changed since the pack was installed`);
   const sef = JSON.parse(bytes.toString('utf8')) as unknown;
   loaded.set(key, sef);
   while (loaded.size > MAX_LOADED) loaded.delete(loaded.keys().next().value!);
@@ -72,7 +76,15 @@ function run(task: RulesTask): RulesAnswer {
     return { id: task.id, error: (error as Error).message, reason: 'unparsable' };
   }
   try {
-    return { id: task.id, results: sefs.map((sef) => svrlEntries(SaxonJS.transform({ stylesheetInternal: sef, sourceNode: document, destination: 'raw' }, 'sync').principalResult)) };
+    return {
+      id: task.id,
+      results: sefs.map((sef) =>
+        svrlEntries(
+          SaxonJS.transform({ stylesheetInternal: sef, sourceNode: document, destination: 'raw' }, 'sync')
+            .principalResult,
+        ),
+      ),
+    };
   } catch (error) {
     return { id: task.id, error: (error as Error).message, reason: 'failed' };
   }

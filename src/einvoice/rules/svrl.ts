@@ -45,10 +45,19 @@ export function svrlEntries(root: SvrlNode): SvrlEntry[] {
   const visit = (node: SvrlNode) => {
     for (let child = node.firstChild; child; child = child.nextSibling) {
       if (child.nodeType !== 1) continue;
-      if (child.namespaceURI === SVRL_NS && (child.localName === 'failed-assert' || child.localName === 'successful-report')) {
+      if (
+        child.namespaceURI === SVRL_NS &&
+        (child.localName === 'failed-assert' || child.localName === 'successful-report')
+      ) {
         let text = '';
-        for (let part = child.firstChild; part; part = part.nextSibling) if (part.nodeType === 1 && part.localName === 'text') text += ` ${part.textContent ?? ''}`;
-        entries.push({ id: child.getAttribute?.('id') ?? '', flag: child.getAttribute?.('flag') ?? '', location: child.getAttribute?.('location') ?? '', text });
+        for (let part = child.firstChild; part; part = part.nextSibling)
+          if (part.nodeType === 1 && part.localName === 'text') text += ` ${part.textContent ?? ''}`;
+        entries.push({
+          id: child.getAttribute?.('id') ?? '',
+          flag: child.getAttribute?.('flag') ?? '',
+          location: child.getAttribute?.('location') ?? '',
+          text,
+        });
       } else {
         visit(child);
       }
@@ -75,8 +84,12 @@ const PREFIXES: Record<string, string> = {
 /** A location as a person reads it: known namespaces as prefixes; an unknown one stays `Q{uri}name`. */
 export function readableLocation(location: string): string {
   return location
-    .replace(/\*:([\w.-]+)\[namespace-uri\(\)='([^']*)'\]/g, (_, name: string, uri: string) => (PREFIXES[uri] ? `${PREFIXES[uri]}:${name}` : uri === '' ? name : `Q{${uri}}${name}`))
-    .replace(/Q\{([^}]*)\}([\w.-]+)/g, (whole, uri: string, name: string) => (uri === '' ? name : PREFIXES[uri] ? `${PREFIXES[uri]}:${name}` : whole))
+    .replace(/\*:([\w.-]+)\[namespace-uri\(\)='([^']*)'\]/g, (_, name: string, uri: string) =>
+      PREFIXES[uri] ? `${PREFIXES[uri]}:${name}` : uri === '' ? name : `Q{${uri}}${name}`,
+    )
+    .replace(/Q\{([^}]*)\}([\w.-]+)/g, (whole, uri: string, name: string) =>
+      uri === '' ? name : PREFIXES[uri] ? `${PREFIXES[uri]}:${name}` : whole,
+    )
     .replace(/@\*\[local-name\(\)='([\w.-]+)'\]/g, '@$1');
 }
 

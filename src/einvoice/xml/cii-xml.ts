@@ -10,7 +10,18 @@
 import { XMLBuilder } from 'fast-xml-parser';
 import { accountForXml } from '../iban.js';
 import type { EInvoiceProfile, Invoice, InvoiceAllowanceCharge, InvoiceParty } from '../invoice-schema.js';
-import { AMOUNT_DECIMALS, fitting, formatAmount as money, formatDecimal, PRICE_DECIMALS, QUANTITY_DECIMALS, RATE_DECIMALS, xmlNumber, type Decimal, type DecimalInput } from '../decimals.js';
+import {
+  AMOUNT_DECIMALS,
+  fitting,
+  formatAmount as money,
+  formatDecimal,
+  PRICE_DECIMALS,
+  QUANTITY_DECIMALS,
+  RATE_DECIMALS,
+  xmlNumber,
+  type Decimal,
+  type DecimalInput,
+} from '../decimals.js';
 import type { InvoiceTotals } from '../totals.js';
 
 /** Specification identifiers (BT-24) per profile, and XRechnung 3.0's. */
@@ -31,7 +42,8 @@ export const XRECHNUNG_BUSINESS_PROCESS = 'urn:fdc:peppol.eu:2017:poacc:billing:
 
 type Node = Record<string, unknown>;
 const date102 = (iso: string) => ({ 'udt:DateTimeString': { '@_format': '102', '#text': iso.replaceAll('-', '') } });
-const omitEmpty = (node: Node): Node => Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
+const omitEmpty = (node: Node): Node =>
+  Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)));
 
 /** What the builder needs besides the invoice. */
 export interface CiiInput {
@@ -54,7 +66,8 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
       '@_xmlns:qdt': 'urn:un:unece:uncefact:data:standard:QualifiedDataType:100',
       '@_xmlns:udt': 'urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100',
       'rsm:ExchangedDocumentContext': omitEmpty({
-        'ram:BusinessProcessSpecifiedDocumentContextParameter': profile === 'xrechnung' ? { 'ram:ID': XRECHNUNG_BUSINESS_PROCESS } : undefined,
+        'ram:BusinessProcessSpecifiedDocumentContextParameter':
+          profile === 'xrechnung' ? { 'ram:ID': XRECHNUNG_BUSINESS_PROCESS } : undefined,
         'ram:GuidelineSpecifiedDocumentContextParameter': { 'ram:ID': GUIDELINE_IDS[profile] },
       }),
       'rsm:ExchangedDocument': omitEmpty({
@@ -64,20 +77,31 @@ export function buildCiiXml({ invoice, totals, profile }: CiiInput): string {
         'ram:IncludedNote': minimum ? undefined : (invoice.notes ?? []).map((n) => ({ 'ram:Content': n })),
       }),
       'rsm:SupplyChainTradeTransaction': omitEmpty({
-        'ram:IncludedSupplyChainTradeLineItem': withLines ? invoice.lines.map((line, i) => lineItem(line, totals.lineNet[i]!, level)) : undefined,
+        'ram:IncludedSupplyChainTradeLineItem': withLines
+          ? invoice.lines.map((line, i) => lineItem(line, totals.lineNet[i]!, level))
+          : undefined,
         'ram:ApplicableHeaderTradeAgreement': omitEmpty({
           'ram:BuyerReference': invoice.buyer_reference,
           'ram:SellerTradeParty': party(invoice.seller, level, true),
           'ram:BuyerTradeParty': party(invoice.buyer, level, false),
-          'ram:BuyerOrderReferencedDocument': invoice.order_reference ? { 'ram:IssuerAssignedID': invoice.order_reference } : undefined,
-          'ram:ContractReferencedDocument': !minimum && invoice.contract_reference ? { 'ram:IssuerAssignedID': invoice.contract_reference } : undefined,
+          'ram:BuyerOrderReferencedDocument': invoice.order_reference
+            ? { 'ram:IssuerAssignedID': invoice.order_reference }
+            : undefined,
+          'ram:ContractReferencedDocument':
+            !minimum && invoice.contract_reference ? { 'ram:IssuerAssignedID': invoice.contract_reference } : undefined,
         }),
         'ram:ApplicableHeaderTradeDelivery': minimum ? '' : delivery(invoice),
         'ram:ApplicableHeaderTradeSettlement': settlement(invoice, totals, level, profile === 'xrechnung'),
       }),
     },
   };
-  const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, suppressEmptyNode: true, processEntities: true });
+  const builder = new XMLBuilder({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    format: true,
+    suppressEmptyNode: true,
+    processEntities: true,
+  });
   return builder.build(document) as string;
 }
 
@@ -86,13 +110,22 @@ function delivery(invoice: Invoice): Node | '' {
   const to = invoice.deliver_to;
   const a = to?.address;
   const node = omitEmpty({
-    'ram:ShipToTradeParty': to && a ? omitEmpty({
-      'ram:Name': to.name,
-      'ram:PostalTradeAddress': omitEmpty({
-        'ram:PostcodeCode': a.postal_code, 'ram:LineOne': a.line1, 'ram:LineTwo': a.line2, 'ram:CityName': a.city, 'ram:CountryID': a.country_code,
-      }),
-    }) : undefined,
-    'ram:ActualDeliverySupplyChainEvent': invoice.delivery_date ? { 'ram:OccurrenceDateTime': date102(invoice.delivery_date) } : undefined,
+    'ram:ShipToTradeParty':
+      to && a
+        ? omitEmpty({
+            'ram:Name': to.name,
+            'ram:PostalTradeAddress': omitEmpty({
+              'ram:PostcodeCode': a.postal_code,
+              'ram:LineOne': a.line1,
+              'ram:LineTwo': a.line2,
+              'ram:CityName': a.city,
+              'ram:CountryID': a.country_code,
+            }),
+          })
+        : undefined,
+    'ram:ActualDeliverySupplyChainEvent': invoice.delivery_date
+      ? { 'ram:OccurrenceDateTime': date102(invoice.delivery_date) }
+      : undefined,
   });
   return Object.keys(node).length > 0 ? node : '';
 }
@@ -104,14 +137,17 @@ function party(p: InvoiceParty, level: EInvoiceProfile, isSeller: boolean): Node
   const minimum = level === 'minimum';
   const taxRegistrations = [
     p.vat_id ? { 'ram:ID': { '@_schemeID': 'VA', '#text': p.vat_id } } : undefined,
-    !minimum && 'tax_number' in p && p.tax_number ? { 'ram:ID': { '@_schemeID': 'FC', '#text': p.tax_number } } : undefined,
+    !minimum && 'tax_number' in p && p.tax_number
+      ? { 'ram:ID': { '@_schemeID': 'FC', '#text': p.tax_number } }
+      : undefined,
   ].filter(Boolean);
   // Trading name: the seller's (BT-28) from BASIC WL on, the buyer's (BT-45) only in EN 16931 and EXTENDED
   // (Factur-X's BASIC WL and BASIC schematrons report a buyer TradingBusinessName as "not used").
   const tradingName = !minimum && (isSeller || isFull(level)) ? p.trading_name : undefined;
-  const legal = p.legal_registration_id || tradingName
-    ? omitEmpty({ 'ram:ID': p.legal_registration_id, 'ram:TradingBusinessName': tradingName })
-    : undefined;
+  const legal =
+    p.legal_registration_id || tradingName
+      ? omitEmpty({ 'ram:ID': p.legal_registration_id, 'ram:TradingBusinessName': tradingName })
+      : undefined;
   if (minimum) {
     // MINIMUM: the buyer has only its name and legal id; the seller adds its country and VAT id.
     return omitEmpty({
@@ -126,34 +162,54 @@ function party(p: InvoiceParty, level: EInvoiceProfile, isSeller: boolean): Node
   return omitEmpty({
     'ram:Name': p.name,
     'ram:SpecifiedLegalOrganization': legal,
-    'ram:DefinedTradeContact': c && isFull(level) ? omitEmpty({
-      'ram:PersonName': c.name,
-      'ram:TelephoneUniversalCommunication': c.phone ? { 'ram:CompleteNumber': c.phone } : undefined,
-      'ram:EmailURIUniversalCommunication': c.email ? { 'ram:URIID': c.email } : undefined,
-    }) : undefined,
+    'ram:DefinedTradeContact':
+      c && isFull(level)
+        ? omitEmpty({
+            'ram:PersonName': c.name,
+            'ram:TelephoneUniversalCommunication': c.phone ? { 'ram:CompleteNumber': c.phone } : undefined,
+            'ram:EmailURIUniversalCommunication': c.email ? { 'ram:URIID': c.email } : undefined,
+          })
+        : undefined,
     'ram:PostalTradeAddress': omitEmpty({
-      'ram:PostcodeCode': a.postal_code, 'ram:LineOne': a.line1, 'ram:LineTwo': a.line2, 'ram:CityName': a.city, 'ram:CountryID': a.country_code,
+      'ram:PostcodeCode': a.postal_code,
+      'ram:LineOne': a.line1,
+      'ram:LineTwo': a.line2,
+      'ram:CityName': a.city,
+      'ram:CountryID': a.country_code,
     }),
-    'ram:URIUniversalCommunication': p.electronic_address ? { 'ram:URIID': { '@_schemeID': p.electronic_address.scheme, '#text': p.electronic_address.value } } : undefined,
+    'ram:URIUniversalCommunication': p.electronic_address
+      ? { 'ram:URIID': { '@_schemeID': p.electronic_address.scheme, '#text': p.electronic_address.value } }
+      : undefined,
     'ram:SpecifiedTaxRegistration': taxRegistrations,
   });
 }
 
 function tradeTax(category: string | undefined, rate: DecimalInput | undefined): Node {
-  return omitEmpty({ 'ram:TypeCode': 'VAT', 'ram:CategoryCode': category, 'ram:RateApplicablePercent': category === 'O' || rate === undefined ? undefined : xmlNumber(rate, RATE_DECIMALS) });
+  return omitEmpty({
+    'ram:TypeCode': 'VAT',
+    'ram:CategoryCode': category,
+    'ram:RateApplicablePercent': category === 'O' || rate === undefined ? undefined : xmlNumber(rate, RATE_DECIMALS),
+  });
 }
 
 function lineItem(line: Invoice['lines'][number], net: Decimal, level: EInvoiceProfile): Node {
   const full = isFull(level);
   return {
-    'ram:AssociatedDocumentLineDocument': omitEmpty({ 'ram:LineID': line.id, 'ram:IncludedNote': full && line.note ? { 'ram:Content': line.note } : undefined }),
+    'ram:AssociatedDocumentLineDocument': omitEmpty({
+      'ram:LineID': line.id,
+      'ram:IncludedNote': full && line.note ? { 'ram:Content': line.note } : undefined,
+    }),
     'ram:SpecifiedTradeProduct': omitEmpty({
       'ram:SellerAssignedID': full ? line.seller_item_id : undefined,
       'ram:Name': line.name,
       'ram:Description': full ? line.description : undefined,
     }),
-    'ram:SpecifiedLineTradeAgreement': { 'ram:NetPriceProductTradePrice': { 'ram:ChargeAmount': xmlNumber(line.net_price, PRICE_DECIMALS) } },
-    'ram:SpecifiedLineTradeDelivery': { 'ram:BilledQuantity': { '@_unitCode': line.unit_code, '#text': xmlNumber(line.quantity, QUANTITY_DECIMALS) } },
+    'ram:SpecifiedLineTradeAgreement': {
+      'ram:NetPriceProductTradePrice': { 'ram:ChargeAmount': xmlNumber(line.net_price, PRICE_DECIMALS) },
+    },
+    'ram:SpecifiedLineTradeDelivery': {
+      'ram:BilledQuantity': { '@_unitCode': line.unit_code, '#text': xmlNumber(line.quantity, QUANTITY_DECIMALS) },
+    },
     'ram:SpecifiedLineTradeSettlement': {
       'ram:ApplicableTradeTax': tradeTax(line.vat_category, line.vat_rate),
       'ram:SpecifiedTradeSettlementLineMonetarySummation': { 'ram:LineTotalAmount': money(net) },
@@ -204,34 +260,48 @@ function settlement(invoice: Invoice, t: InvoiceTotals, level: EInvoiceProfile, 
         'ram:TotalPrepaidAmount': t.prepaid.isZero() ? undefined : money(t.prepaid),
         'ram:DuePayableAmount': money(t.amountDue),
       });
-  if (minimum) return { 'ram:InvoiceCurrencyCode': currency, 'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation };
+  if (minimum)
+    return { 'ram:InvoiceCurrencyCode': currency, 'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation };
   // A direct debit (BG-19, BASIC WL and up): the creditor id (BT-90) heads the settlement, the debited account (BT-91)
   // precedes the payee account in the payment means, the mandate reference (BT-89) follows the due date in the terms.
   return omitEmpty({
     'ram:CreditorReferenceID': p?.creditor_id,
     'ram:PaymentReference': p?.remittance_information,
     'ram:InvoiceCurrencyCode': currency,
-    'ram:SpecifiedTradeSettlementPaymentMeans': p ? omitEmpty({
-      'ram:TypeCode': p.means_code,
-      'ram:PayerPartyDebtorFinancialAccount': p.debited_account ? { 'ram:IBANID': accountForXml(p.debited_account) } : undefined,
-      'ram:PayeePartyCreditorFinancialAccount': p.iban ? omitEmpty({ 'ram:IBANID': accountForXml(p.iban), 'ram:AccountName': full ? p.account_name : undefined }) : undefined,
-      'ram:PayeeSpecifiedCreditorFinancialInstitution': full && p.bic ? { 'ram:BICID': p.bic } : undefined,
-    }) : undefined,
-    'ram:ApplicableTradeTax': t.vat.map((g) => omitEmpty({
-      'ram:CalculatedAmount': money(g.tax),
-      'ram:TypeCode': 'VAT',
-      'ram:ExemptionReason': g.exemptionReason,
-      'ram:BasisAmount': money(g.taxable),
-      'ram:CategoryCode': g.category,
-      'ram:RateApplicablePercent': breakdownRate(g.category, g.rate, xrechnung),
-    })),
+    'ram:SpecifiedTradeSettlementPaymentMeans': p
+      ? omitEmpty({
+          'ram:TypeCode': p.means_code,
+          'ram:PayerPartyDebtorFinancialAccount': p.debited_account
+            ? { 'ram:IBANID': accountForXml(p.debited_account) }
+            : undefined,
+          'ram:PayeePartyCreditorFinancialAccount': p.iban
+            ? omitEmpty({ 'ram:IBANID': accountForXml(p.iban), 'ram:AccountName': full ? p.account_name : undefined })
+            : undefined,
+          'ram:PayeeSpecifiedCreditorFinancialInstitution': full && p.bic ? { 'ram:BICID': p.bic } : undefined,
+        })
+      : undefined,
+    'ram:ApplicableTradeTax': t.vat.map((g) =>
+      omitEmpty({
+        'ram:CalculatedAmount': money(g.tax),
+        'ram:TypeCode': 'VAT',
+        'ram:ExemptionReason': g.exemptionReason,
+        'ram:BasisAmount': money(g.taxable),
+        'ram:CategoryCode': g.category,
+        'ram:RateApplicablePercent': breakdownRate(g.category, g.rate, xrechnung),
+      }),
+    ),
     'ram:SpecifiedTradeAllowanceCharge': [
       ...(invoice.allowances ?? []).map((a) => allowanceCharge(a, false)),
       ...(invoice.charges ?? []).map((c) => allowanceCharge(c, true)),
     ],
-    'ram:SpecifiedTradePaymentTerms': p?.terms || invoice.due_date || p?.mandate_reference
-      ? omitEmpty({ 'ram:Description': p?.terms, 'ram:DueDateDateTime': invoice.due_date ? date102(invoice.due_date) : undefined, 'ram:DirectDebitMandateID': p?.mandate_reference })
-      : undefined,
+    'ram:SpecifiedTradePaymentTerms':
+      p?.terms || invoice.due_date || p?.mandate_reference
+        ? omitEmpty({
+            'ram:Description': p?.terms,
+            'ram:DueDateDateTime': invoice.due_date ? date102(invoice.due_date) : undefined,
+            'ram:DirectDebitMandateID': p?.mandate_reference,
+          })
+        : undefined,
     'ram:SpecifiedTradeSettlementHeaderMonetarySummation': summation,
   });
 }

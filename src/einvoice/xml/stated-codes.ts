@@ -12,7 +12,16 @@
  * schematron's BR-* rules' business, not a code list's).
  */
 import type { ValidationIssue } from '../../shared/errors.js';
-import { ALLOWANCE_REASONS, CHARGE_REASONS, COUNTRIES, CURRENCIES, ELECTRONIC_ADDRESS_SCHEMES, PAYMENT_MEANS, UNITS, VAT_CATEGORIES } from '../code-lists.js';
+import {
+  ALLOWANCE_REASONS,
+  CHARGE_REASONS,
+  COUNTRIES,
+  CURRENCIES,
+  ELECTRONIC_ADDRESS_SCHEMES,
+  PAYMENT_MEANS,
+  UNITS,
+  VAT_CATEGORIES,
+} from '../code-lists.js';
 import type { Syntax } from './stated-totals.js';
 import { readXml, XML_NS, xpathElement as el, xpathIndicatorIs as indicator } from '../xmllint/xml-schema-check.js';
 
@@ -32,75 +41,149 @@ interface CodeRule {
 const ram = (name: string) => `//${el(name, RAM)}`;
 const cac = (name: string) => `//${el(name, CAC)}`;
 const cbc = (name: string) => el(name, CBC);
-const ciiReasons = (charge: boolean) => `${ram('SpecifiedTradeAllowanceCharge')}[${indicator(`${el('ChargeIndicator', RAM)}/${el('Indicator', UDT)}`, charge)}]/${el('ReasonCode', RAM)}`;
-const ublReasons = (charge: boolean) => `${cac('AllowanceCharge')}[${indicator(cbc('ChargeIndicator'), charge)}]/${cbc('AllowanceChargeReasonCode')}`;
+const ciiReasons = (charge: boolean) =>
+  `${ram('SpecifiedTradeAllowanceCharge')}[${indicator(`${el('ChargeIndicator', RAM)}/${el('Indicator', UDT)}`, charge)}]/${el('ReasonCode', RAM)}`;
+const ublReasons = (charge: boolean) =>
+  `${cac('AllowanceCharge')}[${indicator(cbc('ChargeIndicator'), charge)}]/${cbc('AllowanceChargeReasonCode')}`;
 
 /** The rules, with the CEN schematron's contexts for each syntax (EN16931-CII-codes.sch, EN16931-UBL-codes.sch). */
 const RULES: readonly CodeRule[] = [
   {
-    rule: 'BR-CL-03', list: CURRENCIES, what: 'currencies of amounts', listName: 'ISO 4217',
+    rule: 'BR-CL-03',
+    list: CURRENCIES,
+    what: 'currencies of amounts',
+    listName: 'ISO 4217',
     places: {
       cii: { xpath: `${ram('TaxTotalAmount')}/@currencyID`, name: 'ram:TaxTotalAmount/@currencyID' },
       ubl: { xpath: `//*[namespace-uri()='${CBC}']/@currencyID`, name: 'cbc:*Amount/@currencyID' },
     },
   },
   {
-    rule: 'BR-CL-04', list: CURRENCIES, what: 'invoice currency (BT-5)', listName: 'ISO 4217',
-    places: { cii: { xpath: ram('InvoiceCurrencyCode'), name: 'ram:InvoiceCurrencyCode' }, ubl: { xpath: `/*/${cbc('DocumentCurrencyCode')}`, name: 'cbc:DocumentCurrencyCode' } },
+    rule: 'BR-CL-04',
+    list: CURRENCIES,
+    what: 'invoice currency (BT-5)',
+    listName: 'ISO 4217',
+    places: {
+      cii: { xpath: ram('InvoiceCurrencyCode'), name: 'ram:InvoiceCurrencyCode' },
+      ubl: { xpath: `/*/${cbc('DocumentCurrencyCode')}`, name: 'cbc:DocumentCurrencyCode' },
+    },
   },
   {
-    rule: 'BR-CL-05', list: CURRENCIES, what: 'VAT accounting currency (BT-6)', listName: 'ISO 4217',
-    places: { cii: { xpath: ram('TaxCurrencyCode'), name: 'ram:TaxCurrencyCode' }, ubl: { xpath: `/*/${cbc('TaxCurrencyCode')}`, name: 'cbc:TaxCurrencyCode' } },
+    rule: 'BR-CL-05',
+    list: CURRENCIES,
+    what: 'VAT accounting currency (BT-6)',
+    listName: 'ISO 4217',
+    places: {
+      cii: { xpath: ram('TaxCurrencyCode'), name: 'ram:TaxCurrencyCode' },
+      ubl: { xpath: `/*/${cbc('TaxCurrencyCode')}`, name: 'cbc:TaxCurrencyCode' },
+    },
   },
   {
-    rule: 'BR-CL-14', list: COUNTRIES, what: 'country codes (BT-40, BT-55, BT-69, BT-80)', listName: 'ISO 3166-1 alpha-2',
-    places: { cii: { xpath: ram('CountryID'), name: 'ram:CountryID' }, ubl: { xpath: `${cac('Country')}/${cbc('IdentificationCode')}`, name: 'cac:Country/cbc:IdentificationCode' } },
+    rule: 'BR-CL-14',
+    list: COUNTRIES,
+    what: 'country codes (BT-40, BT-55, BT-69, BT-80)',
+    listName: 'ISO 3166-1 alpha-2',
+    places: {
+      cii: { xpath: ram('CountryID'), name: 'ram:CountryID' },
+      ubl: { xpath: `${cac('Country')}/${cbc('IdentificationCode')}`, name: 'cac:Country/cbc:IdentificationCode' },
+    },
   },
   {
-    rule: 'BR-CL-15', list: COUNTRIES, what: 'item countries of origin (BT-159)', listName: 'ISO 3166-1 alpha-2',
+    rule: 'BR-CL-15',
+    list: COUNTRIES,
+    what: 'item countries of origin (BT-159)',
+    listName: 'ISO 3166-1 alpha-2',
     places: {
       cii: { xpath: `${ram('OriginTradeCountry')}/${el('ID', RAM)}`, name: 'ram:OriginTradeCountry/ram:ID' },
-      ubl: { xpath: `${cac('OriginCountry')}/${cbc('IdentificationCode')}`, name: 'cac:OriginCountry/cbc:IdentificationCode' },
+      ubl: {
+        xpath: `${cac('OriginCountry')}/${cbc('IdentificationCode')}`,
+        name: 'cac:OriginCountry/cbc:IdentificationCode',
+      },
     },
   },
   {
-    rule: 'BR-CL-16', list: PAYMENT_MEANS, what: 'payment means codes (BT-81)', listName: 'UNTDID 4461',
+    rule: 'BR-CL-16',
+    list: PAYMENT_MEANS,
+    what: 'payment means codes (BT-81)',
+    listName: 'UNTDID 4461',
     places: {
-      cii: { xpath: `${ram('SpecifiedTradeSettlementPaymentMeans')}/${el('TypeCode', RAM)}`, name: 'ram:SpecifiedTradeSettlementPaymentMeans/ram:TypeCode' },
-      ubl: { xpath: `${cac('PaymentMeans')}/${cbc('PaymentMeansCode')}`, name: 'cac:PaymentMeans/cbc:PaymentMeansCode' },
+      cii: {
+        xpath: `${ram('SpecifiedTradeSettlementPaymentMeans')}/${el('TypeCode', RAM)}`,
+        name: 'ram:SpecifiedTradeSettlementPaymentMeans/ram:TypeCode',
+      },
+      ubl: {
+        xpath: `${cac('PaymentMeans')}/${cbc('PaymentMeansCode')}`,
+        name: 'cac:PaymentMeans/cbc:PaymentMeansCode',
+      },
     },
   },
   {
-    rule: 'BR-CL-17', list: VAT_CATEGORIES, what: 'VAT category codes (BT-95, BT-102, BT-118)', listName: 'the EN 16931 subset of UNTDID 5305',
+    rule: 'BR-CL-17',
+    list: VAT_CATEGORIES,
+    what: 'VAT category codes (BT-95, BT-102, BT-118)',
+    listName: 'the EN 16931 subset of UNTDID 5305',
     places: {
-      cii: { xpath: `${ram('CategoryTradeTax')}/${el('CategoryCode', RAM)}`, name: 'ram:CategoryTradeTax/ram:CategoryCode' },
+      cii: {
+        xpath: `${ram('CategoryTradeTax')}/${el('CategoryCode', RAM)}`,
+        name: 'ram:CategoryTradeTax/ram:CategoryCode',
+      },
       ubl: { xpath: `${cac('TaxCategory')}/${cbc('ID')}`, name: 'cac:TaxCategory/cbc:ID' },
     },
   },
   {
-    rule: 'BR-CL-18', list: VAT_CATEGORIES, what: 'VAT category codes (BT-118, BT-151)', listName: 'the EN 16931 subset of UNTDID 5305',
+    rule: 'BR-CL-18',
+    list: VAT_CATEGORIES,
+    what: 'VAT category codes (BT-118, BT-151)',
+    listName: 'the EN 16931 subset of UNTDID 5305',
     places: {
-      cii: { xpath: `${ram('ApplicableTradeTax')}/${el('CategoryCode', RAM)}`, name: 'ram:ApplicableTradeTax/ram:CategoryCode' },
+      cii: {
+        xpath: `${ram('ApplicableTradeTax')}/${el('CategoryCode', RAM)}`,
+        name: 'ram:ApplicableTradeTax/ram:CategoryCode',
+      },
       ubl: { xpath: `${cac('ClassifiedTaxCategory')}/${cbc('ID')}`, name: 'cac:ClassifiedTaxCategory/cbc:ID' },
     },
   },
   {
-    rule: 'BR-CL-19', list: ALLOWANCE_REASONS, what: 'allowance reason codes (BT-98, BT-140)', listName: 'UNTDID 5189',
-    places: { cii: { xpath: ciiReasons(false), name: 'ram:SpecifiedTradeAllowanceCharge/ram:ReasonCode' }, ubl: { xpath: ublReasons(false), name: 'cac:AllowanceCharge/cbc:AllowanceChargeReasonCode' } },
-  },
-  {
-    rule: 'BR-CL-20', list: CHARGE_REASONS, what: 'charge reason codes (BT-105, BT-145)', listName: 'UNTDID 7161',
-    places: { cii: { xpath: ciiReasons(true), name: 'ram:SpecifiedTradeAllowanceCharge/ram:ReasonCode' }, ubl: { xpath: ublReasons(true), name: 'cac:AllowanceCharge/cbc:AllowanceChargeReasonCode' } },
-  },
-  {
-    rule: 'BR-CL-23', list: UNITS, what: 'unit codes (BT-130, BT-150)', listName: 'UN/ECE Recommendations 20 and 21',
+    rule: 'BR-CL-19',
+    list: ALLOWANCE_REASONS,
+    what: 'allowance reason codes (BT-98, BT-140)',
+    listName: 'UNTDID 5189',
     places: {
-      cii: { xpath: `(${ram('BilledQuantity')} | ${ram('BasisQuantity')})/@unitCode`, name: 'ram:BilledQuantity/@unitCode' },
-      ubl: { xpath: `(//${cbc('InvoicedQuantity')} | //${cbc('CreditedQuantity')} | //${cbc('BaseQuantity')})/@unitCode`, name: 'cbc:InvoicedQuantity/@unitCode' },
+      cii: { xpath: ciiReasons(false), name: 'ram:SpecifiedTradeAllowanceCharge/ram:ReasonCode' },
+      ubl: { xpath: ublReasons(false), name: 'cac:AllowanceCharge/cbc:AllowanceChargeReasonCode' },
     },
   },
   {
-    rule: 'BR-CL-25', list: ELECTRONIC_ADDRESS_SCHEMES, what: 'electronic address schemes (BT-34, BT-49)', listName: 'EAS',
+    rule: 'BR-CL-20',
+    list: CHARGE_REASONS,
+    what: 'charge reason codes (BT-105, BT-145)',
+    listName: 'UNTDID 7161',
+    places: {
+      cii: { xpath: ciiReasons(true), name: 'ram:SpecifiedTradeAllowanceCharge/ram:ReasonCode' },
+      ubl: { xpath: ublReasons(true), name: 'cac:AllowanceCharge/cbc:AllowanceChargeReasonCode' },
+    },
+  },
+  {
+    rule: 'BR-CL-23',
+    list: UNITS,
+    what: 'unit codes (BT-130, BT-150)',
+    listName: 'UN/ECE Recommendations 20 and 21',
+    places: {
+      cii: {
+        xpath: `(${ram('BilledQuantity')} | ${ram('BasisQuantity')})/@unitCode`,
+        name: 'ram:BilledQuantity/@unitCode',
+      },
+      ubl: {
+        xpath: `(//${cbc('InvoicedQuantity')} | //${cbc('CreditedQuantity')} | //${cbc('BaseQuantity')})/@unitCode`,
+        name: 'cbc:InvoicedQuantity/@unitCode',
+      },
+    },
+  },
+  {
+    rule: 'BR-CL-25',
+    list: ELECTRONIC_ADDRESS_SCHEMES,
+    what: 'electronic address schemes (BT-34, BT-49)',
+    listName: 'EAS',
     places: {
       cii: { xpath: `${ram('URIUniversalCommunication')}/${el('URIID', RAM)}/@schemeID`, name: 'ram:URIID/@schemeID' },
       ubl: { xpath: `//${cbc('EndpointID')}/@schemeID`, name: 'cbc:EndpointID/@schemeID' },
@@ -140,7 +223,8 @@ export interface CodeFinding {
  */
 export async function readCodeFindings(xml: string, syntax: Syntax, accountId: string): Promise<CodeFinding[]> {
   const { value } = await readXml(xml, FINDINGS_XPATH[syntax], accountId);
-  if (value === null) throw new Error('readCodeFindings: the XML was not parsed (it is checked for well-formedness before)');
+  if (value === null)
+    throw new Error('readCodeFindings: the XML was not parsed (it is checked for well-formedness before)');
   const v = value.split('\n');
   return RULES.flatMap(({ rule }, i) => {
     const count = Number(v[2 * i]);
@@ -149,10 +233,18 @@ export async function readCodeFindings(xml: string, syntax: Syntax, accountId: s
 }
 
 /** One 422 item per rule broken, on `loc`, with the rule id as `type`. */
-export function codeIssues(findings: CodeFinding[], syntax: Syntax, loc: readonly (string | number)[]): ValidationIssue[] {
+export function codeIssues(
+  findings: CodeFinding[],
+  syntax: Syntax,
+  loc: readonly (string | number)[],
+): ValidationIssue[] {
   return findings.map(({ rule, count, first }) => {
     const { what, listName, places } = RULES.find((r) => r.rule === rule)!;
     const which = count === 1 ? `"${first}" is` : `${count} are, the first "${first}",`;
-    return { loc: [...loc], msg: `[${rule}] ${what[0]!.toUpperCase()}${what.slice(1)} at ${places[syntax].name}: ${which} not in ${listName}`, type: rule };
+    return {
+      loc: [...loc],
+      msg: `[${rule}] ${what[0]!.toUpperCase()}${what.slice(1)} at ${places[syntax].name}: ${which} not in ${listName}`,
+      type: rule,
+    };
   });
 }

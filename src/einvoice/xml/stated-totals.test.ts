@@ -41,7 +41,10 @@ async function xmlOf(invoice: Invoice, format: EInvoiceFormat, profile?: EInvoic
 }
 
 async function refusal(format: EInvoiceFormat, xml: string): Promise<ValidationIssue[]> {
-  const error = await checkEInvoice({ format, xml }, { accountId }).then(() => null, (e: unknown) => e);
+  const error = await checkEInvoice({ format, xml }, { accountId }).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error, 'the XML was accepted').toBeInstanceOf(ValidationError);
   return (error as ValidationError).issues;
 }
@@ -49,37 +52,49 @@ async function refusal(format: EInvoiceFormat, xml: string): Promise<ValidationI
 /** `xml` with the text of the `nth` (from 1) element named `tag` replaced. */
 function setText(xml: string, tag: string, value: string, nth = 1): string {
   let seen = 0;
-  const out = xml.replace(new RegExp(`(<${tag}(?: [^>]*)?>)([^<]*)(</${tag}>)`, 'g'), (all, open: string, _text: string, close: string) => (++seen === nth ? `${open}${value}${close}` : all));
+  const out = xml.replace(
+    new RegExp(`(<${tag}(?: [^>]*)?>)([^<]*)(</${tag}>)`, 'g'),
+    (all, open: string, _text: string, close: string) => (++seen === nth ? `${open}${value}${close}` : all),
+  );
   expect(seen, `${tag} in the XML`).toBeGreaterThanOrEqual(nth);
   return out;
 }
 
-describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
-  for (const [name, invoice] of [['the sample invoice', SAMPLE_INVOICE], ['a credit note with a charge and a prepaid amount', CREDIT_NOTE], ['an invoice not subject to VAT', NOT_SUBJECT_INVOICE]] as const) {
-    it.each(builds)(`${name} as $format $profile reads back as built and breaks no rule`, async ({ format, profile }) => {
-      const xml = await xmlOf(invoice, format, profile);
-      const stated = await readStatedTotals(xml, syntaxOf(format), accountId);
-      const t = computeTotals(invoice);
-      expect(statedTotalsIssues(stated, syntaxOf(format), profile ?? 'en16931', LOC)).toEqual([]);
-      expect(text(stated.taxInclusive)).toBe(text(t.taxInclusive));
-      expect(text(stated.amountDue)).toBe(text(t.amountDue));
-      expect(text(stated.taxTotal)).toBe(text(t.taxTotal));
-      if (profile === 'minimum') {
-        expect(stated.lineCount).toBe(0);
-        return;
-      }
-      expect(text(stated.lineTotal)).toBe(text(t.lineTotal));
-      // BASIC WL states BT-106 without lines.
-      expect(text(stated.lineSum)).toBe(profile === 'basic-wl' ? '0.00' : text(t.lineTotal));
-      expect(text(stated.taxExclusive)).toBe(text(t.taxExclusive));
-      expect(stated.groups.map((g) => text(g.tax))).toEqual(t.vat.map((g) => text(g.tax)));
-      expect(text(stated.groupTaxSum)).toBe(text(t.taxTotal));
-      if (profile !== 'basic-wl') expect(stated.lineCount).toBe(invoice.lines.length);
-    });
+describe("the totals a customer's XML states (BR-CO-10…17)", () => {
+  for (const [name, invoice] of [
+    ['the sample invoice', SAMPLE_INVOICE],
+    ['a credit note with a charge and a prepaid amount', CREDIT_NOTE],
+    ['an invoice not subject to VAT', NOT_SUBJECT_INVOICE],
+  ] as const) {
+    it.each(builds)(
+      `${name} as $format $profile reads back as built and breaks no rule`,
+      async ({ format, profile }) => {
+        const xml = await xmlOf(invoice, format, profile);
+        const stated = await readStatedTotals(xml, syntaxOf(format), accountId);
+        const t = computeTotals(invoice);
+        expect(statedTotalsIssues(stated, syntaxOf(format), profile ?? 'en16931', LOC)).toEqual([]);
+        expect(text(stated.taxInclusive)).toBe(text(t.taxInclusive));
+        expect(text(stated.amountDue)).toBe(text(t.amountDue));
+        expect(text(stated.taxTotal)).toBe(text(t.taxTotal));
+        if (profile === 'minimum') {
+          expect(stated.lineCount).toBe(0);
+          return;
+        }
+        expect(text(stated.lineTotal)).toBe(text(t.lineTotal));
+        // BASIC WL states BT-106 without lines.
+        expect(text(stated.lineSum)).toBe(profile === 'basic-wl' ? '0.00' : text(t.lineTotal));
+        expect(text(stated.taxExclusive)).toBe(text(t.taxExclusive));
+        expect(stated.groups.map((g) => text(g.tax))).toEqual(t.vat.map((g) => text(g.tax)));
+        expect(text(stated.groupTaxSum)).toBe(text(t.taxTotal));
+        if (profile !== 'basic-wl') expect(stated.lineCount).toBe(invoice.lines.length);
+      },
+    );
   }
 
   it('reads CII whatever prefixes it uses (namespaces, not prefixes)', async () => {
-    const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931')).replaceAll('ram:', 'r:').replaceAll('xmlns:ram=', 'xmlns:r=');
+    const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931'))
+      .replaceAll('ram:', 'r:')
+      .replaceAll('xmlns:ram=', 'xmlns:r=');
     expect(xml).not.toContain('ram:');
     const stated = await readStatedTotals(xml, 'cii', accountId);
     expect(text(stated.taxInclusive)).toBe('1460.21');
@@ -106,12 +121,17 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
   });
 
   it('a VAT total stated a second time in another currency (BT-111) is not taken for BT-110', async () => {
-    const cii = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931'))
-      .replace('<ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>', '<ram:TaxTotalAmount currencyID="USD">244.02</ram:TaxTotalAmount><ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>');
+    const cii = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931')).replace(
+      '<ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>',
+      '<ram:TaxTotalAmount currencyID="USD">244.02</ram:TaxTotalAmount><ram:TaxTotalAmount currencyID="EUR">225.61</ram:TaxTotalAmount>',
+    );
     expect(cii).toContain('currencyID="USD"');
     expect(text((await readStatedTotals(cii, 'cii', accountId)).taxTotal)).toBe('225.61');
     const ubl = await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl');
-    const withUsd = ubl.replace('<cac:TaxTotal>', '<cac:TaxTotal><cbc:TaxAmount currencyID="USD">244.02</cbc:TaxAmount></cac:TaxTotal><cac:TaxTotal>');
+    const withUsd = ubl.replace(
+      '<cac:TaxTotal>',
+      '<cac:TaxTotal><cbc:TaxAmount currencyID="USD">244.02</cbc:TaxAmount></cac:TaxTotal><cac:TaxTotal>',
+    );
     expect(withUsd).toContain('currencyID="USD"');
     const stated = await readStatedTotals(withUsd, 'ubl', accountId);
     expect(text(stated.taxTotal)).toBe('225.61');
@@ -120,13 +140,19 @@ describe('the totals a customer\'s XML states (BR-CO-10…17)', () => {
   });
 
   it('EXTENDED sub-lines (a line with a parent line) leave BR-CO-10 unchecked; the other totals still are', async () => {
-    const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'extended'))
-      .replace(/(<ram:AssociatedDocumentLineDocument>\s*<ram:LineID>2<\/ram:LineID>)/, '$1<ram:ParentLineID>1</ram:ParentLineID>');
+    const xml = (await xmlOf(SAMPLE_INVOICE, 'factur-x', 'extended')).replace(
+      /(<ram:AssociatedDocumentLineDocument>\s*<ram:LineID>2<\/ram:LineID>)/,
+      '$1<ram:ParentLineID>1</ram:ParentLineID>',
+    );
     expect(xml).toContain('<ram:ParentLineID>1</ram:ParentLineID>');
     const stated = await readStatedTotals(setText(xml, 'ram:LineTotalAmount', '1.00'), 'cii', accountId);
     expect(stated.subLineCount).toBe(1);
     expect(statedTotalsIssues(stated, 'cii', 'extended', LOC)).toEqual([]);
-    const minimumDue = await readStatedTotals(setText(await xmlOf(SAMPLE_INVOICE, 'factur-x', 'minimum'), 'ram:DuePayableAmount', '1.00'), 'cii', accountId);
+    const minimumDue = await readStatedTotals(
+      setText(await xmlOf(SAMPLE_INVOICE, 'factur-x', 'minimum'), 'ram:DuePayableAmount', '1.00'),
+      'cii',
+      accountId,
+    );
     expect(statedTotalsIssues(minimumDue, 'cii', 'minimum', LOC)).toEqual([]);
   });
 
@@ -157,7 +183,9 @@ describe('exact sums of the amounts an XML states (issue 37)', () => {
   /** The sample as Factur-X EN 16931 with those line amounts, and BT-106 (and what follows from it: BT-109, BT-112, BT-115) as `lineTotal`. */
   async function ciiWith(lineTotal: string, basis: string, grand: string): Promise<string> {
     let xml = await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931');
-    LINES.forEach((amount, i) => { xml = setText(xml, 'ram:LineTotalAmount', amount, i + 1); });
+    LINES.forEach((amount, i) => {
+      xml = setText(xml, 'ram:LineTotalAmount', amount, i + 1);
+    });
     xml = setText(xml, 'ram:LineTotalAmount', lineTotal, 4);
     xml = setText(xml, 'ram:TaxBasisTotalAmount', basis);
     xml = setText(xml, 'ram:GrandTotalAmount', grand);
@@ -172,27 +200,59 @@ describe('exact sums of the amounts an XML states (issue 37)', () => {
     await expect(checkEInvoice({ format: 'factur-x', xml: right }, { accountId })).resolves.toBeDefined();
 
     const off = await ciiWith('12345678901234568.00', '12345678901234518.00', '12345678901234743.61');
-    expect(await refusal('factur-x', off)).toEqual([{
-      loc: LOC, type: 'BR-CO-10',
-      msg: "[BR-CO-10] The sum of line net amounts (BT-106, ram:LineTotalAmount) is 12345678901234568.00, but the sum of the 3 lines' net amounts is 12345678901234567.90",
-    }]);
+    expect(await refusal('factur-x', off)).toEqual([
+      {
+        loc: LOC,
+        type: 'BR-CO-10',
+        msg: "[BR-CO-10] The sum of line net amounts (BT-106, ram:LineTotalAmount) is 12345678901234568.00, but the sum of the 3 lines' net amounts is 12345678901234567.90",
+      },
+    ]);
   });
 
   it('UBL: the same, on cbc:LineExtensionAmount', async () => {
     let xml = await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl');
     // The document's total comes first in UBL (cac:LegalMonetaryTotal precedes the lines).
-    LINES.forEach((amount, i) => { xml = setText(xml, 'cbc:LineExtensionAmount', amount, i + 2); });
-    const off = setText(setText(setText(setText(xml, 'cbc:LineExtensionAmount', '12345678901234568.00', 1),
-      'cbc:TaxExclusiveAmount', '12345678901234518.00'), 'cbc:TaxInclusiveAmount', '12345678901234743.61'), 'cbc:PayableAmount', '12345678901234743.61');
+    LINES.forEach((amount, i) => {
+      xml = setText(xml, 'cbc:LineExtensionAmount', amount, i + 2);
+    });
+    const off = setText(
+      setText(
+        setText(
+          setText(xml, 'cbc:LineExtensionAmount', '12345678901234568.00', 1),
+          'cbc:TaxExclusiveAmount',
+          '12345678901234518.00',
+        ),
+        'cbc:TaxInclusiveAmount',
+        '12345678901234743.61',
+      ),
+      'cbc:PayableAmount',
+      '12345678901234743.61',
+    );
     expect((await refusal('xrechnung-ubl', off)).map((i) => i.type)).toEqual(['BR-CO-10']);
-    const right = setText(setText(setText(setText(xml, 'cbc:LineExtensionAmount', '12345678901234567.90', 1),
-      'cbc:TaxExclusiveAmount', '12345678901234517.90'), 'cbc:TaxInclusiveAmount', '12345678901234743.51'), 'cbc:PayableAmount', '12345678901234743.51');
+    const right = setText(
+      setText(
+        setText(
+          setText(xml, 'cbc:LineExtensionAmount', '12345678901234567.90', 1),
+          'cbc:TaxExclusiveAmount',
+          '12345678901234517.90',
+        ),
+        'cbc:TaxInclusiveAmount',
+        '12345678901234743.51',
+      ),
+      'cbc:PayableAmount',
+      '12345678901234743.51',
+    );
     await expect(checkEInvoice({ format: 'xrechnung-ubl', xml: right }, { accountId })).resolves.toBeDefined();
   });
 
   it('comments and CDATA sections inside an amount are read as XPath reads the element (they are no part of its value)', async () => {
     const sample = await xmlOf(SAMPLE_INVOICE, 'factur-x', 'en16931');
-    const xml = setText(setText(setText(sample, 'ram:LineTotalAmount', '1.00', 4), 'ram:LineTotalAmount', '<![CDATA[74.70]]>', 2), 'ram:LineTotalAmount', '12<!-- x -->00.00', 1);
+    const xml = setText(
+      setText(setText(sample, 'ram:LineTotalAmount', '1.00', 4), 'ram:LineTotalAmount', '<![CDATA[74.70]]>', 2),
+      'ram:LineTotalAmount',
+      '12<!-- x -->00.00',
+      1,
+    );
     const stated = await readStatedTotals(xml, 'cii', accountId);
     expect(text(stated.lineSum)).toBe('1284.60');
     expect((await refusal('factur-x', xml)).map((i) => i.type)).toEqual(['BR-CO-10', 'BR-CO-13']);
@@ -200,7 +260,12 @@ describe('exact sums of the amounts an XML states (issue 37)', () => {
 
   it('a line amount that is not a number leaves BR-CO-10 unchecked (no sum is made of it); the rest is checked', async () => {
     // UBL is not checked against its XSD here, so a line amount can be text.
-    const xml = setText(setText(await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl'), 'cbc:LineExtensionAmount', 'n/a', 2), 'cbc:LineExtensionAmount', '1.00', 1);
+    const xml = setText(
+      setText(await xmlOf(SAMPLE_INVOICE, 'xrechnung-ubl'), 'cbc:LineExtensionAmount', 'n/a', 2),
+      'cbc:LineExtensionAmount',
+      '1.00',
+      1,
+    );
     const stated = await readStatedTotals(xml, 'ubl', accountId);
     expect(stated.lineSum).toBeUndefined();
     expect((await refusal('xrechnung-ubl', xml)).map((i) => i.type)).toEqual(['BR-CO-13']);

@@ -18,7 +18,16 @@
  * that a rounding convention of the customer's is never refused.
  */
 import type { ValidationIssue } from '../../shared/errors.js';
-import { AMOUNT_DECIMALS, digitsOf, Exact, formatAmount, formatDecimal, RATE_DECIMALS, XML_AMOUNT_MAX_DIGITS, type Decimal } from '../decimals.js';
+import {
+  AMOUNT_DECIMALS,
+  digitsOf,
+  Exact,
+  formatAmount,
+  formatDecimal,
+  RATE_DECIMALS,
+  XML_AMOUNT_MAX_DIGITS,
+  type Decimal,
+} from '../decimals.js';
 import type { EInvoiceProfile } from '../invoice-schema.js';
 import { categoryTax } from '../totals.js';
 import { readXml, XML_NS, xpathElement as el, xpathIndicatorIs } from '../xmllint/xml-schema-check.js';
@@ -39,13 +48,27 @@ interface Places {
   lines: string;
   /** Lines that belong to another line (Factur-X EXTENDED's sub-lines): their amounts need not add up as BR-CO-10 reads. */
   subLines: string;
-  lineTotal: string; allowanceTotal: string; chargeTotal: string; taxExclusive: string; taxTotal: string;
-  taxInclusive: string; prepaid: string; rounding: string; amountDue: string;
-  allowances: string; charges: string;
-  groups: string; groupTaxable: string; groupTax: string; groupRate: string;
+  lineTotal: string;
+  allowanceTotal: string;
+  chargeTotal: string;
+  taxExclusive: string;
+  taxTotal: string;
+  taxInclusive: string;
+  prepaid: string;
+  rounding: string;
+  amountDue: string;
+  allowances: string;
+  charges: string;
+  groups: string;
+  groupTaxable: string;
+  groupTax: string;
+  groupRate: string;
   /** The local names of the amounts whose sums are checked: lines, allowances and charges (one name), the breakdown's VAT. */
   listed: Record<'lines' | 'allowances' | 'groupTaxes', string>;
-  names: Record<'lineTotal' | 'allowanceTotal' | 'chargeTotal' | 'taxExclusive' | 'taxTotal' | 'taxInclusive' | 'amountDue', string>;
+  names: Record<
+    'lineTotal' | 'allowanceTotal' | 'chargeTotal' | 'taxExclusive' | 'taxTotal' | 'taxInclusive' | 'amountDue',
+    string
+  >;
 }
 
 function ciiPlaces(): Places {
@@ -77,8 +100,13 @@ function ciiPlaces(): Places {
     groupRate: ram('RateApplicablePercent'),
     listed: { lines: 'LineTotalAmount', allowances: 'ActualAmount', groupTaxes: 'CalculatedAmount' },
     names: {
-      lineTotal: 'ram:LineTotalAmount', allowanceTotal: 'ram:AllowanceTotalAmount', chargeTotal: 'ram:ChargeTotalAmount',
-      taxExclusive: 'ram:TaxBasisTotalAmount', taxTotal: 'ram:TaxTotalAmount', taxInclusive: 'ram:GrandTotalAmount', amountDue: 'ram:DuePayableAmount',
+      lineTotal: 'ram:LineTotalAmount',
+      allowanceTotal: 'ram:AllowanceTotalAmount',
+      chargeTotal: 'ram:ChargeTotalAmount',
+      taxExclusive: 'ram:TaxBasisTotalAmount',
+      taxTotal: 'ram:TaxTotalAmount',
+      taxInclusive: 'ram:GrandTotalAmount',
+      amountDue: 'ram:DuePayableAmount',
     },
   };
 }
@@ -89,7 +117,8 @@ function ublPlaces(): Places {
   const totals = `/*/${cac('LegalMonetaryTotal')}`;
   // The TaxTotal in the document's currency holds BT-110 and the breakdown; another may state BT-111.
   const taxTotal = `/*/${cac('TaxTotal')}[${cbc('TaxAmount')}/@currencyID = /*/${cbc('DocumentCurrencyCode')}]`;
-  const allowanceCharge = (charge: boolean) => `/*/${cac('AllowanceCharge')}[${xpathIndicatorIs(cbc('ChargeIndicator'), charge)}]/${cbc('Amount')}`;
+  const allowanceCharge = (charge: boolean) =>
+    `/*/${cac('AllowanceCharge')}[${xpathIndicatorIs(cbc('ChargeIndicator'), charge)}]/${cbc('Amount')}`;
   return {
     // Sub-lines (cac:SubInvoiceLine) sit inside their line and are not read.
     subLines: `/*/${cac('InvoiceLine')}[false()]`,
@@ -112,8 +141,13 @@ function ublPlaces(): Places {
     groupRate: `${cac('TaxCategory')}/${cbc('Percent')}`,
     listed: { lines: 'LineExtensionAmount', allowances: 'Amount', groupTaxes: 'TaxAmount' },
     names: {
-      lineTotal: 'cac:LegalMonetaryTotal/cbc:LineExtensionAmount', allowanceTotal: 'cbc:AllowanceTotalAmount', chargeTotal: 'cbc:ChargeTotalAmount',
-      taxExclusive: 'cbc:TaxExclusiveAmount', taxTotal: 'cac:TaxTotal/cbc:TaxAmount', taxInclusive: 'cbc:TaxInclusiveAmount', amountDue: 'cbc:PayableAmount',
+      lineTotal: 'cac:LegalMonetaryTotal/cbc:LineExtensionAmount',
+      allowanceTotal: 'cbc:AllowanceTotalAmount',
+      chargeTotal: 'cbc:ChargeTotalAmount',
+      taxExclusive: 'cbc:TaxExclusiveAmount',
+      taxTotal: 'cac:TaxTotal/cbc:TaxAmount',
+      taxInclusive: 'cbc:TaxInclusiveAmount',
+      amountDue: 'cbc:PayableAmount',
     },
   };
 }
@@ -122,11 +156,22 @@ const PLACES: Record<Syntax, Places> = { cii: ciiPlaces(), ubl: ublPlaces() };
 
 /** What the document states; undefined where it states nothing (or nothing usable). */
 export interface StatedTotals {
-  lineCount: number; subLineCount: number; lineSum: Decimal | undefined;
-  lineTotal?: Decimal; allowanceTotal?: Decimal; chargeTotal?: Decimal; taxExclusive?: Decimal; taxTotal?: Decimal;
-  taxInclusive?: Decimal; prepaid?: Decimal; rounding?: Decimal; amountDue?: Decimal;
-  allowanceSum: Decimal | undefined; chargeSum: Decimal | undefined;
-  groupCount: number; groupTaxSum: Decimal | undefined;
+  lineCount: number;
+  subLineCount: number;
+  lineSum: Decimal | undefined;
+  lineTotal?: Decimal;
+  allowanceTotal?: Decimal;
+  chargeTotal?: Decimal;
+  taxExclusive?: Decimal;
+  taxTotal?: Decimal;
+  taxInclusive?: Decimal;
+  prepaid?: Decimal;
+  rounding?: Decimal;
+  amountDue?: Decimal;
+  allowanceSum: Decimal | undefined;
+  chargeSum: Decimal | undefined;
+  groupCount: number;
+  groupTaxSum: Decimal | undefined;
   groups: { taxable?: Decimal; tax?: Decimal; rate?: Decimal }[];
 }
 
@@ -154,9 +199,11 @@ function writtenAmount(text: string): Decimal | undefined {
  * besides text (libxml2 prints them as they were). An element with a child does not match: its list
  * comes up short, and its sum is not used.
  */
-const PRINTED_ELEMENT = /<(?:[^\s<>/:]+:)?([^\s<>/:]+)(?:\s[^<>]*)?>((?:[^<]|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[[\s\S]*?\]\]>)*)<\/[^\s<>]+>/g;
+const PRINTED_ELEMENT =
+  /<(?:[^\s<>/:]+:)?([^\s<>/:]+)(?:\s[^<>]*)?>((?:[^<]|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[[\s\S]*?\]\]>)*)<\/[^\s<>]+>/g;
 /** An element's text, as XPath's string value has it: without comments and processing instructions, CDATA sections as their text. */
-const textOf = (content: string) => content.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g, '').replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1');
+const textOf = (content: string) =>
+  content.replace(/<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g, '').replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1');
 
 /**
  * Amounts read and added between two turns of the event loop: a 5 MiB document can list tens of
@@ -170,9 +217,16 @@ const SLICE = 1000;
  * `expected` was read. One libxml2 run; the path is not a union (see ublPlaces) and selects at least
  * one element (xmllint fails on an empty node set).
  */
-async function listedSum(xml: string, path: string, name: string, expected: number, accountId: string): Promise<Decimal | undefined> {
+async function listedSum(
+  xml: string,
+  path: string,
+  name: string,
+  expected: number,
+  accountId: string,
+): Promise<Decimal | undefined> {
   const { value } = await readXml(xml, path, accountId);
-  if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
+  if (value === null)
+    throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
   let total = new Exact(0);
   let count = 0;
   for (const [, local, content] of value.matchAll(PRINTED_ELEMENT)) {
@@ -185,20 +239,38 @@ async function listedSum(xml: string, path: string, name: string, expected: numb
   return count === expected ? total.toDecimalPlaces(AMOUNT_DECIMALS) : undefined;
 }
 
-const AMOUNTS = ['lineTotal', 'allowanceTotal', 'chargeTotal', 'taxExclusive', 'taxTotal', 'taxInclusive', 'prepaid', 'rounding', 'amountDue'] as const;
+const AMOUNTS = [
+  'lineTotal',
+  'allowanceTotal',
+  'chargeTotal',
+  'taxExclusive',
+  'taxTotal',
+  'taxInclusive',
+  'prepaid',
+  'rounding',
+  'amountDue',
+] as const;
 
 /** Reads the stated totals of a well-formed CII or UBL document for `accountId`: one libxml2 run, then one per list of amounts to add up. */
 export async function readStatedTotals(xml: string, syntax: Syntax, accountId: string): Promise<StatedTotals> {
   const p = PLACES[syntax];
   const parts = [
-    `count(${p.lines})`, `count(${p.subLines})`,
+    `count(${p.lines})`,
+    `count(${p.subLines})`,
     ...AMOUNTS.map((name) => `string(${p[name]})`),
-    `count(${p.allowances})`, `count(${p.charges})`,
-    `count(${p.groups})`, `count(${p.groups}/${p.groupTax})`,
-    ...Array.from({ length: MAX_GROUPS }, (_, i) => [`string((${p.groups})[${i + 1}]/${p.groupTaxable})`, `string((${p.groups})[${i + 1}]/${p.groupTax})`, `string((${p.groups})[${i + 1}]/${p.groupRate})`]).flat(),
+    `count(${p.allowances})`,
+    `count(${p.charges})`,
+    `count(${p.groups})`,
+    `count(${p.groups}/${p.groupTax})`,
+    ...Array.from({ length: MAX_GROUPS }, (_, i) => [
+      `string((${p.groups})[${i + 1}]/${p.groupTaxable})`,
+      `string((${p.groups})[${i + 1}]/${p.groupTax})`,
+      `string((${p.groups})[${i + 1}]/${p.groupRate})`,
+    ]).flat(),
   ];
   const { value } = await readXml(xml, `concat(${parts.join(", '\n', ")})`, accountId);
-  if (value === null) throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
+  if (value === null)
+    throw new Error('readStatedTotals: the XML was not parsed (it is checked for well-formedness before)');
   const v = value.split('\n');
   let at = 0;
   const next = () => v[at++] ?? '';
@@ -218,7 +290,11 @@ export async function readStatedTotals(xml: string, syntax: Syntax, accountId: s
     const taxable = writtenAmount(next());
     const tax = writtenAmount(next());
     const rate = writtenNumber(next());
-    groups.push({ ...(taxable !== undefined ? { taxable } : {}), ...(tax !== undefined ? { tax } : {}), ...(rate !== undefined ? { rate } : {}) });
+    groups.push({
+      ...(taxable !== undefined ? { taxable } : {}),
+      ...(tax !== undefined ? { tax } : {}),
+      ...(rate !== undefined ? { rate } : {}),
+    });
   }
   // A list is read only when the document has its elements, each in a run of its own (no union; see ublPlaces).
   const list = (count: number, path: string, name: string): Promise<Decimal | undefined> =>
@@ -237,30 +313,99 @@ export async function readStatedTotals(xml: string, syntax: Syntax, accountId: s
  * place for a prepaid amount or a rounding amount (BT-113, BT-114), so its amount due is not checked;
  * a document with sub-lines (EXTENDED) is not checked against BR-CO-10.
  */
-export function statedTotalsIssues(t: StatedTotals, syntax: Syntax, profile: EInvoiceProfile, loc: readonly (string | number)[]): ValidationIssue[] {
+export function statedTotalsIssues(
+  t: StatedTotals,
+  syntax: Syntax,
+  profile: EInvoiceProfile,
+  loc: readonly (string | number)[],
+): ValidationIssue[] {
   const names = PLACES[syntax].names;
   const issues: ValidationIssue[] = [];
   const add = (rule: string, msg: string) => issues.push({ loc: [...loc], msg: `[${rule}] ${msg}`, type: rule });
   const c = formatAmount;
-  const check = (rule: string, stated: Decimal | undefined, expected: Decimal | undefined, what: string, how: string) => {
-    if (stated !== undefined && expected !== undefined && !stated.eq(expected)) add(rule, `${what} is ${c(stated)}, but ${how} is ${c(expected)}`);
+  const check = (
+    rule: string,
+    stated: Decimal | undefined,
+    expected: Decimal | undefined,
+    what: string,
+    how: string,
+  ) => {
+    if (stated !== undefined && expected !== undefined && !stated.eq(expected))
+      add(rule, `${what} is ${c(stated)}, but ${how} is ${c(expected)}`);
   };
   const zero = new Exact(0);
-  if (t.lineCount > 0 && t.subLineCount === 0) check('BR-CO-10', t.lineTotal, t.lineSum, `The sum of line net amounts (BT-106, ${names.lineTotal})`, `the sum of the ${t.lineCount} lines' net amounts`);
-  check('BR-CO-11', t.allowanceTotal, t.allowanceSum, `The sum of document allowances (BT-107, ${names.allowanceTotal})`, 'the sum of the document level allowances');
-  check('BR-CO-12', t.chargeTotal, t.chargeSum, `The sum of document charges (BT-108, ${names.chargeTotal})`, 'the sum of the document level charges');
-  const taxExclusive = t.lineTotal === undefined ? undefined : t.lineTotal.minus(t.allowanceTotal ?? zero).plus(t.chargeTotal ?? zero);
-  check('BR-CO-13', t.taxExclusive, taxExclusive, `The total without VAT (BT-109, ${names.taxExclusive})`, 'BT-106 − BT-107 + BT-108');
-  if (t.groupCount > 0) check('BR-CO-14', t.taxTotal, t.groupTaxSum, `The VAT total (BT-110, ${names.taxTotal})`, `the sum of the ${t.groupCount} VAT breakdown amounts (BT-117)`);
+  if (t.lineCount > 0 && t.subLineCount === 0)
+    check(
+      'BR-CO-10',
+      t.lineTotal,
+      t.lineSum,
+      `The sum of line net amounts (BT-106, ${names.lineTotal})`,
+      `the sum of the ${t.lineCount} lines' net amounts`,
+    );
+  check(
+    'BR-CO-11',
+    t.allowanceTotal,
+    t.allowanceSum,
+    `The sum of document allowances (BT-107, ${names.allowanceTotal})`,
+    'the sum of the document level allowances',
+  );
+  check(
+    'BR-CO-12',
+    t.chargeTotal,
+    t.chargeSum,
+    `The sum of document charges (BT-108, ${names.chargeTotal})`,
+    'the sum of the document level charges',
+  );
+  const taxExclusive =
+    t.lineTotal === undefined ? undefined : t.lineTotal.minus(t.allowanceTotal ?? zero).plus(t.chargeTotal ?? zero);
+  check(
+    'BR-CO-13',
+    t.taxExclusive,
+    taxExclusive,
+    `The total without VAT (BT-109, ${names.taxExclusive})`,
+    'BT-106 − BT-107 + BT-108',
+  );
+  if (t.groupCount > 0)
+    check(
+      'BR-CO-14',
+      t.taxTotal,
+      t.groupTaxSum,
+      `The VAT total (BT-110, ${names.taxTotal})`,
+      `the sum of the ${t.groupCount} VAT breakdown amounts (BT-117)`,
+    );
   const taxInclusive = t.taxExclusive === undefined ? undefined : t.taxExclusive.plus(t.taxTotal ?? zero);
-  check('BR-CO-15', t.taxInclusive, taxInclusive, `The total with VAT (BT-112, ${names.taxInclusive})`, 'BT-109 + BT-110');
-  const amountDue = t.taxInclusive === undefined ? undefined : t.taxInclusive.minus(t.prepaid ?? zero).plus(t.rounding ?? zero);
-  if (profile !== 'minimum') check('BR-CO-16', t.amountDue, amountDue, `The amount due (BT-115, ${names.amountDue})`, 'BT-112 − BT-113 + BT-114');
+  check(
+    'BR-CO-15',
+    t.taxInclusive,
+    taxInclusive,
+    `The total with VAT (BT-112, ${names.taxInclusive})`,
+    'BT-109 + BT-110',
+  );
+  const amountDue =
+    t.taxInclusive === undefined ? undefined : t.taxInclusive.minus(t.prepaid ?? zero).plus(t.rounding ?? zero);
+  if (profile !== 'minimum')
+    check(
+      'BR-CO-16',
+      t.amountDue,
+      amountDue,
+      `The amount due (BT-115, ${names.amountDue})`,
+      'BT-112 − BT-113 + BT-114',
+    );
   t.groups.forEach((g, i) => {
     // A rate with more than 2 decimals is BR-DEC-*'s business, not this arithmetic's.
-    if (g.taxable === undefined || g.tax === undefined || g.rate === undefined || g.rate.decimalPlaces() > RATE_DECIMALS) return;
+    if (
+      g.taxable === undefined ||
+      g.tax === undefined ||
+      g.rate === undefined ||
+      g.rate.decimalPlaces() > RATE_DECIMALS
+    )
+      return;
     const expected = categoryTax(g.taxable, g.rate);
-    if (g.tax.minus(expected).abs().gt(CENT)) add('BR-CO-17', `VAT breakdown ${i + 1}: its VAT amount (BT-117) is ${c(g.tax)}, but its taxable amount ${c(g.taxable)} × ${formatDecimal(g.rate)} % is ${c(expected)}`);
+    if (g.tax.minus(expected).abs().gt(CENT))
+      add(
+        'BR-CO-17',
+        `VAT breakdown ${i + 1}: its VAT amount (BT-117) is ${c(g.tax)}, but its taxable amount ${c(g.taxable)} × ${formatDecimal(g.rate)} % is ${c(expected)}`,
+      );
   });
   return issues;
 }

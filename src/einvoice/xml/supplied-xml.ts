@@ -19,7 +19,13 @@ import { GUIDELINE_IDS } from './cii-xml.js';
 import { CONFORMANCE_LEVELS, EINVOICE_PROFILES, type EInvoiceFormat, type EInvoiceProfile } from '../invoice-schema.js';
 import { codeIssues, readCodeFindings } from './stated-codes.js';
 import { readStatedTotals, statedTotalsIssues, type Syntax } from './stated-totals.js';
-import { checkCiiSchema, readXml, XML_NS, xpathElement as element, type SchemaFinding } from '../xmllint/xml-schema-check.js';
+import {
+  checkCiiSchema,
+  readXml,
+  XML_NS,
+  xpathElement as element,
+  type SchemaFinding,
+} from '../xmllint/xml-schema-check.js';
 
 /** What `einvoice.xml` comes with. */
 export interface SuppliedXml {
@@ -42,7 +48,10 @@ const ROOTS: Record<Syntax, { name: string; namespace: string }[]> = {
     { name: 'CreditNote', namespace: 'urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2' },
   ],
 };
-const SYNTAX_NAMES: Record<Syntax, string> = { cii: 'UN/CEFACT CII D16B (rsm:CrossIndustryInvoice)', ubl: 'OASIS UBL 2.1 (Invoice or CreditNote)' };
+const SYNTAX_NAMES: Record<Syntax, string> = {
+  cii: 'UN/CEFACT CII D16B (rsm:CrossIndustryInvoice)',
+  ubl: 'OASIS UBL 2.1 (Invoice or CreditNote)',
+};
 
 /** Where each syntax keeps the specification identifier (BT-24), and how the docs name that place. */
 const GUIDELINE: Record<Syntax, { xpath: string; path: string }> = {
@@ -54,7 +63,12 @@ const GUIDELINE: Record<Syntax, { xpath: string; path: string }> = {
 };
 
 const syntaxOf = (format: EInvoiceFormat): Syntax => (format === 'xrechnung-ubl' ? 'ubl' : 'cii');
-const issue = (type: string, msg: string, line?: number | null): ValidationIssue => ({ loc: [...LOC], msg, type, ...(line ? { ctx: { line } } : {}) });
+const issue = (type: string, msg: string, line?: number | null): ValidationIssue => ({
+  loc: [...LOC],
+  msg,
+  type,
+  ...(line ? { ctx: { line } } : {}),
+});
 
 /**
  * The prolog, read before any parser sees the text. A DOCTYPE is refused outright: it is the only place
@@ -66,13 +80,24 @@ const issue = (type: string, msg: string, line?: number | null): ValidationIssue
  * declaration of another encoding would make the embedded file lie about its bytes.
  */
 export function prologIssues(xml: string, loc: readonly (string | number)[] = LOC): ValidationIssue[] {
-  const issue = (type: string, msg: string, line?: number | null): ValidationIssue => ({ loc: [...loc], msg, type, ...(line ? { ctx: { line } } : {}) });
+  const issue = (type: string, msg: string, line?: number | null): ValidationIssue => ({
+    loc: [...loc],
+    msg,
+    type,
+    ...(line ? { ctx: { line } } : {}),
+  });
   let rest = xml.startsWith('\uFEFF') ? xml.slice(1) : xml;
   const declaration = /^<\?xml\s[^?]*\?>/.exec(rest);
   if (declaration) {
     const encoding = /\bencoding\s*=\s*(["'])([^"']*)\1/.exec(declaration[0])?.[2];
     if (encoding !== undefined && encoding.toLowerCase() !== 'utf-8') {
-      return [issue('xml_encoding', `The XML declares encoding="${encoding}"; einvoice.xml is a JSON string and is delivered as UTF-8, which Factur-X and XRechnung require: declare encoding="UTF-8" or leave the encoding out`, 1)];
+      return [
+        issue(
+          'xml_encoding',
+          `The XML declares encoding="${encoding}"; einvoice.xml is a JSON string and is delivered as UTF-8, which Factur-X and XRechnung require: declare encoding="UTF-8" or leave the encoding out`,
+          1,
+        ),
+      ];
     }
     rest = rest.slice(declaration[0].length);
   }
@@ -84,7 +109,12 @@ export function prologIssues(xml: string, loc: readonly (string | number)[] = LO
     rest = rest.slice(end + close.length);
   }
   if (/^<!DOCTYPE/i.test(rest)) {
-    return [issue('xml_doctype', 'The XML has a DOCTYPE declaration, which the service refuses (it is where entities are declared, and an e-invoice needs none): remove the <!DOCTYPE …> and any entity references')];
+    return [
+      issue(
+        'xml_doctype',
+        'The XML has a DOCTYPE declaration, which the service refuses (it is where entities are declared, and an e-invoice needs none): remove the <!DOCTYPE …> and any entity references',
+      ),
+    ];
   }
   return [];
 }
@@ -94,8 +124,16 @@ export function prologIssues(xml: string, loc: readonly (string | number)[] = LO
  * specification identifier (CII's or UBL's place, whichever the document has), or, when libxml2 does
  * not parse it, its findings. Free work for `accountId`.
  */
-export async function readAnyFacts(xml: string, accountId: string): Promise<{ namespace: string; name: string; guideline: string } | { findings: SchemaFinding[] }> {
-  const { findings, value } = await readXml(xml, `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE.cii.xpath}), string(${GUIDELINE.ubl.xpath}))`, accountId, 'free');
+export async function readAnyFacts(
+  xml: string,
+  accountId: string,
+): Promise<{ namespace: string; name: string; guideline: string } | { findings: SchemaFinding[] }> {
+  const { findings, value } = await readXml(
+    xml,
+    `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE.cii.xpath}), string(${GUIDELINE.ubl.xpath}))`,
+    accountId,
+    'free',
+  );
   if (value === null) return { findings };
   const [namespace = '', name = '', ...guideline] = value.split('\n');
   return { namespace, name, guideline: guideline.join('\n') };
@@ -103,15 +141,30 @@ export async function readAnyFacts(xml: string, accountId: string): Promise<{ na
 
 /** The syntax of a root element, if it is CII's or UBL's Invoice or CreditNote. */
 export function syntaxOfRoot(root: XmlRoot): Syntax | null {
-  return (Object.keys(ROOTS) as Syntax[]).find((s) => ROOTS[s].some((r) => r.name === root.name && r.namespace === root.namespace)) ?? null;
+  return (
+    (Object.keys(ROOTS) as Syntax[]).find((s) =>
+      ROOTS[s].some((r) => r.name === root.name && r.namespace === root.namespace),
+    ) ?? null
+  );
 }
 
 /** The root element and the specification identifier, as libxml2 reads them; or why it cannot. */
-async function readFacts(xml: string, syntax: Syntax, accountId: string): Promise<{ namespace: string; name: string; guideline: string } | ValidationIssue[]> {
+async function readFacts(
+  xml: string,
+  syntax: Syntax,
+  accountId: string,
+): Promise<{ namespace: string; name: string; guideline: string } | ValidationIssue[]> {
   // Newlines separate the parts: a namespace URI or an element name cannot hold one, so only the
   // identifier, last, could, and it keeps whatever follows the second separator.
-  const { findings, value } = await readXml(xml, `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE[syntax].xpath}))`, accountId);
-  if (value === null) return findings.map((f) => issue('xml_syntax', `The XML is not well-formed${f.line ? ` (line ${f.line})` : ''}: ${f.message}`, f.line));
+  const { findings, value } = await readXml(
+    xml,
+    `concat(namespace-uri(/*), '\n', local-name(/*), '\n', string(${GUIDELINE[syntax].xpath}))`,
+    accountId,
+  );
+  if (value === null)
+    return findings.map((f) =>
+      issue('xml_syntax', `The XML is not well-formed${f.line ? ` (line ${f.line})` : ''}: ${f.message}`, f.line),
+    );
   const [namespace = '', name = '', ...guideline] = value.split('\n');
   return { namespace, name, guideline: guideline.join('\n') };
 }
@@ -122,10 +175,19 @@ function rootIssues(format: EInvoiceFormat, root: { namespace: string; name: str
   const fits = (s: Syntax) => ROOTS[s].some((r) => r.name === root.name && r.namespace === root.namespace);
   if (fits(syntax)) return [];
   const found = `{${root.namespace}}${root.name}`;
-  const hint = syntax === 'ubl' && fits('cii') ? ' (this is CII: send it as format xrechnung-cii, factur-x or zugferd)'
-    : syntax === 'cii' && fits('ubl') ? ' (this is UBL: send it as format xrechnung-ubl)' : '';
+  const hint =
+    syntax === 'ubl' && fits('cii')
+      ? ' (this is CII: send it as format xrechnung-cii, factur-x or zugferd)'
+      : syntax === 'cii' && fits('ubl')
+        ? ' (this is UBL: send it as format xrechnung-ubl)'
+        : '';
   const expected = ROOTS[syntax].map((r) => `{${r.namespace}}${r.name}`).join(' or ');
-  return [issue('einvoice_syntax', `format ${format} takes ${SYNTAX_NAMES[syntax]} XML, whose root element is ${expected}; this XML's root is ${found}${hint}`)];
+  return [
+    issue(
+      'einvoice_syntax',
+      `format ${format} takes ${SYNTAX_NAMES[syntax]} XML, whose root element is ${expected}; this XML's root is ${found}${hint}`,
+    ),
+  ];
 }
 
 /** The profile the specification identifier names, checked against the format and the caller's profile. */
@@ -144,17 +206,34 @@ function profileOf(request: SuppliedXml, guideline: string): EInvoiceProfile | V
   if (!profile) {
     const known = EINVOICE_PROFILES.map((p) => `"${GUIDELINE_IDS[p]}" (${CONFORMANCE_LEVELS[p]})`).join(', ');
     const hint = guideline === GUIDELINE_IDS.xrechnung ? ' (it is XRechnung: send it as format xrechnung-cii)' : '';
-    return [issue('einvoice_profile', `${request.format} needs ${where} of a Factur-X 1.0 profile: ${known}; ${found}${hint}`)];
+    return [
+      issue(
+        'einvoice_profile',
+        `${request.format} needs ${where} of a Factur-X 1.0 profile: ${known}; ${found}${hint}`,
+      ),
+    ];
   }
   if (request.profile !== undefined && request.profile !== profile) {
-    return [issue('einvoice_profile', `einvoice.profile is ${request.profile}, but the XML is Factur-X ${CONFORMANCE_LEVELS[profile]} ("${guideline}"); leave profile out (it is read from the XML) or make the two agree`)];
+    return [
+      issue(
+        'einvoice_profile',
+        `einvoice.profile is ${request.profile}, but the XML is Factur-X ${CONFORMANCE_LEVELS[profile]} ("${guideline}"); leave profile out (it is read from the XML) or make the two agree`,
+      ),
+    ];
   }
   return profile;
 }
 
 function schemaIssues(findings: SchemaFinding[], schemaName: string): ValidationIssue[] {
-  const listed = findings.slice(0, MAX_SCHEMA_FINDINGS).map((f) =>
-    issue('xml_schema', `The XML does not match the ${schemaName} schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`, f.line));
+  const listed = findings
+    .slice(0, MAX_SCHEMA_FINDINGS)
+    .map((f) =>
+      issue(
+        'xml_schema',
+        `The XML does not match the ${schemaName} schema${f.line ? ` (line ${f.line})` : ''}: ${f.message}`,
+        f.line,
+      ),
+    );
   const more = findings.length - listed.length;
   return more > 0 ? [...listed, issue('xml_schema', `… and ${more} more schema findings`)] : listed;
 }
@@ -171,7 +250,10 @@ export interface XmlRoot {
  * adds the XSD pass, the codes and the totals: before the charge, not again when the paid work runs on
  * the same text. The checks run for `accountId` (xml-schema-check.ts).
  */
-export async function checkSuppliedXml(request: SuppliedXml, { checkSchema, accountId }: { checkSchema: boolean; accountId: string }): Promise<{ profile: EInvoiceProfile; root: XmlRoot }> {
+export async function checkSuppliedXml(
+  request: SuppliedXml,
+  { checkSchema, accountId }: { checkSchema: boolean; accountId: string },
+): Promise<{ profile: EInvoiceProfile; root: XmlRoot }> {
   const prolog = prologIssues(request.xml);
   if (prolog.length > 0) throw new ValidationError(prolog);
   const facts = await readFacts(request.xml, syntaxOf(request.format), accountId);
@@ -187,7 +269,10 @@ export async function checkSuppliedXml(request: SuppliedXml, { checkSchema, acco
   }
   if (checkSchema) {
     const syntax = syntaxOf(request.format);
-    const [codes, totals] = await Promise.all([readCodeFindings(request.xml, syntax, accountId), readStatedTotals(request.xml, syntax, accountId)]);
+    const [codes, totals] = await Promise.all([
+      readCodeFindings(request.xml, syntax, accountId),
+      readStatedTotals(request.xml, syntax, accountId),
+    ]);
     const content = [...codeIssues(codes, syntax, LOC), ...statedTotalsIssues(totals, syntax, profile, LOC)];
     if (content.length > 0) throw new ValidationError(content);
   }

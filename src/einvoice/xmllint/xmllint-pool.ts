@@ -31,7 +31,13 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
-import { accountSlotsOf, FairScheduler, type PoolStats, type Release, type Ticket } from '../../scheduling/fair-scheduler.js';
+import {
+  accountSlotsOf,
+  FairScheduler,
+  type PoolStats,
+  type Release,
+  type Ticket,
+} from '../../scheduling/fair-scheduler.js';
 import { AppError } from '../../shared/errors.js';
 import { wasm, type WasmModule } from './wasm.js';
 import type { XmllintAnswer, XmllintTask, XmllintWorkerData } from './xmllint-worker.js';
@@ -72,7 +78,9 @@ let compiled: Promise<WasmModule> | undefined;
 /** xmllint.wasm compiled, once per process (a failure is retried by the next check). */
 function compiledModule(): Promise<WasmModule> {
   if (!compiled) {
-    const attempt = readFile(createRequire(import.meta.url).resolve('xmllint-wasm/xmllint.wasm')).then((bytes) => wasm.compile(bytes));
+    const attempt = readFile(createRequire(import.meta.url).resolve('xmllint-wasm/xmllint.wasm')).then((bytes) =>
+      wasm.compile(bytes),
+    );
     attempt.catch(() => {
       if (compiled === attempt) compiled = undefined;
     });
@@ -133,7 +141,10 @@ export class XmllintPool {
         accountFreeQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
       },
       words: { task: 'XML check', slot: 'XML check thread' },
-      busy: (reason) => new AppError('SERVICE_UNAVAILABLE', 'The XML checks are busy; retry shortly. Nothing was charged.', { details: { retryAfterSeconds: 2, reason } }),
+      busy: (reason) =>
+        new AppError('SERVICE_UNAVAILABLE', 'The XML checks are busy; retry shortly. Nothing was charged.', {
+          details: { retryAfterSeconds: 2, reason },
+        }),
     });
   }
 
@@ -192,7 +203,13 @@ export class XmllintPool {
     }, job.timeoutMs);
     thread.job = { id, job, timer };
     thread.worker.ref();
-    const task: XmllintTask = { id, inputFiles: job.run.inputFiles, args: job.run.args, initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages), maxMemoryPages: job.run.maxMemoryPages };
+    const task: XmllintTask = {
+      id,
+      inputFiles: job.run.inputFiles,
+      args: job.run.args,
+      initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages),
+      maxMemoryPages: job.run.maxMemoryPages,
+    };
     thread.worker.postMessage(task);
   }
 
@@ -233,7 +250,11 @@ export class XmllintPool {
       thread.job = undefined;
       if (running) {
         clearTimeout(running.timer);
-        const why = isThreadOutOfMemory(failure) ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling` : failure ? failure.message : `exit code ${code}`;
+        const why = isThreadOutOfMemory(failure)
+          ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling`
+          : failure
+            ? failure.message
+            : `exit code ${code}`;
         running.job.reject(tooComplex(`stopped: ${why}`));
       }
     });
@@ -248,5 +269,8 @@ export class XmllintPool {
  * document, or one far past any real invoice), so the request is refused, never answered with a 500.
  */
 function tooComplex(what: string): AppError {
-  return new AppError('XML_TOO_COMPLEX', `The XML check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`);
+  return new AppError(
+    'XML_TOO_COMPLEX',
+    `The XML check ${what}; the document asks for more than one check may spend. Nothing was charged. Send a smaller or simpler document.`,
+  );
 }

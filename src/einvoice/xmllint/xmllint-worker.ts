@@ -66,7 +66,8 @@ function run(task: XmllintTask): Promise<XmllintAnswer> {
       answered = true;
       resolve(result);
     };
-    const failed = (error: unknown) => answer({ id: task.id, error: error instanceof Error ? error.message : String(error) });
+    const failed = (error: unknown) =>
+      answer({ id: task.id, error: error instanceof Error ? error.message : String(error) });
     createXmllint({
       inputFiles: task.inputFiles,
       arguments: [...task.args],

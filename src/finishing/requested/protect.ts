@@ -15,13 +15,25 @@ export function protectionOf(request: ProtectRequest, loc: (string | number)[]):
   const userPassword = request.user_password ?? '';
   if (userPassword === request.owner_password) {
     // The same password for both would let whoever opens the file lift every permission.
-    throw new ValidationError([{ loc: [...loc, 'owner_password'], msg: 'owner_password must differ from user_password, or the permissions mean nothing', type: 'value_error' }]);
+    throw new ValidationError([
+      {
+        loc: [...loc, 'owner_password'],
+        msg: 'owner_password must differ from user_password, or the permissions mean nothing',
+        type: 'value_error',
+      },
+    ]);
   }
   const p = request.permissions ?? {};
   return {
     userPassword,
     ownerPassword: request.owner_password,
-    permissions: { printing: p.printing ?? 'high', copying: p.copying ?? false, modifying: p.modifying ?? false, annotating: p.annotating ?? false, fillingForms: p.filling_forms ?? true },
+    permissions: {
+      printing: p.printing ?? 'high',
+      copying: p.copying ?? false,
+      modifying: p.modifying ?? false,
+      annotating: p.annotating ?? false,
+      fillingForms: p.filling_forms ?? true,
+    },
   };
 }
 

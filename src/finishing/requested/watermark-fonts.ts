@@ -34,7 +34,10 @@ function load(path: string): Promise<LoadedFont | undefined> {
   let font = loaded.get(path);
   if (!font) {
     // A font the image lacks is skipped, as if it covered nothing.
-    font = readFile(path).then((bytes) => ({ bytes, probe: PDF.create().embedFont(bytes) }), () => undefined);
+    font = readFile(path).then(
+      (bytes) => ({ bytes, probe: PDF.create().embedFont(bytes) }),
+      () => undefined,
+    );
     loaded.set(path, font);
   }
   return font;
@@ -46,7 +49,7 @@ async function uncovered(text: string): Promise<string[]> {
   for (const char of text) {
     if (/\s/u.test(char)) continue;
     let found = false;
-    for (const path of WATERMARK_FONT_FILES) if ((await load(path))?.probe.canEncode(char)) (found = true);
+    for (const path of WATERMARK_FONT_FILES) if ((await load(path))?.probe.canEncode(char)) found = true;
     if (!found) missing.add(char);
   }
   return [...missing];
@@ -57,7 +60,8 @@ async function uncovered(text: string): Promise<string[]> {
  * Indic, Thai, Lao, Tibetan, Myanmar, Khmer, Mongolian, conjoining Hangul jamo and their presentation forms: DejaVu Sans has
  * glyphs for some of them, but drawn one by one, left to right, they would read wrong.
  */
-const NEEDS_SHAPING = /[\u0590-\u08FF\u0900-\u0DFF\u0E00-\u0FFF\u1000-\u11FF\u1780-\u18AF\uA960-\uA97F\uD7B0-\uD7FF\uFB1D-\uFDFF\uFE70-\uFEFF]/u;
+const NEEDS_SHAPING =
+  /[\u0590-\u08FF\u0900-\u0DFF\u0E00-\u0FFF\u1000-\u11FF\u1780-\u18AF\uA960-\uA97F\uD7B0-\uD7FF\uFB1D-\uFDFF\uFE70-\uFEFF]/u;
 
 /** Whether `text` has a character of a script that must be shaped (laid out by Chromium, text-layout.ts). */
 export function needsShaping(text: string): boolean {
@@ -70,19 +74,30 @@ export function needsShaping(text: string): boolean {
  */
 export async function watermarkFont(text: string, loc: (string | number)[]): Promise<Uint8Array> {
   const shaped = [...new Set([...text].filter((char) => NEEDS_SHAPING.test(char)))];
-  if (shaped.length > 0) throw new ValidationError([{ loc, msg: `${describe(shaped)} belong to a script drawn with shaping or right to left, which needs Chromium to lay it out, and this process has none; use an image or PDF asset instead`, type: 'watermark_text_unsupported' }]);
+  if (shaped.length > 0)
+    throw new ValidationError([
+      {
+        loc,
+        msg: `${describe(shaped)} belong to a script drawn with shaping or right to left, which needs Chromium to lay it out, and this process has none; use an image or PDF asset instead`,
+        type: 'watermark_text_unsupported',
+      },
+    ]);
   for (const path of WATERMARK_FONT_FILES) {
     const font = await load(path);
     if (font?.probe.canEncode(text)) return font.bytes;
   }
   const missing = await uncovered(text);
-  const msg = missing.length > 0
-    ? `No font here draws ${describe(missing)}; use characters of the scripts docs/finishing.md lists, or an image or PDF asset`
-    : 'No single font here draws every character of this text together; use characters of one script, or an image asset';
+  const msg =
+    missing.length > 0
+      ? `No font here draws ${describe(missing)}; use characters of the scripts docs/finishing.md lists, or an image or PDF asset`
+      : 'No single font here draws every character of this text together; use characters of one script, or an image asset';
   throw new ValidationError([{ loc, msg, type: 'watermark_text_unsupported' }]);
 }
 
 /** Up to ten characters with their code points, for a 422. */
 function describe(chars: string[]): string {
-  return chars.slice(0, 10).map((c) => `"${c}" (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`).join(', ');
+  return chars
+    .slice(0, 10)
+    .map((c) => `"${c}" (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`)
+    .join(', ');
 }

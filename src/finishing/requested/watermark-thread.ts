@@ -20,11 +20,16 @@ const IDLE_THREADS = Math.max(1, availableParallelism());
 const idle: Worker[] = [];
 let nextId = 1;
 
-
 /** `drawWatermark` (watermark.ts) on a thread: the marked PDF, or its refusal (422) or failure. */
-export function drawWatermarkOffThread(pdf: Uint8Array, prepared: PreparedWatermark, options: { strictPages: boolean; loc: (string | number)[] }): Promise<Buffer> {
+export function drawWatermarkOffThread(
+  pdf: Uint8Array,
+  prepared: PreparedWatermark,
+  options: { strictPages: boolean; loc: (string | number)[] },
+): Promise<Buffer> {
   const id = nextId++;
-  const worker = idle.pop() ?? startThread(import.meta.url, 'watermark-worker', { name: 'pdf-watermark', heapMb: WATERMARK_HEAP_MB });
+  const worker =
+    idle.pop() ??
+    startThread(import.meta.url, 'watermark-worker', { name: 'pdf-watermark', heapMb: WATERMARK_HEAP_MB });
   worker.ref();
   const copy = new Uint8Array(pdf).buffer as ArrayBuffer;
   return new Promise<Buffer>((resolve, reject) => {
@@ -42,18 +47,32 @@ export function drawWatermarkOffThread(pdf: Uint8Array, prepared: PreparedWaterm
       done(true);
       if ('bytes' in answer) return resolve(Buffer.from(answer.bytes));
       if ('issues' in answer) return reject(new ValidationError(answer.issues));
-      reject(new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', { cause: new Error(answer.error) }));
+      reject(
+        new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
+          cause: new Error(answer.error),
+        }),
+      );
     };
     const onError = (error: unknown) => {
       done(false);
-      reject(isThreadOutOfMemory(error)
-        ? new AppError('PDF_TOO_COMPLEX', `Drawing the watermark needed more than ${WATERMARK_HEAP_MB} MiB of memory, the most one mark may use, and was stopped; nothing was charged.`)
-        : new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', { cause: error }));
+      reject(
+        isThreadOutOfMemory(error)
+          ? new AppError(
+              'PDF_TOO_COMPLEX',
+              `Drawing the watermark needed more than ${WATERMARK_HEAP_MB} MiB of memory, the most one mark may use, and was stopped; nothing was charged.`,
+            )
+          : new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
+              cause: error,
+            }),
+      );
     };
     const onExit = () => onError(new Error('the watermark thread exited'));
     worker.on('message', onMessage);
     worker.on('error', onError);
     worker.on('exit', onExit);
-    worker.postMessage({ id, pdf: copy, prepared, strictPages: options.strictPages, loc: options.loc } satisfies WatermarkTask, [copy]);
+    worker.postMessage(
+      { id, pdf: copy, prepared, strictPages: options.strictPages, loc: options.loc } satisfies WatermarkTask,
+      [copy],
+    );
   });
 }

@@ -26,11 +26,17 @@ export type WatermarkAnswer =
 parentPort?.on('message', (task: WatermarkTask) => {
   drawWatermark(new Uint8Array(task.pdf), task.prepared, { strictPages: task.strictPages, loc: task.loc }).then(
     (marked) => {
-      const bytes = marked.byteOffset === 0 && marked.byteLength === marked.buffer.byteLength ? (marked.buffer as ArrayBuffer) : (new Uint8Array(marked).buffer as ArrayBuffer);
+      const bytes =
+        marked.byteOffset === 0 && marked.byteLength === marked.buffer.byteLength
+          ? (marked.buffer as ArrayBuffer)
+          : (new Uint8Array(marked).buffer as ArrayBuffer);
       parentPort!.postMessage({ id: task.id, bytes } satisfies WatermarkAnswer, [bytes]);
     },
     (error: unknown) => {
-      const answer: WatermarkAnswer = error instanceof ValidationError ? { id: task.id, issues: error.issues } : { id: task.id, error: error instanceof Error ? error.message : String(error) };
+      const answer: WatermarkAnswer =
+        error instanceof ValidationError
+          ? { id: task.id, issues: error.issues }
+          : { id: task.id, error: error instanceof Error ? error.message : String(error) };
       parentPort!.postMessage(answer);
     },
   );

@@ -12,7 +12,8 @@ import { drawWatermark, prepareWatermark } from './watermark.js';
 
 let two: Buffer;
 const noAssets = async () => undefined;
-const prepare = (request: Parameters<typeof prepareWatermark>[0]) => prepareWatermark(request, { accountId: 'acc', readAsset: noAssets, loc: ['body', 'watermark'] });
+const prepare = (request: Parameters<typeof prepareWatermark>[0]) =>
+  prepareWatermark(request, { accountId: 'acc', readAsset: noAssets, loc: ['body', 'watermark'] });
 
 beforeAll(async () => {
   const doc = await PDFDocument.create();
@@ -22,15 +23,21 @@ beforeAll(async () => {
 });
 
 describe('drawWatermark', () => {
-  it('keeps a PDF/A-2b file conformant to the service\'s own check', async () => {
+  it("keeps a PDF/A-2b file conformant to the service's own check", async () => {
     const archival = await toPdfA(two, 'pdf/a-2b');
-    const marked = await drawWatermark(archival, await prepare({ text: 'Ελληνικά COPY' }), { strictPages: false, loc: [] });
+    const marked = await drawWatermark(archival, await prepare({ text: 'Ελληνικά COPY' }), {
+      strictPages: false,
+      loc: [],
+    });
     expect(await checkPdfA(marked, 2)).toEqual([]);
     expect(pdfPageText(marked, 2)).toContain('Ελληνικά COPY');
   });
 
   it('marks the pages named only, skipping pages past the end of a generated document', async () => {
-    const marked = await drawWatermark(two, await prepare({ text: 'ONLY TWO', pages: '2, 7' }), { strictPages: false, loc: [] });
+    const marked = await drawWatermark(two, await prepare({ text: 'ONLY TWO', pages: '2, 7' }), {
+      strictPages: false,
+      loc: [],
+    });
     expect(pdfPageText(marked, 1)).not.toContain('ONLY TWO');
     expect(pdfPageText(marked, 2)).toContain('ONLY TWO');
   });
@@ -38,7 +45,11 @@ describe('drawWatermark', () => {
   it('places and turns the mark on the page as a reader sees it, whatever its /Rotate', async () => {
     const doc = await PDFDocument.create();
     for (const turn of [0, 90, 180, 270]) doc.addPage([400, 600]).setRotation(degrees(turn));
-    const marked = await drawWatermark(Buffer.from(await doc.save()), await prepare({ text: 'TOPMARK', position: 'top', rotation: 0, font_size: 24, opacity: 1 }), { strictPages: false, loc: [] });
+    const marked = await drawWatermark(
+      Buffer.from(await doc.save()),
+      await prepare({ text: 'TOPMARK', position: 'top', rotation: 0, font_size: 24, opacity: 1 }),
+      { strictPages: false, loc: [] },
+    );
     for (const page of [1, 2, 3, 4]) {
       // pdftoppm shows the page turned as a viewer does: the mark's pixels, their box.
       const { width, height, rgb } = pdfPagePixels(marked, page, 40);
@@ -64,7 +75,11 @@ describe('drawWatermark', () => {
     doc.addPage([400, 500]).drawRectangle({ x: 0, y: 0, width: 400, height: 500, color: rgb(0, 0, 0) });
     const dark = Buffer.from(await doc.save());
     const redPixels = async (layer: 'over' | 'under') => {
-      const marked = await drawWatermark(dark, await prepare({ text: 'LAYER', color: '#FF0000', opacity: 1, font_size: 60, layer }), { strictPages: false, loc: [] });
+      const marked = await drawWatermark(
+        dark,
+        await prepare({ text: 'LAYER', color: '#FF0000', opacity: 1, font_size: 60, layer }),
+        { strictPages: false, loc: [] },
+      );
       const { rgb: pixels } = pdfPagePixels(marked, 1);
       let red = 0;
       for (let i = 0; i < pixels.length; i += 3) if (pixels[i]! > 150 && pixels[i + 1]! < 80) red += 1;

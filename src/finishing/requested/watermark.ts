@@ -15,7 +15,18 @@
  * Everything the customer can get wrong (text no font draws, an asset missing or not an image, a bad
  * page selection) is found by `prepareWatermark`, before any charge.
  */
-import { PDF, PdfArray, PdfDict, PdfStream, PdfString, ops, rgb, type PDFEmbeddedPage, type PDFPage, type PdfRef } from '@libpdf/core';
+import {
+  PDF,
+  PdfArray,
+  PdfDict,
+  PdfStream,
+  PdfString,
+  ops,
+  rgb,
+  type PDFEmbeddedPage,
+  type PDFPage,
+  type PdfRef,
+} from '@libpdf/core';
 import { ValidationError } from '../../shared/errors.js';
 import { parsePageSelection, selectedPages, type PageSelection } from '../../pdf/page-selection.js';
 import { needsShaping, watermarkFont } from './watermark-fonts.js';
@@ -26,13 +37,22 @@ import type { WatermarkRequest } from './finishing-requests.js';
 export type WatermarkPosition = NonNullable<WatermarkRequest['position']>;
 
 /** An asset's bytes and type, as the asset library hands them over. */
-export type AssetReader = (accountId: string, name: string) => Promise<{ body: Buffer; contentType: string } | undefined>;
+export type AssetReader = (
+  accountId: string,
+  name: string,
+) => Promise<{ body: Buffer; contentType: string } | undefined>;
 
 /** A watermark checked and ready to draw. */
 export interface PreparedWatermark {
-  mark:
-    /** `accountId`: whose mark it is; a kept mark serves its own account only. */
-    | { kind: 'text'; text: string; font: Uint8Array; fontSize: number; color: [number, number, number]; accountId: string }
+  mark: /** `accountId`: whose mark it is; a kept mark serves its own account only. */
+    | {
+        kind: 'text';
+        text: string;
+        font: Uint8Array;
+        fontSize: number;
+        color: [number, number, number];
+        accountId: string;
+      }
     /** Text Chromium laid out (a script that needs shaping): its one-page PDF, and the text it reads as. */
     | { kind: 'laid-out-text'; text: string; pdf: Uint8Array }
     | { kind: 'image'; bytes: Buffer; contentType: string }
@@ -48,7 +68,14 @@ export interface PreparedWatermark {
 }
 
 /** Defaults, as documented in the schema (finishing-requests.ts). */
-const DEFAULTS = { opacity: 0.3, rotation: 45, fontSize: 48, color: '#808080', position: 'center', layer: 'over' } as const;
+const DEFAULTS = {
+  opacity: 0.3,
+  rotation: 45,
+  fontSize: 48,
+  color: '#808080',
+  position: 'center',
+  layer: 'over',
+} as const;
 /** Space left between a corner or edge mark and the page's edge. */
 const EDGE_MARGIN_PT = 24;
 /** An image mark is shrunk to fit this share of the page (it is never enlarged). */
@@ -67,7 +94,12 @@ export async function prepareWatermark(
   const { loc } = context;
   const hasText = request.text != null && request.text.trim() !== '';
   const hasAsset = request.asset != null;
-  if (hasText === hasAsset) refuse(loc, 'Give the watermark either text or asset (the name of a PNG, JPEG or PDF in your asset library), not both', hasText ? 'input_conflict' : 'missing');
+  if (hasText === hasAsset)
+    refuse(
+      loc,
+      'Give the watermark either text or asset (the name of a PNG, JPEG or PDF in your asset library), not both',
+      hasText ? 'input_conflict' : 'missing',
+    );
   const pages = request.pages == null ? null : selectionAt(request.pages, [...loc, 'pages']);
   const common = {
     opacity: request.opacity ?? DEFAULTS.opacity,
@@ -80,15 +112,35 @@ export async function prepareWatermark(
     const text = request.text!.trim();
     const [fontSize, color] = [request.font_size ?? DEFAULTS.fontSize, request.color ?? DEFAULTS.color];
     if (context.layOutText && needsShaping(text)) {
-      return { ...common, mark: { kind: 'laid-out-text', text, pdf: await context.layOutText({ accountId: context.accountId, text, fontSize, color }) } };
+      return {
+        ...common,
+        mark: {
+          kind: 'laid-out-text',
+          text,
+          pdf: await context.layOutText({ accountId: context.accountId, text, fontSize, color }),
+        },
+      };
     }
     const font = await watermarkFont(text, [...loc, 'text']);
-    return { ...common, mark: { kind: 'text', text, font, fontSize, color: parseColor(color), accountId: context.accountId } };
+    return {
+      ...common,
+      mark: { kind: 'text', text, font, fontSize, color: parseColor(color), accountId: context.accountId },
+    };
   }
   const asset = await context.readAsset(context.accountId, request.asset!);
-  if (!asset) refuse([...loc, 'asset'], `Your asset library has no asset named "${request.asset}"; upload it with POST /v1/assets`, 'asset_not_found');
+  if (!asset)
+    refuse(
+      [...loc, 'asset'],
+      `Your asset library has no asset named "${request.asset}"; upload it with POST /v1/assets`,
+      'asset_not_found',
+    );
   if (asset.contentType === 'application/pdf') return { ...common, mark: { kind: 'pdf', bytes: asset.body } };
-  if (!IMAGE_TYPES.has(asset.contentType)) refuse([...loc, 'asset'], `The asset "${request.asset}" is ${asset.contentType}; a watermark asset must be a PNG or JPEG image, or a PDF`, 'asset_type');
+  if (!IMAGE_TYPES.has(asset.contentType))
+    refuse(
+      [...loc, 'asset'],
+      `The asset "${request.asset}" is ${asset.contentType}; a watermark asset must be a PNG or JPEG image, or a PDF`,
+      'asset_type',
+    );
   return { ...common, mark: { kind: 'image', bytes: asset.body, contentType: asset.contentType } };
 }
 
@@ -113,16 +165,23 @@ function parseColor(hex: string): [number, number, number] {
  * input is known); otherwise it is skipped (a generated document, whose length was not known when
  * the request was checked).
  */
-export function targetPages(selection: PageSelection | null, pageCount: number, options: { strict: boolean; loc: (string | number)[] }): number[] {
+export function targetPages(
+  selection: PageSelection | null,
+  pageCount: number,
+  options: { strict: boolean; loc: (string | number)[] },
+): number[] {
   if (!selection) return Array.from({ length: pageCount }, (_, i) => i);
   if (!options.strict) {
-    const named = selection.flatMap(({ from, to }) => Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => (to >= from ? from + i : from - i)));
+    const named = selection.flatMap(({ from, to }) =>
+      Array.from({ length: Math.abs(to - from) + 1 }, (_, i) => (to >= from ? from + i : from - i)),
+    );
     return [...new Set(named.filter((p) => p <= pageCount))].map((p) => p - 1);
   }
   try {
     return [...new Set(selectedPages(selection, pageCount, pageCount * 2 + selection.length))].map((p) => p - 1);
   } catch (error) {
-    if (error instanceof ValidationError) throw new ValidationError(error.issues.map((issue) => ({ ...issue, loc: [...options.loc, 'pages'] })));
+    if (error instanceof ValidationError)
+      throw new ValidationError(error.issues.map((issue) => ({ ...issue, loc: [...options.loc, 'pages'] })));
     throw error;
   }
 }
@@ -154,7 +213,13 @@ async function textMarkPdf(mark: Extract<PreparedWatermark['mark'], { kind: 'tex
   const page = source.addPage({ width, height });
   page.drawOperators([ops.beginMarkedContentProps('/Span', new PdfDict([['ActualText', textString(mark.text)]]))]);
   // The baseline sits above the descent, so no glyph leaves the mark's box.
-  page.drawText(mark.text, { x: 0, y: (height - mark.fontSize) / 2 + mark.fontSize * 0.2, font, size: mark.fontSize, color: rgb(...mark.color) });
+  page.drawText(mark.text, {
+    x: 0,
+    y: (height - mark.fontSize) / 2 + mark.fontSize * 0.2,
+    font,
+    size: mark.fontSize,
+    color: rgb(...mark.color),
+  });
   page.drawOperators([ops.endMarkedContent()]);
   // Saved: the font is written (subset) only when its document is saved.
   const bytes = await source.save({ subsetFonts: true });
@@ -178,9 +243,14 @@ async function readingAs(pdf: Uint8Array, text: string): Promise<PDF> {
   const page = laidOut.getPage(0)!;
   const resolve = (ref: PdfRef) => laidOut.getObject(ref);
   const contents = page.dict.get('Contents', resolve);
-  const streams = contents instanceof PdfArray ? Array.from({ length: contents.length }, (_, i) => contents.at(i, resolve)) : [contents];
+  const streams =
+    contents instanceof PdfArray
+      ? Array.from({ length: contents.length }, (_, i) => contents.at(i, resolve))
+      : [contents];
   if (!streams.every((stream) => stream instanceof PdfStream)) return laidOut;
-  const source = (streams as PdfStream[]).map((stream) => Buffer.from(stream.getDecodedData()).toString('latin1')).join('\n');
+  const source = (streams as PdfStream[])
+    .map((stream) => Buffer.from(stream.getDecodedData()).toString('latin1'))
+    .join('\n');
   const spans = source.match(CLUSTER_SPAN)?.length ?? 0;
   const bare = source.replace(CLUSTER_SPAN, '');
   if (/(?<![A-Za-z])(BDC|BMC)(?![A-Za-z])/.test(bare) || (bare.match(SPAN_END)?.length ?? 0) !== spans) return laidOut;
@@ -191,11 +261,21 @@ async function readingAs(pdf: Uint8Array, text: string): Promise<PDF> {
 }
 
 /** The mark as a one-page PDF of its own size, embedded into `doc`. */
-async function embedMark(doc: PDF, mark: PreparedWatermark['mark'], loc: (string | number)[]): Promise<PDFEmbeddedPage> {
+async function embedMark(
+  doc: PDF,
+  mark: PreparedWatermark['mark'],
+  loc: (string | number)[],
+): Promise<PDFEmbeddedPage> {
   if (mark.kind === 'text') return doc.embedPage(await PDF.load(await textMarkPdf(mark)), 0);
   if (mark.kind === 'laid-out-text') return doc.embedPage(await readingAs(mark.pdf, mark.text), 0);
   if (mark.kind === 'pdf') {
-    const source = await PDF.load(new Uint8Array(mark.bytes)).catch(() => refuse([...loc, 'asset'], 'The PDF asset could not be read (damaged, or encrypted); upload a PDF that opens without a password', 'asset_unreadable'));
+    const source = await PDF.load(new Uint8Array(mark.bytes)).catch(() =>
+      refuse(
+        [...loc, 'asset'],
+        'The PDF asset could not be read (damaged, or encrypted); upload a PDF that opens without a password',
+        'asset_unreadable',
+      ),
+    );
     if (source.getPageCount() === 0) refuse([...loc, 'asset'], 'The PDF asset has no page to draw', 'asset_unreadable');
     return doc.embedPage(source, 0);
   }
@@ -220,14 +300,26 @@ function edgesOf(position: WatermarkPosition): [string, string] {
  * page: a page turned by /Rotate (clockwise, as viewers show it) has its mark placed on the turned page
  * and turned with it, so "top" is the top a reader sees and the text reads at the asked angle.
  */
-function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWatermark): { x: number; y: number; width: number; height: number; angle: number } {
+function placement(
+  page: PDFPage,
+  mark: PDFEmbeddedPage,
+  prepared: PreparedWatermark,
+): { x: number; y: number; width: number; height: number; angle: number } {
   const box = page.getCropBox();
-  const [left, bottom, boxWidth, boxHeight] = [Math.min(box.x, box.x + box.width), Math.min(box.y, box.y + box.height), Math.abs(box.width), Math.abs(box.height)];
+  const [left, bottom, boxWidth, boxHeight] = [
+    Math.min(box.x, box.x + box.width),
+    Math.min(box.y, box.y + box.height),
+    Math.abs(box.width),
+    Math.abs(box.height),
+  ];
   const turn = (((page.rotation ?? 0) % 360) + 360) % 360;
   const sideways = turn === 90 || turn === 270;
   // The page as seen: its width and height swap when it is turned a quarter.
   const [pageWidth, pageHeight] = sideways ? [boxHeight, boxWidth] : [boxWidth, boxHeight];
-  const scale = prepared.mark.kind !== 'text' && prepared.mark.kind !== 'laid-out-text' ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height) : 1;
+  const scale =
+    prepared.mark.kind !== 'text' && prepared.mark.kind !== 'laid-out-text'
+      ? Math.min(1, (IMAGE_FIT * pageWidth) / mark.width, (IMAGE_FIT * pageHeight) / mark.height)
+      : 1;
   const width = mark.width * scale;
   const height = mark.height * scale;
   const radians = (prepared.rotation * Math.PI) / 180;
@@ -235,15 +327,36 @@ function placement(page: PDFPage, mark: PDFEmbeddedPage, prepared: PreparedWater
   const halfX = (width * Math.abs(Math.cos(radians)) + height * Math.abs(Math.sin(radians))) / 2;
   const halfY = (width * Math.abs(Math.sin(radians)) + height * Math.abs(Math.cos(radians))) / 2;
   const [vertical, horizontal] = edgesOf(prepared.position);
-  const seenX = horizontal === 'left' ? EDGE_MARGIN_PT + halfX : horizontal === 'right' ? pageWidth - EDGE_MARGIN_PT - halfX : pageWidth / 2;
-  const seenY = vertical === 'bottom' ? EDGE_MARGIN_PT + halfY : vertical === 'top' ? pageHeight - EDGE_MARGIN_PT - halfY : pageHeight / 2;
+  const seenX =
+    horizontal === 'left'
+      ? EDGE_MARGIN_PT + halfX
+      : horizontal === 'right'
+        ? pageWidth - EDGE_MARGIN_PT - halfX
+        : pageWidth / 2;
+  const seenY =
+    vertical === 'bottom'
+      ? EDGE_MARGIN_PT + halfY
+      : vertical === 'top'
+        ? pageHeight - EDGE_MARGIN_PT - halfY
+        : pageHeight / 2;
   // The seen centre back in the page's own coordinates (undoing the clockwise turn).
-  const [ownX, ownY] = turn === 90 ? [boxWidth - seenY, seenX] : turn === 180 ? [boxWidth - seenX, boxHeight - seenY] : turn === 270 ? [seenY, boxHeight - seenX] : [seenX, seenY];
+  const [ownX, ownY] =
+    turn === 90
+      ? [boxWidth - seenY, seenX]
+      : turn === 180
+        ? [boxWidth - seenX, boxHeight - seenY]
+        : turn === 270
+          ? [seenY, boxHeight - seenX]
+          : [seenX, seenY];
   return { x: left + ownX - width / 2, y: bottom + ownY - height / 2, width, height, angle: prepared.rotation + turn };
 }
 
 /** The PDF with the watermark drawn on the pages it names. */
-export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark, options: { strictPages: boolean; loc: (string | number)[] }): Promise<Buffer> {
+export async function drawWatermark(
+  pdf: Uint8Array,
+  prepared: PreparedWatermark,
+  options: { strictPages: boolean; loc: (string | number)[] },
+): Promise<Buffer> {
   const doc = await PDF.load(pdf);
   const pages = doc.getPages();
   const targets = targetPages(prepared.pages, pages.length, { strict: options.strictPages, loc: options.loc });
@@ -251,7 +364,15 @@ export async function drawWatermark(pdf: Uint8Array, prepared: PreparedWatermark
   for (const index of targets) {
     const page = pages[index]!;
     const { x, y, width, height, angle } = placement(page, mark, prepared);
-    page.drawPage(mark, { x, y, width, height, opacity: prepared.opacity, rotate: { angle, origin: 'center' }, background: prepared.layer === 'under' });
+    page.drawPage(mark, {
+      x,
+      y,
+      width,
+      height,
+      opacity: prepared.opacity,
+      rotate: { angle, origin: 'center' },
+      background: prepared.layer === 'under',
+    });
   }
   // Streams as they are: a PDF/A file's XMP packet must stay unfiltered (readers find it in the raw bytes).
   const bytes = await doc.save({ compressStreams: false });

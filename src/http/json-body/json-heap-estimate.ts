@@ -48,5 +48,11 @@ export function jsonParseHeapEstimate(bytes: Uint8Array): number {
     else if (c === OPEN_OBJECT) objects++;
     else if (c === OPEN_ARRAY) arrays++;
   }
-  return bytes.length * COST.textByte + objects * COST.object + arrays * COST.array + members * COST.member + strings * COST.string;
+  return (
+    bytes.length * COST.textByte +
+    objects * COST.object +
+    arrays * COST.array +
+    members * COST.member +
+    strings * COST.string
+  );
 }

@@ -13,7 +13,14 @@ import { jsonSafetyIssues } from './json-safety.js';
 const pools: JsonParsePool[] = [];
 function pool(options: Partial<ConstructorParameters<typeof JsonParsePool>[0]> = {}) {
   const outcomes: JsonParsePoolOutcome[] = [];
-  const created = new JsonParsePool({ threads: 1, queueLimit: 4, accountLimit: 4, memoryMb: 256, onSettled: (o) => outcomes.push(o), ...options });
+  const created = new JsonParsePool({
+    threads: 1,
+    queueLimit: 4,
+    accountLimit: 4,
+    memoryMb: 256,
+    onSettled: (o) => outcomes.push(o),
+    ...options,
+  });
   pools.push(created);
   return { pool: created, outcomes };
 }
@@ -26,7 +33,12 @@ const immediately = () => Promise.resolve();
 
 /** About `count` rows of invoice-like data: many small objects, as a large `data` usually is. */
 function rows(count: number) {
-  return Array.from({ length: count }, (_, i) => ({ sku: `SKU-${i}`, qty: i % 7, price: (i * 13.37) % 1000, tags: ['a', 'ü', 'x,y'] }));
+  return Array.from({ length: count }, (_, i) => ({
+    sku: `SKU-${i}`,
+    qty: i % 7,
+    price: (i * 13.37) % 1000,
+    tags: ['a', 'ü', 'x,y'],
+  }));
 }
 
 /** The error a rejected promise carries. */
@@ -42,7 +54,10 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 describe('JSON parse pool', () => {
   it('parses a large body on a thread into the value JSON.parse gives', async () => {
     const { pool: p, outcomes } = pool();
-    const text = JSON.stringify({ template_id: 't', data: { rows: rows(20_000), last: { deep: { value: 'far down' } } } });
+    const text = JSON.stringify({
+      template_id: 't',
+      data: { rows: rows(20_000), last: { deep: { value: 'far down' } } },
+    });
     expect(text.length).toBeGreaterThan(1_000_000);
     const outcome = await p.parse(bytes(text), 'acct');
     expect(outcome.kind).toBe('parsed');
@@ -99,7 +114,14 @@ describe('JSON parse pool', () => {
     const body = () => bytes(JSON.stringify({ data: rows(3_000) }));
     const parse = (account: string) => p.parse(body(), account).then(() => void order.push(account));
     // One thread: the first body is taken at once, the others wait and are ordered when it frees.
-    await Promise.all([parse('greedy'), parse('greedy'), parse('greedy'), parse('greedy'), parse('other'), parse('third')]);
+    await Promise.all([
+      parse('greedy'),
+      parse('greedy'),
+      parse('greedy'),
+      parse('greedy'),
+      parse('other'),
+      parse('third'),
+    ]);
     expect(order).toEqual(['greedy', 'other', 'third', 'greedy', 'greedy', 'greedy']);
   });
 
@@ -119,7 +141,10 @@ describe('JSON parse pool', () => {
     // that met the thread's heap cap could end the whole process (json-heap-estimate.ts).
     const hungry = bytes(`[${'[],'.repeat(4_000_000)}[]]`);
     const error = await rejection(p.parse(hungry, 'acct'));
-    expect(error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('PRESSROOM_BODY_LIMIT_BYTES') });
+    expect(error).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringContaining('PRESSROOM_BODY_LIMIT_BYTES'),
+    });
     const next = await p.parse(bytes(JSON.stringify({ data: rows(5_000) })), 'acct');
     expect(next.kind).toBe('parsed');
     expect(outcomes).toEqual(['refused', 'parsed']);

@@ -82,11 +82,15 @@ function bodyTooLarge(memoryMb: number): AppError {
 
 /** The body's bytes as an ArrayBuffer that may be transferred: its own, or a copy when it shares one. */
 function ownBuffer(bytes: Buffer): ArrayBuffer {
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  const whole =
+    bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
   return whole ? (bytes.buffer as ArrayBuffer) : (new Uint8Array(bytes).buffer as ArrayBuffer);
 }
 
-const shuttingDown = () => new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } });
+const shuttingDown = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', {
+    details: { retryAfterSeconds: 1 },
+  });
 
 export class JsonParsePool {
   private readonly threads: Thread[] = [];
@@ -108,7 +112,12 @@ export class JsonParsePool {
         accountFreeQueueLimit: options.accountLimit,
       },
       words: { task: 'large JSON body', slot: 'parse thread' },
-      busy: () => new AppError('SERVICE_UNAVAILABLE', 'The server is busy parsing other large request bodies; retry in a moment.', { details: { retryAfterSeconds: 1 } }),
+      busy: () =>
+        new AppError(
+          'SERVICE_UNAVAILABLE',
+          'The server is busy parsing other large request bodies; retry in a moment.',
+          { details: { retryAfterSeconds: 1 } },
+        ),
     });
   }
 
@@ -122,32 +131,37 @@ export class JsonParsePool {
     if (this.closed) return refuse(shuttingDown());
     if (this.slots.load(account) >= this.options.accountLimit) {
       return refuse(
-        new AppError('RATE_LIMITED', `At most ${this.options.accountLimit} large request bodies of one account are parsed at once; retry when one has been answered.`, {
-          details: { retryAfterSeconds: 1 },
-        }),
+        new AppError(
+          'RATE_LIMITED',
+          `At most ${this.options.accountLimit} large request bodies of one account are parsed at once; retry when one has been answered.`,
+          {
+            details: { retryAfterSeconds: 1 },
+          },
+        ),
       );
     }
     return this.slots.acquire({ accountId: account, kind: 'paid' }).then(
-      (release) => new Promise<ParseOutcome>((resolve, reject) => {
-        const settle = (outcome: JsonParsePoolOutcome) => {
-          release();
-          this.settled(outcome, startedAt);
-        };
-        const task: Task = {
-          id: this.nextId++,
-          bytes,
-          resolve: (outcome) => {
-            settle(outcome.kind === 'syntax' || outcome.kind === 'unsafe' ? 'invalid' : 'parsed');
-            resolve(outcome);
-          },
-          reject: (error) => {
-            settle(error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE' ? 'refused' : 'failed');
-            reject(error);
-          },
-        };
-        if (this.closed) task.reject(shuttingDown());
-        else this.start(task);
-      }),
+      (release) =>
+        new Promise<ParseOutcome>((resolve, reject) => {
+          const settle = (outcome: JsonParsePoolOutcome) => {
+            release();
+            this.settled(outcome, startedAt);
+          };
+          const task: Task = {
+            id: this.nextId++,
+            bytes,
+            resolve: (outcome) => {
+              settle(outcome.kind === 'syntax' || outcome.kind === 'unsafe' ? 'invalid' : 'parsed');
+              resolve(outcome);
+            },
+            reject: (error) => {
+              settle(error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE' ? 'refused' : 'failed');
+              reject(error);
+            },
+          };
+          if (this.closed) task.reject(shuttingDown());
+          else this.start(task);
+        }),
       (error: AppError) => refuse(error),
     );
   }

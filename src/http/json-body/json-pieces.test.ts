@@ -15,7 +15,16 @@ function random(seed: number): () => number {
   };
 }
 
-const STRINGS = ['', 'a', 'comma, inside', 'bracket ] } [ {', 'quote " and \\ backslash', 'ünïcødé ✓', '\ud83d\ude00', 'colon: "x"'];
+const STRINGS = [
+  '',
+  'a',
+  'comma, inside',
+  'bracket ] } [ {',
+  'quote " and \\ backslash',
+  'ünïcødé ✓',
+  '\ud83d\ude00',
+  'colon: "x"',
+];
 
 function randomValue(next: () => number, depth: number): unknown {
   const pick = next();
@@ -31,16 +40,23 @@ function randomValue(next: () => number, depth: number): unknown {
   const size = Math.floor(next() * 12);
   if (pick < 0.65) return Array.from({ length: size }, () => randomValue(next, depth - 1));
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < size; i++) out[next() < 0.2 ? String(Math.floor(next() * 50)) : `${STRINGS[i % STRINGS.length]}${i}`] = randomValue(next, depth - 1);
+  for (let i = 0; i < size; i++)
+    out[next() < 0.2 ? String(Math.floor(next() * 50)) : `${STRINGS[i % STRINGS.length]}${i}`] = randomValue(
+      next,
+      depth - 1,
+    );
   return out;
 }
 
 /** Formats `value` as JSON with some whitespace between tokens, as clients send it. */
 function loosely(value: unknown, next: () => number): string {
   const space = () => [' ', '', '\n  ', '\t'][Math.floor(next() * 4)]!;
-  if (Array.isArray(value)) return `[${space()}${value.map((v) => `${space()}${loosely(v, next)}${space()}`).join(',')}${space()}]`;
+  if (Array.isArray(value))
+    return `[${space()}${value.map((v) => `${space()}${loosely(v, next)}${space()}`).join(',')}${space()}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${space()}${Object.entries(value).map(([k, v]) => `${space()}${JSON.stringify(k)}${space()}:${space()}${loosely(v, next)}`).join(',')}${space()}}`;
+    return `{${space()}${Object.entries(value)
+      .map(([k, v]) => `${space()}${JSON.stringify(k)}${space()}:${space()}${loosely(v, next)}`)
+      .join(',')}${space()}}`;
   }
   return JSON.stringify(value);
 }
@@ -68,7 +84,10 @@ describe('cutting and joining JSON', () => {
   });
 
   it('keeps each run within the limit, only scalars may be larger', () => {
-    const value = { rows: Array.from({ length: 500 }, (_, i) => ({ n: i, label: `row ${i}`, tags: ['a', 'b'] })), note: 'y'.repeat(5000) };
+    const value = {
+      rows: Array.from({ length: 500 }, (_, i) => ({ n: i, label: `row ${i}`, tags: ['a', 'b'] })),
+      note: 'y'.repeat(5000),
+    };
     const pieces = texts(cutJson(JSON.stringify(value), 1024));
     expect(pieces.length).toBeGreaterThan(20);
     for (const text of pieces) if (text.length > 1024) expect(text).toBe(JSON.stringify(value.note));

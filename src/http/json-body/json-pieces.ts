@@ -19,7 +19,10 @@ import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OB
 /** Largest JSON text of one run (characters); a member larger than this is cut further. */
 export const PIECE_CHARS = 16 * 1024;
 
-export type JsonPiece = { readonly text: string } | { readonly array: readonly JsonRun[] } | { readonly object: readonly JsonRun[] };
+export type JsonPiece =
+  | { readonly text: string }
+  | { readonly array: readonly JsonRun[] }
+  | { readonly object: readonly JsonRun[] };
 
 export type JsonRun = { readonly text: string } | { readonly key?: string; readonly piece: JsonPiece };
 
@@ -94,7 +97,10 @@ function cutSpan(text: string, start: number, end: number, limit: number): JsonP
   forEachMember(text, start, end, (memberStart, memberEnd) => {
     if (memberEnd - memberStart > limit) {
       flush();
-      if (isArray) runs.push({ piece: cutSpan(text, trimStart(text, memberStart, memberEnd), trimEnd(text, memberStart, memberEnd), limit) });
+      if (isArray)
+        runs.push({
+          piece: cutSpan(text, trimStart(text, memberStart, memberEnd), trimEnd(text, memberStart, memberEnd), limit),
+        });
       else runs.push(largeObjectMember(text, memberStart, memberEnd, limit));
       return;
     }
@@ -127,7 +133,11 @@ function define(target: Record<string, unknown>, key: string, value: unknown): v
  * would take the characters parsed since the last pause past `sliceChars` (the event loop passes
  * setImmediate, so other requests run between slices).
  */
-export async function joinJson(piece: JsonPiece, pause: () => Promise<void>, sliceChars = PIECE_CHARS): Promise<unknown> {
+export async function joinJson(
+  piece: JsonPiece,
+  pause: () => Promise<void>,
+  sliceChars = PIECE_CHARS,
+): Promise<unknown> {
   let sincePause = 0;
   const parse = async (text: string): Promise<unknown> => {
     if (sincePause > 0 && sincePause + text.length > sliceChars) {

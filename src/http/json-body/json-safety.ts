@@ -30,12 +30,22 @@ export function jsonSafetyIssues(value: unknown, root: readonly (string | number
   const visit = (node: unknown, place: Place | undefined, depth: number): void => {
     if (issues.length >= MAX_ISSUES) return;
     if (typeof node === 'string') {
-      if (node.includes('\u0000')) issues.push({ loc: locOf(place, root), msg: 'String should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
+      if (node.includes('\u0000'))
+        issues.push({
+          loc: locOf(place, root),
+          msg: 'String should not contain the NUL character (\\u0000)',
+          type: 'string_nul_character',
+        });
       return;
     }
     if (node === null || typeof node !== 'object') return;
     if (depth > MAX_JSON_DEPTH) {
-      issues.push({ loc: locOf(place, root), msg: `JSON should not be nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep', ctx: { max_depth: MAX_JSON_DEPTH } });
+      issues.push({
+        loc: locOf(place, root),
+        msg: `JSON should not be nested deeper than ${MAX_JSON_DEPTH} levels`,
+        type: 'json_too_deep',
+        ctx: { max_depth: MAX_JSON_DEPTH },
+      });
       return;
     }
     if (Array.isArray(node)) {
@@ -45,10 +55,20 @@ export function jsonSafetyIssues(value: unknown, root: readonly (string | number
     const record = node as Record<string, unknown>;
     for (const key of Object.keys(record)) {
       const here: Place = { parent: place, step: key };
-      if (key.includes('\u0000')) issues.push({ loc: locOf(here, root), msg: 'Key should not contain the NUL character (\\u0000)', type: 'string_nul_character' });
-      else if (key === '__proto__') issues.push({ loc: locOf(here, root), msg: 'Keys named __proto__ are not allowed', type: 'forbidden_key' });
+      if (key.includes('\u0000'))
+        issues.push({
+          loc: locOf(here, root),
+          msg: 'Key should not contain the NUL character (\\u0000)',
+          type: 'string_nul_character',
+        });
+      else if (key === '__proto__')
+        issues.push({ loc: locOf(here, root), msg: 'Keys named __proto__ are not allowed', type: 'forbidden_key' });
       else if (key === 'constructor' && isObject(record[key]) && 'prototype' in (record[key] as object)) {
-        issues.push({ loc: locOf(here, root), msg: 'A constructor.prototype key is not allowed', type: 'forbidden_key' });
+        issues.push({
+          loc: locOf(here, root),
+          msg: 'A constructor.prototype key is not allowed',
+          type: 'forbidden_key',
+        });
       }
       visit(record[key], here, depth + 1);
     }

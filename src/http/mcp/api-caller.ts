@@ -18,7 +18,11 @@ export interface ApiAnswer {
   headers: OutgoingHttpHeaders;
 }
 
-export type ApiCaller = (method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH', path: string, body?: unknown) => Promise<ApiAnswer>;
+export type ApiCaller = (
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH',
+  path: string,
+  body?: unknown,
+) => Promise<ApiAnswer>;
 
 /** Calls the API of `app` as the holder of `apiKey`. */
 export function apiCallerFor(app: FastifyInstance, apiKey: string): ApiCaller {
@@ -35,7 +39,8 @@ export function apiCallerFor(app: FastifyInstance, apiKey: string): ApiCaller {
     });
     const bytes = response.rawPayload;
     const type = String(response.headers['content-type'] ?? '');
-    const parsed = type.includes('application/json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined;
+    const parsed =
+      type.includes('application/json') && bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined;
     return { status: response.statusCode, body: parsed, bytes, headers: response.headers };
   };
 }

@@ -19,7 +19,10 @@ export function mcpRoutes(app: FastifyInstance, deps: { accounts: AccountService
     // The API's own check (401 as on every route), without counting the message against the rate limit.
     const caller = await resolveCaller(request, 'api_key', deps.accounts);
     const apiKey = presentedApiKey(request)!;
-    const server = new McpServer({ name: 'pressroom', version: deps.version }, { capabilities: { tools: {}, resources: {}, prompts: {} } });
+    const server = new McpServer(
+      { name: 'pressroom', version: deps.version },
+      { capabilities: { tools: {}, resources: {}, prompts: {} } },
+    );
     registerPressroomTools(server, { api: apiCallerFor(app, apiKey), accountId: caller.accountId });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {
@@ -32,7 +35,17 @@ export function mcpRoutes(app: FastifyInstance, deps: { accounts: AccountService
   });
   // Stateless: no stream to open (GET) and no session to end (DELETE).
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send each message with POST.' }, id: null });
+    reply
+      .code(405)
+      .header('allow', 'POST')
+      .send({
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: 'Method not allowed: this MCP endpoint is stateless; send each message with POST.',
+        },
+        id: null,
+      });
   app.get('/mcp', { schema: { hide: true } }, notAllowed);
   app.delete('/mcp', { schema: { hide: true } }, notAllowed);
 }

@@ -21,7 +21,10 @@ import { createDocumentResources } from './document-resources.js';
 import { createRemoteResourceFetcher, type RemoteOutcome, type RemoteResourceFetcher } from './remote-fetcher.js';
 import { RenderWarnings } from './render-warnings.js';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC',
+  'base64',
+);
 const FONT = readFileSync('/usr/share/fonts/truetype/dejavu/DejaVuMathTeXGyre.ttf');
 const ACCOUNT_A = 'acc_AAAAAAAAAAAAAAAA';
 const ACCOUNT_B = 'acc_BBBBBBBBBBBBBBBB';
@@ -104,7 +107,10 @@ afterAll(async () => {
  * broken-image icon, which is an image too, of another size.)
  */
 function images(pdf: Buffer): string[] {
-  const rows = pdfTool('pdfimages', pdf, ['-list']).split('\n').slice(2).filter((line) => line.trim() !== '');
+  const rows = pdfTool('pdfimages', pdf, ['-list'])
+    .split('\n')
+    .slice(2)
+    .filter((line) => line.trim() !== '');
   return rows.filter((row) => {
     const [, , type, width, height] = row.trim().split(/\s+/);
     return type === 'image' && width === '1' && height === '1';
@@ -115,14 +121,22 @@ const BODY = '<!doctype html><html><body><p>Invoice</p></body></html>';
 
 describe('assets in documents', () => {
   it('shows an asset logo in the body', async () => {
-    const result = await renderer.render({ template: { html: `<img src="{{ asset('logo.png') }}" width="64">` }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: `<img src="{{ asset('logo.png') }}" width="64">` },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(images(result.pdf)).toHaveLength(1);
     expect(result.warnings).toEqual([]);
   });
 
   it('shows an asset logo in the footer, where Chromium itself loads nothing', async () => {
     const footer = `<div style="font-size:10px"><img src="{{ asset('logo.png') }}" width="16"> <span class="pageNumber"></span></div>`;
-    const result = await renderer.render({ template: { html: BODY, page: { footer_html: footer, margin: { bottom: '20mm' } } }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: BODY, page: { footer_html: footer, margin: { bottom: '20mm' } } },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(images(result.pdf)).toHaveLength(1);
     expect(result.warnings).toEqual([]);
   });
@@ -136,7 +150,11 @@ describe('assets in documents', () => {
   it('embeds a font declared for the document and used only in the header', async () => {
     const css = `@font-face { font-family: Brand; src: url("https://assets.pressroom.internal/a/fonts/brand.ttf"); }`;
     const header = `<div style="font-family: Brand; font-size: 12px">ACME header</div>`;
-    const result = await renderer.render({ template: { html: BODY, css, page: { header_html: header, margin: { top: '20mm' } } }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: BODY, css, page: { header_html: header, margin: { top: '20mm' } } },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(pdfTool('pdffonts', result.pdf)).toMatch(/DejaVuMathTeXGyre/i);
   });
 
@@ -155,9 +173,17 @@ describe('assets in documents', () => {
   });
 
   it('warns about an asset name the account does not have', async () => {
-    const result = await renderer.render({ template: { html: `<img src="{{ asset('missing.png') }}">` }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: `<img src="{{ asset('missing.png') }}">` },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(result.warnings).toEqual([
-      { code: 'ASSET_NOT_FOUND', message: expect.stringContaining('"missing.png"'), url: 'https://assets.pressroom.internal/a/missing.png' },
+      {
+        code: 'ASSET_NOT_FOUND',
+        message: expect.stringContaining('"missing.png"'),
+        url: 'https://assets.pressroom.internal/a/missing.png',
+      },
     ]);
   });
 });
@@ -167,7 +193,9 @@ describe('images that loaded and did not decode (issue 37)', () => {
     const html = `<img src="{{ asset('huge.png') }}" width="50"><img src="{{ asset('damaged.png') }}" width="50"><img src="{{ inline }}" width="50">`;
     const inline = dataUri(HUGE);
     const result = await renderer.render({ template: { html }, data: { inline }, accountId: ACCOUNT_A });
-    const message = expect.stringContaining('could not be decoded — a damaged file, or more pixels than Chromium decodes at all (2^29, about 537 megapixels)');
+    const message = expect.stringContaining(
+      'could not be decoded — a damaged file, or more pixels than Chromium decodes at all (2^29, about 537 megapixels)',
+    );
     expect(result.warnings).toEqual([
       { code: 'IMAGE_NOT_DECODED', message, url: `${inline.slice(0, 96)}…` },
       { code: 'IMAGE_NOT_DECODED', message, url: 'https://assets.pressroom.internal/a/damaged.png' },
@@ -179,11 +207,24 @@ describe('images that loaded and did not decode (issue 37)', () => {
 describe('URLs Chromium never asks for (issue 37)', () => {
   it('credentials, [::127.0.0.1], [64:ff9b::7f00:1] and [fe80::1%lo], as images and CSS: a warning each, no connection', async () => {
     const port = tripwire.port;
-    const urls = [`http://user:pw@127.0.0.1:${port}/a.png`, `http://[::127.0.0.1]:${port}/b.png`, `http://[64:ff9b::7f00:1]:${port}/c.png`, `http://[fe80::1%lo]:${port}/d.png`];
-    const html = urls.map((url, i) => `<img src="${url}"><div style="width:9px;height:9px;background:url('${url.replace('.png', '-bg.png')}')"></div><p>${i}</p>`).join('');
+    const urls = [
+      `http://user:pw@127.0.0.1:${port}/a.png`,
+      `http://[::127.0.0.1]:${port}/b.png`,
+      `http://[64:ff9b::7f00:1]:${port}/c.png`,
+      `http://[fe80::1%lo]:${port}/d.png`,
+    ];
+    const html = urls
+      .map(
+        (url, i) =>
+          `<img src="${url}"><div style="width:9px;height:9px;background:url('${url.replace('.png', '-bg.png')}')"></div><p>${i}</p>`,
+      )
+      .join('');
     const result = await renderer.render({ template: { html }, data: {}, accountId: ACCOUNT_A });
     const credentials = { code: 'RESOURCE_BLOCKED', message: 'The URL must not contain a user name or password.' };
-    const privateAddress = { code: 'RESOURCE_BLOCKED', message: expect.stringContaining('private, loopback or link-local') };
+    const privateAddress = {
+      code: 'RESOURCE_BLOCKED',
+      message: expect.stringContaining('private, loopback or link-local'),
+    };
     const invalid = { code: 'RESOURCE_FAILED', message: 'The URL is not valid.' };
     expect(result.warnings).toEqual([
       { ...privateAddress, url: `http://[64:ff9b::7f00:1]:${port}/c-bg.png` },
@@ -199,14 +240,22 @@ describe('URLs Chromium never asks for (issue 37)', () => {
   });
 
   it('a link is not a resource: an <a href> with credentials gets no warning', async () => {
-    const result = await renderer.render({ template: { html: '<a href="https://user:pw@example.com/">account</a>' }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: '<a href="https://user:pw@example.com/">account</a>' },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(result.warnings).toEqual([]);
   });
 });
 
 describe('remote resources', () => {
   it('loads a remote PNG from a loopback host the operator named', async () => {
-    const result = await renderer.render({ template: { html: `<img src="http://127.0.0.1:${imagePort}/logo.png" width="64">` }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: `<img src="http://127.0.0.1:${imagePort}/logo.png" width="64">` },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(images(result.pdf)).toHaveLength(1);
     expect(result.warnings).toEqual([]);
   });
@@ -214,16 +263,32 @@ describe('remote resources', () => {
   it('refuses the same URL without that setting: a warning, and no connection', async () => {
     const before = imageConnections;
     const url = `http://127.0.0.1:${imagePort}/logo.png?token=s3cret`;
-    const result = await strict.render({ template: { html: `<img src="{{ url }}" width="64">` }, data: { url }, accountId: ACCOUNT_A });
+    const result = await strict.render({
+      template: { html: `<img src="{{ url }}" width="64">` },
+      data: { url },
+      accountId: ACCOUNT_A,
+    });
     expect(images(result.pdf)).toHaveLength(0);
-    expect(result.warnings).toEqual([{ code: 'RESOURCE_BLOCKED', message: expect.stringContaining('private, loopback or link-local'), url: `http://127.0.0.1:${imagePort}/logo.png?token=[redacted]` }]);
+    expect(result.warnings).toEqual([
+      {
+        code: 'RESOURCE_BLOCKED',
+        message: expect.stringContaining('private, loopback or link-local'),
+        url: `http://127.0.0.1:${imagePort}/logo.png?token=[redacted]`,
+      },
+    ]);
     expect(imageConnections).toBe(before);
   });
 
   it('refuses a redirect from an allowed host to a private address at the hop', async () => {
-    const result = await renderer.render({ template: { html: `<img src="http://127.0.0.1:${imagePort}/to-private">` }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: `<img src="http://127.0.0.1:${imagePort}/to-private">` },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(images(result.pdf)).toHaveLength(0);
-    expect(result.warnings).toEqual([{ code: 'RESOURCE_BLOCKED', message: expect.any(String), url: `http://127.0.0.1:${imagePort}/to-private` }]);
+    expect(result.warnings).toEqual([
+      { code: 'RESOURCE_BLOCKED', message: expect.any(String), url: `http://127.0.0.1:${imagePort}/to-private` },
+    ]);
     expect(tripwire.hits()).toBe(0);
   });
 
@@ -235,16 +300,36 @@ describe('remote resources', () => {
       `<img src="http://[::127.0.0.1]:${tripwire.port}/blocked.png"><img src="{{ asset('no-such.png') }}"><img src="{{ asset('damaged.png') }}" width="50">`,
     ].join('');
     const result = await renderer.render({ template: { html }, data: {}, accountId: ACCOUNT_A });
-    expect(result.warnings.map((w) => w.code).sort()).toEqual(['ASSET_NOT_FOUND', 'IMAGE_NOT_DECODED', 'RESOURCE_BLOCKED', 'RESOURCE_FAILED']);
-    expect(pdfTool('pdfimages', result.pdf, ['-list']).split('\n').slice(2).filter((line) => line.trim() !== '')).toEqual([]);
+    expect(result.warnings.map((w) => w.code).sort()).toEqual([
+      'ASSET_NOT_FOUND',
+      'IMAGE_NOT_DECODED',
+      'RESOURCE_BLOCKED',
+      'RESOURCE_FAILED',
+    ]);
+    expect(
+      pdfTool('pdfimages', result.pdf, ['-list'])
+        .split('\n')
+        .slice(2)
+        .filter((line) => line.trim() !== ''),
+    ).toEqual([]);
     // The missing image's 2000 px box still pushes the text after it off the first page.
     expect(pdfPageText(result.pdf, 1)).not.toContain('After the missing image');
     expect(pdfText(result.pdf)).toContain('After the missing image');
   });
 
   it('warns about a remote file that is not there', async () => {
-    const result = await renderer.render({ template: { html: `<img src="http://127.0.0.1:${imagePort}/nothing.png">` }, data: {}, accountId: ACCOUNT_A });
-    expect(result.warnings).toEqual([{ code: 'RESOURCE_FAILED', message: 'The server answered HTTP 404.', url: `http://127.0.0.1:${imagePort}/nothing.png` }]);
+    const result = await renderer.render({
+      template: { html: `<img src="http://127.0.0.1:${imagePort}/nothing.png">` },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
+    expect(result.warnings).toEqual([
+      {
+        code: 'RESOURCE_FAILED',
+        message: 'The server answered HTTP 404.',
+        url: `http://127.0.0.1:${imagePort}/nothing.png`,
+      },
+    ]);
   });
 });
 
@@ -255,19 +340,32 @@ describe('remote resource bounds and cache', () => {
     // Through the process's fetcher: a reused print page may itself reuse an image it printed before
     // by URL (the document's list of available images), so page renders cannot count requests.
     for (let i = 0; i < 2; i++) {
-      for (const path of ['/cached.png', '/no-store.png']) expect((await named.fetch(`http://127.0.0.1:${imagePort}${path}`)).contentType).toBe('image/png');
+      for (const path of ['/cached.png', '/no-store.png'])
+        expect((await named.fetch(`http://127.0.0.1:${imagePort}${path}`)).contentType).toBe('image/png');
     }
     expect(asked('/cached.png')).toBe(1);
     expect(asked('/no-store.png')).toBe(2);
   });
 
   it('refuses a file past the size bound and one that is not an image, font or stylesheet, with a warning each', async () => {
-    const result = await renderer.render({ template: { html: img('/big.png') + img('/page.html') }, data: {}, accountId: ACCOUNT_A });
+    const result = await renderer.render({
+      template: { html: img('/big.png') + img('/page.html') },
+      data: {},
+      accountId: ACCOUNT_A,
+    });
     expect(images(result.pdf)).toHaveLength(0);
     expect(result.warnings).toEqual(
       expect.arrayContaining([
-        { code: 'RESOURCE_TOO_LARGE', message: expect.stringContaining('larger than 1048576 bytes'), url: `http://127.0.0.1:${imagePort}/big.png` },
-        { code: 'RESOURCE_TYPE_REFUSED', message: expect.stringContaining('this is text/html'), url: `http://127.0.0.1:${imagePort}/page.html` },
+        {
+          code: 'RESOURCE_TOO_LARGE',
+          message: expect.stringContaining('larger than 1048576 bytes'),
+          url: `http://127.0.0.1:${imagePort}/big.png`,
+        },
+        {
+          code: 'RESOURCE_TYPE_REFUSED',
+          message: expect.stringContaining('this is text/html'),
+          url: `http://127.0.0.1:${imagePort}/page.html`,
+        },
       ]),
     );
     expect(result.warnings).toHaveLength(2);
@@ -281,19 +379,40 @@ describe('remote resource bounds and cache', () => {
     const warnings = new RenderWarnings();
     const resources = createDocumentResources({ accountId: ACCOUNT_A, warnings, remote: named, bounds });
     const loaded = [];
-    for (const path of ['/cached.png', '/logo.png', '/no-store.png']) loaded.push(await resources.load(`http://127.0.0.1:${imagePort}${path}`, 'Image'));
+    for (const path of ['/cached.png', '/logo.png', '/no-store.png'])
+      loaded.push(await resources.load(`http://127.0.0.1:${imagePort}${path}`, 'Image'));
     expect(loaded.map((r) => r?.contentType)).toEqual(['image/png', 'image/png', undefined]);
-    expect(warnings.list()).toEqual([{ code: 'RESOURCE_LIMIT', message: expect.stringContaining('at most 2 remote resources'), url: `http://127.0.0.1:${imagePort}/no-store.png` }]);
+    expect(warnings.list()).toEqual([
+      {
+        code: 'RESOURCE_LIMIT',
+        message: expect.stringContaining('at most 2 remote resources'),
+        url: `http://127.0.0.1:${imagePort}/no-store.png`,
+      },
+    ]);
   });
 
   it('gives up on a resource that does not arrive in time', async () => {
     const outcomes: RemoteOutcome[] = [];
-    const quick = createRemoteResourceFetcher({ enabled: true, hosts: [`127.0.0.1:${imagePort}`], maxBytes: 1024 * 1024, timeoutMs: 300, cacheBytes: 1024, logger, onOutcome: (o) => outcomes.push(o) });
+    const quick = createRemoteResourceFetcher({
+      enabled: true,
+      hosts: [`127.0.0.1:${imagePort}`],
+      maxBytes: 1024 * 1024,
+      timeoutMs: 300,
+      cacheBytes: 1024,
+      logger,
+      onOutcome: (o) => outcomes.push(o),
+    });
     try {
       const warnings = new RenderWarnings();
       const resources = createDocumentResources({ accountId: ACCOUNT_A, warnings, remote: quick, bounds });
       expect(await resources.load(`http://127.0.0.1:${imagePort}/slow.png`, 'Image')).toBeUndefined();
-      expect(warnings.list()).toEqual([{ code: 'RESOURCE_TIMEOUT', message: expect.stringContaining('within 300 ms'), url: `http://127.0.0.1:${imagePort}/slow.png` }]);
+      expect(warnings.list()).toEqual([
+        {
+          code: 'RESOURCE_TIMEOUT',
+          message: expect.stringContaining('within 300 ms'),
+          url: `http://127.0.0.1:${imagePort}/slow.png`,
+        },
+      ]);
       expect(outcomes).toEqual(['timeout']);
     } finally {
       await quick.close();
@@ -301,13 +420,26 @@ describe('remote resource bounds and cache', () => {
   });
 
   it('with remote resources off (PRESSROOM_REMOTE_RESOURCES=off), asks no server and says so', async () => {
-    const off = createRemoteResourceFetcher({ enabled: false, hosts: [`127.0.0.1:${imagePort}`], maxBytes: 1024, timeoutMs: 1000, cacheBytes: 1024, logger });
+    const off = createRemoteResourceFetcher({
+      enabled: false,
+      hosts: [`127.0.0.1:${imagePort}`],
+      maxBytes: 1024,
+      timeoutMs: 1000,
+      cacheBytes: 1024,
+      logger,
+    });
     try {
       const before = asked('/logo.png');
       const warnings = new RenderWarnings();
       const resources = createDocumentResources({ accountId: ACCOUNT_A, warnings, remote: off, bounds });
       expect(await resources.load(`http://127.0.0.1:${imagePort}/logo.png`, 'Image')).toBeUndefined();
-      expect(warnings.list()).toEqual([{ code: 'RESOURCE_BLOCKED', message: expect.stringContaining('PRESSROOM_REMOTE_RESOURCES=off'), url: `http://127.0.0.1:${imagePort}/logo.png` }]);
+      expect(warnings.list()).toEqual([
+        {
+          code: 'RESOURCE_BLOCKED',
+          message: expect.stringContaining('PRESSROOM_REMOTE_RESOURCES=off'),
+          url: `http://127.0.0.1:${imagePort}/logo.png`,
+        },
+      ]);
       expect(asked('/logo.png')).toBe(before);
     } finally {
       await off.close();

@@ -78,7 +78,8 @@ export function uniqueAssetUrls(html: string, renderId: string): string {
 /** An http(s) URL whose authority has a character Chromium may refuse it for without a request (`@`, `[`, `%`, `\`). */
 const SUSPICIOUS_URL = /https?:\/\/[^\s"'<>()/?#]*[@[%\\]/i;
 /** `url(…)` and `@import "…"` in CSS, in `<style>` elements and `style` attributes alike. */
-const CSS_URL = /url\(\s*(?:&quot;|["'])?\s*(https?:\/\/[^"'()\s]*?)\s*(?:&quot;|["'])?\s*\)|@import\s+(?:url\(\s*)?["'](https?:\/\/[^"']*)["']/gi;
+const CSS_URL =
+  /url\(\s*(?:&quot;|["'])?\s*(https?:\/\/[^"'()\s]*?)\s*(?:&quot;|["'])?\s*\)|@import\s+(?:url\(\s*)?["'](https?:\/\/[^"']*)["']/gi;
 /** Attributes that name a resource; `href` only on the elements that load it (checked by tag). */
 const RESOURCE_ATTRIBUTE = /\s(src|srcset|poster|data|href|xlink:href)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi;
 const HREF_LOADS = /^<(link|image|use|feimage)\b/i;
@@ -98,7 +99,8 @@ export function resourceUrls(html: string): string[] {
     const raw = match[2] ?? match[3] ?? match[4] ?? '';
     if (name !== 'srcset' && !/^\s*https?:\/\//i.test(raw)) continue;
     const value = raw.replace(/&amp;/g, '&');
-    const values = name === 'srcset' ? value.split(',').map((candidate) => candidate.trim().split(/\s+/)[0] ?? '') : [value.trim()];
+    const values =
+      name === 'srcset' ? value.split(',').map((candidate) => candidate.trim().split(/\s+/)[0] ?? '') : [value.trim()];
     found.push(...values.filter((url) => /^https?:\/\//i.test(url)));
   }
   return found;
@@ -114,7 +116,8 @@ function shownUrl(url: string): string {
 /** Resource types the remote fetcher serves; the rest of the web stays closed. */
 const REMOTE_TYPES = new Set(['Image', 'Font', 'Stylesheet']);
 
-const REMOTE_OFF = 'Remote resources are turned off on this server (PRESSROOM_REMOTE_RESOURCES=off); upload the file as an asset.';
+const REMOTE_OFF =
+  'Remote resources are turned off on this server (PRESSROOM_REMOTE_RESOURCES=off); upload the file as an asset.';
 
 /** `url` as the page would request it (WHATWG parsing, as Chromium's), or as written when it does not parse. */
 function canonical(url: string): string {
@@ -137,13 +140,20 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
     if (!found) {
       warnings.add({
         code: 'ASSET_NOT_FOUND',
-        message: name === undefined ? 'This is not an asset URL; use {{ asset("name") }}.' : `This account has no asset named "${name}"; GET /v1/assets lists them.`,
+        message:
+          name === undefined
+            ? 'This is not an asset URL; use {{ asset("name") }}.'
+            : `This account has no asset named "${name}"; GET /v1/assets lists them.`,
         url: name === undefined ? url : assetUrl(name),
       });
       return undefined;
     }
     if (found.contentType !== undefined && !isDocumentResourceType(found.contentType)) {
-      warnings.add({ code: 'RESOURCE_TYPE_REFUSED', message: `The asset "${name}" is a PDF: PDF assets are for watermarks; a document loads images, fonts and stylesheets.`, url: assetUrl(name!) });
+      warnings.add({
+        code: 'RESOURCE_TYPE_REFUSED',
+        message: `The asset "${name}" is a PDF: PDF assets are for watermarks; a document loads images, fonts and stylesheets.`,
+        url: assetUrl(name!),
+      });
       return undefined;
     }
     return found;
@@ -157,12 +167,20 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
       return undefined;
     }
     if (!REMOTE_TYPES.has(resourceType)) {
-      warnings.add({ code: 'RESOURCE_BLOCKED', message: `Documents load only images, fonts and stylesheets from the web; this ${resourceType.toLowerCase()} request was refused.`, url });
+      warnings.add({
+        code: 'RESOURCE_BLOCKED',
+        message: `Documents load only images, fonts and stylesheets from the web; this ${resourceType.toLowerCase()} request was refused.`,
+        url,
+      });
       return undefined;
     }
     if (count >= bounds.maxPerDocument) {
       remote.record('document_limit');
-      warnings.add({ code: 'RESOURCE_LIMIT', message: `A document may load at most ${bounds.maxPerDocument} remote resources.`, url });
+      warnings.add({
+        code: 'RESOURCE_LIMIT',
+        message: `A document may load at most ${bounds.maxPerDocument} remote resources.`,
+        url,
+      });
       return undefined;
     }
     count += 1;
@@ -171,13 +189,20 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
       const resource = await remote.fetch(url, documentDeadline);
       if (bytes + resource.body.length > bounds.documentMaxBytes) {
         remote.record('document_limit');
-        warnings.add({ code: 'RESOURCE_LIMIT', message: `The document's remote resources would exceed ${bounds.documentMaxBytes} bytes, the most one document may load.`, url });
+        warnings.add({
+          code: 'RESOURCE_LIMIT',
+          message: `The document's remote resources would exceed ${bounds.documentMaxBytes} bytes, the most one document may load.`,
+          url,
+        });
         return undefined;
       }
       bytes += resource.body.length;
       return resource;
     } catch (error) {
-      const failure = error instanceof RemoteResourceError ? error : new RemoteResourceError('RESOURCE_FAILED', 'The resource could not be loaded.', 'failed');
+      const failure =
+        error instanceof RemoteResourceError
+          ? error
+          : new RemoteResourceError('RESOURCE_FAILED', 'The resource could not be loaded.', 'failed');
       warnings.add({ code: failure.code, message: failure.message, url });
       return undefined;
     }
@@ -206,7 +231,8 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
     undecodedImage(url) {
       warnings.add({
         code: 'IMAGE_NOT_DECODED',
-        message: 'The image loaded but could not be decoded — a damaged file, or more pixels than Chromium decodes at all (2^29, about 537 megapixels) — so it prints as a broken image.',
+        message:
+          'The image loaded but could not be decoded — a damaged file, or more pixels than Chromium decodes at all (2^29, about 537 megapixels) — so it prints as a broken image.',
         url: shownUrl(url),
       });
     },

@@ -13,7 +13,10 @@ import { RenderWarnings } from './render-warnings.js';
 
 const ACCOUNT = 'acc_AAAAAAAAAAAAAAAA';
 /** 256 KiB that the asset library takes for a PNG: its data: URI is 349,548 characters. */
-const ASSET = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(256 * 1024 - 8)]);
+const ASSET = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  randomBytes(256 * 1024 - 8),
+]);
 const URL_OF = 'https://assets.pressroom.internal/a/amp.png';
 
 /** Document resources over one asset, counting the loads. */
@@ -28,10 +31,16 @@ function resources() {
   return { loads, warnings, resources: createDocumentResources({ accountId: ACCOUNT, warnings, assets, bounds }) };
 }
 
-const uses = (n: number) => `<style>.a{background:url("${URL_OF}")}</style>` + Array.from({ length: n - 1 }, () => `<img src="${URL_OF}">`).join('') + 'h';
+const uses = (n: number) =>
+  `<style>.a{background:url("${URL_OF}")}</style>` +
+  Array.from({ length: n - 1 }, () => `<img src="${URL_OF}">`).join('') +
+  'h';
 
 async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   return error as AppError;
 }
@@ -49,18 +58,28 @@ describe('the header/footer bound', () => {
 
   it('counts every use: twelve uses of a 256 KiB asset are past 4 MiB, refused naming the bound and the part', async () => {
     const { loads, resources: r } = resources();
-    const error = await refusal(inlineHeaderFooter(uses(12), { part: 'footer', documentHtml: '<p>Body</p>', resources: r }));
+    const error = await refusal(
+      inlineHeaderFooter(uses(12), { part: 'footer', documentHtml: '<p>Body</p>', resources: r }),
+    );
     expect(error.code).toBe('DOCUMENT_TOO_LARGE');
-    expect(error.details).toMatchObject({ bound: 'header_footer', part: 'footer', limitChars: HEADER_FOOTER_MAX_CHARS });
+    expect(error.details).toMatchObject({
+      bound: 'header_footer',
+      part: 'footer',
+      limitChars: HEADER_FOOTER_MAX_CHARS,
+    });
     expect(error.details!.chars).toBeGreaterThan(12 * 349_548);
-    expect(error.message).toMatch(/^The page footer \(page\.footer_html\) would be \d+ characters \(4(\.\d)? MiB\) once its images and fonts are written into it, more than the 4194304 \(4 MiB\) a header or footer may carry/);
+    expect(error.message).toMatch(
+      /^The page footer \(page\.footer_html\) would be \d+ characters \(4(\.\d)? MiB\) once its images and fonts are written into it, more than the 4194304 \(4 MiB\) a header or footer may carry/,
+    );
     expect(loads).toEqual(['amp.png']);
   });
 
   it('counts the uses of the fonts it borrows from the document', async () => {
     const { resources: r } = resources();
     const documentHtml = `<style>${Array.from({ length: 12 }, (_, i) => `@font-face { font-family: Brand; src: url("${URL_OF}"); } /* ${i} */`).join('\n')}</style>`;
-    const error = await refusal(inlineHeaderFooter('<div style="font-family: Brand">ACME</div>', { part: 'header', documentHtml, resources: r }));
+    const error = await refusal(
+      inlineHeaderFooter('<div style="font-family: Brand">ACME</div>', { part: 'header', documentHtml, resources: r }),
+    );
     expect(error.details).toMatchObject({ bound: 'header_footer', part: 'header' });
   });
 

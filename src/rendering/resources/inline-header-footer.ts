@@ -74,7 +74,8 @@ interface CssText {
 export async function inlineHeaderFooter(html: string | undefined, options: InlineOptions): Promise<InlinedPart> {
   if (html === undefined || html.trim() === '') return { html, preload: '' };
   // The bound is on the part as Chromium gets it, whatever it carries: checked before it is parsed too.
-  if (html.length > HEADER_FOOTER_MAX_CHARS) throw headerFooterTooLarge(options.part, html.length, HEADER_FOOTER_MAX_CHARS);
+  if (html.length > HEADER_FOOTER_MAX_CHARS)
+    throw headerFooterTooLarge(options.part, html.length, HEADER_FOOTER_MAX_CHARS);
   const { documentHtml, resources } = options;
   const needsWork = /<img|url\(/i.test(html) || /@font-face/i.test(documentHtml) || /@font-face/i.test(html);
   if (!needsWork) return { html, preload: '' };
@@ -89,15 +90,22 @@ export async function inlineHeaderFooter(html: string | undefined, options: Inli
     if ('tagName' in node) {
       const element = node as Element;
       for (const attr of element.attrs) {
-        if (attr.name === 'style') css.push({ value: attr.value, fonts: false, element: false, set: (value) => void (attr.value = value) });
-        if (attr.name === 'src' && element.tagName === 'img' && LOADABLE.test(attr.value.trim())) images.push({ url: attr.value.trim(), set: (value) => void (attr.value = value) });
+        if (attr.name === 'style')
+          css.push({ value: attr.value, fonts: false, element: false, set: (value) => void (attr.value = value) });
+        if (attr.name === 'src' && element.tagName === 'img' && LOADABLE.test(attr.value.trim()))
+          images.push({ url: attr.value.trim(), set: (value) => void (attr.value = value) });
       }
       if (element.tagName === 'style') {
         // Style text is not shown: its nodes are not visited as words.
         for (const child of element.childNodes) {
           if (child.nodeName !== '#text') continue;
           const textNode = child as DefaultTreeAdapterTypes.TextNode;
-          css.push({ value: textNode.value, fonts: /@font-face/i.test(textNode.value), element: true, set: (value) => void (textNode.value = value) });
+          css.push({
+            value: textNode.value,
+            fonts: /@font-face/i.test(textNode.value),
+            element: true,
+            set: (value) => void (textNode.value = value),
+          });
         }
         return;
       }
@@ -108,7 +116,10 @@ export async function inlineHeaderFooter(html: string | undefined, options: Inli
   visit(fragment);
 
   // The document's fonts the header/footer names (in a style attribute or element of its own).
-  const own = css.map((text) => text.value).join('\n').toLowerCase();
+  const own = css
+    .map((text) => text.value)
+    .join('\n')
+    .toLowerCase();
   const ownFaces = new Set((own.match(FONT_FACE) ?? []).map((rule) => rule.toLowerCase()));
   const borrowed = fontFaceRules(documentHtml)
     .filter((rule) => {
@@ -199,10 +210,15 @@ function escapeText(text: string): string {
 function preloadFor(css: string, text: string): string {
   const faces = (css.match(FONT_FACE) ?? []).filter((rule) => /url\(\s*['"]?data:/i.test(rule));
   if (faces.length === 0) return '';
-  const families = [...new Set(faces.map((rule) => FONT_FAMILY.exec(rule)?.[2]?.trim()).filter((f): f is string => !!f))];
+  const families = [
+    ...new Set(faces.map((rule) => FONT_FAMILY.exec(rule)?.[2]?.trim()).filter((f): f is string => !!f)),
+  ];
   const shown = escapeText(text.replace(/\s+/g, ' ').trim().slice(0, 2000) || 'x');
   const spans = families
-    .map((family) => `<span aria-hidden="true" style="position:absolute;left:0;top:0;width:0;height:0;overflow:hidden;font-family:'${family.replace(/['\\<>]/g, '')}'">${shown}</span>`)
+    .map(
+      (family) =>
+        `<span aria-hidden="true" style="position:absolute;left:0;top:0;width:0;height:0;overflow:hidden;font-family:'${family.replace(/['\\<>]/g, '')}'">${shown}</span>`,
+    )
     .join('');
   return `<style>${escapeStyle(faces.join('\n'))}</style><div aria-hidden="true" style="position:absolute;left:0;top:0;width:0;height:0;overflow:hidden">${spans}</div>`;
 }

@@ -31,10 +31,24 @@ import { redactUrlSecrets } from '../../shared/redact-url.js';
 import { raceSignal } from '../../browser/cdp-helpers.js';
 
 /** How one resource request ended (the `outcome` label of pressroom_remote_resources_total). */
-export type RemoteOutcome = 'fetched' | 'cached' | 'blocked' | 'failed' | 'timeout' | 'too_large' | 'wrong_type' | 'disabled' | 'document_limit';
+export type RemoteOutcome =
+  | 'fetched'
+  | 'cached'
+  | 'blocked'
+  | 'failed'
+  | 'timeout'
+  | 'too_large'
+  | 'wrong_type'
+  | 'disabled'
+  | 'document_limit';
 
 /** Warning codes of resources that did not load. */
-export type RemoteWarningCode = 'RESOURCE_BLOCKED' | 'RESOURCE_FAILED' | 'RESOURCE_TIMEOUT' | 'RESOURCE_TOO_LARGE' | 'RESOURCE_TYPE_REFUSED';
+export type RemoteWarningCode =
+  | 'RESOURCE_BLOCKED'
+  | 'RESOURCE_FAILED'
+  | 'RESOURCE_TIMEOUT'
+  | 'RESOURCE_TOO_LARGE'
+  | 'RESOURCE_TYPE_REFUSED';
 
 /** A resource that did not load; `message` is safe to show the customer (no resolved address). */
 export class RemoteResourceError extends Error {
@@ -80,7 +94,8 @@ export interface RemoteResourceFetcher {
 /** Lifetime of a cached response that states none. */
 export const DEFAULT_FRESHNESS_MS = 5 * 60_000;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const ACCEPT = 'image/avif,image/webp,image/png,image/svg+xml,image/*;q=0.8,font/woff2,font/*;q=0.8,text/css;q=0.7,*/*;q=0.1';
+const ACCEPT =
+  'image/avif,image/webp,image/png,image/svg+xml,image/*;q=0.8,font/woff2,font/*;q=0.8,text/css;q=0.7,*/*;q=0.1';
 
 interface CachedResource extends RemoteResource {
   expiresAt: number;
@@ -108,9 +123,15 @@ function defaultPort(url: URL): string {
 export function createRemoteResourceFetcher(options: RemoteFetcherOptions): RemoteResourceFetcher {
   const named = new Set(options.hosts.map((h) => h.toLowerCase()));
   // Documents never get the private-network exception webhooks have in development.
-  const publicOnly = createGuardedDispatcher({ allowPrivateNetworks: false }, { connectTimeoutMs: options.timeoutMs, headersTimeoutMs: options.timeoutMs, bodyTimeoutMs: options.timeoutMs });
+  const publicOnly = createGuardedDispatcher(
+    { allowPrivateNetworks: false },
+    { connectTimeoutMs: options.timeoutMs, headersTimeoutMs: options.timeoutMs, bodyTimeoutMs: options.timeoutMs },
+  );
   // Only for hosts the operator named: the name is trusted wherever it resolves.
-  const operatorNamed = createGuardedDispatcher({ allowPrivateNetworks: true }, { connectTimeoutMs: options.timeoutMs, headersTimeoutMs: options.timeoutMs, bodyTimeoutMs: options.timeoutMs });
+  const operatorNamed = createGuardedDispatcher(
+    { allowPrivateNetworks: true },
+    { connectTimeoutMs: options.timeoutMs, headersTimeoutMs: options.timeoutMs, bodyTimeoutMs: options.timeoutMs },
+  );
   const cache = new ByteBudgetCache<CachedResource>(options.cacheBytes);
   const inFlight = new Map<string, Promise<RemoteResource>>();
   const record = (outcome: RemoteOutcome) => options.onOutcome?.(outcome);
@@ -151,33 +172,76 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
       for (let hop = 0; ; hop += 1) {
         const { url: target, dispatcher } = dispatcherFor(current);
         // request() never follows redirects itself: every hop comes back here to be checked.
-        const response = await request(target, { method: 'GET', dispatcher, signal: deadline, headers: { accept: ACCEPT, 'user-agent': 'Pressroom (document renderer)' } });
+        const response = await request(target, {
+          method: 'GET',
+          dispatcher,
+          signal: deadline,
+          headers: { accept: ACCEPT, 'user-agent': 'Pressroom (document renderer)' },
+        });
         if (REDIRECTS.has(response.statusCode)) {
           await response.body.dump().catch(() => {});
           const location = response.headers.location;
-          if (typeof location !== 'string') throw new RemoteResourceError('RESOURCE_FAILED', `A redirect (HTTP ${response.statusCode}) without a Location.`, 'failed');
-          if (hop >= (options.maxRedirects ?? 5)) throw new RemoteResourceError('RESOURCE_FAILED', 'Too many redirects.', 'failed');
+          if (typeof location !== 'string')
+            throw new RemoteResourceError(
+              'RESOURCE_FAILED',
+              `A redirect (HTTP ${response.statusCode}) without a Location.`,
+              'failed',
+            );
+          if (hop >= (options.maxRedirects ?? 5))
+            throw new RemoteResourceError('RESOURCE_FAILED', 'Too many redirects.', 'failed');
           current = new URL(location, target).href;
           continue;
         }
         if (response.statusCode < 200 || response.statusCode > 299) {
           await response.body.dump().catch(() => {});
-          throw new RemoteResourceError('RESOURCE_FAILED', `The server answered HTTP ${response.statusCode}.`, 'failed');
+          throw new RemoteResourceError(
+            'RESOURCE_FAILED',
+            `The server answered HTTP ${response.statusCode}.`,
+            'failed',
+          );
         }
-        const body = await readCapped(response.body, response.headers['content-length'], options.maxBytes, () => new RemoteResourceError('RESOURCE_TOO_LARGE', `The file is larger than ${options.maxBytes} bytes, the most a remote resource may have.`, 'too_large'));
-        const declared = typeof response.headers['content-type'] === 'string' ? response.headers['content-type'].split(';')[0]!.trim().toLowerCase() : undefined;
+        const body = await readCapped(
+          response.body,
+          response.headers['content-length'],
+          options.maxBytes,
+          () =>
+            new RemoteResourceError(
+              'RESOURCE_TOO_LARGE',
+              `The file is larger than ${options.maxBytes} bytes, the most a remote resource may have.`,
+              'too_large',
+            ),
+        );
+        const declared =
+          typeof response.headers['content-type'] === 'string'
+            ? response.headers['content-type'].split(';')[0]!.trim().toLowerCase()
+            : undefined;
         const sniffed = sniffAssetType(body);
-        const contentType = sniffed && isDocumentResourceType(sniffed) ? sniffed : declared === 'text/css' && !sniffed ? 'text/css' : undefined;
-        if (!contentType) throw new RemoteResourceError('RESOURCE_TYPE_REFUSED', `Only images, fonts and stylesheets are loaded; this is ${declared ?? 'of no known type'}.`, 'wrong_type');
+        const contentType =
+          sniffed && isDocumentResourceType(sniffed)
+            ? sniffed
+            : declared === 'text/css' && !sniffed
+              ? 'text/css'
+              : undefined;
+        if (!contentType)
+          throw new RemoteResourceError(
+            'RESOURCE_TYPE_REFUSED',
+            `Only images, fonts and stylesheets are loaded; this is ${declared ?? 'of no known type'}.`,
+            'wrong_type',
+          );
         const cacheControl = response.headers['cache-control'];
-        const lifetime = cacheLifetimeMs(typeof cacheControl === 'string' ? cacheControl : Array.isArray(cacheControl) ? cacheControl.join(',') : undefined);
+        const lifetime = cacheLifetimeMs(
+          typeof cacheControl === 'string'
+            ? cacheControl
+            : Array.isArray(cacheControl)
+              ? cacheControl.join(',')
+              : undefined,
+        );
         return { body, contentType, expiresAt: Date.now() + lifetime };
       }
     } catch (error) {
       throw classify(error, deadline, options.timeoutMs, url, options.logger);
     }
   }
-
 
   return {
     enabled: options.enabled,
@@ -212,7 +276,13 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
         return resource;
       } catch (error) {
         const failure =
-          error instanceof RemoteResourceError ? error : new RemoteResourceError('RESOURCE_TIMEOUT', 'The document ran out of time for remote resources.', 'timeout');
+          error instanceof RemoteResourceError
+            ? error
+            : new RemoteResourceError(
+                'RESOURCE_TIMEOUT',
+                'The document ran out of time for remote resources.',
+                'timeout',
+              );
         record(failure.outcome);
         throw failure;
       }
@@ -223,20 +293,39 @@ export function createRemoteResourceFetcher(options: RemoteFetcherOptions): Remo
   };
 }
 
-
-function classify(error: unknown, deadline: AbortSignal, timeoutMs: number, url: string, logger: Logger): RemoteResourceError {
+function classify(
+  error: unknown,
+  deadline: AbortSignal,
+  timeoutMs: number,
+  url: string,
+  logger: Logger,
+): RemoteResourceError {
   if (error instanceof RemoteResourceError) return error;
   const blocked = findOutboundBlockedError(error);
   if (blocked) {
     // The specific story (which address) is for the log only.
-    logger.info({ url: redactUrlSecrets(url).slice(0, 300), reason: blocked.reason }, 'remote resource refused by the outbound guard');
+    logger.info(
+      { url: redactUrlSecrets(url).slice(0, 300), reason: blocked.reason },
+      'remote resource refused by the outbound guard',
+    );
     return new RemoteResourceError(
       'RESOURCE_BLOCKED',
       'Documents may not load resources from private, loopback or link-local addresses (an operator can name internal hosts in PRESSROOM_REMOTE_RESOURCES).',
       'blocked',
     );
   }
-  if (deadline.aborted) return new RemoteResourceError('RESOURCE_TIMEOUT', `The resource did not arrive within ${timeoutMs} ms.`, 'timeout');
-  const code = (error as { code?: unknown; cause?: { code?: unknown } } | null)?.cause?.code ?? (error as { code?: unknown } | null)?.code;
-  return new RemoteResourceError('RESOURCE_FAILED', `The download failed${typeof code === 'string' ? ` (${code})` : ''}.`, 'failed');
+  if (deadline.aborted)
+    return new RemoteResourceError(
+      'RESOURCE_TIMEOUT',
+      `The resource did not arrive within ${timeoutMs} ms.`,
+      'timeout',
+    );
+  const code =
+    (error as { code?: unknown; cause?: { code?: unknown } } | null)?.cause?.code ??
+    (error as { code?: unknown } | null)?.code;
+  return new RemoteResourceError(
+    'RESOURCE_FAILED',
+    `The download failed${typeof code === 'string' ? ` (${code})` : ''}.`,
+    'failed',
+  );
 }

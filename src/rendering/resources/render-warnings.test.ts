@@ -14,14 +14,27 @@ describe('RenderWarnings', () => {
       return warnings.list();
     });
     expect(lists[0]).toEqual(lists[1]);
-    expect(lists[0]!.map((w) => w.url ?? w.code)).toEqual(['UNDEFINED_VARIABLE', 'INVALID_NUMBER', 'https://a.example/1.png', 'https://b.example/2.png']);
+    expect(lists[0]!.map((w) => w.url ?? w.code)).toEqual([
+      'UNDEFINED_VARIABLE',
+      'INVALID_NUMBER',
+      'https://a.example/1.png',
+      'https://b.example/2.png',
+    ]);
   });
 
   it('keeps a repeated warning once, and says how many were left out past the cap', () => {
     const warnings = new RenderWarnings();
     for (let i = 0; i < MAX_WARNINGS + 5; i += 1) {
-      warnings.add({ code: 'RESOURCE_FAILED', message: 'failed', url: `https://example.com/${String(i).padStart(3, '0')}.png` });
-      warnings.add({ code: 'RESOURCE_FAILED', message: 'failed', url: `https://example.com/${String(i).padStart(3, '0')}.png` });
+      warnings.add({
+        code: 'RESOURCE_FAILED',
+        message: 'failed',
+        url: `https://example.com/${String(i).padStart(3, '0')}.png`,
+      });
+      warnings.add({
+        code: 'RESOURCE_FAILED',
+        message: 'failed',
+        url: `https://example.com/${String(i).padStart(3, '0')}.png`,
+      });
     }
     const list = warnings.list();
     expect(list).toHaveLength(MAX_WARNINGS + 1);

@@ -28,12 +28,19 @@ export class RenderWarnings {
       this.#dropped += 1;
       return;
     }
-    this.#list.push({ code: warning.code, message: redactUrlSecrets(warning.message), ...(url === undefined ? {} : { url }) });
+    this.#list.push({
+      code: warning.code,
+      message: redactUrlSecrets(warning.message),
+      ...(url === undefined ? {} : { url }),
+    });
   }
 
   /** The warnings so far (a copy), with a last `MORE_WARNINGS` entry when some were left out. */
   list(): DocumentWarning[] {
-    const ordered = [...this.#list.filter((w) => w.url === undefined), ...this.#list.filter((w) => w.url !== undefined).sort(byUrlThenCode)];
+    const ordered = [
+      ...this.#list.filter((w) => w.url === undefined),
+      ...this.#list.filter((w) => w.url !== undefined).sort(byUrlThenCode),
+    ];
     if (this.#dropped === 0) return ordered;
     return [...ordered, { code: 'MORE_WARNINGS', message: `${this.#dropped} more warnings were left out.` }];
   }

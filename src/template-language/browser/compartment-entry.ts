@@ -10,7 +10,11 @@ import type { Nunjucks } from './nunjucks-types.js';
 
 type PartCode = () => unknown;
 
-export function create(nj: Nunjucks, templates: Record<string, PartCode>, helpers: DocumentHelpers): (dataJson: string, limit: number, strict: boolean) => string {
+export function create(
+  nj: Nunjucks,
+  templates: Record<string, PartCode>,
+  helpers: DocumentHelpers,
+): (dataJson: string, limit: number, strict: boolean) => string {
   const renderer = createDocumentRenderer<PartCode>(nj, helpers);
   const stringify = JSON.stringify;
   let used = false;

@@ -9,7 +9,22 @@
  * primitives and plain options, copy what they read, and return strings only, so a document holds
  * nothing of that realm but frozen functions. The worker evaluator creates its own in each worker.
  */
-import { azteccode, code128, code39, datamatrix, drawingSVG, ean13, ean8, gs1_128, interleaved2of5, itf14, pdf417, qrcode, swissqrcode, upca } from 'bwip-js/browser';
+import {
+  azteccode,
+  code128,
+  code39,
+  datamatrix,
+  drawingSVG,
+  ean13,
+  ean8,
+  gs1_128,
+  interleaved2of5,
+  itf14,
+  pdf417,
+  qrcode,
+  swissqrcode,
+  upca,
+} from 'bwip-js/browser';
 import MarkdownIt from 'markdown-it';
 
 /** What the helpers need from the realm that has Intl; every answer is a string. */
@@ -84,7 +99,10 @@ export function createDocumentHelpers(): DocumentHelpers {
   const DateTimeFormat = Intl.DateTimeFormat;
   const ParsedDate = Date;
   const hasOwn = Object.prototype.hasOwnProperty;
-  const types = BARCODE_TYPES as unknown as Record<string, (opts: Record<string, unknown>, drawing: unknown) => unknown>;
+  const types = BARCODE_TYPES as unknown as Record<
+    string,
+    (opts: Record<string, unknown>, drawing: unknown) => unknown
+  >;
   const markdownIt = new MarkdownIt({ html: false, linkify: true, typographer: false });
   // markdown-it already refuses javascript:, vbscript:, file: and most data: links; a printed
   // document needs only these.
@@ -100,14 +118,19 @@ export function createDocumentHelpers(): DocumentHelpers {
       const copy: Intl.NumberFormatOptions = {
         style: style === 'currency' || style === 'percent' ? style : 'decimal',
         ...(text(options.currency) ? { currency: text(options.currency) } : {}),
-        ...(whole(options.minimumFractionDigits, 0, 20) !== undefined ? { minimumFractionDigits: options.minimumFractionDigits } : {}),
-        ...(whole(options.maximumFractionDigits, 0, 20) !== undefined ? { maximumFractionDigits: options.maximumFractionDigits } : {}),
+        ...(whole(options.minimumFractionDigits, 0, 20) !== undefined
+          ? { minimumFractionDigits: options.minimumFractionDigits }
+          : {}),
+        ...(whole(options.maximumFractionDigits, 0, 20) !== undefined
+          ? { maximumFractionDigits: options.maximumFractionDigits }
+          : {}),
       };
       return String(new NumberFormat(String(locale), copy).format(Number(value)));
     },
     formatDate(value, locale, options) {
       const date = new ParsedDate(typeof value === 'number' ? value : String(value));
-      if (Number.isNaN(date.getTime())) throw new RangeError(`"${String(value).slice(0, 40)}" is not a date (use ISO 8601, like 2026-11-24)`);
+      if (Number.isNaN(date.getTime()))
+        throw new RangeError(`"${String(value).slice(0, 40)}" is not a date (use ISO 8601, like 2026-11-24)`);
       const copy: Intl.DateTimeFormatOptions = { timeZone: text(options.timeZone) ?? 'UTC' };
       const dateStyle = text(options.dateStyle);
       const timeStyle = text(options.timeStyle);
@@ -118,13 +141,16 @@ export function createDocumentHelpers(): DocumentHelpers {
     barcode(type, value, options) {
       const name = String(type);
       const encode = hasOwn.call(types, name) ? types[name] : undefined;
-      if (!encode) throw new RangeError(`unknown barcode type "${name.slice(0, 40)}" (one of ${Object.keys(types).join(', ')})`);
+      if (!encode)
+        throw new RangeError(`unknown barcode type "${name.slice(0, 40)}" (one of ${Object.keys(types).join(', ')})`);
       const data = String(value);
       if (data.length === 0) throw new RangeError(`${name}: nothing to encode`);
-      if (data.length > MAX_BARCODE_TEXT) throw new RangeError(`${name}: the text is longer than ${MAX_BARCODE_TEXT} characters`);
+      if (data.length > MAX_BARCODE_TEXT)
+        throw new RangeError(`${name}: the text is longer than ${MAX_BARCODE_TEXT} characters`);
       const opts: Record<string, unknown> = { bcid: name, text: data, scale: 2 };
       if (typeof options.includetext === 'boolean') opts.includetext = options.includetext;
-      if (typeof options.height === 'number' && options.height > 0 && options.height <= 500) opts.height = options.height;
+      if (typeof options.height === 'number' && options.height > 0 && options.height <= 500)
+        opts.height = options.height;
       if (typeof options.scale === 'number' && options.scale > 0 && options.scale <= 20) opts.scale = options.scale;
       if (typeof options.eclevel === 'string' && /^[LMQH]$/.test(options.eclevel)) opts.eclevel = options.eclevel;
       for (const key of ['barcolor', 'backgroundcolor'] as const) {
@@ -148,7 +174,8 @@ export function createDocumentHelpers(): DocumentHelpers {
     },
     markdown(source) {
       const input = String(source);
-      if (input.length > MAX_MARKDOWN_TEXT) throw new RangeError(`markdown: the text is longer than ${MAX_MARKDOWN_TEXT} characters`);
+      if (input.length > MAX_MARKDOWN_TEXT)
+        throw new RangeError(`markdown: the text is longer than ${MAX_MARKDOWN_TEXT} characters`);
       return String(markdownIt.render(input));
     },
   };

@@ -18,7 +18,13 @@ export interface DocumentRenderer<T> {
    * Renders every part with `dataJson`; output over `limit` UTF-16 units is `too-large`. `strict`: the
    * template's strict mode, where what would be a warning of the data is an error (`language.ts`).
    */
-  renderParts(templates: Record<string, T>, load: LoadPart<T>, dataJson: string, limit: number, strict: boolean): DocumentResult;
+  renderParts(
+    templates: Record<string, T>,
+    load: LoadPart<T>,
+    dataJson: string,
+    limit: number,
+    strict: boolean,
+  ): DocumentResult;
 }
 
 export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers): DocumentRenderer<T> {
@@ -30,7 +36,8 @@ export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers
   nj.lib.extend = nj.lib._assign = function (target: Record<string, unknown>, source: Record<string, unknown>) {
     target = target || {};
     Object.keys(source || {}).forEach((key) => {
-      if (key === '__proto__') defineOwn(target, key, { value: source[key], enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        defineOwn(target, key, { value: source[key], enumerable: true, writable: true, configurable: true });
       else target[key] = source[key];
     });
     return target;
@@ -57,8 +64,10 @@ export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers
       // A string past V8's limit is output too large; an array past it is a list built too long
       // (a huge range(): nunjucks builds the whole list first), not output.
       if (isRangeError(cause) && /Invalid string length/.test(message)) return { kind: 'too-large' };
-      if (isRangeError(cause) && /Invalid (typed )?array length/.test(message)) message = 'A list grew too long (a huge range()?)';
-      if (isRangeError(cause) && /call stack/.test(message)) message = 'Maximum call stack size exceeded (a macro calling itself without end?)';
+      if (isRangeError(cause) && /Invalid (typed )?array length/.test(message))
+        message = 'A list grew too long (a huge range()?)';
+      if (isRangeError(cause) && /call stack/.test(message))
+        message = 'Maximum call stack size exceeded (a macro calling itself without end?)';
       const result: DocumentResult = { kind: 'error', template: key, message: message.split('\n')[0]!.slice(0, 300) };
       // Compiled code reports 0-based positions.
       if (typeof withCause.lineno === 'number') result.line = withCause.lineno + 1;
@@ -82,7 +91,9 @@ export function createDocumentRenderer<T>(nj: Nunjucks, helpers: DocumentHelpers
           language.startPart(key);
           const context = parse(dataJson);
           const props = load(templates[key]!);
-          const html = new Template({ type: 'code', obj: props }, key === 'css' ? cssEnv : env, key, true).render(context);
+          const html = new Template({ type: 'code', obj: props }, key === 'css' ? cssEnv : env, key, true).render(
+            context,
+          );
           if (typeof html !== 'string') throw new Error('The template produced no text');
           total += html.length;
           if (total > limit) return { kind: 'too-large' };

@@ -42,7 +42,13 @@ function check(msg: unknown, names: string[], limit: number): HarnessResult {
   const answer = msg as Partial<Record<string, unknown>>;
   if (answer.kind === 'too-large') return { kind: 'too-large' };
   if (answer.kind === 'error') {
-    return { kind: 'error', message: toText(answer.message).slice(0, 300), template: toText(answer.template || ''), line: num(answer.line), column: num(answer.column) };
+    return {
+      kind: 'error',
+      message: toText(answer.message).slice(0, 300),
+      template: toText(answer.template || ''),
+      line: num(answer.line),
+      column: num(answer.column),
+    };
   }
   if (answer.kind !== 'ok' || !answer.out || typeof answer.out !== 'object') return noResult();
   const given = answer.out as Record<string, unknown>;
@@ -65,7 +71,8 @@ function checkWarnings(given: unknown): EvaluationWarning[] {
   for (const w of given.slice(0, 100)) {
     if (!w || typeof w !== 'object') continue;
     const { code, message } = w as Record<string, unknown>;
-    if (typeof code === 'string' && typeof message === 'string') warnings.push({ code: code.slice(0, 60), message: message.slice(0, 300) });
+    if (typeof code === 'string' && typeof message === 'string')
+      warnings.push({ code: code.slice(0, 60), message: message.slice(0, 300) });
   }
   return warnings;
 }
@@ -76,22 +83,33 @@ const NewCompartment = typeof Compartment === 'function' ? Compartment : null;
 const NewChannel = MessageChannel;
 // The helpers (Intl, barcodes, Markdown) live in this realm, which has Intl; every compartment gets
 // the same hardened object: frozen functions that take plain values and return strings.
-const compartmentHelpers: DocumentHelpers | null = MODE === 'compartment' && NewCompartment ? harden(createDocumentHelpers()) : null;
+const compartmentHelpers: DocumentHelpers | null =
+  MODE === 'compartment' && NewCompartment ? harden(createDocumentHelpers()) : null;
 
-function evaluateInCompartment(templates: Record<string, string>, data: string, _timeoutMs: number, limit: number, strict: boolean): Promise<HarnessResult> {
+function evaluateInCompartment(
+  templates: Record<string, string>,
+  data: string,
+  _timeoutMs: number,
+  limit: number,
+  strict: boolean,
+): Promise<HarnessResult> {
   const started = now();
   const names = keysOf(templates);
   const parts = names.map((name) => `${stringify(name)}: function () {\n${templates[name]}\n}`).join(',\n');
   let text: unknown;
   try {
     const compartment = new NewCompartment!({ __options__: true, globals: { pressroomHelpers: compartmentHelpers } });
-    const render = compartment.evaluate(`${DOCUMENT_RUNTIME_SOURCE}\n;pressroomDocument.create(${NUNJUCKS_EXPRESSION}, {${parts}}, pressroomHelpers)`);
+    const render = compartment.evaluate(
+      `${DOCUMENT_RUNTIME_SOURCE}\n;pressroomDocument.create(${NUNJUCKS_EXPRESSION}, {${parts}}, pressroomHelpers)`,
+    );
     text = typeof render === 'function' ? render(data, limit, strict) : null;
   } catch (e) {
     // SES refused the code (it is not code our compiler produces), or the document broke its own copy.
     let message = 'The template failed';
     try {
-      message = toText(e && (e as { message?: unknown }).message !== undefined ? (e as { message: unknown }).message : e);
+      message = toText(
+        e && (e as { message?: unknown }).message !== undefined ? (e as { message: unknown }).message : e,
+      );
     } catch {
       /* keep the default */
     }
@@ -146,7 +164,14 @@ function startFreshWorker(): StartedWorker {
  * Sends message to the worker and resolves with the harness result: check() of its answer, a
  * timeout at timeoutMs, an error if it throws; then release() ends the worker.
  */
-function runDocument(current: StartedWorker, message: unknown, timeoutMs: number, names: string[], limit: number, release: () => void): Promise<HarnessResult> {
+function runDocument(
+  current: StartedWorker,
+  message: unknown,
+  timeoutMs: number,
+  names: string[],
+  limit: number,
+  release: () => void,
+): Promise<HarnessResult> {
   const started = now();
   return new Promise((resolve) => {
     let done = false;
@@ -175,7 +200,13 @@ function runDocument(current: StartedWorker, message: unknown, timeoutMs: number
 }
 
 let spare: StartedWorker | null = null;
-function evaluateInWorker(templates: Record<string, string>, data: string, timeoutMs: number, limit: number, strict: boolean): Promise<HarnessResult> {
+function evaluateInWorker(
+  templates: Record<string, string>,
+  data: string,
+  timeoutMs: number,
+  limit: number,
+  strict: boolean,
+): Promise<HarnessResult> {
   const current = spare ?? startFreshWorker();
   spare = null;
   return runDocument(current, { templates, data, limit, strict }, timeoutMs, keysOf(templates), limit, () => {
@@ -193,7 +224,10 @@ function evaluateInWorker(templates: Record<string, string>, data: string, timeo
 // evaluator-page.ts), so both agree on what is held; id 0 is never kept. Only this harness reads
 // it: documents get the code as a string, never the list.
 const held = new Map<number, string>();
-function heldTemplates(sent: Record<string, string | null>, ids: Record<string, number>): Record<string, string> | null {
+function heldTemplates(
+  sent: Record<string, string | null>,
+  ids: Record<string, number>,
+): Record<string, string> | null {
   const templates: Record<string, string> = {};
   for (const name of keysOf(sent)) {
     const id = ids[name] ?? 0;
@@ -223,7 +257,14 @@ page.pressroomEvaluator = { mode: MODE };
 if (MODE === 'worker') spare = startFreshWorker();
 else if (!NewCompartment) page.pressroomEvaluator = { mode: 'failed' };
 const evaluate = MODE === 'worker' ? evaluateInWorker : evaluateInCompartment;
-page.pressroomEvaluate = (sent: Record<string, string | null>, ids: Record<string, number>, data: string, timeoutMs: number, limit: number, strict: unknown) => {
+page.pressroomEvaluate = (
+  sent: Record<string, string | null>,
+  ids: Record<string, number>,
+  data: string,
+  timeoutMs: number,
+  limit: number,
+  strict: unknown,
+) => {
   const templates = heldTemplates(sent, ids);
   return templates ? evaluate(templates, data, timeoutMs, limit, strict === true) : { kind: 'miss' };
 };

@@ -35,7 +35,12 @@ function localeOf(context: FilterThis, given: unknown): string {
   return typeof value === 'string' && value.trim() !== '' ? value.trim().replace(/_/g, '-') : DEFAULT_LOCALE;
 }
 
-export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, helpers: DocumentHelpers, report: Report): void {
+export function installHelperFilters(
+  nj: Nunjucks,
+  env: NunjucksEnvironment,
+  helpers: DocumentHelpers,
+  report: Report,
+): void {
   const markSafe = nj.runtime.markSafe;
 
   /** The number in `value`, or undefined (after a warning when there was something else). */
@@ -45,7 +50,10 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
     if (typeof value === 'string' && NUMERIC_TEXT.test(value.trim())) return Number(value.trim());
     const problem = `${filter}: ${JSON.stringify(String(value)).slice(0, 60)} is not a number`;
     const hint = 'send numbers as JSON numbers, like 1234.56';
-    report.invalid('INVALID_NUMBER', { warning: `${problem}, printed as it is (${hint})`, error: `${problem} (${hint})` });
+    report.invalid('INVALID_NUMBER', {
+      warning: `${problem}, printed as it is (${hint})`,
+      error: `${problem} (${hint})`,
+    });
     return undefined;
   };
   /** What a filter prints for a value it could not format: the value itself, or nothing. */
@@ -59,35 +67,53 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
   env.addFilter('format_number', function (this: FilterThis, value: unknown, ...rest: unknown[]) {
     const { positional, named } = splitKeywords(rest);
     const decimals = digits(named?.decimals ?? positional[1]);
-    const options: NumberOptions = decimals === undefined ? {} : { minimumFractionDigits: decimals, maximumFractionDigits: decimals };
+    const options: NumberOptions =
+      decimals === undefined ? {} : { minimumFractionDigits: decimals, maximumFractionDigits: decimals };
     return number('format_number', value, localeOf(this, named?.locale ?? positional[0]), options);
   });
   env.addFilter('format_currency', function (this: FilterThis, value: unknown, ...rest: unknown[]) {
     const { positional, named } = splitKeywords(rest);
-    const given = named?.currency ?? positional[0] ?? (this && typeof this.lookup === 'function' ? this.lookup('currency') : undefined);
+    const given =
+      named?.currency ??
+      positional[0] ??
+      (this && typeof this.lookup === 'function' ? this.lookup('currency') : undefined);
     if (typeof given !== 'string' || !/^[A-Za-z]{3}$/.test(given)) {
-      throw new Error(`format_currency needs a currency code such as "EUR" (an argument, or a "currency" variable); got ${JSON.stringify(given ?? null)}`);
+      throw new Error(
+        `format_currency needs a currency code such as "EUR" (an argument, or a "currency" variable); got ${JSON.stringify(given ?? null)}`,
+      );
     }
     const decimals = digits(named?.decimals ?? positional[2]);
-    const options: NumberOptions = { style: 'currency', currency: given.toUpperCase(), ...(decimals === undefined ? {} : { minimumFractionDigits: decimals, maximumFractionDigits: decimals }) };
+    const options: NumberOptions = {
+      style: 'currency',
+      currency: given.toUpperCase(),
+      ...(decimals === undefined ? {} : { minimumFractionDigits: decimals, maximumFractionDigits: decimals }),
+    };
     return number('format_currency', value, localeOf(this, named?.locale ?? positional[1]), options);
   });
   env.addFilter('format_percent', function (this: FilterThis, value: unknown, ...rest: unknown[]) {
     const { positional, named } = splitKeywords(rest);
     const decimals = digits(named?.decimals ?? positional[1]) ?? 0;
-    return number('format_percent', value, localeOf(this, named?.locale ?? positional[0]), { style: 'percent', minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+    return number('format_percent', value, localeOf(this, named?.locale ?? positional[0]), {
+      style: 'percent',
+      minimumFractionDigits: decimals,
+      maximumFractionDigits: decimals,
+    });
   });
   const dateFilter = (name: string, withTime: boolean) =>
     function (this: FilterThis, value: unknown, ...rest: unknown[]) {
       const { positional, named } = splitKeywords(rest);
       if (value === undefined || value === null || value === '') return '';
       const style = named?.format ?? positional[0] ?? 'medium';
-      if (typeof style !== 'string' || !DATE_STYLES.has(style)) throw new Error(`${name}: the format is one of short, medium, long, full; got ${JSON.stringify(style)}`);
+      if (typeof style !== 'string' || !DATE_STYLES.has(style))
+        throw new Error(`${name}: the format is one of short, medium, long, full; got ${JSON.stringify(style)}`);
       const timeZone = named?.timezone ?? positional[2];
       if (typeof value !== 'string' && typeof value !== 'number') {
         const problem = `${name}: ${JSON.stringify(String(value)).slice(0, 60)} is not a date`;
         const hint = 'send ISO 8601 text, like "2026-11-24"';
-        report.invalid('INVALID_DATE', { warning: `${problem}, printed as it is (${hint})`, error: `${problem} (${hint})` });
+        report.invalid('INVALID_DATE', {
+          warning: `${problem}, printed as it is (${hint})`,
+          error: `${problem} (${hint})`,
+        });
         return asGiven(value);
       }
       try {
@@ -99,7 +125,10 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
       } catch (error) {
         const message = String((error as { message?: unknown })?.message ?? error);
         if (!/is not a date/.test(message)) throw error;
-        report.invalid('INVALID_DATE', { warning: `${name}: ${message}; printed as it is`, error: `${name}: ${message}` });
+        report.invalid('INVALID_DATE', {
+          warning: `${name}: ${message}; printed as it is`,
+          error: `${name}: ${message}`,
+        });
         return asGiven(value);
       }
     };
@@ -131,7 +160,9 @@ export function installHelperFilters(nj: Nunjucks, env: NunjucksEnvironment, hel
     const { named } = splitKeywords(args);
     return markSafe(helpers.barcode('qrcode', sepaPayload(named ?? {}), { eclevel: 'M', ...barcodeOptions(named) }));
   });
-  env.addFilter('markdown', (value: unknown) => (value === undefined || value === null ? '' : markSafe(helpers.markdown(String(value)))));
+  env.addFilter('markdown', (value: unknown) =>
+    value === undefined || value === null ? '' : markSafe(helpers.markdown(String(value))),
+  );
 }
 
 /**
@@ -145,16 +176,23 @@ export function sepaPayload(named: Record<string, unknown>): string {
   const bic = field('bic').replace(/\s+/g, '').toUpperCase();
   const reference = field('reference');
   const text = field('text');
-  if (!/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(iban)) throw new Error(`sepa_qrcode: "${iban.slice(0, 40)}" is not an IBAN`);
-  if (name === '' || name.length > 70) throw new Error('sepa_qrcode: name (the payee) is required, at most 70 characters');
-  if (bic !== '' && !/^[A-Z0-9]{8}([A-Z0-9]{3})?$/.test(bic)) throw new Error(`sepa_qrcode: "${bic.slice(0, 20)}" is not a BIC`);
+  if (!/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(iban))
+    throw new Error(`sepa_qrcode: "${iban.slice(0, 40)}" is not an IBAN`);
+  if (name === '' || name.length > 70)
+    throw new Error('sepa_qrcode: name (the payee) is required, at most 70 characters');
+  if (bic !== '' && !/^[A-Z0-9]{8}([A-Z0-9]{3})?$/.test(bic))
+    throw new Error(`sepa_qrcode: "${bic.slice(0, 20)}" is not a BIC`);
   if (reference.length > 35) throw new Error('sepa_qrcode: reference is at most 35 characters');
   if (text.length > 140) throw new Error('sepa_qrcode: text is at most 140 characters');
-  if (reference !== '' && text !== '') throw new Error('sepa_qrcode: give a reference or a text, not both (the EPC code holds one)');
+  if (reference !== '' && text !== '')
+    throw new Error('sepa_qrcode: give a reference or a text, not both (the EPC code holds one)');
   let amount = '';
   if (field('amount') !== '') {
     const value = Number(field('amount'));
-    if (!Number.isFinite(value) || value < 0.01 || value > 999_999_999.99) throw new Error(`sepa_qrcode: amount must be between 0.01 and 999999999.99; got "${field('amount').slice(0, 20)}"`);
+    if (!Number.isFinite(value) || value < 0.01 || value > 999_999_999.99)
+      throw new Error(
+        `sepa_qrcode: amount must be between 0.01 and 999999999.99; got "${field('amount').slice(0, 20)}"`,
+      );
     amount = `EUR${value.toFixed(2)}`;
   }
   // Service tag, version, UTF-8, SEPA credit transfer, BIC, name, IBAN, amount, purpose, reference, text.

@@ -11,11 +11,23 @@ import { splitKeywords } from './printf-format.js';
 /** The global `{% set ns.attr = value %}` compiles to a call of (see `../compiler.ts`). */
 export const NAMESPACE_SETTER = '__pressroom_namespace_set';
 
-type Context = { env: NunjucksEnvironment & { getTest(name: string): (...a: unknown[]) => boolean; getFilter(name: string): (...a: unknown[]) => unknown } };
+type Context = {
+  env: NunjucksEnvironment & {
+    getTest(name: string): (...a: unknown[]) => boolean;
+    getFilter(name: string): (...a: unknown[]) => unknown;
+  };
+};
 type Item = Record<string, unknown>;
 
 const hasOwn = Object.prototype.hasOwnProperty;
-const toList = (value: unknown): unknown[] => (Array.isArray(value) ? value : typeof value === 'string' ? [...value] : value && typeof value === 'object' ? Object.keys(value) : []);
+const toList = (value: unknown): unknown[] =>
+  Array.isArray(value)
+    ? value
+    : typeof value === 'string'
+      ? [...value]
+      : value && typeof value === 'object'
+        ? Object.keys(value)
+        : [];
 
 /** `a.b.c` (Jinja2's dotted attribute, digits index lists) of `item`, or undefined. */
 function attribute(item: unknown, path: string): unknown {
@@ -29,12 +41,14 @@ function attribute(item: unknown, path: string): unknown {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-const comparable = (value: unknown, caseSensitive: boolean) => (!caseSensitive && typeof value === 'string' ? value.toLowerCase() : value);
+const comparable = (value: unknown, caseSensitive: boolean) =>
+  !caseSensitive && typeof value === 'string' ? value.toLowerCase() : value;
 
 export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): void {
   const markSafe = nj.runtime.markSafe;
   const namespaces = new WeakSet<object>();
-  const testCall = (ctx: Context, name: string, value: unknown, args: unknown[]) => ctx.env.getTest(name).call(ctx, value, ...args);
+  const testCall = (ctx: Context, name: string, value: unknown, args: unknown[]) =>
+    ctx.env.getTest(name).call(ctx, value, ...args);
 
   env.addFilter('map', function (this: Context, seq: unknown, ...rest: unknown[]) {
     const { positional, named } = splitKeywords(rest);
@@ -49,7 +63,10 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
     const filter = this.env.getFilter(String(filterName));
     return toList(seq).map((item) => filter.call(this, item, ...args));
   });
-  for (const [name, keep] of [['selectattr', true], ['rejectattr', false]] as const) {
+  for (const [name, keep] of [
+    ['selectattr', true],
+    ['rejectattr', false],
+  ] as const) {
     env.addFilter(name, function (this: Context, seq: unknown, attr: string, testName?: string, ...args: unknown[]) {
       return toList(seq).filter((item) => {
         const value = attribute(item, attr);
@@ -59,10 +76,16 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
   }
   env.addFilter('tojson', (value: unknown, indent?: number) => {
     // HTML-safe as in Jinja2: <, >, & and ' are \u escapes, so the result fits in a <script> or an attribute.
-    const text = JSON.stringify(value === undefined ? null : value, null, typeof indent === 'number' ? indent : undefined) ?? 'null';
+    const text =
+      JSON.stringify(value === undefined ? null : value, null, typeof indent === 'number' ? indent : undefined) ??
+      'null';
     return markSafe(text.replace(/[<>&']/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
   });
-  env.addFilter('items', (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).map((k) => [k, (value as Item)[k]]) : []));
+  env.addFilter('items', (value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.keys(value).map((k) => [k, (value as Item)[k]])
+      : [],
+  );
   env.addFilter('unique', (seq: unknown, ...rest: unknown[]) => {
     const { positional, named } = splitKeywords(rest);
     const caseSensitive = Boolean(named?.case_sensitive ?? positional[0] ?? false);
@@ -75,7 +98,10 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
       return true;
     });
   });
-  for (const [name, sign] of [['min', -1], ['max', 1]] as const) {
+  for (const [name, sign] of [
+    ['min', -1],
+    ['max', 1],
+  ] as const) {
     env.addFilter(name, (seq: unknown, ...rest: unknown[]) => {
       const { positional, named } = splitKeywords(rest);
       const caseSensitive = Boolean(named?.case_sensitive ?? positional[0] ?? false);
@@ -99,8 +125,16 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
     for (const item of toList(seq)) total += Number(attr === undefined || attr === null ? item : attribute(item, attr));
     return total;
   });
-  env.addFilter('count', (value: unknown) => (value === null || value === undefined ? 0 : typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).length : (value as { length?: number }).length ?? 0));
-  env.addFilter('attr', (value: unknown, name: string) => (value === null || value === undefined ? undefined : (value as Item)[name]));
+  env.addFilter('count', (value: unknown) =>
+    value === null || value === undefined
+      ? 0
+      : typeof value === 'object' && !Array.isArray(value)
+        ? Object.keys(value).length
+        : ((value as { length?: number }).length ?? 0),
+  );
+  env.addFilter('attr', (value: unknown, name: string) =>
+    value === null || value === undefined ? undefined : (value as Item)[name],
+  );
   env.addFilter('xmlattr', (value: unknown, autospace = true) => {
     const parts: string[] = [];
     for (const [key, v] of Object.entries((value ?? {}) as Item)) {
@@ -132,7 +166,9 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
   env.addFilter('filesizeformat', (value: unknown, binary = false) => {
     const bytes = Number(value);
     const base = binary ? 1024 : 1000;
-    const prefixes = binary ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
+    const prefixes = binary
+      ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB']
+      : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
     if (bytes === 1) return '1 Byte';
     if (bytes < base) return `${bytes} Bytes`;
     let unit = base;
@@ -162,7 +198,14 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
     const out: Item = {};
     for (const source of [positional[0], named]) {
       if (!source || typeof source !== 'object') continue;
-      for (const key of Object.keys(source)) if (key !== '__keywords') Object.defineProperty(out, key, { value: (source as Item)[key], enumerable: true, writable: true, configurable: true });
+      for (const key of Object.keys(source))
+        if (key !== '__keywords')
+          Object.defineProperty(out, key, {
+            value: (source as Item)[key],
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
     }
     return out;
   };
@@ -173,7 +216,8 @@ export function installJinja2Additions(nj: Nunjucks, env: NunjucksEnvironment): 
     return ns;
   });
   env.addGlobal(NAMESPACE_SETTER, (ns: unknown, name: string, value: unknown) => {
-    if (!ns || typeof ns !== 'object' || !namespaces.has(ns)) throw new Error(`Cannot set "${name}": only attributes of a namespace() can be set`);
+    if (!ns || typeof ns !== 'object' || !namespaces.has(ns))
+      throw new Error(`Cannot set "${name}": only attributes of a namespace() can be set`);
     Object.defineProperty(ns, name, { value, enumerable: true, writable: true, configurable: true });
     return '';
   });

@@ -29,7 +29,12 @@ const UNDEFINED_CHECK = '__pressroom_check_defined';
 
 /** At most this many warnings per document: a loop over bad rows says so once per row at most. */
 const MAX_WARNINGS = 50;
-const PART_NAMES: Record<string, string> = { main: 'the HTML', header: 'the header', footer: 'the footer', css: 'the CSS' };
+const PART_NAMES: Record<string, string> = {
+  main: 'the HTML',
+  header: 'the header',
+  footer: 'the footer',
+  css: 'the CSS',
+};
 
 /** The URL of the account's asset `name` (the closed room serves it to that account's documents only). */
 function assetUrl(name: unknown): string {
@@ -40,7 +45,12 @@ function assetUrl(name: unknown): string {
  * Installs the language into `env`. A document's second environment (the css one) passes the first
  * one's `InstalledLanguage`, so both report into the same warnings.
  */
-export function installLanguage(nj: Nunjucks, env: NunjucksEnvironment, helpers: DocumentHelpers, shared?: InstalledLanguage): InstalledLanguage {
+export function installLanguage(
+  nj: Nunjucks,
+  env: NunjucksEnvironment,
+  helpers: DocumentHelpers,
+  shared?: InstalledLanguage,
+): InstalledLanguage {
   const language = shared ?? collectWarnings();
   env.addFilter('format', printfFormat);
   installJinja2Additions(nj, env);

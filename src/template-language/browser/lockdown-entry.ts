@@ -8,8 +8,20 @@
 // nunjucks copies into its context by assignment — without the "override mistake".
 lockdown({ errorTaming: 'safe', overrideTaming: 'severe', consoleTaming: 'safe', stackFiltering: 'concise' });
 // Not reachable from a compartment anyway (its global is its own); removed as defence in depth.
-for (const name of ['fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', 'WebTransport', 'EventSource',
-  'Worker', 'SharedWorker', 'BroadcastChannel', 'indexedDB', 'caches', 'open']) {
+for (const name of [
+  'fetch',
+  'XMLHttpRequest',
+  'WebSocket',
+  'WebSocketStream',
+  'WebTransport',
+  'EventSource',
+  'Worker',
+  'SharedWorker',
+  'BroadcastChannel',
+  'indexedDB',
+  'caches',
+  'open',
+]) {
   for (let o: object | null = globalThis; o; o = Object.getPrototypeOf(o)) {
     try {
       delete (o as Record<string, unknown>)[name];

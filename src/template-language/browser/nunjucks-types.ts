@@ -17,6 +17,11 @@ export interface Nunjucks {
   installJinjaCompat(): void;
   lib: { extend: unknown; _assign: unknown };
   Environment: new (loaders: unknown[], options: Record<string, unknown>) => NunjucksEnvironment;
-  Template: new (source: { type: 'code'; obj: unknown }, env: NunjucksEnvironment, name: string, eager: boolean) => NunjucksTemplate;
+  Template: new (
+    source: { type: 'code'; obj: unknown },
+    env: NunjucksEnvironment,
+    name: string,
+    eager: boolean,
+  ) => NunjucksTemplate;
   runtime: { markSafe(value: string): unknown; SafeString: new (value: string) => unknown };
 }

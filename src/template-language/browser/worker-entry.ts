@@ -18,8 +18,21 @@ const post = scope.postMessage.bind(scope);
 const makeFunction = Function;
 // Defence in depth only: the page's CSP (connect-src 'none'), request interception and the proxy
 // sinkhole already stop traffic; without these APIs a template does not even get to try.
-for (const name of ['fetch', 'XMLHttpRequest', 'WebSocket', 'WebSocketStream', 'WebTransport', 'EventSource', 'importScripts',
-  'Worker', 'SharedWorker', 'BroadcastChannel', 'indexedDB', 'caches', 'nunjucks']) {
+for (const name of [
+  'fetch',
+  'XMLHttpRequest',
+  'WebSocket',
+  'WebSocketStream',
+  'WebTransport',
+  'EventSource',
+  'importScripts',
+  'Worker',
+  'SharedWorker',
+  'BroadcastChannel',
+  'indexedDB',
+  'caches',
+  'nunjucks',
+]) {
   for (let o: object | null = scope; o; o = Object.getPrototypeOf(o)) {
     try {
       delete (o as Record<string, unknown>)[name];

@@ -28,7 +28,8 @@ const NAMED_COLORS = new Set(
 
 const HEX = /^#(?:[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8})$/;
 /** One colour function; its arguments are numbers, units, `none`, commas, slashes and spaces only. */
-const FUNCTION = /^(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch)\(\s*(?:[0-9.+\-e%]+(?:deg|grad|rad|turn)?|none)(?:(?:\s*[,/]\s*|\s+)(?:[0-9.+\-e%]+(?:deg|grad|rad|turn)?|none)){2,3}\s*\)$/;
+const FUNCTION =
+  /^(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch)\(\s*(?:[0-9.+\-e%]+(?:deg|grad|rad|turn)?|none)(?:(?:\s*[,/]\s*|\s+)(?:[0-9.+\-e%]+(?:deg|grad|rad|turn)?|none)){2,3}\s*\)$/;
 
 /** True when `value` is a colour this service writes into a style (see the file comment). */
 export function isCssColor(value: string): boolean {

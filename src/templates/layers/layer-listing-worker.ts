@@ -12,7 +12,9 @@ export interface ListingTask {
   readonly html: string;
 }
 
-export type ListingAnswer = { readonly id: number; readonly listing: LayerListing } | { readonly id: number; readonly error: string };
+export type ListingAnswer =
+  | { readonly id: number; readonly listing: LayerListing }
+  | { readonly id: number; readonly error: string };
 
 parentPort?.on('message', (task: ListingTask) => {
   let answer: ListingAnswer;

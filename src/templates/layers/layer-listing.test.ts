@@ -20,7 +20,14 @@ describe('LayerListingPool', () => {
   it('lists on its thread, one listing after the other', async () => {
     const listings = pool();
     const [a, b] = await Promise.all([listings.list(CARD, 'acc_a'), listings.list('<p data-layer="x">x</p>', 'acc_b')]);
-    expect(a).toEqual({ layers: [expect.objectContaining({ name: 'background' }), expect.objectContaining({ name: 'title', currentText: 'Hi' }), expect.objectContaining({ name: 'logo', type: 'image' })], warnings: [] });
+    expect(a).toEqual({
+      layers: [
+        expect.objectContaining({ name: 'background' }),
+        expect.objectContaining({ name: 'title', currentText: 'Hi' }),
+        expect.objectContaining({ name: 'logo', type: 'image' }),
+      ],
+      warnings: [],
+    });
     expect(b).toMatchObject({ layers: [{ name: 'background' }, { name: 'x' }] });
     expect(listings.stats()).toEqual({ waiting: 0, running: false });
   });
@@ -40,13 +47,17 @@ describe('LayerListingPool', () => {
 
   it('stops a listing past its time (504), and lists the next one on a new thread', async () => {
     const listings = pool();
-    await expect(listings.list(`${'<div>'.repeat(200_000)}<b data-layer="deep">x</b>`, 'acc_a', 1)).rejects.toSatisfy((error) => code(error) === 'RENDER_TIMEOUT');
+    await expect(listings.list(`${'<div>'.repeat(200_000)}<b data-layer="deep">x</b>`, 'acc_a', 1)).rejects.toSatisfy(
+      (error) => code(error) === 'RENDER_TIMEOUT',
+    );
     expect(await listings.list(CARD, 'acc_a')).toHaveProperty('layers');
   });
 
   it('answers a template whose parse needs more than the heap cap with 422, and lists the next one', async () => {
     const listings = pool({ memoryMb: 64 });
-    await expect(listings.list('<b a>'.repeat(400_000), 'acc_a')).rejects.toSatisfy((error) => isAppError(error, 'DOCUMENT_TOO_LARGE') && error.details?.bound === 'memory');
+    await expect(listings.list('<b a>'.repeat(400_000), 'acc_a')).rejects.toSatisfy(
+      (error) => isAppError(error, 'DOCUMENT_TOO_LARGE') && error.details?.bound === 'memory',
+    );
     expect(await listings.list(CARD, 'acc_a')).toHaveProperty('layers');
   });
 

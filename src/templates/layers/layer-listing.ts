@@ -67,10 +67,20 @@ export class LayerListingPool {
   list(html: string, accountId: string, timeoutMs = this.options.timeoutMs): Promise<LayerListing> {
     const held = this.#held.get(accountId) ?? 0;
     if (held >= this.options.accountLimit) {
-      return Promise.reject(new AppError('RATE_LIMITED', `At most ${this.options.accountLimit} layer listings of one account run at once; retry when one has been answered.`, { details: { retryAfterSeconds: 1 } }));
+      return Promise.reject(
+        new AppError(
+          'RATE_LIMITED',
+          `At most ${this.options.accountLimit} layer listings of one account run at once; retry when one has been answered.`,
+          { details: { retryAfterSeconds: 1 } },
+        ),
+      );
     }
     if (this.#line.length >= this.options.lineLimit) {
-      return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The server is busy listing other templates\' layers; retry in a moment.', { details: { retryAfterSeconds: 1 } }));
+      return Promise.reject(
+        new AppError('SERVICE_UNAVAILABLE', "The server is busy listing other templates' layers; retry in a moment.", {
+          details: { retryAfterSeconds: 1 },
+        }),
+      );
     }
     this.#held.set(accountId, held + 1);
     const release = () => {
@@ -102,7 +112,10 @@ export class LayerListingPool {
 
   /** Refuses the listings waiting and the running one (503) and ends the thread. */
   async close(): Promise<void> {
-    const gone = () => new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', { details: { retryAfterSeconds: 1 } });
+    const gone = () =>
+      new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', {
+        details: { retryAfterSeconds: 1 },
+      });
     for (const listing of this.#line.splice(0)) listing.reject(gone());
     const thread = this.#thread;
     this.#thread = undefined;
@@ -126,7 +139,12 @@ export class LayerListingPool {
       if (thread.running?.id !== id) return;
       thread.running = undefined;
       this.#end(thread);
-      listing.reject(new AppError('RENDER_TIMEOUT', `The template's layers could not be listed within ${listing.timeoutMs / 1000} s; the template is too large or too deeply nested to list.`));
+      listing.reject(
+        new AppError(
+          'RENDER_TIMEOUT',
+          `The template's layers could not be listed within ${listing.timeoutMs / 1000} s; the template is too large or too deeply nested to list.`,
+        ),
+      );
       this.#dispatch();
     }, listing.timeoutMs);
     thread.running = { id, listing, timer };
@@ -144,7 +162,11 @@ export class LayerListingPool {
   #startThread(): Thread {
     const worker = startWorker(this.options.memoryMb);
     let failure: Error | undefined;
-    const thread: Thread = { worker, running: undefined, exited: new Promise((resolve) => worker.once('exit', () => resolve())) };
+    const thread: Thread = {
+      worker,
+      running: undefined,
+      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
+    };
     worker.on('message', (answer: ListingAnswer) => {
       const running = thread.running;
       if (!running || running.id !== answer.id) return;
@@ -171,7 +193,11 @@ export class LayerListingPool {
                 `Listing this template's layers needs more than ${this.options.memoryMb} MB of memory, the most one listing may use; write the template with fewer elements.`,
                 { details: { bound: 'memory', limitMb: this.options.memoryMb } },
               )
-            : new AppError('SERVICE_UNAVAILABLE', `The thread listing the template's layers stopped (${failure ? failure.message : `exit code ${code}`}); retry in a moment.`, { details: { retryAfterSeconds: 1 } }),
+            : new AppError(
+                'SERVICE_UNAVAILABLE',
+                `The thread listing the template's layers stopped (${failure ? failure.message : `exit code ${code}`}); retry in a moment.`,
+                { details: { retryAfterSeconds: 1 } },
+              ),
         );
       }
       this.#dispatch();

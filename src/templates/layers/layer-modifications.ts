@@ -48,14 +48,21 @@ export function checkModifications(modifications: readonly LayerModification[]):
 
 /** The distinct `image_url`s the modifications need loaded. */
 export function imageUrlsOf(modifications: readonly LayerModification[]): string[] {
-  return [...new Set(modifications.map((m) => m.image_url).filter((url): url is string => typeof url === 'string' && url !== ''))];
+  return [
+    ...new Set(
+      modifications.map((m) => m.image_url).filter((url): url is string => typeof url === 'string' && url !== ''),
+    ),
+  ];
 }
 
 /**
  * The page's edits for `modifications` (checked), with the images loaded for them: each distinct image
  * goes to the page once, and one that could not be loaded becomes that edit's warning.
  */
-export function layerEdits(modifications: readonly LayerModification[], images: ReadonlyMap<string, LoadedImage>): LayerEdits {
+export function layerEdits(
+  modifications: readonly LayerModification[],
+  images: ReadonlyMap<string, LoadedImage>,
+): LayerEdits {
   const uris: string[] = [];
   const indexOf = new Map<string, number>();
   const edits = modifications.map((modification): LayerEdit => {

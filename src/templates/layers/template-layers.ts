@@ -50,7 +50,21 @@ export type LayerListing = { layers: TemplateLayer[]; warnings: string[] } | { t
 
 const LAYER_ATTRIBUTES = ['data-layer', 'data-layer-name'];
 /** Elements that hold no content: a `text` modification cannot apply to them. */
-const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
+const VOID_ELEMENTS = new Set([
+  'area',
+  'base',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'link',
+  'meta',
+  'source',
+  'track',
+  'wbr',
+]);
 /** Elements whose text is not the element's text (textContent-like, as listed before). */
 const NOT_TEXT = new Set(['script', 'style']);
 const MODIFIABLE: Record<LayerType, string[]> = {
@@ -79,7 +93,9 @@ class TextCollector {
   /** Adds a text node's value, whitespace already collapsed (once for all collectors): at most what is still missing. */
   add(collapsed: string): void {
     // Two more than missing: a join of two spaces may still collapse into one.
-    this.#text = `${this.#text}${collapsed.slice(0, MAX_CURRENT_TEXT_CHARS + 2 - this.#text.length)}`.replace(/ {2,}/g, ' ').trimStart();
+    this.#text = `${this.#text}${collapsed.slice(0, MAX_CURRENT_TEXT_CHARS + 2 - this.#text.length)}`
+      .replace(/ {2,}/g, ' ')
+      .trimStart();
     if (this.#text.length > MAX_CURRENT_TEXT_CHARS) this.full = true;
   }
 
@@ -103,7 +119,9 @@ export function listLayers(html: string): LayerListing {
   let layers = 0;
   const open: TextCollector[] = [];
   // Each entry: a node to enter, or the end of an element (what to undo when leaving it).
-  const stack: ({ node: ChildNode } | { leave: { collector?: TextCollector; pauses: boolean } })[] = document.childNodes.map((node) => ({ node })).reverse();
+  const stack: ({ node: ChildNode } | { leave: { collector?: TextCollector; pauses: boolean } })[] = document.childNodes
+    .map((node) => ({ node }))
+    .reverse();
   while (stack.length > 0) {
     const entry = stack.pop()!;
     if ('leave' in entry) {
@@ -146,12 +164,21 @@ export function listLayers(html: string): LayerListing {
   const warnings: string[] = [];
   for (const [name, { element, count, text }] of first) {
     const content = VOID_ELEMENTS.has(element.tagName) ? '' : (text?.text() ?? '');
-    const type: LayerType = name === BACKGROUND_LAYER ? 'background' : element.tagName === 'img' ? 'image' : content !== '' ? 'text' : 'shape';
+    const type: LayerType =
+      name === BACKGROUND_LAYER
+        ? 'background'
+        : element.tagName === 'img'
+          ? 'image'
+          : content !== ''
+            ? 'text'
+            : 'shape';
     const layer: TemplateLayer = { name, tag: element.tagName, type, modifiable: MODIFIABLE[type] };
     if (type === 'text') layer.currentText = content;
     listed.push(layer);
-    if (count > 1) warnings.push(`Layer name "${name}" is used by ${count} elements; a modification of it applies to all of them.`);
+    if (count > 1)
+      warnings.push(`Layer name "${name}" is used by ${count} elements; a modification of it applies to all of them.`);
   }
-  if (!first.has(BACKGROUND_LAYER)) listed.unshift({ name: BACKGROUND_LAYER, tag: 'body', type: 'background', modifiable: MODIFIABLE.background });
+  if (!first.has(BACKGROUND_LAYER))
+    listed.unshift({ name: BACKGROUND_LAYER, tag: 'body', type: 'background', modifiable: MODIFIABLE.background });
   return { layers: listed, warnings };
 }

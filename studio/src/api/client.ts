@@ -31,7 +31,8 @@ export class ApiError extends Error {
 export function describeRefusal(error: unknown, place?: PlaceNamer): string {
   if (!(error instanceof ApiError)) return (error as Error).message;
   const body = error.body as { error?: string; message?: string; detail?: unknown } | null;
-  if (body && Array.isArray(body.detail)) return (body.detail as ValidationIssue[]).map((issue) => describeIssue(issue, place)).join('; ');
+  if (body && Array.isArray(body.detail))
+    return (body.detail as ValidationIssue[]).map((issue) => describeIssue(issue, place)).join('; ');
   return error.code ? `${error.message} (${error.code})` : error.message;
 }
 
@@ -67,7 +68,8 @@ async function readBody(response: Response): Promise<unknown> {
 
 function buildUrl(path: string, query?: RequestOptions['query']): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined && value !== '') params.set(name, String(value));
+  for (const [name, value] of Object.entries(query ?? {}))
+    if (value !== undefined && value !== '') params.set(name, String(value));
   const qs = params.toString();
   return qs ? `${path}?${qs}` : path;
 }
@@ -84,7 +86,12 @@ export function createApiClient(apiKey: string, hooks: ClientHooks): ApiClient {
       response = await fetch(buildUrl(path, options.query), {
         method,
         headers,
-        body: options.body === undefined ? undefined : multipart ? (options.body as FormData) : JSON.stringify(options.body),
+        body:
+          options.body === undefined
+            ? undefined
+            : multipart
+              ? (options.body as FormData)
+              : JSON.stringify(options.body),
         signal: options.signal,
         credentials: 'omit',
         cache: 'no-store',
@@ -97,7 +104,11 @@ export function createApiClient(apiKey: string, hooks: ClientHooks): ApiClient {
     if (rateLimit) hooks.onRateLimit(rateLimit);
     if (response.ok) return response;
     const retryAfter = Number(response.headers.get('retry-after'));
-    const error = new ApiError(response.status, await readBody(response), Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+    const error = new ApiError(
+      response.status,
+      await readBody(response),
+      Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+    );
     if (response.status === 401) hooks.onUnauthorized(error);
     throw error;
   }

@@ -42,7 +42,8 @@ function clientFor(apiKey: string): ApiClient {
       if (state.apiKey === apiKey) setState({ rateLimit });
     },
     onUnauthorized: () => {
-      if (state.apiKey === apiKey) signOut('The API key stopped working (revoked or invalid). Sign in with another key.');
+      if (state.apiKey === apiKey)
+        signOut('The API key stopped working (revoked or invalid). Sign in with another key.');
     },
   });
 }

@@ -32,14 +32,23 @@ function useNow(intervalMs: number): number {
 
 function RateLimitMeter({ rateLimit }: { rateLimit: RateLimitState | null }) {
   const now = useNow(1000);
-  if (!rateLimit) return <span class="meter" title="No rate limit reported for this account">Requests: no limit reported</span>;
+  if (!rateLimit)
+    return (
+      <span class="meter" title="No rate limit reported for this account">
+        Requests: no limit reported
+      </span>
+    );
   const secondsLeft = rateLimit.resetAt - now / 1000;
   // Once the window has run out the last answer's count is old: a new window starts full.
   const reset = secondsLeft <= 0;
   const remaining = reset ? rateLimit.limit : rateLimit.remaining;
   const low = remaining <= Math.max(1, Math.floor(rateLimit.limit * 0.1));
   return (
-    <span class={`meter ${low ? 'meter-low' : ''}`} data-testid="rate-limit" title={reset ? 'A new window starts with your next request; its answer gives the exact count.' : undefined}>
+    <span
+      class={`meter ${low ? 'meter-low' : ''}`}
+      data-testid="rate-limit"
+      title={reset ? 'A new window starts with your next request; its answer gives the exact count.' : undefined}
+    >
       <span class="meter-label">Requests left</span>{' '}
       <strong>
         {remaining}/{rateLimit.limit}
@@ -61,9 +70,13 @@ export function AppHeader() {
         </Link>
         <div class="account" aria-label="Account" role="group">
           <span class="account-name" data-testid="account-name" title={account?.account_id}>
-            {account ? account.email ?? account.account_id : '…'}
+            {account ? (account.email ?? account.account_id) : '…'}
           </span>
-          {account && <span class={`plan plan-${account.plan}`} data-testid="account-plan">{account.plan}</span>}
+          {account && (
+            <span class={`plan plan-${account.plan}`} data-testid="account-plan">
+              {account.plan}
+            </span>
+          )}
           <span class="meter" data-testid="credits">
             <span class="meter-label">Credits</span> <strong>{account ? account.credits : '…'}</strong>
           </span>

@@ -5,7 +5,15 @@
  */
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import { EditorState, type Extension } from '@codemirror/state';
-import { EditorView, drawSelection, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers, placeholder as placeholderExt } from '@codemirror/view';
+import {
+  EditorView,
+  drawSelection,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  keymap,
+  lineNumbers,
+  placeholder as placeholderExt,
+} from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
 import { html } from '@codemirror/lang-html';
@@ -46,7 +54,8 @@ function languageExtension(language: EditorLanguage): Extension {
 function toDiagnostics(state: EditorState, problems: readonly EditorProblem[]): Diagnostic[] {
   const doc = state.doc;
   return problems.map((problem) => {
-    if (!problem.line) return { from: 0, to: Math.min(doc.length, doc.line(1).to), severity: 'error', message: problem.message };
+    if (!problem.line)
+      return { from: 0, to: Math.min(doc.length, doc.line(1).to), severity: 'error', message: problem.message };
     const line = doc.line(Math.min(Math.max(problem.line, 1), doc.lines));
     const from = problem.column ? Math.min(line.from + problem.column - 1, line.to) : line.from;
     const to = line.to > from ? line.to : Math.min(from + 1, doc.length);
@@ -61,7 +70,16 @@ const theme = EditorView.theme({
   '&.cm-focused': { outline: '2px solid var(--focus)', outlineOffset: '-2px' },
 });
 
-export function CodeEditor({ id, label, value, language, onChange, problems = [], placeholder, describedBy }: CodeEditorProps) {
+export function CodeEditor({
+  id,
+  label,
+  value,
+  language,
+  onChange,
+  problems = [],
+  placeholder,
+  describedBy,
+}: CodeEditorProps) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const onChangeRef = useRef(onChange);

@@ -85,7 +85,13 @@ export function ConfirmHost() {
 
   const last = pending?.choices[pending.choices.length - 1];
   return (
-    <dialog ref={dialog} class="dialog" aria-labelledby="confirm-title" aria-describedby="confirm-message" onCancel={(e) => (e.preventDefault(), close(null))}>
+    <dialog
+      ref={dialog}
+      class="dialog"
+      aria-labelledby="confirm-title"
+      aria-describedby="confirm-message"
+      onCancel={(e) => (e.preventDefault(), close(null))}
+    >
       {pending && (
         <form method="dialog" onSubmit={(e) => (e.preventDefault(), close(last?.id ?? null))}>
           <h2 id="confirm-title">{pending.title}</h2>

@@ -22,7 +22,15 @@ async function copyText(text: string): Promise<boolean> {
   return ok;
 }
 
-export function CopyButton({ text, label = 'Copy', class: className = '' }: { text: string; label?: string; class?: string }) {
+export function CopyButton({
+  text,
+  label = 'Copy',
+  class: className = '',
+}: {
+  text: string;
+  label?: string;
+  class?: string;
+}) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   return (
     <button

@@ -2,7 +2,12 @@ import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 
 /** A box files can be dropped on (the Assets, PDF tools, Certificates and Validate e-invoice screens); it lights up while files are dragged over it. */
-export function DropZone(props: { class?: string; testId: string; onFiles(files: File[]): void; children: ComponentChildren }) {
+export function DropZone(props: {
+  class?: string;
+  testId: string;
+  onFiles(files: File[]): void;
+  children: ComponentChildren;
+}) {
   const [dragging, setDragging] = useState(false);
   return (
     <div

@@ -10,7 +10,13 @@ export function ErrorNotice({ children, id }: { children: ComponentChildren; id?
   );
 }
 
-export function StatusNotice({ children, tone = 'info' }: { children: ComponentChildren; tone?: 'info' | 'success' | 'warning' }) {
+export function StatusNotice({
+  children,
+  tone = 'info',
+}: {
+  children: ComponentChildren;
+  tone?: 'info' | 'success' | 'warning';
+}) {
   return (
     <p class={`notice notice-${tone}`} role="status">
       {children}

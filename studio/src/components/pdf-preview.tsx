@@ -53,7 +53,13 @@ export function usePdfPreview<S>(describeError: (error: unknown) => string) {
       const blob = await response.blob();
       if (mine.signal.aborted) return;
       urlRef.current = URL.createObjectURL(new Blob([blob], { type: 'application/pdf' }));
-      setState({ subject, status: 'ready', url: urlRef.current, message: null, warnings: parseWarningHeaders((name) => response.headers.get(name)).warnings });
+      setState({
+        subject,
+        status: 'ready',
+        url: urlRef.current,
+        message: null,
+        warnings: parseWarningHeaders((name) => response.headers.get(name)).warnings,
+      });
     } catch (error) {
       if (mine.signal.aborted || (error as Error).name === 'AbortError') return;
       setState({ subject, status: 'error', url: null, message: describeError(error), warnings: [] });
@@ -84,7 +90,12 @@ export function PdfPreviewPanel({ state, name, testId, warningsIntro, onClose }:
     <section class="version-preview" aria-labelledby={`${testId}-title`}>
       <div class="panel-head">
         <h3 id={`${testId}-title`}>Preview of {name}</h3>
-        <span class={`preview-status preview-${state.status}`} role="status" data-testid={`${testId}-status`} data-status={state.status}>
+        <span
+          class={`preview-status preview-${state.status}`}
+          role="status"
+          data-testid={`${testId}-status`}
+          data-status={state.status}
+        >
           {state.status === 'rendering' ? 'Rendering…' : state.status === 'ready' ? 'Ready.' : 'Preview failed.'}
         </span>
         {state.url && (

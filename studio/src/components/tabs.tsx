@@ -36,7 +36,12 @@ export function Tabs<T extends string>({ idPrefix, label, tabs, selected, onSele
 
   const onKeyDown = (event: KeyboardEvent) => {
     const index = tabs.findIndex((t) => t.id === selected);
-    const moves: Record<string, number> = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: tabs.length - 1 };
+    const moves: Record<string, number> = {
+      ArrowRight: index + 1,
+      ArrowLeft: index - 1,
+      Home: 0,
+      End: tabs.length - 1,
+    };
     const target = moves[event.key];
     if (target === undefined) return;
     event.preventDefault();
@@ -69,9 +74,27 @@ export function Tabs<T extends string>({ idPrefix, label, tabs, selected, onSele
   );
 }
 
-export function TabPanel({ idPrefix, id, selected, children, class: className = '' }: { idPrefix: string; id: string; selected: boolean; children: ComponentChildren; class?: string }) {
+export function TabPanel({
+  idPrefix,
+  id,
+  selected,
+  children,
+  class: className = '',
+}: {
+  idPrefix: string;
+  id: string;
+  selected: boolean;
+  children: ComponentChildren;
+  class?: string;
+}) {
   return (
-    <div role="tabpanel" id={panelId(idPrefix, id)} aria-labelledby={tabId(idPrefix, id)} hidden={!selected} class={`tab-panel ${className}`}>
+    <div
+      role="tabpanel"
+      id={panelId(idPrefix, id)}
+      aria-labelledby={tabId(idPrefix, id)}
+      hidden={!selected}
+      class={`tab-panel ${className}`}
+    >
       {children}
     </div>
   );

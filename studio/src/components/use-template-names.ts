@@ -7,6 +7,9 @@ import type { TemplateSummary } from '../lib/api-types.js';
 import { useLoad } from './use-load.js';
 
 export function useTemplateNames(): Map<string, string> {
-  const list = useLoad(async () => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates')).templates, []);
+  const list = useLoad(
+    async () => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates')).templates,
+    [],
+  );
   return new Map((list.data ?? []).map((t) => [t.id, t.name]));
 }

@@ -12,13 +12,23 @@ interface VersionSelectProps {
   label?: string;
 }
 
-export function VersionSelect({ versions, chosen, onVersion, id = 'run-template', label = 'Template' }: VersionSelectProps) {
+export function VersionSelect({
+  versions,
+  chosen,
+  onVersion,
+  id = 'run-template',
+  label = 'Template',
+}: VersionSelectProps) {
   return (
     <div class="field">
       <label class="field-label" for={id}>
         {label}
       </label>
-      <select id={id} value={chosen ? String(chosen.version_number) : ''} onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}>
+      <select
+        id={id}
+        value={chosen ? String(chosen.version_number) : ''}
+        onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}
+      >
         <option value="">Draft (saved template)</option>
         {versions.map((v) => (
           <option key={v.version_number} value={String(v.version_number)}>

@@ -50,7 +50,12 @@ export interface Field {
 }
 
 /** The server's own paper sizes and rule (src/rendering/page-size.ts), not a copy. */
-export { canvasPage, PAPER_FORMAT_NAMES as PAGE_FORMATS, pageSizeProblem, type PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
+export {
+  canvasPage,
+  PAPER_FORMAT_NAMES as PAGE_FORMATS,
+  pageSizeProblem,
+  type PaperFormat as PageFormat,
+} from '../../../src/rendering/page-size.js';
 import type { PaperFormat as PageFormat } from '../../../src/rendering/page-size.js';
 export type Orientation = 'portrait' | 'landscape';
 export type MarginSide = 'top' | 'right' | 'bottom' | 'left';
@@ -285,7 +290,14 @@ export interface AssetInfo {
 }
 
 /** A batch's state (issue 40, docs/batches.md). */
-export type BatchStatus = 'pending' | 'processing' | 'assembling' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled';
+export type BatchStatus =
+  | 'pending'
+  | 'processing'
+  | 'assembling'
+  | 'completed'
+  | 'completed_with_errors'
+  | 'failed'
+  | 'cancelled';
 /** The statuses after which a batch changes no more. */
 export const BATCH_ENDED: readonly BatchStatus[] = ['completed', 'completed_with_errors', 'failed', 'cancelled'];
 export type BatchOutput = 'links' | 'zip' | 'merged';
@@ -309,7 +321,13 @@ export interface Batch {
   /** While it runs, from the rate so far; null until two items are done. */
   estimated_seconds_left: number | null;
   /** The zip or merged PDF once built (null for links). */
-  result: { url: string | null; filename: string; expires_at: string | null; s3_bucket: string | null; s3_key: string | null } | null;
+  result: {
+    url: string | null;
+    filename: string;
+    expires_at: string | null;
+    s3_bucket: string | null;
+    s3_key: string | null;
+  } | null;
   error: { code: string; message: string } | null;
 }
 

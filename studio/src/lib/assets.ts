@@ -36,7 +36,10 @@ export function assetUsageExample(asset: Pick<AssetInfo, 'name' | 'content_type'
  * are letters, digits, `.`, `_`, `-`, `/`) turned into `-`, at most 200 characters.
  */
 export function assetNameFor(fileName: string): string {
-  const cleaned = fileName.replace(/[^A-Za-z0-9._\/-]+/g, '-').replace(/^[-/]+/, '').slice(0, 200);
+  const cleaned = fileName
+    .replace(/[^A-Za-z0-9._\/-]+/g, '-')
+    .replace(/^[-/]+/, '')
+    .slice(0, 200);
   return cleaned || 'asset';
 }
 

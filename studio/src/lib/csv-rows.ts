@@ -41,18 +41,35 @@ export async function readCsv(name: string, text: string): Promise<CsvTable | st
   let records: { record: string[]; info: { lines: number } }[];
   try {
     // The service's options (src/batches/batch-rows.ts): a BOM is dropped, empty lines skipped, every row as wide as the header.
-    records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: false, info: true, delimiter }) as unknown as typeof records;
+    records = parse(text, {
+      bom: true,
+      skip_empty_lines: true,
+      relax_column_count: false,
+      info: true,
+      delimiter,
+    }) as unknown as typeof records;
   } catch (error) {
     return `${name} is not a readable CSV file: ${(error as Error).message}`;
   }
   const [head, ...rows] = records;
   if (!head) return `${name} is empty: the first row names the columns, each further row is one document.`;
   if (rows.length === 0) return `${name} has a header row and no rows: each row after the header is one document.`;
-  return { name, delimiter, header: head.record.map((h) => h.trim()), rows: rows.map((r) => r.record), lines: rows.map((r) => r.info.lines) };
+  return {
+    name,
+    delimiter,
+    header: head.record.map((h) => h.trim()),
+    rows: rows.map((r) => r.record),
+    lines: rows.map((r) => r.info.lines),
+  };
 }
 
 /** Lower case, letters and digits only: "Customer name" and "customer_name" meet. */
-const loose = (text: string) => text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^\p{L}\p{N}.]+/gu, '');
+const loose = (text: string) =>
+  text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}.]+/gu, '');
 
 /**
  * Each column's target by name: a field whose key is the header, else one whose key or label reads the
@@ -66,7 +83,9 @@ export function matchColumns(header: readonly string[], fields: readonly Field[]
     taken.add(target);
     return target;
   };
-  const targets: (string | undefined)[] = header.map((h) => take(fields.find((f) => f.key === h)?.key ?? (h === FILENAME_COLUMN ? FILENAME_COLUMN : undefined)));
+  const targets: (string | undefined)[] = header.map((h) =>
+    take(fields.find((f) => f.key === h)?.key ?? (h === FILENAME_COLUMN ? FILENAME_COLUMN : undefined)),
+  );
   return targets.map((target, i) => {
     if (target !== undefined) return target;
     const name = loose(header[i]!);
@@ -77,10 +96,13 @@ export function matchColumns(header: readonly string[], fields: readonly Field[]
 }
 
 /** The template's required fields no column goes to. */
-export const unmatchedRequired = (targets: readonly string[], fields: readonly Field[]): Field[] => fields.filter((f) => f.required && !targets.includes(f.key));
+export const unmatchedRequired = (targets: readonly string[], fields: readonly Field[]): Field[] =>
+  fields.filter((f) => f.required && !targets.includes(f.key));
 
 /** Targets two or more columns go to (the service refuses a header that names one twice). */
-export const doubledTargets = (targets: readonly string[]): string[] => [...new Set(targets.filter((t, i) => t !== IGNORE && targets.indexOf(t) !== i))];
+export const doubledTargets = (targets: readonly string[]): string[] => [
+  ...new Set(targets.filter((t, i) => t !== IGNORE && targets.indexOf(t) !== i)),
+];
 
 /** A cell quoted as RFC 4180 has it: always quoted, a quote doubled (csv-parse reads it back exactly). */
 const quote = (cell: string) => `"${cell.replace(/"/g, '""')}"`;
@@ -107,7 +129,12 @@ export function rewriteCsv(table: CsvTable, targets: readonly string[]): RowsUpl
 }
 
 /** Row `index` as the service would read it: the data (cells typed by their fields), its file name, and each cell that does not fit. */
-export function rowData(table: CsvTable, targets: readonly string[], fields: readonly Field[], index: number): { data: Record<string, unknown>; filename: string | null; faults: string[] } {
+export function rowData(
+  table: CsvTable,
+  targets: readonly string[],
+  fields: readonly Field[],
+  index: number,
+): { data: Record<string, unknown>; filename: string | null; faults: string[] } {
   const data: Record<string, unknown> = {};
   const faults: string[] = [];
   let filename: string | null = null;
@@ -126,17 +153,32 @@ export function rowData(table: CsvTable, targets: readonly string[], fields: rea
  * Names the place of a 422 about the upload as the user's file has it: `rows › line 4 › column hours`
  * → "Row 3 (line 4 of march.csv), column “Stunden” (Hours)".
  */
-export function uploadPlace(table: CsvTable, targets: readonly string[], upload: RowsUpload, fields: readonly Field[]): PlaceNamer {
+export function uploadPlace(
+  table: CsvTable,
+  targets: readonly string[],
+  upload: RowsUpload,
+  fields: readonly Field[],
+): PlaceNamer {
   const column = (target: string) => {
     const index = targets.indexOf(target);
     const label = target === FILENAME_COLUMN ? 'file name' : (fields.find((f) => f.key === target)?.label ?? target);
     return index === -1 ? `${label} (no column)` : `column “${table.header[index]}” (${label})`;
   };
   return (loc) => {
-    if (loc[0] !== 'rows') return ({ template_id: 'Template', output: 'Output', filename: 'File name' } as Record<string, string>)[String(loc[0])] ?? null;
+    if (loc[0] !== 'rows')
+      return (
+        ({ template_id: 'Template', output: 'Output', filename: 'File name' } as Record<string, string>)[
+          String(loc[0])
+        ] ?? null
+      );
     if (loc[1] !== 'line' || typeof loc[2] !== 'number') return `The file (${table.name})`;
     const row = upload.rowOfLine.get(loc[2]);
-    const where = row === undefined ? (loc[2] === 1 ? `The header row of ${table.name}` : `Line ${loc[2]}`) : `Row ${row + 1} (line ${table.lines[row]} of ${table.name})`;
+    const where =
+      row === undefined
+        ? loc[2] === 1
+          ? `The header row of ${table.name}`
+          : `Line ${loc[2]}`
+        : `Row ${row + 1} (line ${table.lines[row]} of ${table.name})`;
     return loc[3] === 'column' && typeof loc[4] === 'string' ? `${where}, ${column(loc[4])}` : where;
   };
 }

@@ -6,7 +6,29 @@
 import type { Field } from './api-types.js';
 
 /** Initialisms that appear in business data, as they are written. */
-const INITIALISMS = ['id', 'iban', 'bic', 'vat', 'url', 'uri', 'pdf', 'sku', 'ean', 'gtin', 'eori', 'gln', 'api', 'qr', 'html', 'css', 'eu', 'uk', 'usa', 'iso', 'po'];
+const INITIALISMS = [
+  'id',
+  'iban',
+  'bic',
+  'vat',
+  'url',
+  'uri',
+  'pdf',
+  'sku',
+  'ean',
+  'gtin',
+  'eori',
+  'gln',
+  'api',
+  'qr',
+  'html',
+  'css',
+  'eu',
+  'uk',
+  'usa',
+  'iso',
+  'po',
+];
 const PATTERN = new RegExp(`\\b(${INITIALISMS.join('|')})\\b`, 'gi');
 
 /** "Seller vat id" → "Seller VAT ID". */
@@ -17,5 +39,9 @@ export function readableLabel(label: string): string {
 /** The fields with readable labels when they were inferred (their row attributes too); else as they are. */
 export function readableFields(fields: readonly Field[], inferred: boolean): Field[] {
   if (!inferred) return [...fields];
-  return fields.map((f) => ({ ...f, label: readableLabel(f.label), ...(f.spec ? { spec: f.spec.map((s) => ({ ...s, label: readableLabel(s.label) })) } : {}) }));
+  return fields.map((f) => ({
+    ...f,
+    label: readableLabel(f.label),
+    ...(f.spec ? { spec: f.spec.map((s) => ({ ...s, label: readableLabel(s.label) })) } : {}),
+  }));
 }

@@ -21,7 +21,8 @@ export type DataLoc = readonly (string | number)[];
 export const fieldInputId = (key: string): string => `data-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 
 /** The id of one row's input of an array field: the attribute's, or the row's own for a list of scalars. */
-export const rowInputId = (key: string, index: number, item?: string): string => `${fieldInputId(key)}-${index}${item === undefined ? '' : `-${item}`}`;
+export const rowInputId = (key: string, index: number, item?: string): string =>
+  `${fieldInputId(key)}-${index}${item === undefined ? '' : `-${item}`}`;
 
 /** "Lines row 2", as the form labels a row. */
 export const rowLabel = (field: Pick<Field, 'label'>, index: number): string => `${field.label} row ${index + 1}`;
@@ -42,7 +43,8 @@ export function formPlace(fields: readonly Field[], loc: DataLoc): FormPlace | n
   if (field.type !== 'array') return null;
   const row = loc[index] as number;
   const rest = loc.slice(index + 1);
-  if (rest.length === 0) return { id: field.spec?.length ? null : rowInputId(field.key, row), label: rowLabel(field, row) };
+  if (rest.length === 0)
+    return { id: field.spec?.length ? null : rowInputId(field.key, row), label: rowLabel(field, row) };
   const name = rest.join('.');
   const item = field.spec?.find((s) => s.name === name);
   if (!item) return null;
@@ -57,7 +59,10 @@ export function describeLoc(fields: readonly Field[], loc: DataLoc): string {
   const place = formPlace(fields, loc);
   if (place) return place.label;
   if (loc.length === 0) return 'the data';
-  return loc.map((part) => (typeof part === 'number' ? `row ${part + 1}` : part)).join(' › ').replace(/ › row/g, ' row');
+  return loc
+    .map((part) => (typeof part === 'number' ? `row ${part + 1}` : part))
+    .join(' › ')
+    .replace(/ › row/g, ' row');
 }
 
 /** The value at `loc` (undefined when absent), read the way the form reads: nested objects first, then a literal dotted key. */
@@ -94,7 +99,8 @@ export function refusalsOf(items: readonly { loc: DataLoc; message: string }[], 
 }
 
 /** Whether the value at a refusal's place has changed since (then the refusal no longer describes it). */
-export const isEditedSince = (refusal: Refusal, data: unknown): boolean => JSON.stringify(valueAt(data, refusal.loc)) !== refusal.value;
+export const isEditedSince = (refusal: Refusal, data: unknown): boolean =>
+  JSON.stringify(valueAt(data, refusal.loc)) !== refusal.value;
 
 /** Adds `mark` to the marks of input `id`. */
 export function addMark(marks: Map<string, FieldMark[]>, id: string, mark: FieldMark): void {

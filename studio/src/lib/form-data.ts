@@ -10,7 +10,8 @@ import { checkRequiredFields, missingRequiredFields } from '../../../src/documen
 
 export type DataObject = Record<string, unknown>;
 
-const isObject = (value: unknown): value is DataObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is DataObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The value a field key addresses: the nested path first, then a literal dotted key. */
 export function readField(data: DataObject, key: string): unknown {
@@ -50,7 +51,9 @@ const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const INTEGER_TEXT = /^[+-]?\d+$/;
 
 /** What a number input's text is: empty, a number of the field's type, or refused with a reason. */
-export type NumberInputCheck = { ok: true; value: number | undefined } | { ok: false; message: string; suggestion?: string };
+export type NumberInputCheck =
+  | { ok: true; value: number | undefined }
+  | { ok: false; message: string; suggestion?: string };
 
 /**
  * Checks a number input as JSON would read it: digits, one dot for decimals, an optional exponent;
@@ -66,7 +69,9 @@ export function checkNumberInput(text: string, integer: boolean): NumberInputChe
     if (Number.isFinite(value)) return { ok: true, value };
   }
   const suggestion = numberSuggestion(trimmed, integer);
-  const message = integer ? 'Not a whole number: digits only, e.g. 42' : 'Not a number: a dot for decimals and no thousands separators, e.g. 1234.56';
+  const message = integer
+    ? 'Not a whole number: digits only, e.g. 42'
+    : 'Not a number: a dot for decimals and no thousands separators, e.g. 1234.56';
   return suggestion === undefined ? { ok: false, message } : { ok: false, message, suggestion };
 }
 
@@ -76,7 +81,8 @@ export function numberSuggestion(text: string, integer: boolean): string | undef
   // 1.234,56 or 1.234.567 (dots group thousands, a comma marks decimals)
   if (/^[+-]?\d{1,3}(\.\d{3})+(,\d+)?$/.test(text)) plain = text.replace(/\./g, '').replace(',', '.');
   // 1,234.56 or 1,234,567 (commas group thousands, a dot marks decimals): one group alone (1,234) is ambiguous
-  else if (/^[+-]?\d{1,3}(,\d{3}){2,}(\.\d+)?$/.test(text) || /^[+-]?\d{1,3}(,\d{3})+\.\d+$/.test(text)) plain = text.replace(/,/g, '');
+  else if (/^[+-]?\d{1,3}(,\d{3}){2,}(\.\d+)?$/.test(text) || /^[+-]?\d{1,3}(,\d{3})+\.\d+$/.test(text))
+    plain = text.replace(/,/g, '');
   // 12,5 (a decimal comma), unless it could be a thousands group (1,234)
   else if (/^[+-]?\d+,\d+$/.test(text) && !/^[+-]?\d{1,3},\d{3}$/.test(text)) plain = text.replace(',', '.');
   if (plain === undefined || !NUMBER_TEXT.test(plain)) return undefined;
@@ -130,7 +136,12 @@ export function parseItemInput(item: FieldSpec, text: string): unknown {
     case 'number':
       return parseNumberInput(text, false);
     case 'array':
-      return text.trim() === '' ? [] : text.split(',').map((part) => part.trim()).filter((part) => part !== '');
+      return text.trim() === ''
+        ? []
+        : text
+            .split(',')
+            .map((part) => part.trim())
+            .filter((part) => part !== '');
     default:
       return text;
   }
@@ -138,7 +149,8 @@ export function parseItemInput(item: FieldSpec, text: string): unknown {
 
 /** Text for one row attribute's input. */
 export function itemInputText(item: FieldSpec, value: unknown): string {
-  if (item.type === 'array' && Array.isArray(value)) return value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ');
+  if (item.type === 'array' && Array.isArray(value))
+    return value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ');
   return inputText(value);
 }
 
@@ -146,7 +158,14 @@ type ServiceFields = Parameters<typeof missingRequiredFields>[0];
 
 /** The form's fields as the service's required-field check takes them (it reads `key` and `required`). */
 const asServiceFields = (fields: readonly Field[]): ServiceFields =>
-  fields.map((f) => ({ key: f.key, label: f.label, type: f.type ?? 'string', required: f.required ?? false, helpText: f.helpText ?? null, spec: null }));
+  fields.map((f) => ({
+    key: f.key,
+    label: f.label,
+    type: f.type ?? 'string',
+    required: f.required ?? false,
+    helpText: f.helpText ?? null,
+    spec: null,
+  }));
 
 /**
  * Required fields that have no value in `data`, by the service's own rule (missing, `null` or `""` at

@@ -24,13 +24,18 @@ const REWRITES: [RegExp, string][] = [
   [/;? ?the list is in docs\/templates\.md\.?/g, ''],
   [/;? ?GET \/v1\/assets lists them\.?/g, '; the Assets screen lists the names you have.'],
   [/;? ?GET \/v1\/templates\/[^/\s]+\/versions lists them\.?/g, '; the Versions panel lists them.'],
-  [/;? ?upload it with POST \/v1\/certificates or list yours with GET \/v1\/certificates\.?/g, '; the Certificates screen lists yours.'],
+  [
+    /;? ?upload it with POST \/v1\/certificates or list yours with GET \/v1\/certificates\.?/g,
+    '; the Certificates screen lists yours.',
+  ],
   [/Field required by the template/g, 'required by the template, and empty'],
 ];
 
 /** A message of the service with its API and repository phrases put in the studio's words. */
 export function inStudioWords(message: string): string {
-  return REWRITES.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), message).replace(/;\s*;/g, ';').trim();
+  return REWRITES.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), message)
+    .replace(/;\s*;/g, ';')
+    .trim();
 }
 
 /** "Input should be '0', '90', '180' or '270'" → "must be 0, 90, 180 or 270". */
@@ -41,14 +46,18 @@ function issueMessage(issue: ValidationIssue): string {
 }
 
 /** Codes of the API's own refusals worth keeping as a reference (not the generic schema ones). */
-const GENERIC_TYPES = /^(missing|value_error|enum|type_error|extra_forbidden|string_|int_|float_|bool_|greater_|less_|too_|literal_|dict_|list_|json_)/;
+const GENERIC_TYPES =
+  /^(missing|value_error|enum|type_error|extra_forbidden|string_|int_|float_|bool_|greater_|less_|too_|literal_|dict_|list_|json_)/;
 
 /** Names the place a 422 item is about (its `loc` without `body`); null: the generic path. */
 export type PlaceNamer = (loc: readonly (string | number)[]) => string | null;
 
 /** `pdfs.1.pdf_base64` → "pdfs row 2 › pdf_base64": rows counted from 1, never a 0-based index. */
 export function genericPlace(loc: readonly (string | number)[]): string {
-  return loc.map((part) => (typeof part === 'number' ? `row ${part + 1}` : part)).join(' › ').replace(/ › row/g, ' row');
+  return loc
+    .map((part) => (typeof part === 'number' ? `row ${part + 1}` : part))
+    .join(' › ')
+    .replace(/ › row/g, ' row');
 }
 
 /** One 422 item for a person: "Page 2: the angle must be 0, 90, 180 or 270". */
@@ -60,18 +69,27 @@ export function describeIssue(issue: ValidationIssue, place: PlaceNamer = () => 
 }
 
 /** A document warning for a person; an asset the account lacks points to the Assets screen. */
-export function describeWarning(warning: DocumentWarning, fieldLabel: (key: string) => string | undefined = () => undefined): Said & { url?: string } {
+export function describeWarning(
+  warning: DocumentWarning,
+  fieldLabel: (key: string) => string | undefined = () => undefined,
+): Said & { url?: string } {
   if (warning.code === 'ASSET_NOT_FOUND') {
     const name = /asset named "([^"]+)"/.exec(warning.message)?.[1];
     // The URL is the service's internal asset address, which means nothing outside a document.
-    if (name !== undefined) return { text: `Your asset library has no “${name}” (names match exactly, capitals included).`, link: { href: SCREENS.assets, label: 'Open Assets' } };
+    if (name !== undefined)
+      return {
+        text: `Your asset library has no “${name}” (names match exactly, capitals included).`,
+        link: { href: SCREENS.assets, label: 'Open Assets' },
+      };
   }
   if (warning.code === 'MISSING_REQUIRED_FIELD') {
     const key = /^"([^"]+)"/.exec(warning.message)?.[1];
-    if (key !== undefined) return { text: `${fieldLabel(key) ?? key} is required and has no value: printed as a blank.` };
+    if (key !== undefined)
+      return { text: `${fieldLabel(key) ?? key} is required and has no value: printed as a blank.` };
   }
   return { text: inStudioWords(warning.message), ...(warning.url ? { url: warning.url } : {}) };
 }
 
 /** "Nothing was charged (balance: 17 credits)." */
-export const nothingCharged = (credits: number | null): string => `Nothing was charged${credits === null ? '' : ` (balance: ${credits} ${credits === 1 ? 'credit' : 'credits'})`}.`;
+export const nothingCharged = (credits: number | null): string =>
+  `Nothing was charged${credits === null ? '' : ` (balance: ${credits} ${credits === 1 ? 'credit' : 'credits'})`}.`;

@@ -11,7 +11,16 @@ import { inStudioWords } from './messages.js';
 // The language's own lists (pure data, no imports): shown next to an unknown filter or test.
 import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from '../../../src/template-language/catalogue.js';
 
-export type Pane = 'html' | 'css' | 'header_html' | 'footer_html' | 'page' | 'sample_data' | 'fields' | 'name' | 'other';
+export type Pane =
+  | 'html'
+  | 'css'
+  | 'header_html'
+  | 'footer_html'
+  | 'page'
+  | 'sample_data'
+  | 'fields'
+  | 'name'
+  | 'other';
 export const CODE_PANES = ['html', 'css', 'header_html', 'footer_html'] as const;
 export type CodePane = (typeof CODE_PANES)[number];
 
@@ -52,17 +61,32 @@ export function isStale(problem: Problem, current: Partial<Record<Pane, string>>
 }
 
 /** The template part names of coded errors (`part`) → the editor's panes. */
-const PART_PANES: Record<string, CodePane> = { html: 'html', main: 'html', css: 'css', header: 'header_html', header_html: 'header_html', footer: 'footer_html', footer_html: 'footer_html' };
+const PART_PANES: Record<string, CodePane> = {
+  html: 'html',
+  main: 'html',
+  css: 'css',
+  header: 'header_html',
+  header_html: 'header_html',
+  footer: 'footer_html',
+  footer_html: 'footer_html',
+};
 
 function paneOfLoc(loc: readonly (string | number)[]): Pane {
   const path = loc[0] === 'body' ? loc.slice(1) : loc;
   const [first, second] = path;
-  if (first === 'html' || first === 'css' || first === 'sample_data' || first === 'fields' || first === 'name') return first;
+  if (first === 'html' || first === 'css' || first === 'sample_data' || first === 'fields' || first === 'name')
+    return first;
   if (first === 'page') return second === 'header_html' || second === 'footer_html' ? second : 'page';
   return 'other';
 }
 
-function positionOf(issue: { msg?: string; message?: string; ctx?: Record<string, unknown>; line?: number; column?: number }): { line?: number; column?: number } {
+function positionOf(issue: {
+  msg?: string;
+  message?: string;
+  ctx?: Record<string, unknown>;
+  line?: number;
+  column?: number;
+}): { line?: number; column?: number } {
   const line = typeof issue.ctx?.line === 'number' ? issue.ctx.line : issue.line;
   const column = typeof issue.ctx?.column === 'number' ? issue.ctx.column : issue.column;
   if (typeof line === 'number' && line > 0) return { line, column: typeof column === 'number' ? column : undefined };
@@ -104,7 +128,10 @@ export function problemsFromBody(body: unknown, fallbackPane: CodePane = 'html')
 }
 
 /** The one code pane whose text differs between two versions of the template, if exactly one does. */
-export function onlyChangedPane(before: Partial<Record<CodePane, string>> | null, after: Partial<Record<CodePane, string>>): CodePane | undefined {
+export function onlyChangedPane(
+  before: Partial<Record<CodePane, string>> | null,
+  after: Partial<Record<CodePane, string>>,
+): CodePane | undefined {
   if (!before) return undefined;
   const changed = CODE_PANES.filter((pane) => (before[pane] ?? '') !== (after[pane] ?? ''));
   return changed.length === 1 ? changed[0] : undefined;

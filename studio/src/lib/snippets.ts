@@ -37,9 +37,11 @@ function requestBody(input: SnippetInput): Record<string, unknown> {
 }
 
 /** The file a binary answer is saved as: XML for XRechnung, else PDF. */
-const outputName = (input: SnippetInput) => `${input.filename || 'document'}.${input.einvoice?.format.startsWith('xrechnung') ? 'xml' : 'pdf'}`;
+const outputName = (input: SnippetInput) =>
+  `${input.filename || 'document'}.${input.einvoice?.format.startsWith('xrechnung') ? 'xml' : 'pdf'}`;
 
-const endpoint = (input: SnippetInput) => `${input.baseUrl.replace(/\/+$/, '')}/v1/pdf/${input.mode === 'async' ? 'create-async' : 'create'}`;
+const endpoint = (input: SnippetInput) =>
+  `${input.baseUrl.replace(/\/+$/, '')}/v1/pdf/${input.mode === 'async' ? 'create-async' : 'create'}`;
 
 /** A string as one single-quoted shell word. */
 export function shellQuote(text: string): string {
@@ -86,9 +88,19 @@ function javascriptSnippet(input: SnippetInput): string {
     `if (!response.ok) throw new Error(\`\${response.status}: \${await response.text()}\`);`,
   ];
   if (input.mode === 'binary') {
-    return [`import { writeFile } from 'node:fs/promises';`, '', ...head, `await writeFile(${JSON.stringify(outputName(input))}, Buffer.from(await response.arrayBuffer()));`].join('\n');
+    return [
+      `import { writeFile } from 'node:fs/promises';`,
+      '',
+      ...head,
+      `await writeFile(${JSON.stringify(outputName(input))}, Buffer.from(await response.arrayBuffer()));`,
+    ].join('\n');
   }
-  if (input.mode === 'async') return [...head, `const { job_id } = await response.json();`, `// poll GET /v1/pdf/jobs/\${job_id} until status is completed or failed`].join('\n');
+  if (input.mode === 'async')
+    return [
+      ...head,
+      `const { job_id } = await response.json();`,
+      `// poll GET /v1/pdf/jobs/\${job_id} until status is completed or failed`,
+    ].join('\n');
   return [...head, `const { url, filename, expires_in } = await response.json();`, `console.log(url);`].join('\n');
 }
 
@@ -105,8 +117,13 @@ function pythonSnippet(input: SnippetInput): string {
     ')',
     'response.raise_for_status()',
   ];
-  if (input.mode === 'binary') lines.push(`with open(${JSON.stringify(outputName(input))}, "wb") as f:`, '    f.write(response.content)');
-  else if (input.mode === 'async') lines.push('job_id = response.json()["job_id"]', '# poll GET /v1/pdf/jobs/{job_id} until status is completed or failed');
+  if (input.mode === 'binary')
+    lines.push(`with open(${JSON.stringify(outputName(input))}, "wb") as f:`, '    f.write(response.content)');
+  else if (input.mode === 'async')
+    lines.push(
+      'job_id = response.json()["job_id"]',
+      '# poll GET /v1/pdf/jobs/{job_id} until status is completed or failed',
+    );
   else lines.push('print(response.json()["url"])');
   return lines.join('\n');
 }

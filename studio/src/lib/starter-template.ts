@@ -3,7 +3,13 @@
  * (for PDF templates) the e-invoice starter of starter-einvoice.ts.
  */
 import type { PageSetup } from './api-types.js';
-import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_NAME, EINVOICE_STARTER_PAGE } from './einvoice/starter-einvoice.js';
+import {
+  EINVOICE_STARTER_CSS,
+  EINVOICE_STARTER_DATA,
+  EINVOICE_STARTER_HTML,
+  EINVOICE_STARTER_NAME,
+  EINVOICE_STARTER_PAGE,
+} from './einvoice/starter-einvoice.js';
 
 export const STARTER_HTML = `<h1>Invoice {{ invoice.number }}</h1>
 <p>Billed to <strong>{{ customer.name }}</strong></p>
@@ -44,8 +50,24 @@ export const STARTER_PAGE: PageSetup = {
 export type PdfStarterId = 'example' | 'einvoice';
 
 /** The PDF starters the "New template" dialog offers: the parts of the template it creates. */
-export const PDF_STARTERS: { id: PdfStarterId; label: string; help: string; html: string; css: string; sample_data: Record<string, unknown>; page: PageSetup }[] = [
-  { id: 'example', label: 'Small example', help: 'It starts as a small invoice example you can edit.', html: STARTER_HTML, css: STARTER_CSS, sample_data: STARTER_DATA, page: STARTER_PAGE },
+export const PDF_STARTERS: {
+  id: PdfStarterId;
+  label: string;
+  help: string;
+  html: string;
+  css: string;
+  sample_data: Record<string, unknown>;
+  page: PageSetup;
+}[] = [
+  {
+    id: 'example',
+    label: 'Small example',
+    help: 'It starts as a small invoice example you can edit.',
+    html: STARTER_HTML,
+    css: STARTER_CSS,
+    sample_data: STARTER_DATA,
+    page: STARTER_PAGE,
+  },
   {
     id: 'einvoice',
     label: EINVOICE_STARTER_NAME,

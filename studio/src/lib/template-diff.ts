@@ -52,6 +52,14 @@ export function diffTemplates(from: TemplateSnapshot, to: TemplateSnapshot): Par
   return PARTS.flatMap(({ part, label, text }) => {
     const lines = diffLines(text(from), text(to));
     if (!hasChanges(lines)) return [];
-    return [{ part, label, lines, added: lines.filter((l) => l.op === 'added').length, removed: lines.filter((l) => l.op === 'removed').length }];
+    return [
+      {
+        part,
+        label,
+        lines,
+        added: lines.filter((l) => l.op === 'added').length,
+        removed: lines.filter((l) => l.op === 'removed').length,
+      },
+    ];
   });
 }

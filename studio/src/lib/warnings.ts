@@ -14,15 +14,25 @@ export interface DocumentWarning {
 }
 
 const isWarning = (value: unknown): value is DocumentWarning =>
-  typeof value === 'object' && value !== null && typeof (value as DocumentWarning).code === 'string' && typeof (value as DocumentWarning).message === 'string';
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as DocumentWarning).code === 'string' &&
+  typeof (value as DocumentWarning).message === 'string';
 
 /** The warnings of a JSON list (drops anything that is not one). */
 export function readWarnings(value: unknown): DocumentWarning[] {
-  return Array.isArray(value) ? value.filter(isWarning).map((w) => ({ code: w.code, message: w.message, ...(typeof w.url === 'string' ? { url: w.url } : {}) })) : [];
+  return Array.isArray(value)
+    ? value
+        .filter(isWarning)
+        .map((w) => ({ code: w.code, message: w.message, ...(typeof w.url === 'string' ? { url: w.url } : {}) }))
+    : [];
 }
 
 /** The warnings of a binary answer's headers; `count` is the header's number, or the details' length. */
-export function parseWarningHeaders(header: (name: string) => string | null): { warnings: DocumentWarning[]; count: number } {
+export function parseWarningHeaders(header: (name: string) => string | null): {
+  warnings: DocumentWarning[];
+  count: number;
+} {
   let warnings: DocumentWarning[] = [];
   const details = header('x-pressroom-warning-details');
   if (details) {

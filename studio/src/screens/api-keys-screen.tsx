@@ -15,7 +15,10 @@ const PREFIX_LENGTH = 12;
 
 export function ApiKeysScreen() {
   const { apiKey } = useSession();
-  const keys = useLoad(async () => (await api().json<{ api_keys: ApiKeyInfo[] }>('GET', '/v1/account/api-keys')).api_keys, []);
+  const keys = useLoad(
+    async () => (await api().json<{ api_keys: ApiKeyInfo[] }>('GET', '/v1/account/api-keys')).api_keys,
+    [],
+  );
   const [created, setCreated] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
@@ -99,13 +102,25 @@ export function ApiKeysScreen() {
             {keys.data.map((key) => (
               <tr key={key.prefix}>
                 <td data-label="Key">
-                  <code>{key.prefix}…</code> {key.prefix === currentPrefix && <span class="badge badge-neutral">this tab</span>}
+                  <code>{key.prefix}…</code>{' '}
+                  {key.prefix === currentPrefix && <span class="badge badge-neutral">this tab</span>}
                 </td>
                 <td data-label="Created">{formatTime(key.created_at)}</td>
-                <td data-label="Status">{key.revoked_at ? <span class="badge badge-failed">revoked {formatTime(key.revoked_at)}</span> : <span class="badge badge-completed">active</span>}</td>
+                <td data-label="Status">
+                  {key.revoked_at ? (
+                    <span class="badge badge-failed">revoked {formatTime(key.revoked_at)}</span>
+                  ) : (
+                    <span class="badge badge-completed">active</span>
+                  )}
+                </td>
                 <td class="row-actions">
                   {!key.revoked_at && (
-                    <button type="button" class="button button-small button-danger-quiet" onClick={() => revoke(key)} aria-label={`Revoke key ${key.prefix}`}>
+                    <button
+                      type="button"
+                      class="button button-small button-danger-quiet"
+                      onClick={() => revoke(key)}
+                      aria-label={`Revoke key ${key.prefix}`}
+                    >
                       Revoke
                     </button>
                   )}

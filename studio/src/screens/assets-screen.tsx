@@ -16,11 +16,17 @@ import { DropZone } from '../components/drop-zone.js';
 import { ErrorNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
 
-type UploadOutcome = { file: string; name: string; ok: true } | { file: string; name: string; ok: false; message: string };
+type UploadOutcome =
+  | { file: string; name: string; ok: true }
+  | { file: string; name: string; ok: false; message: string };
 
 /** The bytes of one asset as a blob: URL (fetched with the API key; an <img src> could not send it). */
 function useAssetBlob(asset: AssetInfo): { url: string | null; bytes: ArrayBuffer | null; failed: boolean } {
-  const [state, setState] = useState<{ url: string | null; bytes: ArrayBuffer | null; failed: boolean }>({ url: null, bytes: null, failed: false });
+  const [state, setState] = useState<{ url: string | null; bytes: ArrayBuffer | null; failed: boolean }>({
+    url: null,
+    bytes: null,
+    failed: false,
+  });
   useEffect(() => {
     let url: string | null = null;
     let alive = true;
@@ -64,7 +70,12 @@ function FontSample({ asset, bytes }: { asset: AssetInfo; bytes: ArrayBuffer }) 
   }, [family, bytes]);
   if (status === 'failed') return <p class="muted">This font could not be loaded for a preview.</p>;
   return (
-    <p class="asset-font-sample" style={{ fontFamily: `"${family}", sans-serif` }} data-testid="font-sample" data-font-status={status}>
+    <p
+      class="asset-font-sample"
+      style={{ fontFamily: `"${family}", sans-serif` }}
+      data-testid="font-sample"
+      data-font-status={status}
+    >
       Invoice 1.234,56 € — The quick brown fox
     </p>
   );
@@ -74,8 +85,18 @@ function AssetPreview({ asset }: { asset: AssetInfo }) {
   const kind = assetKind(asset.content_type);
   const blob = useAssetBlob(asset);
   if (blob.failed) return <div class="asset-thumb muted">Preview unavailable</div>;
-  if (kind === 'image') return <div class="asset-thumb">{blob.url ? <img src={blob.url} alt={`Thumbnail of ${asset.name}`} /> : <span class="muted">Loading…</span>}</div>;
-  if (kind === 'font') return <div class="asset-thumb">{blob.bytes ? <FontSample asset={asset} bytes={blob.bytes} /> : <span class="muted">Loading…</span>}</div>;
+  if (kind === 'image')
+    return (
+      <div class="asset-thumb">
+        {blob.url ? <img src={blob.url} alt={`Thumbnail of ${asset.name}`} /> : <span class="muted">Loading…</span>}
+      </div>
+    );
+  if (kind === 'font')
+    return (
+      <div class="asset-thumb">
+        {blob.bytes ? <FontSample asset={asset} bytes={blob.bytes} /> : <span class="muted">Loading…</span>}
+      </div>
+    );
   return <div class="asset-thumb muted">{asset.content_type === 'text/css' ? 'Stylesheet' : asset.content_type}</div>;
 }
 
@@ -83,7 +104,12 @@ function AssetCard({ asset, onDeleted }: { asset: AssetInfo; onDeleted(name: str
   const [error, setError] = useState<string | null>(null);
   const snippet = assetSnippet(asset.name);
   const remove = async () => {
-    const ok = await confirmAction({ title: 'Delete asset?', message: `${asset.name} will be gone; templates that use it print without it (and say so in their warnings).`, confirmLabel: 'Delete asset', danger: true });
+    const ok = await confirmAction({
+      title: 'Delete asset?',
+      message: `${asset.name} will be gone; templates that use it print without it (and say so in their warnings).`,
+      confirmLabel: 'Delete asset',
+      danger: true,
+    });
     if (!ok) return;
     try {
       await api().json('DELETE', assetPath(asset.name));
@@ -104,8 +130,18 @@ function AssetCard({ asset, onDeleted }: { asset: AssetInfo; onDeleted(name: str
       </code>
       <div class="asset-actions">
         <CopyButton text={snippet} label="Copy snippet" />
-        {assetUsageExample(asset) && <CopyButton text={assetUsageExample(asset)!} label={assetKind(asset.content_type) === 'font' ? 'Copy @font-face' : 'Copy <img>'} />}
-        <button type="button" class="button button-small button-danger-quiet" onClick={remove} aria-label={`Delete ${asset.name}`}>
+        {assetUsageExample(asset) && (
+          <CopyButton
+            text={assetUsageExample(asset)!}
+            label={assetKind(asset.content_type) === 'font' ? 'Copy @font-face' : 'Copy <img>'}
+          />
+        )}
+        <button
+          type="button"
+          class="button button-small button-danger-quiet"
+          onClick={remove}
+          aria-label={`Delete ${asset.name}`}
+        >
           Delete
         </button>
       </div>
@@ -148,7 +184,9 @@ export function AssetsScreen() {
         <h1 tabIndex={-1}>Assets</h1>
       </div>
       <p class="help">
-        Logos, images (PNG, JPEG, GIF, WebP, SVG), fonts (WOFF2, WOFF, TTF, OTF) and stylesheets for your templates. Use one with <code>{"{{ asset('name') }}"}</code> in the HTML, CSS, header or footer; only your account's documents can reach it. Uploading a name again replaces the file. No credits.
+        Logos, images (PNG, JPEG, GIF, WebP, SVG), fonts (WOFF2, WOFF, TTF, OTF) and stylesheets for your templates. Use
+        one with <code>{"{{ asset('name') }}"}</code> in the HTML, CSS, header or footer; only your account's documents
+        can reach it. Uploading a name again replaces the file. No credits.
       </p>
       {unsupported ? (
         <p class="notice notice-warning">This server has no asset library (GET /v1/assets answered 404).</p>
@@ -177,10 +215,16 @@ export function AssetsScreen() {
         </DropZone>
       )}
       {outcomes.length > 0 && (
-        <div class={`notice ${outcomes.every((o) => o.ok) ? 'notice-success' : 'notice-error'}`} role="status" data-testid="upload-result">
+        <div
+          class={`notice ${outcomes.every((o) => o.ok) ? 'notice-success' : 'notice-error'}`}
+          role="status"
+          data-testid="upload-result"
+        >
           <ul>
             {outcomes.map((o) => (
-              <li key={o.file}>{o.ok ? `Uploaded ${o.file} as ${o.name}.` : `${o.file} was not uploaded: ${o.message}`}</li>
+              <li key={o.file}>
+                {o.ok ? `Uploaded ${o.file} as ${o.name}.` : `${o.file} was not uploaded: ${o.message}`}
+              </li>
             ))}
           </ul>
         </div>
@@ -190,7 +234,11 @@ export function AssetsScreen() {
       {list.data && list.data.length > 0 && (
         <ul class="asset-grid" aria-label="Assets">
           {list.data.map((asset) => (
-            <AssetCard key={asset.name} asset={asset} onDeleted={(name) => list.setData(list.data!.filter((a) => a.name !== name))} />
+            <AssetCard
+              key={asset.name}
+              asset={asset}
+              onDeleted={(name) => list.setData(list.data!.filter((a) => a.name !== name))}
+            />
           ))}
         </ul>
       )}

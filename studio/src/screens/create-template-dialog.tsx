@@ -19,7 +19,15 @@ const CANVAS_MIN = 16;
 const CANVAS_MAX = 5000;
 const canvasSideValid = (n: number) => Number.isInteger(n) && n >= CANVAS_MIN && n <= CANVAS_MAX;
 
-export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolean; onCreate(template: NewTemplate): Promise<void>; onClose(): void }) {
+export function CreateTemplateDialog({
+  open,
+  onCreate,
+  onClose,
+}: {
+  open: boolean;
+  onCreate(template: NewTemplate): Promise<void>;
+  onClose(): void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [name, setName] = useState('');
   const [kind, setKind] = useState<TemplateKind>('pdf');
@@ -51,7 +59,11 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
           if (!name.trim() || canvasInvalid) return;
           setBusy(true);
           try {
-            await onCreate({ name: name.trim(), kind, ...(kind === 'image' ? { canvas: { width: Number(width), height: Number(height) } } : { starter }) });
+            await onCreate({
+              name: name.trim(),
+              kind,
+              ...(kind === 'image' ? { canvas: { width: Number(width), height: Number(height) } } : { starter }),
+            });
           } finally {
             setBusy(false);
           }
@@ -78,7 +90,12 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
             <legend class="field-label">Start from</legend>
             {PDF_STARTERS.map((s) => (
               <label key={s.id} class="radio">
-                <input type="radio" name="template-starter" checked={starter === s.id} onChange={() => setStarter(s.id)} />
+                <input
+                  type="radio"
+                  name="template-starter"
+                  checked={starter === s.id}
+                  onChange={() => setStarter(s.id)}
+                />
                 {s.label}
               </label>
             ))}
@@ -88,16 +105,38 @@ export function CreateTemplateDialog({ open, onCreate, onClose }: { open: boolea
           <div class="form-row">
             <label class="field">
               <span class="field-label">Canvas width (px)</span>
-              <input type="number" min={CANVAS_MIN} max={CANVAS_MAX} value={width} onInput={(e) => setWidth(e.currentTarget.value)} required />
+              <input
+                type="number"
+                min={CANVAS_MIN}
+                max={CANVAS_MAX}
+                value={width}
+                onInput={(e) => setWidth(e.currentTarget.value)}
+                required
+              />
             </label>
             <label class="field">
               <span class="field-label">Canvas height (px)</span>
-              <input type="number" min={CANVAS_MIN} max={CANVAS_MAX} value={height} onInput={(e) => setHeight(e.currentTarget.value)} required />
+              <input
+                type="number"
+                min={CANVAS_MIN}
+                max={CANVAS_MAX}
+                value={height}
+                onInput={(e) => setHeight(e.currentTarget.value)}
+                required
+              />
             </label>
           </div>
         )}
-        {canvasInvalid && <p class="field-error">Each side of the canvas is a whole number of pixels from {CANVAS_MIN} to {CANVAS_MAX}.</p>}
-        <p class="help">{kind === 'image' ? 'It starts as a card whose headline and subtitle are layers you can change per image.' : PDF_STARTERS.find((s) => s.id === starter)?.help}</p>
+        {canvasInvalid && (
+          <p class="field-error">
+            Each side of the canvas is a whole number of pixels from {CANVAS_MIN} to {CANVAS_MAX}.
+          </p>
+        )}
+        <p class="help">
+          {kind === 'image'
+            ? 'It starts as a card whose headline and subtitle are layers you can change per image.'
+            : PDF_STARTERS.find((s) => s.id === starter)?.help}
+        </p>
         <div class="dialog-actions">
           <button type="button" class="button" onClick={onClose}>
             Cancel

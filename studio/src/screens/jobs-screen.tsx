@@ -16,7 +16,11 @@ export function JobsScreen() {
   const [status, setStatus] = useState<JobStatus | ''>('');
   const [offset, setOffset] = useState(0);
   const templateNames = useTemplateNames();
-  const jobs = useLoad(() => api().json<JobList>('GET', '/v1/pdf/jobs', { query: { status: status || undefined, limit: PAGE_SIZE, offset } }), [status, offset]);
+  const jobs = useLoad(
+    () =>
+      api().json<JobList>('GET', '/v1/pdf/jobs', { query: { status: status || undefined, limit: PAGE_SIZE, offset } }),
+    [status, offset],
+  );
   const live = jobs.data?.jobs.some((j) => j.status === 'pending' || j.status === 'processing') ?? false;
 
   useEffect(() => {
@@ -32,7 +36,11 @@ export function JobsScreen() {
       <div class="screen-head">
         <h1 tabIndex={-1}>Jobs</h1>
         <span class={`live ${live ? 'live-on' : ''}`} role="status">
-          {live ? 'Live: refreshing every 2 s' : jobs.data && jobs.data.jobs.length > 0 ? 'All shown jobs are finished' : ''}
+          {live
+            ? 'Live: refreshing every 2 s'
+            : jobs.data && jobs.data.jobs.length > 0
+              ? 'All shown jobs are finished'
+              : ''}
         </span>
       </div>
       <div class="toolbar">
@@ -58,7 +66,11 @@ export function JobsScreen() {
         </button>
       </div>
       <ErrorNotice>{jobs.error?.message}</ErrorNotice>
-      {jobs.data && jobs.data.jobs.length === 0 && <p class="empty">No jobs{status ? ` with status ${status}` : ''} yet. Run a template as a background job from the editor.</p>}
+      {jobs.data && jobs.data.jobs.length === 0 && (
+        <p class="empty">
+          No jobs{status ? ` with status ${status}` : ''} yet. Run a template as a background job from the editor.
+        </p>
+      )}
       {jobs.data && jobs.data.jobs.length > 0 && (
         <table class="table responsive-table">
           <caption class="visually-hidden">Jobs</caption>
@@ -82,7 +94,7 @@ export function JobsScreen() {
                   <span class={`badge badge-${job.status}`}>{job.status}</span>
                 </td>
                 <td data-label="Template">
-<TemplateRef id={job.template_id} names={templateNames} />
+                  <TemplateRef id={job.template_id} names={templateNames} />
                 </td>
                 <td data-label="Version">{job.version ? jobVersionText(job.version) : 'draft'}</td>
                 <td data-label="Created">{formatTime(job.created_at)}</td>
@@ -109,7 +121,9 @@ export function JobsScreen() {
           </tbody>
         </table>
       )}
-      {jobs.data && <Pager total={jobs.data.total} limit={PAGE_SIZE} offset={offset} onOffset={setOffset} label="Jobs pages" />}
+      {jobs.data && (
+        <Pager total={jobs.data.total} limit={PAGE_SIZE} offset={offset} onOffset={setOffset} label="Jobs pages" />
+      )}
     </main>
   );
 }

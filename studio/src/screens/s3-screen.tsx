@@ -16,9 +16,20 @@ type Form = Record<FormField, string>;
 const EMPTY: Form = { endpoint_url: '', access_key_id: '', secret_access_key: '', bucket_name: '', default_prefix: '' };
 
 const FIELDS: { id: FormField; label: string; help: string; type?: string; placeholder?: string }[] = [
-  { id: 'endpoint_url', label: 'Endpoint URL', help: 'https:// address of the S3-compatible service.', type: 'url', placeholder: 'https://s3.eu-central-1.amazonaws.com' },
+  {
+    id: 'endpoint_url',
+    label: 'Endpoint URL',
+    help: 'https:// address of the S3-compatible service.',
+    type: 'url',
+    placeholder: 'https://s3.eu-central-1.amazonaws.com',
+  },
   { id: 'access_key_id', label: 'Access key id', help: '16 to 128 characters.' },
-  { id: 'secret_access_key', label: 'Secret access key', help: '16 to 128 characters. Stored encrypted; never shown again.', type: 'password' },
+  {
+    id: 'secret_access_key',
+    label: 'Secret access key',
+    help: '16 to 128 characters. Stored encrypted; never shown again.',
+    type: 'password',
+  },
   { id: 'bucket_name', label: 'Bucket', help: 'Lowercase letters, digits, dots and hyphens.' },
   { id: 'default_prefix', label: 'Default path prefix', help: 'Optional, e.g. invoices/2025/.' },
 ];
@@ -45,7 +56,17 @@ export function S3Screen() {
 
   useEffect(() => {
     const c = config.data;
-    setForm(c ? { endpoint_url: c.endpoint_url ?? '', access_key_id: c.access_key_id ?? '', secret_access_key: '', bucket_name: c.bucket_name ?? '', default_prefix: c.default_prefix ?? '' } : EMPTY);
+    setForm(
+      c
+        ? {
+            endpoint_url: c.endpoint_url ?? '',
+            access_key_id: c.access_key_id ?? '',
+            secret_access_key: '',
+            bucket_name: c.bucket_name ?? '',
+            default_prefix: c.default_prefix ?? '',
+          }
+        : EMPTY,
+    );
   }, [config.data]);
 
   const act = async (kind: 'save' | 'test' | 'delete', action: () => Promise<void>) => {
@@ -57,7 +78,8 @@ export function S3Screen() {
     } catch (e) {
       if (e instanceof ApiError && e.status === 422 && Array.isArray((e.body as { detail?: unknown }).detail)) {
         const errors: Partial<Record<FormField, string>> = {};
-        for (const issue of (e.body as { detail: ValidationIssue[] }).detail) errors[String(issue.loc[issue.loc.length - 1]) as FormField] = issue.msg;
+        for (const issue of (e.body as { detail: ValidationIssue[] }).detail)
+          errors[String(issue.loc[issue.loc.length - 1]) as FormField] = issue.msg;
         setFieldErrors(errors);
         setError('Some settings are not valid; see the marked fields.');
       } else setError((e as Error).message);
@@ -70,7 +92,12 @@ export function S3Screen() {
     event.preventDefault();
     void act('save', async () => {
       setFieldErrors({});
-      const body: Record<string, string> = { endpoint_url: form.endpoint_url.trim(), access_key_id: form.access_key_id.trim(), bucket_name: form.bucket_name.trim(), default_prefix: form.default_prefix.trim() };
+      const body: Record<string, string> = {
+        endpoint_url: form.endpoint_url.trim(),
+        access_key_id: form.access_key_id.trim(),
+        bucket_name: form.bucket_name.trim(),
+        default_prefix: form.default_prefix.trim(),
+      };
       if (form.secret_access_key) body.secret_access_key = form.secret_access_key;
       await api().json('POST', '/v1/integrations/s3', { body });
       setStatus('S3 settings saved. Test them to check the bucket can be written.');
@@ -93,7 +120,12 @@ export function S3Screen() {
 
   const remove = () =>
     act('delete', async () => {
-      const ok = await confirmAction({ title: 'Delete S3 settings?', message: 'Generations will use the built-in storage again. This cannot be undone.', confirmLabel: 'Delete settings', danger: true });
+      const ok = await confirmAction({
+        title: 'Delete S3 settings?',
+        message: 'Generations will use the built-in storage again. This cannot be undone.',
+        confirmLabel: 'Delete settings',
+        danger: true,
+      });
       if (!ok) return;
       await api().json('DELETE', '/v1/integrations/s3');
       setTest(null);
@@ -105,9 +137,14 @@ export function S3Screen() {
     <main class="screen" id="main">
       <div class="screen-head">
         <h1 tabIndex={-1}>S3 storage</h1>
-        <span class={`badge ${configured ? 'badge-completed' : 'badge-neutral'}`}>{config.loading && !config.data ? '…' : configured ? 'Configured' : 'Not configured'}</span>
+        <span class={`badge ${configured ? 'badge-completed' : 'badge-neutral'}`}>
+          {config.loading && !config.data ? '…' : configured ? 'Configured' : 'Not configured'}
+        </span>
       </div>
-      <p class="help">Send generated PDFs to your own S3-compatible bucket with <code>store_s3: true</code>. Without it, PDFs are kept by Pressroom and shared as signed links.</p>
+      <p class="help">
+        Send generated PDFs to your own S3-compatible bucket with <code>store_s3: true</code>. Without it, PDFs are kept
+        by Pressroom and shared as signed links.
+      </p>
       <ErrorNotice>{config.error?.message}</ErrorNotice>
       <form class="card s3-form" onSubmit={save} noValidate>
         {FIELDS.map((f) => {
@@ -142,12 +179,21 @@ export function S3Screen() {
           <button type="button" class="button" onClick={runTest} disabled={busy !== null || !configured}>
             {busy === 'test' ? 'Testing…' : 'Test connection'}
           </button>
-          <button type="button" class="button button-danger-quiet" onClick={remove} disabled={busy !== null || !configured}>
+          <button
+            type="button"
+            class="button button-danger-quiet"
+            onClick={remove}
+            disabled={busy !== null || !configured}
+          >
             Delete settings
           </button>
         </div>
         <div aria-live="polite" data-testid="s3-test-result">
-          {test && <p class={`notice ${test.ok ? 'notice-success' : 'notice-error'}`}>{test.ok ? `Connection works: ${test.message}` : `Test failed: ${test.message}`}</p>}
+          {test && (
+            <p class={`notice ${test.ok ? 'notice-success' : 'notice-error'}`}>
+              {test.ok ? `Connection works: ${test.message}` : `Test failed: ${test.message}`}
+            </p>
+          )}
         </div>
       </form>
     </main>

@@ -52,8 +52,8 @@ export function SignInScreen() {
           />
         </label>
         <p class="help" id="api-key-help">
-          Kept in this browser tab only (sessionStorage) and sent as <code>x-api-key</code>. An administrator creates keys with{' '}
-          <code>pressroom accounts create</code>.
+          Kept in this browser tab only (sessionStorage) and sent as <code>x-api-key</code>. An administrator creates
+          keys with <code>pressroom accounts create</code>.
         </p>
         <ErrorNotice>{error}</ErrorNotice>
         <button type="submit" class="button button-primary button-block" disabled={busy}>

@@ -11,7 +11,8 @@ import { Link, navigate, paths } from '../router.js';
 import { CreateTemplateDialog, type NewTemplate } from './create-template-dialog.js';
 
 // The kind filter is the API's own (`?kind=`), so the list is what a client asking for one kind gets.
-const listTemplates = async (kind: TemplateKind | '') => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind } })).templates;
+const listTemplates = async (kind: TemplateKind | '') =>
+  (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind } })).templates;
 
 const KIND_LABELS: Record<TemplateKind, string> = { pdf: 'PDF', image: 'Image' };
 
@@ -47,7 +48,14 @@ export function TemplatesScreen() {
       const starter = PDF_STARTERS.find((s) => s.id === starterId) ?? PDF_STARTERS[0]!;
       const body =
         newKind === 'image'
-          ? { name, kind: 'image', canvas, html: STARTER_IMAGE_HTML, css: STARTER_IMAGE_CSS, sample_data: STARTER_IMAGE_DATA }
+          ? {
+              name,
+              kind: 'image',
+              canvas,
+              html: STARTER_IMAGE_HTML,
+              css: STARTER_IMAGE_CSS,
+              sample_data: STARTER_IMAGE_DATA,
+            }
           : { name, html: starter.html, css: starter.css, sample_data: starter.sample_data, page: starter.page };
       const created = await api().json<Template>('POST', '/v1/templates', { body });
       setCreating(false);
@@ -81,7 +89,12 @@ export function TemplatesScreen() {
 
   const remove = (summary: TemplateSummary) =>
     run(async () => {
-      const ok = await confirmAction({ title: 'Delete template?', message: `“${summary.name}” (${summary.id}) will be deleted. Generations that use its id will fail.`, confirmLabel: 'Delete', danger: true });
+      const ok = await confirmAction({
+        title: 'Delete template?',
+        message: `“${summary.name}” (${summary.id}) will be deleted. Generations that use its id will fail.`,
+        confirmLabel: 'Delete',
+        danger: true,
+      });
       if (!ok) return;
       await api().json('DELETE', `/v1/templates/${summary.id}`);
       return `Deleted “${summary.name}”.`;
@@ -98,13 +111,22 @@ export function TemplatesScreen() {
       <div class="toolbar">
         <label class="field field-inline">
           <span class="field-label">Search</span>
-          <input type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="Name or id" />
+          <input
+            type="search"
+            value={query}
+            onInput={(e) => setQuery(e.currentTarget.value)}
+            placeholder="Name or id"
+          />
         </label>
         <div class="field field-inline">
           <label class="field-label" for="template-kind-filter">
             Kind
           </label>
-          <select id="template-kind-filter" value={kind} onChange={(e) => setKind(e.currentTarget.value as TemplateKind | '')}>
+          <select
+            id="template-kind-filter"
+            value={kind}
+            onChange={(e) => setKind(e.currentTarget.value as TemplateKind | '')}
+          >
             <option value="">All</option>
             <option value="pdf">PDF</option>
             <option value="image">Image</option>
@@ -117,7 +139,13 @@ export function TemplatesScreen() {
       <ErrorNotice>{error ?? templates.error?.message}</ErrorNotice>
       {message && <StatusNotice tone="success">{message}</StatusNotice>}
       {templates.loading && !templates.data && <p class="muted">Loading templates…</p>}
-      {templates.data && templates.data.length === 0 && <p class="empty">{kind ? `No ${KIND_LABELS[kind]} templates.` : 'No templates yet. Create one to start: it opens with a small invoice example.'}</p>}
+      {templates.data && templates.data.length === 0 && (
+        <p class="empty">
+          {kind
+            ? `No ${KIND_LABELS[kind]} templates.`
+            : 'No templates yet. Create one to start: it opens with a small invoice example.'}
+        </p>
+      )}
       {shown.length > 0 && (
         <table class="table responsive-table">
           <caption class="visually-hidden">Your templates</caption>
@@ -136,7 +164,11 @@ export function TemplatesScreen() {
             {shown.map((t) => (
               <tr key={t.id}>
                 <td data-label="Name">
-                  {renaming === t.id ? <RenameInput summary={t} onDone={(name) => rename(t, name)} onCancel={() => setRenaming(null)} /> : <Link href={paths.editor(t.id)}>{t.name}</Link>}
+                  {renaming === t.id ? (
+                    <RenameInput summary={t} onDone={(name) => rename(t, name)} onCancel={() => setRenaming(null)} />
+                  ) : (
+                    <Link href={paths.editor(t.id)}>{t.name}</Link>
+                  )}
                 </td>
                 <td data-label="Kind">{KIND_LABELS[t.kind] ?? t.kind}</td>
                 <td data-label="Id">
@@ -144,13 +176,28 @@ export function TemplatesScreen() {
                 </td>
                 <td data-label="Updated">{formatTime(t.updated_at)}</td>
                 <td class="row-actions">
-                  <button type="button" class="button button-small" onClick={() => setRenaming(t.id)} aria-label={`Rename ${t.name}`}>
+                  <button
+                    type="button"
+                    class="button button-small"
+                    onClick={() => setRenaming(t.id)}
+                    aria-label={`Rename ${t.name}`}
+                  >
                     Rename
                   </button>
-                  <button type="button" class="button button-small" onClick={() => duplicate(t)} aria-label={`Duplicate ${t.name}`}>
+                  <button
+                    type="button"
+                    class="button button-small"
+                    onClick={() => duplicate(t)}
+                    aria-label={`Duplicate ${t.name}`}
+                  >
                     Duplicate
                   </button>
-                  <button type="button" class="button button-small button-danger-quiet" onClick={() => remove(t)} aria-label={`Delete ${t.name}`}>
+                  <button
+                    type="button"
+                    class="button button-small button-danger-quiet"
+                    onClick={() => remove(t)}
+                    aria-label={`Delete ${t.name}`}
+                  >
                     Delete
                   </button>
                 </td>
@@ -164,14 +211,29 @@ export function TemplatesScreen() {
   );
 }
 
-function RenameInput({ summary, onDone, onCancel }: { summary: TemplateSummary; onDone(name: string): void; onCancel(): void }) {
+function RenameInput({
+  summary,
+  onDone,
+  onCancel,
+}: {
+  summary: TemplateSummary;
+  onDone(name: string): void;
+  onCancel(): void;
+}) {
   const input = useRef<HTMLInputElement>(null);
   return (
     <form class="inline-form" onSubmit={(e) => (e.preventDefault(), onDone(input.current?.value ?? ''))}>
       <label class="visually-hidden" for={`rename-${summary.id}`}>
         New name for {summary.name}
       </label>
-      <input id={`rename-${summary.id}`} ref={input} defaultValue={summary.name} maxLength={200} autoFocus onKeyDown={(e) => e.key === 'Escape' && onCancel()} />
+      <input
+        id={`rename-${summary.id}`}
+        ref={input}
+        defaultValue={summary.name}
+        maxLength={200}
+        autoFocus
+        onKeyDown={(e) => e.key === 'Escape' && onCancel()}
+      />
       <button type="submit" class="button button-small button-primary">
         Save
       </button>

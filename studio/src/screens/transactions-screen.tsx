@@ -14,13 +14,25 @@ import { useTemplateNames } from '../components/use-template-names.js';
 import { Link, paths } from '../router.js';
 
 const PAGE_SIZE = 25;
-const TYPE_LABELS: Record<string, string> = { PDFGEN: 'Generation', REFUND: 'Refund', PURCHASE: 'Purchase', BONUS: 'Bonus' };
-const TOOL_LABELS: Record<string, string> = { merge: 'PDF tools: merge', 'extract-pages': 'PDF tools: extract pages', rotate: 'PDF tools: rotate' };
+const TYPE_LABELS: Record<string, string> = {
+  PDFGEN: 'Generation',
+  REFUND: 'Refund',
+  PURCHASE: 'Purchase',
+  BONUS: 'Bonus',
+};
+const TOOL_LABELS: Record<string, string> = {
+  merge: 'PDF tools: merge',
+  'extract-pages': 'PDF tools: extract pages',
+  rotate: 'PDF tools: rotate',
+};
 
 export function TransactionsScreen() {
   const [offset, setOffset] = useState(0);
   const templateNames = useTemplateNames();
-  const list = useLoad(() => api().json<TransactionList>('GET', '/v1/account/transactions', { query: { limit: PAGE_SIZE, offset } }), [offset]);
+  const list = useLoad(
+    () => api().json<TransactionList>('GET', '/v1/account/transactions', { query: { limit: PAGE_SIZE, offset } }),
+    [offset],
+  );
   useEffect(() => {
     void refreshAccount().catch(() => undefined);
   }, []);
@@ -54,7 +66,9 @@ export function TransactionsScreen() {
               <tr key={tx.transaction_ref}>
                 <td data-label="When">{formatTime(tx.created_at)}</td>
                 <td data-label="Type">
-                  <span class={`badge badge-tx-${tx.transaction_type.toLowerCase()}`}>{TYPE_LABELS[tx.transaction_type] ?? tx.transaction_type}</span>
+                  <span class={`badge badge-tx-${tx.transaction_type.toLowerCase()}`}>
+                    {TYPE_LABELS[tx.transaction_type] ?? tx.transaction_type}
+                  </span>
                 </td>
                 <td data-label="Credits" class={`numeric ${tx.credits > 0 ? 'debit' : 'credit'}`}>
                   {formatBalanceChange(tx.credits)}
@@ -79,7 +93,15 @@ export function TransactionsScreen() {
           </tbody>
         </table>
       )}
-      {list.data && <Pager total={list.data.total} limit={PAGE_SIZE} offset={offset} onOffset={setOffset} label="Transaction pages" />}
+      {list.data && (
+        <Pager
+          total={list.data.total}
+          limit={PAGE_SIZE}
+          offset={offset}
+          onOffset={setOffset}
+          label="Transaction pages"
+        />
+      )}
     </main>
   );
 }

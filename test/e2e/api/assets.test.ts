@@ -17,7 +17,10 @@ import { pdfTool } from '../../support/documents/pdf-tools.js';
 import { ADMIN_TOKEN, startTestApp, until, type TestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC',
+  'base64',
+);
 
 describe.each(DIALECTS)('assets on %s', (dialect) => {
   let t: TestApp;
@@ -26,7 +29,8 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
   let bob: { accountId: string; apiKey: string };
 
   const upload = (body: unknown, apiKey = alice.apiKey) => t.request('POST', '/v1/assets', { apiKey, body });
-  const list = async (apiKey = alice.apiKey) => (await t.request('GET', '/v1/assets', { apiKey })).body.assets as { name: string }[];
+  const list = async (apiKey = alice.apiKey) =>
+    (await t.request('GET', '/v1/assets', { apiKey })).body.assets as { name: string }[];
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
@@ -53,7 +57,11 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
 
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(Buffer.from('p { color: red; }'))], { type: 'text/css' }), 'site.css');
-    const multipart = await fetch(`${t.baseUrl}/v1/assets`, { method: 'POST', headers: { 'x-api-key': alice.apiKey }, body: form });
+    const multipart = await fetch(`${t.baseUrl}/v1/assets`, {
+      method: 'POST',
+      headers: { 'x-api-key': alice.apiKey },
+      body: form,
+    });
     expect(multipart.status, await multipart.clone().text()).toBe(201);
     expect(await multipart.json()).toMatchObject({ name: 'site.css', content_type: 'text/css' });
 
@@ -69,25 +77,36 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
     expect((await t.request('DELETE', '/v1/assets/brand/logo.png', { apiKey: bob.apiKey })).status).toBe(404);
 
     // Replacing keeps the name and created_at.
-    const replaced = await upload({ name: 'site.css', content_base64: Buffer.from('body { margin: 0 }').toString('base64') });
+    const replaced = await upload({
+      name: 'site.css',
+      content_base64: Buffer.from('body { margin: 0 }').toString('base64'),
+    });
     expect(replaced.status).toBe(201);
     expect(replaced.body.size).toBe('body { margin: 0 }'.length);
     expect((await list()).length).toBe(2);
 
-    expect((await t.request('DELETE', '/v1/assets/site.css', { apiKey: alice.apiKey })).body).toEqual({ success: true });
+    expect((await t.request('DELETE', '/v1/assets/site.css', { apiKey: alice.apiKey })).body).toEqual({
+      success: true,
+    });
     expect((await t.request('GET', '/v1/assets/site.css', { apiKey: alice.apiKey })).body.error).toBe('NOT_FOUND');
     expect((await list()).map((a) => a.name)).toEqual(['brand/logo.png']);
   });
 
   it('refuses access tokens: the library takes the API key only (issue 37)', async () => {
-    const issued = await t.request('POST', `/v1/admin/accounts/${alice.accountId}/access-tokens`, { bearer: ADMIN_TOKEN, body: { ttl_seconds: 120 } });
+    const issued = await t.request('POST', `/v1/admin/accounts/${alice.accountId}/access-tokens`, {
+      bearer: ADMIN_TOKEN,
+      body: { ttl_seconds: 120 },
+    });
     expect(issued.status).toBe(201);
     const token = issued.body.access_token as string;
     expect((await t.request('GET', '/v1/account', { bearer: token })).status).toBe(200);
     for (const path of ['/v1/assets', '/v1/assets/brand/logo.png']) {
       const res = await t.request('GET', path, { bearer: token });
       expect(res.status, path).toBe(401);
-      expect(res.body).toEqual({ error: 'UNAUTHORIZED', message: expect.stringContaining('access tokens are accepted only on GET /v1/templates,') });
+      expect(res.body).toEqual({
+        error: 'UNAUTHORIZED',
+        message: expect.stringContaining('access tokens are accepted only on GET /v1/templates,'),
+      });
       expect((await t.request('GET', path, { apiKey: alice.apiKey })).status, path).toBe(200);
     }
   });
@@ -98,7 +117,11 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
       expect(res.status, name).toBe(422);
       expect(res.body.detail[0].loc).toEqual(['body', 'name']);
     }
-    for (const bytes of [Buffer.from('<html><body>hi</body></html>'), Buffer.from('%PDF-1.7\n'), Buffer.from([0, 1, 2, 3, 4, 5])]) {
+    for (const bytes of [
+      Buffer.from('<html><body>hi</body></html>'),
+      Buffer.from('%PDF-1.7\n'),
+      Buffer.from([0, 1, 2, 3, 4, 5]),
+    ]) {
       const res = await upload({ name: 'logo.png', content_base64: bytes.toString('base64') }, bob.apiKey);
       expect(res.status).toBe(422);
       expect(res.body.detail[0].loc).toEqual(['body', 'content_base64']);
@@ -108,18 +131,33 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
 
   it('prints an asset, and answers a missing one as a warning: JSON, binary headers, job and webhook', async () => {
     const html = `<p>Invoice</p><img src="{{ asset('brand/logo.png') }}" width="32"><img src="{{ asset('missing.png') }}">`;
-    const id = (await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Logo', html } })).body.id as string;
-    const expected = [{ code: 'ASSET_NOT_FOUND', message: expect.stringContaining('"missing.png"'), url: 'https://assets.pressroom.internal/a/missing.png' }];
+    const id = (await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Logo', html } })).body
+      .id as string;
+    const expected = [
+      {
+        code: 'ASSET_NOT_FOUND',
+        message: expect.stringContaining('"missing.png"'),
+        url: 'https://assets.pressroom.internal/a/missing.png',
+      },
+    ];
 
-    const json = await t.request('POST', '/v1/pdf/create', { apiKey: alice.apiKey, body: { template_id: id, data: {} } });
+    const json = await t.request('POST', '/v1/pdf/create', {
+      apiKey: alice.apiKey,
+      body: { template_id: id, data: {} },
+    });
     expect(json.status, JSON.stringify(json.body)).toBe(200);
     expect(json.body.warnings).toEqual(expected);
 
-    const binary = await t.request('POST', '/v1/pdf/create', { apiKey: alice.apiKey, body: { template_id: id, data: {}, export_type: 'binary' } });
+    const binary = await t.request('POST', '/v1/pdf/create', {
+      apiKey: alice.apiKey,
+      body: { template_id: id, data: {}, export_type: 'binary' },
+    });
     expect(binary.status).toBe(200);
     expect(binary.headers.get('x-pressroom-warnings')).toBe('1');
     expect(JSON.parse(binary.headers.get('x-pressroom-warning-details')!)).toEqual(expected);
-    const logos = pdfTool('pdfimages', binary.bytes, ['-list']).split('\n').filter((row) => /^\s*1\s+\d+\s+image\s+1\s+1\s/.test(row));
+    const logos = pdfTool('pdfimages', binary.bytes, ['-list'])
+      .split('\n')
+      .filter((row) => /^\s*1\s+\d+\s+image\s+1\s+1\s/.test(row));
     expect(logos).toHaveLength(1);
 
     const preview = await t.request('POST', '/v1/templates/preview', { apiKey: alice.apiKey, body: { html } });
@@ -127,18 +165,32 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
     expect(preview.headers.get('x-pressroom-warnings')).toBe('1');
 
     // Bob's document naming the same asset gets nothing but the warning.
-    const bobs = (await t.request('POST', '/v1/templates', { apiKey: bob.apiKey, body: { name: 'Logo', html } })).body.id as string;
-    const bobJson = await t.request('POST', '/v1/pdf/create', { apiKey: bob.apiKey, body: { template_id: bobs, data: {} } });
-    expect(bobJson.body.warnings.map((w: { url: string }) => w.url)).toEqual(['https://assets.pressroom.internal/a/brand/logo.png', 'https://assets.pressroom.internal/a/missing.png']);
+    const bobs = (await t.request('POST', '/v1/templates', { apiKey: bob.apiKey, body: { name: 'Logo', html } })).body
+      .id as string;
+    const bobJson = await t.request('POST', '/v1/pdf/create', {
+      apiKey: bob.apiKey,
+      body: { template_id: bobs, data: {} },
+    });
+    expect(bobJson.body.warnings.map((w: { url: string }) => w.url)).toEqual([
+      'https://assets.pressroom.internal/a/brand/logo.png',
+      'https://assets.pressroom.internal/a/missing.png',
+    ]);
 
-    const queued = await t.request('POST', '/v1/pdf/create-async', { apiKey: alice.apiKey, body: { template_id: id, data: {}, webhook_url: `${receiver.url}/hook` } });
+    const queued = await t.request('POST', '/v1/pdf/create-async', {
+      apiKey: alice.apiKey,
+      body: { template_id: id, data: {}, webhook_url: `${receiver.url}/hook` },
+    });
     expect(queued.status, JSON.stringify(queued.body)).toBe(200);
     const jobId = queued.body.job_id as string;
     t.services.startWorkers();
-    const job = await until(async () => {
-      const res = await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey: alice.apiKey });
-      return res.body.status === 'completed' ? res.body : undefined;
-    }, 120_000, 'the job to complete');
+    const job = await until(
+      async () => {
+        const res = await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey: alice.apiKey });
+        return res.body.status === 'completed' ? res.body : undefined;
+      },
+      120_000,
+      'the job to complete',
+    );
     expect(job.warnings).toEqual(expected);
     const [hook] = await receiver.waitFor(1, undefined, 120_000);
     expect(hook!.json.warnings).toEqual(expected);
@@ -152,14 +204,22 @@ describe.each(DIALECTS)('the account quota under concurrent uploads on %s', (dia
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp(dialect, { PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA) }, { tuning: { assets: { maxBytes: 256 * 1024 } } });
+    t = await startTestApp(
+      dialect,
+      { PRESSROOM_ASSET_ACCOUNT_MAX_BYTES: String(QUOTA) },
+      { tuning: { assets: { maxBytes: 256 * 1024 } } },
+    );
   }, 180_000);
   afterAll(async () => t?.close());
 
   /** A 250 KiB file the library takes for a PNG (the magic bytes, then noise), uploaded as multipart (the issue's way). */
   const upload = async (apiKey: string, name: string) => {
     const form = new FormData();
-    form.append('file', new Blob([new Uint8Array(Buffer.concat([PNG.subarray(0, 8), randomBytes(SIZE - 8)]))], { type: 'image/png' }), name);
+    form.append(
+      'file',
+      new Blob([new Uint8Array(Buffer.concat([PNG.subarray(0, 8), randomBytes(SIZE - 8)]))], { type: 'image/png' }),
+      name,
+    );
     const res = await fetch(`${t.baseUrl}/v1/assets`, { method: 'POST', headers: { 'x-api-key': apiKey }, body: form });
     return { status: res.status, body: await res.json() };
   };
@@ -170,15 +230,19 @@ describe.each(DIALECTS)('the account quota under concurrent uploads on %s', (dia
 
   it('twenty 250 KiB uploads at once: four stored, exactly within the 1 MiB quota; the rest 413, storing and charging nothing', async () => {
     const account = await t.createAccount({ credits: 5, plan: 'enterprise' });
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => upload(account.apiKey, `logo-${i}.png`)),
-    );
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(account.apiKey, `logo-${i}.png`)));
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses, `statuses ${statuses.join(',')}`).toEqual([...Array(4).fill(201), ...Array(16).fill(413)]);
     for (const refused of answers.filter((a) => a.status === 413)) {
-      expect(refused.body).toEqual({ error: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('the limit is 1048576 bytes (1 MiB, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES)') });
+      expect(refused.body).toEqual({
+        error: 'PAYLOAD_TOO_LARGE',
+        message: expect.stringContaining('the limit is 1048576 bytes (1 MiB, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES)'),
+      });
     }
-    const listed = (await t.request('GET', '/v1/assets', { apiKey: account.apiKey })).body.assets as { name: string; size: number }[];
+    const listed = (await t.request('GET', '/v1/assets', { apiKey: account.apiKey })).body.assets as {
+      name: string;
+      size: number;
+    }[];
     expect(listed).toHaveLength(4);
     expect(listed.reduce((sum, a) => sum + a.size, 0)).toBe(4 * SIZE);
     expect(storedFiles(account.accountId)).toBe(4);
@@ -212,13 +276,23 @@ describe.each(DIALECTS)('the account quota across two service processes on %s', 
     const answers = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
         const form = new FormData();
-        form.append('file', new Blob([new Uint8Array(Buffer.concat([PNG.subarray(0, 8), randomBytes(SIZE - 8)]))], { type: 'image/png' }), `logo-${i}.png`);
-        const res = await fetch(`${cluster.alls[i % 2]!.baseUrl}/v1/assets`, { method: 'POST', headers: { 'x-api-key': account.apiKey }, body: form });
+        form.append(
+          'file',
+          new Blob([new Uint8Array(Buffer.concat([PNG.subarray(0, 8), randomBytes(SIZE - 8)]))], { type: 'image/png' }),
+          `logo-${i}.png`,
+        );
+        const res = await fetch(`${cluster.alls[i % 2]!.baseUrl}/v1/assets`, {
+          method: 'POST',
+          headers: { 'x-api-key': account.apiKey },
+          body: form,
+        });
         return res.status;
       }),
     );
     expect(answers.sort(), `statuses ${answers.join(',')}`).toEqual([...Array(4).fill(201), ...Array(16).fill(413)]);
-    const listed = (await cluster.alls[1]!.request('GET', '/v1/assets', { apiKey: account.apiKey })).body.assets as { size: number }[];
+    const listed = (await cluster.alls[1]!.request('GET', '/v1/assets', { apiKey: account.apiKey })).body.assets as {
+      size: number;
+    }[];
     expect(listed.reduce((sum, a) => sum + a.size, 0)).toBe(4 * SIZE);
     const dir = join(fileURLToPath(cluster.env.PRESSROOM_STORAGE_URL!), 'assets', account.accountId);
     expect(readdirSync(dir)).toHaveLength(4);

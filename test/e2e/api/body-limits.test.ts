@@ -48,20 +48,28 @@ function writeChunked(req: http.ClientRequest, body: Buffer, done: () => void): 
 /** One request with Node's http.request; rejects with the socket error when no HTTP answer arrives. */
 function send(baseUrl: string, apiKey: string, upload: Upload): Promise<Answer> {
   const url = new URL(upload.path, baseUrl);
-  const headers: Record<string, string | number> = { 'x-api-key': apiKey, 'content-type': upload.contentType ?? 'application/json' };
+  const headers: Record<string, string | number> = {
+    'x-api-key': apiKey,
+    'content-type': upload.contentType ?? 'application/json',
+  };
   if (!upload.chunked) headers['content-length'] = upload.body.length;
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: upload.method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const json = String(res.headers['content-type'] ?? '').includes('application/json');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: json ? JSON.parse(text) : text });
-      });
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => reject(new Error(`${upload.method} ${upload.path}: no HTTP answer (${error.code ?? error.message})`)));
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: upload.method, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const json = String(res.headers['content-type'] ?? '').includes('application/json');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: json ? JSON.parse(text) : text });
+        });
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`${upload.method} ${upload.path}: no HTTP answer (${error.code ?? error.message})`)),
+    );
     if (upload.readAfterSending) req.on('socket', (socket) => socket.pause());
     const sent = () => {
       if (upload.readAfterSending) req.socket?.resume();
@@ -99,7 +107,10 @@ describe('request body limits', () => {
   function expectReadable413(answer: Answer, limit: number): void {
     expect(answer.status).toBe(413);
     expect(answer.headers.connection).toBe('close');
-    expect(answer.body).toEqual({ error: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining(`limit of ${limit} bytes`) });
+    expect(answer.body).toEqual({
+      error: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringContaining(`limit of ${limit} bytes`),
+    });
   }
 
   beforeAll(async () => {
@@ -115,7 +126,11 @@ describe('request body limits', () => {
   });
 
   it('has the documented default limits', () => {
-    expect(t.config.http).toMatchObject({ bodyLimitBytes: 10 * MiB, templateBodyLimitBytes: 4 * MiB, smallBodyLimitBytes: 64 * 1024 });
+    expect(t.config.http).toMatchObject({
+      bodyLimitBytes: 10 * MiB,
+      templateBodyLimitBytes: 4 * MiB,
+      smallBodyLimitBytes: 64 * 1024,
+    });
   });
 
   const routes = [
@@ -140,66 +155,122 @@ describe('request body limits', () => {
       limit: () => t.config.http.smallBodyLimitBytes,
       source: 'a fixed limit for requests of a few fields',
       body: () =>
-        jsonBody(tenMegabytes, (filler) => ({ endpoint_url: 'https://s3.example.com', access_key_id: `AKIA${filler}`, secret_access_key: 'secret-0123456789abcdef', bucket_name: 'pdfs' })),
+        jsonBody(tenMegabytes, (filler) => ({
+          endpoint_url: 'https://s3.example.com',
+          access_key_id: `AKIA${filler}`,
+          secret_access_key: 'secret-0123456789abcdef',
+          bucket_name: 'pdfs',
+        })),
     },
   ];
 
-  it.each(routes)('$method $path: four 10 MB bodies at once each get a readable 413 naming the route limit, and change nothing', async ({ method, path, limit, source, body }) => {
-    const upload = { method, path, body: body() };
-    const before = await accountState();
-    for (const readAfterSending of [false, true]) {
-      const answers = await Promise.all([1, 2, 3, 4].map(() => send(t.baseUrl, apiKey, { ...upload, readAfterSending })));
-      for (const answer of answers) {
-        expectReadable413(answer, limit());
-        expect(answer.body.message).toContain(`for ${method} ${path}`);
-        expect(answer.body.message).toContain(source);
+  it.each(routes)(
+    '$method $path: four 10 MB bodies at once each get a readable 413 naming the route limit, and change nothing',
+    async ({ method, path, limit, source, body }) => {
+      const upload = { method, path, body: body() };
+      const before = await accountState();
+      for (const readAfterSending of [false, true]) {
+        const answers = await Promise.all(
+          [1, 2, 3, 4].map(() => send(t.baseUrl, apiKey, { ...upload, readAfterSending })),
+        );
+        for (const answer of answers) {
+          expectReadable413(answer, limit());
+          expect(answer.body.message).toContain(`for ${method} ${path}`);
+          expect(answer.body.message).toContain(source);
+        }
       }
-    }
-    expect(await accountState()).toEqual(before);
-  }, 180_000);
+      expect(await accountState()).toEqual(before);
+    },
+    180_000,
+  );
 
   it.each([
     { kind: 'JSON sent chunked (no Content-Length)', contentType: 'application/json', chunked: true },
     { kind: 'XML with a Content-Length', contentType: 'application/xml', chunked: false },
     { kind: 'XML sent chunked', contentType: 'application/xml', chunked: true },
     { kind: 'plain text with a Content-Length', contentType: 'text/plain', chunked: false },
-  ])('$kind over the limit gets the same readable 413', async ({ contentType, chunked }) => {
-    const before = await accountState();
-    const body = jsonBody(tenMegabytes, (filler) => ({ name: 'Too big', html: filler }));
-    const answer = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/templates', body, contentType, chunked, readAfterSending: true });
-    expectReadable413(answer, t.config.http.templateBodyLimitBytes);
-    expect(await accountState()).toEqual(before);
-  }, 120_000);
+  ])(
+    '$kind over the limit gets the same readable 413',
+    async ({ contentType, chunked }) => {
+      const before = await accountState();
+      const body = jsonBody(tenMegabytes, (filler) => ({ name: 'Too big', html: filler }));
+      const answer = await send(t.baseUrl, apiKey, {
+        method: 'POST',
+        path: '/v1/templates',
+        body,
+        contentType,
+        chunked,
+        readAfterSending: true,
+      });
+      expectReadable413(answer, t.config.http.templateBodyLimitBytes);
+      expect(await accountState()).toEqual(before);
+    },
+    120_000,
+  );
 
   it.each([
-    { path: '/v1/pdf/create', shape: (filler: string) => ({ template_id: 'nosuchtempla', data: { note: filler } }), status: 404 },
-    { path: '/v1/pdf/create-async', shape: (filler: string) => ({ template_id: 'nosuchtempla', data: { note: filler } }), status: 404 },
+    {
+      path: '/v1/pdf/create',
+      shape: (filler: string) => ({ template_id: 'nosuchtempla', data: { note: filler } }),
+      status: 404,
+    },
+    {
+      path: '/v1/pdf/create-async',
+      shape: (filler: string) => ({ template_id: 'nosuchtempla', data: { note: filler } }),
+      status: 404,
+    },
     // Read whole and validated: html is longer than the schema's 2,000,000 characters.
     { path: '/v1/templates/preview', shape: (filler: string) => ({ html: filler }), status: 422 },
-  ])('POST $path reads a 6 MB body (over the template limit) instead of refusing its size', async ({ path, shape, status }) => {
-    const before = await accountState();
-    const answer = await send(t.baseUrl, apiKey, { method: 'POST', path, body: jsonBody(6 * MiB, shape), readAfterSending: true });
-    expect(answer.status).toBe(status);
-    expect(await accountState()).toEqual(before);
-  }, 120_000);
+  ])(
+    'POST $path reads a 6 MB body (over the template limit) instead of refusing its size',
+    async ({ path, shape, status }) => {
+      const before = await accountState();
+      const answer = await send(t.baseUrl, apiKey, {
+        method: 'POST',
+        path,
+        body: jsonBody(6 * MiB, shape),
+        readAfterSending: true,
+      });
+      expect(answer.status).toBe(status);
+      expect(await accountState()).toEqual(before);
+    },
+    120_000,
+  );
 
   it('every PDF tool (each listed in the OpenAPI document) and /v1/einvoice/validate read a 1 MB file in base64 instead of refusing its size', async () => {
-    const paths = Object.keys((await t.request('GET', '/openapi.json')).body.paths as Record<string, unknown>).filter((path) => path.startsWith('/v1/pdf-tools/'));
+    const paths = Object.keys((await t.request('GET', '/openapi.json')).body.paths as Record<string, unknown>).filter(
+      (path) => path.startsWith('/v1/pdf-tools/'),
+    );
     expect(paths.length).toBeGreaterThanOrEqual(11);
     const before = await accountState();
     // Valid base64 of bytes that are no PDF: read whole, then refused for what it is.
     const notPdf = Buffer.alloc(MiB, 7).toString('base64');
     for (const path of paths) {
-      const answer = await send(t.baseUrl, apiKey, { method: 'POST', path, body: Buffer.from(JSON.stringify({ pdf_base64: notPdf, pdfs: [{ pdf_base64: notPdf }] })), readAfterSending: true });
+      const answer = await send(t.baseUrl, apiKey, {
+        method: 'POST',
+        path,
+        body: Buffer.from(JSON.stringify({ pdf_base64: notPdf, pdfs: [{ pdf_base64: notPdf }] })),
+        readAfterSending: true,
+      });
       expect(answer.status, `${path}: ${JSON.stringify(answer.body).slice(0, 200)}`).toBe(422);
     }
-    const validate = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/einvoice/validate', body: Buffer.from(JSON.stringify({ file_base64: notPdf })), readAfterSending: true });
+    const validate = await send(t.baseUrl, apiKey, {
+      method: 'POST',
+      path: '/v1/einvoice/validate',
+      body: Buffer.from(JSON.stringify({ file_base64: notPdf })),
+      readAfterSending: true,
+    });
     expect(validate.status).not.toBe(413);
     expect(await accountState()).toEqual(before);
   }, 120_000);
 
   it('still answers 415 to a small body in a media type no route takes', async () => {
-    const answer = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/templates', body: Buffer.from('<template/>'), contentType: 'application/xml' });
+    const answer = await send(t.baseUrl, apiKey, {
+      method: 'POST',
+      path: '/v1/templates',
+      body: Buffer.from('<template/>'),
+      contentType: 'application/xml',
+    });
     expect(answer.status).toBe(415);
     expect(answer.body.error).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
@@ -214,16 +285,31 @@ describe('request body limits', () => {
       sample_data: { note: filler },
     });
     const justUnder = jsonBody(limit - 256, template);
-    const created = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/templates', body: justUnder, readAfterSending: true });
+    const created = await send(t.baseUrl, apiKey, {
+      method: 'POST',
+      path: '/v1/templates',
+      body: justUnder,
+      readAfterSending: true,
+    });
     expect(created.status, JSON.stringify(created.body).slice(0, 400)).toBe(201);
     expect(created.body.html.length).toBe(2_000_000);
     expect(created.body.css.length).toBe(1_000_000);
     expect(created.body.fields.map((f: { key: string }) => f.key)).toEqual(['note']);
-    const updated = await send(t.baseUrl, apiKey, { method: 'PUT', path: `/v1/templates/${created.body.id}`, body: justUnder, readAfterSending: true });
+    const updated = await send(t.baseUrl, apiKey, {
+      method: 'PUT',
+      path: `/v1/templates/${created.body.id}`,
+      body: justUnder,
+      readAfterSending: true,
+    });
     expect(updated.status).toBe(200);
 
     const before = await accountState();
-    const over = await send(t.baseUrl, apiKey, { method: 'POST', path: '/v1/templates', body: jsonBody(limit + 1, template), readAfterSending: true });
+    const over = await send(t.baseUrl, apiKey, {
+      method: 'POST',
+      path: '/v1/templates',
+      body: jsonBody(limit + 1, template),
+      readAfterSending: true,
+    });
     expectReadable413(over, limit);
     expect(await accountState()).toEqual(before);
     expect((await api('DELETE', `/v1/templates/${created.body.id}`)).status).toBe(200);

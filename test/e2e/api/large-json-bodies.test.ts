@@ -15,7 +15,12 @@ const KiB = 1024;
 
 /** Invoice-like rows: many small objects, as a large `data` usually is. */
 function rows(count: number) {
-  return Array.from({ length: count }, (_, i) => ({ sku: `SKU-${i}`, qty: i % 7, price: `${(i * 13) % 1000}.50`, tags: ['a', 'ü', 'x,y'] }));
+  return Array.from({ length: count }, (_, i) => ({
+    sku: `SKU-${i}`,
+    qty: i % 7,
+    price: `${(i * 13) % 1000}.50`,
+    tags: ['a', 'ü', 'x,y'],
+  }));
 }
 
 /** The message JSON.parse gives this process for `text` (the server runs the same Node). */
@@ -30,7 +35,9 @@ function parseError(text: string): string {
 
 /** `count` of an offloaded-parse outcome in the /metrics text (0 when absent). */
 function offloaded(metrics: string, outcome: string): number {
-  const line = metrics.split('\n').find((l) => l.startsWith(`pressroom_json_offloaded_parse_seconds_count{outcome="${outcome}"}`));
+  const line = metrics
+    .split('\n')
+    .find((l) => l.startsWith(`pressroom_json_offloaded_parse_seconds_count{outcome="${outcome}"}`));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -42,7 +49,8 @@ describe.each(DOCUMENT_DIALECTS)('large JSON bodies on %s', (dialect) => {
   const metrics = async () => (await t.request('GET', '/metrics')).body as string;
   const account = async () => {
     const balance = (await t.request('GET', '/v1/account', { apiKey })).body.credits as number;
-    const transactions = (await t.request('GET', '/v1/account/transactions', { apiKey })).body.transactions as unknown[];
+    const transactions = (await t.request('GET', '/v1/account/transactions', { apiKey })).body
+      .transactions as unknown[];
     return { balance, transactions };
   };
   const post = (path: string, rawBody: string) => t.request('POST', path, { apiKey, rawBody });
@@ -52,7 +60,10 @@ describe.each(DOCUMENT_DIALECTS)('large JSON bodies on %s', (dialect) => {
     apiKey = (await t.createAccount({ credits: 5, plan: 'enterprise' })).apiKey;
     const created = await t.request('POST', '/v1/templates', {
       apiKey,
-      body: { name: 'Big data', html: '<p>{{ rows | length }} rows; last {{ rows[19999].sku }}; deep {{ tail.a.b.c }}</p>' },
+      body: {
+        name: 'Big data',
+        html: '<p>{{ rows | length }} rows; last {{ rows[19999].sku }}; deep {{ tail.a.b.c }}</p>',
+      },
     });
     expect(created.status).toBe(201);
     templateId = created.body.id;
@@ -66,7 +77,11 @@ describe.each(DOCUMENT_DIALECTS)('large JSON bodies on %s', (dialect) => {
   it('renders a large body with the values from deep inside it, on a parse thread, for one credit', async () => {
     const before = await account();
     const parsedBefore = offloaded(await metrics(), 'parsed');
-    const body = JSON.stringify({ template_id: templateId, export_type: 'binary', data: { rows: rows(20_000), tail: { a: { b: { c: 'FROM-DEEP-INSIDE' } } } } });
+    const body = JSON.stringify({
+      template_id: templateId,
+      export_type: 'binary',
+      data: { rows: rows(20_000), tail: { a: { b: { c: 'FROM-DEEP-INSIDE' } } } },
+    });
     expect(body.length).toBeGreaterThan(4 * t.config.http.jsonWorkers.thresholdBytes);
 
     const res = await post('/v1/pdf/create', body);
@@ -93,10 +108,15 @@ describe.each(DOCUMENT_DIALECTS)('large JSON bodies on %s', (dialect) => {
     it('malformed JSON: 422 json_invalid with JSON.parse’s message', async () => {
       const before = await account();
       const invalidBefore = offloaded(await metrics(), 'invalid');
-      for (const body of [`{"template_id":"${templateId}","data":{"a": oops}}`, `{"template_id":"${templateId}","data":{"pad":"${pad}","a": oops}}`]) {
+      for (const body of [
+        `{"template_id":"${templateId}","data":{"a": oops}}`,
+        `{"template_id":"${templateId}","data":{"pad":"${pad}","a": oops}}`,
+      ]) {
         const res = await post('/v1/pdf/create', body);
         expect(res.status).toBe(422);
-        expect(res.body).toEqual({ detail: [{ loc: ['body'], msg: `JSON decode error: ${parseError(body)}`, type: 'json_invalid' }] });
+        expect(res.body).toEqual({
+          detail: [{ loc: ['body'], msg: `JSON decode error: ${parseError(body)}`, type: 'json_invalid' }],
+        });
       }
       expect(offloaded(await metrics(), 'invalid')).toBe(invalidBefore + 1);
       expect(await account()).toEqual(before);
@@ -109,7 +129,11 @@ describe.each(DOCUMENT_DIALECTS)('large JSON bodies on %s', (dialect) => {
       const small = await post('/v1/pdf/create', `{"template_id":"${templateId}","data":{${bad}}}`);
       const large = await post('/v1/pdf/create', `{"template_id":"${templateId}","data":{${bad},"pad":"${pad}"}}`);
       expect(small.status).toBe(422);
-      expect(small.body.detail.map((d: { type: string }) => d.type)).toEqual(['forbidden_key', 'string_nul_character', 'json_too_deep']);
+      expect(small.body.detail.map((d: { type: string }) => d.type)).toEqual([
+        'forbidden_key',
+        'string_nul_character',
+        'json_too_deep',
+      ]);
       expect(small.body.detail[2].loc.slice(0, 4)).toEqual(['body', 'data', 'deep', 'd']);
       expect(large.status).toBe(422);
       expect(large.body).toEqual(small.body);

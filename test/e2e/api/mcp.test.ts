@@ -13,7 +13,10 @@ import { imageInfo } from '../../support/documents/image-tools.js';
 import { pdfInfo, pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, until, type TestApp } from '../../support/test-app.js';
 
-type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string; data?: string; mimeType?: string }> };
+type ToolResult = {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
+};
 
 describe('the MCP endpoint (/mcp)', () => {
   let t: TestApp;
@@ -27,7 +30,8 @@ describe('the MCP endpoint (/mcp)', () => {
     clients.push(client);
     return client;
   }
-  const tool = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
+  const tool = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as ToolResult;
   const json = (result: ToolResult) => {
     expect(result.isError, result.content[0]?.text).toBeFalsy();
     return JSON.parse(result.content[0]!.text!) as Record<string, any>;
@@ -52,7 +56,11 @@ describe('the MCP endpoint (/mcp)', () => {
   it('needs a valid API key (x-api-key or Bearer): without one, 401 and no session', async () => {
     await expect(connect({})).rejects.toThrow(/UNAUTHORIZED/);
     await expect(connect({ 'x-api-key': `pr_${'x'.repeat(48)}` })).rejects.toThrow(/UNAUTHORIZED/);
-    const raw = await fetch(`${t.baseUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    const raw = await fetch(`${t.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
     expect(raw.status).toBe(401);
     const bearer = await connect({ authorization: `Bearer ${alice.apiKey}` });
     expect(json(await tool(bearer, 'get_account_info')).credits).toBe(10);
@@ -62,23 +70,48 @@ describe('the MCP endpoint (/mcp)', () => {
     const client = await connect({ 'x-api-key': alice.apiKey });
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      'cancel_batch', 'create_template', 'generate_image', 'generate_pdf', 'generate_pdf_async', 'get_account_info', 'get_batch_status', 'get_pdf_job_status', 'get_template',
-      'get_template_fields', 'get_template_layers', 'list_pdf_jobs', 'list_templates', 'list_transactions', 'preview_template',
-      'publish_template_version', 'run_pdf_tool', 'start_batch', 'update_template',
+      'cancel_batch',
+      'create_template',
+      'generate_image',
+      'generate_pdf',
+      'generate_pdf_async',
+      'get_account_info',
+      'get_batch_status',
+      'get_pdf_job_status',
+      'get_template',
+      'get_template_fields',
+      'get_template_layers',
+      'list_pdf_jobs',
+      'list_templates',
+      'list_transactions',
+      'preview_template',
+      'publish_template_version',
+      'run_pdf_tool',
+      'start_batch',
+      'update_template',
     ]);
     for (const x of tools) {
       expect(x.description, x.name).toMatch(/\w{3,}/);
       expect(x.inputSchema.type).toBe('object');
     }
     expect((await client.listResources()).resources.map((r) => r.uri)).toContain('pressroom://templates');
-    const prompt = await client.getPrompt({ name: 'make_template', arguments: { description: 'a certificate of attendance' } });
+    const prompt = await client.getPrompt({
+      name: 'make_template',
+      arguments: { description: 'a certificate of attendance' },
+    });
     expect(JSON.stringify(prompt.messages)).toContain('a certificate of attendance');
   });
 
   it('lets an assistant author a template: create, preview page 1 as a PNG (free), update, publish, read it as a resource', async () => {
     const client = await connect({ 'x-api-key': alice.apiKey });
     const before = await credits(alice.apiKey);
-    const created = json(await tool(client, 'create_template', { name: 'Certificate', html: '<h1>Certificate for {{ name }}</h1><p>{{ course }}</p>', sample_data: { name: 'Ada', course: 'Engines' } }));
+    const created = json(
+      await tool(client, 'create_template', {
+        name: 'Certificate',
+        html: '<h1>Certificate for {{ name }}</h1><p>{{ course }}</p>',
+        sample_data: { name: 'Ada', course: 'Engines' },
+      }),
+    );
     expect(created.id).toHaveLength(12);
     const fields = json(await tool(client, 'get_template_fields', { template_id: created.id }));
     expect(JSON.stringify(fields)).toContain('course');
@@ -89,8 +122,16 @@ describe('the MCP endpoint (/mcp)', () => {
     expect(image.mimeType).toBe('image/png');
     expect(imageInfo(Buffer.from(image.data!, 'base64'))).toMatchObject({ format: 'png', width: 800 });
 
-    json(await tool(client, 'update_template', { template_id: created.id, html: '<h1>Certificate of attendance for {{ name }}</h1><p>{{ course }}</p>' }));
-    expect(json(await tool(client, 'publish_template_version', { template_id: created.id, tag: 'v1' }))).toMatchObject({ version_number: 1, tag: 'v1' });
+    json(
+      await tool(client, 'update_template', {
+        template_id: created.id,
+        html: '<h1>Certificate of attendance for {{ name }}</h1><p>{{ course }}</p>',
+      }),
+    );
+    expect(json(await tool(client, 'publish_template_version', { template_id: created.id, tag: 'v1' }))).toMatchObject({
+      version_number: 1,
+      tag: 'v1',
+    });
     const resource = await client.readResource({ uri: `pressroom://templates/${created.id}` });
     expect(JSON.stringify(resource.contents)).toContain('Certificate of attendance');
     expect(await credits(alice.apiKey)).toBe(before);
@@ -98,9 +139,19 @@ describe('the MCP endpoint (/mcp)', () => {
 
   it('generates a PDF as a link, charged once like the API; a refusal is a tool error naming the field, charged nothing', async () => {
     const client = await connect({ 'x-api-key': alice.apiKey });
-    const template = json(await tool(client, 'create_template', { name: 'Invoice', html: '<h1>Invoice {{ number }}</h1><p>{{ customer.name }}</p>' }));
+    const template = json(
+      await tool(client, 'create_template', {
+        name: 'Invoice',
+        html: '<h1>Invoice {{ number }}</h1><p>{{ customer.name }}</p>',
+      }),
+    );
     const before = await credits(alice.apiKey);
-    const made = json(await tool(client, 'generate_pdf', { template_id: template.id, data: { number: 'INV-7', customer: { name: 'Grace Hopper' } } }));
+    const made = json(
+      await tool(client, 'generate_pdf', {
+        template_id: template.id,
+        data: { number: 'INV-7', customer: { name: 'Grace Hopper' } },
+      }),
+    );
     expect(made).toMatchObject({ credits_remaining: before - 1, filename: 'document.pdf' });
     expect(pdfText(await download(made.url))).toContain('Grace Hopper');
     expect(await credits(alice.apiKey)).toBe(before - 1);
@@ -108,10 +159,18 @@ describe('the MCP endpoint (/mcp)', () => {
     expect(ledger.transactions[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: template.id });
 
     // Refused by the API (its own validation), and by the tool's input schema before any call.
-    const refused = await tool(client, 'generate_pdf', { template_id: template.id, data: { number: 'x' }, filename: 'bad name!' });
+    const refused = await tool(client, 'generate_pdf', {
+      template_id: template.id,
+      data: { number: 'x' },
+      filename: 'bad name!',
+    });
     expect(refused.isError).toBe(true);
     expect(refused.content[0]!.text).toMatch(/HTTP 422[\s\S]*- filename: /);
-    const outOfRange = await tool(client, 'generate_pdf', { template_id: template.id, data: { number: 'x' }, expiration: 59 });
+    const outOfRange = await tool(client, 'generate_pdf', {
+      template_id: template.id,
+      data: { number: 'x' },
+      expiration: 59,
+    });
     expect(outOfRange.isError).toBe(true);
     expect(outOfRange.content[0]!.text).toContain('expiration');
     const missing = await tool(client, 'generate_pdf', { template_id: 'AAAAAAAAAAAA', data: {} });
@@ -120,7 +179,9 @@ describe('the MCP endpoint (/mcp)', () => {
     expect(await credits(alice.apiKey)).toBe(before - 1);
 
     // The PDF tools, by URL: the generated document rotated.
-    const rotated = json(await tool(client, 'run_pdf_tool', { tool: 'rotate', arguments: { pdf_url: made.url, rotation: 90 } }));
+    const rotated = json(
+      await tool(client, 'run_pdf_tool', { tool: 'rotate', arguments: { pdf_url: made.url, rotation: 90 } }),
+    );
     expect(pdfInfo(await download(rotated.url), ['-f', '1', '-l', '1'])['Page    1 rot']).toBe('90');
     expect(await credits(alice.apiKey)).toBe(before - 2);
   });
@@ -128,14 +189,22 @@ describe('the MCP endpoint (/mcp)', () => {
   it('queues a job and follows it to its result', async () => {
     const client = await connect({ 'x-api-key': alice.apiKey });
     const template = json(await tool(client, 'create_template', { name: 'Letter', html: '<p>Dear {{ name }},</p>' }));
-    const queued = json(await tool(client, 'generate_pdf_async', { template_id: template.id, data: { name: 'Katherine' } }));
-    const done = await until(async () => {
-      const job = json(await tool(client, 'get_pdf_job_status', { job_id: queued.job_id }));
-      return job.status === 'completed' || job.status === 'failed' ? job : undefined;
-    }, 120_000, 'the job');
+    const queued = json(
+      await tool(client, 'generate_pdf_async', { template_id: template.id, data: { name: 'Katherine' } }),
+    );
+    const done = await until(
+      async () => {
+        const job = json(await tool(client, 'get_pdf_job_status', { job_id: queued.job_id }));
+        return job.status === 'completed' || job.status === 'failed' ? job : undefined;
+      },
+      120_000,
+      'the job',
+    );
     expect(done.status).toBe('completed');
     expect(pdfText(await download(done.result_url))).toContain('Dear Katherine');
-    expect(json(await tool(client, 'list_pdf_jobs', { limit: 10 })).jobs.map((job: { id: string }) => job.id)).toContain(queued.job_id);
+    expect(
+      json(await tool(client, 'list_pdf_jobs', { limit: 10 })).jobs.map((job: { id: string }) => job.id),
+    ).toContain(queued.job_id);
   });
 
   it('starts a batch of two rows and reads its items; a bad row is a tool error naming it', async () => {
@@ -143,19 +212,36 @@ describe('the MCP endpoint (/mcp)', () => {
     const template = json(await tool(client, 'create_template', { name: 'Badge', html: '<p>Badge of {{ name }}</p>' }));
     const bad = await tool(client, 'start_batch', { template_id: template.id, items_csv: 'name,extra\n"unclosed,1\n' });
     expect(bad.isError).toBe(true);
-    const started = json(await tool(client, 'start_batch', { template_id: template.id, items: [{ data: { name: 'Ada' } }, { data: { name: 'Grace' }, filename: 'grace' }] }));
+    const started = json(
+      await tool(client, 'start_batch', {
+        template_id: template.id,
+        items: [{ data: { name: 'Ada' } }, { data: { name: 'Grace' }, filename: 'grace' }],
+      }),
+    );
     expect(started.total).toBe(2);
-    await until(async () => json(await tool(client, 'get_batch_status', { batch_id: started.batch_id })).status === 'completed', 120_000, 'the batch');
+    await until(
+      async () => json(await tool(client, 'get_batch_status', { batch_id: started.batch_id })).status === 'completed',
+      120_000,
+      'the batch',
+    );
     const items = json(await tool(client, 'get_batch_status', { batch_id: started.batch_id, items: true })).items;
     expect(items.map((i: { filename: string }) => i.filename)).toEqual(['document-1.pdf', 'grace.pdf']);
     expect(pdfText(await download(items[1].url))).toContain('Badge of Grace');
   });
 
   it("does not reach another account's template", async () => {
-    const mine = json(await tool(await connect({ 'x-api-key': alice.apiKey }), 'create_template', { name: 'Private', html: '<p>{{ secret }}</p>' }));
+    const mine = json(
+      await tool(await connect({ 'x-api-key': alice.apiKey }), 'create_template', {
+        name: 'Private',
+        html: '<p>{{ secret }}</p>',
+      }),
+    );
     const other = await connect({ 'x-api-key': bob.apiKey });
     for (const name of ['get_template', 'generate_pdf', 'preview_template']) {
-      const res = await tool(other, name, { template_id: mine.id, ...(name === 'generate_pdf' ? { data: { secret: 'x' } } : {}) });
+      const res = await tool(other, name, {
+        template_id: mine.id,
+        ...(name === 'generate_pdf' ? { data: { secret: 'x' } } : {}),
+      });
       expect(res.isError, name).toBe(true);
       expect(res.content[0]!.text, name).toMatch(/HTTP (403|404)/);
     }

@@ -33,7 +33,11 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
   let letterId: string;
 
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey })).body.credits as number;
-  const pressroom = (name: string, parameters: Record<string, unknown>): N8nNodeSpec => ({ name, type: 'pressroom', parameters });
+  const pressroom = (name: string, parameters: Record<string, unknown>): N8nNodeSpec => ({
+    name,
+    type: 'pressroom',
+    parameters,
+  });
   const onlyOutput = async (spec: N8nNodeSpec, input?: N8nItem[]) => {
     const run = await n8n.run([spec], input);
     expect(run.error).toBeUndefined();
@@ -44,15 +48,23 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     mappingMode: 'defineBelow',
     value,
     matchingColumns: [],
-    schema: (await n8n.resourceMapperFields('getTemplateFields', { resource: 'document', operation: 'generate', templateId })).fields,
+    schema: (
+      await n8n.resourceMapperFields('getTemplateFields', { resource: 'document', operation: 'generate', templateId })
+    ).fields,
   });
 
   beforeAll(async () => {
     t = await startTestApp('sqlite', { PRESSROOM_JOB_POLL_MS: '100' });
     t.services.startWorkers();
     apiKey = (await t.createAccount({ credits: 40, plan: 'pro' })).apiKey;
-    const invoice = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Invoice', html: INVOICE_HTML, fields: INVOICE_FIELDS } });
-    const letter = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Letter', html: '<p>Dear {{ name }},</p>' } });
+    const invoice = await t.request('POST', '/v1/templates', {
+      apiKey,
+      body: { name: 'Invoice', html: INVOICE_HTML, fields: INVOICE_FIELDS },
+    });
+    const letter = await t.request('POST', '/v1/templates', {
+      apiKey,
+      body: { name: 'Letter', html: '<p>Dear {{ name }},</p>' },
+    });
     expect([invoice.status, letter.status]).toEqual([201, 201]);
     [invoiceId, letterId] = [invoice.body.id, letter.body.id];
     n8n = await N8nRuntime.start();
@@ -74,9 +86,15 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     const good = n8n.credentials;
     try {
       n8n.credentials = { ...good, apiKey: `pr_${'x'.repeat(48)}` };
-      expect(await n8n.testCredential()).toEqual({ status: 'Error', message: 'HTTP 401: Authorization failed - please check your credentials' });
+      expect(await n8n.testCredential()).toEqual({
+        status: 'Error',
+        message: 'HTTP 401: Authorization failed - please check your credentials',
+      });
       n8n.credentials = { ...good, baseUrl: `${t.baseUrl}/nothing-here` };
-      expect(await n8n.testCredential()).toEqual({ status: 'Error', message: expect.stringContaining("not as Pressroom's API") });
+      expect(await n8n.testCredential()).toEqual({
+        status: 'Error',
+        message: expect.stringContaining("not as Pressroom's API"),
+      });
       n8n.credentials = { ...good, baseUrl: 'http://127.0.0.1:9' };
       expect((await n8n.testCredential()).status).toBe('Error');
     } finally {
@@ -85,18 +103,34 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
   });
 
   it("offers the account's PDF templates, a template's versions, and its fields as typed inputs", async () => {
-    const image = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Banner', html: '<h1>{{ title }}</h1>', kind: 'image' } });
+    const image = await t.request('POST', '/v1/templates', {
+      apiKey,
+      body: { name: 'Banner', html: '<h1>{{ title }}</h1>', kind: 'image' },
+    });
     const other = await t.createAccount({ credits: 1 });
     await t.request('POST', '/v1/templates', { apiKey: other.apiKey, body: { name: 'Not yours', html: '<p>x</p>' } });
     const templates = await n8n.loadOptions('getTemplates', { resource: 'document', operation: 'generate' });
-    expect(templates.map((x) => [x.name, x.value]).sort()).toEqual([['Invoice', invoiceId], ['Letter', letterId]]);
+    expect(templates.map((x) => [x.name, x.value]).sort()).toEqual([
+      ['Invoice', invoiceId],
+      ['Letter', letterId],
+    ]);
     expect(templates.map((x) => x.value)).not.toContain(image.body.id);
 
-    expect((await t.request('POST', `/v1/templates/${invoiceId}/versions`, { apiKey, body: { tag: 'v1' } })).status).toBe(200);
-    const versions = await n8n.loadOptions('getTemplateVersions', { resource: 'document', operation: 'generate', templateId: invoiceId });
+    expect(
+      (await t.request('POST', `/v1/templates/${invoiceId}/versions`, { apiKey, body: { tag: 'v1' } })).status,
+    ).toBe(200);
+    const versions = await n8n.loadOptions('getTemplateVersions', {
+      resource: 'document',
+      operation: 'generate',
+      templateId: invoiceId,
+    });
     expect(versions.map((x) => x.value)).toEqual(['', 'v1']);
 
-    const { fields } = await n8n.resourceMapperFields('getTemplateFields', { resource: 'document', operation: 'generate', templateId: invoiceId });
+    const { fields } = await n8n.resourceMapperFields('getTemplateFields', {
+      resource: 'document',
+      operation: 'generate',
+      templateId: invoiceId,
+    });
     expect(fields.map((f) => [f.id, f.type, f.required])).toEqual([
       ['number', 'string', true],
       ['customer.name', 'string', true],
@@ -105,7 +139,11 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
       ['items', 'array', false],
     ]);
     expect(fields[1]!.displayName).toBe('Customer (customer.name)');
-    const none = await n8n.resourceMapperFields('getTemplateFields', { resource: 'document', operation: 'generate', templateId: '' });
+    const none = await n8n.resourceMapperFields('getTemplateFields', {
+      resource: 'document',
+      operation: 'generate',
+      templateId: '',
+    });
     expect(none).toEqual({ fields: [], emptyFieldsNotice: 'Choose a template first' });
   });
 
@@ -121,14 +159,22 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
         operation: 'generate',
         templateId: invoiceId,
         dataMode: 'fields',
-        templateFields: await mapped(invoiceId, { number: '={{ $json.order }}', 'customer.name': '={{ $json.customer }}', total: '={{ $json.amount }}', paid: '={{ $json.settled }}' }),
+        templateFields: await mapped(invoiceId, {
+          number: '={{ $json.order }}',
+          'customer.name': '={{ $json.customer }}',
+          total: '={{ $json.amount }}',
+          paid: '={{ $json.settled }}',
+        }),
         options: { filename: '={{ $json.order }}' },
         download: true,
       }),
       rows,
     );
     expect(items).toHaveLength(2);
-    expect(items.map((x) => [x.json.filename, x.json.credits_remaining])).toEqual([['INV-42.pdf', before - 1], ['INV-43.pdf', before - 2]]);
+    expect(items.map((x) => [x.json.filename, x.json.credits_remaining])).toEqual([
+      ['INV-42.pdf', before - 1],
+      ['INV-43.pdf', before - 2],
+    ]);
     expect(items[0]!.json.url).toMatch(new RegExp(`^${t.baseUrl}/v1/files/`));
     expect(items[0]!.binary!.data).toMatchObject({ mimeType: 'application/pdf', fileName: 'INV-42.pdf' });
     const first = pdfText(binaryBytes(items[0]));
@@ -155,30 +201,57 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
         operation: 'generateBatch',
         templateId: invoiceId,
         dataMode: 'fields',
-        templateFields: await mapped(invoiceId, { number: '={{ $json.order }}', 'customer.name': '={{ $json.customer }}', total: '={{ $json.amount }}' }),
+        templateFields: await mapped(invoiceId, {
+          number: '={{ $json.order }}',
+          'customer.name': '={{ $json.customer }}',
+          total: '={{ $json.amount }}',
+        }),
         batchOutput: 'merged',
         itemFilename: '={{ $json.order }}',
       }),
       rows,
     );
     expect(started!.json).toMatchObject({ status: 'pending', total: 3, credits_remaining: before - 3 });
-    const [done] = await onlyOutput(pressroom('Wait', { resource: 'batch', operation: 'get', batchId: started!.json.batch_id, waitForCompletion: true, waitTimeoutSeconds: 120, download: true }));
+    const [done] = await onlyOutput(
+      pressroom('Wait', {
+        resource: 'batch',
+        operation: 'get',
+        batchId: started!.json.batch_id,
+        waitForCompletion: true,
+        waitTimeoutSeconds: 120,
+        download: true,
+      }),
+    );
     expect(done!.json).toMatchObject({ status: 'completed', completed: 3 });
     const text = pdfText(binaryBytes(done));
-    expect(text).toMatch(/Invoice B-1[\s\S]*Bill to Ada Lovelace[\s\S]*Invoice B-2[\s\S]*Invoice B-3[\s\S]*Bill to Mary Jackson/);
-    const items = await onlyOutput(pressroom('Items', { resource: 'batch', operation: 'getItems', batchId: started!.json.batch_id, itemStatus: 'completed', limit: 100 }));
+    expect(text).toMatch(
+      /Invoice B-1[\s\S]*Bill to Ada Lovelace[\s\S]*Invoice B-2[\s\S]*Invoice B-3[\s\S]*Bill to Mary Jackson/,
+    );
+    const items = await onlyOutput(
+      pressroom('Items', {
+        resource: 'batch',
+        operation: 'getItems',
+        batchId: started!.json.batch_id,
+        itemStatus: 'completed',
+        limit: 100,
+      }),
+    );
     expect(items.map((x) => x.json.filename)).toEqual(['B-1.pdf', 'B-2.pdf', 'B-3.pdf']);
     expect(await credits()).toBe(before - 3);
   });
 
-  it('generates from JSON data with a list; a refusal stops the run with Pressroom\'s reason and charges nothing', async () => {
+  it("generates from JSON data with a list; a refusal stops the run with Pressroom's reason and charges nothing", async () => {
     const generateJson = (options: Record<string, unknown>) =>
       pressroom('Generate', {
         resource: 'document',
         operation: 'generate',
         templateId: invoiceId,
         dataMode: 'json',
-        jsonData: JSON.stringify({ number: 'INV-50', customer: { name: 'Ada Lovelace' }, items: [{ name: 'Analytical engine' }, { name: 'Punched cards' }] }),
+        jsonData: JSON.stringify({
+          number: 'INV-50',
+          customer: { name: 'Ada Lovelace' },
+          items: [{ name: 'Analytical engine' }, { name: 'Punched cards' }],
+        }),
         options,
         download: true,
         binaryPropertyName: 'invoice',
@@ -191,14 +264,24 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     const before = await credits();
     const refused = await n8n.run([generateJson({ filename: 'bad name!' })]);
     expect(refused.error).toMatch(/HTTP 422.*body\.filename/);
-    const unknown = await n8n.run([pressroom('Generate', { resource: 'document', operation: 'generate', templateId: 'AAAAAAAAAAAA', dataMode: 'json', jsonData: '{}' })]);
+    const unknown = await n8n.run([
+      pressroom('Generate', {
+        resource: 'document',
+        operation: 'generate',
+        templateId: 'AAAAAAAAAAAA',
+        dataMode: 'json',
+        jsonData: '{}',
+      }),
+    ]);
     expect(unknown.error).toContain('TEMPLATE_NOT_FOUND');
     const good = n8n.credentials;
     try {
       n8n.credentials = { ...good, baseUrl: `${t.baseUrl}/studio` };
       // A wrong base URL: Pressroom answers POSTs 404 "No route", and GETs with the studio's page, which the node names.
       expect((await n8n.run([generateJson({})])).error).toContain('No route POST /studio/v1/pdf/create');
-      expect((await n8n.run([pressroom('Account', { resource: 'account', operation: 'get' })])).error).toContain("not as Pressroom's API");
+      expect((await n8n.run([pressroom('Account', { resource: 'account', operation: 'get' })])).error).toContain(
+        "not as Pressroom's API",
+      );
     } finally {
       n8n.credentials = good;
     }
@@ -210,7 +293,9 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     const templateBody = JSON.parse(/-d '(\{"name":"Invoice".*\})'/.exec(doc)![1]!);
     const created = await t.request('POST', '/v1/templates', { apiKey, body: templateBody });
     expect(created.status).toBe(201);
-    const example = [...doc.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => m[1]!).find((block) => block.includes('n8n-nodes-pressroom.pressroom'))!;
+    const example = [...doc.matchAll(/```json\n([\s\S]*?)\n```/g)]
+      .map((m) => m[1]!)
+      .find((block) => block.includes('n8n-nodes-pressroom.pressroom'))!;
     const workflow = JSON.parse(example.replace('REPLACE_ME_ID', created.body.id)) as {
       nodes: Array<{ name: string; type: string; parameters: Record<string, unknown> }>;
       connections: Record<string, { main: Array<Array<{ node: string }>> }>;
@@ -218,7 +303,11 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     // n8n's manual trigger hands the next node one empty item; every other node must be one of ours, in the order connected.
     const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger')!;
     const chain: N8nNodeSpec[] = [];
-    for (let name = workflow.connections[trigger.name]?.main[0]?.[0]?.node; name; name = workflow.connections[name]?.main[0]?.[0]?.node) {
+    for (
+      let name = workflow.connections[trigger.name]?.main[0]?.[0]?.node;
+      name;
+      name = workflow.connections[name]?.main[0]?.[0]?.node
+    ) {
       const node = workflow.nodes.find((x) => x.name === name)!;
       expect(node.type).toMatch(/^n8n-nodes-pressroom\./);
       chain.push({ name: node.name, type: node.type.replace('n8n-nodes-pressroom.', ''), parameters: node.parameters });
@@ -236,7 +325,14 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
 
   it('merges a PDF from a binary property with one by URL, then rotates the result: the pages in order, turned', async () => {
     const letter = (name: string, download: boolean) =>
-      pressroom('Letter', { resource: 'document', operation: 'generate', templateId: letterId, dataMode: 'json', jsonData: JSON.stringify({ name }), download });
+      pressroom('Letter', {
+        resource: 'document',
+        operation: 'generate',
+        templateId: letterId,
+        dataMode: 'json',
+        jsonData: JSON.stringify({ name }),
+        download,
+      });
     const [withBinary] = await onlyOutput(letter('Alpha', true));
     const [linkOnly] = await onlyOutput(letter('Beta', false));
     expect(linkOnly!.binary).toBeUndefined();
@@ -247,11 +343,24 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
         pressroom('Merge', {
           resource: 'pdfTool',
           operation: 'merge',
-          sources: { source: [{ inputType: 'binary', binaryPropertyName: 'data' }, { inputType: 'url', url: linkOnly!.json.url }] },
+          sources: {
+            source: [
+              { inputType: 'binary', binaryPropertyName: 'data' },
+              { inputType: 'url', url: linkOnly!.json.url },
+            ],
+          },
           toolOptions: { filename: 'bundle' },
           download: true,
         }),
-        pressroom('Rotate', { resource: 'pdfTool', operation: 'rotate', inputType: 'binary', inputBinaryPropertyName: 'data', rotateMode: 'pages', pageRotations: '{"2": 180}', download: true }),
+        pressroom('Rotate', {
+          resource: 'pdfTool',
+          operation: 'rotate',
+          inputType: 'binary',
+          inputBinaryPropertyName: 'data',
+          rotateMode: 'pages',
+          pageRotations: '{"2": 180}',
+          download: true,
+        }),
       ],
       [withBinary!],
     );
@@ -266,7 +375,11 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
   });
 
   it('queues a job with the trigger as its webhook: Job → Get waits and downloads it, the trigger checks the signature and starts with the PDF', async () => {
-    const trigger = await n8n.serveTrigger({ name: 'Pressroom Trigger', type: 'pressroomTrigger', parameters: { events: ['pdf.completed', 'pdf.failed'], download: true } });
+    const trigger = await n8n.serveTrigger({
+      name: 'Pressroom Trigger',
+      type: 'pressroomTrigger',
+      parameters: { events: ['pdf.completed', 'pdf.failed'], download: true },
+    });
     const [queued] = await onlyOutput(
       pressroom('Queue', {
         resource: 'document',
@@ -280,29 +393,64 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     expect(queued!.json).toMatchObject({ status: 'pending', job_id: expect.any(String) });
     const jobId = queued!.json.job_id as string;
 
-    const [job] = await onlyOutput(pressroom('Job', { resource: 'job', operation: 'get', jobId, waitForCompletion: true, waitTimeoutSeconds: 120, download: true }));
+    const [job] = await onlyOutput(
+      pressroom('Job', {
+        resource: 'job',
+        operation: 'get',
+        jobId,
+        waitForCompletion: true,
+        waitTimeoutSeconds: 120,
+        download: true,
+      }),
+    );
     expect(job!.json).toMatchObject({ id: jobId, status: 'completed' });
     expect(pdfText(binaryBytes(job))).toContain('Dear Katherine,');
-    const listed = await onlyOutput(pressroom('Jobs', { resource: 'job', operation: 'getAll', limit: 10, filters: { status: 'completed' } }));
+    const listed = await onlyOutput(
+      pressroom('Jobs', { resource: 'job', operation: 'getAll', limit: 10, filters: { status: 'completed' } }),
+    );
     expect(listed.map((x) => x.json.id)).toContain(jobId);
 
     const call = await until(async () => trigger.received[0], 60_000, 'the webhook to reach the trigger');
     expect(call.status).toBe(200);
-    expect(call.items[0]!.json).toMatchObject({ event: 'pdf.completed', job_id: jobId, status: 'completed', webhook_id: expect.stringMatching(/^msg_/) });
+    expect(call.items[0]!.json).toMatchObject({
+      event: 'pdf.completed',
+      job_id: jobId,
+      status: 'completed',
+      webhook_id: expect.stringMatching(/^msg_/),
+    });
     expect(pdfText(binaryBytes(call.items[0]))).toContain('Dear Katherine,');
   });
 
   it('the trigger refuses a webhook without a valid signature (401) and starts nothing; a signed one of an event not chosen is only acknowledged', async () => {
-    const trigger = await n8n.serveTrigger({ name: 'Failures', type: 'pressroomTrigger', parameters: { events: ['pdf.failed'] } });
-    const body = JSON.stringify({ event: 'pdf.failed', job_id: 'job-1', status: 'failed', error: { code: 'TEMPLATE_RENDER_ERROR', message: 'line 1' } });
+    const trigger = await n8n.serveTrigger({
+      name: 'Failures',
+      type: 'pressroomTrigger',
+      parameters: { events: ['pdf.failed'] },
+    });
+    const body = JSON.stringify({
+      event: 'pdf.failed',
+      job_id: 'job-1',
+      status: 'failed',
+      error: { code: 'TEMPLATE_RENDER_ERROR', message: 'line 1' },
+    });
     const sign = (id: string, timestamp: number, payload: string, secret = WEBHOOK_SECRET) =>
       `v1,${createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.${payload}`).digest('base64')}`;
     const send = async (payload: string, headers: Record<string, string>) =>
-      (await fetch(trigger.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: payload })).status;
+      (
+        await fetch(trigger.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: payload,
+        })
+      ).status;
     const now = Math.floor(Date.now() / 1000);
     const headersFor = (payload: string, overrides: { secret?: string; timestamp?: number } = {}) => {
       const timestamp = overrides.timestamp ?? now;
-      return { 'webhook-id': 'msg_test', 'webhook-timestamp': String(timestamp), 'webhook-signature': sign('msg_test', timestamp, payload, overrides.secret) };
+      return {
+        'webhook-id': 'msg_test',
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign('msg_test', timestamp, payload, overrides.secret),
+      };
     };
 
     expect(await send(body, { 'webhook-id': 'msg_test', 'webhook-timestamp': String(now) })).toBe(401);
@@ -315,7 +463,14 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     const completed = body.replace('pdf.failed', 'pdf.completed');
     expect(await send(completed, headersFor(completed))).toBe(200);
     await until(async () => trigger.received.length === 6 || undefined, 10_000, 'six calls');
-    expect(trigger.received.map((call) => call.items.map((item) => item.json.event))).toEqual([[], [], [], [], ['pdf.failed'], []]);
+    expect(trigger.received.map((call) => call.items.map((item) => item.json.event))).toEqual([
+      [],
+      [],
+      [],
+      [],
+      ['pdf.failed'],
+      [],
+    ]);
 
     // A credential without a webhook secret cannot check anything: the call fails and starts nothing.
     const good = n8n.credentials;

@@ -24,15 +24,30 @@ import { pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, until, type TestApp } from '../../support/test-app.js';
 
 type Schema = Record<string, any>;
-type Operation = { operationId?: string; summary?: string; description?: string; tags?: string[]; parameters?: Schema[]; requestBody?: Schema; responses?: Record<string, Schema> };
-type OpenApiDoc = { servers?: { url: string }[]; tags?: { name: string; description?: string }[]; paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } };
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  parameters?: Schema[];
+  requestBody?: Schema;
+  responses?: Record<string, Schema>;
+};
+type OpenApiDoc = {
+  servers?: { url: string }[];
+  tags?: { name: string; description?: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, Schema> };
+};
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']);
 
 /** Every operation as [`METHOD /path`, operation]. */
 function operationsOf(doc: OpenApiDoc): [string, Operation][] {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item).filter(([method]) => METHODS.has(method)).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]),
+    Object.entries(item)
+      .filter(([method]) => METHODS.has(method))
+      .map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]),
   );
 }
 
@@ -45,8 +60,10 @@ function undescribedProperties(schema: unknown, where: string, out: string[]): v
     undescribedProperties(property, `${where}.${name}`, out);
   }
   if (s.items) undescribedProperties(s.items, `${where}[]`, out);
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') undescribedProperties(s.additionalProperties, `${where}{}`, out);
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) ((s[key] ?? []) as Schema[]).forEach((branch, i) => undescribedProperties(branch, `${where}<${i}>`, out));
+  if (s.additionalProperties && typeof s.additionalProperties === 'object')
+    undescribedProperties(s.additionalProperties, `${where}{}`, out);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+    ((s[key] ?? []) as Schema[]).forEach((branch, i) => undescribedProperties(branch, `${where}<${i}>`, out));
 }
 
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
@@ -63,38 +80,53 @@ function documentProblems(doc: OpenApiDoc): string[] {
 
   for (const [name, op] of operationsOf(doc)) {
     if (!op.operationId) problems.push(`${name}: no operationId`);
-    else if (ids.has(op.operationId)) problems.push(`${name}: operationId ${op.operationId} also used by ${ids.get(op.operationId)}`);
+    else if (ids.has(op.operationId))
+      problems.push(`${name}: operationId ${op.operationId} also used by ${ids.get(op.operationId)}`);
     else ids.set(op.operationId, name);
     if (!op.summary) problems.push(`${name}: no summary`);
     if (!op.description) problems.push(`${name}: no description`);
     if (!op.tags?.length) problems.push(`${name}: no tag`);
-    for (const tag of op.tags ?? []) if (!declaredTags.has(tag)) problems.push(`${name}: tag "${tag}" is not in the document's tags list`);
-    for (const parameter of op.parameters ?? []) if (!parameter.description) problems.push(`${name}: parameter ${parameter.in} ${parameter.name} has no description`);
+    for (const tag of op.tags ?? [])
+      if (!declaredTags.has(tag)) problems.push(`${name}: tag "${tag}" is not in the document's tags list`);
+    for (const parameter of op.parameters ?? [])
+      if (!parameter.description)
+        problems.push(`${name}: parameter ${parameter.in} ${parameter.name} has no description`);
 
     const bodies = Object.entries((op.requestBody?.content ?? {}) as Record<string, Schema>);
     for (const [mediaType, media] of bodies) {
       undescribedProperties(media.schema, `${name} body`, problems);
-      const examples = media.example !== undefined ? [media.example] : Object.values((media.examples ?? {}) as Record<string, { value: unknown }>).map((e) => e.value);
+      const examples =
+        media.example !== undefined
+          ? [media.example]
+          : Object.values((media.examples ?? {}) as Record<string, { value: unknown }>).map((e) => e.value);
       if (examples.length === 0) problems.push(`${name}: request body (${mediaType}) has no example`);
       const validate = ajv.compile({ ...media.schema, components: doc.components });
-      for (const example of examples) if (!validate(example)) problems.push(`${name}: its example fails its own schema: ${ajv.errorsText(validate.errors)}`);
+      for (const example of examples)
+        if (!validate(example))
+          problems.push(`${name}: its example fails its own schema: ${ajv.errorsText(validate.errors)}`);
     }
 
     const responses = Object.entries(op.responses ?? {});
     // Only TemplateFox's agent operations, which Pressroom answers 501, have no success answer.
-    if (!responses.some(([status]) => status.startsWith('2') || status === '501')) problems.push(`${name}: no success response`);
+    if (!responses.some(([status]) => status.startsWith('2') || status === '501'))
+      problems.push(`${name}: no success response`);
     for (const [status, response] of responses) {
       for (const [mediaType, media] of Object.entries((response.content ?? {}) as Record<string, Schema>)) {
         undescribedProperties(media.schema, `${name} ${status} ${mediaType}`, problems);
-        if (!isJson(mediaType) && !isText(mediaType) && media.schema?.format !== 'binary') problems.push(`${name} ${status}: ${mediaType} is not declared as binary (format: binary)`);
+        if (!isJson(mediaType) && !isText(mediaType) && media.schema?.format !== 'binary')
+          problems.push(`${name} ${status}: ${mediaType} is not declared as binary (format: binary)`);
       }
     }
     // An operation that can answer raw bytes (export_type binary) must say so, or a generated client parses them as JSON.
-    const offersBinary = bodies.some(([, media]) => ((media.schema?.properties?.export_type?.enum ?? []) as string[]).includes('binary'));
+    const offersBinary = bodies.some(([, media]) =>
+      ((media.schema?.properties?.export_type?.enum ?? []) as string[]).includes('binary'),
+    );
     const ok = Object.keys((op.responses?.['200']?.content ?? {}) as Record<string, unknown>);
-    if (offersBinary && !ok.some((mediaType) => !isJson(mediaType) && !isText(mediaType))) problems.push(`${name}: export_type binary, but 200 declares only ${ok.join(', ')}`);
+    if (offersBinary && !ok.some((mediaType) => !isJson(mediaType) && !isText(mediaType)))
+      problems.push(`${name}: export_type binary, but 200 declares only ${ok.join(', ')}`);
   }
-  for (const [componentName, schema] of Object.entries(doc.components?.schemas ?? {})) undescribedProperties(schema, `#/components/schemas/${componentName}`, problems);
+  for (const [componentName, schema] of Object.entries(doc.components?.schemas ?? {}))
+    undescribedProperties(schema, `#/components/schemas/${componentName}`, problems);
   return problems;
 }
 
@@ -207,7 +239,12 @@ function typeErrors(files: string[]): string[] {
     skipLibCheck: true,
     types: [],
   });
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ''}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ''}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 }
 
 describe('the OpenAPI document and a client generated from it', () => {
@@ -245,13 +282,21 @@ describe('the OpenAPI document and a client generated from it', () => {
 
   it("uses TemplateFox's operationIds, and declares the PDF answers as bytes", () => {
     const ids = Object.fromEntries(operationsOf(doc).map(([name, op]) => [name, op.operationId]));
-    for (const [name, operationId] of Object.entries(TEMPLATEFOX_OPERATION_IDS)) expect(ids[name], name).toBe(operationId);
-    for (const [name, operationId] of Object.entries(TEMPLATEFOX_OPERATION_IDS_LATER)) if (name in ids) expect(ids[name], name).toBe(operationId);
-    const okTypes = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses?.['200']?.content ?? {}).sort();
+    for (const [name, operationId] of Object.entries(TEMPLATEFOX_OPERATION_IDS))
+      expect(ids[name], name).toBe(operationId);
+    for (const [name, operationId] of Object.entries(TEMPLATEFOX_OPERATION_IDS_LATER))
+      if (name in ids) expect(ids[name], name).toBe(operationId);
+    const okTypes = (path: string, method: string) =>
+      Object.keys(doc.paths[path]?.[method]?.responses?.['200']?.content ?? {}).sort();
     // application/xml: XRechnung answers (docs/einvoice.md).
     expect(okTypes('/v1/pdf/create', 'post')).toEqual(['application/json', 'application/pdf', 'application/xml']);
     expect(okTypes('/v1/templates/preview', 'post')).toEqual(['application/pdf']);
-    expect(okTypes('/v1/files/{file_id}/{filename}', 'get')).toEqual(['application/pdf', 'image/jpeg', 'image/png', 'image/webp']);
+    expect(okTypes('/v1/files/{file_id}/{filename}', 'get')).toEqual([
+      'application/pdf',
+      'image/jpeg',
+      'image/png',
+      'image/webp',
+    ]);
     expect(okTypes('/v1/image/create', 'post')).toEqual(['application/json', 'image/jpeg', 'image/png', 'image/webp']);
   });
 
@@ -261,9 +306,13 @@ describe('the OpenAPI document and a client generated from it', () => {
     writeFileSync(join(workspace, 'client-calls.ts'), CLIENT_CALLS);
     expect(typeErrors([join(workspace, 'client-calls.ts')])).toEqual([]);
 
-    const javascript = ts.transpileModule(CLIENT_CALLS, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const javascript = ts.transpileModule(CLIENT_CALLS, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
     writeFileSync(join(workspace, 'client-calls.mjs'), javascript);
-    const { run } = (await import(pathToFileURL(join(workspace, 'client-calls.mjs')).href)) as { run: (...args: unknown[]) => Promise<Record<string, any>> };
+    const { run } = (await import(pathToFileURL(join(workspace, 'client-calls.mjs')).href)) as {
+      run: (...args: unknown[]) => Promise<Record<string, any>>;
+    };
     const { default: createClient } = await import('openapi-fetch');
 
     const media = (path: string) => doc.paths[path]!.post!.requestBody!.content['application/json'];
@@ -301,81 +350,137 @@ describe('the OpenAPI document and a client generated from it', () => {
   });
 });
 
-describe.each(DOCUMENT_DIALECTS)('create endpoints on %s: unknown fields accepted, known fields that cannot apply refused or ignored as TemplateFox does', (dialect) => {
-  let t: TestApp;
-  let apiKey: string;
-  let templateId: string;
+describe.each(DOCUMENT_DIALECTS)(
+  'create endpoints on %s: unknown fields accepted, known fields that cannot apply refused or ignored as TemplateFox does',
+  (dialect) => {
+    let t: TestApp;
+    let apiKey: string;
+    let templateId: string;
 
-  const state = async () => {
-    const account = await t.request('GET', '/v1/account', { apiKey });
-    const transactions = await t.request('GET', '/v1/account/transactions', { apiKey });
-    const jobs = await t.request('GET', '/v1/pdf/jobs', { apiKey });
-    return { credits: account.body.credits as number, transactions: transactions.body.total as number, jobs: jobs.body.total as number };
-  };
+    const state = async () => {
+      const account = await t.request('GET', '/v1/account', { apiKey });
+      const transactions = await t.request('GET', '/v1/account/transactions', { apiKey });
+      const jobs = await t.request('GET', '/v1/pdf/jobs', { apiKey });
+      return {
+        credits: account.body.credits as number,
+        transactions: transactions.body.total as number,
+        jobs: jobs.body.total as number,
+      };
+    };
 
-  beforeAll(async () => {
-    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100' });
-    t.services.startWorkers();
-    ({ apiKey } = await t.createAccount({ credits: 5, plan: 'enterprise' }));
-    const created = await t.request('POST', '/v1/templates', { apiKey, body: TEMPLATE_EXAMPLE });
-    expect(created.status).toBe(201);
-    templateId = created.body.id;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-
-  it('refuses, with 422 naming the field and nothing charged or queued, what could only be ignored', async () => {
-    const before = await state();
-    const cases: [string, Record<string, unknown>, (string | number)[]][] = [
-      ['/v1/pdf/create', { export_type: 'binary', store_s3: true }, ['body', 'export_type']],
-      ['/v1/image/create', { export_type: 'binary', store_s3: true }, ['body', 'export_type']],
-    ];
-    for (const [path, fields, loc] of cases) {
-      const res = await t.request('POST', path, { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, ...fields } });
-      expect(res.status, `${path} ${JSON.stringify(fields)}`).toBe(422);
-      expect(res.body.detail).toEqual([expect.objectContaining({ loc, type: 'value_error', msg: expect.stringContaining('store_s3') })]);
-    }
-    expect(await state()).toEqual(before);
-  });
-
-  it('accepts and ignores, with a FIELD_IGNORED warning, what TemplateFox accepts and ignores: S3 fields without store_s3, a webhook secret without a webhook', async () => {
-    // TemplateFox's n8n node sends s3_filepath and s3_bucket whenever they are filled in, and webhook_secret without webhook_url.
-    const before = await state();
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, s3_filepath: 'invoices/2026', s3_bucket: 'my-bucket', store_s3: false } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).not.toHaveProperty('s3_key');
-    expect(res.body.warnings).toEqual(expect.arrayContaining([
-      { code: 'FIELD_IGNORED', message: expect.stringContaining('s3_filepath') },
-      { code: 'FIELD_IGNORED', message: expect.stringContaining('s3_bucket') },
-    ]));
-    expect(pdfText((await t.request('GET', new URL(res.body.url).pathname + new URL(res.body.url).search)).bytes)).toContain('INV-0001');
-
-    const queued = await t.request('POST', '/v1/pdf/create-async', { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, s3_bucket: 'my-bucket', webhook_secret: 'a-secret-of-16-chars-or-more' } });
-    expect(queued.status, JSON.stringify(queued.body)).toBe(200);
-    const job = await until(async () => {
-      const polled = await t.request('GET', `/v1/pdf/jobs/${queued.body.job_id}`, { apiKey });
-      return polled.body.status === 'completed' || polled.body.status === 'failed' ? polled.body : undefined;
-    }, 120_000, 'the job');
-    expect(job).toMatchObject({ status: 'completed', store_s3: false, result_s3_bucket: null });
-    expect(job.warnings.filter((w: { code: string }) => w.code === 'FIELD_IGNORED').map((w: { message: string }) => w.message.split(' ')[0]).sort()).toEqual(['s3_bucket', 'webhook_secret']);
-    expect(await state()).toMatchObject({ credits: before.credits - 2, jobs: before.jobs + 1 });
-  });
-
-  it('accepts fields it does not know (a newer client), and treats null as not given', async () => {
-    const before = await state();
-    const queued = await t.request('POST', '/v1/pdf/create-async', {
-      apiKey,
-      body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, s3_filepath: null, webhook_secret: null, a_field_from_the_future: { x: 1 } },
+    beforeAll(async () => {
+      t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100' });
+      t.services.startWorkers();
+      ({ apiKey } = await t.createAccount({ credits: 5, plan: 'enterprise' }));
+      const created = await t.request('POST', '/v1/templates', { apiKey, body: TEMPLATE_EXAMPLE });
+      expect(created.status).toBe(201);
+      templateId = created.body.id;
     });
-    expect(queued.status, JSON.stringify(queued.body)).toBe(200);
-    expect(queued.body).toMatchObject({ status: 'pending', credits_remaining: before.credits - 1 });
-    expect(await state()).toMatchObject({ credits: before.credits - 1, jobs: before.jobs + 1 });
-    if (dialect === 'sqlite') {
-      // One render is enough to show the synchronous door takes them too.
-      const res = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, export_type: 'binary', another_new_option: true } });
-      expect(res.status, res.bytes.subarray(0, 200).toString()).toBe(200);
-      expect(pdfText(res.bytes)).toContain('INV-0001');
-    }
-  });
-});
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    it('refuses, with 422 naming the field and nothing charged or queued, what could only be ignored', async () => {
+      const before = await state();
+      const cases: [string, Record<string, unknown>, (string | number)[]][] = [
+        ['/v1/pdf/create', { export_type: 'binary', store_s3: true }, ['body', 'export_type']],
+        ['/v1/image/create', { export_type: 'binary', store_s3: true }, ['body', 'export_type']],
+      ];
+      for (const [path, fields, loc] of cases) {
+        const res = await t.request('POST', path, {
+          apiKey,
+          body: { template_id: templateId, data: TEMPLATE_EXAMPLE.sample_data, ...fields },
+        });
+        expect(res.status, `${path} ${JSON.stringify(fields)}`).toBe(422);
+        expect(res.body.detail).toEqual([
+          expect.objectContaining({ loc, type: 'value_error', msg: expect.stringContaining('store_s3') }),
+        ]);
+      }
+      expect(await state()).toEqual(before);
+    });
+
+    it('accepts and ignores, with a FIELD_IGNORED warning, what TemplateFox accepts and ignores: S3 fields without store_s3, a webhook secret without a webhook', async () => {
+      // TemplateFox's n8n node sends s3_filepath and s3_bucket whenever they are filled in, and webhook_secret without webhook_url.
+      const before = await state();
+      const res = await t.request('POST', '/v1/pdf/create', {
+        apiKey,
+        body: {
+          template_id: templateId,
+          data: TEMPLATE_EXAMPLE.sample_data,
+          s3_filepath: 'invoices/2026',
+          s3_bucket: 'my-bucket',
+          store_s3: false,
+        },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).not.toHaveProperty('s3_key');
+      expect(res.body.warnings).toEqual(
+        expect.arrayContaining([
+          { code: 'FIELD_IGNORED', message: expect.stringContaining('s3_filepath') },
+          { code: 'FIELD_IGNORED', message: expect.stringContaining('s3_bucket') },
+        ]),
+      );
+      expect(
+        pdfText((await t.request('GET', new URL(res.body.url).pathname + new URL(res.body.url).search)).bytes),
+      ).toContain('INV-0001');
+
+      const queued = await t.request('POST', '/v1/pdf/create-async', {
+        apiKey,
+        body: {
+          template_id: templateId,
+          data: TEMPLATE_EXAMPLE.sample_data,
+          s3_bucket: 'my-bucket',
+          webhook_secret: 'a-secret-of-16-chars-or-more',
+        },
+      });
+      expect(queued.status, JSON.stringify(queued.body)).toBe(200);
+      const job = await until(
+        async () => {
+          const polled = await t.request('GET', `/v1/pdf/jobs/${queued.body.job_id}`, { apiKey });
+          return polled.body.status === 'completed' || polled.body.status === 'failed' ? polled.body : undefined;
+        },
+        120_000,
+        'the job',
+      );
+      expect(job).toMatchObject({ status: 'completed', store_s3: false, result_s3_bucket: null });
+      expect(
+        job.warnings
+          .filter((w: { code: string }) => w.code === 'FIELD_IGNORED')
+          .map((w: { message: string }) => w.message.split(' ')[0])
+          .sort(),
+      ).toEqual(['s3_bucket', 'webhook_secret']);
+      expect(await state()).toMatchObject({ credits: before.credits - 2, jobs: before.jobs + 1 });
+    });
+
+    it('accepts fields it does not know (a newer client), and treats null as not given', async () => {
+      const before = await state();
+      const queued = await t.request('POST', '/v1/pdf/create-async', {
+        apiKey,
+        body: {
+          template_id: templateId,
+          data: TEMPLATE_EXAMPLE.sample_data,
+          s3_filepath: null,
+          webhook_secret: null,
+          a_field_from_the_future: { x: 1 },
+        },
+      });
+      expect(queued.status, JSON.stringify(queued.body)).toBe(200);
+      expect(queued.body).toMatchObject({ status: 'pending', credits_remaining: before.credits - 1 });
+      expect(await state()).toMatchObject({ credits: before.credits - 1, jobs: before.jobs + 1 });
+      if (dialect === 'sqlite') {
+        // One render is enough to show the synchronous door takes them too.
+        const res = await t.request('POST', '/v1/pdf/create', {
+          apiKey,
+          body: {
+            template_id: templateId,
+            data: TEMPLATE_EXAMPLE.sample_data,
+            export_type: 'binary',
+            another_new_option: true,
+          },
+        });
+        expect(res.status, res.bytes.subarray(0, 200).toString()).toBe(200);
+        expect(pdfText(res.bytes)).toContain('INV-0001');
+      }
+    });
+  },
+);

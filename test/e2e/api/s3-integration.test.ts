@@ -25,14 +25,21 @@ describe.each(DIALECTS)('S3 integration on %s', (dialect) => {
     default_prefix: 'invoices/2026',
     ...overrides,
   });
-  const api = (method: string, path: string, body?: unknown, apiKey = account.apiKey) => t.request(method, path, { apiKey, body });
+  const api = (method: string, path: string, body?: unknown, apiKey = account.apiKey) =>
+    t.request(method, path, { apiKey, body });
   const balance = async () => (await api('GET', '/v1/account')).body.credits as number;
 
   beforeAll(async () => {
-    s3 = await startS3Server({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, buckets: ['customer-pdfs', 'other-bucket'] });
+    s3 = await startS3Server({
+      accessKeyId: ACCESS_KEY,
+      secretAccessKey: SECRET,
+      buckets: ['customer-pdfs', 'other-bucket'],
+    });
     t = await startTestApp(dialect, {}, { captureLogs: true });
     account = await t.createAccount({ credits: 20, plan: 'enterprise' });
-    templateId = (await api('POST', '/v1/templates', { name: 'S3 doc', html: '<p>Order {{ order }} for {{ who }}</p>' })).body.id;
+    templateId = (
+      await api('POST', '/v1/templates', { name: 'S3 doc', html: '<p>Order {{ order }} for {{ who }}</p>' })
+    ).body.id;
   });
   afterAll(async () => {
     await t?.close();
@@ -55,10 +62,26 @@ describe.each(DIALECTS)('S3 integration on %s', (dialect) => {
   });
 
   it('validates the configuration as the spec says', async () => {
-    const res = await api('POST', '/v1/integrations/s3', settings({ endpoint_url: 'short', access_key_id: 'tiny', secret_access_key: 'x', bucket_name: 'Bad_Bucket', default_prefix: 'a b' }));
+    const res = await api(
+      'POST',
+      '/v1/integrations/s3',
+      settings({
+        endpoint_url: 'short',
+        access_key_id: 'tiny',
+        secret_access_key: 'x',
+        bucket_name: 'Bad_Bucket',
+        default_prefix: 'a b',
+      }),
+    );
     expect(res.status).toBe(422);
     expect(res.body.detail.map((d: { loc: string[] }) => d.loc.join('.')).sort()).toEqual(
-      ['body.access_key_id', 'body.bucket_name', 'body.default_prefix', 'body.endpoint_url', 'body.secret_access_key'].sort(),
+      [
+        'body.access_key_id',
+        'body.bucket_name',
+        'body.default_prefix',
+        'body.endpoint_url',
+        'body.secret_access_key',
+      ].sort(),
     );
     const traversal = await api('POST', '/v1/integrations/s3', settings({ default_prefix: '../escape' }));
     expect(traversal.status).toBe(422);
@@ -81,7 +104,15 @@ describe.each(DIALECTS)('S3 integration on %s', (dialect) => {
     expect(row.secret_access_key_sealed).toMatch(/^v1\./);
 
     // An update without a secret keeps the stored one.
-    expect((await api('POST', '/v1/integrations/s3', settings({ secret_access_key: undefined, default_prefix: 'invoices/2026/' }))).status).toBe(200);
+    expect(
+      (
+        await api(
+          'POST',
+          '/v1/integrations/s3',
+          settings({ secret_access_key: undefined, default_prefix: 'invoices/2026/' }),
+        )
+      ).status,
+    ).toBe(200);
     expect((await api('POST', '/v1/integrations/s3/test')).body.success).toBe(true);
   });
 
@@ -114,12 +145,30 @@ describe.each(DIALECTS)('S3 integration on %s', (dialect) => {
   });
 
   it('uploads the PDF to the bucket under the prefix, keeping no copy on the default storage', async () => {
-    const files = async () => Number((await t.services.database.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const files = async () =>
+      Number(
+        (
+          await t.services.database.db
+            .selectFrom('files')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await files();
     const credits = await balance();
-    const res = await api('POST', '/v1/pdf/create', { template_id: templateId, data: { order: 'A-17', who: 'Grace' }, store_s3: true, filename: 'order-A-17' });
+    const res = await api('POST', '/v1/pdf/create', {
+      template_id: templateId,
+      data: { order: 'A-17', who: 'Grace' },
+      store_s3: true,
+      filename: 'order-A-17',
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ s3_bucket: 'customer-pdfs', s3_key: 'invoices/2026/order-A-17.pdf', filename: 'order-A-17.pdf', credits_remaining: credits - 1 });
+    expect(res.body).toEqual({
+      s3_bucket: 'customer-pdfs',
+      s3_key: 'invoices/2026/order-A-17.pdf',
+      filename: 'order-A-17.pdf',
+      credits_remaining: credits - 1,
+    });
     const stored = await s3.readObject('customer-pdfs', 'invoices/2026/order-A-17.pdf');
     expect(stored).not.toBeNull();
     expect(pdfText(stored!)).toContain('Order A-17 for Grace');
@@ -127,14 +176,25 @@ describe.each(DIALECTS)('S3 integration on %s', (dialect) => {
     expect(put.status).toBe(200);
     expect(await files()).toBe(before);
 
-    const custom = await api('POST', '/v1/pdf/create', { template_id: templateId, data: { order: 'B', who: 'Alan' }, store_s3: true, s3_filepath: 'custom/path', s3_bucket: 'other-bucket' });
+    const custom = await api('POST', '/v1/pdf/create', {
+      template_id: templateId,
+      data: { order: 'B', who: 'Alan' },
+      store_s3: true,
+      s3_filepath: 'custom/path',
+      s3_bucket: 'other-bucket',
+    });
     expect(custom.body).toMatchObject({ s3_bucket: 'other-bucket', s3_key: 'custom/path/document.pdf' });
     expect(pdfText((await s3.readObject('other-bucket', 'custom/path/document.pdf'))!)).toContain('Order B for Alan');
   });
 
   it('treats an upload failure as a failed generation: clear error, credit refunded', async () => {
     const credits = await balance();
-    const res = await api('POST', '/v1/pdf/create', { template_id: templateId, data: { order: 'X', who: 'Y' }, store_s3: true, s3_bucket: 'missing-bucket' });
+    const res = await api('POST', '/v1/pdf/create', {
+      template_id: templateId,
+      data: { order: 'X', who: 'Y' },
+      store_s3: true,
+      s3_bucket: 'missing-bucket',
+    });
     expect(res.status).toBe(502);
     expect(res.body.error).toBe('S3_UPLOAD_FAILED');
     expect(res.body.message).toMatch(/bucket not found/i);
@@ -154,7 +214,9 @@ describe.each(DIALECTS)('S3 integration on %s', (dialect) => {
     expect(res.status).toBe(200);
     const link = new URL(res.body.url);
     expect(pdfText((await t.request('GET', `${link.pathname}${link.search}`)).bytes)).toContain('Order C for Edsger');
-    expect((await api('POST', '/v1/pdf/create', { template_id: templateId, data: {}, store_s3: true })).status).toBe(400);
+    expect((await api('POST', '/v1/pdf/create', { template_id: templateId, data: {}, store_s3: true })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -163,8 +225,17 @@ describe('S3 endpoints and private networks', () => {
     const t = await startTestApp('sqlite', { PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'false' });
     try {
       const { apiKey } = await t.createAccount({});
-      for (const endpoint of ['http://s3.example.com', 'https://127.0.0.1:9000', 'https://[::1]:9000', 'https://169.254.169.254', 'https://localhost:9000']) {
-        const res = await t.request('POST', '/v1/integrations/s3', { apiKey, body: { endpoint_url: endpoint, access_key_id: ACCESS_KEY, secret_access_key: SECRET, bucket_name: 'bucket' } });
+      for (const endpoint of [
+        'http://s3.example.com',
+        'https://127.0.0.1:9000',
+        'https://[::1]:9000',
+        'https://169.254.169.254',
+        'https://localhost:9000',
+      ]) {
+        const res = await t.request('POST', '/v1/integrations/s3', {
+          apiKey,
+          body: { endpoint_url: endpoint, access_key_id: ACCESS_KEY, secret_access_key: SECRET, bucket_name: 'bucket' },
+        });
         expect(res.status, endpoint).toBe(422);
         expect(res.body.detail[0].loc).toEqual(['body', 'endpoint_url']);
       }

@@ -19,12 +19,17 @@ describe.each(DIALECTS)('access token revocation on %s', (dialect) => {
   afterAll(async () => t?.close());
 
   const issue = async (accountId: string, ttlSeconds = 31_536_000): Promise<string> => {
-    const res = await t.request('POST', `/v1/admin/accounts/${accountId}/access-tokens`, { bearer: ADMIN_TOKEN, body: { ttl_seconds: ttlSeconds } });
+    const res = await t.request('POST', `/v1/admin/accounts/${accountId}/access-tokens`, {
+      bearer: ADMIN_TOKEN,
+      body: { ttl_seconds: ttlSeconds },
+    });
     expect(res.status).toBe(201);
     return res.body.access_token as string;
   };
-  const revoke = (accountId: string, bearer = ADMIN_TOKEN) => t.request('POST', `/v1/admin/accounts/${accountId}/tokens/revoke`, { bearer });
-  const statusWith = async (token: string, path = '/v1/account') => (await t.request('GET', path, { bearer: token })).status;
+  const revoke = (accountId: string, bearer = ADMIN_TOKEN) =>
+    t.request('POST', `/v1/admin/accounts/${accountId}/tokens/revoke`, { bearer });
+  const statusWith = async (token: string, path = '/v1/account') =>
+    (await t.request('GET', path, { bearer: token })).status;
 
   it('stops every earlier token at once, and only those of that account', async () => {
     const alice = await t.createAccount({ credits: 1 });

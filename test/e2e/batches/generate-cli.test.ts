@@ -61,7 +61,9 @@ function expectRowText(pdfTextOfIt: string, row: (typeof ROWS)[number]): void {
 /** The entries of a zip, by name (unzip, as a user opens it). */
 function zipEntries(zipPath: string): Map<string, Buffer> {
   const names = execFileSync('unzip', ['-Z1', zipPath], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  return new Map(names.map((name) => [name, execFileSync('unzip', ['-p', zipPath, name], { maxBuffer: 64 * 1024 * 1024 })]));
+  return new Map(
+    names.map((name) => [name, execFileSync('unzip', ['-p', zipPath, name], { maxBuffer: 64 * 1024 * 1024 })]),
+  );
 }
 
 describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (%s)', (dialect) => {
@@ -70,22 +72,37 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
   let templateId: string;
   let fragileId: string;
   const balance = async () => (await t.request('GET', '/v1/account', { apiKey })).body.credits as number;
-  const generate = (args: string[], env: Record<string, string> = {}) => runClient(['generate', '--url', t.baseUrl, '--key', apiKey, '--template', templateId, ...args], env);
+  const generate = (args: string[], env: Record<string, string> = {}) =>
+    runClient(['generate', '--url', t.baseUrl, '--key', apiKey, '--template', templateId, ...args], env);
 
   beforeAll(async () => {
     t = await startTestApp(dialect);
     t.services.startWorkers();
     ({ apiKey } = await t.createAccount({ credits: STARTING_CREDITS }));
-    ({ invoice: templateId, fragile: fragileId } = await createTemplates(t, apiKey, { invoice: INVOICE, fragile: FRAGILE }));
+    ({ invoice: templateId, fragile: fragileId } = await createTemplates(t, apiKey, {
+      invoice: INVOICE,
+      fragile: FRAGILE,
+    }));
   });
   afterAll(async () => t?.close());
 
   it('a 3-row CSV gives three PDFs in --out, each named by --filename with its row’s text; exit code 0', async () => {
     const dir = folder(CSV);
     const before = await balance();
-    const run = await generate(['--data', join(dir, 'rows.csv'), '--out', join(dir, 'pdfs'), '--filename', '{{ invoice_number }}']);
+    const run = await generate([
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      join(dir, 'pdfs'),
+      '--filename',
+      '{{ invoice_number }}',
+    ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(readdirSync(join(dir, 'pdfs')).sort(), 'three PDFs and nothing half-written').toEqual(['INV-001.pdf', 'INV-002.pdf', 'INV-003.pdf']);
+    expect(readdirSync(join(dir, 'pdfs')).sort(), 'three PDFs and nothing half-written').toEqual([
+      'INV-001.pdf',
+      'INV-002.pdf',
+      'INV-003.pdf',
+    ]);
     for (const row of ROWS) expectRowText(pdfText(readFileSync(join(dir, 'pdfs', `${row.invoice_number}.pdf`))), row);
     expect(run.stdout).toMatch(/^progress: 3\/3 done, 0 failed, /m);
     expect(run.stdout).toContain(`delivered 3 of 3 rows to ${join(dir, 'pdfs')}`);
@@ -96,10 +113,23 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
   it('--zip writes one zip of the three PDFs, with the URL and key from PRESSROOM_URL and PRESSROOM_API_KEY', async () => {
     const dir = folder(CSV);
     const zip = join(dir, 'march.zip');
-    const run = await runClient(['generate', '--template', templateId, '--data', join(dir, 'rows.csv'), '--zip', zip, '--filename', 'invoice-{{ invoice_number }}'], {
-      PRESSROOM_URL: t.baseUrl,
-      PRESSROOM_API_KEY: apiKey,
-    });
+    const run = await runClient(
+      [
+        'generate',
+        '--template',
+        templateId,
+        '--data',
+        join(dir, 'rows.csv'),
+        '--zip',
+        zip,
+        '--filename',
+        'invoice-{{ invoice_number }}',
+      ],
+      {
+        PRESSROOM_URL: t.baseUrl,
+        PRESSROOM_API_KEY: apiKey,
+      },
+    );
     expect(run.code, run.stderr).toBe(0);
     const entries = zipEntries(zip);
     expect([...entries.keys()].sort()).toEqual(['invoice-INV-001.pdf', 'invoice-INV-002.pdf', 'invoice-INV-003.pdf']);
@@ -114,7 +144,15 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
     mkdirSync(out);
     writeFileSync(join(out, 'INV-002.pdf'), 'delivered by an earlier run');
     const before = await balance();
-    const run = await generate(['--data', join(dir, 'rows.csv'), '--out', out, '--filename', '{{ invoice_number }}', '--resume']);
+    const run = await generate([
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      out,
+      '--filename',
+      '{{ invoice_number }}',
+      '--resume',
+    ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain(`--resume: 1 of 3 rows already in ${out}`);
     expect(run.stdout).toContain(`delivered 2 of 2 rows to ${out}; 1 more already there`);
@@ -125,7 +163,15 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
     const newest = (await t.request('GET', '/v1/pdf/batches?limit=1', { apiKey })).body.batches[0];
     expect(newest).toMatchObject({ total: 2, completed: 2, status: 'completed' });
 
-    const again = await generate(['--data', join(dir, 'rows.csv'), '--out', out, '--filename', '{{ invoice_number }}', '--resume']);
+    const again = await generate([
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      out,
+      '--filename',
+      '{{ invoice_number }}',
+      '--resume',
+    ]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('nothing left to send');
     expect(await balance()).toBe(before - 2);
@@ -146,7 +192,12 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
 
   it('a JSON array into --merged: one PDF, the rows in order, a page each', async () => {
     const dir = folder();
-    writeFileSync(join(dir, 'rows.json'), JSON.stringify(ROWS.map((r) => ({ invoice_number: r.invoice_number, customer: { name: r.name }, total: Number(r.total) }))));
+    writeFileSync(
+      join(dir, 'rows.json'),
+      JSON.stringify(
+        ROWS.map((r) => ({ invoice_number: r.invoice_number, customer: { name: r.name }, total: Number(r.total) })),
+      ),
+    );
     const merged = join(dir, 'all.pdf');
     const run = await generate(['--data', join(dir, 'rows.json'), '--merged', merged]);
     expect(run.code, run.stderr).toBe(0);
@@ -158,7 +209,21 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
   it('a row that fails when it renders: exit code 1, the others delivered, the row listed with its error, not charged', async () => {
     const dir = folder(CSV.replace('INV-003,"Katherine Johnson",42', 'INV-003,"Katherine Johnson",420'));
     const before = await balance();
-    const run = await runClient(['generate', '--url', t.baseUrl, '--key', apiKey, '--template', fragileId, '--data', join(dir, 'rows.csv'), '--out', join(dir, 'pdfs'), '--filename', '{{ invoice_number }}']);
+    const run = await runClient([
+      'generate',
+      '--url',
+      t.baseUrl,
+      '--key',
+      apiKey,
+      '--template',
+      fragileId,
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      join(dir, 'pdfs'),
+      '--filename',
+      '{{ invoice_number }}',
+    ]);
     expect(run.code, run.stderr).toBe(1);
     expect(readdirSync(join(dir, 'pdfs')).sort()).toEqual(['INV-001.pdf', 'INV-002.pdf']);
     expect(run.stderr).toMatch(/row 3 \(rows\.csv line 4\), INV-003\.pdf: TEMPLATE_RENDER_ERROR: .*not a function/);
@@ -168,10 +233,19 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
   });
 
   it('a row the template refuses is exit code 2 naming the row, line and column; nothing written or charged', async () => {
-    const dir = folder(CSV.replace('INV-002,"Grace Hopper, Rear Admiral",80', 'INV-002,"Grace Hopper, Rear Admiral",twelve'));
+    const dir = folder(
+      CSV.replace('INV-002,"Grace Hopper, Rear Admiral",80', 'INV-002,"Grace Hopper, Rear Admiral",twelve'),
+    );
     const before = await balance();
     const batchesBefore = (await t.request('GET', '/v1/pdf/batches', { apiKey })).body.total;
-    const run = await generate(['--data', join(dir, 'rows.csv'), '--out', join(dir, 'pdfs'), '--filename', '{{ invoice_number }}']);
+    const run = await generate([
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      join(dir, 'pdfs'),
+      '--filename',
+      '{{ invoice_number }}',
+    ]);
     expect(run.code, run.stdout).toBe(2);
     expect(run.stderr).toContain('the service refused the batch (HTTP 422)');
     expect(run.stderr).toContain('row 2 (rows.csv line 3), total: Expected a number, got "twelve"');
@@ -196,13 +270,29 @@ describe('Ctrl-C while a batch waits for the workers', () => {
 
   it('cancels the batch, says what was delivered, refunds every row and exits 130', async () => {
     const dir = folder(CSV);
-    const cli = spawnClient(['generate', '--url', t.baseUrl, '--key', apiKey, '--template', templateId, '--data', join(dir, 'rows.csv'), '--out', join(dir, 'pdfs')]);
+    const cli = spawnClient([
+      'generate',
+      '--url',
+      t.baseUrl,
+      '--key',
+      apiKey,
+      '--template',
+      templateId,
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      join(dir, 'pdfs'),
+    ]);
     const started = await cli.waitForLog((line) => /^batch bat_\w+: 3 rows/.test(line.msg));
     const batchId = /^batch (bat_\w+)/.exec(started.msg)![1]!;
-    expect((await t.request('GET', '/v1/account', { apiKey })).body.credits, 'reserved at acceptance').toBe(STARTING_CREDITS - 3);
+    expect((await t.request('GET', '/v1/account', { apiKey })).body.credits, 'reserved at acceptance').toBe(
+      STARTING_CREDITS - 3,
+    );
     process.kill(cli.pid, 'SIGINT');
     expect(await cli.exited).toBe(130);
-    expect(cli.logs.map((l) => l.msg)).toContain(`cancelled: delivered 0 of 3 rows to ${join(dir, 'pdfs')}; 3 cancelled before they started (not charged)`);
+    expect(cli.logs.map((l) => l.msg)).toContain(
+      `cancelled: delivered 0 of 3 rows to ${join(dir, 'pdfs')}; 3 cancelled before they started (not charged)`,
+    );
     expect(cli.stderrTail()).toContain(`cancelling batch ${batchId}`);
     const batch = (await t.request('GET', `/v1/pdf/batches/${batchId}`, { apiKey })).body;
     expect(batch).toMatchObject({ status: 'cancelled', cancelled: 3, completed: 0 });
@@ -211,14 +301,39 @@ describe('Ctrl-C while a batch waits for the workers', () => {
   });
 
   it('a second Ctrl-C while it reads the rows exits at once and leaves no temporary copy behind', async () => {
-    const dir = folder(`invoice_number,customer.name,total\n${Array.from({ length: 600_000 }, (_, i) => `INV-${i},"Customer ${i}",${i % 500}`).join('\n')}\n`);
+    const dir = folder(
+      `invoice_number,customer.name,total\n${Array.from({ length: 600_000 }, (_, i) => `INV-${i},"Customer ${i}",${i % 500}`).join('\n')}\n`,
+    );
     const scratch = join(dir, 'tmp');
     mkdirSync(scratch);
-    const cli = spawnClient(['generate', '--url', t.baseUrl, '--key', apiKey, '--template', templateId, '--data', join(dir, 'rows.csv'), '--zip', join(dir, 'all.zip')], { TMPDIR: scratch });
+    const cli = spawnClient(
+      [
+        'generate',
+        '--url',
+        t.baseUrl,
+        '--key',
+        apiKey,
+        '--template',
+        templateId,
+        '--data',
+        join(dir, 'rows.csv'),
+        '--zip',
+        join(dir, 'all.zip'),
+      ],
+      { TMPDIR: scratch },
+    );
     // Its copy of the rows is being written: interrupt twice, as an impatient user does.
-    await until(async () => readdirSync(scratch).some((name) => name.startsWith('pressroom-generate-')), 60_000, 'the CLI\'s temporary copy');
+    await until(
+      async () => readdirSync(scratch).some((name) => name.startsWith('pressroom-generate-')),
+      60_000,
+      "the CLI's temporary copy",
+    );
     process.kill(cli.pid, 'SIGINT');
-    await until(async () => cli.stderrTail().includes('Ctrl-C again to quit at once'), 60_000, 'the first Ctrl-C to be heard');
+    await until(
+      async () => cli.stderrTail().includes('Ctrl-C again to quit at once'),
+      60_000,
+      'the first Ctrl-C to be heard',
+    );
     process.kill(cli.pid, 'SIGINT');
     expect(await cli.exited).toBe(130);
     expect(cli.stderrTail()).toMatch(/: stopped\s*$/);

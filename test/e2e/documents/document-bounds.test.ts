@@ -42,7 +42,8 @@ describe('the attacks of issue 15 against a real service process (SQLite)', () =
   let account: { accountId: string; apiKey: string };
   const templates: Record<string, string> = {};
 
-  const api = (method: string, path: string, body?: unknown) => serve.request(method, path, { apiKey: account.apiKey, body });
+  const api = (method: string, path: string, body?: unknown) =>
+    serve.request(method, path, { apiKey: account.apiKey, body });
   const ledger = async () => (await api('GET', '/v1/account/transactions?limit=100')).body.transactions as Ledger;
   const balance = async () => (await api('GET', '/v1/account')).body.credits as number;
   const net = (rows: Ledger) => rows.reduce((sum, row) => sum + row.credits, 0);
@@ -58,7 +59,8 @@ describe('the attacks of issue 15 against a real service process (SQLite)', () =
     void serve.exited.then(() => (exited = true));
     account = await cluster.createAccount({ credits: 10, plan: 'enterprise' });
     for (const [name, html] of Object.entries({
-      bombs: '<h1>Gallery</h1>{% for src in images %}<img style="width:100%" src="data:image/png;base64,{{ src }}">{% endfor %}',
+      bombs:
+        '<h1>Gallery</h1>{% for src in images %}<img style="width:100%" src="data:image/png;base64,{{ src }}">{% endfor %}',
       turbulence: TURBULENCE_SVG,
       invoice: '<h1>Invoice {{ number }}</h1><p>Total: {{ total }}</p>',
     })) {
@@ -76,14 +78,20 @@ describe('the attacks of issue 15 against a real service process (SQLite)', () =
     const res = await api('POST', '/v1/pdf/create', body);
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(422);
     expect(res.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'image_pixels' });
-    expect(res.body.message).toMatch(/decode to 566\.\d megapixels, more than the 100 megapixels allowed \(PRESSROOM_MAX_IMAGE_PIXELS\)/);
+    expect(res.body.message).toMatch(
+      /decode to 566\.\d megapixels, more than the 100 megapixels allowed \(PRESSROOM_MAX_IMAGE_PIXELS\)/,
+    );
     expect(await balance()).toBe(before);
     expect(exited).toBe(false);
   });
 
   it('~940 bytes of SVG feTurbulence: a coded error (its PDF is over the byte bound, or it runs out of time), not charged', async () => {
     const before = await balance();
-    const res = await api('POST', '/v1/pdf/create', { template_id: templates.turbulence, data: {}, export_type: 'binary' });
+    const res = await api('POST', '/v1/pdf/create', {
+      template_id: templates.turbulence,
+      data: {},
+      export_type: 'binary',
+    });
     // On a fast machine the ~55 MB PDF is printed within the 30 s render deadline and stopped at
     // 16 MiB while it streams; on a busy 2-core machine the deadline comes first (measured: 94 s).
     expect([422, 504], JSON.stringify(res.body)).toContain(res.status);
@@ -95,7 +103,11 @@ describe('the attacks of issue 15 against a real service process (SQLite)', () =
 
   it('the same process is up and renders the next document; the failures cost nothing', async () => {
     expect((await serve.request('GET', '/healthz')).status).toBe(200);
-    const res = await api('POST', '/v1/pdf/create', { template_id: templates.invoice, data: { number: 'INV-15', total: '42.00' }, export_type: 'binary' });
+    const res = await api('POST', '/v1/pdf/create', {
+      template_id: templates.invoice,
+      data: { number: 'INV-15', total: '42.00' },
+      export_type: 'binary',
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(pdfText(res.bytes)).toContain('Invoice INV-15');
     const rows = await ledger();
@@ -112,27 +124,44 @@ describe('how a bound shows to a client (PostgreSQL)', () => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
   let templateId: string;
-  const pages = (n: number) => Array.from({ length: n }, (_, i) => `<div style="page-break-after:always">Page ${i + 1}</div>`).join('');
+  const pages = (n: number) =>
+    Array.from({ length: n }, (_, i) => `<div style="page-break-after:always">Page ${i + 1}</div>`).join('');
   const html = '{% for i in range(n) %}<div style="page-break-after:always">Page {{ i + 1 }}</div>{% endfor %}';
 
   beforeAll(async () => {
-    t = await startTestApp('postgres', { PRESSROOM_MAX_PAGES: '3', PRESSROOM_RENDER_CONCURRENCY: '2', PRESSROOM_JOB_POLL_MS: '100' });
+    t = await startTestApp('postgres', {
+      PRESSROOM_MAX_PAGES: '3',
+      PRESSROOM_RENDER_CONCURRENCY: '2',
+      PRESSROOM_JOB_POLL_MS: '100',
+    });
     t.services.startWorkers();
     account = await t.createAccount({ credits: 10, plan: 'enterprise' });
-    templateId = (await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Pages', html } })).body.id;
+    templateId = (await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Pages', html } }))
+      .body.id;
   });
   afterAll(async () => t?.close());
 
-  const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
+  const balance = async () =>
+    (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
 
   it('sync: a document at the bound is delivered and charged; one past it is 422 naming the bound, refunded', async () => {
-    const ok = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, data: { n: 3 }, export_type: 'binary' } });
+    const ok = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: templateId, data: { n: 3 }, export_type: 'binary' },
+    });
     expect(ok.status).toBe(200);
     expect(pdfInfo(ok.bytes).Pages).toBe('3');
     const before = await balance();
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, data: { n: 50 } } });
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: templateId, data: { n: 50 } },
+    });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: 'DOCUMENT_TOO_LARGE', bound: 'pages', message: 'The document has more than 3 pages (PRESSROOM_MAX_PAGES); split it into smaller documents' });
+    expect(res.body).toEqual({
+      error: 'DOCUMENT_TOO_LARGE',
+      bound: 'pages',
+      message: 'The document has more than 3 pages (PRESSROOM_MAX_PAGES); split it into smaller documents',
+    });
     expect(await balance()).toBe(before);
   });
 
@@ -144,17 +173,33 @@ describe('how a bound shows to a client (PostgreSQL)', () => {
 
   it('async: the job fails with DOCUMENT_TOO_LARGE on its first attempt (not retried) and is refunded', async () => {
     const before = await balance();
-    const accepted = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templateId, data: { n: 9 } } });
+    const accepted = await t.request('POST', '/v1/pdf/create-async', {
+      apiKey: account.apiKey,
+      body: { template_id: templateId, data: { n: 9 } },
+    });
     expect(accepted.status).toBe(200);
     let job: Record<string, any> = {};
     await expect
-      .poll(async () => (job = (await t.request('GET', `/v1/pdf/jobs/${accepted.body.job_id}`, { apiKey: account.apiKey })).body).status, { timeout: 90_000, interval: 200 })
+      .poll(
+        async () =>
+          (job = (await t.request('GET', `/v1/pdf/jobs/${accepted.body.job_id}`, { apiKey: account.apiKey })).body)
+            .status,
+        { timeout: 90_000, interval: 200 },
+      )
       .toBe('failed');
     expect(job).toMatchObject({ error_code: 'DOCUMENT_TOO_LARGE', result_url: null });
     expect(job.error_message).toContain('PRESSROOM_MAX_PAGES');
-    const row = await t.services.database.db.selectFrom('jobs').select(['attempts', 'transaction_ref']).where('id', '=', accepted.body.job_id).executeTakeFirstOrThrow();
+    const row = await t.services.database.db
+      .selectFrom('jobs')
+      .select(['attempts', 'transaction_ref'])
+      .where('id', '=', accepted.body.job_id)
+      .executeTakeFirstOrThrow();
     expect(row.attempts).toBe(1);
-    const refunds = await t.services.database.db.selectFrom('credit_transactions').selectAll().where('refund_of', '=', row.transaction_ref).execute();
+    const refunds = await t.services.database.db
+      .selectFrom('credit_transactions')
+      .selectAll()
+      .where('refund_of', '=', row.transaction_ref)
+      .execute();
     expect(refunds).toEqual([expect.objectContaining({ transaction_type: 'REFUND', credits: -1 })]);
     expect(await balance()).toBe(before);
   });

@@ -30,7 +30,9 @@ describe('the example invoice', () => {
 
   it('renders through examples/invoice/render.mjs with its logo, brand font, amounts and payment code', async () => {
     const account = await t.createAccount({ credits: 5, plan: 'pro' });
-    const { stderr } = await run(process.execPath, ['examples/invoice/render.mjs', out], { env: { ...process.env, PRESSROOM_URL: t.baseUrl, API_KEY: account.apiKey } });
+    const { stderr } = await run(process.execPath, ['examples/invoice/render.mjs', out], {
+      env: { ...process.env, PRESSROOM_URL: t.baseUrl, API_KEY: account.apiKey },
+    });
     // Every resource loaded: the script reports warnings on stderr.
     expect(stderr).toBe('');
     const pdf = readFileSync(join(out, 'invoice.pdf'));
@@ -39,8 +41,12 @@ describe('the example invoice', () => {
     expect(text).toMatch(/Gesamt\s+9\.217,74 €/);
     expect(text).toContain('USt. 19 %');
     expect(text).toContain('Seite 1 von 1');
-    expect(pdfTool('pdffonts', pdf)).toMatch(/NotoSerifDisplay-Regular[\s\S]*NotoSerifDisplay-Bold|NotoSerifDisplay-Bold[\s\S]*NotoSerifDisplay-Regular/);
-    expect(pdfBarcodes(pdf)).toEqual(['QR-Code:BCD\n002\n1\nSCT\nCOBADEFFXXX\nNordlicht Design GmbH\nDE89370400440532013000\nEUR9217.74\n\nRE-2026-0042']);
+    expect(pdfTool('pdffonts', pdf)).toMatch(
+      /NotoSerifDisplay-Regular[\s\S]*NotoSerifDisplay-Bold|NotoSerifDisplay-Bold[\s\S]*NotoSerifDisplay-Regular/,
+    );
+    expect(pdfBarcodes(pdf)).toEqual([
+      'QR-Code:BCD\n002\n1\nSCT\nCOBADEFFXXX\nNordlicht Design GmbH\nDE89370400440532013000\nEUR9217.74\n\nRE-2026-0042',
+    ]);
     const balance = (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
     expect(balance).toBe(4);
   });

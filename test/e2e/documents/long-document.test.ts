@@ -20,7 +20,10 @@ import { splitLedger } from '../../support/documents/split-ledger.js';
 import { completedJobPdf, startTestApp, type TestApp } from '../../support/test-app.js';
 
 const FIXTURE = new URL('../../fixtures/report/', import.meta.url);
-const report = JSON.parse(readFileSync(new URL('report.json', FIXTURE), 'utf8')) as { rows: { id?: string }[]; [key: string]: unknown };
+const report = JSON.parse(readFileSync(new URL('report.json', FIXTURE), 'utf8')) as {
+  rows: { id?: string }[];
+  [key: string]: unknown;
+};
 /** The fixture's data ×10: the ledger's rows ten times over. */
 const LONG_DATA = { ...report, rows: Array.from({ length: 10 }, () => report.rows).flat() };
 
@@ -33,17 +36,28 @@ describe('a 330-page report', () => {
     // Evaluating 15,000 rows in the sandbox takes a few seconds on a busy machine: the template limit is raised, the render deadlines are the defaults.
     // Even split, the print layout of ~315 pages needs ~3.7 GB in the renderer: the bound is set to 6 GB, what the
     // default gives on a 24 GiB, 2-core machine (half the memory over the slots), so the test does not depend on the machine.
-    t = await startTestApp('sqlite', { PRESSROOM_JOB_POLL_MS: '200', PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000', PRESSROOM_RENDERER_MEMORY_MB: '6144', PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000' });
+    t = await startTestApp('sqlite', {
+      PRESSROOM_JOB_POLL_MS: '200',
+      PRESSROOM_TEMPLATE_TIMEOUT_MS: '60000',
+      PRESSROOM_RENDERER_MEMORY_MB: '6144',
+      PRESSROOM_ASYNC_RENDER_TIMEOUT_MS: '900000',
+    });
     t.services.startWorkers();
     account = await t.createAccount({ credits: 10, plan: 'enterprise' });
-    const res = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Long report', html: splitLedger(readFileSync(new URL('report.html', FIXTURE), 'utf8'), 500) } });
+    const res = await t.request('POST', '/v1/templates', {
+      apiKey: account.apiKey,
+      body: { name: 'Long report', html: splitLedger(readFileSync(new URL('report.html', FIXTURE), 'utf8'), 500) },
+    });
     expect(res.status).toBe(201);
     templateId = res.body.id;
   }, 120_000);
   afterAll(async () => t?.close());
 
   it('renders through create-async', async () => {
-    const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templateId, data: LONG_DATA, tagged: false } });
+    const res = await t.request('POST', '/v1/pdf/create-async', {
+      apiKey: account.apiKey,
+      body: { template_id: templateId, data: LONG_DATA, tagged: false },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const pdf = await completedJobPdf(t, account.apiKey, res.body.job_id, 1_000_000);
     const pages = pdfPages(pdf);

@@ -21,14 +21,22 @@ describe('page margins: accepted at save means printed at generation', () => {
   const save = async (margin: string) => {
     const res = await t.request('POST', '/v1/templates', {
       apiKey,
-      body: { name: `margin ${margin}`, html: '<p>MARK</p>', css: 'html, body, p { margin: 0; padding: 0 }', page: { format: 'A4', margin: { left: margin, top: margin } } },
+      body: {
+        name: `margin ${margin}`,
+        html: '<p>MARK</p>',
+        css: 'html, body, p { margin: 0; padding: 0 }',
+        page: { format: 'A4', margin: { left: margin, top: margin } },
+      },
     });
     return res;
   };
 
   /** Where the word MARK starts on page 1, in points from the left edge. */
   const markLeftEdge = async (templateId: string) => {
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, export_type: 'binary', data: {} } });
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey,
+      body: { template_id: templateId, export_type: 'binary', data: {} },
+    });
     expect(res.status, res.bytes.toString('utf8', 0, 300)).toBe(200);
     const mark = pdfWordBoxes(res.bytes).find((w) => w.word === 'MARK');
     expect(mark, 'the word MARK on page 1').toBeDefined();
@@ -47,13 +55,21 @@ describe('page margins: accepted at save means printed at generation', () => {
       const margin = `${INCH_IN[unit] ?? 1}${unit}`;
       const saved = await save(margin);
       if (saved.status === 422) {
-        expect(saved.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(expect.arrayContaining(['body.page.margin.left']));
+        expect(saved.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(
+          expect.arrayContaining(['body.page.margin.left']),
+        );
         continue;
       }
       expect(saved.status, JSON.stringify(saved.body)).toBe(201);
-      expect(INCH_IN[unit], `the schema accepts "${margin}"; this test must know how long one ${unit} is`).toBeDefined();
+      expect(
+        INCH_IN[unit],
+        `the schema accepts "${margin}"; this test must know how long one ${unit} is`,
+      ).toBeDefined();
       accepted.push(unit);
-      expect(await markLeftEdge(saved.body.id), `left edge of the text with a ${margin} margin`).toBeCloseTo(POINTS_PER_INCH, 0);
+      expect(await markLeftEdge(saved.body.id), `left edge of the text with a ${margin} margin`).toBeCloseTo(
+        POINTS_PER_INCH,
+        0,
+      );
     }
     // The units operators use, pc among them (the unit that once saved but never printed).
     expect(accepted).toEqual(expect.arrayContaining(['px', 'in', 'cm', 'mm', 'pt', 'pc']));
@@ -66,20 +82,32 @@ describe('page margins: accepted at save means printed at generation', () => {
   });
 
   it('saves and prints a custom paper size and a size CSS names (B5), and refuses half a size or a size with a format at save', async () => {
-    const points = (pdf: Buffer) => (/^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(pdf)['Page size'] ?? '') ?? []).slice(1).map(Number);
+    const points = (pdf: Buffer) =>
+      (/^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(pdf)['Page size'] ?? '') ?? []).slice(1).map(Number);
     for (const [page, expected] of [
       [{ width: '100mm', height: '150mm' }, [283.46, 425.2]],
       [{ width: '4in', height: '6in', orientation: 'landscape' }, [432, 288]],
       [{ format: 'B5' }, [498.9, 708.66]],
     ] as const) {
-      const saved = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'paper', html: '<p>MARK</p>', page } });
+      const saved = await t.request('POST', '/v1/templates', {
+        apiKey,
+        body: { name: 'paper', html: '<p>MARK</p>', page },
+      });
       expect(saved.status, JSON.stringify(saved.body)).toBe(201);
-      const res = await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: saved.body.id, export_type: 'binary', data: {} } });
+      const res = await t.request('POST', '/v1/pdf/create', {
+        apiKey,
+        body: { template_id: saved.body.id, export_type: 'binary', data: {} },
+      });
       expect(res.status).toBe(200);
       // Chromium rounds the paper to its own units (100 mm = 283.46 pt prints as 284): within 1.5 pt.
       const printed = points(res.bytes);
       expect(printed.length, JSON.stringify(page)).toBe(2);
-      printed.forEach((value, i) => expect(Math.abs(value - expected[i]!), `${JSON.stringify(page)}: ${printed.join(' x ')} pt`).toBeLessThanOrEqual(1.5));
+      printed.forEach((value, i) =>
+        expect(
+          Math.abs(value - expected[i]!),
+          `${JSON.stringify(page)}: ${printed.join(' x ')} pt`,
+        ).toBeLessThanOrEqual(1.5),
+      );
     }
     for (const [page, loc] of [
       [{ width: '100mm' }, 'body.page.height'],
@@ -88,9 +116,15 @@ describe('page margins: accepted at save means printed at generation', () => {
       [{ width: '10em', height: '1in' }, 'body.page.width'],
       [{ format: 'A7' }, 'body.page.format'],
     ] as const) {
-      const refused = await t.request('POST', '/v1/templates', { apiKey, body: { name: 'paper', html: '<p>x</p>', page } });
+      const refused = await t.request('POST', '/v1/templates', {
+        apiKey,
+        body: { name: 'paper', html: '<p>x</p>', page },
+      });
       expect(refused.status, JSON.stringify(page)).toBe(422);
-      expect(refused.body.detail.map((d: { loc: string[] }) => d.loc.join('.')), JSON.stringify(page)).toContain(loc);
+      expect(
+        refused.body.detail.map((d: { loc: string[] }) => d.loc.join('.')),
+        JSON.stringify(page),
+      ).toContain(loc);
     }
   });
 });

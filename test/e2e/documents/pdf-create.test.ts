@@ -33,16 +33,34 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
   let templateId: string;
 
   const balance = async (apiKey: string) => (await t.request('GET', '/v1/account', { apiKey })).body.credits as number;
-  const transactions = async (apiKey: string) => (await t.request('GET', '/v1/account/transactions', { apiKey })).body.transactions as { transaction_type: string; credits: number; template_id: string | null; exec_tm: number | null }[];
-  const fileCount = async () => Number((await t.services.database.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-  const create = (body: Record<string, unknown>, apiKey = account.apiKey, headers?: Record<string, string>) => t.request('POST', '/v1/pdf/create', { apiKey, body, headers });
+  const transactions = async (apiKey: string) =>
+    (await t.request('GET', '/v1/account/transactions', { apiKey })).body.transactions as {
+      transaction_type: string;
+      credits: number;
+      template_id: string | null;
+      exec_tm: number | null;
+    }[];
+  const fileCount = async () =>
+    Number(
+      (
+        await t.services.database.db
+          .selectFrom('files')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const create = (body: Record<string, unknown>, apiKey = account.apiKey, headers?: Record<string, string>) =>
+    t.request('POST', '/v1/pdf/create', { apiKey, body, headers });
 
   beforeAll(async () => {
     // Short, for the runaway test below, yet well above what an ordinary template takes on a busy
     // machine (at 1.5 s a one-line template was seen timing out under load).
     t = await startTestApp(dialect, { PRESSROOM_TEMPLATE_TIMEOUT_MS: '3000', PRESSROOM_RENDER_CONCURRENCY: '2' });
     account = await t.createAccount({ credits: 50, plan: 'enterprise' });
-    const created = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Invoice', html: INVOICE } });
+    const created = await t.request('POST', '/v1/templates', {
+      apiKey: account.apiKey,
+      body: { name: 'Invoice', html: INVOICE },
+    });
     templateId = created.body.id;
   });
   afterAll(async () => t?.close());
@@ -51,7 +69,12 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
     const before = await balance(account.apiKey);
     const res = await create({ template_id: templateId, data: DATA });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\//), filename: 'document.pdf', credits_remaining: before - 1, expires_in: 86400 });
+    expect(res.body).toEqual({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\//),
+      filename: 'document.pdf',
+      credits_remaining: before - 1,
+      expires_in: 86400,
+    });
 
     const link = new URL(res.body.url);
     const download = await t.request('GET', `${link.pathname}${link.search}`);
@@ -59,7 +82,15 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
     expect(download.headers.get('content-type')).toBe('application/pdf');
     expect(download.headers.get('content-disposition')).toContain('filename="document.pdf"');
     const text = pdfText(download.bytes);
-    for (const expected of ['Invoice INV-2026-0042', 'Ada Lovelace & Partners', '1. Analytical engine', '2. Punch cards <script>alert(1)</script>', '500 x 0.10', 'Thanks & see you', 'AMOUNT DUE']) {
+    for (const expected of [
+      'Invoice INV-2026-0042',
+      'Ada Lovelace & Partners',
+      '1. Analytical engine',
+      '2. Punch cards <script>alert(1)</script>',
+      '500 x 0.10',
+      'Thanks & see you',
+      'AMOUNT DUE',
+    ]) {
       expect(text).toContain(expected);
     }
     expect(text).not.toContain('PAID IN FULL');
@@ -71,7 +102,11 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
   });
 
   it('returns the bytes for export_type binary, with dotted keys bound like nested objects', async () => {
-    const res = await create({ template_id: templateId, export_type: 'binary', data: { ...DATA, 'invoice.number': 'ignored', customer: undefined, 'customer.name': 'Flat Key Ltd', paid: true } });
+    const res = await create({
+      template_id: templateId,
+      export_type: 'binary',
+      data: { ...DATA, 'invoice.number': 'ignored', customer: undefined, 'customer.name': 'Flat Key Ltd', paid: true },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
     expect(res.bytes.subarray(0, 5).toString()).toBe('%PDF-');
@@ -96,7 +131,10 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
     expect(bad.body.error).toBe('LINK_INVALID');
 
     const fileId = link.pathname.split('/')[3]!;
-    const old = signDownload({ fileId, filename: 'inv-42.2026.pdf', expiresAt: new Date(Date.now() - 1000) }, downloadLinkKey(t.config.secretKey));
+    const old = signDownload(
+      { fileId, filename: 'inv-42.2026.pdf', expiresAt: new Date(Date.now() - 1000) },
+      downloadLinkKey(t.config.secretKey),
+    );
     const expired = await t.request('GET', `${link.pathname}?expires=${old.expires}&signature=${old.signature}`);
     expect(expired.status).toBe(403);
     expect(expired.body.error).toBe('LINK_EXPIRED');
@@ -108,10 +146,20 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
       body: {
         name: 'Long',
         html: '{% for i in range(0, rows) %}<p style="margin:0;height:9mm">Row {{ i }}</p>{% endfor %}',
-        page: { format: 'A5', margin: { top: '20mm', bottom: '20mm', left: '10mm', right: '10mm' }, header_html: '<div style="font-size:9px">{{ title }}</div>', footer_html: '<div style="font-size:9px">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>' },
+        page: {
+          format: 'A5',
+          margin: { top: '20mm', bottom: '20mm', left: '10mm', right: '10mm' },
+          header_html: '<div style="font-size:9px">{{ title }}</div>',
+          footer_html:
+            '<div style="font-size:9px">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
+        },
       },
     });
-    const res = await create({ template_id: long.body.id, export_type: 'binary', data: { rows: 40, title: 'Quarterly numbers' } });
+    const res = await create({
+      template_id: long.body.id,
+      export_type: 'binary',
+      data: { rows: 40, title: 'Quarterly numbers' },
+    });
     expect(res.status).toBe(200);
     const pages = pdfPages(res.bytes);
     expect(pages).toBeGreaterThanOrEqual(2);
@@ -133,7 +181,10 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
   });
 
   it('refunds exactly once when the template fails, naming the cause and the line', async () => {
-    const broken = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Broken', html: 'line one\n{{ customer.name }}\n{{ undefined_function() }}' } });
+    const broken = await t.request('POST', '/v1/templates', {
+      apiKey: account.apiKey,
+      body: { name: 'Broken', html: 'line one\n{{ customer.name }}\n{{ undefined_function() }}' },
+    });
     const before = await balance(account.apiKey);
     const res = await create({ template_id: broken.body.id, data: DATA });
     expect(res.status).toBe(422);
@@ -146,9 +197,18 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
   });
 
   it('stops a runaway template at the time limit, refunds it, and keeps serving', async () => {
-    const runaway = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Runaway', html: '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}done' } });
+    const runaway = await t.request('POST', '/v1/templates', {
+      apiKey: account.apiKey,
+      body: {
+        name: 'Runaway',
+        html: '{% for i in range(0, 100000) %}{% for j in range(0, 100000) %}{% endfor %}{% endfor %}done',
+      },
+    });
     const before = await balance(account.apiKey);
-    const [slow, normal] = await Promise.all([create({ template_id: runaway.body.id, data: {} }), create({ template_id: templateId, data: DATA, export_type: 'binary' })]);
+    const [slow, normal] = await Promise.all([
+      create({ template_id: runaway.body.id, data: {} }),
+      create({ template_id: templateId, data: DATA, export_type: 'binary' }),
+    ]);
     expect(slow.status).toBe(422);
     expect(slow.body.error).toBe('TEMPLATE_TIMEOUT');
     expect(normal.status).toBe(200);
@@ -160,13 +220,17 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
     const before = await balance(account.apiKey);
     const body = { template_id: templateId, data: DATA, filename: 'idem' };
     const first = await create(body, account.apiKey, { 'idempotency-key': `key-${dialect}-1` });
-    const second = await create({ data: DATA, filename: 'idem', template_id: templateId }, account.apiKey, { 'idempotency-key': `key-${dialect}-1` });
+    const second = await create({ data: DATA, filename: 'idem', template_id: templateId }, account.apiKey, {
+      'idempotency-key': `key-${dialect}-1`,
+    });
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(second.body.url).toBe(first.body.url);
     expect(await balance(account.apiKey)).toBe(before - 1);
 
-    const reused = await create({ ...body, filename: 'other' }, account.apiKey, { 'idempotency-key': `key-${dialect}-1` });
+    const reused = await create({ ...body, filename: 'other' }, account.apiKey, {
+      'idempotency-key': `key-${dialect}-1`,
+    });
     expect(reused.status).toBe(422);
     expect(reused.body.detail[0]).toMatchObject({ loc: ['header', 'idempotency-key'], type: 'idempotency_key_reused' });
 
@@ -182,7 +246,10 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
 
   it('refuses with 402 at zero credits before any work, and checks ownership first', async () => {
     const broke = await t.createAccount({ credits: 0 });
-    const own = await t.request('POST', '/v1/templates', { apiKey: broke.apiKey, body: { name: 'Mine', html: '{{ a }}' } });
+    const own = await t.request('POST', '/v1/templates', {
+      apiKey: broke.apiKey,
+      body: { name: 'Mine', html: '{{ a }}' },
+    });
     const files = await fileCount();
     const res = await create({ template_id: own.body.id, data: { a: 1 } }, broke.apiKey);
     expect(res.status).toBe(402);
@@ -195,10 +262,28 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
 
   it('validates the request in the FastAPI shape and charges nothing', async () => {
     const before = await balance(account.apiKey);
-    const res = await create({ template_id: 'short', data: 'x', export_type: 'pdf', expiration: 59, filename: 'bad name!', s3_bucket: 'Bad_Bucket', pdf_variant: 'pdf/a-4' });
+    const res = await create({
+      template_id: 'short',
+      data: 'x',
+      export_type: 'pdf',
+      expiration: 59,
+      filename: 'bad name!',
+      s3_bucket: 'Bad_Bucket',
+      pdf_variant: 'pdf/a-4',
+    });
     expect(res.status).toBe(422);
     const locs = res.body.detail.map((d: { loc: string[] }) => d.loc.join('.'));
-    expect(locs).toEqual(expect.arrayContaining(['body.template_id', 'body.data', 'body.export_type', 'body.expiration', 'body.filename', 'body.s3_bucket', 'body.pdf_variant']));
+    expect(locs).toEqual(
+      expect.arrayContaining([
+        'body.template_id',
+        'body.data',
+        'body.export_type',
+        'body.expiration',
+        'body.filename',
+        'body.s3_bucket',
+        'body.pdf_variant',
+      ]),
+    );
     const traversal = await create({ template_id: templateId, data: {}, store_s3: true, s3_filepath: 'a/../../etc' });
     expect(traversal.status).toBe(422);
     expect(traversal.body.detail[0].loc).toEqual(['body', 's3_filepath']);
@@ -210,14 +295,20 @@ describe.each(DIALECTS)('POST /v1/pdf/create on %s', (dialect) => {
 
   it('previews unsaved template text for free, stamped PREVIEW', async () => {
     const before = await balance(account.apiKey);
-    const res = await t.request('POST', '/v1/templates/preview', { apiKey: account.apiKey, body: { html: '<p>Draft for {{ who }}</p>', data: { who: 'Grace' } } });
+    const res = await t.request('POST', '/v1/templates/preview', {
+      apiKey: account.apiKey,
+      body: { html: '<p>Draft for {{ who }}</p>', data: { who: 'Grace' } },
+    });
     expect(res.status).toBe(200);
     const text = pdfText(res.bytes);
     expect(text).toContain('Draft for Grace');
     // The stamp is set diagonally, so pdftotext returns its letters apart.
     expect(text.replace(/\s+/g, '')).toContain('PREVIEW');
     expect(await balance(account.apiKey)).toBe(before);
-    const broken = await t.request('POST', '/v1/templates/preview', { apiKey: account.apiKey, body: { html: 'ok\n{% if %}' } });
+    const broken = await t.request('POST', '/v1/templates/preview', {
+      apiKey: account.apiKey,
+      body: { html: 'ok\n{% if %}' },
+    });
     expect(broken.status).toBe(422);
     expect(broken.body).toMatchObject({ error: 'TEMPLATE_SYNTAX_ERROR', line: 2 });
   });

@@ -12,14 +12,16 @@ import { completedJobPdf, startTestApp, type TestApp } from '../../support/test-
 
 const PRESSROOM = `Pressroom ${VERSION}`;
 const UNTITLED = '<h1>Invoice {{ n }}</h1><p>Total due 45.50</p>';
-const TITLED = '<html><head><title>Invoice {{ n }} – Zoë & Co</title></head><body><h1>Invoice {{ n }}</h1></body></html>';
+const TITLED =
+  '<html><head><title>Invoice {{ n }} – Zoë & Co</title></head><body><h1>Invoice {{ n }}</h1></body></html>';
 const SCRIPTED = '<h1 id="h">static</h1><script>document.getElementById("h").textContent = "scripted {{ n }}"</script>';
 
 /** The browser's names for itself and for the render page, which a PDF must not carry. */
 function expectNoBrowserTraces(pdf: Buffer): void {
   // Expanded: compaction packs objects (the old Info among them, if one were left) into compressed streams.
   const bytes = pdfExpandedBytes(pdf);
-  for (const trace of ['HeadlessChrome', 'Skia/PDF', 'render.pressroom.invalid']) expect(bytes, trace).not.toContain(trace);
+  for (const trace of ['HeadlessChrome', 'Skia/PDF', 'render.pressroom.invalid'])
+    expect(bytes, trace).not.toContain(trace);
 }
 
 describe.each(DOCUMENT_DIALECTS)('PDF metadata on %s', (dialect) => {
@@ -28,7 +30,10 @@ describe.each(DOCUMENT_DIALECTS)('PDF metadata on %s', (dialect) => {
   const templates: Record<'untitled' | 'titled' | 'scripted', string> = { untitled: '', titled: '', scripted: '' };
 
   const createBinary = async (templateId: string, extra: Record<string, unknown> = {}): Promise<Buffer> => {
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, data: { n: 42 }, export_type: 'binary', ...extra } });
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: templateId, data: { n: 42 }, export_type: 'binary', ...extra },
+    });
     expect(res.status, res.bytes.toString('utf8', 0, 300)).toBe(200);
     return res.bytes;
   };
@@ -40,7 +45,10 @@ describe.each(DOCUMENT_DIALECTS)('PDF metadata on %s', (dialect) => {
     const names = { untitled: 'Monthly invoice', titled: 'Titled template', scripted: 'Chart report' };
     const html = { untitled: UNTITLED, titled: TITLED, scripted: SCRIPTED };
     for (const kind of ['untitled', 'titled', 'scripted'] as const) {
-      const res = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: names[kind], html: html[kind] } });
+      const res = await t.request('POST', '/v1/templates', {
+        apiKey: account.apiKey,
+        body: { name: names[kind], html: html[kind] },
+      });
       expect(res.status).toBe(201);
       templates[kind] = res.body.id;
     }
@@ -78,7 +86,10 @@ describe.each(DOCUMENT_DIALECTS)('PDF metadata on %s', (dialect) => {
   });
 
   it('gives a job the same metadata (the worker produces it the same way)', async () => {
-    const res = await t.request('POST', '/v1/pdf/create-async', { apiKey: account.apiKey, body: { template_id: templates.untitled, data: { n: 7 } } });
+    const res = await t.request('POST', '/v1/pdf/create-async', {
+      apiKey: account.apiKey,
+      body: { template_id: templates.untitled, data: { n: 7 } },
+    });
     expect(res.status).toBe(200);
     const pdf = await completedJobPdf(t, account.apiKey, res.body.job_id, 90_000);
     expect(pdfInfo(pdf)).toMatchObject({ Title: 'Monthly invoice', Creator: PRESSROOM, Producer: PRESSROOM });
@@ -86,7 +97,10 @@ describe.each(DOCUMENT_DIALECTS)('PDF metadata on %s', (dialect) => {
   }, 120_000);
 
   it('titles a studio preview "Preview"', async () => {
-    const res = await t.request('POST', '/v1/templates/preview', { apiKey: account.apiKey, body: { html: UNTITLED, data: { n: 1 } } });
+    const res = await t.request('POST', '/v1/templates/preview', {
+      apiKey: account.apiKey,
+      body: { html: UNTITLED, data: { n: 1 } },
+    });
     expect(res.status).toBe(200);
     expect(pdfInfo(res.bytes)).toMatchObject({ Title: 'Preview', Creator: PRESSROOM, Producer: PRESSROOM });
     expectNoBrowserTraces(res.bytes);

@@ -29,11 +29,14 @@ const ALL_AT_ONCE = {
   html: HIDING_TRICKS.map((t) => t.html ?? '').join(''),
 };
 
-const THREE_PAGES = [1, 2, 3].map((n) => `<section style="break-after: ${n < 3 ? 'page' : 'auto'}">Body of page ${n} for {{ who }}</section>`).join('');
+const THREE_PAGES = [1, 2, 3]
+  .map((n) => `<section style="break-after: ${n < 3 ? 'page' : 'auto'}">Body of page ${n} for {{ who }}</section>`)
+  .join('');
 
 /** A preview body whose header, footer and main document all carry the trick. */
 function previewBody(trick: { css: string; html?: string }): Record<string, unknown> {
-  const part = (label: string) => `<style>${trick.css}</style>${trick.html ?? ''}<div style="font-size: 10px">${label}</div>`;
+  const part = (label: string) =>
+    `<style>${trick.css}</style>${trick.html ?? ''}<div style="font-size: 10px">${label}</div>`;
   return {
     html: `${trick.html ?? ''}${THREE_PAGES}`,
     css: trick.css,
@@ -56,8 +59,10 @@ function expectStampedEveryPage(pdf: Buffer): number {
 describe.each(DOCUMENT_DIALECTS)('preview stamp on %s', (dialect) => {
   let t: TestApp;
   let account: { accountId: string; apiKey: string };
-  const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
-  const preview = (body: Record<string, unknown>) => t.request('POST', '/v1/templates/preview', { apiKey: account.apiKey, body });
+  const balance = async () =>
+    (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
+  const preview = (body: Record<string, unknown>) =>
+    t.request('POST', '/v1/templates/preview', { apiKey: account.apiKey, body });
 
   beforeAll(async () => {
     t = await startTestApp(dialect, { PRESSROOM_RENDER_CONCURRENCY: '2', PRESSROOM_PREVIEW_PER_MINUTE: '100' });
@@ -65,20 +70,28 @@ describe.each(DOCUMENT_DIALECTS)('preview stamp on %s', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  it.each([...HIDING_TRICKS, ALL_AT_ONCE])('stamps every page although header, footer and body try $name', async (trick) => {
-    const res = await preview(previewBody(trick));
-    expect(res.status, res.bytes.toString('utf8', 0, 300)).toBe(200);
-    expect(res.headers.get('content-type')).toBe('application/pdf');
-    const pages = expectStampedEveryPage(res.bytes);
-    // Tricks that leave the layout alone keep the three pages; display:none empties the document.
-    if (!trick.css.includes('display: none')) expect(pages).toBe(3);
-  });
+  it.each([...HIDING_TRICKS, ALL_AT_ONCE])(
+    'stamps every page although header, footer and body try $name',
+    async (trick) => {
+      const res = await preview(previewBody(trick));
+      expect(res.status, res.bytes.toString('utf8', 0, 300)).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/pdf');
+      const pages = expectStampedEveryPage(res.bytes);
+      // Tricks that leave the layout alone keep the three pages; display:none empties the document.
+      if (!trick.css.includes('display: none')) expect(pages).toBe(3);
+    },
+  );
 
   it('stamps a plain three-page preview on every page and charges nothing; a paid generation has no stamp', async () => {
     const before = await balance();
-    const transactions = async () => (await t.request('GET', '/v1/account/transactions', { apiKey: account.apiKey })).body.transactions as unknown[];
+    const transactions = async () =>
+      (await t.request('GET', '/v1/account/transactions', { apiKey: account.apiKey })).body.transactions as unknown[];
     const historyBefore = await transactions();
-    const plain = { html: THREE_PAGES, page: { format: 'A4', header_html: '<div style="font-size: 10px">Running header</div>' }, data: { who: 'Grace' } };
+    const plain = {
+      html: THREE_PAGES,
+      page: { format: 'A4', header_html: '<div style="font-size: 10px">Running header</div>' },
+      data: { who: 'Grace' },
+    };
     const res = await preview(plain);
     expect(res.status).toBe(200);
     expect(expectStampedEveryPage(res.bytes)).toBe(3);
@@ -86,9 +99,15 @@ describe.each(DOCUMENT_DIALECTS)('preview stamp on %s', (dialect) => {
     expect(await balance()).toBe(before);
     expect(await transactions()).toEqual(historyBefore);
 
-    const saved = await t.request('POST', '/v1/templates', { apiKey: account.apiKey, body: { name: 'Three pages', html: plain.html, page: plain.page } });
+    const saved = await t.request('POST', '/v1/templates', {
+      apiKey: account.apiKey,
+      body: { name: 'Three pages', html: plain.html, page: plain.page },
+    });
     expect(saved.status).toBe(201);
-    const paid = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: saved.body.id, export_type: 'binary', data: plain.data } });
+    const paid = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: saved.body.id, export_type: 'binary', data: plain.data },
+    });
     expect(paid.status).toBe(200);
     expect(pdfPages(paid.bytes)).toBe(3);
     for (const page of [1, 2, 3]) {

@@ -25,7 +25,8 @@ describe.each(DOCUMENT_DIALECTS)('spooled PDFs on %s', (dialect) => {
   let account: { accountId: string; apiKey: string };
   let ids: Record<'statement', string>;
 
-  const api = (method: string, path: string, body?: unknown) => t.request(method, path, { apiKey: account.apiKey, body });
+  const api = (method: string, path: string, body?: unknown) =>
+    t.request(method, path, { apiKey: account.apiKey, body });
   const balance = async () => (await api('GET', '/v1/account')).body.credits as number;
   const spooled = () => readdirSync(t.config.storage.spoolDir);
   const create = async (body: Record<string, unknown>) => {
@@ -35,7 +36,12 @@ describe.each(DOCUMENT_DIALECTS)('spooled PDFs on %s', (dialect) => {
   };
   /** The document Statement n as the service should deliver it, whichever way it left. */
   const expectStatement = (pdf: Buffer, n: number, due: string) => {
-    expect(pdfInfo(pdf)).toMatchObject({ Tagged: 'yes', 'PDF version': '1.5', Title: `Statement ${n}`, Producer: expect.stringMatching(/^Pressroom /) });
+    expect(pdfInfo(pdf)).toMatchObject({
+      Tagged: 'yes',
+      'PDF version': '1.5',
+      Title: `Statement ${n}`,
+      Producer: expect.stringMatching(/^Pressroom /),
+    });
     expect(pdfText(pdf)).toContain(`Balance due ${due} EUR`);
     expect(pdfOutlineTitles(pdf)).toEqual([`Statement ${n}`, 'Balance']);
     // Compacted into object streams, and still a sound file with its link.
@@ -63,7 +69,12 @@ describe.each(DOCUMENT_DIALECTS)('spooled PDFs on %s', (dialect) => {
     expect(download.status).toBe(200);
     const pdf = Buffer.from(await download.arrayBuffer());
     expectStatement(pdf, 1, '45.50');
-    const row = await t.services.database.db.selectFrom('files').select('size').where('account_id', '=', account.accountId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    const row = await t.services.database.db
+      .selectFrom('files')
+      .select('size')
+      .where('account_id', '=', account.accountId)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
     expect(Number(row.size)).toBe(pdf.length);
     expect(await balance()).toBe(credits - 1);
     expect(spooled()).toEqual([]);
@@ -79,16 +90,30 @@ describe.each(DOCUMENT_DIALECTS)('spooled PDFs on %s', (dialect) => {
   }, 300_000);
 
   it("uploads to the customer's bucket; a failed upload is refunded; neither leaves a spool file", async () => {
-    const settings = { endpoint_url: s3.endpoint, access_key_id: ACCESS_KEY, secret_access_key: SECRET, bucket_name: 'customer-pdfs', default_prefix: 'statements' };
+    const settings = {
+      endpoint_url: s3.endpoint,
+      access_key_id: ACCESS_KEY,
+      secret_access_key: SECRET,
+      bucket_name: 'customer-pdfs',
+      default_prefix: 'statements',
+    };
     expect((await api('POST', '/v1/integrations/s3', settings)).body).toEqual({ success: true });
     const res = await create({ data: { n: 4, due: '99.90' }, store_s3: true, filename: 'statement-4' });
     expect(res.body).toMatchObject({ s3_bucket: 'customer-pdfs', s3_key: 'statements/statement-4.pdf' });
     expectStatement((await s3.readObject('customer-pdfs', 'statements/statement-4.pdf'))!, 4, '99.90');
 
     const credits = await balance();
-    const failed = await api('POST', '/v1/pdf/create', { template_id: ids.statement, data: { n: 5, due: '1.00' }, store_s3: true, s3_bucket: 'no-such-bucket' });
+    const failed = await api('POST', '/v1/pdf/create', {
+      template_id: ids.statement,
+      data: { n: 5, due: '1.00' },
+      store_s3: true,
+      s3_bucket: 'no-such-bucket',
+    });
     expect(failed.status, JSON.stringify(failed.body)).toBe(502);
-    expect(failed.body).toMatchObject({ error: 'S3_UPLOAD_FAILED', message: expect.stringMatching(/bucket not found/i) });
+    expect(failed.body).toMatchObject({
+      error: 'S3_UPLOAD_FAILED',
+      message: expect.stringMatching(/bucket not found/i),
+    });
     expect(await balance()).toBe(credits);
     expect(spooled()).toEqual([]);
   });

@@ -21,10 +21,22 @@ describe.each(DOCUMENT_DIALECTS)('tagged or untagged, compacted PDFs on %s', (di
   let account: { accountId: string; apiKey: string };
   let ids: Record<'tagged' | 'untagged' | 'long', string>;
 
-  const balance = async () => (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
-  const fileCount = async () => Number((await t.services.database.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  const balance = async () =>
+    (await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits as number;
+  const fileCount = async () =>
+    Number(
+      (
+        await t.services.database.db
+          .selectFrom('files')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const createBinary = async (templateId: string, extra: Record<string, unknown> = {}): Promise<Buffer> => {
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: templateId, data: { n: 7 }, export_type: 'binary', ...extra } });
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: templateId, data: { n: 7 }, export_type: 'binary', ...extra },
+    });
     expect(res.status, res.bytes.toString('utf8', 0, 300)).toBe(200);
     return res.bytes;
   };
@@ -36,7 +48,11 @@ describe.each(DOCUMENT_DIALECTS)('tagged or untagged, compacted PDFs on %s', (di
 
   beforeAll(async () => {
     // A small deadline and a high per-page cost: 1 page is estimated at 2 s, the long document's ~26 pages at ~52 s.
-    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '20000' }, { tuning: { rendering: { printMsPerPage: { tagged: 2000, untagged: 2000 } } } });
+    t = await startTestApp(
+      dialect,
+      { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '20000' },
+      { tuning: { rendering: { printMsPerPage: { tagged: 2000, untagged: 2000 } } } },
+    );
     t.services.startWorkers();
     account = await t.createAccount({ credits: 30, plan: 'enterprise' });
     ids = await createTemplates(t, account.apiKey, {
@@ -80,15 +96,26 @@ describe.each(DOCUMENT_DIALECTS)('tagged or untagged, compacted PDFs on %s', (di
   it('records tagged: false on a job and prints it so', async () => {
     const pdf = await runJob({ template_id: ids.tagged, data: { n: 8 }, tagged: false });
     expect(pdfInfo(pdf)).toMatchObject({ Tagged: 'no', Title: 'Statement 8' });
-    const row = await t.services.database.db.selectFrom('jobs').select('options').where('account_id', '=', account.accountId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    const row = await t.services.database.db
+      .selectFrom('jobs')
+      .select('options')
+      .where('account_id', '=', account.accountId)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
     expect(JSON.parse(row.options as string)).toMatchObject({ tagged: false });
   }, 300_000);
 
   it('refuses a synchronous document too long to print in time, early, pointing to create-async, and charges nothing', async () => {
     const [credits, files] = [await balance(), await fileCount()];
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey: account.apiKey, body: { template_id: ids.long, data: { n: 30 }, export_type: 'binary' } });
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: ids.long, data: { n: 30 }, export_type: 'binary' },
+    });
     expect(res.status, res.bytes.toString('utf8', 0, 500)).toBe(422);
-    expect(res.body).toMatchObject({ error: 'DOCUMENT_TOO_LONG_FOR_SYNC', message: expect.stringContaining('/v1/pdf/create-async') });
+    expect(res.body).toMatchObject({
+      error: 'DOCUMENT_TOO_LONG_FOR_SYNC',
+      message: expect.stringContaining('/v1/pdf/create-async'),
+    });
     expect(res.body.message).toMatch(/about \d+ pages/);
     expect(await balance()).toBe(credits);
     expect(await fileCount()).toBe(files);

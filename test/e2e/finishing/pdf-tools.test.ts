@@ -19,7 +19,11 @@ import { pdfInfo, pdfPageText, pdfPages } from '../../support/documents/pdf-tool
 import { startTestApp, until, type TestApp } from '../../support/test-app.js';
 
 /** A PDF whose page i reads `<name> page i`; `rotations[i]` sets page i's own /Rotate, `inherited` the page tree's. */
-async function makePdf(name: string, pages: number, options: { rotations?: Record<number, number>; inherited?: number } = {}): Promise<Buffer> {
+async function makePdf(
+  name: string,
+  pages: number,
+  options: { rotations?: Record<number, number>; inherited?: number } = {},
+): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (let i = 1; i <= pages; i += 1) {
@@ -38,7 +42,15 @@ function encrypt(pdf: Buffer, userPassword: string): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'pdf-tools-test-'));
   try {
     writeFileSync(join(dir, 'in.pdf'), pdf);
-    execFileSync('qpdf', ['--encrypt', userPassword, 'owner-secret', '256', '--', join(dir, 'in.pdf'), join(dir, 'out.pdf')]);
+    execFileSync('qpdf', [
+      '--encrypt',
+      userPassword,
+      'owner-secret',
+      '256',
+      '--',
+      join(dir, 'in.pdf'),
+      join(dir, 'out.pdf'),
+    ]);
     return readFileSync(join(dir, 'out.pdf'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -67,7 +79,12 @@ let delta: Buffer;
 let turned: Buffer;
 
 beforeAll(async () => {
-  [alpha, bravo, charlie, delta] = await Promise.all([makePdf('Alpha', 2), makePdf('Bravo', 3), makePdf('Charlie', 1), makePdf('Delta', 5)]);
+  [alpha, bravo, charlie, delta] = await Promise.all([
+    makePdf('Alpha', 2),
+    makePdf('Bravo', 3),
+    makePdf('Charlie', 1),
+    makePdf('Delta', 5),
+  ]);
   // Page 2 has its own 90; pages 1 and 3 inherit 180 from the page tree.
   turned = await makePdf('Turned', 3, { rotations: { 2: 90 }, inherited: 180 });
   served.set('/charlie.pdf', { type: 'application/pdf', body: charlie });
@@ -93,11 +110,20 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
 
   const tool = (name: string, body: unknown, headers: Record<string, string> = {}, app = t, apiKey = user.apiKey) =>
     app.request('POST', `/v1/pdf-tools/${name}`, { apiKey, body, headers });
-  const balance = async (app = t, apiKey = user.apiKey) => (await app.request('GET', '/v1/account', { apiKey })).body.credits as number;
-  const transactions = async (app = t, apiKey = user.apiKey) => (await app.request('GET', '/v1/account/transactions?limit=1000', { apiKey })).body.transactions as { transaction_type: string; template_id: string | null; tool?: string | null }[];
-  const storedFiles = async (app: TestApp, accountId: string) => (await app.services.database.db.selectFrom('files').select('id').where('account_id', '=', accountId).execute()).length;
+  const balance = async (app = t, apiKey = user.apiKey) =>
+    (await app.request('GET', '/v1/account', { apiKey })).body.credits as number;
+  const transactions = async (app = t, apiKey = user.apiKey) =>
+    (await app.request('GET', '/v1/account/transactions?limit=1000', { apiKey })).body.transactions as {
+      transaction_type: string;
+      template_id: string | null;
+      tool?: string | null;
+    }[];
+  const storedFiles = async (app: TestApp, accountId: string) =>
+    (await app.services.database.db.selectFrom('files').select('id').where('account_id', '=', accountId).execute())
+      .length;
   /** No reservation left pending: every charge of the account was posted or voided. */
-  const settled = (app = t, accountId = user.accountId) => until(async () => (await app.services.charges.pendingCount(accountId)) === 0, 30_000, 'charges settled');
+  const settled = (app = t, accountId = user.accountId) =>
+    until(async () => (await app.services.charges.pendingCount(accountId)) === 0, 30_000, 'charges settled');
 
   beforeAll(async () => {
     t = await startTestApp(dialect);
@@ -109,42 +135,75 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
 
   it('merges base64 and downloaded PDFs in the order given, behind a signed link, for one credit recorded with its tool, without a template', async () => {
     const before = await balance();
-    const res = await tool('merge', { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_url: `${fileBase}/to-charlie` }, { pdf_base64: b64(bravo) }], filename: 'bundle', expiration: 600 });
+    const res = await tool('merge', {
+      pdfs: [{ pdf_base64: b64(alpha) }, { pdf_url: `${fileBase}/to-charlie` }, { pdf_base64: b64(bravo) }],
+      filename: 'bundle',
+      expiration: 600,
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ url: expect.stringContaining('/bundle.pdf?'), filename: 'bundle.pdf', credits_remaining: before - 1, expires_in: 600 });
+    expect(res.body).toEqual({
+      url: expect.stringContaining('/bundle.pdf?'),
+      filename: 'bundle.pdf',
+      credits_remaining: before - 1,
+      expires_in: 600,
+    });
     const link = new URL(res.body.url);
     const file = await t.request('GET', `${link.pathname}${link.search}`);
     expect(file.headers.get('content-type')).toBe('application/pdf');
     expect(pdfPages(file.bytes)).toBe(6);
-    expect(pageTexts(file.bytes)).toEqual(['Alpha page 1', 'Alpha page 2', 'Charlie page 1', 'Bravo page 1', 'Bravo page 2', 'Bravo page 3']);
+    expect(pageTexts(file.bytes)).toEqual([
+      'Alpha page 1',
+      'Alpha page 2',
+      'Charlie page 1',
+      'Bravo page 1',
+      'Bravo page 2',
+      'Bravo page 3',
+    ]);
     await settled();
     expect(await balance()).toBe(before - 1);
     expect((await transactions())[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null, tool: 'merge' });
   });
 
   it('extracts pages in the order given, repeats and backward ranges included, and answers bytes for export_type binary', async () => {
-    const res = await tool('extract-pages', { pdf_base64: b64(delta), pages: '3, 1-2', export_type: 'binary', filename: 'picked' });
+    const res = await tool('extract-pages', {
+      pdf_base64: b64(delta),
+      pages: '3, 1-2',
+      export_type: 'binary',
+      filename: 'picked',
+    });
     expect(res.status, res.bytes.toString().slice(0, 300)).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
     expect(res.headers.get('content-disposition')).toContain('picked.pdf');
     expect(Number(res.headers.get('x-credits-remaining'))).toBeGreaterThan(0);
     expect(pageTexts(res.bytes)).toEqual(['Delta page 3', 'Delta page 1', 'Delta page 2']);
 
-    const backwards = await tool('extract-pages', { pdf_url: `${fileBase}/charlie.pdf`, pages: '1,1', export_type: 'binary' });
+    const backwards = await tool('extract-pages', {
+      pdf_url: `${fileBase}/charlie.pdf`,
+      pages: '1,1',
+      export_type: 'binary',
+    });
     expect(pageTexts(backwards.bytes)).toEqual(['Charlie page 1', 'Charlie page 1']);
     const reversed = await tool('extract-pages', { pdf_base64: b64(delta), pages: '5-3,1', export_type: 'binary' });
     expect(pageTexts(reversed.bytes)).toEqual(['Delta page 5', 'Delta page 4', 'Delta page 3', 'Delta page 1']);
-    expect((await transactions())[0]).toMatchObject({ transaction_type: 'PDFGEN', template_id: null, tool: 'extract-pages' });
+    expect((await transactions())[0]).toMatchObject({
+      transaction_type: 'PDFGEN',
+      template_id: null,
+      tool: 'extract-pages',
+    });
   });
 
-  it('adds rotations to each page\'s own, inherited ones included: every page, or the pages a map names', async () => {
+  it("adds rotations to each page's own, inherited ones included: every page, or the pages a map names", async () => {
     expect(rotations(turned)).toEqual([180, 90, 180]);
     const all = await tool('rotate', { pdf_base64: b64(turned), rotation: 90, export_type: 'binary' });
     expect(all.status).toBe(200);
     expect(rotations(all.bytes)).toEqual([270, 180, 270]);
     expect(pageTexts(all.bytes)).toEqual(['Turned page 1', 'Turned page 2', 'Turned page 3']);
 
-    const some = await tool('rotate', { pdf_base64: b64(turned), page_rotations: { '2': 270, '3': 180 }, export_type: 'binary' });
+    const some = await tool('rotate', {
+      pdf_base64: b64(turned),
+      page_rotations: { '2': 270, '3': 180 },
+      export_type: 'binary',
+    });
     expect(rotations(some.bytes)).toEqual([180, 0, 0]);
     const none = await tool('rotate', { pdf_base64: b64(turned), rotation: 0, export_type: 'binary' });
     expect(rotations(none.bytes)).toEqual([180, 90, 180]);
@@ -180,26 +239,122 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
     const notPdf = Buffer.from('Just some text, not a PDF at all.');
     const damaged = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(200, 'x')]);
     const cases: [string, string, unknown, (string | number)[], string | RegExp][] = [
-      ['not a PDF', 'merge', { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(notPdf) }] }, ['body', 'pdfs', 1, 'pdf_base64'], /not a PDF/],
-      ['a damaged PDF', 'rotate', { pdf_base64: b64(damaged), rotation: 90 }, ['body', 'pdf_base64'], /not a readable PDF/],
-      ['a password-protected PDF', 'extract-pages', { pdf_base64: b64(encrypt(alpha, 'user-secret')), pages: '1' }, ['body', 'pdf_base64'], /encrypted/],
-      ['an encrypted PDF that opens without a password', 'rotate', { pdf_base64: b64(encrypt(alpha, '')), rotation: 90 }, ['body', 'pdf_base64'], /encrypted/],
-      ['a page outside the document', 'extract-pages', { pdf_base64: b64(bravo), pages: '2, 4' }, ['body', 'pages'], 'page 4 is outside the document, which has 3 pages'],
-      ['a range outside the document', 'extract-pages', { pdf_base64: b64(bravo), pages: '2-7' }, ['body', 'pages'], 'the range 2-7 is outside the document, which has 3 pages'],
-      ['a selection that is not one', 'extract-pages', { pdf_base64: b64(bravo), pages: '1-' }, ['body', 'pages'], /"1-" is not a page number/],
+      [
+        'not a PDF',
+        'merge',
+        { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(notPdf) }] },
+        ['body', 'pdfs', 1, 'pdf_base64'],
+        /not a PDF/,
+      ],
+      [
+        'a damaged PDF',
+        'rotate',
+        { pdf_base64: b64(damaged), rotation: 90 },
+        ['body', 'pdf_base64'],
+        /not a readable PDF/,
+      ],
+      [
+        'a password-protected PDF',
+        'extract-pages',
+        { pdf_base64: b64(encrypt(alpha, 'user-secret')), pages: '1' },
+        ['body', 'pdf_base64'],
+        /encrypted/,
+      ],
+      [
+        'an encrypted PDF that opens without a password',
+        'rotate',
+        { pdf_base64: b64(encrypt(alpha, '')), rotation: 90 },
+        ['body', 'pdf_base64'],
+        /encrypted/,
+      ],
+      [
+        'a page outside the document',
+        'extract-pages',
+        { pdf_base64: b64(bravo), pages: '2, 4' },
+        ['body', 'pages'],
+        'page 4 is outside the document, which has 3 pages',
+      ],
+      [
+        'a range outside the document',
+        'extract-pages',
+        { pdf_base64: b64(bravo), pages: '2-7' },
+        ['body', 'pages'],
+        'the range 2-7 is outside the document, which has 3 pages',
+      ],
+      [
+        'a selection that is not one',
+        'extract-pages',
+        { pdf_base64: b64(bravo), pages: '1-' },
+        ['body', 'pages'],
+        /"1-" is not a page number/,
+      ],
       ['page 0', 'extract-pages', { pdf_base64: b64(bravo), pages: '0' }, ['body', 'pages'], /numbered from 1/],
       ['a bad rotation', 'rotate', { pdf_base64: b64(bravo), rotation: 45 }, ['body', 'rotation'], /0.*90.*180.*270/],
-      ['a bad angle in the map', 'rotate', { pdf_base64: b64(bravo), page_rotations: { '1': 91 } }, ['body', 'page_rotations', 1], /0.*90.*180.*270/],
-      ['a map key that is no page', 'rotate', { pdf_base64: b64(bravo), page_rotations: { first: 90 } }, ['body', 'page_rotations', 'first'], /not a page number/],
-      ['a mapped page outside the document', 'rotate', { pdf_base64: b64(bravo), page_rotations: { '9': 90 } }, ['body', 'page_rotations', '9'], /page 9 is outside the document/],
-      ['rotation and page_rotations together', 'rotate', { pdf_base64: b64(bravo), rotation: 90, page_rotations: { '1': 90 } }, ['body'], /not both/],
-      ['no rotation at all', 'rotate', { pdf_base64: b64(bravo), rotation: null, page_rotations: null }, ['body'], /Give rotation/],
+      [
+        'a bad angle in the map',
+        'rotate',
+        { pdf_base64: b64(bravo), page_rotations: { '1': 91 } },
+        ['body', 'page_rotations', 1],
+        /0.*90.*180.*270/,
+      ],
+      [
+        'a map key that is no page',
+        'rotate',
+        { pdf_base64: b64(bravo), page_rotations: { first: 90 } },
+        ['body', 'page_rotations', 'first'],
+        /not a page number/,
+      ],
+      [
+        'a mapped page outside the document',
+        'rotate',
+        { pdf_base64: b64(bravo), page_rotations: { '9': 90 } },
+        ['body', 'page_rotations', '9'],
+        /page 9 is outside the document/,
+      ],
+      [
+        'rotation and page_rotations together',
+        'rotate',
+        { pdf_base64: b64(bravo), rotation: 90, page_rotations: { '1': 90 } },
+        ['body'],
+        /not both/,
+      ],
+      [
+        'no rotation at all',
+        'rotate',
+        { pdf_base64: b64(bravo), rotation: null, page_rotations: null },
+        ['body'],
+        /Give rotation/,
+      ],
       ['no input', 'extract-pages', { pages: '1' }, ['body'], /pdf_url .* or pdf_base64/],
-      ['two inputs in one', 'rotate', { pdf_base64: b64(bravo), pdf_url: `${fileBase}/charlie.pdf`, rotation: 90 }, ['body'], /not both/],
+      [
+        'two inputs in one',
+        'rotate',
+        { pdf_base64: b64(bravo), pdf_url: `${fileBase}/charlie.pdf`, rotation: 90 },
+        ['body'],
+        /not both/,
+      ],
       ['one PDF to merge', 'merge', { pdfs: [{ pdf_base64: b64(alpha) }] }, ['body', 'pdfs'], /at least 2/],
-      ['base64 that is not', 'rotate', { pdf_base64: '%%% not base64 %%%', rotation: 90 }, ['body', 'pdf_base64'], /not valid base64/],
-      ['a URL that answers 404', 'merge', { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_url: `${fileBase}/missing.pdf` }] }, ['body', 'pdfs', 1, 'pdf_url'], /HTTP 404/],
-      ['a URL that answers a web page', 'rotate', { pdf_url: `${fileBase}/page.html`, rotation: 90 }, ['body', 'pdf_url'], /not a PDF/],
+      [
+        'base64 that is not',
+        'rotate',
+        { pdf_base64: '%%% not base64 %%%', rotation: 90 },
+        ['body', 'pdf_base64'],
+        /not valid base64/,
+      ],
+      [
+        'a URL that answers 404',
+        'merge',
+        { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_url: `${fileBase}/missing.pdf` }] },
+        ['body', 'pdfs', 1, 'pdf_url'],
+        /HTTP 404/,
+      ],
+      [
+        'a URL that answers a web page',
+        'rotate',
+        { pdf_url: `${fileBase}/page.html`, rotation: 90 },
+        ['body', 'pdf_url'],
+        /not a PDF/,
+      ],
     ];
     const before = await balance();
     const ledger = (await transactions()).length;
@@ -253,13 +408,24 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
     expect(await balance()).toBe(before);
     const after = await transactions();
     expect(after).toHaveLength(ledger + 2);
-    expect(after.slice(0, 2).map((tx) => tx.transaction_type).sort()).toEqual(['PDFGEN', 'REFUND']);
+    expect(
+      after
+        .slice(0, 2)
+        .map((tx) => tx.transaction_type)
+        .sort(),
+    ).toEqual(['PDFGEN', 'REFUND']);
     expect(await storedFiles(t, user.accountId)).toBe(files);
   });
 
   it('refuses at zero credits (402) once the inputs are checked, charging and storing nothing', async () => {
     const broke = await t.createAccount({ credits: 0, plan: 'enterprise' });
-    const res = await tool('merge', { pdfs: [{ pdf_url: `${fileBase}/charlie.pdf` }, { pdf_base64: b64(alpha) }] }, {}, t, broke.apiKey);
+    const res = await tool(
+      'merge',
+      { pdfs: [{ pdf_url: `${fileBase}/charlie.pdf` }, { pdf_base64: b64(alpha) }] },
+      {},
+      t,
+      broke.apiKey,
+    );
     // The inputs are read before the credit is reserved, so the download happened; the charge did not.
     expect(res.status).toBe(402);
     expect(res.body.error).toBe('INSUFFICIENT_CREDITS');
@@ -273,15 +439,28 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
     const first = await tool('rotate', { pdf_base64: b64(alpha), rotation: 90 }, {}, t, tight.apiKey);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('1');
-    expect((await t.request('GET', '/v1/account', { apiKey: tight.apiKey })).headers.get('x-ratelimit-remaining')).toBe('0');
+    expect((await t.request('GET', '/v1/account', { apiKey: tight.apiKey })).headers.get('x-ratelimit-remaining')).toBe(
+      '0',
+    );
     seen.length = 0;
-    const limited = await tool('merge', { pdfs: [{ pdf_url: `${fileBase}/charlie.pdf` }, { pdf_base64: b64(alpha) }] }, {}, t, tight.apiKey);
+    const limited = await tool(
+      'merge',
+      { pdfs: [{ pdf_url: `${fileBase}/charlie.pdf` }, { pdf_base64: b64(alpha) }] },
+      {},
+      t,
+      tight.apiKey,
+    );
     expect(limited.status).toBe(429);
     expect(limited.body.error).toBe('RATE_LIMITED');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(seen).toEqual([]);
     await settled(t, tight.accountId);
-    const ledger = await t.services.database.db.selectFrom('credit_transactions').select('transaction_type').where('account_id', '=', tight.accountId).where('transaction_type', 'in', ['PDFGEN', 'REFUND']).execute();
+    const ledger = await t.services.database.db
+      .selectFrom('credit_transactions')
+      .select('transaction_type')
+      .where('account_id', '=', tight.accountId)
+      .where('transaction_type', 'in', ['PDFGEN', 'REFUND'])
+      .execute();
     expect(ledger.map((row) => row.transaction_type)).toEqual(['PDFGEN']);
     expect(await storedFiles(t, tight.accountId)).toBe(1);
   });
@@ -289,7 +468,11 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
   it('describes the three operations in the OpenAPI document as TemplateFox names them, with a PDF media type, and the document stays valid', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
     const ops = ['merge', 'extract-pages', 'rotate'].map((name) => doc.paths[`/v1/pdf-tools/${name}`].post);
-    expect(ops.map((op: { operationId: string }) => op.operationId)).toEqual(['mergePdf', 'extractPdfPages', 'rotatePdf']);
+    expect(ops.map((op: { operationId: string }) => op.operationId)).toEqual([
+      'mergePdf',
+      'extractPdfPages',
+      'rotatePdf',
+    ]);
     for (const op of ops) {
       expect(Object.keys(op.responses['200'].content).sort()).toEqual(['application/json', 'application/pdf']);
       expect(op.requestBody.content['application/json'].example).toBeDefined();
@@ -308,12 +491,22 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
     const broken = await startTestApp(dialect, { PRESSROOM_STORAGE_URL: 'file:///dev/null/files' });
     try {
       const account = await broken.createAccount({ credits: 3, plan: 'enterprise' });
-      const res = await tool('merge', { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(charlie) }] }, {}, broken, account.apiKey);
+      const res = await tool(
+        'merge',
+        { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(charlie) }] },
+        {},
+        broken,
+        account.apiKey,
+      );
       expect(res.status).toBe(502);
       expect(res.body.error).toBe('STORAGE_ERROR');
       await settled(broken, account.accountId);
       expect(await balance(broken, account.apiKey)).toBe(3);
-      expect((await transactions(broken, account.apiKey)).map((tx) => tx.transaction_type).sort()).toEqual(['BONUS', 'PDFGEN', 'REFUND']);
+      expect((await transactions(broken, account.apiKey)).map((tx) => tx.transaction_type).sort()).toEqual([
+        'BONUS',
+        'PDFGEN',
+        'REFUND',
+      ]);
     } finally {
       await broken.close();
     }
@@ -324,11 +517,15 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
     let account: { accountId: string; apiKey: string };
 
     beforeAll(async () => {
-      strict = await startTestApp(dialect, {
-        PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'false',
-        // Above alpha + bravo (3.2 KB as @cantoo/pdf-lib writes them), below charlie + big.
-        PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: String(4 * 1024),
-      }, { tuning: { pdfTools: { maxPages: 4, maxMergeInputs: 3 } } });
+      strict = await startTestApp(
+        dialect,
+        {
+          PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'false',
+          // Above alpha + bravo (3.2 KB as @cantoo/pdf-lib writes them), below charlie + big.
+          PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES: String(4 * 1024),
+        },
+        { tuning: { pdfTools: { maxPages: 4, maxMergeInputs: 3 } } },
+      );
       account = await strict.createAccount({ credits: 10, plan: 'enterprise' });
     });
     afterAll(async () => {
@@ -339,12 +536,42 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
       seen.length = 0;
       const port = new URL(fileBase).port;
       const cases: [unknown, string, (string | number)[], RegExp, number][] = [
-        [{ pdf_url: `https://127.0.0.1:${port}/charlie.pdf`, rotation: 90 }, 'rotate', ['body', 'pdf_url'], /public internet address/, 422],
-        [{ pdf_url: `https://localhost:${port}/charlie.pdf`, rotation: 90 }, 'rotate', ['body', 'pdf_url'], /public internet address/, 422],
+        [
+          { pdf_url: `https://127.0.0.1:${port}/charlie.pdf`, rotation: 90 },
+          'rotate',
+          ['body', 'pdf_url'],
+          /public internet address/,
+          422,
+        ],
+        [
+          { pdf_url: `https://localhost:${port}/charlie.pdf`, rotation: 90 },
+          'rotate',
+          ['body', 'pdf_url'],
+          /public internet address/,
+          422,
+        ],
         [{ pdf_url: `${fileBase}/charlie.pdf`, rotation: 90 }, 'rotate', ['body', 'pdf_url'], /https:\/\//, 422],
-        [{ pdf_base64: b64(delta), rotation: 90 }, 'rotate', ['body', 'pdf_base64'], /5 pages; the most an input may have is 4/, 422],
-        [{ pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(bravo) }] }, 'merge', ['body', 'pdfs'], /would have 5 pages/, 422],
-        [{ pdfs: Array.from({ length: 4 }, () => ({ pdf_base64: b64(charlie) })) }, 'merge', ['body', 'pdfs'], /at most 3/, 422],
+        [
+          { pdf_base64: b64(delta), rotation: 90 },
+          'rotate',
+          ['body', 'pdf_base64'],
+          /5 pages; the most an input may have is 4/,
+          422,
+        ],
+        [
+          { pdfs: [{ pdf_base64: b64(alpha) }, { pdf_base64: b64(bravo) }] },
+          'merge',
+          ['body', 'pdfs'],
+          /would have 5 pages/,
+          422,
+        ],
+        [
+          { pdfs: Array.from({ length: 4 }, () => ({ pdf_base64: b64(charlie) })) },
+          'merge',
+          ['body', 'pdfs'],
+          /at most 3/,
+          422,
+        ],
       ];
       for (const [body, name, loc, msg, status] of cases) {
         const res = await tool(name, body, {}, strict, account.apiKey);
@@ -356,10 +583,22 @@ describe.each(DOCUMENT_DIALECTS)('PDF tools on %s', (dialect) => {
 
       // Over the byte bound: in the decoded inputs (422), or past the body limit it sets (413).
       const big = Buffer.concat([charlie, Buffer.alloc(2500, ' ')]);
-      const over = await tool('merge', { pdfs: [{ pdf_base64: b64(charlie) }, { pdf_base64: b64(big) }] }, {}, strict, account.apiKey);
+      const over = await tool(
+        'merge',
+        { pdfs: [{ pdf_base64: b64(charlie) }, { pdf_base64: b64(big) }] },
+        {},
+        strict,
+        account.apiKey,
+      );
       expect(over.status).toBe(422);
       expect(over.body.detail[0]).toMatchObject({ loc: ['body', 'pdfs', 1, 'pdf_base64'], type: 'pdf_too_large' });
-      const huge = await tool('rotate', { pdf_base64: 'A'.repeat(2 * 1024 * 1024), rotation: 90 }, {}, strict, account.apiKey);
+      const huge = await tool(
+        'rotate',
+        { pdf_base64: 'A'.repeat(2 * 1024 * 1024), rotation: 90 },
+        {},
+        strict,
+        account.apiKey,
+      );
       expect(huge.status).toBe(413);
       expect(huge.body.message).toContain('PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES');
 

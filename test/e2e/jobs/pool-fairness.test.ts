@@ -24,11 +24,16 @@ async function inflatingPdf(mib: number): Promise<Buffer> {
   deflate.on('data', (chunk: Buffer) => parts.push(chunk));
   const ended = new Promise((resolve) => deflate.on('end', resolve));
   const zeros = Buffer.alloc(1024 * 1024, '0');
-  for (let i = 0; i < mib; i++) if (!deflate.write(zeros)) await new Promise((resolve) => deflate.once('drain', resolve));
+  for (let i = 0; i < mib; i++)
+    if (!deflate.write(zeros)) await new Promise((resolve) => deflate.once('drain', resolve));
   deflate.end();
   await ended;
   const stream = Buffer.concat(parts);
-  const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Contents 4 0 R >>'];
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Contents 4 0 R >>',
+  ];
   const chunks: Buffer[] = [Buffer.from('%PDF-1.7\n')];
   const offsets: number[] = [];
   let length = chunks[0]!.length;
@@ -45,7 +50,11 @@ async function inflatingPdf(mib: number): Promise<Buffer> {
   add(stream);
   add(Buffer.from('\nendstream\nendobj\n'));
   const xref = length;
-  add(Buffer.from(`xref\n0 5\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
+  add(
+    Buffer.from(
+      `xref\n0 5\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`,
+    ),
+  );
   return Buffer.concat(chunks);
 }
 
@@ -61,7 +70,11 @@ async function onePage(text: string): Promise<Buffer> {
 async function poolMetrics(t: TestApp, pool: string): Promise<{ active: number; waiting: number; started: number }> {
   const body = (await t.request('GET', '/metrics')).body as string;
   const read = (name: string) => Number(new RegExp(`^${name}\\{pool="${pool}"\\} (\\d+)$`, 'm').exec(body)?.[1] ?? NaN);
-  return { active: read('pressroom_pool_active'), waiting: read('pressroom_pool_waiting'), started: read('pressroom_pool_started_total') };
+  return {
+    active: read('pressroom_pool_active'),
+    waiting: read('pressroom_pool_waiting'),
+    started: read('pressroom_pool_started_total'),
+  };
 }
 
 /** Each promise, with the indexes of those settled so far. */
@@ -71,7 +84,10 @@ function tracked<T>(promises: Promise<T>[]): { all: Promise<T[]>; settled: Set<n
 }
 
 /** What a refused request must look like: a coded error, nothing charged (checked by the caller's balance). */
-function expectCodedRefusal(res: { status: number; body: { error?: unknown; detail?: unknown } }, statuses: number[]): void {
+function expectCodedRefusal(
+  res: { status: number; body: { error?: unknown; detail?: unknown } },
+  statuses: number[],
+): void {
   expect(statuses, JSON.stringify(res.body).slice(0, 300)).toContain(res.status);
   expect(res.body.error ?? res.body.detail, JSON.stringify(res.body).slice(0, 300)).toBeTruthy();
 }
@@ -80,30 +96,45 @@ describe('qpdf runs are shared by account, not by arrival (sqlite, real qpdf)', 
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp('sqlite', {
-      // A's merges run as long as qpdf needs: certainly still running when B is answered.
-      PRESSROOM_PDF_TOOLS_TIMEOUT_MS: '300000',
-    }, { tuning: { pdfTools: { concurrency: 2 } } });
+    t = await startTestApp(
+      'sqlite',
+      {
+        // A's merges run as long as qpdf needs: certainly still running when B is answered.
+        PRESSROOM_PDF_TOOLS_TIMEOUT_MS: '300000',
+      },
+      { tuning: { pdfTools: { concurrency: 2 } } },
+    );
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  it('another account\'s one-page rotate is answered while all of one account\'s hostile merges are pending', async () => {
+  it("another account's one-page rotate is answered while all of one account's hostile merges are pending", async () => {
     const a = await t.createAccount({ credits: 10, plan: 'enterprise' });
     const b = await t.createAccount({ credits: 10, plan: 'enterprise' });
     const [bomb, page] = await Promise.all([inflatingPdf(160), onePage('B page 1')]);
     const tool = (account: { apiKey: string }, name: string, body: unknown) =>
-      t.request('POST', `/v1/pdf-tools/${name}`, { apiKey: account.apiKey, body: { ...(body as object), export_type: 'binary' } });
+      t.request('POST', `/v1/pdf-tools/${name}`, {
+        apiKey: account.apiKey,
+        body: { ...(body as object), export_type: 'binary' },
+      });
 
     // Three merges: more than A's share of the two qpdf slots, so some of A's work waits.
-    const flood = tracked([0, 1, 2].map(() => tool(a, 'merge', { pdfs: [{ pdf_base64: bomb.toString('base64') }, { pdf_base64: page.toString('base64') }] })));
+    const flood = tracked(
+      [0, 1, 2].map(() =>
+        tool(a, 'merge', { pdfs: [{ pdf_base64: bomb.toString('base64') }, { pdf_base64: page.toString('base64') }] }),
+      ),
+    );
     // A's work runs in qpdf and more of it waits (a merge, or the page-count check of one: on a loaded machine the
     // checks of the second and third merges can still be queued behind the first merge when B arrives).
-    await until(async () => {
-      const qpdf = await poolMetrics(t, 'qpdf');
-      return qpdf.active >= 1 && qpdf.waiting >= 1;
-    }, 120_000, 'A\'s merges to fill its share of qpdf and wait for more');
+    await until(
+      async () => {
+        const qpdf = await poolMetrics(t, 'qpdf');
+        return qpdf.active >= 1 && qpdf.waiting >= 1;
+      },
+      120_000,
+      "A's merges to fill its share of qpdf and wait for more",
+    );
     expect(flood.settled.size).toBe(0);
 
     const startedAt = performance.now();
@@ -111,7 +142,9 @@ describe('qpdf runs are shared by account, not by arrival (sqlite, real qpdf)', 
     const bMs = Math.round(performance.now() - startedAt);
     expect(rotated.status, rotated.bytes.toString().slice(0, 300)).toBe(200);
     expect(pdfInfo(rotated.bytes, ['-f', '1', '-l', '1'])['Page    1 rot']).toBe('90');
-    console.log(`qpdf: B's rotate answered in ${bMs} ms; A's merges settled by then: ${flood.settled.size} of 3 (qpdf ${JSON.stringify(await poolMetrics(t, 'qpdf'))})`);
+    console.log(
+      `qpdf: B's rotate answered in ${bMs} ms; A's merges settled by then: ${flood.settled.size} of 3 (qpdf ${JSON.stringify(await poolMetrics(t, 'qpdf'))})`,
+    );
     // Answered while every one of A's merges is still pending, and the process answers.
     expect([...flood.settled]).toEqual([]);
     expect((await t.request('GET', '/healthz')).status).toBe(200);
@@ -137,32 +170,54 @@ describe('XML checks are shared by account, not by arrival (sqlite, real xmllint
     await t?.close();
   });
 
-  it('another account\'s valid MINIMUM invoice is answered while all of one account\'s hostile CII documents are pending', async () => {
+  it("another account's valid MINIMUM invoice is answered while all of one account's hostile CII documents are pending", async () => {
     const a = await t.createAccount({ credits: 10, plan: 'enterprise' });
     const b = await t.createAccount({ credits: 10, plan: 'enterprise' });
     const template = async (owner: { apiKey: string }) =>
-      (await t.request('POST', '/v1/templates', { apiKey: owner.apiKey, body: { name: 'invoice', html: '<h1>Invoice {{ einvoice.invoice.number }}</h1>' } })).body.id as string;
+      (
+        await t.request('POST', '/v1/templates', {
+          apiKey: owner.apiKey,
+          body: { name: 'invoice', html: '<h1>Invoice {{ einvoice.invoice.number }}</h1>' },
+        })
+      ).body.id as string;
     const [aTemplate, bTemplate] = await Promise.all([template(a), template(b)]);
     // CII with 100,000 attributes its schema does not allow: each one a finding, seconds of libxml2 per check.
-    const own = (await buildEInvoice({ format: 'factur-x', profile: 'minimum', invoice: SAMPLE_INVOICE }, { accountId: a.accountId })).xml;
+    const own = (
+      await buildEInvoice(
+        { format: 'factur-x', profile: 'minimum', invoice: SAMPLE_INVOICE },
+        { accountId: a.accountId },
+      )
+    ).xml;
     const attributes = Array.from({ length: 100_000 }, (_, i) => ` a${i}="${i}"`).join('');
     const hostile = own.replace('<rsm:CrossIndustryInvoice ', `<rsm:CrossIndustryInvoice${attributes} `);
     expect(hostile.length).toBeGreaterThan(1_400_000);
-    const create = (owner: { apiKey: string }, body: Record<string, unknown>) => t.request('POST', '/v1/pdf/create', { apiKey: owner.apiKey, body: { data: {}, ...body, export_type: 'binary' } });
+    const create = (owner: { apiKey: string }, body: Record<string, unknown>) =>
+      t.request('POST', '/v1/pdf/create', { apiKey: owner.apiKey, body: { data: {}, ...body, export_type: 'binary' } });
 
     const before = (await poolMetrics(t, 'xmllint')).started || 0;
     // Three documents, each read (one check) then validated (a long check): more than A's share of the two threads.
-    const flood = tracked([0, 1, 2].map(() => create(a, { template_id: aTemplate, einvoice: { format: 'factur-x', xml: hostile } })));
+    const flood = tracked(
+      [0, 1, 2].map(() => create(a, { template_id: aTemplate, einvoice: { format: 'factur-x', xml: hostile } })),
+    );
     // Every document read and the first validation given a thread: A's other validations wait.
-    await until(async () => (await poolMetrics(t, 'xmllint')).started >= before + 4, 120_000, 'A\'s documents to reach their schema checks');
+    await until(
+      async () => (await poolMetrics(t, 'xmllint')).started >= before + 4,
+      120_000,
+      "A's documents to reach their schema checks",
+    );
     expect((await poolMetrics(t, 'xmllint')).waiting).toBeGreaterThan(0);
 
     const startedAt = performance.now();
-    const invoice = await create(b, { template_id: bTemplate, einvoice: { format: 'factur-x', profile: 'minimum', invoice: SAMPLE_INVOICE } });
+    const invoice = await create(b, {
+      template_id: bTemplate,
+      einvoice: { format: 'factur-x', profile: 'minimum', invoice: SAMPLE_INVOICE },
+    });
     const bMs = Math.round(performance.now() - startedAt);
     expect(invoice.status, invoice.bytes.toString().slice(0, 300)).toBe(200);
     expect(pdfText(invoice.bytes)).toContain(`Invoice ${SAMPLE_INVOICE.number}`);
-    console.log(`xmllint: B's MINIMUM invoice answered in ${bMs} ms; A's documents settled by then: ${flood.settled.size} of 3 (xmllint ${JSON.stringify(await poolMetrics(t, 'xmllint'))})`);
+    console.log(
+      `xmllint: B's MINIMUM invoice answered in ${bMs} ms; A's documents settled by then: ${flood.settled.size} of 3 (xmllint ${JSON.stringify(await poolMetrics(t, 'xmllint'))})`,
+    );
     // Answered while every one of A's documents is still pending, and the process answers.
     expect([...flood.settled]).toEqual([]);
     expect((await t.request('GET', '/healthz')).status).toBe(200);

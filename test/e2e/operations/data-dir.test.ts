@@ -18,12 +18,18 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function cli(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/pressroom.js', ...args], {
-      cwd: ROOT,
-      timeout: 180_000,
-      // No PRESSROOM_SECRET_KEY and no database URL: the embedded default, all of it in the data directory.
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir },
-    }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      ['bin/pressroom.js', ...args],
+      {
+        cwd: ROOT,
+        timeout: 180_000,
+        // No PRESSROOM_SECRET_KEY and no database URL: the embedded default, all of it in the data directory.
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir },
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
   });
 }
 

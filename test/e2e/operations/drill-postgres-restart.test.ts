@@ -33,10 +33,19 @@ describe('drill (b): PostgreSQL restarted under load', () => {
   it('fails requests in flight with a coded 503, recovers by itself, and loses nothing', async () => {
     const { accountId, apiKey } = await cluster.createAccount({ credits: 1000, plan: 'enterprise' });
     const api = cluster.apis[0]!;
-    const templateId = (await api.request('POST', '/v1/templates', { apiKey, body: { name: 'invoice', html: INVOICE } })).body.id;
+    const templateId = (
+      await api.request('POST', '/v1/templates', { apiKey, body: { name: 'invoice', html: INVOICE } })
+    ).body.id;
     const pids = [...cluster.apis, ...cluster.workers].map((p) => p.pid);
 
-    type Outcome = { kind: 'sync' | 'async'; seq: number; startedAt: number; endedAt: number; res?: HttpResponse; error?: string };
+    type Outcome = {
+      kind: 'sync' | 'async';
+      seq: number;
+      startedAt: number;
+      endedAt: number;
+      res?: HttpResponse;
+      error?: string;
+    };
     const outcomes: Outcome[] = [];
     let running = true;
     let started = 0;
@@ -48,7 +57,11 @@ describe('drill (b): PostgreSQL restarted under load', () => {
         const startedAt = Date.now();
         const path = kind === 'sync' ? '/v1/pdf/create' : '/v1/pdf/create-async';
         try {
-          const res = await api.request('POST', path, { apiKey, body: { template_id: templateId, data: { number: `${kind}-${n++}` } }, signal: AbortSignal.timeout(60_000) });
+          const res = await api.request('POST', path, {
+            apiKey,
+            body: { template_id: templateId, data: { number: `${kind}-${n++}` } },
+            signal: AbortSignal.timeout(60_000),
+          });
           outcomes.push({ kind, seq, startedAt, endedAt: Date.now(), res });
         } catch (error) {
           outcomes.push({ kind, seq, startedAt, endedAt: Date.now(), error: String(error) });
@@ -60,16 +73,29 @@ describe('drill (b): PostgreSQL restarted under load', () => {
     let restartStartedAt = 0;
     let restartEndedAt = 0;
     try {
-      await until(async () => outcomes.filter((o) => o.res?.status === 200).length >= 8, 60_000, 'load before the restart');
+      await until(
+        async () => outcomes.filter((o) => o.res?.status === 200).length >= 8,
+        60_000,
+        'load before the restart',
+      );
       restartStartedAt = Date.now();
       await postgres.restart();
       restartEndedAt = Date.now();
       // Recovery without touching Pressroom: sync and async successes started after the restart.
-      await until(async () => outcomes.filter((o) => o.startedAt > restartEndedAt && o.res?.status === 200 && o.kind === 'sync').length >= 5
-        && outcomes.some((o) => o.startedAt > restartEndedAt && o.res?.status === 200 && o.kind === 'async'), 90_000, 'successes after the restart');
+      await until(
+        async () =>
+          outcomes.filter((o) => o.startedAt > restartEndedAt && o.res?.status === 200 && o.kind === 'sync').length >=
+            5 && outcomes.some((o) => o.startedAt > restartEndedAt && o.res?.status === 200 && o.kind === 'async'),
+        90_000,
+        'successes after the restart',
+      );
       // Recovered means it stays recovered: the requests started from here on are watched too.
       recoveredAtRequest = started;
-      await until(async () => outcomes.filter((o) => o.seq >= recoveredAtRequest).length >= 8, 90_000, 'requests after the recovery');
+      await until(
+        async () => outcomes.filter((o) => o.seq >= recoveredAtRequest).length >= 8,
+        90_000,
+        'requests after the recovery',
+      );
     } finally {
       running = false;
       await Promise.all(loops);
@@ -97,12 +123,27 @@ describe('drill (b): PostgreSQL restarted under load', () => {
     for (const p of [...cluster.apis, ...cluster.workers]) expect((await p.request('GET', '/readyz')).status).toBe(200);
 
     // Nothing lost: every accepted job completes; every charge is a delivered document or refunded.
-    const accepted = outcomes.filter((o) => o.kind === 'async' && o.res!.status === 200).map((o) => o.res!.body.job_id as string);
-    await until(async () => {
-      const done = await cluster.db.selectFrom('jobs').select('id').where('account_id', '=', accountId).where('status', '=', 'completed').execute();
-      return done.length >= accepted.length;
-    }, 120_000, `${accepted.length} accepted jobs to complete`);
-    const jobs = await cluster.db.selectFrom('jobs').select(['id', 'status', 'transaction_ref']).where('account_id', '=', accountId).execute();
+    const accepted = outcomes
+      .filter((o) => o.kind === 'async' && o.res!.status === 200)
+      .map((o) => o.res!.body.job_id as string);
+    await until(
+      async () => {
+        const done = await cluster.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('account_id', '=', accountId)
+          .where('status', '=', 'completed')
+          .execute();
+        return done.length >= accepted.length;
+      },
+      120_000,
+      `${accepted.length} accepted jobs to complete`,
+    );
+    const jobs = await cluster.db
+      .selectFrom('jobs')
+      .select(['id', 'status', 'transaction_ref'])
+      .where('account_id', '=', accountId)
+      .execute();
     // A job whose accepting commit reached the database but whose answer was lost still counts; it completes too.
     expect(jobs.filter((j) => j.status !== 'completed')).toEqual([]);
     for (const id of accepted) expect(jobs.some((j) => j.id === id)).toBe(true);
@@ -113,8 +154,10 @@ describe('drill (b): PostgreSQL restarted under load', () => {
     const refundedRefs = new Set(ledger.refunds.map((x) => x.refund_of));
     for (const j of jobs) expect(refundedRefs.has(j.transaction_ref)).toBe(false);
 
-    process.stdout.write(`[drill b] restart took ${restartEndedAt - restartStartedAt} ms; ${outcomes.length} requests: ${[...statuses].map(([s, n]) => `${n}×${s}`).join(', ')}; ` +
-      `503s answered ${Math.min(...unavailable.map((o) => o.endedAt)) - restartStartedAt}…${Math.max(...unavailable.map((o) => o.endedAt)) - restartStartedAt} ms after the restart began; ` +
-      `${accepted.length} accepted jobs (${jobs.length} rows) all completed; ${ledger.refunds.length} refunds\n`);
+    process.stdout.write(
+      `[drill b] restart took ${restartEndedAt - restartStartedAt} ms; ${outcomes.length} requests: ${[...statuses].map(([s, n]) => `${n}×${s}`).join(', ')}; ` +
+        `503s answered ${Math.min(...unavailable.map((o) => o.endedAt)) - restartStartedAt}…${Math.max(...unavailable.map((o) => o.endedAt)) - restartStartedAt} ms after the restart began; ` +
+        `${accepted.length} accepted jobs (${jobs.length} rows) all completed; ${ledger.refunds.length} refunds\n`,
+    );
   }, 300_000);
 });

@@ -34,9 +34,18 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '1' }, { captureLogs: true });
+    t = await startTestApp(
+      dialect,
+      { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_CONCURRENCY: '1' },
+      { captureLogs: true },
+    );
     ({ apiKey, accountId } = await t.createAccount({ credits: 10, plan: 'enterprise' }));
-    templateId = (await t.request('POST', '/v1/templates', { apiKey, body: { name: 'Hello', html: '<h1>Hello {{ name }}</h1>{% if boom %}{{ boom() }}{% endif %}' } })).body.id;
+    templateId = (
+      await t.request('POST', '/v1/templates', {
+        apiKey,
+        body: { name: 'Hello', html: '<h1>Hello {{ name }}</h1>{% if boom %}{{ boom() }}{% endif %}' },
+      })
+    ).body.id;
   });
   afterAll(async () => {
     await t?.close();
@@ -47,7 +56,10 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
     expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
     const starting = await t.request('GET', '/readyz');
     expect(starting.status).toBe(503);
-    expect(starting.body).toEqual({ status: 'not_ready', checks: { database: 'ok', storage: 'ok', renderer: 'starting' } });
+    expect(starting.body).toEqual({
+      status: 'not_ready',
+      checks: { database: 'ok', storage: 'ok', renderer: 'starting' },
+    });
     await t.services.renderer.warmUp();
     const ready = await t.request('GET', '/readyz');
     expect(ready.status).toBe(200);
@@ -56,24 +68,52 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
 
   it('counts requests by route pattern and status, renders, credits and the queue, with default process metrics', async () => {
     await t.services.stopWorkers();
-    const templates = await Promise.all([t.request('GET', '/v1/templates/abcdefghijkl', { apiKey }), t.request('GET', '/v1/templates/bcdefghijklm', { apiKey })]);
+    const templates = await Promise.all([
+      t.request('GET', '/v1/templates/abcdefghijkl', { apiKey }),
+      t.request('GET', '/v1/templates/bcdefghijklm', { apiKey }),
+    ]);
     expect(templates.map((r) => r.status)).toEqual([404, 404]);
-    expect((await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: { name: 'Ada' } } })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: { name: 'Ada' } } }))
+        .status,
+    ).toBe(200);
     // A render error: counted with its code, and its credit refunded.
-    expect((await t.request('POST', '/v1/pdf/create', { apiKey, body: { template_id: templateId, data: { name: 'Ada', boom: 1 } } })).status).toBe(422);
+    expect(
+      (
+        await t.request('POST', '/v1/pdf/create', {
+          apiKey,
+          body: { template_id: templateId, data: { name: 'Ada', boom: 1 } },
+        })
+      ).status,
+    ).toBe(422);
     for (let i = 0; i < 3; i++) {
-      expect((await t.request('POST', '/v1/pdf/create-async', { apiKey, body: { template_id: templateId, data: { name: `Queued ${i}` } } })).status).toBe(200);
+      expect(
+        (
+          await t.request('POST', '/v1/pdf/create-async', {
+            apiKey,
+            body: { template_id: templateId, data: { name: `Queued ${i}` } },
+          })
+        ).status,
+      ).toBe(200);
     }
     // The oldest pending job must be at least a second old for its age gauge to show it.
-    const text = await until(async () => {
-      const scraped = await metrics();
-      return (sample(scraped, 'pressroom_jobs_oldest_pending_age_seconds') ?? 0) >= 1 && scraped;
-    }, 60_000, 'the oldest pending job to be a second old');
-    expect(sample(text, 'pressroom_http_requests_total{method="GET",route="/v1/templates/:template_id",status="404"}')).toBe(2);
+    const text = await until(
+      async () => {
+        const scraped = await metrics();
+        return (sample(scraped, 'pressroom_jobs_oldest_pending_age_seconds') ?? 0) >= 1 && scraped;
+      },
+      60_000,
+      'the oldest pending job to be a second old',
+    );
+    expect(
+      sample(text, 'pressroom_http_requests_total{method="GET",route="/v1/templates/:template_id",status="404"}'),
+    ).toBe(2);
     expect(text).not.toContain('abcdefghijkl');
     expect(sample(text, 'pressroom_http_requests_total{method="POST",route="/v1/pdf/create",status="200"}')).toBe(1);
     expect(sample(text, 'pressroom_http_requests_total{method="POST",route="/v1/pdf/create",status="422"}')).toBe(1);
-    expect(sample(text, 'pressroom_http_request_duration_seconds_count{method="POST",route="/v1/pdf/create-async"}')).toBe(3);
+    expect(
+      sample(text, 'pressroom_http_request_duration_seconds_count{method="POST",route="/v1/pdf/create-async"}'),
+    ).toBe(3);
     expect(sample(text, 'pressroom_renders_total{kind="document",outcome="ok"}')).toBe(1);
     expect(sample(text, 'pressroom_renders_total{kind="document",outcome="template_render_error"}')).toBe(1);
     expect(sample(text, 'pressroom_render_duration_seconds_count{kind="document"}')).toBe(1);
@@ -95,7 +135,13 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
 
     // Workers on: the queue drains and the gauges follow.
     t.services.startWorkers();
-    await until(async () => sample(await metrics(), 'pressroom_jobs_queued{status="pending"}') === 0 && sample(await metrics(), 'pressroom_jobs_queued{status="processing"}') === 0, 60_000, 'the queue to drain');
+    await until(
+      async () =>
+        sample(await metrics(), 'pressroom_jobs_queued{status="pending"}') === 0 &&
+        sample(await metrics(), 'pressroom_jobs_queued{status="processing"}') === 0,
+      60_000,
+      'the queue to drain',
+    );
     const drained = await metrics();
     expect(sample(drained, 'pressroom_jobs_oldest_pending_age_seconds')).toBe(0);
     expect(drained).not.toContain('pressroom_jobs_pending_by_account{');
@@ -113,16 +159,30 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
     const jobId = accepted.body.job_id as string;
     const [hook] = await receiver.waitFor(1, (h) => h.json?.job_id === jobId, 60_000);
     expect(hook!.headers['x-request-id']).toBe(requestId);
-    const row = await t.services.database.db.selectFrom('jobs').select('request_id').where('id', '=', jobId).executeTakeFirstOrThrow();
+    const row = await t.services.database.db
+      .selectFrom('jobs')
+      .select('request_id')
+      .where('id', '=', jobId)
+      .executeTakeFirstOrThrow();
     expect(row.request_id).toBe(requestId);
-    const deliveryRow = await t.services.database.db.selectFrom('webhook_deliveries').select('request_id').where('job_id', '=', jobId).executeTakeFirstOrThrow();
+    const deliveryRow = await t.services.database.db
+      .selectFrom('webhook_deliveries')
+      .select('request_id')
+      .where('job_id', '=', jobId)
+      .executeTakeFirstOrThrow();
     expect(deliveryRow.request_id).toBe(requestId);
 
-    await until(async () => t.logs.some((l) => l.includes('"webhook delivered"') && l.includes(jobId)), 5000, 'the delivery log line');
+    await until(
+      async () => t.logs.some((l) => l.includes('"webhook delivered"') && l.includes(jobId)),
+      5000,
+      'the delivery log line',
+    );
     const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
     const traced = lines.filter((l) => l.req_id === requestId);
     const messages = traced.map((l) => l.msg);
-    expect(messages).toEqual(expect.arrayContaining(['incoming request', 'request completed', 'job completed', 'webhook delivered']));
+    expect(messages).toEqual(
+      expect.arrayContaining(['incoming request', 'request completed', 'job completed', 'webhook delivered']),
+    );
     // Each line carries the id once (no duplicate key from the request logger).
     for (const raw of t.logs.filter((l) => l.includes(requestId))) expect(raw.match(/"req_id"/g)).toHaveLength(1);
     expect(sample(await metrics(), 'pressroom_webhook_deliveries_total{outcome="delivered"}')).toBe(1);
@@ -130,11 +190,23 @@ describe.each(DIALECTS)('operations on %s', (dialect) => {
 
   it('tags domain log lines of a synchronous request with its id (the refund after a failed render)', async () => {
     const requestId = `ops-sync-${dialect}-0002`;
-    const res = await t.request('POST', '/v1/pdf/create', { apiKey, headers: { 'x-request-id': requestId }, body: { template_id: templateId, data: { boom: 1 } } });
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey,
+      headers: { 'x-request-id': requestId },
+      body: { template_id: templateId, data: { boom: 1 } },
+    });
     expect(res.status).toBe(422);
     // One line per generation, with account, template, outcome and duration; its credit was voided.
-    const generationLine = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'generation' && l.req_id === requestId);
-    expect(generationLine).toMatchObject({ templateId, outcome: 'TEMPLATE_RENDER_ERROR', charged: 0, accountId: expect.stringMatching(/^acc_/), durationMs: expect.any(Number) });
+    const generationLine = t.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'generation' && l.req_id === requestId);
+    expect(generationLine).toMatchObject({
+      templateId,
+      outcome: 'TEMPLATE_RENDER_ERROR',
+      charged: 0,
+      accountId: expect.stringMatching(/^acc_/),
+      durationMs: expect.any(Number),
+    });
   });
 });
 
@@ -153,7 +225,12 @@ describe('readiness when a dependency is down', () => {
     const res = await t.request('GET', '/readyz');
     expect(res.status).toBe(503);
     expect(res.body.status).toBe('not_ready');
-    expect(res.body.checks).toMatchObject({ database: 'ok', renderer: 'ok', storage: expect.stringMatching(/^unavailable: /), redis: expect.stringMatching(/^degraded: /) });
+    expect(res.body.checks).toMatchObject({
+      database: 'ok',
+      renderer: 'ok',
+      storage: expect.stringMatching(/^unavailable: /),
+      redis: expect.stringMatching(/^degraded: /),
+    });
     expect(JSON.stringify(res.body)).not.toContain(String(closedPort));
     const text = (await t.request('GET', '/metrics')).body as string;
     expect(sample(text, 'pressroom_redis_up')).toBe(0);
@@ -166,11 +243,18 @@ describe('GET /metrics with PRESSROOM_METRICS_TOKEN', () => {
 
   it('answers 401 without the bearer token and the metrics with it', async () => {
     t = await startTestApp('sqlite', { PRESSROOM_METRICS_TOKEN: METRICS_TOKEN });
-    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token-0123456789abcdef' }, { authorization: `Basic ${METRICS_TOKEN}` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: 'Bearer wrong-token-0123456789abcdef' },
+      { authorization: `Basic ${METRICS_TOKEN}` },
+    ];
     for (const headers of attempts) {
       const refused = await t.request('GET', '/metrics', { headers });
       expect(refused.status).toBe(401);
-      expect(refused.body).toMatchObject({ error: 'UNAUTHORIZED', message: expect.stringContaining('PRESSROOM_METRICS_TOKEN') });
+      expect(refused.body).toMatchObject({
+        error: 'UNAUTHORIZED',
+        message: expect.stringContaining('PRESSROOM_METRICS_TOKEN'),
+      });
     }
     const ok = await t.request('GET', '/metrics', { bearer: METRICS_TOKEN });
     expect(ok.status).toBe(200);

@@ -30,17 +30,40 @@ function serve(role: 'all' | 'api' | 'worker', env: Record<string, string>): Ser
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir, PRESSROOM_SECRET_KEY: SECRET_KEY, PRESSROOM_LOG_LEVEL: 'info', PORT: '0', PRESSROOM_HOST: '127.0.0.1', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PRESSROOM_DATA_DIR: dataDir,
+      PRESSROOM_SECRET_KEY: SECRET_KEY,
+      PRESSROOM_LOG_LEVEL: 'info',
+      PORT: '0',
+      PRESSROOM_HOST: '127.0.0.1',
+      ...env,
+    },
   });
   return superviseChild(child, `serve --role ${role}`);
 }
 
 /** Waits for the exit (or gives up after the deadline and ends the child), then reads what it said. */
-async function exitOf(child: ServedChild): Promise<{ code: number | string | null; stderr: string; logs: Record<string, any>[]; fatal: Record<string, any> | undefined; started: boolean }> {
+async function exitOf(
+  child: ServedChild,
+): Promise<{
+  code: number | string | null;
+  stderr: string;
+  logs: Record<string, any>[];
+  fatal: Record<string, any> | undefined;
+  started: boolean;
+}> {
   const deadline = new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), EXIT_DEADLINE_MS).unref());
   const outcome = await Promise.race([child.exited, deadline]);
   if (outcome === 'running') await child.stop();
-  return { code: outcome, stderr: child.stderrTail(), logs: child.logs, fatal: child.logs.find((l) => l.level === 60), started: child.logs.some((l) => l.msg === 'pressroom started') };
+  return {
+    code: outcome,
+    stderr: child.stderrTail(),
+    logs: child.logs,
+    fatal: child.logs.find((l) => l.level === 60),
+    started: child.logs.some((l) => l.msg === 'pressroom started'),
+  };
 }
 
 describe('serve stops when PRESSROOM_CHROMIUM_PATH is not a Chromium that starts', () => {
@@ -50,62 +73,105 @@ describe('serve stops when PRESSROOM_CHROMIUM_PATH is not a Chromium that starts
     { role: 'worker', path: '/bin/true', problem: 'did not start as Chromium' },
   ] as const;
 
-  it.each(cases)('--role $role with $path: exits 1 saying "$problem", the variable and the fix', async ({ role, path, problem }) => {
-    const { code, stderr, fatal, started } = await exitOf(serve(role, { PRESSROOM_CHROMIUM_PATH: path }));
-    expect(code, `still running after ${EXIT_DEADLINE_MS} ms; stderr: ${stderr}`).toBe(1);
-    const expected = `PRESSROOM_CHROMIUM_PATH=${path}: ${problem}`;
-    expect(stderr).toContain(`pressroom: ${expected}`);
-    expect(stderr).toContain("install Debian's chromium (apt-get install chromium) or set PRESSROOM_CHROMIUM_PATH to the browser's path");
-    expect(fatal?.msg).toContain(expected);
-    expect(started).toBe(false);
-    expect(stderr, 'a clean message, not a crash').not.toMatch(/\n\s+at /);
-  }, EXIT_DEADLINE_MS + 60_000);
+  it.each(cases)(
+    '--role $role with $path: exits 1 saying "$problem", the variable and the fix',
+    async ({ role, path, problem }) => {
+      const { code, stderr, fatal, started } = await exitOf(serve(role, { PRESSROOM_CHROMIUM_PATH: path }));
+      expect(code, `still running after ${EXIT_DEADLINE_MS} ms; stderr: ${stderr}`).toBe(1);
+      const expected = `PRESSROOM_CHROMIUM_PATH=${path}: ${problem}`;
+      expect(stderr).toContain(`pressroom: ${expected}`);
+      expect(stderr).toContain(
+        "install Debian's chromium (apt-get install chromium) or set PRESSROOM_CHROMIUM_PATH to the browser's path",
+      );
+      expect(fatal?.msg).toContain(expected);
+      expect(started).toBe(false);
+      expect(stderr, 'a clean message, not a crash').not.toMatch(/\n\s+at /);
+    },
+    EXIT_DEADLINE_MS + 60_000,
+  );
 
-  it('starts and turns ready with a real Chromium, then stops on SIGTERM', async () => {
-    const child = serve('worker', {});
-    try {
-      const started = await child.waitForLog((l) => l.msg === 'pressroom started', EXIT_DEADLINE_MS);
-      const ready = await fetch(`http://127.0.0.1:${started.port}/readyz`);
-      expect(ready.status).toBe(200);
-      expect(((await ready.json()) as { checks: Record<string, string> }).checks.renderer).toBe('ok');
-    } finally {
-      await child.stop();
-    }
-    expect(await child.exited).toBe(0);
-  }, EXIT_DEADLINE_MS + 60_000);
+  it(
+    'starts and turns ready with a real Chromium, then stops on SIGTERM',
+    async () => {
+      const child = serve('worker', {});
+      try {
+        const started = await child.waitForLog((l) => l.msg === 'pressroom started', EXIT_DEADLINE_MS);
+        const ready = await fetch(`http://127.0.0.1:${started.port}/readyz`);
+        expect(ready.status).toBe(200);
+        expect(((await ready.json()) as { checks: Record<string, string> }).checks.renderer).toBe('ok');
+      } finally {
+        await child.stop();
+      }
+      expect(await child.exited).toBe(0);
+    },
+    EXIT_DEADLINE_MS + 60_000,
+  );
 });
 
 describe('variables that are not settings are named, never silently ignored', () => {
-  const notSettings = { PRESSROOM_SPOOL_DIR: '/var/spool/pressroom', PRESSROOM_JOB_LEASE_MS: '5000', PRESSROOM_RENDER_CONCURENCY: '4' };
+  const notSettings = {
+    PRESSROOM_SPOOL_DIR: '/var/spool/pressroom',
+    PRESSROOM_JOB_LEASE_MS: '5000',
+    PRESSROOM_RENDER_CONCURENCY: '4',
+  };
 
-  it('serve logs one warning naming each, and what a former setting became', async () => {
-    // A browser that does not start ends the run right after the warning: nothing else is needed here.
-    const { code, stderr, logs } = await exitOf(serve('api', { ...notSettings, PRESSROOM_CHROMIUM_PATH: '/nonexistent/chromium' }));
-    expect(code, stderr).toBe(1);
-    const warnings = logs.filter((l) => l.level === 40 && String(l.msg).startsWith('ignored environment variables'));
-    expect(warnings, stderr).toHaveLength(1);
-    const warning = warnings[0]!;
-    expect(warning.msg).toContain('PRESSROOM_JOB_LEASE_MS (no longer a setting: use PRESSROOM_LEASE_MS)');
-    expect(warning.msg).toContain('PRESSROOM_RENDER_CONCURENCY (not a setting)');
-    expect(warning.msg).toContain('PRESSROOM_SPOOL_DIR (no longer a setting: now a fixed constant');
-  }, EXIT_DEADLINE_MS + 60_000);
-
-  it('an admin command prints it on stderr, and does its work', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-startup-'));
-    dataDirs.push(dataDir);
-    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        ['bin/pressroom.js', 'migrate'],
-        { cwd: ROOT, timeout: EXIT_DEADLINE_MS, env: { PATH: process.env.PATH, HOME: process.env.HOME, PRESSROOM_DATA_DIR: dataDir, PRESSROOM_SECRET_KEY: SECRET_KEY, ...notSettings } },
-        (error, out, err) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: out, stderr: err }),
+  it(
+    'serve logs one warning naming each, and what a former setting became',
+    async () => {
+      // A browser that does not start ends the run right after the warning: nothing else is needed here.
+      const { code, stderr, logs } = await exitOf(
+        serve('api', { ...notSettings, PRESSROOM_CHROMIUM_PATH: '/nonexistent/chromium' }),
       );
-    });
-    expect(code, stderr).toBe(0);
-    const warnings = stderr.split('\n').filter((line) => line.startsWith('pressroom: warning: ignored environment variables'));
-    expect(warnings, stderr).toHaveLength(1);
-    expect(warnings[0]).toContain('PRESSROOM_JOB_LEASE_MS (no longer a setting: use PRESSROOM_LEASE_MS)');
-    expect(warnings[0]).toContain('PRESSROOM_RENDER_CONCURENCY (not a setting)');
-    expect(stdout + stderr).not.toMatch(/\n\s+at /);
-  }, EXIT_DEADLINE_MS + 30_000);
+      expect(code, stderr).toBe(1);
+      const warnings = logs.filter((l) => l.level === 40 && String(l.msg).startsWith('ignored environment variables'));
+      expect(warnings, stderr).toHaveLength(1);
+      const warning = warnings[0]!;
+      expect(warning.msg).toContain('PRESSROOM_JOB_LEASE_MS (no longer a setting: use PRESSROOM_LEASE_MS)');
+      expect(warning.msg).toContain('PRESSROOM_RENDER_CONCURENCY (not a setting)');
+      expect(warning.msg).toContain('PRESSROOM_SPOOL_DIR (no longer a setting: now a fixed constant');
+    },
+    EXIT_DEADLINE_MS + 60_000,
+  );
+
+  it(
+    'an admin command prints it on stderr, and does its work',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-startup-'));
+      dataDirs.push(dataDir);
+      const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
+        (resolve) => {
+          execFile(
+            process.execPath,
+            ['bin/pressroom.js', 'migrate'],
+            {
+              cwd: ROOT,
+              timeout: EXIT_DEADLINE_MS,
+              env: {
+                PATH: process.env.PATH,
+                HOME: process.env.HOME,
+                PRESSROOM_DATA_DIR: dataDir,
+                PRESSROOM_SECRET_KEY: SECRET_KEY,
+                ...notSettings,
+              },
+            },
+            (error, out, err) =>
+              resolve({
+                code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+                stdout: out,
+                stderr: err,
+              }),
+          );
+        },
+      );
+      expect(code, stderr).toBe(0);
+      const warnings = stderr
+        .split('\n')
+        .filter((line) => line.startsWith('pressroom: warning: ignored environment variables'));
+      expect(warnings, stderr).toHaveLength(1);
+      expect(warnings[0]).toContain('PRESSROOM_JOB_LEASE_MS (no longer a setting: use PRESSROOM_LEASE_MS)');
+      expect(warnings[0]).toContain('PRESSROOM_RENDER_CONCURENCY (not a setting)');
+      expect(stdout + stderr).not.toMatch(/\n\s+at /);
+    },
+    EXIT_DEADLINE_MS + 30_000,
+  );
 });

@@ -12,7 +12,8 @@ import { startCluster, until, type Cluster, type HttpResponse } from '../../supp
 
 // ~6 ms of template work per 1000 iterations on a fast 2-core machine (about 4× that on a slow one):
 // long enough that most requests are still queued or rendering when the process dies.
-const SLOW = '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}<h1>Invoice {{ label }}</h1>';
+const SLOW =
+  '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}<h1>Invoice {{ label }}</h1>';
 const PER_KIND = 16;
 const CREDITS = 100;
 const LEASE_MS = 3000;
@@ -26,39 +27,66 @@ describe.each(['sqlite', 'postgres'] as const)('a crash during synchronous gener
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startCluster({ alls: 1, database, storage: 'local', env: { PRESSROOM_LEASE_MS: String(LEASE_MS), PRESSROOM_TEMPLATE_TIMEOUT_MS: '30000' } });
+    cluster = await startCluster({
+      alls: 1,
+      database,
+      storage: 'local',
+      env: { PRESSROOM_LEASE_MS: String(LEASE_MS), PRESSROOM_TEMPLATE_TIMEOUT_MS: '30000' },
+    });
   });
   afterAll(async () => {
     await cluster?.close();
   });
 
   async function ledgerOf(accountId: string) {
-    const txs = await cluster.db.selectFrom('credit_transactions').selectAll().where('account_id', '=', accountId).execute();
-    const balance = (await cluster.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow()).credits;
+    const txs = await cluster.db
+      .selectFrom('credit_transactions')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .execute();
+    const balance = (
+      await cluster.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow()
+    ).credits;
     const sum = txs.reduce((total, t) => total + t.credits, 0);
     const pdfgen = txs.filter((t) => t.transaction_type === 'PDFGEN').length;
     const refunds = txs.filter((t) => t.transaction_type === 'REFUND').length;
     return { balance, sum, pdfgen, refunds, charged: pdfgen - refunds };
   }
-  const pending = async () => Number((await cluster.db.selectFrom('credit_reservations').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const pending = async () =>
+    Number(
+      (
+        await cluster.db
+          .selectFrom('credit_reservations')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('charges every keyed request once after its retry, and refunds every cut-off request without a key', async () => {
     const first = cluster.alls[0]!;
     const keyed = await cluster.createAccount({ credits: CREDITS, plan: 'enterprise' });
     const unkeyed = await cluster.createAccount({ credits: CREDITS, plan: 'enterprise' });
-    const template = async (apiKey: string) => (await first.request('POST', '/v1/templates', { apiKey, body: { name: 'slow', html: SLOW } })).body.id as string;
+    const template = async (apiKey: string) =>
+      (await first.request('POST', '/v1/templates', { apiKey, body: { name: 'slow', html: SLOW } })).body.id as string;
     const keyedTemplate = await template(keyed.apiKey);
     const unkeyedTemplate = await template(unkeyed.apiKey);
-    const bodyOf = (templateId: string, i: number) => ({ template_id: templateId, data: { n: 150, label: `#${i}` }, export_type: i % 4 === 0 ? 'binary' : 'url' });
+    const bodyOf = (templateId: string, i: number) => ({
+      template_id: templateId,
+      data: { n: 150, label: `#${i}` },
+      export_type: i % 4 === 0 ? 'binary' : 'url',
+    });
 
     let answered = 0;
     let onAnswer: () => void = () => {};
     const fifthAnswer = new Promise<void>((resolve) => (onAnswer = () => ++answered === 5 && resolve()));
     const send = (apiKey: string, body: unknown, key?: string): Promise<Outcome> =>
-      first
-        .request('POST', '/v1/pdf/create', { apiKey, body, headers: key ? { 'idempotency-key': key } : {} })
-        .then((response) => (onAnswer(), { response }), (error: unknown) => ({ error }));
-    const keyedRuns = Array.from({ length: PER_KIND }, (_, i) => send(keyed.apiKey, bodyOf(keyedTemplate, i), `order-${i}`));
+      first.request('POST', '/v1/pdf/create', { apiKey, body, headers: key ? { 'idempotency-key': key } : {} }).then(
+        (response) => (onAnswer(), { response }),
+        (error: unknown) => ({ error }),
+      );
+    const keyedRuns = Array.from({ length: PER_KIND }, (_, i) =>
+      send(keyed.apiKey, bodyOf(keyedTemplate, i), `order-${i}`),
+    );
     const unkeyedRuns = Array.from({ length: PER_KIND }, (_, i) => send(unkeyed.apiKey, bodyOf(unkeyedTemplate, i)));
 
     await fifthAnswer;
@@ -72,14 +100,24 @@ describe.each(['sqlite', 'postgres'] as const)('a crash during synchronous gener
     const second = await cluster.spawn('all');
     // Keyed: every request (answered or not) is retried with its own key until it succeeds; a key whose
     // request died answers 409 until its lease runs out, then the retry takes it over.
-    const retried = await Promise.all(keyedOutcomes.map(async (outcome, i) => {
-      const body = bodyOf(keyedTemplate, i);
-      return until(async () => {
-        const res = await second.request('POST', '/v1/pdf/create', { apiKey: keyed.apiKey, body, headers: { 'idempotency-key': `order-${i}` } });
-        if (res.status === 409) return undefined;
-        return res;
-      }, 180_000, `the retry of order-${i}`);
-    }));
+    const retried = await Promise.all(
+      keyedOutcomes.map(async (outcome, i) => {
+        const body = bodyOf(keyedTemplate, i);
+        return until(
+          async () => {
+            const res = await second.request('POST', '/v1/pdf/create', {
+              apiKey: keyed.apiKey,
+              body,
+              headers: { 'idempotency-key': `order-${i}` },
+            });
+            if (res.status === 409) return undefined;
+            return res;
+          },
+          180_000,
+          `the retry of order-${i}`,
+        );
+      }),
+    );
     for (const res of retried) expect(res.status).toBe(200);
     retried.forEach((res, i) => {
       const first200 = keyedOutcomes[i]!.response;

@@ -18,11 +18,27 @@ import type { Browser, Download, Page } from 'playwright-core';
 import { readRows } from '../../../src/batches/batch-rows.js';
 import { ValidationError } from '../../../src/shared/errors.js';
 import type { FieldDefinition } from '../../../src/templates/field-inference.js';
-import { IGNORE, matchColumns, readCsv, rewriteCsv, rowData, uploadPlace, type CsvTable } from '../../../studio/src/lib/csv-rows.js';
+import {
+  IGNORE,
+  matchColumns,
+  readCsv,
+  rewriteCsv,
+  rowData,
+  uploadPlace,
+  type CsvTable,
+} from '../../../studio/src/lib/csv-rows.js';
 import { describeIssue } from '../../../studio/src/lib/messages.js';
 import { pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { capturePreviews, ensureStudioBuild, launchBrowser, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
+import {
+  capturePreviews,
+  ensureStudioBuild,
+  launchBrowser,
+  openStudio,
+  screenshot,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 // Built in the browser by page.evaluateHandle; the test build has no DOM lib.
 declare const DataTransfer: any;
@@ -35,12 +51,19 @@ const FIELDS = [
   { key: 'hours', label: 'Hours', type: 'number', required: true },
 ];
 // "Full name" matches no field by name: it is chosen by hand. "Notes" is ignored.
-const ROWS_CSV = 'Full name,hours,Notes,_filename\nAda Lovelace,12.5,first,ada\n"Hopper, Grace",8,second,grace\nAlan Turing,3,third,alan\n';
+const ROWS_CSV =
+  'Full name,hours,Notes,_filename\nAda Lovelace,12.5,first,ada\n"Hopper, Grace",8,second,grace\nAlan Turing,3,third,alan\n';
 const BAD_CSV = 'name,hours\nGood,1\n\nBad,twelve\n';
 const FAILING_CSV = 'name,hours,_filename\nOne,1,one\nFail Me,2,bad\nThree,3,three\n';
 // Version 1 needs a name; the draft since also requires a title, which the CSV has no column for.
-const LETTER_V1 = { html: '<p>First edition for {{ name }}</p>', fields: [{ key: 'name', label: 'Name', type: 'string', required: true }] };
-const LETTER_DRAFT = { html: '<h1>{{ title }}</h1><p>Second edition for {{ name }}</p>', fields: [...LETTER_V1.fields, { key: 'title', label: 'Title', type: 'string', required: true }] };
+const LETTER_V1 = {
+  html: '<p>First edition for {{ name }}</p>',
+  fields: [{ key: 'name', label: 'Name', type: 'string', required: true }],
+};
+const LETTER_DRAFT = {
+  html: '<h1>{{ title }}</h1><p>Second edition for {{ name }}</p>',
+  fields: [...LETTER_V1.fields, { key: 'title', label: 'Title', type: 'string', required: true }],
+};
 const LETTER_CSV = 'name,_filename\nAda,ada\nGrace,grace\n';
 
 /** The zip's entries, extracted with Python's zipfile (a reader that is not ours). */
@@ -48,7 +71,12 @@ function unzip(bytes: Buffer): Map<string, Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'studio-batch-zip-'));
   try {
     writeFileSync(join(dir, 'b.zip'), bytes);
-    execFileSync('python3', ['-c', 'import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])', join(dir, 'b.zip'), join(dir, 'out')]);
+    execFileSync('python3', [
+      '-c',
+      'import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+      join(dir, 'b.zip'),
+      join(dir, 'out'),
+    ]);
     return new Map(readdirSync(join(dir, 'out')).map((name) => [name, readFileSync(join(dir, 'out', name))]));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -70,31 +98,72 @@ async function dropCsv(page: Page, name: string, text: string): Promise<void> {
 
 /** Runs `action` and returns the bytes of the download it starts. */
 async function downloaded(page: Page, action: () => Promise<unknown>): Promise<Buffer> {
-  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [Download, unknown];
+  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [
+    Download,
+    unknown,
+  ];
   return readFile((await download.path())!);
 }
 
 describe("the Batches screen's CSV, without a browser", () => {
-  const field = (key: string, label: string, type: FieldDefinition['type'], required = false): FieldDefinition => ({ key, label, type, required, helpText: null, spec: null });
-  const fields = [field('customer_name', 'Customer name', 'string', true), field('total', 'Amount', 'number', true), field('paid', 'Paid', 'boolean'), field('lines', 'Lines', 'array')];
+  const field = (key: string, label: string, type: FieldDefinition['type'], required = false): FieldDefinition => ({
+    key,
+    label,
+    type,
+    required,
+    helpText: null,
+    spec: null,
+  });
+  const fields = [
+    field('customer_name', 'Customer name', 'string', true),
+    field('total', 'Amount', 'number', true),
+    field('paid', 'Paid', 'boolean'),
+    field('lines', 'Lines', 'array'),
+  ];
 
   it('matches a column by exact key first, then by key or label read loosely, then the file-name column; each target once', () => {
-    expect(matchColumns(['Customer Name', 'TOTAL', 'File name', 'extra', 'total', 'amount'], fields)).toEqual(['customer_name', IGNORE, '_filename', IGNORE, 'total', IGNORE]);
-    expect(matchColumns(['Amount', ' paid ', '_filename', 'filename'], fields)).toEqual(['total', 'paid', '_filename', IGNORE]);
+    expect(matchColumns(['Customer Name', 'TOTAL', 'File name', 'extra', 'total', 'amount'], fields)).toEqual([
+      'customer_name',
+      IGNORE,
+      '_filename',
+      IGNORE,
+      'total',
+      IGNORE,
+    ]);
+    expect(matchColumns(['Amount', ' paid ', '_filename', 'filename'], fields)).toEqual([
+      'total',
+      'paid',
+      '_filename',
+      IGNORE,
+    ]);
   });
 
   it("re-writes a semicolon file with the chosen names, which the service reads as the studio does, and names a refused cell by the file's row, line and column", async () => {
-    const text = '\ufeffKunde;Betrag;Bezahlt;Notiz;Posten\n"Ada; ""the first""";12,5;ja;x;[1]\n\n"Grace\nHopper";8;yes;y;[]\n';
+    const text =
+      '\ufeffKunde;Betrag;Bezahlt;Notiz;Posten\n"Ada; ""the first""";12,5;ja;x;[1]\n\n"Grace\nHopper";8;yes;y;[]\n';
     const table = (await readCsv('export.csv', text)) as CsvTable;
-    expect(table).toMatchObject({ delimiter: ';', header: ['Kunde', 'Betrag', 'Bezahlt', 'Notiz', 'Posten'], lines: [2, 5] });
+    expect(table).toMatchObject({
+      delimiter: ';',
+      header: ['Kunde', 'Betrag', 'Bezahlt', 'Notiz', 'Posten'],
+      lines: [2, 5],
+    });
     const targets = ['customer_name', 'total', 'paid', IGNORE, 'lines'];
     // The cells as the service types them: "12,5" is no number, "ja" no boolean.
-    expect(rowData(table, targets, fields, 1)).toEqual({ data: { customer_name: 'Grace\nHopper', total: 8, paid: true, lines: [] }, filename: null, faults: [] });
-    expect(rowData(table, targets, fields, 0).faults).toEqual(['“Betrag”: Expected a number, got "12,5"', '“Bezahlt”: Expected true or false, got "ja"']);
+    expect(rowData(table, targets, fields, 1)).toEqual({
+      data: { customer_name: 'Grace\nHopper', total: 8, paid: true, lines: [] },
+      filename: null,
+      faults: [],
+    });
+    expect(rowData(table, targets, fields, 0).faults).toEqual([
+      '“Betrag”: Expected a number, got "12,5"',
+      '“Bezahlt”: Expected true or false, got "ja"',
+    ]);
 
     const upload = rewriteCsv(table, targets);
     expect(upload.text.split('\n')[0]).toBe('"customer_name","total","paid","lines"');
-    const refused = await readRows({ kind: 'csv', field: 'rows', text: upload.text }, { fields, maxItems: 10 }).catch((e: unknown) => e);
+    const refused = await readRows({ kind: 'csv', field: 'rows', text: upload.text }, { fields, maxItems: 10 }).catch(
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(ValidationError);
     const place = uploadPlace(table, targets, upload, fields);
     expect((refused as ValidationError).issues.map((issue) => describeIssue(issue, place))).toEqual([
@@ -105,14 +174,22 @@ describe("the Batches screen's CSV, without a browser", () => {
     // Fixed, every row reads on the service as the studio's preview reads it.
     table.rows[0]![1] = '12.5';
     table.rows[0]![2] = 'true';
-    const items = await readRows({ kind: 'csv', field: 'rows', text: rewriteCsv(table, targets).text }, { fields, maxItems: 10 });
-    expect(items.map((item) => item.data)).toEqual([rowData(table, targets, fields, 0).data, rowData(table, targets, fields, 1).data]);
+    const items = await readRows(
+      { kind: 'csv', field: 'rows', text: rewriteCsv(table, targets).text },
+      { fields, maxItems: 10 },
+    );
+    expect(items.map((item) => item.data)).toEqual([
+      rowData(table, targets, fields, 0).data,
+      rowData(table, targets, fields, 1).data,
+    ]);
     expect(items[0]!.data).toEqual({ customer_name: 'Ada; "the first"', total: 12.5, paid: true, lines: [1] });
   });
 
   it('says why a file cannot be read', async () => {
     expect(await readCsv('short.csv', 'a,b\n1,2\n3\n')).toMatch(/^short\.csv is not a readable CSV file: .*line 3/);
-    expect(await readCsv('header.csv', 'a,b\n')).toBe('header.csv has a header row and no rows: each row after the header is one document.');
+    expect(await readCsv('header.csv', 'a,b\n')).toBe(
+      'header.csv has a header row and no rows: each row after the header is one document.',
+    );
   });
 });
 
@@ -125,7 +202,11 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
   let alice: { accountId: string; apiKey: string };
 
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey: alice.apiKey })).body.credits as number;
-  const batches = async () => (await t.request('GET', '/v1/pdf/batches?limit=100', { apiKey: alice.apiKey })).body.batches as { batch_id: string; status: string }[];
+  const batches = async () =>
+    (await t.request('GET', '/v1/pdf/batches?limit=100', { apiKey: alice.apiKey })).body.batches as {
+      batch_id: string;
+      status: string;
+    }[];
   const column = (name: string) => page.getByLabel(`Column “${name}” fills`);
   const watch = () => page.getByTestId('batch-watch');
   const start = () => page.getByRole('button', { name: /^Start \d+ documents?/ });
@@ -145,7 +226,10 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     // The workers start later: first a batch must wait, so that the cancel finds it not started.
     t = await startTestApp('sqlite', { PRESSROOM_JOB_POLL_MS: '100' });
     alice = await t.createAccount({ credits: 20, email: 'alice@example.com', plan: 'pro' });
-    const created = await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Certificate', html: CERTIFICATE, fields: FIELDS, strict: true } });
+    const created = await t.request('POST', '/v1/templates', {
+      apiKey: alice.apiKey,
+      body: { name: 'Certificate', html: CERTIFICATE, fields: FIELDS, strict: true },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     [browser] = await Promise.all([launchBrowser(), t.services.renderer.warmUp()]);
     studio = await openStudio(browser, t.baseUrl);
@@ -168,7 +252,9 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     await expect.poll(() => page.getByTestId('csv-summary').innerText()).toBe('bad.csv: 2 rows, 2 columns.');
     await start().click();
     // The blank line 3 is skipped: the bad row is row 2, on line 4 of the file.
-    await expect.poll(() => page.getByTestId('batch-refusal').innerText()).toContain('Row 2 (line 4 of bad.csv), column “hours” (Hours): Expected a number, got "twelve"');
+    await expect
+      .poll(() => page.getByTestId('batch-refusal').innerText())
+      .toContain('Row 2 (line 4 of bad.csv), column “hours” (Hours): Expected a number, got "twelve"');
     expect(await page.getByTestId('batch-refusal').innerText()).toContain('Nothing was charged');
     expect(await credits()).toBe(before);
     expect(await batches()).toEqual([]);
@@ -203,7 +289,9 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     const before = await credits();
     const id = await startBatch();
     // No worker runs yet: the batch waits, with no rate to tell the time left from.
-    await expect.poll(() => page.getByTestId('batch-counts').innerText()).toBe('0 of 3 made · 0 failed · 0 cancelled · time left: known after two documents');
+    await expect
+      .poll(() => page.getByTestId('batch-counts').innerText())
+      .toBe('0 of 3 made · 0 failed · 0 cancelled · time left: known after two documents');
     expect(await statusOf()).toBe('pending');
     expect(await credits()).toBe(before - 3);
     await page.getByRole('button', { name: 'Cancel batch' }).click();
@@ -212,7 +300,10 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     expect(await page.getByTestId('batch-counts').innerText()).toContain('0 of 3 made · 0 failed · 3 cancelled');
     expect(await page.getByRole('button', { name: 'Cancel batch' }).count()).toBe(0);
     expect(await credits()).toBe(before);
-    expect((await t.request('GET', `/v1/pdf/batches/${id}`, { apiKey: alice.apiKey })).body).toMatchObject({ status: 'cancelled', cancelled: 3 });
+    expect((await t.request('GET', `/v1/pdf/batches/${id}`, { apiKey: alice.apiKey })).body).toMatchObject({
+      status: 'cancelled',
+      cancelled: 3,
+    });
   });
 
   it('runs a batch to the end live and downloads the zip of its three PDFs', async () => {
@@ -249,7 +340,11 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     expect(await page.getByTestId('batch-counts').innerText()).toContain('2 of 3 made · 1 failed');
     const failed = page.getByTestId('failed-rows').locator('tbody tr');
     await expect.poll(() => failed.count()).toBe(1);
-    expect(await failed.locator('td').allInnerTexts()).toEqual(['2', 'bad.pdf', expect.stringMatching(/not_in_the_data[\s\S]*\(TEMPLATE_RENDER_ERROR\)$/)]);
+    expect(await failed.locator('td').allInnerTexts()).toEqual([
+      '2',
+      'bad.pdf',
+      expect.stringMatching(/not_in_the_data[\s\S]*\(TEMPLATE_RENDER_ERROR\)$/),
+    ]);
     const merged = pdfText(await downloaded(page, () => page.getByTestId('batch-download').click()));
     expect(merged).toMatch(/Certificate for One[\s\S]*Certificate for Three/);
     expect(merged).not.toContain('Fail Me');
@@ -258,16 +353,24 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     // The recent batches: all three, newest first, this one with its failure.
     const recent = page.getByTestId('recent-batches').locator('tbody tr');
     await expect.poll(() => recent.count()).toBe(3);
-    await expect.poll(() => recent.locator('td[data-label="Status"]').allInnerTexts()).toEqual(['completed with errors', 'completed', 'cancelled']);
+    await expect
+      .poll(() => recent.locator('td[data-label="Status"]').allInnerTexts())
+      .toEqual(['completed with errors', 'completed', 'cancelled']);
     expect(await recent.first().locator('td[data-label="Documents"]').innerText()).toBe('2/3, 1 failed');
     expect(studio.problems).toEqual([]);
   });
 
   it("renders the published version chosen, with that version's fields, not the draft that moved on", async () => {
     t.services.startWorkers();
-    const id = (await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Letter', ...LETTER_V1 } })).body.id as string;
-    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'v1' } })).status).toBe(200);
-    expect((await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: LETTER_DRAFT })).status).toBe(200);
+    const id = (
+      await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Letter', ...LETTER_V1 } })
+    ).body.id as string;
+    expect(
+      (await t.request('POST', `/v1/templates/${id}/versions`, { apiKey: alice.apiKey, body: { tag: 'v1' } })).status,
+    ).toBe(200);
+    expect((await t.request('PUT', `/v1/templates/${id}`, { apiKey: alice.apiKey, body: LETTER_DRAFT })).status).toBe(
+      200,
+    );
     // The template list is read when the screen opens: open it again to see Letter.
     await page.goto('/batches');
     await page.getByLabel('Template').selectOption({ label: 'Letter' });
@@ -287,11 +390,23 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     const batchId = await startBatch();
     await expect.poll(statusOf, { timeout: 120_000 }).toBe('completed');
     await expect.poll(() => watch().innerText()).toContain(`Letter ${id} (version 1 (v1))`);
-    await expect.poll(() => page.getByTestId('recent-batches').locator('tbody tr').first().locator('td[data-label="Version"]').innerText()).toBe('version 1 (v1)');
-    expect((await t.request('GET', `/v1/pdf/batches/${batchId}`, { apiKey: alice.apiKey })).body.version).toEqual({ number: 1, tag: 'v1' });
-    const items = (await t.request('GET', `/v1/pdf/batches/${batchId}/items?status=completed`, { apiKey: alice.apiKey })).body.items as { filename: string; url: string }[];
-    const textOf = async (url: string) => pdfText((await t.request('GET', new URL(url).pathname + new URL(url).search)).bytes);
-    const texts = Object.fromEntries(await Promise.all(items.map(async (item) => [item.filename, await textOf(item.url)])));
+    await expect
+      .poll(() =>
+        page.getByTestId('recent-batches').locator('tbody tr').first().locator('td[data-label="Version"]').innerText(),
+      )
+      .toBe('version 1 (v1)');
+    expect((await t.request('GET', `/v1/pdf/batches/${batchId}`, { apiKey: alice.apiKey })).body.version).toEqual({
+      number: 1,
+      tag: 'v1',
+    });
+    const items = (
+      await t.request('GET', `/v1/pdf/batches/${batchId}/items?status=completed`, { apiKey: alice.apiKey })
+    ).body.items as { filename: string; url: string }[];
+    const textOf = async (url: string) =>
+      pdfText((await t.request('GET', new URL(url).pathname + new URL(url).search)).bytes);
+    const texts = Object.fromEntries(
+      await Promise.all(items.map(async (item) => [item.filename, await textOf(item.url)])),
+    );
     expect(Object.keys(texts).sort()).toEqual(['ada.pdf', 'grace.pdf']);
     expect(texts['ada.pdf']).toContain('First edition for Ada');
     expect(texts['grace.pdf']).toContain('First edition for Grace');

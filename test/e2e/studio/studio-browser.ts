@@ -30,13 +30,23 @@ export function ensureStudioBuild(): void {
   const index = join(STUDIO_DIR, 'dist', 'index.html');
   const sources = ['src', 'public', 'index.html', 'vite.config.ts'].map((p) => join(STUDIO_DIR, p)).filter(existsSync);
   if (existsSync(index) && statSync(index).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
-  execFileSync(join(REPO_ROOT, 'node_modules', '.bin', 'vite'), ['build', STUDIO_DIR, '--logLevel', 'warn'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  execFileSync(join(REPO_ROOT, 'node_modules', '.bin', 'vite'), ['build', STUDIO_DIR, '--logLevel', 'warn'], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
 }
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.PRESSROOM_TEST_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -67,7 +77,12 @@ export async function openStudio(browser: Browser, baseUrl: string, viewport = D
  * unchanged and keeps a copy of the answer). `next()` resolves with the next one to arrive — or, given
  * `wanted`, the next one whose request body it accepts (a version's preview among live previews).
  */
-export async function capturePreviews(page: Page): Promise<{ pdfs: Buffer[]; next(timeoutMs?: number, wanted?: (body: Record<string, unknown>) => boolean): Promise<Buffer> }> {
+export async function capturePreviews(
+  page: Page,
+): Promise<{
+  pdfs: Buffer[];
+  next(timeoutMs?: number, wanted?: (body: Record<string, unknown>) => boolean): Promise<Buffer>;
+}> {
   const pdfs: Buffer[] = [];
   let waiting: { wanted: (body: Record<string, unknown>) => boolean; resolve: (pdf: Buffer) => void }[] = [];
   await page.route('**/v1/templates/preview', async (route) => {
@@ -142,7 +157,10 @@ export async function editorLines(page: Page, pane: string): Promise<string[]> {
  */
 export async function lintMarkerLines(page: Page, pane: string): Promise<number[]> {
   return page.locator(`[data-editor="editor-${pane}"]`).evaluate((root) => {
-    const numbers = [...root.querySelectorAll('.cm-lineNumbers .cm-gutterElement')].map((el) => ({ top: el.getBoundingClientRect().top, text: el.textContent ?? '' }));
+    const numbers = [...root.querySelectorAll('.cm-lineNumbers .cm-gutterElement')].map((el) => ({
+      top: el.getBoundingClientRect().top,
+      text: el.textContent ?? '',
+    }));
     return [...root.querySelectorAll('.cm-gutter-lint .cm-gutterElement')]
       .filter((el) => el.querySelector('.cm-lint-marker-error'))
       .map((el) => {
@@ -155,11 +173,20 @@ export async function lintMarkerLines(page: Page, pane: string): Promise<number[
 
 /** Resolves once the page's web fonts are in and two frames have been laid out since: the layout has settled. */
 export function layoutSettled(page: Page): Promise<void> {
-  return page.evaluate(() => document.fonts.ready.then(() => new Promise<void>((resolve) => window.requestAnimationFrame(() => window.requestAnimationFrame(() => resolve())))));
+  return page.evaluate(() =>
+    document.fonts.ready.then(
+      () =>
+        new Promise<void>((resolve) =>
+          window.requestAnimationFrame(() => window.requestAnimationFrame(() => resolve())),
+        ),
+    ),
+  );
 }
 
 /** True when the page is no wider than the viewport (no sideways scrolling). */
-export function hasNoHorizontalOverflow(page: Page): Promise<{ ok: boolean; scrollWidth: number; innerWidth: number; widest: string }> {
+export function hasNoHorizontalOverflow(
+  page: Page,
+): Promise<{ ok: boolean; scrollWidth: number; innerWidth: number; widest: string }> {
   return page.evaluate(() => {
     const doc = document.documentElement;
     let widest = '';
@@ -171,6 +198,11 @@ export function hasNoHorizontalOverflow(page: Page): Promise<{ ok: boolean; scro
         widest = `${el.tagName.toLowerCase()}.${el.className}`;
       }
     }
-    return { ok: doc.scrollWidth <= window.innerWidth, scrollWidth: doc.scrollWidth, innerWidth: window.innerWidth, widest: `${widest} (${Math.round(widestRight)}px)` };
+    return {
+      ok: doc.scrollWidth <= window.innerWidth,
+      scrollWidth: doc.scrollWidth,
+      innerWidth: window.innerWidth,
+      widest: `${widest} (${Math.round(widestRight)}px)`,
+    };
   });
 }

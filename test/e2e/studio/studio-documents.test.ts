@@ -12,7 +12,21 @@ import { pdfInfo } from '../../support/documents/pdf-tools.js';
 import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { solidPng } from '../../support/documents/png-images.js';
-import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, launchBrowser, layoutSettled, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
+import {
+  DESKTOP,
+  PHONE,
+  capturePreviews,
+  editorLines,
+  ensureStudioBuild,
+  launchBrowser,
+  layoutSettled,
+  lintMarkerLines,
+  openStudio,
+  screenshot,
+  setEditorText,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 // page.evaluate callbacks run in the browser; the test build has no DOM lib.
 declare const window: { innerWidth: number };
@@ -66,7 +80,10 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
     const form = page.getByRole('form', { name: 'Template data' });
     await form.getByLabel('Quantity').waitFor();
-    expect(await form.locator('input[type="text"]').evaluateAll((inputs) => inputs.map((i) => i.id))).toEqual(['data-qty', 'data-price']);
+    expect(await form.locator('input[type="text"]').evaluateAll((inputs) => inputs.map((i) => i.id))).toEqual([
+      'data-qty',
+      'data-price',
+    ]);
 
     await form.getByLabel('Price').fill('1.234,56');
     await form.getByText('Not a number').waitFor();
@@ -93,7 +110,12 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
   });
 
   it('puts a footer error on the footer pane, and clears the save banner once it is fixed', async () => {
-    const template = await createTemplate({ name: 'Footer trouble', html: '<h1>Report</h1>\n<p>{{ title }}</p>', sample_data: { title: 'Q3' }, page: { footer_html: '<div>Page <span class="pageNumber"></span></div>' } });
+    const template = await createTemplate({
+      name: 'Footer trouble',
+      html: '<h1>Report</h1>\n<p>{{ title }}</p>',
+      sample_data: { title: 'Q3' },
+      page: { footer_html: '<div>Page <span class="pageNumber"></span></div>' },
+    });
     const { page, problems } = await studio();
     const previews = await capturePreviews(page);
     const first = previews.next();
@@ -102,9 +124,15 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     await expect.poll(() => page.getByTestId('preview-status').getAttribute('data-status')).toBe('ready');
 
     await page.getByRole('tab', { name: 'Footer' }).click();
-    await setEditorText(page, 'footer_html', '<div>Page <span class="pageNumber"></span></div>\n<div>{{ title | }}</div>');
+    await setEditorText(
+      page,
+      'footer_html',
+      '<div>Page <span class="pageNumber"></span></div>\n<div>{{ title | }}</div>',
+    );
     // The preview's error is placed on the footer pane, at the footer's line, and not on the HTML.
-    await expect.poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 60_000 }).toBe('error');
+    await expect
+      .poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 60_000 })
+      .toBe('error');
     await expect.poll(() => lintMarkerLines(page, 'footer_html')).toEqual([2]);
     expect(await page.getByRole('tab', { name: /Footer/ }).innerText()).toContain('!');
     expect(await page.getByRole('tab', { name: /HTML/ }).innerText()).not.toContain('!');
@@ -126,7 +154,10 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     await page.getByLabel('Paper format').selectOption('custom');
     await page.getByLabel('Width').fill('100mm');
     // The field's own error in the page setup tab (the preview's "paused" notice may say the same, once it has run).
-    await page.getByRole('tabpanel', { name: /Page setup/ }).getByText('page.width and page.height go together').waitFor();
+    await page
+      .getByRole('tabpanel', { name: /Page setup/ })
+      .getByText('page.width and page.height go together')
+      .waitFor();
     const sized = previews.next(60_000, (body) => (body.page as { height?: string } | undefined)?.height === '150mm');
     await page.getByLabel('Height').fill('150mm');
     const size = /^([\d.]+) x ([\d.]+) pts/.exec(pdfInfo(await sized)['Page size'] ?? '');
@@ -137,23 +168,35 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     await expect.poll(() => page.getByTestId('save-state').innerText()).toBe('Saved');
     expect(await page.getByTestId('save-fixed').count()).toBe(0);
     const saved = (await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body;
-    expect(saved.page).toMatchObject({ width: '100mm', height: '150mm', footer_html: '<div>Page <span class="pageNumber"></span> · {{ title }}</div>' });
+    expect(saved.page).toMatchObject({
+      width: '100mm',
+      height: '150mm',
+      footer_html: '<div>Page <span class="pageNumber"></span> · {{ title }}</div>',
+    });
     expect(saved.page.format).toBeUndefined();
     expect(problems).toEqual([]);
   });
 
   it('warns of a variable the sample data lacks next to the preview; strict mode turns it into a problem at its line, and is saved', async () => {
-    const template = await createTemplate({ name: 'Strictly', html: '<h1>Letter</h1>\n<p>Dear {{ customer.name }}</p>', sample_data: { customer: {} } });
+    const template = await createTemplate({
+      name: 'Strictly',
+      html: '<h1>Letter</h1>\n<p>Dear {{ customer.name }}</p>',
+      sample_data: { customer: {} },
+    });
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
     const warnings = page.getByTestId('preview-warnings');
     // The required field the data lacks is known at once (the service's rule); what the preview met, once it is back.
-    await expect.poll(() => warnings.innerText(), { timeout: 60_000 }).toContain('"customer.name" is not in the data (line 2, column 12)');
+    await expect
+      .poll(() => warnings.innerText(), { timeout: 60_000 })
+      .toContain('"customer.name" is not in the data (line 2, column 12)');
     expect(await warnings.innerText()).toContain('Customer name is required and has no value: printed as a blank.');
 
     await page.getByRole('tab', { name: 'Page setup' }).click();
     await page.getByRole('checkbox', { name: 'Strict mode' }).check();
-    await expect.poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 60_000 }).toBe('error');
+    await expect
+      .poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 60_000 })
+      .toBe('error');
     await page.getByRole('tab', { name: /HTML/ }).click();
     await expect.poll(() => lintMarkerLines(page, 'html')).toEqual([2]);
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -164,7 +207,10 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
   });
 
   it("shows a background job's warnings once it completes: a missing asset's ASSET_NOT_FOUND", async () => {
-    const template = await createTemplate({ name: 'Missing logo', html: `<p>Letterhead</p><img src="{{ asset('missing.png') }}">` });
+    const template = await createTemplate({
+      name: 'Missing logo',
+      html: `<p>Letterhead</p><img src="{{ asset('missing.png') }}">`,
+    });
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
     const run = page.getByRole('region', { name: 'Run', exact: true });
@@ -178,19 +224,26 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     // The warning the studio shows is the job's own, as the API answers it.
     const jobId = await page.getByTestId('run-result').locator('code').first().innerText();
     const job = (await t.request('GET', `/v1/pdf/jobs/${jobId}`, { apiKey: alice.apiKey })).body;
-    expect(job.warnings).toEqual([expect.objectContaining({ code: 'ASSET_NOT_FOUND', url: 'https://assets.pressroom.internal/a/missing.png' })]);
+    expect(job.warnings).toEqual([
+      expect.objectContaining({ code: 'ASSET_NOT_FOUND', url: 'https://assets.pressroom.internal/a/missing.png' }),
+    ]);
     expect(problems).toEqual([]);
   });
 
   it('shows template names on the jobs and transactions screens, and wraps the phone navigation', async () => {
     const template = await createTemplate({ name: 'Named in lists', html: '<p>{{ a }}</p>', sample_data: { a: 'x' } });
-    const job = await t.request('POST', '/v1/pdf/create-async', { apiKey: alice.apiKey, body: { template_id: template.id, data: { a: 'x' } } });
+    const job = await t.request('POST', '/v1/pdf/create-async', {
+      apiKey: alice.apiKey,
+      body: { template_id: template.id, data: { a: 'x' } },
+    });
     expect([200, 201, 202], JSON.stringify(job.body)).toContain(job.status);
     const { page } = await studio(PHONE);
     await signIn(page, alice.apiKey, '/jobs');
     const jobRow = page.locator('tbody tr', { hasText: 'Named in lists' });
     await jobRow.waitFor();
-    expect(await jobRow.getByRole('link', { name: 'Named in lists' }).getAttribute('title')).toBe(`Template id ${template.id}`);
+    expect(await jobRow.getByRole('link', { name: 'Named in lists' }).getAttribute('title')).toBe(
+      `Template id ${template.id}`,
+    );
     await page.getByRole('link', { name: 'Transactions', exact: true }).click();
     await page.locator('tbody tr', { hasText: 'Named in lists' }).first().waitFor();
 
@@ -199,7 +252,9 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     const links = page.getByRole('navigation', { name: 'Main' }).getByRole('link');
     expect(await links.count()).toBe(10); // Batches joined the eight (issue 40), Validate e-invoice the nine (issue 41)
     const width = await page.evaluate(() => window.innerWidth);
-    for (const box of await links.evaluateAll((all) => all.map((a) => a.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right })))) {
+    for (const box of await links.evaluateAll((all) =>
+      all.map((a) => a.getBoundingClientRect()).map((r) => ({ left: r.left, right: r.right })),
+    )) {
       expect(box.left).toBeGreaterThanOrEqual(0);
       expect(box.right).toBeLessThanOrEqual(width);
     }
@@ -223,8 +278,13 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     const card = page.locator('[data-asset-name="logo.png"]');
     expect(await card.getByTestId('asset-snippet').innerText()).toBe("{{ asset('logo.png') }}");
     const thumbnail = card.getByRole('img', { name: 'Thumbnail of logo.png' });
-    await expect.poll(() => thumbnail.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(40);
-    const listed = (await t.request('GET', '/v1/assets', { apiKey: alice.apiKey })).body.assets as { name: string; content_type: string }[];
+    await expect
+      .poll(() => thumbnail.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth))
+      .toBe(40);
+    const listed = (await t.request('GET', '/v1/assets', { apiKey: alice.apiKey })).body.assets as {
+      name: string;
+      content_type: string;
+    }[];
     expect(listed).toContainEqual(expect.objectContaining({ name: 'logo.png', content_type: 'image/png' }));
     await screenshot(page, 'assets');
 

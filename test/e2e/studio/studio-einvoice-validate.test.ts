@@ -19,7 +19,18 @@ import type { Browser, Page } from 'playwright-core';
 import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 import { EXAMPLES, HAS_SHARED_RULES, INSTALL_TIMEOUT_MS, installRulesPack } from '../../support/einvoice-rules.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { PHONE, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
+import {
+  PHONE,
+  ensureStudioBuild,
+  hasNoHorizontalOverflow,
+  launchBrowser,
+  layoutSettled,
+  openStudio,
+  screenshot,
+  setEditorText,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 // Callbacks passed to page.evaluateHandle run in the browser; the test build has no DOM lib.
 declare const DataTransfer: any;
@@ -31,13 +42,20 @@ const XRECHNUNG_CHECKS = 'EN16931 1.3.16 + XRechnung 3.0.2';
 const XRECHNUNG_EXAMPLE = '01.01a-INVOICE_uncefact.xml';
 
 /** Drops a file on the element with `testId` as a person dragging it from the desktop would (a drop event carrying it). */
-async function dropFile(page: Page, testId: string, file: { name: string; mimeType: string; buffer: Buffer }): Promise<void> {
-  const dataTransfer = await page.evaluateHandle(({ name, mimeType, base64 }) => {
-    const transfer = new DataTransfer();
-    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-    transfer.items.add(new File([bytes], name, { type: mimeType }));
-    return transfer;
-  }, { name: file.name, mimeType: file.mimeType, base64: file.buffer.toString('base64') });
+async function dropFile(
+  page: Page,
+  testId: string,
+  file: { name: string; mimeType: string; buffer: Buffer },
+): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ({ name, mimeType, base64 }) => {
+      const transfer = new DataTransfer();
+      const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+      transfer.items.add(new File([bytes], name, { type: mimeType }));
+      return transfer;
+    },
+    { name: file.name, mimeType: file.mimeType, base64: file.buffer.toString('base64') },
+  );
   await page.getByTestId(testId).dispatchEvent('drop', { dataTransfer });
 }
 
@@ -53,7 +71,11 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
     return s;
   };
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey: alice.apiKey })).body.credits as number;
-  const ledgerSize = async () => ((await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body.transactions as unknown[]).length;
+  const ledgerSize = async () =>
+    (
+      (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body
+        .transactions as unknown[]
+    ).length;
   /** The report on screen once it is for `file` (an earlier file's report is replaced). */
   const reportFor = async (page: Page, file: string) => {
     await page.getByRole('heading', { name: `Report for ${file}` }).waitFor({ timeout: 120_000 });
@@ -76,8 +98,19 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
 
   it('judges a dropped official example, a broken XRechnung and a Factur-X PDF the service made, free of charge', async () => {
     // The Factur-X PDF to judge, made by the service (its 1 credit is spent before the count starts).
-    const template = await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Invoice', html: '<h1>Invoice {{ einvoice.invoice.number }}</h1>' } });
-    const made = await t.request('POST', '/v1/pdf/create', { apiKey: alice.apiKey, body: { template_id: template.body.id, data: {}, export_type: 'binary', einvoice: { format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE } } });
+    const template = await t.request('POST', '/v1/templates', {
+      apiKey: alice.apiKey,
+      body: { name: 'Invoice', html: '<h1>Invoice {{ einvoice.invoice.number }}</h1>' },
+    });
+    const made = await t.request('POST', '/v1/pdf/create', {
+      apiKey: alice.apiKey,
+      body: {
+        template_id: template.body.id,
+        data: {},
+        export_type: 'binary',
+        einvoice: { format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE },
+      },
+    });
     expect(made.status).toBe(200);
     const example = readFileSync(join(EXAMPLES.xrechnung, XRECHNUNG_EXAMPLE));
     const broken = example.toString('utf8').replace(/<ram:BuyerReference>[^<]*<\/ram:BuyerReference>/, '');
@@ -94,7 +127,9 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
     await dropFile(page, 'einvoice-drop', { name: XRECHNUNG_EXAMPLE, mimeType: 'text/xml', buffer: example });
     let report = await reportFor(page, XRECHNUNG_EXAMPLE);
     // KoSIT's warnings (BR-DE-TMP-32, …) are listed but do not make it invalid.
-    expect(await report.getByTestId('validation-verdict').innerText()).toContain(`Valid: ${XRECHNUNG_EXAMPLE} passes every check`);
+    expect(await report.getByTestId('validation-verdict').innerText()).toContain(
+      `Valid: ${XRECHNUNG_EXAMPLE} passes every check`,
+    );
     expect(await report.getByTestId('validation-checks').innerText()).toBe(XRECHNUNG_CHECKS);
     const source = await report.getByTestId('validation-source').innerText();
     expect(source).toContain('the XML file itself');
@@ -108,9 +143,15 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
     await screenshot(page, 'einvoice-validate', { fullPage: true });
 
     // The same invoice without its buyer reference: BR-DE-15, with KoSIT's message and where it applies.
-    await dropFile(page, 'einvoice-drop', { name: 'no-buyer-reference.xml', mimeType: 'text/xml', buffer: Buffer.from(broken) });
+    await dropFile(page, 'einvoice-drop', {
+      name: 'no-buyer-reference.xml',
+      mimeType: 'text/xml',
+      buffer: Buffer.from(broken),
+    });
     report = await reportFor(page, 'no-buyer-reference.xml');
-    expect(await report.getByTestId('validation-verdict').innerText()).toContain('Invalid: no-buyer-reference.xml breaks one rule (BR-DE-15)');
+    expect(await report.getByTestId('validation-verdict').innerText()).toContain(
+      'Invalid: no-buyer-reference.xml breaks one rule (BR-DE-15)',
+    );
     const rule = report.locator('[data-rule="BR-DE-15"]');
     const finding = await rule.innerText();
     expect(finding).toContain('fatal');
@@ -122,24 +163,42 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
     await screenshot(page, 'einvoice-validate-findings', { fullPage: true });
 
     // A Factur-X PDF, dropped: its embedded factur-x.xml is judged, as Factur-X EN 16931.
-    await dropFile(page, 'einvoice-drop', { name: 'RE-2026-0042.pdf', mimeType: 'application/pdf', buffer: made.bytes });
+    await dropFile(page, 'einvoice-drop', {
+      name: 'RE-2026-0042.pdf',
+      mimeType: 'application/pdf',
+      buffer: made.bytes,
+    });
     report = await reportFor(page, 'RE-2026-0042.pdf');
-    expect(await report.getByTestId('validation-verdict').innerText()).toBe('Valid: RE-2026-0042.pdf passes every check.');
+    expect(await report.getByTestId('validation-verdict').innerText()).toBe(
+      'Valid: RE-2026-0042.pdf passes every check.',
+    );
     const pdfSource = await report.getByTestId('validation-source').innerText();
     expect(pdfSource).toContain("the PDF's embedded factur-x.xml");
     expect(pdfSource).toMatch(/Profile\s+EN 16931/);
     expect(await report.getByTestId('validation-checks').innerText()).toBe('EN16931 1.3.16');
 
     // A PDF without an invoice, picked: refused in the service's words, naming the file.
-    await page.getByLabel('E-invoice file (XML or PDF)').setInputFiles([{ name: 'plain.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.7\n%no invoice here\n') }]);
-    await expect.poll(() => page.getByTestId('validation-error').innerText(), { timeout: 60_000 }).toContain('Not checked: The file (plain.pdf): ');
+    await page
+      .getByLabel('E-invoice file (XML or PDF)')
+      .setInputFiles([
+        { name: 'plain.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.7\n%no invoice here\n') },
+      ]);
+    await expect
+      .poll(() => page.getByTestId('validation-error').innerText(), { timeout: 60_000 })
+      .toContain('Not checked: The file (plain.pdf): ');
     expect(await page.getByTestId('validation-error').innerText()).toContain('(pdf_invalid)');
-    expect(await page.getByTestId('validation-error').innerText()).toContain('Validation is free: nothing was charged.');
+    expect(await page.getByTestId('validation-error').innerText()).toContain(
+      'Validation is free: nothing was charged.',
+    );
     expect(await page.getByTestId('validation-report').count()).toBe(0);
 
     // A file that is neither XML nor PDF is named and not sent.
-    await page.getByLabel('E-invoice file (XML or PDF)').setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('notes') }]);
-    await expect.poll(() => page.getByRole('main').innerText()).toContain('Not checked, neither XML nor PDF: notes.txt.');
+    await page
+      .getByLabel('E-invoice file (XML or PDF)')
+      .setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('notes') }]);
+    await expect
+      .poll(() => page.getByRole('main').innerText())
+      .toContain('Not checked, neither XML nor PDF: notes.txt.');
 
     // Free: no credit, no transaction, and the header's balance as it was.
     expect(await credits()).toBe(before.credits);
@@ -147,7 +206,11 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
     expect(await page.getByTestId('credits').innerText()).toContain(String(before.credits));
 
     // At phone width the report (long XPaths, the facts list) stays within the screen.
-    await dropFile(page, 'einvoice-drop', { name: 'no-buyer-reference.xml', mimeType: 'text/xml', buffer: Buffer.from(broken) });
+    await dropFile(page, 'einvoice-drop', {
+      name: 'no-buyer-reference.xml',
+      mimeType: 'text/xml',
+      buffer: Buffer.from(broken),
+    });
     await reportFor(page, 'no-buyer-reference.xml');
     await page.setViewportSize(PHONE);
     await layoutSettled(page);
@@ -164,8 +227,14 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
       const { page, problems } = await studio(bare);
       await signIn(page, bob.apiKey, '/tools/einvoice');
       await page.getByRole('heading', { name: 'Validate e-invoice' }).waitFor();
-      await dropFile(page, 'einvoice-drop', { name: XRECHNUNG_EXAMPLE, mimeType: 'text/xml', buffer: readFileSync(join(EXAMPLES.xrechnung, XRECHNUNG_EXAMPLE)) });
-      await expect.poll(() => page.getByTestId('validation-error').innerText(), { timeout: 60_000 }).toContain('(EINVOICE_RULES_MISSING)');
+      await dropFile(page, 'einvoice-drop', {
+        name: XRECHNUNG_EXAMPLE,
+        mimeType: 'text/xml',
+        buffer: readFileSync(join(EXAMPLES.xrechnung, XRECHNUNG_EXAMPLE)),
+      });
+      await expect
+        .poll(() => page.getByTestId('validation-error').innerText(), { timeout: 60_000 })
+        .toContain('(EINVOICE_RULES_MISSING)');
       expect(await page.getByTestId('validation-error').innerText()).toContain('pressroom einvoice rules install');
       expect((await bare.request('GET', '/v1/account', { apiKey: bob.apiKey })).body.credits).toBe(5);
       expect(problems).toEqual([]);
@@ -174,10 +243,13 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
     }
   });
 
-  it('Run shows an official rule the data breaks by its rule id, charging nothing; a delivered XRechnung names its checks and the rules\' warnings', async () => {
+  it("Run shows an official rule the data breaks by its rule id, charging nothing; a delivered XRechnung names its checks and the rules' warnings", async () => {
     // Skonto terms in a form KoSIT's BR-DE-18 refuses: only the official rules know it.
     const data = { ...SAMPLE_INVOICE, payment: { ...SAMPLE_INVOICE.payment, terms: '#SKONTO#TAGE=7#' } };
-    const created = await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'XRechnung Skonto', html: '<h1>Invoice {{ number }}</h1>', sample_data: data } });
+    const created = await t.request('POST', '/v1/templates', {
+      apiKey: alice.apiKey,
+      body: { name: 'XRechnung Skonto', html: '<h1>Invoice {{ number }}</h1>', sample_data: data },
+    });
     expect(created.status).toBe(201);
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${created.body.id}`);
@@ -202,7 +274,10 @@ describe.skipIf(!HAS_SHARED_RULES)('the official e-invoice rules in the studio',
 
     // Its own JSON, with a seller phone of two digits: delivered, judged by the official rules, with KoSIT's warning BR-DE-27.
     await run.getByLabel('Its own JSON').check();
-    const warned = { ...SAMPLE_INVOICE, seller: { ...SAMPLE_INVOICE.seller, contact: { ...SAMPLE_INVOICE.seller.contact, phone: '12' } } };
+    const warned = {
+      ...SAMPLE_INVOICE,
+      seller: { ...SAMPLE_INVOICE.seller, contact: { ...SAMPLE_INVOICE.seller.contact, phone: '12' } },
+    };
     await setEditorText(page, 'einvoice-invoice', JSON.stringify(warned, null, 2));
     await run.getByRole('button', { name: 'Generate XML' }).click();
     const result = page.getByTestId('einvoice-result');

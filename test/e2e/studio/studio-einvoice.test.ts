@@ -12,11 +12,23 @@ import { pdfAttachments, pdfText, pdfXmp } from '../../support/documents/pdf-too
 import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
-import { ensureStudioBuild, launchBrowser, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
+import {
+  ensureStudioBuild,
+  launchBrowser,
+  lintMarkerLines,
+  openStudio,
+  screenshot,
+  setEditorText,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 /** Runs `action` and returns the bytes of the download it starts. */
 async function downloaded(page: Page, action: () => Promise<unknown>): Promise<Buffer> {
-  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [Download, unknown];
+  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [
+    Download,
+    unknown,
+  ];
   return readFile((await download.path())!);
 }
 
@@ -27,7 +39,11 @@ describe('e-invoices in the studio', { timeout: 240_000 }, () => {
   const open: StudioPage[] = [];
 
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey: alice.apiKey })).body.credits as number;
-  const ledgerSize = async () => ((await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body.transactions as unknown[]).length;
+  const ledgerSize = async () =>
+    (
+      (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body
+        .transactions as unknown[]
+    ).length;
 
   beforeAll(async () => {
     ensureStudioBuild();
@@ -57,7 +73,7 @@ describe('e-invoices in the studio', { timeout: 240_000 }, () => {
     return { ...s, id: page.url().split('/').pop()! };
   }
 
-  it('runs the starter with its data attached as Factur-X EN 16931, then shows a broken invoice\'s findings by rule and charges nothing', async () => {
+  it("runs the starter with its data attached as Factur-X EN 16931, then shows a broken invoice's findings by rule and charges nothing", async () => {
     const { page, problems, id } = await createStarter('Factur-X invoice');
     const saved = (await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body;
     // The starter's sample data is the invoice itself, as the API's model has it.
@@ -92,7 +108,9 @@ describe('e-invoices in the studio', { timeout: 240_000 }, () => {
     expect(text).toContain('Invoice RE-2026-0042');
     expect(text).toContain('Druckerei Beispiel GmbH');
     expect(text).toContain('€1,460.21');
-    expect(await page.getByTestId('einvoice-result').innerText()).toContain('Factur-X EN 16931, its XML embedded as factur-x.xml');
+    expect(await page.getByTestId('einvoice-result').innerText()).toContain(
+      'Factur-X EN 16931, its XML embedded as factur-x.xml',
+    );
     await expect.poll(credits).toBe(before - 1);
     await expect.poll(() => page.getByTestId('credits').innerText()).toContain(String(before - 1));
 
@@ -114,7 +132,9 @@ describe('e-invoices in the studio', { timeout: 240_000 }, () => {
     expect(await byRule('BR-CL-23')).toContain('lines row 2 › unit_code');
     expect(await findings.innerText()).toContain(`Nothing was charged (balance: ${before - 1} credits)`);
     // Each finding is marked at its field's line in the invoice's JSON.
-    await expect.poll(async () => (await lintMarkerLines(page, 'einvoice-invoice')).sort((a, b) => a - b)).toEqual([lineOf('"unit_code": "PCE"'), lineOf('"tax_inclusive": 1460.2')]);
+    await expect
+      .poll(async () => (await lintMarkerLines(page, 'einvoice-invoice')).sort((a, b) => a - b))
+      .toEqual([lineOf('"unit_code": "PCE"'), lineOf('"tax_inclusive": 1460.2')]);
     await screenshot(page, 'einvoice-findings');
     expect(await credits()).toBe(before - 1);
     expect(await ledgerSize()).toBe(ledger);

@@ -11,16 +11,33 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Download, Page } from 'playwright-core';
 import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
-import { createSigningKit, startTsaServer, type SigningKit, type TsaServer } from '../../support/documents/signing-kit.js';
+import {
+  createSigningKit,
+  startTsaServer,
+  type SigningKit,
+  type TsaServer,
+} from '../../support/documents/signing-kit.js';
 import { pdfInfo, pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
-import { DESKTOP, PHONE, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, openStudio, screenshot, signIn, type StudioPage } from './studio-browser.js';
+import {
+  DESKTOP,
+  PHONE,
+  ensureStudioBuild,
+  hasNoHorizontalOverflow,
+  launchBrowser,
+  layoutSettled,
+  openStudio,
+  screenshot,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 async function makePdf(pages: number): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 1; i <= pages; i++) doc.addPage([300, 200]).drawText(`Contract page ${i}`, { x: 20, y: 100, size: 18, font });
+  for (let i = 1; i <= pages; i++)
+    doc.addPage([300, 200]).drawText(`Contract page ${i}`, { x: 20, y: 100, size: 18, font });
   return Buffer.from(await doc.save());
 }
 
@@ -42,7 +59,10 @@ function encryption(pdf: Buffer, password?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'studio-finishing-'));
   try {
     writeFileSync(join(dir, 'doc.pdf'), pdf);
-    return execFileSync('qpdf', ['--show-encryption', ...(password ? [`--password=${password}`] : []), 'doc.pdf'], { cwd: dir, encoding: 'utf8' });
+    return execFileSync('qpdf', ['--show-encryption', ...(password ? [`--password=${password}`] : []), 'doc.pdf'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -61,7 +81,10 @@ function zipNames(zip: Buffer): string[] {
 
 /** Runs `action` and returns the bytes of the download it starts. */
 async function downloaded(page: Page, action: () => Promise<unknown>): Promise<Buffer> {
-  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [Download, unknown];
+  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [
+    Download,
+    unknown,
+  ];
   return readFileSync((await download.path())!);
 }
 
@@ -82,7 +105,10 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     return s;
   };
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey: alice.apiKey })).body.credits as number;
-  const certificateNames = async () => ((await t.request('GET', '/v1/certificates', { apiKey: alice.apiKey })).body.certificates as { name: string }[]).map((c) => c.name);
+  const certificateNames = async () =>
+    (
+      (await t.request('GET', '/v1/certificates', { apiKey: alice.apiKey })).body.certificates as { name: string }[]
+    ).map((c) => c.name);
 
   beforeAll(async () => {
     ensureStudioBuild();
@@ -116,7 +142,9 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('ada');
     await page.getByLabel('Password', { exact: true }).fill('not-it');
     await page.getByRole('button', { name: 'Upload certificate' }).click();
-    await expect.poll(() => page.getByTestId('certificate-error').innerText()).toContain('Password: The password does not open this PKCS#12 file (pkcs12_password)');
+    await expect
+      .poll(() => page.getByTestId('certificate-error').innerText())
+      .toContain('Password: The password does not open this PKCS#12 file (pkcs12_password)');
     expect(await certificateNames()).toEqual([]);
 
     await page.getByLabel('Password', { exact: true }).fill('pw-ada');
@@ -165,7 +193,9 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     await page.getByRole('tab', { name: 'Verify' }).click();
     await page.getByLabel('PDF', { exact: true }).setInputFiles([file('contract-signed.pdf', signed)]);
     await page.getByRole('button', { name: 'Verify (free)' }).click();
-    await expect.poll(() => page.getByTestId('verify-verdict').innerText()).toContain('Intact: contract-signed.pdf is exactly as signed.');
+    await expect
+      .poll(() => page.getByTestId('verify-verdict').innerText())
+      .toContain('Intact: contract-signed.pdf is exactly as signed.');
     const signature = await page.getByTestId('verify-signature').innerText();
     expect(signature).toContain('Signed by Ada Lovelace');
     expect(signature).toContain('time-stamped');
@@ -206,10 +236,20 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
   });
 
   it('runs a template watermarked and signed with the chosen certificate; refuses a signature with protection before sending', async () => {
-    const res = await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Contract', html: '<h1>Contract for {{ name }}</h1>', sample_data: { name: 'Ada' } } });
+    const res = await t.request('POST', '/v1/templates', {
+      apiKey: alice.apiKey,
+      body: { name: 'Contract', html: '<h1>Contract for {{ name }}</h1>', sample_data: { name: 'Ada' } },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     if (!(await certificateNames()).includes('ada')) {
-      const up = await t.request('POST', '/v1/certificates', { apiKey: alice.apiKey, body: { name: 'ada', pkcs12_base64: kit.pkcs12({ cn: 'Ada Lovelace', password: 'pw' }).toString('base64'), password: 'pw' } });
+      const up = await t.request('POST', '/v1/certificates', {
+        apiKey: alice.apiKey,
+        body: {
+          name: 'ada',
+          pkcs12_base64: kit.pkcs12({ cn: 'Ada Lovelace', password: 'pw' }).toString('base64'),
+          password: 'pw',
+        },
+      });
       expect(up.status).toBe(201);
     }
     const { page, problems } = await studio();
@@ -241,7 +281,10 @@ describe('studio finishing in Chromium', { timeout: 240_000 }, () => {
     await expect.poll(credits).toBe(before - 1);
 
     // A PDF asset as the watermark, and the signature shown in a box on page 1 (covered by the signature).
-    const stamp = await t.request('POST', '/v1/assets', { apiKey: alice.apiKey, body: { name: 'marks/approved.pdf', content_base64: (await makePdf(1)).toString('base64') } });
+    const stamp = await t.request('POST', '/v1/assets', {
+      apiKey: alice.apiKey,
+      body: { name: 'marks/approved.pdf', content_base64: (await makePdf(1)).toString('base64') },
+    });
     expect(stamp.status, JSON.stringify(stamp.body)).toBe(201);
     await page.reload();
     await run.getByLabel('PDF file').check();

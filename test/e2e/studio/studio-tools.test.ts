@@ -29,7 +29,10 @@ const pdfFile = (name: string, buffer: Buffer) => ({ name, mimeType: 'applicatio
 
 /** Runs `action` and returns the bytes of the download it starts. */
 async function downloaded(page: Page, action: () => Promise<unknown>): Promise<Buffer> {
-  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [Download, unknown];
+  const [download] = (await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), action()])) as [
+    Download,
+    unknown,
+  ];
   return readFile((await download.path())!);
 }
 
@@ -48,7 +51,11 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     return s;
   };
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey: alice.apiKey })).body.credits as number;
-  const transactions = async () => (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body.transactions as { transaction_type: string; template_id: string | null }[];
+  const transactions = async () =>
+    (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body.transactions as {
+      transaction_type: string;
+      template_id: string | null;
+    }[];
 
   beforeAll(async () => {
     ensureStudioBuild();
@@ -81,14 +88,20 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await screenshot(page, 'pdf-tools');
     const merged = await downloaded(page, () => page.getByRole('button', { name: 'Merge (1 credit)' }).click());
     expect(pdfPages(merged)).toBe(3);
-    expect([1, 2, 3].map((n) => pdfPageText(merged, n).trim())).toEqual(['Beta page 1', 'Alpha page 1', 'Alpha page 2']);
+    expect([1, 2, 3].map((n) => pdfPageText(merged, n).trim())).toEqual([
+      'Beta page 1',
+      'Alpha page 1',
+      'Alpha page 2',
+    ]);
     await expect.poll(() => page.getByTestId('tool-result-link').innerText()).toBe('bundle.pdf');
 
     // Extract pages 2, 1 of Alpha: in that order.
     await page.getByRole('tab', { name: 'Extract pages' }).click();
     await page.getByLabel('PDF', { exact: true }).setInputFiles([pdfFile('alpha.pdf', alpha)]);
     await page.getByLabel('Pages', { exact: true }).fill('2, 1');
-    const extracted = await downloaded(page, () => page.getByRole('button', { name: 'Extract pages (1 credit)' }).click());
+    const extracted = await downloaded(page, () =>
+      page.getByRole('button', { name: 'Extract pages (1 credit)' }).click(),
+    );
     expect([1, 2].map((n) => pdfPageText(extracted, n).trim())).toEqual(['Alpha page 2', 'Alpha page 1']);
 
     // Rotate every page of Alpha by 90°.
@@ -96,7 +109,10 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByLabel('PDF', { exact: true }).setInputFiles([pdfFile('alpha.pdf', alpha)]);
     await page.getByLabel('Angle (clockwise)').selectOption('90');
     const rotated = await downloaded(page, () => page.getByRole('button', { name: 'Rotate (1 credit)' }).click());
-    expect(pdfInfo(rotated, ['-f', '1', '-l', '2'])).toMatchObject({ [`Page ${'1'.padStart(4)} rot`]: '90', [`Page ${'2'.padStart(4)} rot`]: '90' });
+    expect(pdfInfo(rotated, ['-f', '1', '-l', '2'])).toMatchObject({
+      [`Page ${'1'.padStart(4)} rot`]: '90',
+      [`Page ${'2'.padStart(4)} rot`]: '90',
+    });
     expect(await credits()).toBe(before - 3);
     const ledger = (await transactions()).length;
 
@@ -105,10 +121,16 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByLabel('PDF', { exact: true }).setInputFiles([pdfFile('beta.pdf', beta)]);
     await page.getByLabel('Pages', { exact: true }).fill('1, 9');
     await page.getByRole('button', { name: 'Extract pages (1 credit)' }).click();
-    await expect.poll(() => page.getByTestId('tool-error').innerText()).toContain('Pages: page 9 is outside the document, which has 1 page (page_out_of_range)');
+    await expect
+      .poll(() => page.getByTestId('tool-error').innerText())
+      .toContain('Pages: page 9 is outside the document, which has 1 page (page_out_of_range)');
     expect(await page.getByTestId('tool-error').innerText()).toContain('Nothing was charged');
     await page.getByRole('tab', { name: 'Rotate' }).click();
-    await page.getByLabel('PDF', { exact: true }).setInputFiles([{ name: 'notes.pdf', mimeType: 'application/pdf', buffer: Buffer.from('these are notes, not a PDF') }]);
+    await page
+      .getByLabel('PDF', { exact: true })
+      .setInputFiles([
+        { name: 'notes.pdf', mimeType: 'application/pdf', buffer: Buffer.from('these are notes, not a PDF') },
+      ]);
     await page.getByRole('button', { name: 'Rotate (1 credit)' }).click();
     await expect.poll(() => page.getByTestId('tool-error').innerText()).toContain('The file (notes.pdf): ');
     expect(await page.getByTestId('tool-error').innerText()).toContain('(pdf_invalid)');
@@ -118,7 +140,10 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
   });
 
   it('creates an image template with a canvas, filters the list by kind, edits the canvas, and renders images with layer modifications', async () => {
-    await t.request('POST', '/v1/templates', { apiKey: alice.apiKey, body: { name: 'Plain invoice', html: '<p>Invoice</p>' } });
+    await t.request('POST', '/v1/templates', {
+      apiKey: alice.apiKey,
+      body: { name: 'Plain invoice', html: '<p>Invoice</p>' },
+    });
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey);
 
@@ -130,7 +155,11 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByRole('button', { name: 'Create' }).click();
     await page.waitForURL(/\/templates\/[A-Za-z0-9_-]{12}$/);
     const id = page.url().split('/').pop()!;
-    expect((await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body).toMatchObject({ kind: 'image', canvas: { width: 400, height: 200 }, page: null });
+    expect((await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body).toMatchObject({
+      kind: 'image',
+      canvas: { width: 400, height: 200 },
+      page: null,
+    });
 
     // An image template has a canvas instead of a header, footer and paper; saving it keeps it an image.
     expect(await page.getByRole('tab', { name: 'Header' }).count()).toBe(0);
@@ -138,11 +167,16 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByLabel('Canvas height (px)').fill('250');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await expect.poll(() => page.getByTestId('save-state').innerText()).toBe('Saved');
-    expect((await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body).toMatchObject({ kind: 'image', canvas: { width: 400, height: 250 } });
+    expect((await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body).toMatchObject({
+      kind: 'image',
+      canvas: { width: 400, height: 250 },
+    });
 
     // The layers of the starter card, with the reserved background.
     const layers = page.getByTestId('layers');
-    await expect.poll(async () => (await layers.locator('tbody th code').allInnerTexts()).sort()).toEqual(['background', 'card', 'headline', 'subtitle']);
+    await expect
+      .poll(async () => (await layers.locator('tbody th code').allInnerTexts()).sort())
+      .toEqual(['background', 'card', 'headline', 'subtitle']);
 
     // Each render's link carries its number, so a click never takes the previous image.
     const resultLink = (n: number) => page.locator(`[data-testid="image-result-link"][data-render="${n}"]`);

@@ -11,9 +11,24 @@ import type { Browser, Page } from 'playwright-core';
 import { pdfInfo } from '../../support/documents/pdf-tools.js';
 import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
-import { EINVOICE_STARTER_CSS, EINVOICE_STARTER_DATA, EINVOICE_STARTER_HTML, EINVOICE_STARTER_PAGE } from '../../../studio/src/lib/einvoice/starter-einvoice.js';
+import {
+  EINVOICE_STARTER_CSS,
+  EINVOICE_STARTER_DATA,
+  EINVOICE_STARTER_HTML,
+  EINVOICE_STARTER_PAGE,
+} from '../../../studio/src/lib/einvoice/starter-einvoice.js';
 import { STARTER_IMAGE_CSS, STARTER_IMAGE_DATA, STARTER_IMAGE_HTML } from '../../../studio/src/lib/starter-template.js';
-import { capturePreviews, editorLines, ensureStudioBuild, launchBrowser, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
+import {
+  capturePreviews,
+  editorLines,
+  ensureStudioBuild,
+  launchBrowser,
+  openStudio,
+  screenshot,
+  setEditorText,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 // page.evaluate callbacks run in the browser; the test build has no DOM lib.
 declare const document: { activeElement: { id: string } | null };
@@ -52,9 +67,14 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body as { id: string; name: string };
   };
-  const savedTemplate = async (id: string) => (await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body;
+  const savedTemplate = async (id: string) =>
+    (await t.request('GET', `/v1/templates/${id}`, { apiKey: alice.apiKey })).body;
   const credits = async () => (await t.request('GET', '/v1/account', { apiKey: alice.apiKey })).body.credits as number;
-  const ledgerSize = async () => ((await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body.transactions as unknown[]).length;
+  const ledgerSize = async () =>
+    (
+      (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: alice.apiKey })).body
+        .transactions as unknown[]
+    ).length;
 
   beforeAll(async () => {
     ensureStudioBuild();
@@ -85,7 +105,10 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
 
     // Each way out asks; "Keep editing" stays, with the edits and the unsaved state.
     const ways: [string, () => Promise<unknown>][] = [
-      ['the Assets tab', () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Assets' }).click()],
+      [
+        'the Assets tab',
+        () => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Assets' }).click(),
+      ],
       ['the back link', () => page.getByRole('link', { name: '← Templates' }).click()],
       ['the browser back button', () => page.goBack()],
       ['sign out', () => page.getByRole('button', { name: 'Sign out' }).click()],
@@ -131,10 +154,18 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
     expect(problems).toEqual([]);
   });
 
-  it('marks a strict template\'s empty required field in the form and fails the preview as Run would; a refusal of Run is marked at the field and says nothing was charged', async () => {
-    const template = await createTemplate({ name: 'Strict letter', html: '<h1>Letter</h1>\n<p>Dear {{ customer.name }}</p>', sample_data: { customer: { name: 'Ada' } }, strict: true });
+  it("marks a strict template's empty required field in the form and fails the preview as Run would; a refusal of Run is marked at the field and says nothing was charged", async () => {
+    const template = await createTemplate({
+      name: 'Strict letter',
+      html: '<h1>Letter</h1>\n<p>Dear {{ customer.name }}</p>',
+      sample_data: { customer: { name: 'Ada' } },
+      strict: true,
+    });
     // A version of it, whose verdict only the service can give (Run sends it; nothing is decided here).
-    expect((await t.request('POST', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey, body: { tag: 'v1' } })).status).toBe(200);
+    expect(
+      (await t.request('POST', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey, body: { tag: 'v1' } }))
+        .status,
+    ).toBe(200);
     const before = await credits();
     const ledger = await ledgerSize();
     const { page, problems } = await studio();
@@ -148,9 +179,13 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
     // Emptied: the form marks the field, the preview fails with the reason, Run says it will not generate.
     await name.fill('');
     await expect.poll(() => status.getAttribute('data-status'), { timeout: 60_000 }).toBe('error');
-    expect(await page.getByTestId('preview-refusal').innerText()).toContain('Customer name: required, and empty. Strict mode refuses the data');
+    expect(await page.getByTestId('preview-refusal').innerText()).toContain(
+      'Customer name: required, and empty. Strict mode refuses the data',
+    );
     expect(await name.getAttribute('aria-invalid')).toBe('true');
-    expect(await form.getByTestId('field-mark').innerText()).toContain('Required: strict mode refuses the data without it.');
+    expect(await form.getByTestId('field-mark').innerText()).toContain(
+      'Required: strict mode refuses the data without it.',
+    );
     expect(await page.getByRole('tab', { name: /^Form/ }).innerText()).toContain('!');
     const run = page.getByRole('region', { name: 'Run', exact: true });
     expect(await run.getByTestId('run-required').innerText()).toContain('Not generated while Customer name is empty');
@@ -166,14 +201,18 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
     expect(text).toContain(`Not generated. Nothing was charged (balance: ${before} credits).`);
     expect(text).toContain('Customer name: required by the template, and empty');
     expect(text).not.toContain('data.customer.name');
-    await expect.poll(() => form.getByTestId('field-mark').allInnerTexts()).toContainEqual(expect.stringContaining('Run refused it: required by the template, and empty'));
+    await expect
+      .poll(() => form.getByTestId('field-mark').allInnerTexts())
+      .toContainEqual(expect.stringContaining('Run refused it: required by the template, and empty'));
     expect(await credits()).toBe(before);
     expect(await ledgerSize()).toBe(ledger);
 
     // Another option: the refusal is for the run that was asked, and goes.
     await run.getByLabel('Background job').check();
     await expect.poll(() => refusal.count()).toBe(0);
-    await expect.poll(() => form.getByTestId('field-mark').allInnerTexts()).not.toContainEqual(expect.stringContaining('Run refused it'));
+    await expect
+      .poll(() => form.getByTestId('field-mark').allInnerTexts())
+      .not.toContainEqual(expect.stringContaining('Run refused it'));
 
     // Filled again: one verdict again, everywhere.
     await name.fill('Grace');
@@ -189,14 +228,22 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
     await page.getByRole('tab', { name: 'Page setup' }).click();
     await page.getByRole('checkbox', { name: 'Strict mode' }).uncheck();
     await expect.poll(() => status.getAttribute('data-status'), { timeout: 60_000 }).toBe('ready');
-    expect(await page.getByTestId('preview-warnings').innerText()).toContain('Customer name is required and has no value: printed as a blank.');
+    expect(await page.getByTestId('preview-warnings').innerText()).toContain(
+      'Customer name is required and has no value: printed as a blank.',
+    );
     expect(await form.getByTestId('field-mark').innerText()).toContain('Required: left empty, it prints as a blank');
     expect(await name.getAttribute('aria-invalid')).toBeNull();
     expect(problems).toEqual([]);
   });
 
   it('marks an e-invoice finding at its field in the form, in the row the form numbers, and charges nothing', async () => {
-    const template = await createTemplate({ name: 'Invoice to check', html: EINVOICE_STARTER_HTML, css: EINVOICE_STARTER_CSS, sample_data: EINVOICE_STARTER_DATA, page: EINVOICE_STARTER_PAGE });
+    const template = await createTemplate({
+      name: 'Invoice to check',
+      html: EINVOICE_STARTER_HTML,
+      css: EINVOICE_STARTER_CSS,
+      sample_data: EINVOICE_STARTER_DATA,
+      page: EINVOICE_STARTER_PAGE,
+    });
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
     const form = page.getByRole('form', { name: 'Template data' });
@@ -238,8 +285,22 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
   });
 
   it('previews an image template on a page of its canvas, in a frame of its shape, and a version of it too', async () => {
-    const template = await createTemplate({ name: 'Wide card', kind: 'image', canvas: { width: 400, height: 200 }, html: STARTER_IMAGE_HTML, css: STARTER_IMAGE_CSS, sample_data: STARTER_IMAGE_DATA });
-    expect((await t.request('POST', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey, body: { tag: 'wide' } })).status).toBe(200);
+    const template = await createTemplate({
+      name: 'Wide card',
+      kind: 'image',
+      canvas: { width: 400, height: 200 },
+      html: STARTER_IMAGE_HTML,
+      css: STARTER_IMAGE_CSS,
+      sample_data: STARTER_IMAGE_DATA,
+    });
+    expect(
+      (
+        await t.request('POST', `/v1/templates/${template.id}/versions`, {
+          apiKey: alice.apiKey,
+          body: { tag: 'wide' },
+        })
+      ).status,
+    ).toBe(200);
     const before = await credits();
     const { page, problems } = await studio();
     const previews = await capturePreviews(page);
@@ -262,7 +323,10 @@ describe('studio: no lost work, one verdict from preview to run', { timeout: 240
 
     // The saved version, previewed by the service from its snapshot: its own canvas, still 400 × 200.
     const versionPreview = previews.next(60_000, (body) => body.version === 1);
-    await page.getByRole('region', { name: 'Versions', exact: true }).getByRole('button', { name: 'Preview version 1' }).click();
+    await page
+      .getByRole('region', { name: 'Versions', exact: true })
+      .getByRole('button', { name: 'Preview version 1' })
+      .click();
     const versionSize = pageSize(await versionPreview);
     expectPoints(versionSize, 300, 150);
     expect(await credits()).toBe(before);

@@ -10,7 +10,22 @@ import type { Browser } from 'playwright-core';
 import { pdfText } from '../../support/documents/pdf-tools.js';
 import { warmUpPatiently } from '../../support/documents/rendering-kit.js';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from '../../support/test-app.js';
-import { DESKTOP, PHONE, capturePreviews, editorLines, ensureStudioBuild, hasNoHorizontalOverflow, launchBrowser, layoutSettled, lintMarkerLines, openStudio, screenshot, setEditorText, signIn, type StudioPage } from './studio-browser.js';
+import {
+  DESKTOP,
+  PHONE,
+  capturePreviews,
+  editorLines,
+  ensureStudioBuild,
+  hasNoHorizontalOverflow,
+  launchBrowser,
+  layoutSettled,
+  lintMarkerLines,
+  openStudio,
+  screenshot,
+  setEditorText,
+  signIn,
+  type StudioPage,
+} from './studio-browser.js';
 
 // page.evaluate callbacks run in the browser; the test build has no DOM lib.
 declare const sessionStorage: { length: number };
@@ -22,7 +37,12 @@ const INVOICE_HTML = `<h1>Invoice {{ invoice.number }}</h1>
 <ul>{% for item in items %}<li>{{ item.description }} x {{ item.qty }}</li>{% endfor %}</ul>
 {% if paid %}<p>PAID IN FULL</p>{% endif %}`;
 
-const SAMPLE = { invoice: { number: 'INV-001' }, customer: { name: 'Ada Lovelace' }, items: [{ description: 'Engine', qty: '1' }], paid: false };
+const SAMPLE = {
+  invoice: { number: 'INV-001' },
+  customer: { name: 'Ada Lovelace' },
+  items: [{ description: 'Engine', qty: '1' }],
+  paid: false,
+};
 
 // Generous timeouts: the suite shares two cores with Chromium renders of the rest of the suite.
 describe('studio in Chromium', { timeout: 180_000 }, () => {
@@ -51,7 +71,9 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     t.services.startWorkers();
     const root = await fetch(`${t.baseUrl}/`);
     if (!(root.headers.get('content-type') ?? '').includes('text/html')) {
-      throw new Error('GET / does not serve the studio: register studioRoutes in buildApp (src/http/routes/service/studio.ts).');
+      throw new Error(
+        'GET / does not serve the studio: register studioRoutes in buildApp (src/http/routes/service/studio.ts).',
+      );
     }
     alice = await t.createAccount({ credits: 20, email: 'alice@example.com', plan: 'pro' });
     bob = await t.createAccount({ credits: 5, email: 'bob@example.com' });
@@ -128,9 +150,18 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await page.getByRole('link', { name: 'Invoice 2025', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Duplicate Invoice 2025' }).click();
     await page.getByRole('link', { name: 'Invoice 2025 (copy)' }).waitFor();
-    const list = (await t.request('GET', '/v1/templates', { apiKey: alice.apiKey })).body.templates as { id: string; name: string }[];
+    const list = (await t.request('GET', '/v1/templates', { apiKey: alice.apiKey })).body.templates as {
+      id: string;
+      name: string;
+    }[];
     expect(list.map((x) => x.name).sort()).toEqual(['Invoice 2025', 'Invoice 2025 (copy)']);
-    const [original, copy] = await Promise.all(['Invoice 2025', 'Invoice 2025 (copy)'].map(async (name) => (await t.request('GET', `/v1/templates/${list.find((x) => x.name === name)!.id}`, { apiKey: alice.apiKey })).body));
+    const [original, copy] = await Promise.all(
+      ['Invoice 2025', 'Invoice 2025 (copy)'].map(
+        async (name) =>
+          (await t.request('GET', `/v1/templates/${list.find((x) => x.name === name)!.id}`, { apiKey: alice.apiKey }))
+            .body,
+      ),
+    );
     expect(copy.html).toBe(original.html);
     expect(copy.sample_data).toEqual(original.sample_data);
 
@@ -146,12 +177,20 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('puts an error marker at the line the engine reports, in the matching pane', async () => {
-    const template = await createTemplate(alice.apiKey, { name: 'Broken on purpose', html: '<h1>Report</h1>\n<p>{{ title }}</p>' });
+    const template = await createTemplate(alice.apiKey, {
+      name: 'Broken on purpose',
+      html: '<h1>Report</h1>\n<p>{{ title }}</p>',
+    });
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
     await editorLines(page, 'html');
     await setEditorText(page, 'html', '<h1>Report</h1>\n<p>{{ title }}</p>\n<p>{{ broken </p>\n<p>end</p>');
-    expect(await editorLines(page, 'html')).toEqual(['<h1>Report</h1>', '<p>{{ title }}</p>', '<p>{{ broken </p>', '<p>end</p>']);
+    expect(await editorLines(page, 'html')).toEqual([
+      '<h1>Report</h1>',
+      '<p>{{ title }}</p>',
+      '<p>{{ broken </p>',
+      '<p>end</p>',
+    ]);
     await page.getByRole('tab', { name: 'Header' }).click();
     await setEditorText(page, 'header_html', '<div>{{ company }}</div>\n<div>{{ a | }}</div>');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -162,7 +201,9 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     // The first pane with a problem is shown; its gutter marks line 3.
     expect(await page.getByRole('tab', { name: /HTML/ }).getAttribute('aria-selected')).toBe('true');
     await expect.poll(() => lintMarkerLines(page, 'html')).toEqual([3]);
-    await expect.poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('error');
+    await expect
+      .poll(() => page.getByTestId('preview-status').getAttribute('data-status'), { timeout: 30_000 })
+      .toBe('error');
     await screenshot(page, 'editor-error');
     await page.getByRole('tab', { name: /Header/ }).click();
     await expect.poll(() => lintMarkerLines(page, 'header_html')).toEqual([2]);
@@ -182,7 +223,11 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('edits the inferred fields, and the generated form follows them', async () => {
-    const template = await createTemplate(alice.apiKey, { name: 'Field editing', html: INVOICE_HTML, sample_data: SAMPLE });
+    const template = await createTemplate(alice.apiKey, {
+      name: 'Field editing',
+      html: INVOICE_HTML,
+      sample_data: SAMPLE,
+    });
     const { page, problems } = await studio();
     await signIn(page, alice.apiKey, `/templates/${template.id}`);
 
@@ -210,20 +255,32 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
 
     const saved = (await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body;
     expect(saved.fields_inferred).toBe(false);
-    expect(saved.fields.find((f: { key: string }) => f.key === 'customer.name')).toMatchObject({ label: 'Client name', helpText: 'Who pays the invoice', required: false });
-    expect(saved.fields.find((f: { key: string }) => f.key === 'items').spec).toContainEqual({ name: 'price', label: 'Price', type: 'number' });
+    expect(saved.fields.find((f: { key: string }) => f.key === 'customer.name')).toMatchObject({
+      label: 'Client name',
+      helpText: 'Who pays the invoice',
+      required: false,
+    });
+    expect(saved.fields.find((f: { key: string }) => f.key === 'items').spec).toContainEqual({
+      name: 'price',
+      label: 'Price',
+      type: 'number',
+    });
 
     await page.getByRole('tab', { name: 'Form' }).click();
     expect(await page.getByLabel('Client name').inputValue()).toBe('Ada Lovelace');
     await page.getByText('Who pays the invoice').waitFor();
     await page.getByLabel('Price (Items row 1)').fill('9.5');
     await page.getByRole('tab', { name: 'JSON' }).click();
-    expect(JSON.parse((await editorLines(page, 'sample-data')).join('\n')).items).toEqual([{ description: 'Engine', qty: '1', price: 9.5 }]);
+    expect(JSON.parse((await editorLines(page, 'sample-data')).join('\n')).items).toEqual([
+      { description: 'Engine', qty: '1', price: 9.5 },
+    ]);
 
     await page.getByRole('tab', { name: /^Fields/ }).click();
     await page.getByRole('button', { name: 'Use inferred fields' }).click();
     await page.getByText('Fields follow the template again.').waitFor();
-    expect((await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body.fields_inferred).toBe(true);
+    expect(
+      (await t.request('GET', `/v1/templates/${template.id}`, { apiKey: alice.apiKey })).body.fields_inferred,
+    ).toBe(true);
     await page.getByRole('tab', { name: 'Form' }).click();
     await page.getByLabel('Customer name').waitFor();
     expect(problems).toEqual([]);
@@ -242,9 +299,16 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('lays every screen out at phone width without sideways scrolling', async () => {
-    const template = await createTemplate(alice.apiKey, { name: 'Phone check', html: INVOICE_HTML, sample_data: SAMPLE });
+    const template = await createTemplate(alice.apiKey, {
+      name: 'Phone check',
+      html: INVOICE_HTML,
+      sample_data: SAMPLE,
+    });
     // A version, so the editor lays out the versions table and the comparison too.
-    const published = await t.request('POST', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey, body: { tag: 'first-release', description: 'The invoice as first sent to customers' } });
+    const published = await t.request('POST', `/v1/templates/${template.id}/versions`, {
+      apiKey: alice.apiKey,
+      body: { tag: 'first-release', description: 'The invoice as first sent to customers' },
+    });
     expect(published.status).toBe(200);
     const { page } = await studio(PHONE);
     await signIn(page, alice.apiKey, '/templates');
@@ -273,7 +337,10 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
   it('pages through the transactions', async () => {
     const carol = await t.createAccount({ credits: 1, email: 'carol@example.com' });
     for (let i = 0; i < 30; i++) {
-      const res = await t.request('POST', `/v1/admin/accounts/${carol.accountId}/credits`, { bearer: ADMIN_TOKEN, body: { credits: 1, transaction_type: 'BONUS' } });
+      const res = await t.request('POST', `/v1/admin/accounts/${carol.accountId}/credits`, {
+        bearer: ADMIN_TOKEN,
+        body: { credits: 1, transaction_type: 'BONUS' },
+      });
       expect(res.status).toBe(200);
     }
     const total = (await t.request('GET', '/v1/account/transactions', { apiKey: carol.apiKey })).body.total as number;
@@ -337,17 +404,26 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await page.getByText('Configured', { exact: true }).waitFor();
     expect(await page.getByLabel('Secret access key').getAttribute('placeholder')).toContain('leave empty to keep');
     await page.getByRole('button', { name: 'Test connection' }).click();
-    await expect.poll(() => page.getByTestId('s3-test-result').innerText(), { timeout: 30_000 }).toMatch(/Test failed: .+|Connection works/);
+    await expect
+      .poll(() => page.getByTestId('s3-test-result').innerText(), { timeout: 30_000 })
+      .toMatch(/Test failed: .+|Connection works/);
     await screenshot(page, 's3');
     await page.getByRole('button', { name: 'Delete settings' }).click();
-    await page.getByRole('dialog', { name: 'Delete S3 settings?' }).getByRole('button', { name: 'Delete settings' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete S3 settings?' })
+      .getByRole('button', { name: 'Delete settings' })
+      .click();
     await page.getByText('Not configured').waitFor();
     expect((await t.request('GET', '/v1/integrations/s3', { apiKey: erin.apiKey })).status).toBe(404);
   });
 
   // Needs the renderer and POST /v1/templates/preview.
   it('re-renders the live preview after an edit', async () => {
-    const template = await createTemplate(alice.apiKey, { name: 'Preview me', html: INVOICE_HTML, sample_data: SAMPLE });
+    const template = await createTemplate(alice.apiKey, {
+      name: 'Preview me',
+      html: INVOICE_HTML,
+      sample_data: SAMPLE,
+    });
     const { page, problems } = await studio();
     const previews = await capturePreviews(page);
     const first = previews.next();
@@ -392,14 +468,32 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await page.getByRole('checkbox', { name: 'Paid' }).check();
     await page.getByRole('tab', { name: 'JSON' }).click();
     const json = JSON.parse((await editorLines(page, 'sample-data')).join('\n'));
-    expect(json).toEqual({ invoice: { number: 'INV-7731' }, customer: { name: 'Grace Hopper' }, items: [{ description: 'Compiler', qty: '3' }, { description: 'Debugging moth', qty: '1' }], paid: true });
+    expect(json).toEqual({
+      invoice: { number: 'INV-7731' },
+      customer: { name: 'Grace Hopper' },
+      items: [
+        { description: 'Compiler', qty: '3' },
+        { description: 'Debugging moth', qty: '1' },
+      ],
+      paid: true,
+    });
 
     // Sync, as PDF bytes: the browser downloads the file.
     await page.getByLabel('PDF file').check();
-    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.getByRole('button', { name: 'Generate PDF' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download', { timeout: 60_000 }),
+      page.getByRole('button', { name: 'Generate PDF' }).click(),
+    ]);
     const bytes = readFileSync((await download.path())!);
     const text = pdfText(bytes);
-    for (const value of ['Invoice INV-7731', 'Customer: Grace Hopper', 'Compiler x 3', 'Debugging moth x 1', 'PAID IN FULL']) expect(text).toContain(value);
+    for (const value of [
+      'Invoice INV-7731',
+      'Customer: Grace Hopper',
+      'Compiler x 3',
+      'Debugging moth x 1',
+      'PAID IN FULL',
+    ])
+      expect(text).toContain(value);
     expect(text).not.toMatch(/P\s*R\s*E\s*V\s*I\s*E\s*W/);
 
     // Sync, as a signed link.
@@ -446,8 +540,13 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
 
   // Needs the version routes, POST /v1/templates/preview with template_id + version, create-async and the worker.
   it('publishes versions, compares them, previews and runs an old one after the draft moved on', async () => {
-    const html = (edition: string) => `<h1>Edition notes</h1>\n<p>${edition} edition for {{ name }}</p>\n<p>Same closing line</p>`;
-    const template = await createTemplate(alice.apiKey, { name: 'Versioned', html: html('First'), sample_data: { name: 'Ada' } });
+    const html = (edition: string) =>
+      `<h1>Edition notes</h1>\n<p>${edition} edition for {{ name }}</p>\n<p>Same closing line</p>`;
+    const template = await createTemplate(alice.apiKey, {
+      name: 'Versioned',
+      html: html('First'),
+      sample_data: { name: 'Ada' },
+    });
     const before = await credits(alice.apiKey);
     const { page, problems } = await studio();
     const previews = await capturePreviews(page);
@@ -527,8 +626,11 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     await versions.getByRole('button', { name: 'Delete version 1' }).click();
     await page.getByRole('dialog', { name: 'Delete version?' }).getByRole('button', { name: 'Delete version' }).click();
     await versions.getByText('Deleted version 1 (v1).').waitFor();
-    const listed = (await t.request('GET', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey })).body.versions;
-    expect(listed).toEqual([expect.objectContaining({ version_number: 2, tag: 'prod', description: 'Second edition' })]);
+    const listed = (await t.request('GET', `/v1/templates/${template.id}/versions`, { apiKey: alice.apiKey })).body
+      .versions;
+    expect(listed).toEqual([
+      expect.objectContaining({ version_number: 2, tag: 'prod', description: 'Second edition' }),
+    ]);
 
     // The jobs screen shows the version the job rendered.
     await page.getByRole('link', { name: 'Jobs', exact: true }).click();
@@ -537,4 +639,3 @@ describe('studio in Chromium', { timeout: 180_000 }, () => {
     expect(problems).toEqual([]);
   });
 });
-

@@ -27,12 +27,35 @@ export const SAMPLE_INVOICE: Invoice = {
     electronic_address: { scheme: '0204', value: '04011000-12345-67' },
   },
   lines: [
-    { id: '1', name: 'Layout consulting', quantity: 10, unit_code: 'HUR', net_price: 120, vat_category: 'S', vat_rate: 19 },
-    { id: '2', name: 'Printed handbook', quantity: 3, unit_code: 'H87', net_price: 24.9, vat_category: 'S', vat_rate: 7 },
+    {
+      id: '1',
+      name: 'Layout consulting',
+      quantity: 10,
+      unit_code: 'HUR',
+      net_price: 120,
+      vat_category: 'S',
+      vat_rate: 19,
+    },
+    {
+      id: '2',
+      name: 'Printed handbook',
+      quantity: 3,
+      unit_code: 'H87',
+      net_price: 24.9,
+      vat_category: 'S',
+      vat_rate: 7,
+    },
     { id: '3', name: 'Shipping box', quantity: 2, unit_code: 'H87', net_price: 4.95, vat_category: 'S', vat_rate: 19 },
   ],
   allowances: [{ amount: 50, reason: 'Loyalty discount', reason_code: '95', vat_category: 'S', vat_rate: 19 }],
-  payment: { means_code: '58', iban: 'DE02120300000000202051', bic: 'BYLADEM1001', account_name: 'Druckerei Beispiel GmbH', remittance_information: 'RE-2026-0042', terms: 'Payable within 14 days without deduction.' },
+  payment: {
+    means_code: '58',
+    iban: 'DE02120300000000202051',
+    bic: 'BYLADEM1001',
+    account_name: 'Druckerei Beispiel GmbH',
+    remittance_information: 'RE-2026-0042',
+    terms: 'Payable within 14 days without deduction.',
+  },
 };
 
 /**
@@ -40,8 +63,16 @@ export const SAMPLE_INVOICE: Invoice = {
  * Lines 1284.60, allowances 50.00, without VAT 1234.60, VAT 225.61, with VAT 1460.21, due 1460.21.
  */
 export const SAMPLE_TOTALS = {
-  lineTotal: '1284.60', allowanceTotal: '50.00', taxExclusive: '1234.60', taxTotal: '225.61', taxInclusive: '1460.21', amountDue: '1460.21',
-  vat: [{ rate: '19', basis: '1159.90', tax: '220.38' }, { rate: '7', basis: '74.70', tax: '5.23' }],
+  lineTotal: '1284.60',
+  allowanceTotal: '50.00',
+  taxExclusive: '1234.60',
+  taxTotal: '225.61',
+  taxInclusive: '1460.21',
+  amountDue: '1460.21',
+  vat: [
+    { rate: '19', basis: '1159.90', tax: '220.38' },
+    { rate: '7', basis: '74.70', tax: '5.23' },
+  ],
 };
 
 /**

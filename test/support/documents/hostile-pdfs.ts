@@ -15,7 +15,8 @@ const PAGE = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] >>';
  */
 export function numberArrayPdf(count: number, options: { in: 'page' | 'catalog' }): Buffer {
   const numbers = `[${'0 '.repeat(count)}]`;
-  if (options.in === 'page') return onePagePdf(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Filler ${numbers} >>`);
+  if (options.in === 'page')
+    return onePagePdf(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Filler ${numbers} >>`);
   return onePagePdf(PAGE, { catalogFiller: numbers });
 }
 
@@ -43,9 +44,14 @@ function onePagePdf(page: string | Buffer, options: { catalogFiller?: string } =
   };
   const objectStream = (number: number, member: number, body: string | Buffer) => {
     const header = `${member} 0 `;
-    const packed = deflateSync(Buffer.concat([Buffer.from(header, 'latin1'), typeof body === 'string' ? Buffer.from(body, 'latin1') : body]), { level: 9 });
+    const packed = deflateSync(
+      Buffer.concat([Buffer.from(header, 'latin1'), typeof body === 'string' ? Buffer.from(body, 'latin1') : body]),
+      { level: 9 },
+    );
     offsets.set(number, length);
-    add(`${number} 0 obj\n<< /Type /ObjStm /N 1 /First ${header.length} /Filter /FlateDecode /Length ${packed.length} >>\nstream\n`);
+    add(
+      `${number} 0 obj\n<< /Type /ObjStm /N 1 /First ${header.length} /Filter /FlateDecode /Length ${packed.length} >>\nstream\n`,
+    );
     add(packed);
     add('\nendstream\nendobj\n');
   };
@@ -72,7 +78,9 @@ function onePagePdf(page: string | Buffer, options: { catalogFiller?: string } =
     return row;
   };
   const xref = Buffer.concat(Array.from({ length: xrefNumber + 1 }, (_, n) => entry(n)));
-  add(`${xrefNumber} 0 obj\n<< /Type /XRef /Size ${xrefNumber + 1} /W [1 4 2] /Root 1 0 R /Length ${xref.length} >>\nstream\n`);
+  add(
+    `${xrefNumber} 0 obj\n<< /Type /XRef /Size ${xrefNumber + 1} /W [1 4 2] /Root 1 0 R /Length ${xref.length} >>\nstream\n`,
+  );
   add(xref);
   add(`\nendstream\nendobj\nstartxref\n${offsets.get(xrefNumber)}\n%%EOF\n`);
   return Buffer.concat(parts);

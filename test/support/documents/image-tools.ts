@@ -16,7 +16,8 @@ export function imageInfo(bytes: Buffer): ImageInfo {
     return { format: 'png', width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
   }
   if (bytes[0] === 0xff && bytes[1] === 0xd8) return { format: 'jpeg', ...jpegSize(bytes) };
-  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return { format: 'webp', ...webpSize(bytes) };
+  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP')
+    return { format: 'webp', ...webpSize(bytes) };
   throw new Error(`not a PNG, JPEG or WebP file (starts with ${bytes.subarray(0, 8).toString('hex')})`);
 }
 
@@ -56,11 +57,13 @@ export function decodePng(bytes: Buffer): DecodedPng {
   const bitDepth = bytes[24]!;
   const colorType = bytes[25]!;
   const channels = ({ 0: 1, 2: 3, 4: 2, 6: 4 } as Record<number, number>)[colorType];
-  if (bitDepth !== 8 || channels === undefined || bytes[28] !== 0) throw new Error(`unsupported PNG (depth ${bitDepth}, colour type ${colorType}, interlace ${bytes[28]})`);
+  if (bitDepth !== 8 || channels === undefined || bytes[28] !== 0)
+    throw new Error(`unsupported PNG (depth ${bitDepth}, colour type ${colorType}, interlace ${bytes[28]})`);
   const idat: Buffer[] = [];
   for (let offset = 8; offset < bytes.length; ) {
     const length = bytes.readUInt32BE(offset);
-    if (bytes.subarray(offset + 4, offset + 8).toString('latin1') === 'IDAT') idat.push(bytes.subarray(offset + 8, offset + 8 + length));
+    if (bytes.subarray(offset + 4, offset + 8).toString('latin1') === 'IDAT')
+      idat.push(bytes.subarray(offset + 8, offset + 8 + length));
     offset += 12 + length;
   }
   const raw = inflateSync(Buffer.concat(idat));

@@ -20,7 +20,9 @@ export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean } =
   const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : [])];
   if (options.page !== undefined) flags.push('-f', String(options.page), '-l', String(options.page));
   // maxBuffer: a 300-page document's text is several MB, past execFileSync's 1 MB default.
-  return withFile(pdf, (path) => execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }));
+  return withFile(pdf, (path) =>
+    execFileSync('pdftotext', [...flags, path, '-'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }),
+  );
 }
 
 /** Output of a poppler tool (`pdffonts`, `pdfimages -list`, …) run on the PDF. */
@@ -33,12 +35,18 @@ export function pdfTool(tool: string, pdf: Buffer, args: string[] = []): string 
  * (qpdf), so a search for a string cannot miss it because compaction packed it away.
  */
 export function pdfExpandedBytes(pdf: Buffer): string {
-  return withFile(pdf, (path) => execFileSync('qpdf', ['--object-streams=disable', '--stream-data=uncompress', '--decode-level=all', path, '-'], { maxBuffer: 512 * 1024 * 1024 }).toString('latin1'));
+  return withFile(pdf, (path) =>
+    execFileSync('qpdf', ['--object-streams=disable', '--stream-data=uncompress', '--decode-level=all', path, '-'], {
+      maxBuffer: 512 * 1024 * 1024,
+    }).toString('latin1'),
+  );
 }
 
 /** The document outline (bookmarks) titles, via qpdf's JSON view. */
 export function pdfOutlineTitles(pdf: Buffer): string[] {
-  const json = withFile(pdf, (path) => execFileSync('qpdf', ['--json', '--json-key=outlines', path], { encoding: 'utf8' }));
+  const json = withFile(pdf, (path) =>
+    execFileSync('qpdf', ['--json', '--json-key=outlines', path], { encoding: 'utf8' }),
+  );
   const titles: string[] = [];
   const walk = (items: { title: string; kids?: unknown[] }[]) => {
     for (const item of items) {
@@ -53,7 +61,12 @@ export function pdfOutlineTitles(pdf: Buffer): string[] {
 /** `pdfinfo` fields as a map (Pages, Page size, Tagged, PDF version…). */
 export function pdfInfo(pdf: Buffer, extra: string[] = []): Record<string, string> {
   const out = withFile(pdf, (path) => execFileSync('pdfinfo', [...extra, path], { encoding: 'utf8' }));
-  return Object.fromEntries(out.split('\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')).trim(), l.slice(l.indexOf(':') + 1).trim()]));
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter((l) => l.includes(':'))
+      .map((l) => [l.slice(0, l.indexOf(':')).trim(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
 }
 
 export function pdfPages(pdf: Buffer): number {
@@ -72,7 +85,11 @@ export function pdfXmp(pdf: Buffer): string {
 
 /** One page (1-based) rendered by poppler's pdftoppm at `dpi`, as 8-bit RGB pixels (pdftoppm's default PPM on stdout). */
 export function pdfPagePixels(pdf: Buffer, page: number, dpi = 40): { width: number; height: number; rgb: Buffer } {
-  const ppm = withFile(pdf, (path) => execFileSync('pdftoppm', ['-r', String(dpi), '-f', String(page), '-l', String(page), path], { maxBuffer: 256 << 20 }));
+  const ppm = withFile(pdf, (path) =>
+    execFileSync('pdftoppm', ['-r', String(dpi), '-f', String(page), '-l', String(page), path], {
+      maxBuffer: 256 << 20,
+    }),
+  );
   const header = /^P6\s+(\d+)\s+(\d+)\s+255\s/.exec(ppm.subarray(0, 64).toString('latin1'));
   if (!header) throw new Error(`pdftoppm did not write an 8-bit PPM for page ${page}`);
   const [width, height] = [Number(header[1]), Number(header[2])];
@@ -91,9 +108,16 @@ export function redPixelShare(pdf: Buffer, page: number, dpi = 40): number {
 }
 
 /** Where each word sits on page `page` (1-based), in points from the top left, via `pdftotext -bbox`. */
-export function pdfWordBoxes(pdf: Buffer, page = 1): { word: string; xMin: number; yMin: number; xMax: number; yMax: number }[] {
-  const html = withFile(pdf, (path) => execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), path, '-'], { encoding: 'utf8' }));
-  return [...html.matchAll(/<word xMin="(-?[\d.]+)" yMin="(-?[\d.]+)" xMax="(-?[\d.]+)" yMax="(-?[\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+export function pdfWordBoxes(
+  pdf: Buffer,
+  page = 1,
+): { word: string; xMin: number; yMin: number; xMax: number; yMax: number }[] {
+  const html = withFile(pdf, (path) =>
+    execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), path, '-'], { encoding: 'utf8' }),
+  );
+  return [
+    ...html.matchAll(/<word xMin="(-?[\d.]+)" yMin="(-?[\d.]+)" xMax="(-?[\d.]+)" yMax="(-?[\d.]+)">([^<]*)<\/word>/g),
+  ].map((m) => ({
     word: m[5]!,
     xMin: Number(m[1]),
     yMin: Number(m[2]),
@@ -108,13 +132,17 @@ export function pdfWordBoxes(pdf: Buffer, page = 1): { word: string; xMin: numbe
  */
 export function pdfBarcodes(pdf: Buffer, page = 1, dpi = 200): string[] {
   return withFile(pdf, (path) => {
-    const png = execFileSync('pdftoppm', ['-r', String(dpi), '-f', String(page), '-l', String(page), '-png', path], { maxBuffer: 256 << 20 });
+    const png = execFileSync('pdftoppm', ['-r', String(dpi), '-f', String(page), '-l', String(page), '-png', path], {
+      maxBuffer: 256 << 20,
+    });
     const image = join(path, '..', 'page.png');
     writeFileSync(image, png);
     try {
       // XML keeps a symbol's text whole (an EPC payment code holds line breaks).
       const xml = execFileSync('zbarimg', ['-q', '--xml', image], { encoding: 'utf8' });
-      return [...xml.matchAll(/<symbol type='([^']+)'[^>]*>[\s\S]*?<data[^>]*><!\[CDATA\[([\s\S]*?)\]\]><\/data>/g)].map((m) => `${m[1]}:${m[2]}`);
+      return [
+        ...xml.matchAll(/<symbol type='([^']+)'[^>]*>[\s\S]*?<data[^>]*><!\[CDATA\[([\s\S]*?)\]\]><\/data>/g),
+      ].map((m) => `${m[1]}:${m[2]}`);
     } catch (error) {
       // zbarimg exits 4 when it found nothing.
       if ((error as { status?: number }).status === 4) return [];
@@ -130,6 +158,8 @@ export function pdfAttachments(pdf: Buffer): Record<string, string> {
       .split('\n')
       .map((line) => /^(.+?) -> /.exec(line)?.[1])
       .filter((name): name is string => !!name);
-    return Object.fromEntries(names.map((name) => [name, execFileSync('qpdf', [`--show-attachment=${name}`, path], { encoding: 'utf8' })]));
+    return Object.fromEntries(
+      names.map((name) => [name, execFileSync('qpdf', [`--show-attachment=${name}`, path], { encoding: 'utf8' })]),
+    );
   });
 }

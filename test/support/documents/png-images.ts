@@ -58,7 +58,12 @@ export function noisePng(width: number, height: number): Buffer {
   const rowBytes = width * 3 + 1;
   const raw = randomBytes(rowBytes * height);
   for (let y = 0; y < height; y++) raw[y * rowBytes] = 0;
-  return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    SIGNATURE,
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** `<img>` with the PNG inline. */

@@ -7,7 +7,11 @@ import { createLogger } from '../../../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../../../src/rendering/pdf-renderer.js';
 import { FAILURE_WINDOW_SECONDS } from '../../../src/rendering/render-fairness.js';
 import { PRINT_MS_PER_PAGE, TEMPLATE_EVALUATOR } from '../../../src/rendering/render-limits.js';
-import { REMOTE_RESOURCE_DOCUMENT_MAX_BYTES, REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS, REMOTE_RESOURCES_PER_DOCUMENT } from '../../../src/rendering/resources/remote-bounds.js';
+import {
+  REMOTE_RESOURCE_DOCUMENT_MAX_BYTES,
+  REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS,
+  REMOTE_RESOURCES_PER_DOCUMENT,
+} from '../../../src/rendering/resources/remote-bounds.js';
 
 /** The service's defaults, for the bounds tests leave as they are (the tests of the bounds set their own, low ones). */
 const defaults = parseSettings({ PRESSROOM_CHROMIUM_PATH: process.env.PRESSROOM_CHROMIUM_PATH });
@@ -41,9 +45,16 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
  * The renderer's wiring for engine tests: the service's remote-resource bounds, and slots shared
  * without caps or failure budget (one test is one account; the fairness tests run the whole service).
  */
-export function testDependencies(options: Config['rendering'], given: Partial<RendererDependencies> = {}): RendererDependencies {
+export function testDependencies(
+  options: Config['rendering'],
+  given: Partial<RendererDependencies> = {},
+): RendererDependencies {
   return {
-    remoteBounds: { maxPerDocument: REMOTE_RESOURCES_PER_DOCUMENT, documentMaxBytes: REMOTE_RESOURCE_DOCUMENT_MAX_BYTES, documentTimeoutMs: REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS },
+    remoteBounds: {
+      maxPerDocument: REMOTE_RESOURCES_PER_DOCUMENT,
+      documentMaxBytes: REMOTE_RESOURCE_DOCUMENT_MAX_BYTES,
+      documentTimeoutMs: REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS,
+    },
     fairness: {
       accountSlots: options.concurrency,
       previewSlots: options.concurrency,
@@ -57,9 +68,16 @@ export function testDependencies(options: Config['rendering'], given: Partial<Re
 }
 
 /** A renderer with test options and a silent logger (set TEST_LOG=debug to see it). */
-export function testRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: Partial<RendererDependencies> = {}): PdfRenderer {
+export function testRenderer(
+  overrides: Partial<Config['rendering']> = {},
+  dependencies: Partial<RendererDependencies> = {},
+): PdfRenderer {
   const options = testOptions(overrides);
-  return createPdfRenderer(options, createLogger(process.env.TEST_LOG ?? 'silent'), testDependencies(options, dependencies));
+  return createPdfRenderer(
+    options,
+    createLogger(process.env.TEST_LOG ?? 'silent'),
+    testDependencies(options, dependencies),
+  );
 }
 
 /**
@@ -77,7 +95,10 @@ export async function warmUpPatiently(renderer: PdfRenderer): Promise<void> {
 }
 
 /** A test renderer, started and warmed up (see `warmUpPatiently`). */
-export async function startTestRenderer(overrides: Partial<Config['rendering']> = {}, dependencies: Partial<RendererDependencies> = {}): Promise<PdfRenderer> {
+export async function startTestRenderer(
+  overrides: Partial<Config['rendering']> = {},
+  dependencies: Partial<RendererDependencies> = {},
+): Promise<PdfRenderer> {
   const renderer = testRenderer(overrides, dependencies);
   try {
     await warmUpPatiently(renderer);

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const openssl = (args: string[], cwd: string): Buffer => execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+const openssl = (args: string[], cwd: string): Buffer =>
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** A CA and what it issues, in a temporary directory removed by `close()`. */
 export interface SigningKit {
@@ -24,31 +25,151 @@ export interface SigningKit {
 
 export function createSigningKit(): SigningKit {
   const dir = mkdtempSync(join(tmpdir(), 'pressroom-signing-'));
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30', '-subj', '/CN=Pressroom Test CA'], dir);
-  writeFileSync(join(dir, 'leaf.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n');
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=Pressroom Test CA',
+    ],
+    dir,
+  );
+  writeFileSync(
+    join(dir, 'leaf.ext'),
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n',
+  );
   let n = 0;
   return {
     dir,
     caPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
     pkcs12({ cn, password, days = 30, expired = false, mismatched = false }) {
       const id = `leaf${n++}`;
-      openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${id}.key`, '-out', `${id}.csr`, '-subj', `/CN=${cn}/O=Pressroom Test`], dir);
+      openssl(
+        [
+          'req',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          `${id}.key`,
+          '-out',
+          `${id}.csr`,
+          '-subj',
+          `/CN=${cn}/O=Pressroom Test`,
+        ],
+        dir,
+      );
       // An expired certificate: backdated validity through OpenSSL 3's -not_before/-not_after is 3.4+; `ca` -startdate/-enddate works on 3.0.
       const validity = expired ? ['-days', '1'] : ['-days', String(days)];
       if (expired) {
         writeFileSync(join(dir, 'index.txt'), '');
         writeFileSync(join(dir, 'serial'), '1000\n');
-        writeFileSync(join(dir, 'ca.cnf'), `[ca]\ndefault_ca=t\n[t]\ndir=${dir}\ndatabase=${dir}/index.txt\nserial=${dir}/serial\nnew_certs_dir=${dir}\ndefault_md=sha256\npolicy=p\nunique_subject=no\n[p]\ncommonName=supplied\norganizationName=optional\n`);
-        openssl(['ca', '-batch', '-config', 'ca.cnf', '-cert', 'ca.crt', '-keyfile', 'ca.key', '-in', `${id}.csr`, '-out', `${id}.crt`, '-startdate', '20200101000000Z', '-enddate', '20200201000000Z', '-extfile', 'leaf.ext'], dir);
+        writeFileSync(
+          join(dir, 'ca.cnf'),
+          `[ca]\ndefault_ca=t\n[t]\ndir=${dir}\ndatabase=${dir}/index.txt\nserial=${dir}/serial\nnew_certs_dir=${dir}\ndefault_md=sha256\npolicy=p\nunique_subject=no\n[p]\ncommonName=supplied\norganizationName=optional\n`,
+        );
+        openssl(
+          [
+            'ca',
+            '-batch',
+            '-config',
+            'ca.cnf',
+            '-cert',
+            'ca.crt',
+            '-keyfile',
+            'ca.key',
+            '-in',
+            `${id}.csr`,
+            '-out',
+            `${id}.crt`,
+            '-startdate',
+            '20200101000000Z',
+            '-enddate',
+            '20200201000000Z',
+            '-extfile',
+            'leaf.ext',
+          ],
+          dir,
+        );
       } else {
-        openssl(['x509', '-req', '-in', `${id}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${id}.crt`, ...validity, '-extfile', 'leaf.ext'], dir);
+        openssl(
+          [
+            'x509',
+            '-req',
+            '-in',
+            `${id}.csr`,
+            '-CA',
+            'ca.crt',
+            '-CAkey',
+            'ca.key',
+            '-CAcreateserial',
+            '-out',
+            `${id}.crt`,
+            ...validity,
+            '-extfile',
+            'leaf.ext',
+          ],
+          dir,
+        );
       }
       if (mismatched) {
         // `pkcs12 -export` refuses a certificate that does not match the key; as an extra certificate (-nocerts, -certfile) it takes it.
-        openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${id}-other.key`, '-out', `${id}-other.csr`, '-subj', '/CN=Someone else'], dir);
-        return openssl(['pkcs12', '-export', '-nocerts', '-inkey', `${id}-other.key`, '-certfile', `${id}.crt`, '-passout', `pass:${password}`], dir);
+        openssl(
+          [
+            'req',
+            '-newkey',
+            'rsa:2048',
+            '-nodes',
+            '-keyout',
+            `${id}-other.key`,
+            '-out',
+            `${id}-other.csr`,
+            '-subj',
+            '/CN=Someone else',
+          ],
+          dir,
+        );
+        return openssl(
+          [
+            'pkcs12',
+            '-export',
+            '-nocerts',
+            '-inkey',
+            `${id}-other.key`,
+            '-certfile',
+            `${id}.crt`,
+            '-passout',
+            `pass:${password}`,
+          ],
+          dir,
+        );
       }
-      return openssl(['pkcs12', '-export', '-inkey', `${id}.key`, '-in', `${id}.crt`, '-certfile', 'ca.crt', '-passout', `pass:${password}`, '-name', cn], dir);
+      return openssl(
+        [
+          'pkcs12',
+          '-export',
+          '-inkey',
+          `${id}.key`,
+          '-in',
+          `${id}.crt`,
+          '-certfile',
+          'ca.crt',
+          '-passout',
+          `pass:${password}`,
+          '-name',
+          cn,
+        ],
+        dir,
+      );
     },
     close: () => rmSync(dir, { recursive: true, force: true }),
   };
@@ -73,10 +194,63 @@ function tsaConfig(dir: string): string {
 /** Starts a TSA on 127.0.0.1 with its own CA and certificate. */
 export async function startTsaServer(): Promise<TsaServer> {
   const dir = mkdtempSync(join(tmpdir(), 'pressroom-tsa-'));
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'tsaca.key', '-out', 'tsaca.crt', '-days', '30', '-subj', '/CN=Pressroom Test TSA CA'], dir);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'tsa.key', '-out', 'tsa.csr', '-subj', '/CN=Pressroom Test TSA'], dir);
-  writeFileSync(join(dir, 'tsa.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\nextendedKeyUsage=critical,timeStamping\n');
-  openssl(['x509', '-req', '-in', 'tsa.csr', '-CA', 'tsaca.crt', '-CAkey', 'tsaca.key', '-CAcreateserial', '-out', 'tsa.crt', '-days', '30', '-extfile', 'tsa.ext'], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'tsaca.key',
+      '-out',
+      'tsaca.crt',
+      '-days',
+      '30',
+      '-subj',
+      '/CN=Pressroom Test TSA CA',
+    ],
+    dir,
+  );
+  openssl(
+    [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'tsa.key',
+      '-out',
+      'tsa.csr',
+      '-subj',
+      '/CN=Pressroom Test TSA',
+    ],
+    dir,
+  );
+  writeFileSync(
+    join(dir, 'tsa.ext'),
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\nextendedKeyUsage=critical,timeStamping\n',
+  );
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'tsa.csr',
+      '-CA',
+      'tsaca.crt',
+      '-CAkey',
+      'tsaca.key',
+      '-CAcreateserial',
+      '-out',
+      'tsa.crt',
+      '-days',
+      '30',
+      '-extfile',
+      'tsa.ext',
+    ],
+    dir,
+  );
   writeFileSync(join(dir, 'tsaserial'), '01\n');
   writeFileSync(join(dir, 'tsa.cnf'), tsaConfig(dir));
   let q = 0;
@@ -87,7 +261,9 @@ export async function startTsaServer(): Promise<TsaServer> {
       state.requests++;
       if (state.mode === 'hang') return; // never answers; the client's deadline ends it
       if (state.mode === 'garbage') {
-        response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(Buffer.from('this is not a time-stamp reply'));
+        response
+          .writeHead(200, { 'content-type': 'application/timestamp-reply' })
+          .end(Buffer.from('this is not a time-stamp reply'));
         return;
       }
       const query = join(dir, `q${q++}.tsq`);

@@ -9,9 +9,12 @@ export function splitLedger(template: string, rows: number): string {
   const split = template.replace(/<table class="ledger">([\s\S]*?)<\/table>/, (_all, inner: string) => {
     const [head, rest] = inner.split('<tbody>') as [string, string];
     const [body, foot] = rest.split('</tbody>') as [string, string];
-    const rowsOfChunk = body.replace('{% for row in rows %}', '{% for row in chunk %}').replace('{{ loop.index }}', '{{ base + loop.index }}');
+    const rowsOfChunk = body
+      .replace('{% for row in rows %}', '{% for row in chunk %}')
+      .replace('{{ loop.index }}', '{{ base + loop.index }}');
     return `{% for chunk in rows | batch(${rows}) %}{% set base = loop.index0 * ${rows} %}{% set lastChunk = loop.last %}<table class="ledger">${head}<tbody>${rowsOfChunk}</tbody>{% if lastChunk %}${foot}{% endif %}</table>{% endfor %}`;
   });
-  if (split === template || !split.includes('base + loop.index')) throw new Error('the report template has changed: its ledger table was not found');
+  if (split === template || !split.includes('base + loop.index'))
+    throw new Error('the report template has changed: its ledger table was not found');
   return split;
 }

@@ -73,7 +73,14 @@ export class Pressroom implements INodeType {
 				type: 'options',
 				noDataExpression: true,
 				displayOptions: { show: { resource: ['account'] } },
-				options: [{ name: 'Get', value: 'get', action: 'Get the account', description: 'Credits and email of the key\'s account (GET /v1/account)' }],
+				options: [
+					{
+						name: 'Get',
+						value: 'get',
+						action: 'Get the account',
+						description: "Credits and email of the key's account (GET /v1/account)",
+					},
+				],
 				default: 'get',
 			},
 			...documentProperties,
@@ -93,7 +100,11 @@ export class Pressroom implements INodeType {
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();
 		// Generate Batch makes one batch of all the input items: one request, one output item.
-		if (items.length > 0 && this.getNodeParameter('resource', 0) === 'document' && this.getNodeParameter('operation', 0) === 'generateBatch') {
+		if (
+			items.length > 0 &&
+			this.getNodeParameter('resource', 0) === 'document' &&
+			this.getNodeParameter('operation', 0) === 'generateBatch'
+		) {
 			return [await generateBatch.call(this, items.length)];
 		}
 		const output: INodeExecutionData[] = [];
@@ -102,7 +113,10 @@ export class Pressroom implements INodeType {
 				const resource = this.getNodeParameter('resource', i) as string;
 				const operation = this.getNodeParameter('operation', i) as string;
 				const run = OPERATIONS[resource]?.[operation];
-				if (!run) throw new NodeOperationError(this.getNode(), `Unknown operation "${operation}" of "${resource}"`, { itemIndex: i });
+				if (!run)
+					throw new NodeOperationError(this.getNode(), `Unknown operation "${operation}" of "${resource}"`, {
+						itemIndex: i,
+					});
 				for (const item of await run.call(this, i)) output.push({ ...item, pairedItem: { item: i } });
 			} catch (error) {
 				if (!this.continueOnFail()) throw error;

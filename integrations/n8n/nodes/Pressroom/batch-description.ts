@@ -1,7 +1,9 @@
 /** The Batch resource's parameters: read a batch (optionally waiting, downloading its zip or merged PDF), its items, cancel it. */
 import type { INodeProperties } from 'n8n-workflow';
 
-const show = (operation: string[], extra: Record<string, Array<string | boolean>> = {}) => ({ displayOptions: { show: { resource: ['batch'], operation, ...extra } } });
+const show = (operation: string[], extra: Record<string, Array<string | boolean>> = {}) => ({
+	displayOptions: { show: { resource: ['batch'], operation, ...extra } },
+});
 
 /** Document → Generate Batch's own parameters (the template and its data are Document's). */
 export const batchCreateProperties: INodeProperties[] = [
@@ -23,7 +25,7 @@ export const batchCreateProperties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: '={{ $json.invoice_number }}',
-		description: 'Each input item\'s file name (A-Z, 0-9, _ . -, without .pdf); empty: document-1, document-2, …',
+		description: "Each input item's file name (A-Z, 0-9, _ . -, without .pdf); empty: document-1, document-2, …",
 		displayOptions: { show: { resource: ['document'], operation: ['generateBatch'] } },
 	},
 ];
@@ -36,9 +38,24 @@ export const batchProperties: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['batch'] } },
 		options: [
-			{ name: 'Get', value: 'get', action: 'Get a batch', description: 'Its progress and, once done, its zip or merged PDF (GET /v1/pdf/batches/{ID})' },
-			{ name: 'Get Items', value: 'getItems', action: 'Get the items of a batch', description: 'One item per document with its link or error (GET /v1/pdf/batches/{ID}/items)' },
-			{ name: 'Cancel', value: 'cancel', action: 'Cancel a batch', description: 'Stop the documents not started yet, each refunded (POST /v1/pdf/batches/{ID}/cancel)' },
+			{
+				name: 'Get',
+				value: 'get',
+				action: 'Get a batch',
+				description: 'Its progress and, once done, its zip or merged PDF (GET /v1/pdf/batches/{ID})',
+			},
+			{
+				name: 'Get Items',
+				value: 'getItems',
+				action: 'Get the items of a batch',
+				description: 'One item per document with its link or error (GET /v1/pdf/batches/{ID}/items)',
+			},
+			{
+				name: 'Cancel',
+				value: 'cancel',
+				action: 'Cancel a batch',
+				description: 'Stop the documents not started yet, each refunded (POST /v1/pdf/batches/{ID}/cancel)',
+			},
 		],
 		default: 'get',
 	},

@@ -24,11 +24,18 @@ export async function generateBatch(this: IExecuteFunctions, count: number): Pro
 		const { webhookSecret } = await this.getCredentials(CREDENTIAL);
 		if (webhookSecret) body.webhook_secret = webhookSecret;
 	}
-	const answer = (await pressroomRequest.call(this, { method: 'POST', path: '/v1/pdf/batches', body, headers: idempotencyHeader.call(this, 0), itemIndex: 0 })) as IDataObject;
+	const answer = (await pressroomRequest.call(this, {
+		method: 'POST',
+		path: '/v1/pdf/batches',
+		body,
+		headers: idempotencyHeader.call(this, 0),
+		itemIndex: 0,
+	})) as IDataObject;
 	return [{ json: answer, pairedItem: Array.from({ length: count }, (_, item) => ({ item })) }];
 }
 
-const batchPath = (ctx: IExecuteFunctions, i: number) => `/v1/pdf/batches/${encodeURIComponent((ctx.getNodeParameter('batchId', i) as string).trim())}`;
+const batchPath = (ctx: IExecuteFunctions, i: number) =>
+	`/v1/pdf/batches/${encodeURIComponent((ctx.getNodeParameter('batchId', i) as string).trim())}`;
 
 /** Get: the batch; with "Wait for Completion", polled until it ends; with "Download", its zip or merged PDF as binary. */
 export async function getBatch(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
@@ -37,17 +44,31 @@ export async function getBatch(this: IExecuteFunctions, i: number): Promise<INod
 	if (this.getNodeParameter('waitForCompletion', i, false)) {
 		const deadline = Date.now() + (this.getNodeParameter('waitTimeoutSeconds', i, 600) as number) * 1000;
 		while (!ENDED.includes(String(batch.status))) {
-			if (Date.now() >= deadline) throw new NodeOperationError(this.getNode(), `The batch is still ${String(batch.status)} (${String(batch.completed)} of ${String(batch.total)} done) after the timeout`, { itemIndex: i });
+			if (Date.now() >= deadline)
+				throw new NodeOperationError(
+					this.getNode(),
+					`The batch is still ${String(batch.status)} (${String(batch.completed)} of ${String(batch.total)} done) after the timeout`,
+					{ itemIndex: i },
+				);
 			await sleep(POLL_INTERVAL_MS);
-			if (this.getExecutionCancelSignal()?.aborted) throw new NodeOperationError(this.getNode(), 'Stopped waiting for the batch: the execution was cancelled', { itemIndex: i });
+			if (this.getExecutionCancelSignal()?.aborted)
+				throw new NodeOperationError(this.getNode(), 'Stopped waiting for the batch: the execution was cancelled', {
+					itemIndex: i,
+				});
 			batch = (await pressroomRequest.call(this, { method: 'GET', path, itemIndex: i })) as IDataObject;
 		}
 	}
 	const result = batch.result as IDataObject | null;
-	if (!this.getNodeParameter('download', i, false) || !result || typeof result.url !== 'string') return [{ json: batch }];
+	if (!this.getNodeParameter('download', i, false) || !result || typeof result.url !== 'string')
+		return [{ json: batch }];
 	const property = this.getNodeParameter('binaryPropertyName', i, 'data') as string;
 	const mimeType = String(result.filename).endsWith('.zip') ? 'application/zip' : 'application/pdf';
-	const binary = await downloadPdf.call(this, { url: result.url, filename: String(result.filename), itemIndex: i, mimeType });
+	const binary = await downloadPdf.call(this, {
+		url: result.url,
+		filename: String(result.filename),
+		itemIndex: i,
+		mimeType,
+	});
 	return [{ json: batch, binary: { [property]: binary } }];
 }
 
@@ -56,10 +77,24 @@ export async function getBatchItems(this: IExecuteFunctions, i: number): Promise
 	const qs: IDataObject = { limit: this.getNodeParameter('limit', i, 100) };
 	const status = this.getNodeParameter('itemStatus', i, '') as string;
 	if (status) qs.status = status;
-	const answer = (await pressroomRequest.call(this, { method: 'GET', path: `${batchPath(this, i)}/items`, qs, itemIndex: i })) as { items: IDataObject[] };
+	const answer = (await pressroomRequest.call(this, {
+		method: 'GET',
+		path: `${batchPath(this, i)}/items`,
+		qs,
+		itemIndex: i,
+	})) as { items: IDataObject[] };
 	return answer.items.map((item) => ({ json: item }));
 }
 
 export async function cancelBatch(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-	return [{ json: (await pressroomRequest.call(this, { method: 'POST', path: `${batchPath(this, i)}/cancel`, body: {}, itemIndex: i })) as IDataObject }];
+	return [
+		{
+			json: (await pressroomRequest.call(this, {
+				method: 'POST',
+				path: `${batchPath(this, i)}/cancel`,
+				body: {},
+				itemIndex: i,
+			})) as IDataObject,
+		},
+	];
 }

@@ -14,7 +14,12 @@ export const documentProperties: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['document'] } },
 		options: [
-			{ name: 'Generate', value: 'generate', action: 'Generate a PDF', description: 'Render a template with data and answer a signed download link (POST /v1/pdf/create)' },
+			{
+				name: 'Generate',
+				value: 'generate',
+				action: 'Generate a PDF',
+				description: 'Render a template with data and answer a signed download link (POST /v1/pdf/create)',
+			},
 			{
 				name: 'Generate (Async)',
 				value: 'generateAsync',
@@ -25,7 +30,8 @@ export const documentProperties: INodeProperties[] = [
 				name: 'Generate Batch',
 				value: 'generateBatch',
 				action: 'Generate a batch of PDFs',
-				description: 'All input items as one batch, a document each: links, a zip or one merged PDF; follow it with Batch → Get (POST /v1/pdf/batches)',
+				description:
+					'All input items as one batch, a document each: links, a zip or one merged PDF; follow it with Batch → Get (POST /v1/pdf/batches)',
 			},
 		],
 		default: 'generate',
@@ -37,7 +43,8 @@ export const documentProperties: INodeProperties[] = [
 		typeOptions: { loadOptionsMethod: 'getTemplates' },
 		required: true,
 		default: '',
-		description: 'Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
+		description:
+			'Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>',
 		...showFor(generateOps),
 	},
 	{
@@ -45,7 +52,11 @@ export const documentProperties: INodeProperties[] = [
 		name: 'dataMode',
 		type: 'options',
 		options: [
-			{ name: 'Template Fields', value: 'fields', description: "One input per field of the template (GET /v1/templates/{ID}/fields)" },
+			{
+				name: 'Template Fields',
+				value: 'fields',
+				description: 'One input per field of the template (GET /v1/templates/{ID}/fields)',
+			},
 			{ name: 'JSON', value: 'json', description: 'The whole data object as JSON: for lists of items and nested data' },
 		],
 		default: 'fields',
@@ -117,7 +128,8 @@ export const documentProperties: INodeProperties[] = [
 				name: 'idempotencyKey',
 				type: 'string',
 				default: '',
-				description: 'The same key and data within 24 h answer the first result and are charged once, e.g. an order number, so a retried execution does not pay twice',
+				description:
+					'The same key and data within 24 h answer the first result and are charged once, e.g. an order number, so a retried execution does not pay twice',
 			},
 			{
 				displayName: 'PDF Variant',

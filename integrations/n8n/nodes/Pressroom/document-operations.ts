@@ -6,7 +6,10 @@ import { CREDENTIAL, downloadPdf, pressroomRequest } from './pressroom-api';
 /** The request body both doors share: template, data and the delivery options that are set. */
 export function generationBody(this: IExecuteFunctions, i: number): IDataObject {
 	const options = this.getNodeParameter('options', i, {}) as IDataObject;
-	const body: IDataObject = { template_id: this.getNodeParameter('templateId', i) as string, data: templateData.call(this, i) };
+	const body: IDataObject = {
+		template_id: this.getNodeParameter('templateId', i) as string,
+		data: templateData.call(this, i),
+	};
 	if (options.filename) body.filename = options.filename;
 	if (options.expiration !== undefined) body.expiration = options.expiration;
 	if (options.pdfVariant) body.pdf_variant = options.pdfVariant;
@@ -18,16 +21,20 @@ export function generationBody(this: IExecuteFunctions, i: number): IDataObject 
 function templateData(this: IExecuteFunctions, i: number): IDataObject {
 	if (this.getNodeParameter('dataMode', i) === 'json') {
 		const raw = this.getNodeParameter('jsonData', i, '{}') as unknown;
-		const data = typeof raw === 'string' ? jsonParse<unknown>(raw, { errorMessage: 'JSON Data is not valid JSON' }) : raw;
+		const data =
+			typeof raw === 'string' ? jsonParse<unknown>(raw, { errorMessage: 'JSON Data is not valid JSON' }) : raw;
 		if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-			throw new NodeOperationError(this.getNode(), 'JSON Data must be an object, e.g. {"name": "Ada"}', { itemIndex: i });
+			throw new NodeOperationError(this.getNode(), 'JSON Data must be an object, e.g. {"name": "Ada"}', {
+				itemIndex: i,
+			});
 		}
 		return data as IDataObject;
 	}
 	const mapped = this.getNodeParameter('templateFields', i) as ResourceMapperValue;
 	const data: IDataObject = {};
 	// A field left empty is not sent: the template's own default (or its required-field check) applies.
-	for (const [key, value] of Object.entries(mapped?.value ?? {})) if (value !== null && value !== undefined) data[key] = value as IDataObject[string];
+	for (const [key, value] of Object.entries(mapped?.value ?? {}))
+		if (value !== null && value !== undefined) data[key] = value as IDataObject[string];
 	return data;
 }
 
@@ -47,7 +54,11 @@ export async function generate(this: IExecuteFunctions, i: number): Promise<INod
 	})) as IDataObject;
 	if (!this.getNodeParameter('download', i, false)) return [{ json: answer }];
 	const property = this.getNodeParameter('binaryPropertyName', i, 'data') as string;
-	const binary = await downloadPdf.call(this, { url: String(answer.url), filename: String(answer.filename), itemIndex: i });
+	const binary = await downloadPdf.call(this, {
+		url: String(answer.url),
+		filename: String(answer.filename),
+		itemIndex: i,
+	});
 	return [{ json: answer, binary: { [property]: binary } }];
 }
 

@@ -9,8 +9,18 @@ export const jobProperties: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['job'] } },
 		options: [
-			{ name: 'Get', value: 'get', action: 'Get a job', description: 'A job with its state and, once completed, its result link (GET /v1/pdf/jobs/{ID})' },
-			{ name: 'Get Many', value: 'getAll', action: 'Get many jobs', description: 'The account\'s jobs, newest first (GET /v1/pdf/jobs)' },
+			{
+				name: 'Get',
+				value: 'get',
+				action: 'Get a job',
+				description: 'A job with its state and, once completed, its result link (GET /v1/pdf/jobs/{ID})',
+			},
+			{
+				name: 'Get Many',
+				value: 'getAll',
+				action: 'Get many jobs',
+				description: "The account's jobs, newest first (GET /v1/pdf/jobs)",
+			},
 		],
 		default: 'get',
 	},
@@ -57,7 +67,14 @@ export const jobProperties: INodeProperties[] = [
 		default: {},
 		displayOptions: { show: { resource: ['job'], operation: ['getAll'] } },
 		options: [
-			{ displayName: 'Offset', name: 'offset', type: 'number', default: 0, typeOptions: { minValue: 0 }, description: 'Number of jobs to skip' },
+			{
+				displayName: 'Offset',
+				name: 'offset',
+				type: 'number',
+				default: 0,
+				typeOptions: { minValue: 0 },
+				description: 'Number of jobs to skip',
+			},
 			{
 				displayName: 'Status',
 				name: 'status',

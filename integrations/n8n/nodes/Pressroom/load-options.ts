@@ -1,5 +1,11 @@
 /** What the editor offers: the account's templates, a template's versions, and its fields as inputs. */
-import type { FieldType, ILoadOptionsFunctions, INodePropertyOptions, ResourceMapperField, ResourceMapperFields } from 'n8n-workflow';
+import type {
+	FieldType,
+	ILoadOptionsFunctions,
+	INodePropertyOptions,
+	ResourceMapperField,
+	ResourceMapperFields,
+} from 'n8n-workflow';
 import { pressroomRequest } from './pressroom-api';
 
 /** A field as GET /v1/templates/{id}/fields lists it. */
@@ -37,7 +43,10 @@ export async function getTemplateVersions(this: ILoadOptionsFunctions): Promise<
 	const draft = { name: 'Draft (the Template as Saved Now)', value: '' };
 	const templateId = currentTemplateId(this);
 	if (!templateId) return [draft];
-	const answer = (await pressroomRequest.call(this, { method: 'GET', path: `/v1/templates/${encodeURIComponent(templateId)}/versions` })) as {
+	const answer = (await pressroomRequest.call(this, {
+		method: 'GET',
+		path: `/v1/templates/${encodeURIComponent(templateId)}/versions`,
+	})) as {
 		versions: Array<{ version_number: number; tag: string | null; description: string | null }>;
 	};
 	const versions = answer.versions.map((version) => ({
@@ -52,7 +61,10 @@ export async function getTemplateVersions(this: ILoadOptionsFunctions): Promise<
 export async function getTemplateFields(this: ILoadOptionsFunctions): Promise<ResourceMapperFields> {
 	const templateId = currentTemplateId(this);
 	if (!templateId) return { fields: [], emptyFieldsNotice: 'Choose a template first' };
-	const fields = (await pressroomRequest.call(this, { method: 'GET', path: `/v1/templates/${encodeURIComponent(templateId)}/fields` })) as TemplateField[];
+	const fields = (await pressroomRequest.call(this, {
+		method: 'GET',
+		path: `/v1/templates/${encodeURIComponent(templateId)}/fields`,
+	})) as TemplateField[];
 	return {
 		fields: fields.map(
 			(field): ResourceMapperField => ({

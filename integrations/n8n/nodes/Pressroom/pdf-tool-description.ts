@@ -7,8 +7,16 @@ const show = (operation: string[], extra: Record<string, string[]> = {}) => ({
 });
 
 const INPUT_TYPES = [
-	{ name: 'Binary Property', value: 'binary', description: 'A PDF in this item, e.g. from Read Binary File or an earlier Pressroom node' },
-	{ name: 'URL', value: 'url', description: 'Pressroom downloads it: https, and no private address unless the deployment allows them' },
+	{
+		name: 'Binary Property',
+		value: 'binary',
+		description: 'A PDF in this item, e.g. from Read Binary File or an earlier Pressroom node',
+	},
+	{
+		name: 'URL',
+		value: 'url',
+		description: 'Pressroom downloads it: https, and no private address unless the deployment allows them',
+	},
 ];
 
 export const pdfToolProperties: INodeProperties[] = [
@@ -19,9 +27,19 @@ export const pdfToolProperties: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['pdfTool'] } },
 		options: [
-			{ name: 'Extract Pages', value: 'extractPages', action: 'Extract pages from a PDF', description: 'A new PDF of the pages named, in the order named' },
+			{
+				name: 'Extract Pages',
+				value: 'extractPages',
+				action: 'Extract pages from a PDF',
+				description: 'A new PDF of the pages named, in the order named',
+			},
 			{ name: 'Merge', value: 'merge', action: 'Merge PDFs', description: '2 to 20 PDFs into one, in the order given' },
-			{ name: 'Rotate', value: 'rotate', action: 'Rotate a PDF', description: 'Turn every page, or the pages named, clockwise' },
+			{
+				name: 'Rotate',
+				value: 'rotate',
+				action: 'Rotate a PDF',
+				description: 'Turn every page, or the pages named, clockwise',
+			},
 		],
 		default: 'merge',
 	},
@@ -40,13 +58,32 @@ export const pdfToolProperties: INodeProperties[] = [
 				name: 'source',
 				values: [
 					{ displayName: 'Input', name: 'inputType', type: 'options', options: INPUT_TYPES, default: 'binary' },
-					{ displayName: 'Binary Property', name: 'binaryPropertyName', type: 'string', default: 'data', displayOptions: { show: { inputType: ['binary'] } } },
-					{ displayName: 'URL', name: 'url', type: 'string', default: '', displayOptions: { show: { inputType: ['url'] } } },
+					{
+						displayName: 'Binary Property',
+						name: 'binaryPropertyName',
+						type: 'string',
+						default: 'data',
+						displayOptions: { show: { inputType: ['binary'] } },
+					},
+					{
+						displayName: 'URL',
+						name: 'url',
+						type: 'string',
+						default: '',
+						displayOptions: { show: { inputType: ['url'] } },
+					},
 				],
 			},
 		],
 	},
-	{ displayName: 'Input', name: 'inputType', type: 'options', options: INPUT_TYPES, default: 'binary', ...show(singleInputOps) },
+	{
+		displayName: 'Input',
+		name: 'inputType',
+		type: 'options',
+		options: INPUT_TYPES,
+		default: 'binary',
+		...show(singleInputOps),
+	},
 	{
 		displayName: 'Input Binary Property',
 		name: 'inputBinaryPropertyName',
@@ -55,7 +92,14 @@ export const pdfToolProperties: INodeProperties[] = [
 		description: 'The binary property of the item that holds the PDF',
 		...show(singleInputOps, { inputType: ['binary'] }),
 	},
-	{ displayName: 'PDF URL', name: 'pdfUrl', type: 'string', default: '', required: true, ...show(singleInputOps, { inputType: ['url'] }) },
+	{
+		displayName: 'PDF URL',
+		name: 'pdfUrl',
+		type: 'string',
+		default: '',
+		required: true,
+		...show(singleInputOps, { inputType: ['url'] }),
+	},
 	{
 		displayName: 'Pages',
 		name: 'pages',
@@ -106,8 +150,20 @@ export const pdfToolProperties: INodeProperties[] = [
 		default: {},
 		...show(['merge', 'extractPages', 'rotate']),
 		options: [
-			{ displayName: 'Expiration (Seconds)', name: 'expiration', type: 'number', default: 86400, typeOptions: { minValue: 60, maxValue: 604800 } },
-			{ displayName: 'Filename', name: 'filename', type: 'string', default: '', description: 'Without .pdf: up to 100 letters, digits, _ - and .' },
+			{
+				displayName: 'Expiration (Seconds)',
+				name: 'expiration',
+				type: 'number',
+				default: 86400,
+				typeOptions: { minValue: 60, maxValue: 604800 },
+			},
+			{
+				displayName: 'Filename',
+				name: 'filename',
+				type: 'string',
+				default: '',
+				description: 'Without .pdf: up to 100 letters, digits, _ - and .',
+			},
 		],
 	},
 ];
@@ -119,8 +175,14 @@ export const downloadProperties: INodeProperties[] = [
 		name: 'download',
 		type: 'boolean',
 		default: false,
-		description: 'Whether to download the result into a binary property as well as answer its link (for a job once it is completed; for a batch its zip or merged PDF)',
-		displayOptions: { show: { resource: ['document', 'job', 'pdfTool', 'batch'], operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'] } },
+		description:
+			'Whether to download the result into a binary property as well as answer its link (for a job once it is completed; for a batch its zip or merged PDF)',
+		displayOptions: {
+			show: {
+				resource: ['document', 'job', 'pdfTool', 'batch'],
+				operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'],
+			},
+		},
 	},
 	{
 		displayName: 'Put Output File in Field',
@@ -129,7 +191,11 @@ export const downloadProperties: INodeProperties[] = [
 		default: 'data',
 		hint: 'The name of the output binary field to put the PDF in',
 		displayOptions: {
-			show: { resource: ['document', 'job', 'pdfTool', 'batch'], operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'], download: [true] },
+			show: {
+				resource: ['document', 'job', 'pdfTool', 'batch'],
+				operation: ['generate', 'get', 'merge', 'extractPages', 'rotate'],
+				download: [true],
+			},
 		},
 	},
 ];

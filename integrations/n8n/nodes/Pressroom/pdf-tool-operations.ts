@@ -34,7 +34,10 @@ function deliveryFields(this: IExecuteFunctions, i: number): IDataObject {
 async function toolBody(this: IExecuteFunctions, operation: string, i: number): Promise<IDataObject> {
 	if (operation === 'merge') {
 		const sources = ((this.getNodeParameter('sources', i, {}) as IDataObject).source ?? []) as Source[];
-		if (sources.length < 2) throw new NodeOperationError(this.getNode(), `Merge needs at least 2 PDFs; ${sources.length} given`, { itemIndex: i });
+		if (sources.length < 2)
+			throw new NodeOperationError(this.getNode(), `Merge needs at least 2 PDFs; ${sources.length} given`, {
+				itemIndex: i,
+			});
 		const pdfs: IDataObject[] = [];
 		for (const source of sources) pdfs.push(await pdfInput.call(this, source, i));
 		return { pdfs };
@@ -49,9 +52,11 @@ async function toolBody(this: IExecuteFunctions, operation: string, i: number): 
 		i,
 	);
 	if (operation === 'extractPages') return { ...input, pages: this.getNodeParameter('pages', i) as string };
-	if (this.getNodeParameter('rotateMode', i, 'all') === 'all') return { ...input, rotation: this.getNodeParameter('rotation', i) as number };
+	if (this.getNodeParameter('rotateMode', i, 'all') === 'all')
+		return { ...input, rotation: this.getNodeParameter('rotation', i) as number };
 	const raw = this.getNodeParameter('pageRotations', i) as unknown;
-	const pageRotations = typeof raw === 'string' ? jsonParse<IDataObject>(raw, { errorMessage: 'Page Rotations is not valid JSON' }) : raw;
+	const pageRotations =
+		typeof raw === 'string' ? jsonParse<IDataObject>(raw, { errorMessage: 'Page Rotations is not valid JSON' }) : raw;
 	return { ...input, page_rotations: pageRotations as IDataObject };
 }
 
@@ -60,9 +65,18 @@ const PATHS: Record<string, string> = { merge: 'merge', extractPages: 'extract-p
 /** Runs the tool: the link answer as JSON and, when asked, the resulting PDF in a binary property. */
 export async function runPdfTool(this: IExecuteFunctions, operation: string, i: number): Promise<INodeExecutionData[]> {
 	const body = { ...(await toolBody.call(this, operation, i)), ...deliveryFields.call(this, i) };
-	const answer = (await pressroomRequest.call(this, { method: 'POST', path: `/v1/pdf-tools/${PATHS[operation]}`, body, itemIndex: i })) as IDataObject;
+	const answer = (await pressroomRequest.call(this, {
+		method: 'POST',
+		path: `/v1/pdf-tools/${PATHS[operation]}`,
+		body,
+		itemIndex: i,
+	})) as IDataObject;
 	if (!this.getNodeParameter('download', i, false)) return [{ json: answer }];
 	const property = this.getNodeParameter('binaryPropertyName', i, 'data') as string;
-	const binary = await downloadPdf.call(this, { url: String(answer.url), filename: String(answer.filename), itemIndex: i });
+	const binary = await downloadPdf.call(this, {
+		url: String(answer.url),
+		filename: String(answer.filename),
+		itemIndex: i,
+	});
 	return [{ json: answer, binary: { [property]: binary } }];
 }

@@ -51,7 +51,11 @@ export async function pressroomRequest(this: Context, call: ApiCall): Promise<an
 	})) as IN8nHttpFullResponse;
 	if (response.statusCode >= 400) {
 		// Not JSON (a proxy's error page, say): its start is enough to tell what answered.
-		const body = (typeof response.body === 'object' && response.body !== null ? response.body : { message: String(response.body).slice(0, MAX_TEXT_ANSWER_CHARS) }) as JsonObject;
+		const body = (
+			typeof response.body === 'object' && response.body !== null
+				? response.body
+				: { message: String(response.body).slice(0, MAX_TEXT_ANSWER_CHARS) }
+		) as JsonObject;
 		throw new NodeApiError(this.getNode(), body, {
 			message: describeRefusal(response.statusCode, body),
 			httpCode: String(response.statusCode),
@@ -60,9 +64,13 @@ export async function pressroomRequest(this: Context, call: ApiCall): Promise<an
 	}
 	// Every call here answers JSON; anything else is another page under that address (the studio answers every GET).
 	if (typeof response.body !== 'object' || response.body === null) {
-		throw new NodeOperationError(this.getNode(), `The credential's Base URL answers ${call.path}, but not as Pressroom's API: give the address Pressroom is served at, without /v1`, {
-			itemIndex: call.itemIndex,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The credential's Base URL answers ${call.path}, but not as Pressroom's API: give the address Pressroom is served at, without /v1`,
+			{
+				itemIndex: call.itemIndex,
+			},
+		);
 	}
 	return response.body;
 }
@@ -99,9 +107,13 @@ export async function downloadPdf(
 		ignoreHttpStatusErrors: true,
 	})) as IN8nHttpFullResponse;
 	if (response.statusCode !== 200) {
-		throw new NodeOperationError(this.getNode(), `Downloading the PDF failed with HTTP ${response.statusCode}; the link may have expired (expiration)`, {
-			itemIndex: link.itemIndex,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`Downloading the PDF failed with HTTP ${response.statusCode}; the link may have expired (expiration)`,
+			{
+				itemIndex: link.itemIndex,
+			},
+		);
 	}
 	const bytes = Buffer.from(response.body as ArrayBuffer);
 	return this.helpers.prepareBinaryData(bytes, link.filename ?? 'document.pdf', link.mimeType ?? 'application/pdf');

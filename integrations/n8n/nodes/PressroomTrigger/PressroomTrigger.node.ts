@@ -4,7 +4,14 @@
  * subscription API: each job names its URL, so this node's URL goes into Generate (Async)'s Webhook URL.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
-import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 import { NodeOperationError, jsonParse } from 'n8n-workflow';
 import { CREDENTIAL, downloadPdf } from '../Pressroom/pressroom-api';
 import { verifyPressroomWebhook } from './webhook-signature';
@@ -61,10 +68,19 @@ export class PressroomTrigger implements INodeType {
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const request = this.getRequestObject() as IncomingMessage & { rawBody?: Buffer };
 		const { webhookSecret } = await this.getCredentials(CREDENTIAL);
-		if (!webhookSecret) throw new NodeOperationError(this.getNode(), "The credential has no Webhook Secret: set one, and create the jobs with it, so this trigger can check Pressroom's signature");
+		if (!webhookSecret)
+			throw new NodeOperationError(
+				this.getNode(),
+				"The credential has no Webhook Secret: set one, and create the jobs with it, so this trigger can check Pressroom's signature",
+			);
 		// n8n keeps the bytes it received in rawBody; the signature covers those bytes, not a re-serialisation.
 		const rawBody = request.rawBody ?? Buffer.alloc(0);
-		const verdict = verifyPressroomWebhook({ rawBody, headers: request.headers, secret: String(webhookSecret), nowSeconds: Math.floor(Date.now() / 1000) });
+		const verdict = verifyPressroomWebhook({
+			rawBody,
+			headers: request.headers,
+			secret: String(webhookSecret),
+			nowSeconds: Math.floor(Date.now() / 1000),
+		});
 		if (!verdict.ok) {
 			const response = this.getResponseObject() as ServerResponse;
 			response.writeHead(401, { 'content-type': 'application/json' });
@@ -72,11 +88,20 @@ export class PressroomTrigger implements INodeType {
 			return { noWebhookResponse: true };
 		}
 		const payload = jsonParse<IDataObject>(rawBody.toString('utf8'));
-		if (!(this.getNodeParameter('events', []) as string[]).includes(String(payload.event))) return { webhookResponse: { received: true } };
+		if (!(this.getNodeParameter('events', []) as string[]).includes(String(payload.event)))
+			return { webhookResponse: { received: true } };
 		const item: INodeExecutionData = { json: { ...payload, webhook_id: request.headers['webhook-id'] as string } };
 		const result = (payload.result ?? {}) as IDataObject;
-		if (this.getNodeParameter('download', false) && payload.event === 'pdf.completed' && typeof result.url === 'string') {
-			const binary = await downloadPdf.call(this, { url: result.url, filename: String(result.filename ?? 'document.pdf'), itemIndex: 0 });
+		if (
+			this.getNodeParameter('download', false) &&
+			payload.event === 'pdf.completed' &&
+			typeof result.url === 'string'
+		) {
+			const binary = await downloadPdf.call(this, {
+				url: result.url,
+				filename: String(result.filename ?? 'document.pdf'),
+				itemIndex: 0,
+			});
 			item.binary = { [this.getNodeParameter('binaryPropertyName', 'data') as string]: binary };
 		}
 		return { workflowData: [[item]] };

@@ -13,10 +13,15 @@ const Transaction = Type.Object({
     description: 'PDFGEN: a generation (1 credit); REFUND: a failed one given back; PURCHASE, BONUS: credits added',
   }),
   template_id: Nullable(Type.String({ description: 'Template of a PDFGEN; null otherwise' })),
-  tool: Type.Optional(Nullable(Type.String({
-    description: 'What a PDFGEN without a template paid for: the PDF tool, `merge`, `extract-pages` or `rotate` (POST /v1/pdf-tools/…); null otherwise (Pressroom; not in TemplateFox\'s answer, and left out for its Go SDK: docs/templatefox.md)',
-    examples: ['merge'],
-  }))),
+  tool: Type.Optional(
+    Nullable(
+      Type.String({
+        description:
+          "What a PDFGEN without a template paid for: the PDF tool, `merge`, `extract-pages` or `rotate` (POST /v1/pdf-tools/…); null otherwise (Pressroom; not in TemplateFox's answer, and left out for its Go SDK: docs/templatefox.md)",
+        examples: ['merge'],
+      }),
+    ),
+  ),
   exec_tm: Nullable(Type.Integer({ description: 'Execution time in milliseconds' })),
   credits: Type.Integer({ description: 'Positive = consumed; negative = added' }),
   created_at: Type.String({ format: 'date-time', description: 'When it happened (ISO 8601)' }),
@@ -31,20 +36,34 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
       operationId: 'getAccount',
       tags: ['Account'],
       summary: 'Get account info',
-      description: 'Remaining credits and the account\'s e-mail address. No credits. Accepts an access token too.',
+      description: "Remaining credits and the account's e-mail address. No credits. Accepts an access token too.",
       response: {
         200: Type.Object({
           credits: Type.Integer({ description: 'Remaining credits' }),
           email: Nullable(Type.String({ description: "The account's e-mail address" })),
-          account_id: Type.Optional(Type.String({ description: 'Account ID (Pressroom; not in TemplateFox\'s answer, and left out for its Go SDK: docs/templatefox.md)' })),
-          plan: Type.Optional(StringEnum(['free', 'pro', 'enterprise'] as const, { description: 'Rate-limit plan (Pressroom; not in TemplateFox\'s answer, and left out for its Go SDK: docs/templatefox.md)' })),
+          account_id: Type.Optional(
+            Type.String({
+              description:
+                "Account ID (Pressroom; not in TemplateFox's answer, and left out for its Go SDK: docs/templatefox.md)",
+            }),
+          ),
+          plan: Type.Optional(
+            StringEnum(['free', 'pro', 'enterprise'] as const, {
+              description:
+                "Rate-limit plan (Pressroom; not in TemplateFox's answer, and left out for its Go SDK: docs/templatefox.md)",
+            }),
+          ),
         }),
         ...errorResponses(401, 422, 429),
       },
     },
     handler: async (request) => {
       const account = await deps.accounts.get(request.caller.accountId);
-      return templateFoxShape(request, { credits: account.credits, email: account.email, account_id: account.id, plan: account.plan }, ['account_id', 'plan']);
+      return templateFoxShape(
+        request,
+        { credits: account.credits, email: account.email, account_id: account.id, plan: account.plan },
+        ['account_id', 'plan'],
+      );
     },
   });
 

@@ -7,15 +7,32 @@ import { Type } from 'typebox';
 import { AppError } from '../../../shared/errors.js';
 import { errorResponses } from '../../schemas.js';
 
-const MESSAGE = 'AI template authoring (/v1/agent/*) needs a language model, which this self-hosted Pressroom service does not have; write templates with /v1/templates instead.';
+const MESSAGE =
+  'AI template authoring (/v1/agent/*) needs a language model, which this self-hosted Pressroom service does not have; write templates with /v1/templates instead.';
 
-const DESCRIPTION = 'Not available in Pressroom: AI authoring needs a language model this self-hosted service does not have. Answers 501 NOT_IMPLEMENTED to a valid API key (401 without one); write templates with POST /v1/templates.';
+const DESCRIPTION =
+  'Not available in Pressroom: AI authoring needs a language model this self-hosted service does not have. Answers 501 NOT_IMPLEMENTED to a valid API key (401 without one); write templates with POST /v1/templates.';
 
 /** TemplateFox's agent operations, listed in the OpenAPI document so their clients see why they fail. */
 const DOCUMENTED = [
-  { method: 'POST', url: '/v1/agent/templates', operationId: 'createAgentTemplate', summary: 'Create a template with AI (not available)' },
-  { method: 'GET', url: '/v1/agent/jobs/:job_id', operationId: 'getAgentJob', summary: 'Get an AI authoring job (not available)' },
-  { method: 'POST', url: '/v1/agent/templates/:template_id/revise', operationId: 'reviseAgentTemplate', summary: 'Revise a template with AI (not available)' },
+  {
+    method: 'POST',
+    url: '/v1/agent/templates',
+    operationId: 'createAgentTemplate',
+    summary: 'Create a template with AI (not available)',
+  },
+  {
+    method: 'GET',
+    url: '/v1/agent/jobs/:job_id',
+    operationId: 'getAgentJob',
+    summary: 'Get an AI authoring job (not available)',
+  },
+  {
+    method: 'POST',
+    url: '/v1/agent/templates/:template_id/revise',
+    operationId: 'reviseAgentTemplate',
+    summary: 'Revise a template with AI (not available)',
+  },
 ] as const;
 
 const notImplemented = async (): Promise<never> => {
@@ -34,12 +51,25 @@ export function agentRoutes(app: FastifyInstance): void {
       method,
       url,
       config: { auth: 'api_key' },
-      schema: { operationId, tags: ['Agent'], summary, description: DESCRIPTION, ...(params ? { params } : {}), response: errorResponses(401, 403, 429, 501) },
+      schema: {
+        operationId,
+        tags: ['Agent'],
+        summary,
+        description: DESCRIPTION,
+        ...(params ? { params } : {}),
+        response: errorResponses(401, 403, 429, 501),
+      },
       handler: notImplemented,
     });
   }
   // Every other method and path under /v1/agent answers the same; not listed in the document.
   for (const url of ['/v1/agent', '/v1/agent/*']) {
-    app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url, config: { auth: 'api_key' }, schema: { hide: true }, handler: notImplemented });
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url,
+      config: { auth: 'api_key' },
+      schema: { hide: true },
+      handler: notImplemented,
+    });
   }
 }

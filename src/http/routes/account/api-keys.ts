@@ -18,11 +18,16 @@ export function apiKeyRoutes(app: FastifyInstance, accounts: AccountService): vo
       description: "The account's API keys by prefix; a key itself is shown only once, when created.",
       response: {
         200: Type.Object({
-          api_keys: Type.Array(Type.Object({
-            prefix: Type.String({ description: "The key's first 12 characters" }),
-            created_at: Type.String({ format: 'date-time', description: 'When it was created (ISO 8601)' }),
-            revoked_at: Nullable(Type.String({ format: 'date-time', description: 'When it was revoked; null while it works' })),
-          }), { description: 'Keys, revoked ones included' }),
+          api_keys: Type.Array(
+            Type.Object({
+              prefix: Type.String({ description: "The key's first 12 characters" }),
+              created_at: Type.String({ format: 'date-time', description: 'When it was created (ISO 8601)' }),
+              revoked_at: Nullable(
+                Type.String({ format: 'date-time', description: 'When it was revoked; null while it works' }),
+              ),
+            }),
+            { description: 'Keys, revoked ones included' },
+          ),
         }),
         ...errorResponses(401, 429),
       },
@@ -43,9 +48,13 @@ export function apiKeyRoutes(app: FastifyInstance, accounts: AccountService): vo
       tags,
       summary: 'Create an API key',
       description: 'A new key for the same account. Keep it: it is shown only in this answer.',
-      response: { 201: Type.Object({ api_key: Type.String({ description: 'The new key (pr_…), shown once' }) }), ...errorResponses(401, 429) },
+      response: {
+        201: Type.Object({ api_key: Type.String({ description: 'The new key (pr_…), shown once' }) }),
+        ...errorResponses(401, 429),
+      },
     },
-    handler: async (request, reply) => reply.code(201).send({ api_key: await accounts.createApiKey(request.caller.accountId) }),
+    handler: async (request, reply) =>
+      reply.code(201).send({ api_key: await accounts.createApiKey(request.caller.accountId) }),
   });
 
   r.delete('/v1/account/api-keys/:prefix', {
@@ -55,7 +64,9 @@ export function apiKeyRoutes(app: FastifyInstance, accounts: AccountService): vo
       tags,
       summary: 'Revoke an API key',
       description: 'The key stops working on the next request.',
-      params: Type.Object({ prefix: Type.String({ minLength: 12, maxLength: 12, description: "The key's first 12 characters" }) }),
+      params: Type.Object({
+        prefix: Type.String({ minLength: 12, maxLength: 12, description: "The key's first 12 characters" }),
+      }),
       response: { 200: SuccessBody, ...errorResponses(401, 404, 422, 429) },
     },
     handler: async (request) => {

@@ -8,23 +8,62 @@ import { errorResponses } from '../../schemas.js';
 
 const NAME = { minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' } as const;
 
-const Upload = Type.Object({
-  name: Type.String({ ...NAME, description: 'Your name for the certificate, used as sign.certificate: letters, digits, ".", "_" and "-"' }),
-  pkcs12_base64: Type.String({ minLength: 1, maxLength: CERTIFICATE_MAX_BASE64_CHARS + 1024, description: `The PKCS#12 file (.p12/.pfx: the private key, its certificate and optionally the chain), base64-encoded; at most ${CERTIFICATE_MAX_BASE64_CHARS} characters` }),
-  password: Type.String({ maxLength: 1024, description: 'The password of the PKCS#12 file; stored sealed with the file, never returned' }),
-}, { examples: [{ name: 'company-seal', pkcs12_base64: 'MIIKPAIBAzCCCfIGCSqGSIb3DQEHAaCCCeMEggnfMIIJ2zCC…', password: 'correct horse battery staple' }] });
+const Upload = Type.Object(
+  {
+    name: Type.String({
+      ...NAME,
+      description: 'Your name for the certificate, used as sign.certificate: letters, digits, ".", "_" and "-"',
+    }),
+    pkcs12_base64: Type.String({
+      minLength: 1,
+      maxLength: CERTIFICATE_MAX_BASE64_CHARS + 1024,
+      description: `The PKCS#12 file (.p12/.pfx: the private key, its certificate and optionally the chain), base64-encoded; at most ${CERTIFICATE_MAX_BASE64_CHARS} characters`,
+    }),
+    password: Type.String({
+      maxLength: 1024,
+      description: 'The password of the PKCS#12 file; stored sealed with the file, never returned',
+    }),
+  },
+  {
+    examples: [
+      {
+        name: 'company-seal',
+        pkcs12_base64: 'MIIKPAIBAzCCCfIGCSqGSIb3DQEHAaCCCeMEggnfMIIJ2zCC…',
+        password: 'correct horse battery staple',
+      },
+    ],
+  },
+);
 
-const Certificate = Type.Object({
-  name: Type.String({ description: 'Your name for it (sign.certificate)' }),
-  subject: Type.String({ description: "The certificate's subject, e.g. CN=Ada Lovelace, O=Example" }),
-  issuer: Type.String({ description: 'Who issued it' }),
-  serial: Type.String({ description: 'Serial number, hex' }),
-  not_before: Type.String({ description: 'Valid from (ISO 8601)' }),
-  not_after: Type.String({ description: 'Valid until (ISO 8601); a signature with an expired certificate is refused' }),
-  fingerprint_sha256: Type.String({ description: "SHA-256 of the certificate's DER bytes, hex" }),
-}, { description: 'A signing certificate (never its key)', examples: [{ name: 'company-seal', subject: 'CN=Ada Lovelace, O=Example', issuer: 'CN=Example CA', serial: '3f1a…', not_before: '2026-01-01T00:00:00.000Z', not_after: '2027-01-01T00:00:00.000Z', fingerprint_sha256: '9b2c…' }] });
+const Certificate = Type.Object(
+  {
+    name: Type.String({ description: 'Your name for it (sign.certificate)' }),
+    subject: Type.String({ description: "The certificate's subject, e.g. CN=Ada Lovelace, O=Example" }),
+    issuer: Type.String({ description: 'Who issued it' }),
+    serial: Type.String({ description: 'Serial number, hex' }),
+    not_before: Type.String({ description: 'Valid from (ISO 8601)' }),
+    not_after: Type.String({
+      description: 'Valid until (ISO 8601); a signature with an expired certificate is refused',
+    }),
+    fingerprint_sha256: Type.String({ description: "SHA-256 of the certificate's DER bytes, hex" }),
+  },
+  {
+    description: 'A signing certificate (never its key)',
+    examples: [
+      {
+        name: 'company-seal',
+        subject: 'CN=Ada Lovelace, O=Example',
+        issuer: 'CN=Example CA',
+        serial: '3f1a…',
+        not_before: '2026-01-01T00:00:00.000Z',
+        not_after: '2027-01-01T00:00:00.000Z',
+        fingerprint_sha256: '9b2c…',
+      },
+    ],
+  },
+);
 
-const NameParams = Type.Object({ name: Type.String({ ...NAME, description: 'The certificate\'s name' }) });
+const NameParams = Type.Object({ name: Type.String({ ...NAME, description: "The certificate's name" }) });
 
 export function certificateRoutes(app: FastifyInstance, certificates: CertificateService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -46,7 +85,11 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
     },
     handler: async (request, reply) => {
       const body = request.body as Static<typeof Upload>;
-      const created = await certificates.add(request.caller.accountId, { name: body.name, pkcs12Base64: body.pkcs12_base64, password: body.password });
+      const created = await certificates.add(request.caller.accountId, {
+        name: body.name,
+        pkcs12Base64: body.pkcs12_base64,
+        password: body.password,
+      });
       return reply.code(201).send(created);
     },
   });
@@ -58,7 +101,13 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
       tags,
       summary: 'List signing certificates',
       description: "Your account's signing certificates, by name, with their validity (never their keys).",
-      response: { 200: Type.Object({ certificates: Type.Array(Certificate, { description: 'By name' }) }, { examples: [{ certificates: [] }] }), ...errorResponses(401, 429) },
+      response: {
+        200: Type.Object(
+          { certificates: Type.Array(Certificate, { description: 'By name' }) },
+          { examples: [{ certificates: [] }] },
+        ),
+        ...errorResponses(401, 429),
+      },
     },
     handler: async (request) => ({ certificates: await certificates.list(request.caller.accountId) }),
   });
@@ -69,7 +118,8 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
       operationId: 'deleteCertificate',
       tags,
       summary: 'Delete a signing certificate',
-      description: 'Deletes the certificate and its sealed key for good; 404 CERTIFICATE_NOT_FOUND when you have none of that name.',
+      description:
+        'Deletes the certificate and its sealed key for good; 404 CERTIFICATE_NOT_FOUND when you have none of that name.',
       params: NameParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 404, 422, 429) },
     },

@@ -14,18 +14,37 @@ import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../../
 import { IdempotencyHeaders, checkDeliveryOptions, generationFields, generationOptions } from './pdf.js';
 import { templateFoxShape } from '../../templatefox-clients.js';
 
-const CreateAsyncBody = Type.Object({
-  ...generationFields,
-  export_type: Type.Optional(StringEnum(['url'] as const, { default: 'url', description: 'Async jobs always deliver a URL (or S3)' })),
-  webhook_url: Type.Optional(Nullable(Type.String({
-    minLength: 1,
-    maxLength: 2083,
-    description: 'Public https URL that receives pdf.completed / pdf.failed (http and private hosts only with PRESSROOM_ALLOW_PRIVATE_NETWORKS=true)',
-  }))),
-  webhook_secret: Type.Optional(Nullable(Type.String({ minLength: 16, maxLength: 256, description: 'Signs webhook payloads (X-Service-Signature); needs webhook_url. Stored encrypted, never returned' }))),
-}, {
-  examples: [{ template_id: EXAMPLE_TEMPLATE_ID, data: INVOICE_DATA, filename: 'invoice-0001', expiration: 86_400 }],
-});
+const CreateAsyncBody = Type.Object(
+  {
+    ...generationFields,
+    export_type: Type.Optional(
+      StringEnum(['url'] as const, { default: 'url', description: 'Async jobs always deliver a URL (or S3)' }),
+    ),
+    webhook_url: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 2083,
+          description:
+            'Public https URL that receives pdf.completed / pdf.failed (http and private hosts only with PRESSROOM_ALLOW_PRIVATE_NETWORKS=true)',
+        }),
+      ),
+    ),
+    webhook_secret: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 16,
+          maxLength: 256,
+          description:
+            'Signs webhook payloads (X-Service-Signature); needs webhook_url. Stored encrypted, never returned',
+        }),
+      ),
+    ),
+  },
+  {
+    examples: [{ template_id: EXAMPLE_TEMPLATE_ID, data: INVOICE_DATA, filename: 'invoice-0001', expiration: 86_400 }],
+  },
+);
 type CreateAsyncBody = Static<typeof CreateAsyncBody>;
 
 const CreateAsyncAnswer = Type.Object({
@@ -37,30 +56,41 @@ type CreateAsyncAnswer = Static<typeof CreateAsyncAnswer>;
 
 const iso8601 = (description: string) => Type.String({ format: 'date-time', description });
 
-const JobSchema = Type.Object({
-  id: Type.String({ description: 'Job ID' }),
-  status: StringEnum(JOB_STATUSES, { description: 'pending (queued), processing, completed or failed' }),
-  template_id: Type.String({ description: 'Template the job renders' }),
-  export_type: StringEnum(['url'] as const, { description: 'Always url for jobs' }),
-  filename: Nullable(Type.String({ description: 'The filename asked for, if any' })),
-  store_s3: Type.Boolean({ description: 'Whether the PDF goes to your S3 bucket' }),
-  created_at: iso8601('When the job was accepted'),
-  updated_at: iso8601('Last change of the job'),
-  completed_at: Nullable(iso8601('When the job completed or failed')),
-  result_url: Nullable(Type.String({ description: 'Signed download link (completed, not S3)' })),
-  result_filename: Nullable(Type.String({ description: 'Final file name' })),
-  result_expires_at: Nullable(iso8601('When result_url expires')),
-  result_s3_bucket: Nullable(Type.String({ description: 'Bucket, when stored in S3' })),
-  result_s3_key: Nullable(Type.String({ description: 'Key, when stored in S3' })),
-  error_message: Nullable(Type.String({ description: 'Why the job failed' })),
-  error_code: Nullable(Type.String({ description: 'Coded reason of a failure, e.g. TEMPLATE_RENDER_ERROR' })),
-  version: Type.Optional(Nullable(Type.Object({
-    number: Type.Integer({ description: 'Version number' }),
-    tag: Nullable(Type.String({ description: 'The tag the version had when the job was accepted' })),
-  }), { description: 'The template version the job renders; null: the draft as it was when the job ran (left out for TemplateFox\'s Go SDK: docs/templatefox.md)' })),
-  warnings: DocumentWarnings,
-  einvoice_checks: EInvoiceChecks,
-}, { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' });
+const JobSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Job ID' }),
+    status: StringEnum(JOB_STATUSES, { description: 'pending (queued), processing, completed or failed' }),
+    template_id: Type.String({ description: 'Template the job renders' }),
+    export_type: StringEnum(['url'] as const, { description: 'Always url for jobs' }),
+    filename: Nullable(Type.String({ description: 'The filename asked for, if any' })),
+    store_s3: Type.Boolean({ description: 'Whether the PDF goes to your S3 bucket' }),
+    created_at: iso8601('When the job was accepted'),
+    updated_at: iso8601('Last change of the job'),
+    completed_at: Nullable(iso8601('When the job completed or failed')),
+    result_url: Nullable(Type.String({ description: 'Signed download link (completed, not S3)' })),
+    result_filename: Nullable(Type.String({ description: 'Final file name' })),
+    result_expires_at: Nullable(iso8601('When result_url expires')),
+    result_s3_bucket: Nullable(Type.String({ description: 'Bucket, when stored in S3' })),
+    result_s3_key: Nullable(Type.String({ description: 'Key, when stored in S3' })),
+    error_message: Nullable(Type.String({ description: 'Why the job failed' })),
+    error_code: Nullable(Type.String({ description: 'Coded reason of a failure, e.g. TEMPLATE_RENDER_ERROR' })),
+    version: Type.Optional(
+      Nullable(
+        Type.Object({
+          number: Type.Integer({ description: 'Version number' }),
+          tag: Nullable(Type.String({ description: 'The tag the version had when the job was accepted' })),
+        }),
+        {
+          description:
+            "The template version the job renders; null: the draft as it was when the job ran (left out for TemplateFox's Go SDK: docs/templatefox.md)",
+        },
+      ),
+    ),
+    warnings: DocumentWarnings,
+    einvoice_checks: EInvoiceChecks,
+  },
+  { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' },
+);
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
@@ -123,20 +153,34 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService }): voi
         filename: body.filename ?? null,
         webhookUrl: body.webhook_url ?? null,
         webhookSecret: secretIgnored ? null : (body.webhook_secret ?? null),
-        idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, 'pdf.create-async', body),
+        idempotency: idempotentRequest(
+          request.headers['idempotency-key'] as string | undefined,
+          'pdf.create-async',
+          body,
+        ),
       });
-      const answer: CreateAsyncAnswer = { job_id: accepted.jobId, status: 'pending', credits_remaining: accepted.creditsRemaining };
+      const answer: CreateAsyncAnswer = {
+        job_id: accepted.jobId,
+        status: 'pending',
+        credits_remaining: accepted.creditsRemaining,
+      };
       return answer;
     },
   });
 
   const jobPaths = [
-    { path: '/v1/pdf/jobs/:job_id', operationId: 'getPdfJob', summary: 'Get job status', description: 'One job of the caller: its state, and its result or error once finished.' },
+    {
+      path: '/v1/pdf/jobs/:job_id',
+      operationId: 'getPdfJob',
+      summary: 'Get job status',
+      description: 'One job of the caller: its state, and its result or error once finished.',
+    },
     {
       path: '/v1/pdf/status/:job_id',
       operationId: 'getPdfJobStatus',
       summary: 'Get job status (older path)',
-      description: 'The same answer as GET /v1/pdf/jobs/{job_id}, at the path older TemplateFox SDK documentation polls.',
+      description:
+        'The same answer as GET /v1/pdf/jobs/{job_id}, at the path older TemplateFox SDK documentation polls.',
     },
   ] as const;
   for (const { path, operationId, summary, description } of jobPaths) {
@@ -150,7 +194,12 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService }): voi
         params: Type.Object({ job_id: Type.String({ description: 'Job ID, as create-async answered it' }) }),
         response: { 200: Type.Unsafe({ $ref: 'JobStatusResponse#' }), ...errorResponses(401, 404, 422, 429) },
       },
-      handler: async (request) => templateFoxShape(request, jobJson(await deps.jobs.get(request.caller.accountId, request.params.job_id)), JOB_ADDITIONS),
+      handler: async (request) =>
+        templateFoxShape(
+          request,
+          jobJson(await deps.jobs.get(request.caller.accountId, request.params.job_id)),
+          JOB_ADDITIONS,
+        ),
     });
   }
 
@@ -178,7 +227,11 @@ export function jobRoutes(app: FastifyInstance, deps: { jobs: JobService }): voi
     handler: async (request) => {
       const limit = request.query.limit ?? 20;
       const offset = request.query.offset ?? 0;
-      const { jobs, total } = await deps.jobs.list(request.caller.accountId, { status: request.query.status, limit, offset });
+      const { jobs, total } = await deps.jobs.list(request.caller.accountId, {
+        status: request.query.status,
+        limit,
+        offset,
+      });
       return { jobs: jobs.map((job) => templateFoxShape(request, jobJson(job), JOB_ADDITIONS)), total, limit, offset };
     },
   });

@@ -15,67 +15,134 @@ import { IdempotencyHeaders, jsonAnswer, sendPdf, settleWhenAnswered } from './p
 const ANGLE = { type: 'integer', enum: [0, 90, 180, 270] } as const;
 
 export const sourceFields = {
-  pdf_url: Type.Optional(Nullable(Type.String({
-    minLength: 1,
-    maxLength: 2083,
-    description: 'HTTPS URL the PDF is downloaded from (public addresses only; redirects are followed and checked again). Give this or pdf_base64',
-  }))),
-  pdf_base64: Type.Optional(Nullable(Type.String({ minLength: 1, description: 'The PDF file, base64-encoded. Give this or pdf_url' }))),
+  pdf_url: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 2083,
+        description:
+          'HTTPS URL the PDF is downloaded from (public addresses only; redirects are followed and checked again). Give this or pdf_base64',
+      }),
+    ),
+  ),
+  pdf_base64: Type.Optional(
+    Nullable(Type.String({ minLength: 1, description: 'The PDF file, base64-encoded. Give this or pdf_url' })),
+  ),
 };
 
 const PdfInput = Type.Object(sourceFields, { description: 'Either pdf_url (HTTPS) or pdf_base64 — exactly one' });
 
 /** The delivery fields every tool shares: as on POST /v1/pdf/create. */
 export const outputFields = {
-  export_type: Type.Optional(StringEnum(['url', 'binary'] as const, { default: 'url', description: '`url`: JSON with a signed download link; `binary`: the PDF bytes (application/pdf)' })),
-  expiration: Type.Optional(Type.Integer({ minimum: 60, maximum: 604_800, default: 86_400, description: 'Seconds until the URL expires (60–604800); `url` only' })),
-  filename: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$', description: 'File name without the .pdf extension (default "document")' }))),
+  export_type: Type.Optional(
+    StringEnum(['url', 'binary'] as const, {
+      default: 'url',
+      description: '`url`: JSON with a signed download link; `binary`: the PDF bytes (application/pdf)',
+    }),
+  ),
+  expiration: Type.Optional(
+    Type.Integer({
+      minimum: 60,
+      maximum: 604_800,
+      default: 86_400,
+      description: 'Seconds until the URL expires (60–604800); `url` only',
+    }),
+  ),
+  filename: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        pattern: '^[A-Za-z0-9_.-]+$',
+        description: 'File name without the .pdf extension (default "document")',
+      }),
+    ),
+  ),
 };
 
-const ToolAnswer = Type.Object({
-  url: Type.String({ description: 'Signed download link' }),
-  filename: Type.String({ description: 'File name, ending in .pdf' }),
-  credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
-  expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
-}, { description: 'export_type url' });
+const ToolAnswer = Type.Object(
+  {
+    url: Type.String({ description: 'Signed download link' }),
+    filename: Type.String({ description: 'File name, ending in .pdf' }),
+    credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
+    expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
+  },
+  { description: 'export_type url' },
+);
 
 /** 200: the link as JSON, or the PDF itself for `binary` (declared per media type, so a generated client reads bytes as bytes). */
 const answerResponse = Type.Unsafe<unknown>({
   description: 'The link (JSON), or the PDF itself for export_type binary',
   content: {
     'application/json': { schema: ToolAnswer },
-    'application/pdf': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/pdf', description: 'The PDF file' } },
+    'application/pdf': {
+      schema: { type: 'string', format: 'binary', contentMediaType: 'application/pdf', description: 'The PDF file' },
+    },
   },
 });
 
 export const responses = { 200: answerResponse, ...errorResponses(401, 402, 409, 413, 422, 429, 500, 502, 504) };
 
 function mergeBody(maxInputs: number) {
-  return Type.Object({
-    pdfs: Type.Array(PdfInput, { minItems: 2, maxItems: maxInputs, description: `The PDFs to merge, in order: 2 to ${maxInputs}, each with pdf_url or pdf_base64` }),
-    ...outputFields,
-  }, { examples: [{ pdfs: [{ pdf_base64: EXAMPLE_PDF_BASE64 }, { pdf_base64: EXAMPLE_PDF_BASE64 }], export_type: 'url', filename: 'merged' }] });
+  return Type.Object(
+    {
+      pdfs: Type.Array(PdfInput, {
+        minItems: 2,
+        maxItems: maxInputs,
+        description: `The PDFs to merge, in order: 2 to ${maxInputs}, each with pdf_url or pdf_base64`,
+      }),
+      ...outputFields,
+    },
+    {
+      examples: [
+        {
+          pdfs: [{ pdf_base64: EXAMPLE_PDF_BASE64 }, { pdf_base64: EXAMPLE_PDF_BASE64 }],
+          export_type: 'url',
+          filename: 'merged',
+        },
+      ],
+    },
+  );
 }
 
-const ExtractBody = Type.Object({
-  ...sourceFields,
-  pages: Type.String({ minLength: 1, maxLength: 10_000, description: '1-based pages and ranges separated by commas, e.g. "1-3, 5"; the order given is the order of the result ("3, 1-2")' }),
-  ...outputFields,
-}, { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, pages: '1, 1', export_type: 'url', filename: 'extracted' }] });
+const ExtractBody = Type.Object(
+  {
+    ...sourceFields,
+    pages: Type.String({
+      minLength: 1,
+      maxLength: 10_000,
+      description:
+        '1-based pages and ranges separated by commas, e.g. "1-3, 5"; the order given is the order of the result ("3, 1-2")',
+    }),
+    ...outputFields,
+  },
+  { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, pages: '1, 1', export_type: 'url', filename: 'extracted' }] },
+);
 
-const RotateBody = Type.Object({
-  ...sourceFields,
-  // Written out: Nullable() would leave null out of the enum.
-  rotation: Type.Optional(Type.Unsafe<number | null>({
-    type: ['integer', 'null'],
-    enum: [...ANGLE.enum, null],
-    description: 'Turn every page clockwise by 0, 90, 180 or 270 degrees, added to its own rotation. Give this or page_rotations',
-  })),
-  page_rotations: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unsafe<number>({ ...ANGLE }), {
-    description: 'Turn some pages: page number (from 1) → 0, 90, 180 or 270 degrees clockwise, added to its own rotation, e.g. {"3": 90}. Give this or rotation',
-  }))),
-  ...outputFields,
-}, { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, rotation: 90, export_type: 'url', filename: 'rotated' }] });
+const RotateBody = Type.Object(
+  {
+    ...sourceFields,
+    // Written out: Nullable() would leave null out of the enum.
+    rotation: Type.Optional(
+      Type.Unsafe<number | null>({
+        type: ['integer', 'null'],
+        enum: [...ANGLE.enum, null],
+        description:
+          'Turn every page clockwise by 0, 90, 180 or 270 degrees, added to its own rotation. Give this or page_rotations',
+      }),
+    ),
+    page_rotations: Type.Optional(
+      Nullable(
+        Type.Record(Type.String(), Type.Unsafe<number>({ ...ANGLE }), {
+          description:
+            'Turn some pages: page number (from 1) → 0, 90, 180 or 270 degrees clockwise, added to its own rotation, e.g. {"3": 90}. Give this or rotation',
+        }),
+      ),
+    ),
+    ...outputFields,
+  },
+  { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, rotation: 90, export_type: 'url', filename: 'rotated' }] },
+);
 
 export type Output = { export_type?: 'url' | 'binary'; expiration?: number; filename?: string | null };
 export type Source = { pdf_url?: string | null; pdf_base64?: string | null };
@@ -83,10 +150,21 @@ export type Source = { pdf_url?: string | null; pdf_base64?: string | null };
 export const source = (s: Source): PdfSource => ({ pdfUrl: s.pdf_url ?? null, pdfBase64: s.pdf_base64 ?? null });
 
 /** Who asks, how the result is handed over, and the Idempotency-Key over this endpoint and body. */
-export function toolRequest(request: { caller: { accountId: string }; headers: Record<string, unknown>; body: unknown }, endpoint: string): ToolRequest {
+export function toolRequest(
+  request: { caller: { accountId: string }; headers: Record<string, unknown>; body: unknown },
+  endpoint: string,
+): ToolRequest {
   const body = request.body as Output;
-  const output: ToolOutput = { exportType: body.export_type ?? 'url', expirationSeconds: body.expiration ?? 86_400, filename: body.filename ?? 'document' };
-  return { accountId: request.caller.accountId, output, idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, endpoint, body) };
+  const output: ToolOutput = {
+    exportType: body.export_type ?? 'url',
+    expirationSeconds: body.expiration ?? 86_400,
+    filename: body.filename ?? 'document',
+  };
+  return {
+    accountId: request.caller.accountId,
+    output,
+    idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, endpoint, body),
+  };
 }
 
 /** The link as JSON or the bytes; the charge is posted once the answer reached the connection. */
@@ -99,7 +177,15 @@ export function answer(reply: FastifyReply, result: GenerationResult, output: To
 }
 
 export function schema(operationId: string, summary: string, description: string, body: TSchema) {
-  return { operationId, tags: ['PDF Tools'], summary, description, body, headers: IdempotencyHeaders, response: responses };
+  return {
+    operationId,
+    tags: ['PDF Tools'],
+    summary,
+    description,
+    body,
+    headers: IdempotencyHeaders,
+    response: responses,
+  };
 }
 
 export const CHARGING =
@@ -112,7 +198,12 @@ export function pdfToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfToolSer
 
   r.post('/v1/pdf-tools/merge', {
     config: { auth: 'api_key' },
-    schema: schema('mergePdf', 'Merge PDFs', `Concatenates 2 or more PDFs into one, in the order given. Each input is an HTTPS URL or base64.${CHARGING}`, MergeBody),
+    schema: schema(
+      'mergePdf',
+      'Merge PDFs',
+      `Concatenates 2 or more PDFs into one, in the order given. Each input is an HTTPS URL or base64.${CHARGING}`,
+      MergeBody,
+    ),
     handler: async (request, reply) => {
       const body = request.body as Static<typeof MergeBody>;
       const base = toolRequest(request, 'pdf-tools.merge');
@@ -122,21 +213,44 @@ export function pdfToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfToolSer
 
   r.post('/v1/pdf-tools/extract-pages', {
     config: { auth: 'api_key' },
-    schema: schema('extractPdfPages', 'Extract pages from a PDF', `A new PDF of the selected pages, in the order given: "5,1,3" gives those three pages in that order; a page may be named twice.${CHARGING}`, ExtractBody),
+    schema: schema(
+      'extractPdfPages',
+      'Extract pages from a PDF',
+      `A new PDF of the selected pages, in the order given: "5,1,3" gives those three pages in that order; a page may be named twice.${CHARGING}`,
+      ExtractBody,
+    ),
     handler: async (request, reply) => {
       const body = request.body as Static<typeof ExtractBody>;
       const base = toolRequest(request, 'pdf-tools.extract-pages');
-      return answer(reply, await deps.pdfTools.extractPages({ ...base, pdf: source(body), pages: body.pages }), base.output);
+      return answer(
+        reply,
+        await deps.pdfTools.extractPages({ ...base, pdf: source(body), pages: body.pages }),
+        base.output,
+      );
     },
   });
 
   r.post('/v1/pdf-tools/rotate', {
     config: { auth: 'api_key' },
-    schema: schema('rotatePdf', 'Rotate pages of a PDF', `Turns every page by one angle (\`rotation\`) or the pages a map names (\`page_rotations\`), clockwise, added to each page's own rotation. Angles: 0, 90, 180, 270.${CHARGING}`, RotateBody),
+    schema: schema(
+      'rotatePdf',
+      'Rotate pages of a PDF',
+      `Turns every page by one angle (\`rotation\`) or the pages a map names (\`page_rotations\`), clockwise, added to each page's own rotation. Angles: 0, 90, 180, 270.${CHARGING}`,
+      RotateBody,
+    ),
     handler: async (request, reply) => {
       const body = request.body as Static<typeof RotateBody>;
       const base = toolRequest(request, 'pdf-tools.rotate');
-      return answer(reply, await deps.pdfTools.rotate({ ...base, pdf: source(body), rotation: body.rotation, pageRotations: body.page_rotations }), base.output);
+      return answer(
+        reply,
+        await deps.pdfTools.rotate({
+          ...base,
+          pdf: source(body),
+          rotation: body.rotation,
+          pageRotations: body.page_rotations,
+        }),
+        base.output,
+      );
     },
   });
 }

@@ -53,7 +53,13 @@ function setSecurityHeaders(reply: FastifyReply): void {
 /** Register with `app.register(studioRoutes, { distDir })`. */
 export async function studioRoutes(app: FastifyInstance, options: { distDir: string }): Promise<void> {
   // serve: false: only reply.sendFile; the one wildcard route below decides what each path gets.
-  await app.register(fastifyStatic, { root: options.distDir, serve: false, decorateReply: true, index: false, dotfiles: 'deny' });
+  await app.register(fastifyStatic, {
+    root: options.distDir,
+    serve: false,
+    decorateReply: true,
+    index: false,
+    dotfiles: 'deny',
+  });
 
   const sendIndex = (reply: FastifyReply) => {
     setSecurityHeaders(reply);

@@ -6,21 +6,52 @@ import { MAX_CURRENT_TEXT_CHARS, MAX_TEMPLATE_LAYERS } from '../../../templates/
 import type { TemplateLayer, TemplateService } from '../../../templates/templates.js';
 import { StringEnum, TEMPLATE_ID, errorResponses } from '../../schemas.js';
 
-const Layer = Type.Object({
-  name: Type.String({ description: 'Layer name — the value to use in `modifications[].name`', examples: ['headline'] }),
-  tag: Type.String({ description: 'HTML tag of the element (`body` for the page itself as the background layer)', examples: ['h1'] }),
-  type: StringEnum(['text', 'image', 'shape', 'background'] as const, { description: 'Layer type: `background`, `image`, `text` or `shape`', examples: ['text'] }),
-  current_text: Type.Optional(Type.String({ description: `Text layers: the element's text as written in the template, \`{{ }}\` placeholders included (its first ${MAX_CURRENT_TEXT_CHARS} characters, then …)`, examples: ['Hello {{ name }}'] })),
-  modifiable: Type.Array(Type.String(), { description: 'Modification fields that apply to this layer', examples: [['text', 'color', 'background', 'image_url', 'hidden']] }),
-}, { $id: 'TemplateLayer', description: 'An addressable layer of a template (an element with `data-layer` or `data-layer-name`)' });
+const Layer = Type.Object(
+  {
+    name: Type.String({
+      description: 'Layer name — the value to use in `modifications[].name`',
+      examples: ['headline'],
+    }),
+    tag: Type.String({
+      description: 'HTML tag of the element (`body` for the page itself as the background layer)',
+      examples: ['h1'],
+    }),
+    type: StringEnum(['text', 'image', 'shape', 'background'] as const, {
+      description: 'Layer type: `background`, `image`, `text` or `shape`',
+      examples: ['text'],
+    }),
+    current_text: Type.Optional(
+      Type.String({
+        description: `Text layers: the element's text as written in the template, \`{{ }}\` placeholders included (its first ${MAX_CURRENT_TEXT_CHARS} characters, then …)`,
+        examples: ['Hello {{ name }}'],
+      }),
+    ),
+    modifiable: Type.Array(Type.String(), {
+      description: 'Modification fields that apply to this layer',
+      examples: [['text', 'color', 'background', 'image_url', 'hidden']],
+    }),
+  },
+  {
+    $id: 'TemplateLayer',
+    description: 'An addressable layer of a template (an element with `data-layer` or `data-layer-name`)',
+  },
+);
 
 const LayersResponse = Type.Object({
-  layers: Type.Array(Type.Unsafe<Static<typeof Layer>>({ $ref: 'TemplateLayer#' }), { description: 'Every named layer in document order; the reserved `background` layer is always present' }),
+  layers: Type.Array(Type.Unsafe<Static<typeof Layer>>({ $ref: 'TemplateLayer#' }), {
+    description: 'Every named layer in document order; the reserved `background` layer is always present',
+  }),
   warnings: Type.Optional(Type.Array(Type.String(), { description: 'Non-fatal issues (e.g. duplicate layer names)' })),
 });
 
 function view(layer: TemplateLayer): Static<typeof Layer> {
-  return { name: layer.name, tag: layer.tag, type: layer.type, ...(layer.currentText === undefined ? {} : { current_text: layer.currentText }), modifiable: layer.modifiable };
+  return {
+    name: layer.name,
+    tag: layer.tag,
+    type: layer.type,
+    ...(layer.currentText === undefined ? {} : { current_text: layer.currentText }),
+    modifiable: layer.modifiable,
+  };
 }
 
 /** Registers the layers route. */

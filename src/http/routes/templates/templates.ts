@@ -5,18 +5,37 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Template } from '../../../templates/templates.js';
 import type { TemplateService } from '../../../templates/templates.js';
 import { TEMPLATE_EXAMPLE } from '../../examples.js';
-import { FieldSchema, JsonObject, Nullable, PageSetupSchema, StringEnum, SuccessBody, TEMPLATE_ID, errorResponses, isoTime } from '../../schemas.js';
+import {
+  FieldSchema,
+  JsonObject,
+  Nullable,
+  PageSetupSchema,
+  StringEnum,
+  SuccessBody,
+  TEMPLATE_ID,
+  errorResponses,
+  isoTime,
+} from '../../schemas.js';
 import { CANVAS_MAX_PX, CANVAS_MIN_PX, TEMPLATE_KINDS } from '../../../templates/template-kind.js';
 
 const KIND = StringEnum(TEMPLATE_KINDS, {
-  description: 'Template product kind: `pdf` (paper, page setup; POST /v1/pdf/create) or `image` (a canvas; POST /v1/image/create)',
+  description:
+    'Template product kind: `pdf` (paper, page setup; POST /v1/pdf/create) or `image` (a canvas; POST /v1/image/create)',
   examples: ['pdf'],
 });
 const CanvasSide = (what: string, example: number) =>
-  Type.Integer({ minimum: CANVAS_MIN_PX, maximum: CANVAS_MAX_PX, description: `Canvas ${what} in CSS pixels (${CANVAS_MIN_PX}–${CANVAS_MAX_PX})`, examples: [example] });
+  Type.Integer({
+    minimum: CANVAS_MIN_PX,
+    maximum: CANVAS_MAX_PX,
+    description: `Canvas ${what} in CSS pixels (${CANVAS_MIN_PX}–${CANVAS_MAX_PX})`,
+    examples: [example],
+  });
 const CanvasSchema = Type.Object(
   { width: CanvasSide('width', 1200), height: CanvasSide('height', 630) },
-  { description: 'Image templates only: the size the template is laid out at; image/create `width` scales it. Default 1080 × 1080.' },
+  {
+    description:
+      'Image templates only: the size the template is laid out at; image/create `width` scales it. Default 1080 × 1080.',
+  },
 );
 
 const STRICT_DESCRIPTION =
@@ -37,9 +56,20 @@ const TemplateListItem = Type.Object({
 
 const templateFields = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Template name' }),
-  html: Type.String({ minLength: 1, maxLength: 2_000_000, description: 'HTML with Jinja2-style variables ({{ name }}, {% for %}, filters)' }),
+  html: Type.String({
+    minLength: 1,
+    maxLength: 2_000_000,
+    description: 'HTML with Jinja2-style variables ({{ name }}, {% for %}, filters)',
+  }),
   css: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000, description: 'CSS applied to the HTML' }))),
-  fields: Type.Optional(Nullable(Type.Array(FieldSchema, { maxItems: 500, description: 'Field definitions; inferred from the template when omitted' }))),
+  fields: Type.Optional(
+    Nullable(
+      Type.Array(FieldSchema, {
+        maxItems: 500,
+        description: 'Field definitions; inferred from the template when omitted',
+      }),
+    ),
+  ),
   sample_data: Type.Optional(Nullable(JsonObject({ description: 'Example data: the studio previews with it' }))),
   page: Type.Optional(Nullable(PageSetupSchema)),
   kind: Type.Optional(KIND),
@@ -50,25 +80,32 @@ const templateFields = {
 const TemplateBody = Type.Object(templateFields, { examples: [TEMPLATE_EXAMPLE] });
 type TemplateBody = Static<typeof TemplateBody>;
 
-const TemplateUpdateBody = Type.Partial(Type.Object(templateFields), { examples: [{ name: 'Invoice (2026)', css: 'body { font-family: serif; }' }] });
+const TemplateUpdateBody = Type.Partial(Type.Object(templateFields), {
+  examples: [{ name: 'Invoice (2026)', css: 'body { font-family: serif; }' }],
+});
 
-const TemplateView = Type.Object({
-  id: Type.String({ description: 'Template short ID, exactly 12 characters' }),
-  name: Type.String({ description: 'Template name' }),
-  html: Type.String({ description: 'HTML with Jinja2-style variables' }),
-  css: Nullable(Type.String({ description: 'CSS applied to the HTML' })),
-  fields: Type.Array(FieldSchema, { description: 'Input fields (given, or inferred from the template)' }),
-  fields_inferred: Type.Boolean({ description: 'true when the fields were inferred from the template' }),
-  sample_data: Nullable(JsonObject({ description: 'Example data' })),
-  page: Nullable(PageSetupSchema),
-  kind: KIND,
-  canvas: Nullable(CanvasSchema),
-  strict: Type.Boolean({ description: STRICT_DESCRIPTION }),
-  created_at: createdAt(),
-  updated_at: updatedAt(),
-}, { description: 'A template with everything it holds' });
+const TemplateView = Type.Object(
+  {
+    id: Type.String({ description: 'Template short ID, exactly 12 characters' }),
+    name: Type.String({ description: 'Template name' }),
+    html: Type.String({ description: 'HTML with Jinja2-style variables' }),
+    css: Nullable(Type.String({ description: 'CSS applied to the HTML' })),
+    fields: Type.Array(FieldSchema, { description: 'Input fields (given, or inferred from the template)' }),
+    fields_inferred: Type.Boolean({ description: 'true when the fields were inferred from the template' }),
+    sample_data: Nullable(JsonObject({ description: 'Example data' })),
+    page: Nullable(PageSetupSchema),
+    kind: KIND,
+    canvas: Nullable(CanvasSchema),
+    strict: Type.Boolean({ description: STRICT_DESCRIPTION }),
+    created_at: createdAt(),
+    updated_at: updatedAt(),
+  },
+  { description: 'A template with everything it holds' },
+);
 
-const ListQuery = Type.Object({ kind: Type.Optional(StringEnum(TEMPLATE_KINDS, { description: 'Filter by product kind: `pdf` or `image`' })) });
+const ListQuery = Type.Object({
+  kind: Type.Optional(StringEnum(TEMPLATE_KINDS, { description: 'Filter by product kind: `pdf` or `image`' })),
+});
 
 const Params = Type.Object({ template_id: TEMPLATE_ID });
 
@@ -99,13 +136,25 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
       operationId: 'listTemplates',
       tags: ['Templates'],
       summary: 'List templates',
-      description: 'All templates of the authenticated account, newest first; `kind` lists only PDF or only image templates. No credits. Accepts an access token too.',
+      description:
+        'All templates of the authenticated account, newest first; `kind` lists only PDF or only image templates. No credits. Accepts an access token too.',
       querystring: ListQuery,
-      response: { 200: Type.Object({ templates: Type.Array(TemplateListItem, { description: 'The templates' }) }), ...errorResponses(401, 422, 429) },
+      response: {
+        200: Type.Object({ templates: Type.Array(TemplateListItem, { description: 'The templates' }) }),
+        ...errorResponses(401, 422, 429),
+      },
     },
     handler: async (request) => {
       const list = await templates.list(request.caller.accountId, { kind: request.query.kind });
-      return { templates: list.map((t) => ({ id: t.id, name: t.name, kind: t.kind, created_at: isoTime(t.createdAt), updated_at: isoTime(t.updatedAt) })) };
+      return {
+        templates: list.map((t) => ({
+          id: t.id,
+          name: t.name,
+          kind: t.kind,
+          created_at: isoTime(t.createdAt),
+          updated_at: isoTime(t.updatedAt),
+        })),
+      };
     },
   });
 
@@ -115,7 +164,8 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
       operationId: 'getTemplateFields',
       tags: ['Templates'],
       summary: 'Get template fields',
-      description: 'The input fields no-code tools build forms from; for an array field, `spec` lists the item structure. No credits. Accepts an access token too.',
+      description:
+        'The input fields no-code tools build forms from; for an array field, `spec` lists the item structure. No credits. Accepts an access token too.',
       params: Params,
       response: { 200: Type.Array(FieldSchema), ...errorResponses(401, 403, 404, 422, 429) },
     },
@@ -128,7 +178,8 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
       operationId: 'createTemplate',
       tags: ['Templates'],
       summary: 'Create a template',
-      description: 'A template that does not parse is refused with 422 naming the part and line. Without `fields`, they are inferred from the template. No credits.',
+      description:
+        'A template that does not parse is refused with 422 naming the part and line. Without `fields`, they are inferred from the template. No credits.',
       body: TemplateBody,
       response: { 201: TemplateView, ...errorResponses(401, 413, 422, 429) },
     },
@@ -157,13 +208,20 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
       operationId: 'updateTemplate',
       tags: ['Templates'],
       summary: 'Update a template',
-      description: 'Any subset of the create fields; omitted ones keep their values. Inferred fields follow the new template text.',
+      description:
+        'Any subset of the create fields; omitted ones keep their values. Inferred fields follow the new template text.',
       params: Params,
       body: TemplateUpdateBody,
       response: { 200: TemplateView, ...errorResponses(401, 403, 404, 413, 422, 429) },
     },
     handler: async (request) =>
-      view(await templates.update(request.caller.accountId, request.params.template_id, request.body as Partial<TemplateBody>)),
+      view(
+        await templates.update(
+          request.caller.accountId,
+          request.params.template_id,
+          request.body as Partial<TemplateBody>,
+        ),
+      ),
   });
 
   r.delete('/v1/templates/:template_id', {

@@ -35,13 +35,20 @@ export function groupByRule(findings: readonly RuleFinding[]): RuleGroup[] {
 }
 
 /** How a check's status reads (not_run: a check before it failed; rules mean nothing on XML its schema refuses). */
-export const CHECK_STATUS: Record<RuleCheck['status'], string> = { passed: 'passed', failed: 'failed', not_run: 'not run' };
+export const CHECK_STATUS: Record<RuleCheck['status'], string> = {
+  passed: 'passed',
+  failed: 'failed',
+  not_run: 'not run',
+};
 
 /** "2 fatal findings, 1 warning" for a check's listed findings ('' for none). */
 export function countFindings(check: RuleCheck): string {
   const fatal = check.findings.filter((f) => f.severity === 'fatal').length;
   const warnings = check.findings.length - fatal;
-  return [...(fatal ? [`${fatal} fatal ${fatal === 1 ? 'finding' : 'findings'}`] : []), ...(warnings ? [`${warnings} ${warnings === 1 ? 'warning' : 'warnings'}`] : [])].join(', ');
+  return [
+    ...(fatal ? [`${fatal} fatal ${fatal === 1 ? 'finding' : 'findings'}`] : []),
+    ...(warnings ? [`${warnings} ${warnings === 1 ? 'warning' : 'warnings'}`] : []),
+  ].join(', ');
 }
 
 /** The rule ids with a fatal finding, over every check, in report order. */
@@ -55,7 +62,9 @@ export const isEInvoiceFile = (file: { name: string; type: string }): boolean =>
 
 /** The `einvoice_checks` of an answer for a person: the official rule sets by name, or what `built-in` means. */
 export function describeChecks(checks: string): string {
-  return checks === 'built-in' ? "built-in (the service's own checks and the syntax's schema; no official rules judged it)" : checks;
+  return checks === 'built-in'
+    ? "built-in (the service's own checks and the syntax's schema; no official rules judged it)"
+    : checks;
 }
 
 /** A warning of the official rules on a delivered e-invoice: its rule id and the rest of the message. */
@@ -68,7 +77,10 @@ export interface RuleWarning {
 const RULE_WARNING = 'EINVOICE_RULE_WARNING';
 
 /** A document's warnings split into the official rules' (by rule id) and the rest. */
-export function splitRuleWarnings(warnings: readonly DocumentWarning[]): { rules: RuleWarning[]; rest: DocumentWarning[] } {
+export function splitRuleWarnings(warnings: readonly DocumentWarning[]): {
+  rules: RuleWarning[];
+  rest: DocumentWarning[];
+} {
   const rules: RuleWarning[] = [];
   const rest: DocumentWarning[] = [];
   for (const w of warnings) {

@@ -19,25 +19,42 @@ export interface EInvoiceRequest {
 /** The formats, as docs/einvoice.md lists them, with what each delivers (a Record, so a format the service adds is a type error here). */
 const FORMATS: Record<EInvoiceFormat, { label: string; output: string }> = {
   'factur-x': { label: 'Factur-X', output: 'a PDF/A-3b with the CII XML embedded as factur-x.xml' },
-  zugferd: { label: 'ZUGFeRD', output: 'a PDF/A-3b with the CII XML embedded as factur-x.xml (ZUGFeRD 2.x is Factur-X 1.0)' },
+  zugferd: {
+    label: 'ZUGFeRD',
+    output: 'a PDF/A-3b with the CII XML embedded as factur-x.xml (ZUGFeRD 2.x is Factur-X 1.0)',
+  },
   'xrechnung-cii': { label: 'XRechnung (CII)', output: 'the XRechnung 3.0 XML alone (UN/CEFACT CII), no PDF' },
   'xrechnung-ubl': { label: 'XRechnung (UBL)', output: 'the XRechnung 3.0 XML alone (OASIS UBL 2.1), no PDF' },
 };
 export const EINVOICE_FORMATS = (Object.keys(FORMATS) as EInvoiceFormat[]).map((id) => ({ id, ...FORMATS[id] }));
 
 /** The Factur-X / ZUGFeRD profiles, from the smallest; the API's default is EN 16931. */
-const PROFILES: Record<EInvoiceProfile, string> = { minimum: 'MINIMUM', 'basic-wl': 'BASIC WL', basic: 'BASIC', en16931: 'EN 16931', extended: 'EXTENDED' };
-export const EINVOICE_PROFILES = (Object.keys(PROFILES) as EInvoiceProfile[]).map((id) => ({ id, label: PROFILES[id] }));
+const PROFILES: Record<EInvoiceProfile, string> = {
+  minimum: 'MINIMUM',
+  'basic-wl': 'BASIC WL',
+  basic: 'BASIC',
+  en16931: 'EN 16931',
+  extended: 'EXTENDED',
+};
+export const EINVOICE_PROFILES = (Object.keys(PROFILES) as EInvoiceProfile[]).map((id) => ({
+  id,
+  label: PROFILES[id],
+}));
 
 export const DEFAULT_PROFILE: EInvoiceProfile = 'en16931';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** True for the formats delivered inside a PDF; XRechnung answers the XML alone (application/xml). */
 export const isHybridFormat = (format: EInvoiceFormat): boolean => format === 'factur-x' || format === 'zugferd';
 
 /** The request's `einvoice` object: the profile only where the format has profiles (else the API refuses it). */
-export function einvoiceRequest(format: EInvoiceFormat, profile: EInvoiceProfile, invoice: Record<string, unknown>): EInvoiceRequest {
+export function einvoiceRequest(
+  format: EInvoiceFormat,
+  profile: EInvoiceProfile,
+  invoice: Record<string, unknown>,
+): EInvoiceRequest {
   return isHybridFormat(format) ? { format, profile, invoice } : { format, invoice };
 }
 
@@ -74,8 +91,24 @@ export const EXAMPLE_INVOICE: Record<string, unknown> = {
     electronic_address: { scheme: '0204', value: '04011000-12345-67' },
   },
   lines: [
-    { id: '1', name: 'Layout consulting', quantity: 10, unit_code: 'HUR', net_price: 120, vat_category: 'S', vat_rate: 19 },
-    { id: '2', name: 'Printed handbook', quantity: 3, unit_code: 'H87', net_price: 24.9, vat_category: 'S', vat_rate: 7 },
+    {
+      id: '1',
+      name: 'Layout consulting',
+      quantity: 10,
+      unit_code: 'HUR',
+      net_price: 120,
+      vat_category: 'S',
+      vat_rate: 19,
+    },
+    {
+      id: '2',
+      name: 'Printed handbook',
+      quantity: 3,
+      unit_code: 'H87',
+      net_price: 24.9,
+      vat_category: 'S',
+      vat_rate: 7,
+    },
     { id: '3', name: 'Shipping box', quantity: 2, unit_code: 'H87', net_price: 4.95, vat_category: 'S', vat_rate: 19 },
   ],
   allowances: [{ amount: 50, reason: 'Loyalty discount', reason_code: '95', vat_category: 'S', vat_rate: 19 }],
@@ -109,11 +142,20 @@ export interface EInvoiceDraft {
 
 /** Not attached; Factur-X EN 16931 from the data when the data is an invoice, else from the example JSON. */
 export function initialEInvoiceDraft(data: unknown): EInvoiceDraft {
-  return { attach: false, format: 'factur-x', profile: DEFAULT_PROFILE, source: looksLikeInvoice(data) ? 'data' : 'json', json: JSON.stringify(EXAMPLE_INVOICE, null, 2) };
+  return {
+    attach: false,
+    format: 'factur-x',
+    profile: DEFAULT_PROFILE,
+    source: looksLikeInvoice(data) ? 'data' : 'json',
+    json: JSON.stringify(EXAMPLE_INVOICE, null, 2),
+  };
 }
 
 /** The `einvoice` to send (null when not attached), or why nothing can be sent yet. */
-export function resolveEInvoice(draft: EInvoiceDraft, data: Record<string, unknown>): { request: EInvoiceRequest | null } | { error: string } {
+export function resolveEInvoice(
+  draft: EInvoiceDraft,
+  data: Record<string, unknown>,
+): { request: EInvoiceRequest | null } | { error: string } {
   if (!draft.attach) return { request: null };
   if (draft.source === 'data') return { request: einvoiceRequest(draft.format, draft.profile, data) };
   let invoice: unknown;
@@ -153,7 +195,10 @@ export interface EInvoiceRuleFindings {
 
 /** `["lines", 2, "vat_category"]` → `lines[2].vat_category`. */
 export function formatPath(parts: readonly (string | number)[]): string {
-  return parts.reduce<string>((path, part) => (typeof part === 'number' ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+  return parts.reduce<string>(
+    (path, part) => (typeof part === 'number' ? `${path}[${part}]` : path ? `${path}.${part}` : part),
+    '',
+  );
 }
 
 const INVOICE_LOC = ['body', 'einvoice', 'invoice'];
@@ -161,10 +206,14 @@ const XML_LOC = ['body', 'einvoice', 'xml'];
 
 /** Whether a 422 item is about the e-invoice (its loc lies in `einvoice`, or is the PDF variant it cannot go into). */
 function isEInvoiceIssue(issue: ValidationIssue): boolean {
-  return (issue.loc[0] === 'body' && issue.loc[1] === 'einvoice') || (issue.loc[0] === 'body' && issue.loc[1] === 'pdf_variant');
+  return (
+    (issue.loc[0] === 'body' && issue.loc[1] === 'einvoice') ||
+    (issue.loc[0] === 'body' && issue.loc[1] === 'pdf_variant')
+  );
 }
 
-const invoiceLocOf = (loc: readonly (string | number)[]) => (INVOICE_LOC.every((part, i) => loc[i] === part) ? loc.slice(INVOICE_LOC.length) : null);
+const invoiceLocOf = (loc: readonly (string | number)[]) =>
+  INVOICE_LOC.every((part, i) => loc[i] === part) ? loc.slice(INVOICE_LOC.length) : null;
 
 /** The message without the `[rule id] ` the API puts first: the rule is the group's heading. */
 function messageOf(issue: ValidationIssue): string {
@@ -178,18 +227,28 @@ function messageOf(issue: ValidationIssue): string {
  */
 export function einvoiceFindings(body: unknown): { rules: EInvoiceRuleFindings[]; rest: ValidationIssue[] } | null {
   if (!isObject(body) || !Array.isArray(body.detail)) return null;
-  const issues = (body.detail as ValidationIssue[]).filter((i) => isObject(i) && Array.isArray(i.loc) && typeof i.msg === 'string');
+  const issues = (body.detail as ValidationIssue[]).filter(
+    (i) => isObject(i) && Array.isArray(i.loc) && typeof i.msg === 'string',
+  );
   const ours = issues.filter(isEInvoiceIssue);
   if (ours.length === 0) return null;
   const rules: EInvoiceRuleFindings[] = [];
   for (const issue of ours) {
     const rule = typeof issue.type === 'string' && issue.type ? issue.type : 'value_error';
     let group = rules.find((r) => r.rule === rule);
-    if (!group) rules.push((group = { rule, ...(typeof issue.ctx?.check === 'string' ? { check: issue.ctx.check } : {}), findings: [] }));
+    if (!group)
+      rules.push(
+        (group = { rule, ...(typeof issue.ctx?.check === 'string' ? { check: issue.ctx.check } : {}), findings: [] }),
+      );
     const invoiceLoc = invoiceLocOf(issue.loc);
     // The official rules on the caller's XML: `["body", "einvoice", "xml", <XPath>]` (docs/einvoice.md, "The official rules").
-    const xpath = XML_LOC.every((part, i) => issue.loc[i] === part) && typeof issue.loc[3] === 'string' ? issue.loc[3] : undefined;
-    const path = formatPath(xpath !== undefined ? issue.loc.slice(1, 3) : (invoiceLoc ?? (issue.loc[0] === 'body' ? issue.loc.slice(1) : issue.loc)));
+    const xpath =
+      XML_LOC.every((part, i) => issue.loc[i] === part) && typeof issue.loc[3] === 'string' ? issue.loc[3] : undefined;
+    const path = formatPath(
+      xpath !== undefined
+        ? issue.loc.slice(1, 3)
+        : (invoiceLoc ?? (issue.loc[0] === 'body' ? issue.loc.slice(1) : issue.loc)),
+    );
     group.findings.push({ path, invoiceLoc, message: messageOf(issue), ...(xpath !== undefined ? { xpath } : {}) });
   }
   return { rules, rest: issues.filter((i) => !isEInvoiceIssue(i)) };
@@ -198,7 +257,9 @@ export function einvoiceFindings(body: unknown): { rules: EInvoiceRuleFindings[]
 /** What a successful run delivered, for the result line: which e-invoice, and where its XML is. */
 export function describeDelivered(request: Pick<EInvoiceRequest, 'format' | 'profile'>): string {
   const name = describeEInvoice(request);
-  return isHybridFormat(request.format) ? `${name}, its XML embedded as factur-x.xml in a PDF/A-3b` : `${name}: the XML itself (application/xml), no PDF`;
+  return isHybridFormat(request.format)
+    ? `${name}, its XML embedded as factur-x.xml in a PDF/A-3b`
+    : `${name}: the XML itself (application/xml), no PDF`;
 }
 
 /**

@@ -8,8 +8,28 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
-import type { BatchAccepted, BatchOutput, Field, TemplateSummary, TemplateVersion, TemplateVersionContent, ValidationIssue } from '../../lib/api-types.js';
-import { FILENAME_COLUMN, IGNORE, STUDIO_CSV_MAX_BYTES, doubledTargets, matchColumns, readCsv, rewriteCsv, rowData, unmatchedRequired, uploadPlace, type CsvTable } from '../../lib/csv-rows.js';
+import type {
+  BatchAccepted,
+  BatchOutput,
+  Field,
+  TemplateSummary,
+  TemplateVersion,
+  TemplateVersionContent,
+  ValidationIssue,
+} from '../../lib/api-types.js';
+import {
+  FILENAME_COLUMN,
+  IGNORE,
+  STUDIO_CSV_MAX_BYTES,
+  doubledTargets,
+  matchColumns,
+  readCsv,
+  rewriteCsv,
+  rowData,
+  unmatchedRequired,
+  uploadPlace,
+  type CsvTable,
+} from '../../lib/csv-rows.js';
 import { FILENAME } from '../../lib/format.js';
 import { describeIssue, nothingCharged } from '../../lib/messages.js';
 import { DropZone } from '../../components/drop-zone.js';
@@ -41,14 +61,29 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   const fileInput = useRef<HTMLInputElement>(null);
   const preview = useRowPreview();
 
-  const templates = useLoad(async () => (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind: 'pdf' } })).templates, []);
+  const templates = useLoad(
+    async () =>
+      (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind: 'pdf' } }))
+        .templates,
+    [],
+  );
   const templatePath = `/v1/templates/${encodeURIComponent(templateId)}`;
-  const versions = useLoad(async () => (templateId ? (await api().json<{ versions: TemplateVersion[] }>('GET', `${templatePath}/versions`)).versions : []), [templateId]);
+  const versions = useLoad(
+    async () =>
+      templateId ? (await api().json<{ versions: TemplateVersion[] }>('GET', `${templatePath}/versions`)).versions : [],
+    [templateId],
+  );
   // A version no longer listed is not offered: the batch falls back to the draft, as Run does.
   const chosen = versions.data?.find((v) => v.version_number === version);
   // The rows are checked against the fields of what the batch renders: the draft's, or the version's own.
   const fields = useLoad(
-    async () => (!templateId ? [] : chosen ? (await api().json<TemplateVersionContent>('GET', `${templatePath}/versions/${chosen.version_number}`)).fields : api().json<Field[]>('GET', `${templatePath}/fields`)),
+    async () =>
+      !templateId
+        ? []
+        : chosen
+          ? (await api().json<TemplateVersionContent>('GET', `${templatePath}/versions/${chosen.version_number}`))
+              .fields
+          : api().json<Field[]>('GET', `${templatePath}/fields`),
     [templateId, chosen?.version_number],
   );
   const fieldList = templateId && fields.data ? fields.data : [];
@@ -66,8 +101,14 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
     if (fileInput.current) fileInput.current.value = '';
     if (!file) return;
     setTable(null);
-    if (!isCsv(file)) return setFileProblem(`${file.name} is not a CSV file (.csv). Export the spreadsheet as CSV, or send NDJSON with the API.`);
-    if (file.size > STUDIO_CSV_MAX_BYTES) return setFileProblem(`${file.name} is larger than the studio reads (20 MiB). Run it with \`pressroom generate\` or upload it to POST /v1/pdf/batches (up to 100 MiB).`);
+    if (!isCsv(file))
+      return setFileProblem(
+        `${file.name} is not a CSV file (.csv). Export the spreadsheet as CSV, or send NDJSON with the API.`,
+      );
+    if (file.size > STUDIO_CSV_MAX_BYTES)
+      return setFileProblem(
+        `${file.name} is larger than the studio reads (20 MiB). Run it with \`pressroom generate\` or upload it to POST /v1/pdf/batches (up to 100 MiB).`,
+      );
     const read = await readCsv(file.name, await file.text());
     if (typeof read === 'string') return setFileProblem(read);
     setFileProblem(null);
@@ -79,8 +120,18 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   const nothingKept = targets.every((t) => t === IGNORE);
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
   const rows = table?.rows.length ?? 0;
-  const ready = !!templateId && fields.data !== undefined && !fields.loading && !!table && targets.length > 0 && missing.length === 0 && doubled.length === 0 && !nothingKept && !filenameInvalid;
-  const labelOf = (key: string) => (key === FILENAME_COLUMN ? 'File name' : (fieldList.find((f) => f.key === key)?.label ?? key));
+  const ready =
+    !!templateId &&
+    fields.data !== undefined &&
+    !fields.loading &&
+    !!table &&
+    targets.length > 0 &&
+    missing.length === 0 &&
+    doubled.length === 0 &&
+    !nothingKept &&
+    !filenameInvalid;
+  const labelOf = (key: string) =>
+    key === FILENAME_COLUMN ? 'File name' : (fieldList.find((f) => f.key === key)?.label ?? key);
   const row1 = table ? rowData(table, targets, fieldList, 0) : null;
 
   const start = async (event: Event) => {
@@ -97,14 +148,27 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
       form.set('output', output);
       if (chosen) form.set('version', String(chosen.version_number));
       if (filename && output !== 'links') form.set('filename', filename);
-      form.set('rows', new File([upload.text], /\.csv$/i.test(table.name) ? table.name : `${table.name}.csv`, { type: 'text/csv' }));
+      form.set(
+        'rows',
+        new File([upload.text], /\.csv$/i.test(table.name) ? table.name : `${table.name}.csv`, { type: 'text/csv' }),
+      );
       const accepted = await api().json<BatchAccepted>('POST', '/v1/pdf/batches', { body: form });
       setCredits(accepted.credits_remaining);
       preview.close();
       onStarted(accepted.batch_id);
     } catch (error) {
-      const detail = error instanceof ApiError && error.status === 422 ? ((error.body as { detail?: unknown } | null)?.detail as ValidationIssue[] | undefined) : undefined;
-      setRefusal(Array.isArray(detail) ? { summary: `Not started: ${plural(detail.length, 'problem')} in the rows.`, lines: detail.map((issue) => describeIssue(issue, place)) } : { summary: 'Not started.', lines: [describeRefusal(error, place)] });
+      const detail =
+        error instanceof ApiError && error.status === 422
+          ? ((error.body as { detail?: unknown } | null)?.detail as ValidationIssue[] | undefined)
+          : undefined;
+      setRefusal(
+        Array.isArray(detail)
+          ? {
+              summary: `Not started: ${plural(detail.length, 'problem')} in the rows.`,
+              lines: detail.map((issue) => describeIssue(issue, place)),
+            }
+          : { summary: 'Not started.', lines: [describeRefusal(error, place)] },
+      );
       void refreshAccount().catch(() => undefined);
     } finally {
       setBusy(false);
@@ -132,14 +196,33 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
           ))}
         </select>
       </label>
-      {templateId && <VersionSelect id="batch-version" label="Version" versions={versions.data ?? []} chosen={chosen} onVersion={setVersion} />}
+      {templateId && (
+        <VersionSelect
+          id="batch-version"
+          label="Version"
+          versions={versions.data ?? []}
+          chosen={chosen}
+          onVersion={setVersion}
+        />
+      )}
       <ErrorNotice>{templates.error?.message ?? versions.error?.message ?? fields.error?.message}</ErrorNotice>
       <DropZone class="file-drop" testId="csv-drop" onFiles={(files) => void addFiles(files)}>
-        <p>{table ? 'Drop another CSV here to replace it, or' : 'Drop a CSV file here (a header row naming the columns, a row per document), or'}</p>
+        <p>
+          {table
+            ? 'Drop another CSV here to replace it, or'
+            : 'Drop a CSV file here (a header row naming the columns, a row per document), or'}
+        </p>
         <label for="batch-csv-input" class="visually-hidden">
           CSV file
         </label>
-        <input id="batch-csv-input" ref={fileInput} class="visually-hidden" type="file" accept=".csv,text/csv" onChange={(e) => void addFiles(e.currentTarget.files)} />
+        <input
+          id="batch-csv-input"
+          ref={fileInput}
+          class="visually-hidden"
+          type="file"
+          accept=".csv,text/csv"
+          onChange={(e) => void addFiles(e.currentTarget.files)}
+        />
         <button type="button" class="button" onClick={() => fileInput.current?.click()}>
           {table ? 'Choose another CSV…' : 'Choose a CSV…'}
         </button>
@@ -195,7 +278,9 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
           </div>
           {missing.length > 0 && (
             <p class="notice notice-warning" role="status" data-testid="unmatched-required">
-              Required {missing.length === 1 ? 'field' : 'fields'} no column fills: {missing.map((f) => `${f.label} (${f.key})`).join(', ')}. Choose a column for {missing.length === 1 ? 'it' : 'each'}: every row would be refused without.
+              Required {missing.length === 1 ? 'field' : 'fields'} no column fills:{' '}
+              {missing.map((f) => `${f.label} (${f.key})`).join(', ')}. Choose a column for{' '}
+              {missing.length === 1 ? 'it' : 'each'}: every row would be refused without.
             </p>
           )}
           {doubled.length > 0 && (
@@ -204,9 +289,16 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
             </p>
           )}
           {nothingKept && <p class="notice notice-warning">Every column is ignored: choose what at least one fills.</p>}
-          {row1 && row1.faults.length > 0 && <p class="notice notice-warning">Row 1 will be refused: {row1.faults.join('; ')}.</p>}
+          {row1 && row1.faults.length > 0 && (
+            <p class="notice notice-warning">Row 1 will be refused: {row1.faults.join('; ')}.</p>
+          )}
           <div class="button-row">
-            <button type="button" class="button" disabled={missing.length > 0 || nothingKept || !row1} onClick={() => row1 && void preview.show(templateId, row1.data, chosen?.version_number)}>
+            <button
+              type="button"
+              class="button"
+              disabled={missing.length > 0 || nothingKept || !row1}
+              onClick={() => row1 && void preview.show(templateId, row1.data, chosen?.version_number)}
+            >
               Preview row 1 (free)
             </button>
           </div>
@@ -225,7 +317,14 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
       {output !== 'links' && (
         <label class="field">
           <span class="field-label">File name (optional, without .{output === 'zip' ? 'zip' : 'pdf'})</span>
-          <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder="batch-<id>" maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+          <input
+            value={filename}
+            onInput={(e) => setFilename(e.currentTarget.value)}
+            placeholder="batch-<id>"
+            maxLength={100}
+            aria-invalid={filenameInvalid || undefined}
+            spellcheck={false}
+          />
           {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
         </label>
       )}

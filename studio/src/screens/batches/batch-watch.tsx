@@ -36,12 +36,23 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 /** The rows of one status, a page at a time (empty when the batch has none). */
 function useItems(batchId: string, status: 'failed' | 'completed', count: number, offset: number, limit: number) {
   return useLoad(
-    async (): Promise<BatchItemList> => (count === 0 ? { items: [], total: 0, limit, offset } : api().json<BatchItemList>('GET', `${batchPath(batchId)}/items`, { query: { status, limit, offset } })),
+    async (): Promise<BatchItemList> =>
+      count === 0
+        ? { items: [], total: 0, limit, offset }
+        : api().json<BatchItemList>('GET', `${batchPath(batchId)}/items`, { query: { status, limit, offset } }),
     [batchId, status, count, offset, limit],
   );
 }
 
-export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: string; templateNames: Map<string, string>; onUpdate(batch: Batch): void }) {
+export function BatchWatch({
+  batchId,
+  templateNames,
+  onUpdate,
+}: {
+  batchId: string;
+  templateNames: Map<string, string>;
+  onUpdate(batch: Batch): void;
+}) {
   const batch = useLoad(() => api().json<Batch>('GET', batchPath(batchId)), [batchId]);
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [cancelling, setCancelling] = useState(false);
@@ -69,7 +80,13 @@ export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: stri
 
   const failedItems = useItems(batchId, 'failed', b?.failed ?? 0, 0, 100);
   // Links are listed once the batch has ended: while it runs they would be read again on every poll.
-  const links = useItems(batchId, 'completed', b && b.output === 'links' && !live ? b.completed : 0, linksOffset, LINKS_PAGE);
+  const links = useItems(
+    batchId,
+    'completed',
+    b && b.output === 'links' && !live ? b.completed : 0,
+    linksOffset,
+    LINKS_PAGE,
+  );
 
   const cancel = async () => {
     if (!b) return;
@@ -97,7 +114,13 @@ export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: stri
   if (!b) {
     return (
       <section class="card batch-watch" aria-label="Batch">
-        {batch.error ? <ErrorNotice>{batch.error.status === 404 ? `No batch ${batchId} in this account.` : batch.error.message}</ErrorNotice> : <p class="muted">Loading batch…</p>}
+        {batch.error ? (
+          <ErrorNotice>
+            {batch.error.status === 404 ? `No batch ${batchId} in this account.` : batch.error.message}
+          </ErrorNotice>
+        ) : (
+          <p class="muted">Loading batch…</p>
+        )}
       </section>
     );
   }
@@ -114,24 +137,36 @@ export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: stri
         </span>
       </div>
       <p class="muted">
-        <TemplateRef id={b.template_id} names={templateNames} /> ({b.version ? jobVersionText(b.version) : 'the draft'}), {OUTPUT_TEXT[b.output]}, started {formatTime(b.created_at)}
+        <TemplateRef id={b.template_id} names={templateNames} /> ({b.version ? jobVersionText(b.version) : 'the draft'}
+        ), {OUTPUT_TEXT[b.output]}, started {formatTime(b.created_at)}
         {b.completed_at ? `, ended ${formatTime(b.completed_at)}` : ''}.
       </p>
       <progress class="batch-progress" max={b.total} value={finished} aria-label="Documents done" />
       <p role="status" data-testid="batch-counts">
         {b.completed} of {b.total} made · {b.failed} failed · {b.cancelled} cancelled
-        {live && b.status !== 'assembling' ? ` · ${b.estimated_seconds_left === null ? 'time left: known after two documents' : `about ${formatDuration(b.estimated_seconds_left)} left`}` : ''}
+        {live && b.status !== 'assembling'
+          ? ` · ${b.estimated_seconds_left === null ? 'time left: known after two documents' : `about ${formatDuration(b.estimated_seconds_left)} left`}`
+          : ''}
       </p>
       {live && (
         <div class="button-row">
-          <button type="button" class="button button-danger" disabled={cancelling || b.status === 'assembling'} onClick={() => void cancel()}>
+          <button
+            type="button"
+            class="button button-danger"
+            disabled={cancelling || b.status === 'assembling'}
+            onClick={() => void cancel()}
+          >
             {cancelling ? 'Cancelling…' : 'Cancel batch'}
           </button>
-          <span class="muted">{b.pending > 0 ? `${plural(b.pending, 'document')} not started: cancelling refunds them.` : ''}</span>
+          <span class="muted">
+            {b.pending > 0 ? `${plural(b.pending, 'document')} not started: cancelling refunds them.` : ''}
+          </span>
         </div>
       )}
       <ErrorNotice>{cancelError}</ErrorNotice>
-      <ErrorNotice>{batch.error ? `Could not read the batch's progress just now: ${batch.error.message}` : null}</ErrorNotice>
+      <ErrorNotice>
+        {batch.error ? `Could not read the batch's progress just now: ${batch.error.message}` : null}
+      </ErrorNotice>
       <ErrorNotice>{b.error ? `${b.error.message} (${b.error.code})` : null}</ErrorNotice>
       {b.result && (
         <p class="notice notice-success" data-testid="batch-result">
@@ -153,7 +188,12 @@ export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: stri
           )}
         </p>
       )}
-      {b.status === 'cancelled' && <p class="notice notice-info">Cancelled: {plural(b.cancelled, 'document')} not made and refunded{b.completed ? `; ${plural(b.completed, 'document')} made before are kept and charged` : ''}.</p>}
+      {b.status === 'cancelled' && (
+        <p class="notice notice-info">
+          Cancelled: {plural(b.cancelled, 'document')} not made and refunded
+          {b.completed ? `; ${plural(b.completed, 'document')} made before are kept and charged` : ''}.
+        </p>
+      )}
       {(failedItems.data?.items.length ?? 0) > 0 && (
         <>
           <h3>Failed rows (refunded)</h3>
@@ -178,7 +218,11 @@ export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: stri
               ))}
             </tbody>
           </table>
-          {failedItems.data!.total > failedItems.data!.items.length && <p class="muted">The first {failedItems.data!.items.length} of {failedItems.data!.total} failed rows.</p>}
+          {failedItems.data!.total > failedItems.data!.items.length && (
+            <p class="muted">
+              The first {failedItems.data!.items.length} of {failedItems.data!.total} failed rows.
+            </p>
+          )}
         </>
       )}
       {(links.data?.items.length ?? 0) > 0 && (
@@ -200,7 +244,13 @@ export function BatchWatch({ batchId, templateNames, onUpdate }: { batchId: stri
               </li>
             ))}
           </ul>
-          <Pager total={links.data!.total} limit={LINKS_PAGE} offset={linksOffset} onOffset={setLinksOffset} label="Document pages" />
+          <Pager
+            total={links.data!.total}
+            limit={LINKS_PAGE}
+            offset={linksOffset}
+            onOffset={setLinksOffset}
+            label="Document pages"
+          />
         </>
       )}
     </section>

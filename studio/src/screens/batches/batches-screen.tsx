@@ -20,8 +20,8 @@ export function BatchesScreen({ batchId }: { batchId: string | null }) {
         <h1 tabIndex={-1}>Batches</h1>
       </div>
       <p class="help">
-        A document per row of a CSV file, from one template: one credit each, reserved at the start; rows that fail and rows a cancel stops are refunded. The CSV is checked against the template's
-        fields before anything is charged.
+        A document per row of a CSV file, from one template: one credit each, reserved at the start; rows that fail and
+        rows a cancel stops are refunded. The CSV is checked against the template's fields before anything is charged.
       </p>
       <div class="batches-layout">
         {batchId && <BatchWatch key={batchId} batchId={batchId} templateNames={templateNames} onUpdate={setWatched} />}

@@ -18,9 +18,18 @@ import { BATCH_STATUS_TEXT, OUTPUT_TEXT } from './batch-watch.js';
 const PAGE_SIZE = 10;
 const POLL_MS = 5000;
 
-export function RecentBatches({ watched, templateNames }: { watched: Batch | null; templateNames: Map<string, string> }) {
+export function RecentBatches({
+  watched,
+  templateNames,
+}: {
+  watched: Batch | null;
+  templateNames: Map<string, string>;
+}) {
   const [offset, setOffset] = useState(0);
-  const list = useLoad(() => api().json<BatchList>('GET', '/v1/pdf/batches', { query: { limit: PAGE_SIZE, offset } }), [offset, watched?.batch_id, watched?.status]);
+  const list = useLoad(
+    () => api().json<BatchList>('GET', '/v1/pdf/batches', { query: { limit: PAGE_SIZE, offset } }),
+    [offset, watched?.batch_id, watched?.status],
+  );
   const rows = (list.data?.batches ?? []).map((b) => (b.batch_id === watched?.batch_id ? watched : b));
   const othersLive = rows.some((b) => b.batch_id !== watched?.batch_id && !BATCH_ENDED.includes(b.status));
 
@@ -83,7 +92,9 @@ export function RecentBatches({ watched, templateNames }: { watched: Batch | nul
           </tbody>
         </table>
       )}
-      {list.data && <Pager total={list.data.total} limit={PAGE_SIZE} offset={offset} onOffset={setOffset} label="Batch pages" />}
+      {list.data && (
+        <Pager total={list.data.total} limit={PAGE_SIZE} offset={offset} onOffset={setOffset} label="Batch pages" />
+      )}
     </section>
   );
 }

@@ -8,12 +8,22 @@ import { PdfPreviewPanel, usePdfPreview, type PdfPreviewState } from '../../comp
 export type RowPreviewState = PdfPreviewState<number | undefined>;
 
 export function useRowPreview() {
-  const preview = usePdfPreview<number | undefined>((error) => describeRefusal(error, (loc) => (loc[0] === 'data' && loc[1] !== undefined ? `Row 1, ${String(loc[1])}` : null)));
+  const preview = usePdfPreview<number | undefined>((error) =>
+    describeRefusal(error, (loc) => (loc[0] === 'data' && loc[1] !== undefined ? `Row 1, ${String(loc[1])}` : null)),
+  );
   const show = (templateId: string, data: Record<string, unknown>, version?: number) =>
     preview.show(version, { template_id: templateId, data, ...(version ? { version } : {}) });
   return { state: preview.state, show, close: preview.close };
 }
 
 export function RowPreview({ state, onClose }: { state: RowPreviewState; onClose(): void }) {
-  return <PdfPreviewPanel state={state} name="row 1" testId="row-preview" warningsIntro="Row 1's document did not come out quite as written:" onClose={onClose} />;
+  return (
+    <PdfPreviewPanel
+      state={state}
+      name="row 1"
+      testId="row-preview"
+      warningsIntro="Row 1's document did not come out quite as written:"
+      onClose={onClose}
+    />
+  );
 }

@@ -7,8 +7,25 @@ import { createContext } from 'preact';
 import { useContext, useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import type { Field, FieldSpec } from '../../lib/api-types.js';
 import { isFilledByEInvoice } from '../../lib/einvoice/einvoice.js';
-import { checkNumberInput, emptyRow, inputText, itemInputText, parseItemInput, parseNumberInput, readField, readRows, writeField, type DataObject } from '../../lib/form-data.js';
-import { fieldInputId, rowInputId, rowLabel as rowLabelOf, type FieldMark, type FieldMarks } from '../../lib/field-marks.js';
+import {
+  checkNumberInput,
+  emptyRow,
+  inputText,
+  itemInputText,
+  parseItemInput,
+  parseNumberInput,
+  readField,
+  readRows,
+  writeField,
+  type DataObject,
+} from '../../lib/form-data.js';
+import {
+  fieldInputId,
+  rowInputId,
+  rowLabel as rowLabelOf,
+  type FieldMark,
+  type FieldMarks,
+} from '../../lib/field-marks.js';
 
 interface Props {
   fields: readonly Field[];
@@ -53,7 +70,25 @@ const describedBy = (...ids: (string | undefined)[]) => ids.filter(Boolean).join
  * Text that is not a number of the field's type is refused with a message (and a one-click fix when a
  * locale spelling has one reading); the data keeps its last good value and the editor is told.
  */
-function NumberInput({ id, value, integer, label, onValue, marked = false, ...rest }: { id: string; value: unknown; integer: boolean; label: string; onValue(v: number | undefined): void; marked?: boolean; required?: boolean; 'aria-describedby'?: string; 'aria-label'?: string }) {
+function NumberInput({
+  id,
+  value,
+  integer,
+  label,
+  onValue,
+  marked = false,
+  ...rest
+}: {
+  id: string;
+  value: unknown;
+  integer: boolean;
+  label: string;
+  onValue(v: number | undefined): void;
+  marked?: boolean;
+  required?: boolean;
+  'aria-describedby'?: string;
+  'aria-label'?: string;
+}) {
   const [text, setText] = useState(inputText(value));
   const report = useContext(InputValidity);
   // A layout effect, so a late run with an older value cannot overwrite what is being typed.
@@ -111,11 +146,22 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
     return (
       <div class="field field-check">
         <label class="check">
-          <input type="checkbox" id={id} checked={value === true} onChange={(e) => set(e.currentTarget.checked)} aria-describedby={describedBy(markId, helpId)} aria-invalid={invalid || undefined} />
+          <input
+            type="checkbox"
+            id={id}
+            checked={value === true}
+            onChange={(e) => set(e.currentTarget.checked)}
+            aria-describedby={describedBy(markId, helpId)}
+            aria-invalid={invalid || undefined}
+          />
           {field.label}
         </label>
         <MarkText id={id} marks={marks} />
-        {field.helpText && <span class="help" id={helpId}>{field.helpText}</span>}
+        {field.helpText && (
+          <span class="help" id={helpId}>
+            {field.helpText}
+          </span>
+        )}
       </div>
     );
   }
@@ -123,15 +169,41 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
     <div class="field">
       <label class="field-label" for={id}>
         {field.label}
-        {field.required && <span aria-hidden="true" class="required-mark"> *</span>}
+        {field.required && (
+          <span aria-hidden="true" class="required-mark">
+            {' '}
+            *
+          </span>
+        )}
       </label>
       {field.type === 'number' || field.type === 'integer' ? (
-        <NumberInput id={id} value={value} integer={field.type === 'integer'} label={field.label} onValue={set} required={field.required} aria-describedby={describedBy(markId, helpId)} marked={invalid} />
+        <NumberInput
+          id={id}
+          value={value}
+          integer={field.type === 'integer'}
+          label={field.label}
+          onValue={set}
+          required={field.required}
+          aria-describedby={describedBy(markId, helpId)}
+          marked={invalid}
+        />
       ) : (
-        <input id={id} type="text" value={inputText(value)} onInput={(e) => set(e.currentTarget.value)} required={field.required} aria-describedby={describedBy(markId, helpId)} aria-invalid={invalid || undefined} />
+        <input
+          id={id}
+          type="text"
+          value={inputText(value)}
+          onInput={(e) => set(e.currentTarget.value)}
+          required={field.required}
+          aria-describedby={describedBy(markId, helpId)}
+          aria-invalid={invalid || undefined}
+        />
       )}
       <MarkText id={id} marks={marks} />
-      {field.helpText && <span class="help" id={helpId}>{field.helpText}</span>}
+      {field.helpText && (
+        <span class="help" id={helpId}>
+          {field.helpText}
+        </span>
+      )}
       <span class="field-key">
         <code>{field.key}</code>
       </span>
@@ -139,14 +211,34 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
   );
 }
 
-function ItemInput({ item, value, rowLabel, id, onValue }: { item: FieldSpec; value: unknown; rowLabel: string; id: string; onValue(v: unknown): void }) {
+function ItemInput({
+  item,
+  value,
+  rowLabel,
+  id,
+  onValue,
+}: {
+  item: FieldSpec;
+  value: unknown;
+  rowLabel: string;
+  id: string;
+  onValue(v: unknown): void;
+}) {
   const label = `${item.label || item.name}`;
   const { marks, markId, invalid } = useMarks(id);
   if (item.type === 'boolean') {
     return (
       <div class="field field-check">
         <label class="check">
-          <input type="checkbox" id={id} checked={value === true} onChange={(e) => onValue(e.currentTarget.checked)} aria-label={`${label} (${rowLabel})`} aria-describedby={markId} aria-invalid={invalid || undefined} />
+          <input
+            type="checkbox"
+            id={id}
+            checked={value === true}
+            onChange={(e) => onValue(e.currentTarget.checked)}
+            aria-label={`${label} (${rowLabel})`}
+            aria-describedby={markId}
+            aria-invalid={invalid || undefined}
+          />
           {label}
         </label>
         <MarkText id={id} marks={marks} />
@@ -160,9 +252,25 @@ function ItemInput({ item, value, rowLabel, id, onValue }: { item: FieldSpec; va
         <span class="visually-hidden"> ({rowLabel})</span>
       </label>
       {item.type === 'number' ? (
-        <NumberInput id={id} value={value} integer={false} label={`${label} (${rowLabel})`} onValue={onValue} aria-describedby={markId} marked={invalid} />
+        <NumberInput
+          id={id}
+          value={value}
+          integer={false}
+          label={`${label} (${rowLabel})`}
+          onValue={onValue}
+          aria-describedby={markId}
+          marked={invalid}
+        />
       ) : (
-        <input id={id} type="text" value={itemInputText(item, value)} onInput={(e) => onValue(parseItemInput(item, e.currentTarget.value))} placeholder={item.type === 'array' ? 'comma, separated' : undefined} aria-describedby={markId} aria-invalid={invalid || undefined} />
+        <input
+          id={id}
+          type="text"
+          value={itemInputText(item, value)}
+          onInput={(e) => onValue(parseItemInput(item, e.currentTarget.value))}
+          placeholder={item.type === 'array' ? 'comma, separated' : undefined}
+          aria-describedby={markId}
+          aria-invalid={invalid || undefined}
+        />
       )}
       <MarkText id={id} marks={marks} />
     </div>
@@ -178,16 +286,33 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
   const { marks, markId } = useMarks(id);
   const rowMarks = useContext(Marks);
   return (
-    <fieldset class="array-field" id={id} tabIndex={-1} aria-describedby={describedBy(markId, field.helpText ? `${id}-help` : undefined)}>
+    <fieldset
+      class="array-field"
+      id={id}
+      tabIndex={-1}
+      aria-describedby={describedBy(markId, field.helpText ? `${id}-help` : undefined)}
+    >
       <legend class="field-label">
         {field.label}
-        {field.required && <span aria-hidden="true" class="required-mark"> *</span>} <span class="muted">({rows.length} {rows.length === 1 ? 'row' : 'rows'})</span>
+        {field.required && (
+          <span aria-hidden="true" class="required-mark">
+            {' '}
+            *
+          </span>
+        )}{' '}
+        <span class="muted">
+          ({rows.length} {rows.length === 1 ? 'row' : 'rows'})
+        </span>
       </legend>
       <MarkText id={id} marks={marks} />
-      {field.helpText && <span class="help" id={`${id}-help`}>{field.helpText}</span>}
+      {field.helpText && (
+        <span class="help" id={`${id}-help`}>
+          {field.helpText}
+        </span>
+      )}
       {rows.map((row, index) => {
         const rowLabel = rowLabelOf(field, index);
-        const ownMarks = spec.length ? rowMarks.get(rowInputId(field.key, index)) ?? NO_MARKS : NO_MARKS;
+        const ownMarks = spec.length ? (rowMarks.get(rowInputId(field.key, index)) ?? NO_MARKS) : NO_MARKS;
         return (
           <div class="array-row" key={index} role="group" aria-label={rowLabel}>
             <span class="array-row-index" aria-hidden="true">
@@ -195,22 +320,47 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
             </span>
             <div class="array-row-fields">
               {spec.length === 0 ? (
-                <ItemInput item={{ name: 'value', label: 'Value' }} value={row} rowLabel={rowLabel} id={`${id}-${index}`} onValue={(v) => setRow(index, v)} />
+                <ItemInput
+                  item={{ name: 'value', label: 'Value' }}
+                  value={row}
+                  rowLabel={rowLabel}
+                  id={`${id}-${index}`}
+                  onValue={(v) => setRow(index, v)}
+                />
               ) : (
                 spec.map((item) => {
                   const current = typeof row === 'object' && row !== null ? (row as DataObject) : {};
-                  return <ItemInput key={item.name} item={item} value={current[item.name]} rowLabel={rowLabel} id={`${id}-${index}-${item.name}`} onValue={(v) => setRow(index, { ...current, [item.name]: v })} />;
+                  return (
+                    <ItemInput
+                      key={item.name}
+                      item={item}
+                      value={current[item.name]}
+                      rowLabel={rowLabel}
+                      id={`${id}-${index}-${item.name}`}
+                      onValue={(v) => setRow(index, { ...current, [item.name]: v })}
+                    />
+                  );
                 })
               )}
               {ownMarks.length > 0 && <MarkText id={rowInputId(field.key, index)} marks={ownMarks} />}
             </div>
-            <button type="button" class="button button-small button-danger-quiet" onClick={() => setRows(rows.filter((_, i) => i !== index))} aria-label={`Remove ${rowLabel}`}>
+            <button
+              type="button"
+              class="button button-small button-danger-quiet"
+              onClick={() => setRows(rows.filter((_, i) => i !== index))}
+              aria-label={`Remove ${rowLabel}`}
+            >
               Remove
             </button>
           </div>
         );
       })}
-      <button type="button" class="button button-small" onClick={() => setRows([...rows, emptyRow(field)])} aria-label={`Add a row to ${field.label}`}>
+      <button
+        type="button"
+        class="button button-small"
+        onClick={() => setRows([...rows, emptyRow(field)])}
+        aria-label={`Add a row to ${field.label}`}
+      >
         Add row
       </button>
     </fieldset>
@@ -218,29 +368,41 @@ function ArrayInput({ field, data, onChange }: { field: Field; data: DataObject;
 }
 
 export function DataForm({ fields, data, onChange, onInputValidity = () => undefined, marks = new Map() }: Props) {
-  if (fields.length === 0) return <p class="empty">This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the template.</p>;
+  if (fields.length === 0)
+    return (
+      <p class="empty">
+        This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the
+        template.
+      </p>
+    );
   // `einvoice.*` is not data to type in: the service fills it when Run attaches an e-invoice.
   const filled = fields.filter((f) => isFilledByEInvoice(f.key));
   return (
     <InputValidity.Provider value={onInputValidity}>
       <Marks.Provider value={marks}>
-      <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
-        {/* In the template's fields order (GET /v1/templates/{id}: `fields`), which the Fields tab can change. */}
-        {fields
-          .filter((f) => !isFilledByEInvoice(f.key))
-          .map((field) => (field.type === 'array' ? <ArrayInput key={field.key} field={field} data={data} onChange={onChange} /> : <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />))}
-        {filled.length > 0 && (
-          <p class="help">
-            {filled.map((f, i) => (
-              <span key={f.key}>
-                {i > 0 && ', '}
-                <code>{f.key}</code>
-              </span>
-            ))}
-            : filled in by the service when Run attaches an e-invoice.
-          </p>
-        )}
-      </form>
+        <form class="data-form" onSubmit={(e) => e.preventDefault()} aria-label="Template data">
+          {/* In the template's fields order (GET /v1/templates/{id}: `fields`), which the Fields tab can change. */}
+          {fields
+            .filter((f) => !isFilledByEInvoice(f.key))
+            .map((field) =>
+              field.type === 'array' ? (
+                <ArrayInput key={field.key} field={field} data={data} onChange={onChange} />
+              ) : (
+                <ScalarInput key={field.key} field={field} data={data} onChange={onChange} />
+              ),
+            )}
+          {filled.length > 0 && (
+            <p class="help">
+              {filled.map((f, i) => (
+                <span key={f.key}>
+                  {i > 0 && ', '}
+                  <code>{f.key}</code>
+                </span>
+              ))}
+              : filled in by the service when Run attaches an e-invoice.
+            </p>
+          )}
+        </form>
       </Marks.Provider>
     </InputValidity.Provider>
   );

@@ -14,7 +14,15 @@ import type { TemplateSnapshot } from '../../lib/template-diff.js';
 import { describeProblem, isStale, type Problem } from '../../lib/problems.js';
 import { canvasPage } from '../../lib/api-types.js';
 import { readableFields } from '../../lib/field-labels.js';
-import { addMark, fieldInputId, formPlace, isEditedSince, type DataLoc, type FieldMark, type Refusal } from '../../lib/field-marks.js';
+import {
+  addMark,
+  fieldInputId,
+  formPlace,
+  isEditedSince,
+  type DataLoc,
+  type FieldMark,
+  type Refusal,
+} from '../../lib/field-marks.js';
 import { missingRequired, missingRequiredWarnings } from '../../lib/form-data.js';
 import { CodeEditor } from '../../components/code-editor.js';
 import { ErrorNotice } from '../../components/notice.js';
@@ -29,13 +37,23 @@ import { PreviewPane } from './preview-pane.js';
 import { RunPanel } from './run-panel.js';
 import { TemplatePanes, type TemplateTab } from './template-panes.js';
 import { usePreview } from './use-preview.js';
-import { invalidCanvas, invalidMargins, pageOf, paneSources, paperProblem, useTemplateDraft } from './use-template-draft.js';
+import {
+  invalidCanvas,
+  invalidMargins,
+  pageOf,
+  paneSources,
+  paperProblem,
+  useTemplateDraft,
+} from './use-template-draft.js';
 import { VersionsPanel } from './versions-panel.js';
 
 type DataTab = 'form' | 'json' | 'fields';
 
 export function EditorScreen({ templateId }: { templateId: string }) {
-  const loaded = useLoad(() => api().json<Template>('GET', `/v1/templates/${encodeURIComponent(templateId)}`), [templateId]);
+  const loaded = useLoad(
+    () => api().json<Template>('GET', `/v1/templates/${encodeURIComponent(templateId)}`),
+    [templateId],
+  );
   if (loaded.error) {
     return (
       <main class="screen" id="main">
@@ -61,9 +79,21 @@ function Editor({ template }: { template: Template }) {
   const [dataTab, setDataTab] = useState<DataTab>('form');
   const [savedNotice, setSavedNotice] = useState(false);
   const draft = t.draft!;
-  const versions = useLoad(async () => (await api().json<{ versions: TemplateVersion[] }>('GET', `/v1/templates/${encodeURIComponent(template.id)}/versions`)).versions, [template.id]);
+  const versions = useLoad(
+    async () =>
+      (
+        await api().json<{ versions: TemplateVersion[] }>(
+          'GET',
+          `/v1/templates/${encodeURIComponent(template.id)}/versions`,
+        )
+      ).versions,
+    [template.id],
+  );
   const [runVersion, setRunVersion] = useState<number | null>(null);
-  const draftSnapshot: TemplateSnapshot = useMemo(() => ({ html: draft.html, css: draft.css, page: pageOf(draft), sample_data: t.data, strict: draft.strict }), [draft, t.data]);
+  const draftSnapshot: TemplateSnapshot = useMemo(
+    () => ({ html: draft.html, css: draft.css, page: pageOf(draft), sample_data: t.data, strict: draft.strict }),
+    [draft, t.data],
+  );
 
   const runThisVersion = (v: TemplateVersion) => {
     setRunVersion(v.version_number);
@@ -87,13 +117,17 @@ function Editor({ template }: { template: Template }) {
   const isImage = template.kind === 'image';
   const fields = t.saved?.fields ?? [];
   // The form's fields, with readable labels when inferred: the form, its marks and Run name them alike.
-  const formFields = useMemo(() => readableFields(fields, t.saved?.fields_inferred ?? true), [fields, t.saved?.fields_inferred]);
+  const formFields = useMemo(
+    () => readableFields(fields, t.saved?.fields_inferred ?? true),
+    [fields, t.saved?.fields_inferred],
+  );
   const missing = useMemo(() => missingRequired(formFields, t.data), [formFields, t.data]);
   // A strict template refuses data without a required value, at every door (the API's check runs on
   // saved templates only: the preview of unsaved text gets the same verdict here, before sending).
-  const requiredRefusal = draft.strict && missing.length > 0
-    ? `${missing.map((f) => f.label).join(', ')}: required, and empty. Strict mode refuses the data without ${missing.length === 1 ? 'it' : 'them'}, here and in Run (nothing is charged). Fill ${missing.length === 1 ? 'it' : 'them'} in the form.`
-    : null;
+  const requiredRefusal =
+    draft.strict && missing.length > 0
+      ? `${missing.map((f) => f.label).join(', ')}: required, and empty. Strict mode refuses the data without ${missing.length === 1 ? 'it' : 'them'}, here and in Run (nothing is charged). Fill ${missing.length === 1 ? 'it' : 'them'} in the form.`
+      : null;
 
   const marginsInvalid = !isImage && invalidMargins(draft).length > 0;
   const paper = isImage ? null : paperProblem(draft);
@@ -102,8 +136,14 @@ function Editor({ template }: { template: Template }) {
   const canvasWidth = canvasInvalid ? (t.saved?.canvas?.width ?? 1080) : Number(draft.canvas_width);
   const canvasHeight = canvasInvalid ? (t.saved?.canvas?.height ?? 1080) : Number(draft.canvas_height);
   const previewCanvas = isImage ? { width: canvasWidth, height: canvasHeight } : null;
-  const previewPage = useMemo(() => (isImage ? canvasPage({ width: canvasWidth, height: canvasHeight }) : pageOf(draft)), [isImage, canvasWidth, canvasHeight, draft]);
-  const previewInput = useMemo(() => ({ html: draft.html, css: draft.css, page: previewPage, data: t.data, strict: draft.strict }), [draft.html, draft.css, previewPage, t.data, draft.strict]);
+  const previewPage = useMemo(
+    () => (isImage ? canvasPage({ width: canvasWidth, height: canvasHeight }) : pageOf(draft)),
+    [isImage, canvasWidth, canvasHeight, draft],
+  );
+  const previewInput = useMemo(
+    () => ({ html: draft.html, css: draft.css, page: previewPage, data: t.data, strict: draft.strict }),
+    [draft.html, draft.css, previewPage, t.data, draft.strict],
+  );
   const preview = usePreview(previewInput, {
     pausedReason: t.jsonError
       ? 'Preview paused: the sample data is not valid JSON.'
@@ -120,7 +160,10 @@ function Editor({ template }: { template: Template }) {
   });
 
   // A lenient template prints a blank for them, with the warning the service gives a saved template.
-  const requiredWarnings = useMemo(() => (draft.strict ? [] : missingRequiredWarnings(formFields, t.data)), [draft.strict, formFields, t.data]);
+  const requiredWarnings = useMemo(
+    () => (draft.strict ? [] : missingRequiredWarnings(formFields, t.data)),
+    [draft.strict, formFields, t.data],
+  );
   const fieldLabel = useCallback((key: string) => formFields.find((f) => f.key === key)?.label, [formFields]);
 
   // Run's refusals about places in the data, each shown at its field while that value is unchanged.
@@ -162,7 +205,9 @@ function Editor({ template }: { template: Template }) {
   const openSaveProblems = t.problems.filter((p) => !isStale(p, current));
   // The preview's too: a save refused, then fixed, is not "fixed" while the preview still reports a
   // problem on a pane (its tab shows the badge); that problem is listed instead.
-  const openPreviewProblems = preview.problems.filter((p) => !isStale(p, current) && !openSaveProblems.some((q) => q.pane === p.pane && q.line === p.line));
+  const openPreviewProblems = preview.problems.filter(
+    (p) => !isStale(p, current) && !openSaveProblems.some((q) => q.pane === p.pane && q.line === p.line),
+  );
   const openProblems = [...openSaveProblems, ...openPreviewProblems];
   const [inputsRefused, setInputsRefused] = useState(false);
 
@@ -200,7 +245,14 @@ function Editor({ template }: { template: Template }) {
   useEffect(() => {
     const first = t.problems[0];
     if (!first) return;
-    if (first.pane === 'html' || first.pane === 'css' || first.pane === 'header_html' || first.pane === 'footer_html' || first.pane === 'page') setTemplateTab(first.pane);
+    if (
+      first.pane === 'html' ||
+      first.pane === 'css' ||
+      first.pane === 'header_html' ||
+      first.pane === 'footer_html' ||
+      first.pane === 'page'
+    )
+      setTemplateTab(first.pane);
     else if (first.pane === 'sample_data') setDataTab('json');
     else if (first.pane === 'fields') setDataTab('fields');
   }, [t.problems]);
@@ -223,7 +275,11 @@ function Editor({ template }: { template: Template }) {
     };
   });
 
-  const jsonProblems = useMemo(() => (t.jsonError ? [{ message: t.jsonError, line: Number(/line (\d+)/.exec(t.jsonError)?.[1]) || undefined }] : []), [t.jsonError]);
+  const jsonProblems = useMemo(
+    () =>
+      t.jsonError ? [{ message: t.jsonError, line: Number(/line (\d+)/.exec(t.jsonError)?.[1]) || undefined }] : [],
+    [t.jsonError],
+  );
 
   return (
     <main class="screen editor-screen" id="main">
@@ -245,13 +301,23 @@ function Editor({ template }: { template: Template }) {
           <span class="save-state" role="status" data-testid="save-state">
             {t.saving ? 'Saving…' : t.dirty ? 'Unsaved changes' : savedNotice ? 'Saved' : 'All changes saved'}
           </span>
-          <button type="button" class="button button-primary" onClick={save} disabled={t.saving} aria-keyshortcuts="Control+S">
+          <button
+            type="button"
+            class="button button-primary"
+            onClick={save}
+            disabled={t.saving}
+            aria-keyshortcuts="Control+S"
+          >
             Save
           </button>
         </div>
         <SectionNav
           sections={[
-            { id: 'template-section', label: 'Template', marked: openProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid },
+            {
+              id: 'template-section',
+              label: 'Template',
+              marked: openProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid,
+            },
             { id: 'data-section', label: 'Data', marked: markedErrors > 0 },
             { id: 'versions-section', label: 'Versions' },
             { id: 'preview-section', label: 'Preview', marked: preview.status === 'error' },
@@ -286,7 +352,14 @@ function Editor({ template }: { template: Template }) {
       )}
       <div class="editor-grid">
         <div class="editor-main">
-          <TemplatePanes draft={draft} update={t.update} problems={problems} selected={templateTab} onSelect={setTemplateTab} kind={template.kind} />
+          <TemplatePanes
+            draft={draft}
+            update={t.update}
+            problems={problems}
+            selected={templateTab}
+            onSelect={setTemplateTab}
+            kind={template.kind}
+          />
           <section class="panel" id="data-section" aria-labelledby="data-title">
             <div class="panel-head">
               <h2 id="data-title" tabIndex={-1}>
@@ -300,20 +373,44 @@ function Editor({ template }: { template: Template }) {
               selected={dataTab}
               onSelect={setDataTab}
               tabs={[
-                { id: 'form', label: 'Form', ...(markedErrors ? { badge: '!', badgeLabel: `${markedErrors} field${markedErrors > 1 ? 's' : ''} to fix` } : {}) },
+                {
+                  id: 'form',
+                  label: 'Form',
+                  ...(markedErrors
+                    ? { badge: '!', badgeLabel: `${markedErrors} field${markedErrors > 1 ? 's' : ''} to fix` }
+                    : {}),
+                },
                 { id: 'json', label: 'JSON', ...(t.jsonError ? { badge: '!', badgeLabel: 'invalid JSON' } : {}) },
                 { id: 'fields', label: `Fields (${fields.length})` },
               ]}
             />
             <TabPanel idPrefix="data" id="form" selected={dataTab === 'form'}>
-              <DataForm fields={formFields} data={t.data} onChange={t.setData} onInputValidity={reportInput} marks={marks} />
+              <DataForm
+                fields={formFields}
+                data={t.data}
+                onChange={t.setData}
+                onInputValidity={reportInput}
+                marks={marks}
+              />
             </TabPanel>
             <TabPanel idPrefix="data" id="json" selected={dataTab === 'json'} class="code-panel">
-              <CodeEditor id="editor-sample-data" label="Sample data (JSON)" language="json" value={t.jsonText} onChange={t.setJson} problems={jsonProblems} />
+              <CodeEditor
+                id="editor-sample-data"
+                label="Sample data (JSON)"
+                language="json"
+                value={t.jsonText}
+                onChange={t.setJson}
+                problems={jsonProblems}
+              />
               {t.jsonError && <ErrorNotice>{t.jsonError}</ErrorNotice>}
             </TabPanel>
             <TabPanel idPrefix="data" id="fields" selected={dataTab === 'fields'}>
-              <FieldsEditor fields={fields} inferred={t.saved?.fields_inferred ?? true} saving={t.saving} onSave={t.saveFields} />
+              <FieldsEditor
+                fields={fields}
+                inferred={t.saved?.fields_inferred ?? true}
+                saving={t.saving}
+                onSave={t.saveFields}
+              />
             </TabPanel>
           </section>
           <VersionsPanel
@@ -328,7 +425,12 @@ function Editor({ template }: { template: Template }) {
           />
         </div>
         <div class="editor-side">
-          <PreviewPane preview={preview} canvas={previewCanvas} extraWarnings={requiredWarnings} fieldLabel={fieldLabel} />
+          <PreviewPane
+            preview={preview}
+            canvas={previewCanvas}
+            extraWarnings={requiredWarnings}
+            fieldLabel={fieldLabel}
+          />
           {template.kind === 'image' ? (
             <ImagePanel
               templateId={template.id}

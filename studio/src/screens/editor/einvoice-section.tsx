@@ -43,7 +43,13 @@ function findingMarkers(findings: EInvoiceSectionProps['findings']): EditorProbl
   if (!findings?.json) return [];
   const lines = jsonValueLines(findings.json);
   return findings.rules.flatMap((group) =>
-    group.findings.filter((f) => f.invoiceLoc?.length).map((f) => ({ line: lineOfField(lines, f.invoiceLoc!), message: `${group.rule}: ${f.message}`, source: findings.json! })),
+    group.findings
+      .filter((f) => f.invoiceLoc?.length)
+      .map((f) => ({
+        line: lineOfField(lines, f.invoiceLoc!),
+        message: `${group.rule}: ${f.message}`,
+        source: findings.json!,
+      })),
   );
 }
 
@@ -53,9 +59,7 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
   const format = EINVOICE_FORMATS.find((f) => f.id === draft.format)!;
   return (
     <fieldset class="einvoice">
-      <legend class="field-label">
-        E-invoice
-      </legend>
+      <legend class="field-label">E-invoice</legend>
       <label class="check">
         <input type="checkbox" checked={draft.attach} onChange={(e) => set({ attach: e.currentTarget.checked })} />
         Attach an e-invoice (EN 16931)
@@ -67,7 +71,11 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
               <label class="field-label" for="einvoice-format">
                 Format
               </label>
-              <select id="einvoice-format" value={draft.format} onChange={(e) => set({ format: e.currentTarget.value as EInvoiceFormat })}>
+              <select
+                id="einvoice-format"
+                value={draft.format}
+                onChange={(e) => set({ format: e.currentTarget.value as EInvoiceFormat })}
+              >
                 {EINVOICE_FORMATS.map((f) => (
                   <option key={f.id} value={f.id}>
                     {f.label}
@@ -80,7 +88,11 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
                 <label class="field-label" for="einvoice-profile">
                   Profile
                 </label>
-                <select id="einvoice-profile" value={draft.profile} onChange={(e) => set({ profile: e.currentTarget.value as EInvoiceProfile })}>
+                <select
+                  id="einvoice-profile"
+                  value={draft.profile}
+                  onChange={(e) => set({ profile: e.currentTarget.value as EInvoiceProfile })}
+                >
                   {EINVOICE_PROFILES.map((p) => (
                     <option key={p.id} value={p.id}>
                       {p.label}
@@ -91,16 +103,27 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
             )}
           </div>
           <p class="help">
-            Delivers {format.output}. The invoice is checked against the EN 16931 rules{draft.format.startsWith('xrechnung') ? " and XRechnung's" : ''} before anything is charged.
+            Delivers {format.output}. The invoice is checked against the EN 16931 rules
+            {draft.format.startsWith('xrechnung') ? " and XRechnung's" : ''} before anything is charged.
           </p>
           <fieldset class="radio-group">
             <legend class="field-label">Invoice</legend>
             <label class="radio">
-              <input type="radio" name="einvoice-source" checked={draft.source === 'data'} onChange={() => set({ source: 'data' })} />
+              <input
+                type="radio"
+                name="einvoice-source"
+                checked={draft.source === 'data'}
+                onChange={() => set({ source: 'data' })}
+              />
               The template's data
             </label>
             <label class="radio">
-              <input type="radio" name="einvoice-source" checked={draft.source === 'json'} onChange={() => set({ source: 'json' })} />
+              <input
+                type="radio"
+                name="einvoice-source"
+                checked={draft.source === 'json'}
+                onChange={() => set({ source: 'json' })}
+              />
               Its own JSON
             </label>
           </fieldset>
@@ -108,12 +131,26 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
             looksLikeInvoice(data) ? (
               <p class="help">The data above is sent both as the template's data and as the invoice.</p>
             ) : (
-              <p class="notice notice-warning">The data has no seller, buyer and lines, so it is not an invoice: use its own JSON, or start from the “Invoice (Factur-X EN 16931)” template.</p>
+              <p class="notice notice-warning">
+                The data has no seller, buyer and lines, so it is not an invoice: use its own JSON, or start from the
+                “Invoice (Factur-X EN 16931)” template.
+              </p>
             )
           ) : (
             <div class="code-panel einvoice-json">
-              <CodeEditor id="editor-einvoice-invoice" label="Invoice (JSON)" language="json" value={draft.json} onChange={(json) => set({ json })} problems={markers} />
-              <button type="button" class="button button-small" onClick={() => set({ json: JSON.stringify(EXAMPLE_INVOICE, null, 2) })}>
+              <CodeEditor
+                id="editor-einvoice-invoice"
+                label="Invoice (JSON)"
+                language="json"
+                value={draft.json}
+                onChange={(json) => set({ json })}
+                problems={markers}
+              />
+              <button
+                type="button"
+                class="button button-small"
+                onClick={() => set({ json: JSON.stringify(EXAMPLE_INVOICE, null, 2) })}
+              >
                 Reset to the example
               </button>
             </div>
@@ -138,7 +175,19 @@ function FindingPlace({ finding, fields }: { finding: EInvoiceFinding; fields: r
  * each listing the place inside the invoice — named as the form names it when the invoice is the
  * template's data (with a button to the field), rows counted from 1 — and the message.
  */
-export function EInvoiceFindings({ rules, credits, fields = [], onShowField, canShowField = () => false }: { rules: EInvoiceRuleFindings[]; credits: number | null; fields?: readonly Field[]; onShowField?(loc: DataLoc): void; canShowField?(loc: DataLoc): boolean }) {
+export function EInvoiceFindings({
+  rules,
+  credits,
+  fields = [],
+  onShowField,
+  canShowField = () => false,
+}: {
+  rules: EInvoiceRuleFindings[];
+  credits: number | null;
+  fields?: readonly Field[];
+  onShowField?(loc: DataLoc): void;
+  canShowField?(loc: DataLoc): boolean;
+}) {
   const count = rules.reduce((n, r) => n + r.findings.length, 0);
   return (
     <div class="notice notice-error einvoice-findings" role="alert" data-testid="einvoice-findings">
@@ -176,7 +225,15 @@ export function EInvoiceFindings({ rules, credits, fields = [], onShowField, can
  * A delivered e-invoice: what it is and where its XML is, the checks that judged it before the charge
  * (absent from a server before issue 41), and the warnings of the official rules, one per rule.
  */
-export function EInvoiceDelivered({ einvoice, checks, ruleWarnings }: { einvoice: Pick<EInvoiceRequest, 'format' | 'profile'>; checks: string | undefined; ruleWarnings: readonly RuleWarning[] }) {
+export function EInvoiceDelivered({
+  einvoice,
+  checks,
+  ruleWarnings,
+}: {
+  einvoice: Pick<EInvoiceRequest, 'format' | 'profile'>;
+  checks: string | undefined;
+  ruleWarnings: readonly RuleWarning[];
+}) {
   return (
     <>
       <div class="notice notice-success" data-testid="einvoice-result">
@@ -185,7 +242,10 @@ export function EInvoiceDelivered({ einvoice, checks, ruleWarnings }: { einvoice
       </div>
       {ruleWarnings.length > 0 && (
         <div class="notice notice-warning einvoice-findings" data-testid="einvoice-warnings">
-          <p>Valid, with {ruleWarnings.length === 1 ? 'a warning' : `${ruleWarnings.length} warnings`} of the official rules (they do not refuse it):</p>
+          <p>
+            Valid, with {ruleWarnings.length === 1 ? 'a warning' : `${ruleWarnings.length} warnings`} of the official
+            rules (they do not refuse it):
+          </p>
           <ul>
             {ruleWarnings.map((w) => (
               <li key={w.rule} data-rule={w.rule}>

@@ -13,11 +13,19 @@ interface Props {
   onSave(fields: Field[] | null): Promise<boolean>;
 }
 
-const normalise = (f: Field): Field => ({ key: f.key, label: f.label, type: f.type ?? 'string', required: f.required ?? false, helpText: f.helpText ?? null, spec: f.spec ?? null });
+const normalise = (f: Field): Field => ({
+  key: f.key,
+  label: f.label,
+  type: f.type ?? 'string',
+  required: f.required ?? false,
+  helpText: f.helpText ?? null,
+  spec: f.spec ?? null,
+});
 
 function SpecEditor({ field, prefix, onChange }: { field: Field; prefix: string; onChange(spec: FieldSpec[]): void }) {
   const spec = field.spec ?? [];
-  const set = (index: number, patch: Partial<FieldSpec>) => onChange(spec.map((s, i) => (i === index ? { ...s, ...patch } : s)));
+  const set = (index: number, patch: Partial<FieldSpec>) =>
+    onChange(spec.map((s, i) => (i === index ? { ...s, ...patch } : s)));
   return (
     <fieldset class="spec-editor">
       <legend class="field-label">Item attributes</legend>
@@ -25,7 +33,12 @@ function SpecEditor({ field, prefix, onChange }: { field: Field; prefix: string;
         <div class="spec-row" key={index} role="group" aria-label={`Item attribute ${index + 1}`}>
           <label class="field">
             <span class="field-label">Name</span>
-            <input id={`${prefix}-spec-${index}-name`} value={item.name} onInput={(e) => set(index, { name: e.currentTarget.value })} spellcheck={false} />
+            <input
+              id={`${prefix}-spec-${index}-name`}
+              value={item.name}
+              onInput={(e) => set(index, { name: e.currentTarget.value })}
+              spellcheck={false}
+            />
           </label>
           <label class="field">
             <span class="field-label">Label</span>
@@ -39,12 +52,21 @@ function SpecEditor({ field, prefix, onChange }: { field: Field; prefix: string;
               ))}
             </select>
           </label>
-          <button type="button" class="button button-small button-danger-quiet" onClick={() => onChange(spec.filter((_, i) => i !== index))} aria-label={`Remove item attribute ${item.name || index + 1}`}>
+          <button
+            type="button"
+            class="button button-small button-danger-quiet"
+            onClick={() => onChange(spec.filter((_, i) => i !== index))}
+            aria-label={`Remove item attribute ${item.name || index + 1}`}
+          >
             Remove
           </button>
         </div>
       ))}
-      <button type="button" class="button button-small" onClick={() => onChange([...spec, { name: '', label: '', type: 'text' }])}>
+      <button
+        type="button"
+        class="button button-small"
+        onClick={() => onChange([...spec, { name: '', label: '', type: 'text' }])}
+      >
         Add attribute
       </button>
     </fieldset>
@@ -73,8 +95,15 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
     next.splice(index + by, 0, moved!);
     change(next);
   };
-  const set = (index: number, patch: Partial<Field>) => change(edited.map((f, i) => (i === index ? { ...f, ...patch } : f)));
-  const problems = edited.flatMap((f, i) => (f.key.trim() ? [] : [`Field ${i + 1} needs a key.`])).concat(edited.flatMap((f) => (f.spec ?? []).filter((s) => !s.name.trim()).map(() => `An item attribute of “${f.key}” needs a name.`)));
+  const set = (index: number, patch: Partial<Field>) =>
+    change(edited.map((f, i) => (i === index ? { ...f, ...patch } : f)));
+  const problems = edited
+    .flatMap((f, i) => (f.key.trim() ? [] : [`Field ${i + 1} needs a key.`]))
+    .concat(
+      edited.flatMap((f) =>
+        (f.spec ?? []).filter((s) => !s.name.trim()).map(() => `An item attribute of “${f.key}” needs a name.`),
+      ),
+    );
 
   const save = async (next: Field[] | null) => {
     if (await onSave(next)) {
@@ -86,7 +115,10 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
   return (
     <div class="fields-editor">
       <p class="help">
-        {inferred ? 'Inferred from the template, in order of first use; they follow it on every save until you edit or reorder them here.' : 'Edited by hand: they stay as saved, in this order, until you go back to inference.'} The form lists the fields in this order.
+        {inferred
+          ? 'Inferred from the template, in order of first use; they follow it on every save until you edit or reorder them here.'
+          : 'Edited by hand: they stay as saved, in this order, until you go back to inference.'}{' '}
+        The form lists the fields in this order.
       </p>
       {edited.map((field, index) => {
         const prefix = `field-${index}`;
@@ -98,7 +130,12 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
             <div class="form-row">
               <label class="field">
                 <span class="field-label">Key</span>
-                <input value={field.key} onInput={(e) => set(index, { key: e.currentTarget.value })} spellcheck={false} aria-invalid={!field.key.trim() || undefined} />
+                <input
+                  value={field.key}
+                  onInput={(e) => set(index, { key: e.currentTarget.value })}
+                  spellcheck={false}
+                  aria-invalid={!field.key.trim() || undefined}
+                />
               </label>
               <label class="field">
                 <span class="field-label">Label</span>
@@ -113,23 +150,49 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
                 </select>
               </label>
               <label class="check">
-                <input type="checkbox" checked={field.required} onChange={(e) => set(index, { required: e.currentTarget.checked })} />
+                <input
+                  type="checkbox"
+                  checked={field.required}
+                  onChange={(e) => set(index, { required: e.currentTarget.checked })}
+                />
                 Required
               </label>
             </div>
             <label class="field">
               <span class="field-label">Help text</span>
-              <input value={field.helpText ?? ''} onInput={(e) => set(index, { helpText: e.currentTarget.value || null })} placeholder="Example: …" />
+              <input
+                value={field.helpText ?? ''}
+                onInput={(e) => set(index, { helpText: e.currentTarget.value || null })}
+                placeholder="Example: …"
+              />
             </label>
-            {field.type === 'array' && <SpecEditor field={field} prefix={prefix} onChange={(spec) => set(index, { spec })} />}
+            {field.type === 'array' && (
+              <SpecEditor field={field} prefix={prefix} onChange={(spec) => set(index, { spec })} />
+            )}
             <div class="button-row">
-              <button type="button" class="button button-small" disabled={index === 0} onClick={() => move(index, -1)} aria-label={`Move ${field.key || `field ${index + 1}`} up`}>
+              <button
+                type="button"
+                class="button button-small"
+                disabled={index === 0}
+                onClick={() => move(index, -1)}
+                aria-label={`Move ${field.key || `field ${index + 1}`} up`}
+              >
                 Move up
               </button>
-              <button type="button" class="button button-small" disabled={index === edited.length - 1} onClick={() => move(index, 1)} aria-label={`Move ${field.key || `field ${index + 1}`} down`}>
+              <button
+                type="button"
+                class="button button-small"
+                disabled={index === edited.length - 1}
+                onClick={() => move(index, 1)}
+                aria-label={`Move ${field.key || `field ${index + 1}`} down`}
+              >
                 Move down
               </button>
-              <button type="button" class="button button-small button-danger-quiet" onClick={() => change(edited.filter((_, i) => i !== index))}>
+              <button
+                type="button"
+                class="button button-small button-danger-quiet"
+                onClick={() => change(edited.filter((_, i) => i !== index))}
+              >
                 Remove field {field.key}
               </button>
             </div>
@@ -137,7 +200,13 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
         );
       })}
       <div class="button-row">
-        <button type="button" class="button button-small" onClick={() => change([...edited, { key: '', label: '', type: 'string', required: false, helpText: null, spec: null }])}>
+        <button
+          type="button"
+          class="button button-small"
+          onClick={() =>
+            change([...edited, { key: '', label: '', type: 'string', required: false, helpText: null, spec: null }])
+          }
+        >
           Add field
         </button>
       </div>
@@ -149,7 +218,12 @@ export function FieldsEditor({ fields, inferred, saving, onSave }: Props) {
         </ul>
       )}
       <div class="button-row">
-        <button type="button" class="button button-primary" disabled={saving || !dirty || problems.length > 0} onClick={() => save(edited.map((f) => ({ ...f, spec: f.type === 'array' ? f.spec : null })))}>
+        <button
+          type="button"
+          class="button button-primary"
+          disabled={saving || !dirty || problems.length > 0}
+          onClick={() => save(edited.map((f) => ({ ...f, spec: f.type === 'array' ? f.spec : null })))}
+        >
           Save fields
         </button>
         <button type="button" class="button" disabled={saving || (inferred && !dirty)} onClick={() => save(null)}>

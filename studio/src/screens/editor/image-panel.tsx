@@ -58,10 +58,33 @@ interface ImagePanelProps {
 }
 
 /** The request fields as the panel labels them, for a refusal. */
-const PLACES: Record<string, string> = { width: 'Width', quality: 'Quality', filename: 'File name', format: 'Format', modifications: 'Layers' };
+const PLACES: Record<string, string> = {
+  width: 'Width',
+  quality: 'Quality',
+  filename: 'File name',
+  format: 'Format',
+  modifications: 'Layers',
+};
 
-export function ImagePanel({ templateId, canvas, data, templateDirty, revision, versions, version, onVersion, templateName }: ImagePanelProps) {
-  const layers = useLoad(async () => (await api().json<{ layers: TemplateLayer[]; warnings?: string[] }>('GET', `/v1/templates/${encodeURIComponent(templateId)}/layers`)), [templateId, revision]);
+export function ImagePanel({
+  templateId,
+  canvas,
+  data,
+  templateDirty,
+  revision,
+  versions,
+  version,
+  onVersion,
+  templateName,
+}: ImagePanelProps) {
+  const layers = useLoad(
+    async () =>
+      await api().json<{ layers: TemplateLayer[]; warnings?: string[] }>(
+        'GET',
+        `/v1/templates/${encodeURIComponent(templateId)}/layers`,
+      ),
+    [templateId, revision],
+  );
   const [edits, setEdits] = useState<Edits>({});
   const [format, setFormat] = useState<ImageFormat>('png');
   const [width, setWidth] = useState(String(Math.min(4000, Math.max(100, canvas?.width ?? 1080))));
@@ -69,7 +92,15 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
   const [filename, setFilename] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [result, setResult] = useState<{ url: string; filename: string; bytes: number; type: string; warnings: string[]; from: string; number: number } | null>(null);
+  const [result, setResult] = useState<{
+    url: string;
+    filename: string;
+    bytes: number;
+    type: string;
+    warnings: string[];
+    from: string;
+    number: number;
+  } | null>(null);
   const renders = useRef(0);
   const [pixels, setPixels] = useState<{ width: number; height: number } | null>(null);
   const blobUrl = useRef<string | null>(null);
@@ -85,7 +116,8 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
   const widthNumber = Number(width);
   const widthInvalid = !Number.isInteger(widthNumber) || widthNumber < 100 || widthNumber > 4000;
   const qualityNumber = Number(quality);
-  const qualityInvalid = format !== 'png' && (!Number.isInteger(qualityNumber) || qualityNumber < 1 || qualityNumber > 100);
+  const qualityInvalid =
+    format !== 'png' && (!Number.isInteger(qualityNumber) || qualityNumber < 1 || qualityNumber > 100);
   const filenameInvalid = filename !== '' && !FILENAME.test(filename);
   const defaultName = fileNameFrom(templateName);
   const credits = useSession().account?.credits ?? null;
@@ -95,7 +127,8 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
     setError(null);
   });
 
-  const edit = (layer: string, patch: Omit<Modification, 'name'>) => setEdits((all) => ({ ...all, [layer]: { ...all[layer], ...patch } }));
+  const edit = (layer: string, patch: Omit<Modification, 'name'>) =>
+    setEdits((all) => ({ ...all, [layer]: { ...all[layer], ...patch } }));
 
   const render = async (event: Event) => {
     event.preventDefault();
@@ -130,9 +163,23 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
       if (blobUrl.current) URL.revokeObjectURL(blobUrl.current);
       blobUrl.current = URL.createObjectURL(blob);
       const extension = FORMATS.find((f) => f.id === format)!.extension;
-      setResult({ url: blobUrl.current, filename: `${filename || defaultName}.${extension}`, bytes: blob.size, type, warnings, from, number: ++renders.current });
+      setResult({
+        url: blobUrl.current,
+        filename: `${filename || defaultName}.${extension}`,
+        bytes: blob.size,
+        type,
+        warnings,
+        from,
+        number: ++renders.current,
+      });
     } catch (e) {
-      setError(describeRefusal(e, (loc) => (loc[0] === 'modifications' && typeof loc[1] === 'number' ? `Layer change ${loc[1] + 1}` : (PLACES[String(loc[0])] ?? null))));
+      setError(
+        describeRefusal(e, (loc) =>
+          loc[0] === 'modifications' && typeof loc[1] === 'number'
+            ? `Layer change ${loc[1] + 1}`
+            : (PLACES[String(loc[0])] ?? null),
+        ),
+      );
       void refreshAccount().catch(() => undefined);
     } finally {
       setBusy(false);
@@ -147,57 +194,67 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
       <h3>Layers</h3>
       <ErrorNotice>{layers.error?.message}</ErrorNotice>
       {templateDirty && <p class="help">Layers are read from the saved template: save to see your latest edits.</p>}
-      {layers.data && layers.data.warnings?.map((w) => <StatusNotice key={w} tone="warning">{w}</StatusNotice>)}
+      {layers.data &&
+        layers.data.warnings?.map((w) => (
+          <StatusNotice key={w} tone="warning">
+            {w}
+          </StatusNotice>
+        ))}
       {layers.data && (
         <div class="table-scroll">
-        <table class="table responsive-table layer-table" data-testid="layers">
-          <caption class="visually-hidden">Layers and their modifications</caption>
-          <thead>
-            <tr>
-              <th scope="col">Layer</th>
-              <th scope="col">Type</th>
-              {TEXT_FIELDS.map((f) => (
-                <th scope="col" key={f.key}>
-                  {f.label}
-                </th>
-              ))}
-              <th scope="col">Hidden</th>
-            </tr>
-          </thead>
-          <tbody>
-            {layers.data.layers.map((layer) => (
-              <tr key={layer.name} data-layer-row={layer.name}>
-                <th scope="row" data-label="Layer">
-                  <code>{layer.name}</code> <span class="muted">&lt;{layer.tag}&gt;</span>
-                </th>
-                <td data-label="Type">{layer.type}</td>
+          <table class="table responsive-table layer-table" data-testid="layers">
+            <caption class="visually-hidden">Layers and their modifications</caption>
+            <thead>
+              <tr>
+                <th scope="col">Layer</th>
+                <th scope="col">Type</th>
                 {TEXT_FIELDS.map((f) => (
-                  <td key={f.key} data-label={f.label}>
-                    {layer.modifiable.includes(f.key) ? (
+                  <th scope="col" key={f.key}>
+                    {f.label}
+                  </th>
+                ))}
+                <th scope="col">Hidden</th>
+              </tr>
+            </thead>
+            <tbody>
+              {layers.data.layers.map((layer) => (
+                <tr key={layer.name} data-layer-row={layer.name}>
+                  <th scope="row" data-label="Layer">
+                    <code>{layer.name}</code> <span class="muted">&lt;{layer.tag}&gt;</span>
+                  </th>
+                  <td data-label="Type">{layer.type}</td>
+                  {TEXT_FIELDS.map((f) => (
+                    <td key={f.key} data-label={f.label}>
+                      {layer.modifiable.includes(f.key) ? (
+                        <input
+                          aria-label={`${f.label} of ${layer.name}`}
+                          value={edits[layer.name]?.[f.key] ?? ''}
+                          placeholder={f.key === 'text' && layer.current_text ? layer.current_text : f.placeholder}
+                          onInput={(e) => edit(layer.name, { [f.key]: e.currentTarget.value })}
+                          maxLength={2000}
+                          spellcheck={false}
+                        />
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
+                    </td>
+                  ))}
+                  <td data-label="Hidden">
+                    {layer.modifiable.includes('hidden') ? (
                       <input
-                        aria-label={`${f.label} of ${layer.name}`}
-                        value={edits[layer.name]?.[f.key] ?? ''}
-                        placeholder={f.key === 'text' && layer.current_text ? layer.current_text : f.placeholder}
-                        onInput={(e) => edit(layer.name, { [f.key]: e.currentTarget.value })}
-                        maxLength={2000}
-                        spellcheck={false}
+                        type="checkbox"
+                        aria-label={`Hide ${layer.name}`}
+                        checked={!!edits[layer.name]?.hidden}
+                        onChange={(e) => edit(layer.name, { hidden: e.currentTarget.checked })}
                       />
                     ) : (
                       <span class="muted">—</span>
                     )}
                   </td>
-                ))}
-                <td data-label="Hidden">
-                  {layer.modifiable.includes('hidden') ? (
-                    <input type="checkbox" aria-label={`Hide ${layer.name}`} checked={!!edits[layer.name]?.hidden} onChange={(e) => edit(layer.name, { hidden: e.currentTarget.checked })} />
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
       <form onSubmit={render} class="run-form">
@@ -217,12 +274,26 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
           </div>
           <label class="field">
             <span class="field-label">Width (px)</span>
-            <input type="number" min={100} max={4000} value={width} onInput={(e) => setWidth(e.currentTarget.value)} aria-invalid={widthInvalid || undefined} />
+            <input
+              type="number"
+              min={100}
+              max={4000}
+              value={width}
+              onInput={(e) => setWidth(e.currentTarget.value)}
+              aria-invalid={widthInvalid || undefined}
+            />
           </label>
           {format !== 'png' && (
             <label class="field">
               <span class="field-label">Quality</span>
-              <input type="number" min={1} max={100} value={quality} onInput={(e) => setQuality(e.currentTarget.value)} aria-invalid={qualityInvalid || undefined} />
+              <input
+                type="number"
+                min={1}
+                max={100}
+                value={quality}
+                onInput={(e) => setQuality(e.currentTarget.value)}
+                aria-invalid={qualityInvalid || undefined}
+              />
             </label>
           )}
         </div>
@@ -230,11 +301,30 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
         {qualityInvalid && <span class="field-error">Quality is a whole number from 1 to 100.</span>}
         <label class="field">
           <span class="field-label">File name (optional, without extension)</span>
-          <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+          <input
+            value={filename}
+            onInput={(e) => setFilename(e.currentTarget.value)}
+            placeholder={defaultName}
+            maxLength={100}
+            aria-invalid={filenameInvalid || undefined}
+            spellcheck={false}
+          />
           {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
         </label>
-        <p class="help">Costs 1 credit. Uses the data in the form, the modifications above and {chosen ? `the snapshot of ${from}` : templateDirty ? 'the saved template: save first to render your latest edits' : 'the saved template'}. The live preview shows the canvas as a stamped page; this is the image itself.</p>
-        <button type="submit" class="button button-primary" disabled={busy || widthInvalid || qualityInvalid || filenameInvalid}>
+        <p class="help">
+          Costs 1 credit. Uses the data in the form, the modifications above and{' '}
+          {chosen
+            ? `the snapshot of ${from}`
+            : templateDirty
+              ? 'the saved template: save first to render your latest edits'
+              : 'the saved template'}
+          . The live preview shows the canvas as a stamped page; this is the image itself.
+        </p>
+        <button
+          type="submit"
+          class="button button-primary"
+          disabled={busy || widthInvalid || qualityInvalid || filenameInvalid}
+        >
           {busy ? 'Rendering…' : 'Render image'}
         </button>
       </form>
@@ -249,17 +339,28 @@ export function ImagePanel({ templateId, canvas, data, templateDirty, revision, 
           <>
             <p class="notice notice-success">
               Rendered{' '}
-              <a href={result.url} download={result.filename} data-testid="image-result-link" data-render={result.number}>
+              <a
+                href={result.url}
+                download={result.filename}
+                data-testid="image-result-link"
+                data-render={result.number}
+              >
                 {result.filename}
               </a>{' '}
-              from {result.from} ({result.type}, {Math.max(1, Math.round(result.bytes / 1024))} KB{pixels ? `, ${pixels.width} × ${pixels.height} px` : ''}).
+              from {result.from} ({result.type}, {Math.max(1, Math.round(result.bytes / 1024))} KB
+              {pixels ? `, ${pixels.width} × ${pixels.height} px` : ''}).
             </p>
             {result.warnings.map((w) => (
               <StatusNotice key={w} tone="warning">
                 {w}
               </StatusNotice>
             ))}
-            <img class="image-result" src={result.url} alt="The rendered image" onLoad={(e) => setPixels({ width: e.currentTarget.naturalWidth, height: e.currentTarget.naturalHeight })} />
+            <img
+              class="image-result"
+              src={result.url}
+              alt="The rendered image"
+              onLoad={(e) => setPixels({ width: e.currentTarget.naturalWidth, height: e.currentTarget.naturalHeight })}
+            />
           </>
         )}
       </div>

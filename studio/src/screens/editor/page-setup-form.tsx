@@ -6,7 +6,15 @@ import { paperProblem, type Draft } from './use-template-draft.js';
 
 const SIDE_LABELS: Record<MarginSide, string> = { top: 'Top', right: 'Right', bottom: 'Bottom', left: 'Left' };
 
-export function PageSetupForm({ draft, update, problems }: { draft: Draft; update(patch: Partial<Draft>): void; problems: Problem[] }) {
+export function PageSetupForm({
+  draft,
+  update,
+  problems,
+}: {
+  draft: Draft;
+  update(patch: Partial<Draft>): void;
+  problems: Problem[];
+}) {
   const setMargin = (side: MarginSide, value: string) => update({ margin: { ...draft.margin, [side]: value } });
   const paper = paperProblem(draft);
   return (
@@ -14,7 +22,10 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
       <div class="form-row">
         <label class="field">
           <span class="field-label">Paper format</span>
-          <select value={draft.format} onChange={(e) => update({ format: e.currentTarget.value as PageFormat | 'custom' })}>
+          <select
+            value={draft.format}
+            onChange={(e) => update({ format: e.currentTarget.value as PageFormat | 'custom' })}
+          >
             {PAGE_FORMATS.map((f) => (
               <option key={f} value={f}>
                 {f}
@@ -27,7 +38,13 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
           <legend class="field-label">Orientation</legend>
           {(['portrait', 'landscape'] as Orientation[]).map((o) => (
             <label key={o} class="radio">
-              <input type="radio" name="orientation" value={o} checked={draft.orientation === o} onChange={() => update({ orientation: o })} />
+              <input
+                type="radio"
+                name="orientation"
+                value={o}
+                checked={draft.orientation === o}
+                onChange={() => update({ orientation: o })}
+              />
               {o === 'portrait' ? 'Portrait' : 'Landscape'}
             </label>
           ))}
@@ -37,7 +54,8 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
         <fieldset class="margins">
           <legend class="field-label">Custom paper size</legend>
           <p class="help" id="paper-help">
-            Width and height as CSS lengths with {PAGE_LENGTH_UNITS_TEXT} (e.g. <code>100mm</code> × <code>150mm</code>); landscape swaps them.
+            Width and height as CSS lengths with {PAGE_LENGTH_UNITS_TEXT} (e.g. <code>100mm</code> × <code>150mm</code>
+            ); landscape swaps them.
           </p>
           <div class="margin-grid">
             {(['width', 'height'] as const).map((side) => {
@@ -68,7 +86,8 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
       <fieldset class="margins">
         <legend class="field-label">Margins</legend>
         <p class="help" id="margin-help">
-          CSS lengths: <code>0</code> or a number with {PAGE_LENGTH_UNITS_TEXT} (e.g. <code>20mm</code>). Empty uses the default.
+          CSS lengths: <code>0</code> or a number with {PAGE_LENGTH_UNITS_TEXT} (e.g. <code>20mm</code>). Empty uses the
+          default.
         </p>
         <div class="margin-grid">
           {MARGIN_SIDES.map((side) => {
@@ -97,11 +116,17 @@ export function PageSetupForm({ draft, update, problems }: { draft: Draft; updat
         </div>
       </fieldset>
       <label class="field checkbox">
-        <input type="checkbox" checked={draft.tagged} onChange={(e) => update({ tagged: e.currentTarget.checked })} aria-describedby="tagged-help" />
+        <input
+          type="checkbox"
+          checked={draft.tagged}
+          onChange={(e) => update({ tagged: e.currentTarget.checked })}
+          aria-describedby="tagged-help"
+        />
         <span class="field-label">Tagged PDF (accessible)</span>
       </label>
       <p class="help" id="tagged-help">
-        A structure tree and bookmarks, which screen readers and PDF/UA need. Off: faster and much smaller for long documents, but not accessible.
+        A structure tree and bookmarks, which screen readers and PDF/UA need. Off: faster and much smaller for long
+        documents, but not accessible.
       </p>
       {problems.map((p, i) => (
         <p key={i} class="notice notice-error" role="alert">

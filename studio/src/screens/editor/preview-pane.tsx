@@ -42,8 +42,15 @@ export function PreviewPane({ preview, canvas = null, extraWarnings = [], fieldL
         <h2 id="preview-title" tabIndex={-1}>
           Preview
         </h2>
-        <span class={`preview-status preview-${preview.status}`} role="status" data-testid="preview-status" data-status={preview.status}>
-          {preview.status === 'error' && preview.refusal ? 'Data refused: a required field is empty.' : STATUS_TEXT[preview.status]}
+        <span
+          class={`preview-status preview-${preview.status}`}
+          role="status"
+          data-testid="preview-status"
+          data-status={preview.status}
+        >
+          {preview.status === 'error' && preview.refusal
+            ? 'Data refused: a required field is empty.'
+            : STATUS_TEXT[preview.status]}
           {preview.status === 'ready' && preview.renderedAt ? ` (${preview.renderedAt.toLocaleTimeString()})` : ''}
         </span>
         {preview.url && (
@@ -53,7 +60,9 @@ export function PreviewPane({ preview, canvas = null, extraWarnings = [], fieldL
         )}
       </div>
       <p class="help">
-        {canvas ? `The canvas (${canvas.width} × ${canvas.height} px) as a page: free and stamped “PREVIEW”. Render image makes the image itself.` : 'Free and stamped “PREVIEW”; previews have their own per-minute limit. Use Run for the real document.'}
+        {canvas
+          ? `The canvas (${canvas.width} × ${canvas.height} px) as a page: free and stamped “PREVIEW”. Render image makes the image itself.`
+          : 'Free and stamped “PREVIEW”; previews have their own per-minute limit. Use Run for the real document.'}
       </p>
       {preview.refusal && (
         <p class="notice notice-error" role="alert" data-testid="preview-refusal">
@@ -61,13 +70,19 @@ export function PreviewPane({ preview, canvas = null, extraWarnings = [], fieldL
         </p>
       )}
       {preview.message && preview.status !== 'ready' && (
-        <p class={`notice ${preview.status === 'error' ? 'notice-error' : 'notice-warning'}`} role={preview.status === 'error' ? 'alert' : 'status'} data-testid="preview-message">
+        <p
+          class={`notice ${preview.status === 'error' ? 'notice-error' : 'notice-warning'}`}
+          role={preview.status === 'error' ? 'alert' : 'status'}
+          data-testid="preview-message"
+        >
           {preview.problems.length ? preview.problems.map(describeProblem).join(' ') : preview.message}
         </p>
       )}
       {warningCount > 0 && (
         <div class="notice notice-warning" data-testid="preview-warnings">
-          <p>{warningCount === 1 ? 'One thing' : `${warningCount} things`} in this document did not come out as written:</p>
+          <p>
+            {warningCount === 1 ? 'One thing' : `${warningCount} things`} in this document did not come out as written:
+          </p>
           <ul>
             {warnings.map((w, i) => {
               const said = describeWarning(w, fieldLabel);
@@ -95,13 +110,28 @@ export function PreviewPane({ preview, canvas = null, extraWarnings = [], fieldL
       )}
       <div
         class={`preview-frame ${canvas ? 'preview-canvas' : ''} ${stale ? 'preview-stale' : ''}`}
-        style={canvas ? { aspectRatio: `${canvas.width} / ${canvas.height}`, width: `min(100%, calc(70vh * ${canvas.width} / ${canvas.height}))` } : undefined}
+        style={
+          canvas
+            ? {
+                aspectRatio: `${canvas.width} / ${canvas.height}`,
+                width: `min(100%, calc(70vh * ${canvas.width} / ${canvas.height}))`,
+              }
+            : undefined
+        }
         data-testid="preview-box"
       >
         {preview.url ? (
-          <iframe title="PDF preview" src={src ?? undefined} data-testid="preview-frame" data-preview-url={preview.url} data-preview-version={preview.version} />
+          <iframe
+            title="PDF preview"
+            src={src ?? undefined}
+            data-testid="preview-frame"
+            data-preview-url={preview.url}
+            data-preview-version={preview.version}
+          />
         ) : (
-          <div class="preview-empty">{preview.status === 'error' ? 'No preview yet: fix the problem above.' : 'The PDF appears here.'}</div>
+          <div class="preview-empty">
+            {preview.status === 'error' ? 'No preview yet: fix the problem above.' : 'The PDF appears here.'}
+          </div>
         )}
       </div>
     </section>

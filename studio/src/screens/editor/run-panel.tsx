@@ -14,7 +14,14 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
 import { describeLoc, refusalsOf, type DataLoc, type Refusal } from '../../lib/field-marks.js';
 import { api, refreshAccount, setCredits, useSession } from '../../api/session.js';
-import type { CreateAsyncResult, CreateUrlResult, Field, Job, TemplateVersion, ValidationIssue } from '../../lib/api-types.js';
+import type {
+  CreateAsyncResult,
+  CreateUrlResult,
+  Field,
+  Job,
+  TemplateVersion,
+  ValidationIssue,
+} from '../../lib/api-types.js';
 import { describeIssue, nothingCharged } from '../../lib/messages.js';
 import { FILENAME, fileNameFrom, formatDuration, jobVersionText } from '../../lib/format.js';
 import { missingRequired, type DataObject } from '../../lib/form-data.js';
@@ -22,7 +29,14 @@ import type { RunMode } from '../../lib/snippets.js';
 import { Link, paths } from '../../router.js';
 import { SnippetsView } from './snippets-view.js';
 import { parseWarningHeaders, readWarnings, type DocumentWarning } from '../../lib/warnings.js';
-import { einvoiceFindings, initialEInvoiceDraft, isHybridFormat, resolveEInvoice, type EInvoiceRequest, type EInvoiceRuleFindings } from '../../lib/einvoice/einvoice.js';
+import {
+  einvoiceFindings,
+  initialEInvoiceDraft,
+  isHybridFormat,
+  resolveEInvoice,
+  type EInvoiceRequest,
+  type EInvoiceRuleFindings,
+} from '../../lib/einvoice/einvoice.js';
 import { EInvoiceDelivered, EInvoiceFindings, EInvoiceSection } from './einvoice-section.js';
 import { splitRuleWarnings } from '../../lib/einvoice/einvoice-report.js';
 import { VersionSelect } from '../../components/version-select.js';
@@ -36,8 +50,26 @@ type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
 
 // `checks`: the answer's einvoice_checks (X-Pressroom-Einvoice-Checks on bytes; the job's own once it is read).
 type Result =
-  | { kind: 'url'; url: string; filename: string; expiresIn: number; from: string; warnings: DocumentWarning[]; einvoice: Attached; checks?: string }
-  | { kind: 'binary'; url: string; filename: string; bytes: number; from: string; warnings: DocumentWarning[]; einvoice: Attached; checks?: string }
+  | {
+      kind: 'url';
+      url: string;
+      filename: string;
+      expiresIn: number;
+      from: string;
+      warnings: DocumentWarning[];
+      einvoice: Attached;
+      checks?: string;
+    }
+  | {
+      kind: 'binary';
+      url: string;
+      filename: string;
+      bytes: number;
+      from: string;
+      warnings: DocumentWarning[];
+      einvoice: Attached;
+      checks?: string;
+    }
   | { kind: 'job'; job: Job | { id: string; status: Job['status'] }; einvoice: Attached };
 
 interface RunPanelProps {
@@ -65,7 +97,8 @@ interface RunPanelProps {
 }
 
 /** "version 2 (prod)" or "the saved draft". */
-export const describeSource = (v: TemplateVersion | undefined) => (v ? `version ${v.version_number} (${v.tag})` : 'the saved draft');
+export const describeSource = (v: TemplateVersion | undefined) =>
+  v ? `version ${v.version_number} (${v.tag})` : 'the saved draft';
 
 const MODES: { id: RunMode; label: string; help: string }[] = [
   { id: 'url', label: 'Download link', help: 'Sync; answers with a signed, expiring URL.' },
@@ -75,7 +108,21 @@ const MODES: { id: RunMode; label: string; help: string }[] = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function RunPanel({ templateId, templateName, strict, data, fields, inputsProblem, templateDirty, versions, version, onVersion, onRefused, onShowField, canShowField }: RunPanelProps) {
+export function RunPanel({
+  templateId,
+  templateName,
+  strict,
+  data,
+  fields,
+  inputsProblem,
+  templateDirty,
+  versions,
+  version,
+  onVersion,
+  onRefused,
+  onShowField,
+  canShowField,
+}: RunPanelProps) {
   const [mode, setMode] = useState<RunMode>('url');
   const [filename, setFilename] = useState('');
   const [busy, setBusy] = useState(false);
@@ -140,8 +187,11 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
   /** Names a refused place as the screen does: a field of the form, rows counted from 1. */
   const place = (loc: readonly (string | number)[]): string | null => {
     if (loc[0] === 'data') return describeLoc(fields, loc.slice(1));
-    if (loc[0] === 'einvoice' && loc[1] === 'invoice') return describeLoc(einvoiceDraft.source === 'data' ? fields : [], loc.slice(2));
-    const finishingPart = ({ sign: 'Signature', watermark: 'Watermark', protect: 'Protection' } as Record<string, string>)[String(loc[0])];
+    if (loc[0] === 'einvoice' && loc[1] === 'invoice')
+      return describeLoc(einvoiceDraft.source === 'data' ? fields : [], loc.slice(2));
+    const finishingPart = (
+      { sign: 'Signature', watermark: 'Watermark', protect: 'Protection' } as Record<string, string>
+    )[String(loc[0])];
     if (finishingPart) return [finishingPart, ...loc.slice(1)].join(' › ');
     return null;
   };
@@ -160,12 +210,30 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
     onRefused([]);
     // The tag names the version as a client would; tags are unique per template.
     const sent = data;
-    const base = { template_id: templateId, data, filename: sentName, ...(chosen ? { version: chosen.tag } : {}), ...(einvoice ? { einvoice } : {}), ...finishing };
+    const base = {
+      template_id: templateId,
+      data,
+      filename: sentName,
+      ...(chosen ? { version: chosen.tag } : {}),
+      ...(einvoice ? { einvoice } : {}),
+      ...finishing,
+    };
     try {
       if (mode === 'url') {
-        const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', { body: { ...base, export_type: 'url' } });
+        const r = await api().json<CreateUrlResult>('POST', '/v1/pdf/create', {
+          body: { ...base, export_type: 'url' },
+        });
         setCredits(r.credits_remaining);
-        setResult({ kind: 'url', url: r.url, filename: r.filename, expiresIn: r.expires_in, from, warnings: readWarnings(r.warnings), einvoice: attached, checks: r.einvoice_checks });
+        setResult({
+          kind: 'url',
+          url: r.url,
+          filename: r.filename,
+          expiresIn: r.expires_in,
+          from,
+          warnings: readWarnings(r.warnings),
+          einvoice: attached,
+          checks: r.einvoice_checks,
+        });
       } else if (mode === 'binary') {
         const response = await api().raw('POST', '/v1/pdf/create', { body: { ...base, export_type: 'binary' } });
         // XRechnung answers its XML (application/xml) instead of a PDF.
@@ -175,7 +243,16 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
         blobUrl.current = URL.createObjectURL(blob);
         const name = `${sentName}.${xml ? 'xml' : 'pdf'}`;
         const checks = response.headers.get('x-pressroom-einvoice-checks') ?? undefined;
-        setResult({ kind: 'binary', url: blobUrl.current, filename: name, bytes: blob.size, from, warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings, einvoice: attached, checks });
+        setResult({
+          kind: 'binary',
+          url: blobUrl.current,
+          filename: name,
+          bytes: blob.size,
+          from,
+          warnings: parseWarningHeaders((h) => response.headers.get(h)).warnings,
+          einvoice: attached,
+          checks,
+        });
         const a = document.createElement('a');
         a.href = blobUrl.current;
         a.download = name;
@@ -191,10 +268,26 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
       if (!alive.current) return;
       // A refused e-invoice: its findings by rule (anything else the 422 names stays a plain error).
       const refused = e instanceof ApiError && e.status === 422 ? einvoiceFindings(e.body) : null;
-      const rest = refused ? refused.rest : e instanceof ApiError && e.status === 422 ? ((e.body as { detail?: ValidationIssue[] }).detail ?? []) : [];
+      const rest = refused
+        ? refused.rest
+        : e instanceof ApiError && e.status === 422
+          ? ((e.body as { detail?: ValidationIssue[] }).detail ?? [])
+          : [];
       // The places in the data the refusal is about, marked at the form's fields while their values stay.
-      const inData = rest.filter((i) => i.loc[0] === 'body' && i.loc[1] === 'data').map((i) => ({ loc: i.loc.slice(2), message: `Run refused it: ${describeIssue({ ...i, loc: [] })}.` }));
-      const inInvoice = refused && einvoiceDraft.source === 'data' ? refused.rules.flatMap((r) => r.findings.filter((f) => f.invoiceLoc?.length).map((f) => ({ loc: f.invoiceLoc!, message: `The e-invoice was refused here: ${f.message} (${r.rule}).` }))) : [];
+      const inData = rest
+        .filter((i) => i.loc[0] === 'body' && i.loc[1] === 'data')
+        .map((i) => ({ loc: i.loc.slice(2), message: `Run refused it: ${describeIssue({ ...i, loc: [] })}.` }));
+      const inInvoice =
+        refused && einvoiceDraft.source === 'data'
+          ? refused.rules.flatMap((r) =>
+              r.findings
+                .filter((f) => f.invoiceLoc?.length)
+                .map((f) => ({
+                  loc: f.invoiceLoc!,
+                  message: `The e-invoice was refused here: ${f.message} (${r.rule}).`,
+                })),
+            )
+          : [];
       onRefused(refusalsOf([...inData, ...inInvoice], sent));
       if (refused) {
         setFindings({ rules: refused.rules, json: einvoiceDraft.source === 'json' ? einvoiceDraft.json : null });
@@ -222,10 +315,25 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
             </label>
           ))}
         </fieldset>
-        <p class="help">{MODES.find((m) => m.id === mode)?.help} Costs 1 credit. Uses the data in the form and {chosen ? `the snapshot of ${from}` : templateDirty ? 'the saved template: save first to run your latest edits' : 'the saved template'}.</p>
+        <p class="help">
+          {MODES.find((m) => m.id === mode)?.help} Costs 1 credit. Uses the data in the form and{' '}
+          {chosen
+            ? `the snapshot of ${from}`
+            : templateDirty
+              ? 'the saved template: save first to run your latest edits'
+              : 'the saved template'}
+          .
+        </p>
         <label class="field">
           <span class="field-label">File name (optional, without .pdf)</span>
-          <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
+          <input
+            value={filename}
+            onInput={(e) => setFilename(e.currentTarget.value)}
+            placeholder={defaultName}
+            maxLength={100}
+            aria-invalid={filenameInvalid || undefined}
+            spellcheck={false}
+          />
           {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
         </label>
         {inputsProblem && (
@@ -235,34 +343,64 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
         )}
         {refusedForMissing ? (
           <p class="notice notice-error" data-testid="run-required">
-            Not generated while {missing.map((f) => f.label).join(', ')} {missing.length === 1 ? 'is' : 'are'} empty: the template is strict and requires {missing.length === 1 ? 'it' : 'them'} (marked in the form). Nothing is charged.
+            Not generated while {missing.map((f) => f.label).join(', ')} {missing.length === 1 ? 'is' : 'are'} empty:
+            the template is strict and requires {missing.length === 1 ? 'it' : 'them'} (marked in the form). Nothing is
+            charged.
           </p>
         ) : (
           missing.length > 0 && (
             <p class="notice notice-warning" data-testid="run-required">
-              Required fields without a value: {missing.map((f) => f.label).join(', ')}. The document prints blanks there, with a warning.
+              Required fields without a value: {missing.map((f) => f.label).join(', ')}. The document prints blanks
+              there, with a warning.
             </p>
           )
         )}
-        <EInvoiceSection draft={einvoiceDraft} onChange={setEInvoiceDraft} data={data} problem={einvoiceProblem} findings={findings?.json != null ? findings : null} />
-        <FinishingSection draft={finishingDraft} onChange={setFinishingDraft} certificates={certificates.data} problem={finishingProblem} />
-        <button type="submit" class="button button-primary" disabled={busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem || refusedForMissing || !!finishingProblem}>
+        <EInvoiceSection
+          draft={einvoiceDraft}
+          onChange={setEInvoiceDraft}
+          data={data}
+          problem={einvoiceProblem}
+          findings={findings?.json != null ? findings : null}
+        />
+        <FinishingSection
+          draft={finishingDraft}
+          onChange={setFinishingDraft}
+          certificates={certificates.data}
+          problem={finishingProblem}
+        />
+        <button
+          type="submit"
+          class="button button-primary"
+          disabled={
+            busy || filenameInvalid || !!inputsProblem || !!einvoiceProblem || refusedForMissing || !!finishingProblem
+          }
+        >
           {busy ? 'Generating…' : xmlOnly ? 'Generate XML' : 'Generate PDF'}
         </button>
       </form>
       {error && (
         <div class="notice notice-error" role="alert" data-testid="run-error">
-          <p>
-            Not generated. {nothingCharged(credits)}
-          </p>
+          <p>Not generated. {nothingCharged(credits)}</p>
           <p>{error}</p>
         </div>
       )}
-      {findings && <EInvoiceFindings rules={findings.rules} credits={credits} fields={einvoiceDraft.source === 'data' ? fields : []} onShowField={onShowField} canShowField={einvoiceDraft.source === 'data' ? canShowField : () => false} />}
+      {findings && (
+        <EInvoiceFindings
+          rules={findings.rules}
+          credits={credits}
+          fields={einvoiceDraft.source === 'data' ? fields : []}
+          onShowField={onShowField}
+          canShowField={einvoiceDraft.source === 'data' ? canShowField : () => false}
+        />
+      )}
       <div aria-live="polite" class="run-result" data-testid="run-result">
         {result?.kind === 'url' && (
           <p class="notice notice-success">
-            Ready: <a href={result.url} target="_blank" rel="noopener" data-testid="result-link">{result.filename}</a> from {result.from} (link expires in {formatDuration(result.expiresIn)}).
+            Ready:{' '}
+            <a href={result.url} target="_blank" rel="noopener" data-testid="result-link">
+              {result.filename}
+            </a>{' '}
+            from {result.from} (link expires in {formatDuration(result.expiresIn)}).
           </p>
         )}
         {result?.kind === 'binary' && (
@@ -276,7 +414,11 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
         )}
         {result?.kind === 'job' && <JobResult job={result.job} />}
         {result?.einvoice && (result.kind !== 'job' || result.job.status === 'completed') && (
-          <EInvoiceDelivered einvoice={result.einvoice} checks={result.kind === 'job' ? (result.job as Job).einvoice_checks : result.checks} ruleWarnings={ruleWarnings} />
+          <EInvoiceDelivered
+            einvoice={result.einvoice}
+            checks={result.kind === 'job' ? (result.job as Job).einvoice_checks : result.checks}
+            ruleWarnings={ruleWarnings}
+          />
         )}
         {otherWarnings.length > 0 && (
           <div class="notice notice-warning" data-testid="run-warnings">
@@ -292,7 +434,15 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
           </div>
         )}
       </div>
-      <SnippetsView templateId={templateId} data={data} mode={mode} filename={sentName} version={chosen?.tag} einvoice={einvoice ?? undefined} finishing={forSnippet(finishing)} />
+      <SnippetsView
+        templateId={templateId}
+        data={data}
+        mode={mode}
+        filename={sentName}
+        version={chosen?.tag}
+        einvoice={einvoice ?? undefined}
+        finishing={forSnippet(finishing)}
+      />
     </section>
   );
 }
@@ -300,13 +450,18 @@ export function RunPanel({ templateId, templateName, strict, data, fields, input
 function JobResult({ job }: { job: Job | { id: string; status: Job['status'] } }) {
   const full = job as Job;
   return (
-    <p class={`notice ${job.status === 'failed' ? 'notice-error' : job.status === 'completed' ? 'notice-success' : 'notice-info'}`}>
+    <p
+      class={`notice ${job.status === 'failed' ? 'notice-error' : job.status === 'completed' ? 'notice-success' : 'notice-info'}`}
+    >
       Job <code>{job.id}</code>: <span class={`badge badge-${job.status}`}>{job.status}</span>
       {full.version !== undefined && <> from {jobVersionText(full.version)}</>}
       {full.result_url && (
         <>
           {' '}
-          — <a href={full.result_url} target="_blank" rel="noopener" data-testid="result-link">{full.result_filename ?? 'download'}</a>
+          —{' '}
+          <a href={full.result_url} target="_blank" rel="noopener" data-testid="result-link">
+            {full.result_filename ?? 'download'}
+          </a>
         </>
       )}
       {full.error_message && <> — {full.error_message}</>} <Link href={paths.jobs}>All jobs</Link>

@@ -16,8 +16,18 @@ export type TemplateTab = CodePane | 'page';
 const PANES: { id: CodePane; label: string; language: 'html' | 'css'; placeholder: string }[] = [
   { id: 'html', label: 'HTML', language: 'html', placeholder: '<h1>Hello {{ name }}</h1>' },
   { id: 'css', label: 'CSS', language: 'css', placeholder: 'h1 { color: navy; }' },
-  { id: 'header_html', label: 'Header', language: 'html', placeholder: '<div style="font-size:9px">{{ company }}</div>' },
-  { id: 'footer_html', label: 'Footer', language: 'html', placeholder: '<div style="font-size:9px">Page <span class="pageNumber"></span></div>' },
+  {
+    id: 'header_html',
+    label: 'Header',
+    language: 'html',
+    placeholder: '<div style="font-size:9px">{{ company }}</div>',
+  },
+  {
+    id: 'footer_html',
+    label: 'Footer',
+    language: 'html',
+    placeholder: '<div style="font-size:9px">Page <span class="pageNumber"></span></div>',
+  },
 ];
 
 interface Props {
@@ -57,7 +67,11 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
     ...panes.map((p) => ({ id: p.id, label: p.label, ...badge(p.id) })),
     kind === 'image'
       ? { id: 'page', label: 'Canvas', ...badge('page', invalidCanvas(draft).length) }
-      : { id: 'page', label: 'Page setup', ...badge('page', invalidMargins(draft).length + (paperProblem(draft) ? 1 : 0)) },
+      : {
+          id: 'page',
+          label: 'Page setup',
+          ...badge('page', invalidMargins(draft).length + (paperProblem(draft) ? 1 : 0)),
+        },
   ];
 
   return (
@@ -89,7 +103,9 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
                       {describeProblem(p)}
                       {known && (
                         <details class="known-names">
-                          <summary>The {known.kind === 'filter' ? 'filters' : 'tests'} you can use ({known.names.length})</summary>
+                          <summary>
+                            The {known.kind === 'filter' ? 'filters' : 'tests'} you can use ({known.names.length})
+                          </summary>
                           <p>
                             {known.names.map((name, j) => (
                               <span key={name}>
@@ -109,7 +125,11 @@ export function TemplatePanes({ draft, update, problems, selected, onSelect, kin
         );
       })}
       <TabPanel idPrefix="tpl" id="page" selected={selected === 'page'}>
-        {kind === 'image' ? <CanvasForm draft={draft} update={update} /> : <PageSetupForm draft={draft} update={update} problems={byPane.get('page') ?? []} />}
+        {kind === 'image' ? (
+          <CanvasForm draft={draft} update={update} />
+        ) : (
+          <PageSetupForm draft={draft} update={update} problems={byPane.get('page') ?? []} />
+        )}
         <StrictModeSetting draft={draft} update={update} />
       </TabPanel>
     </section>
@@ -121,11 +141,17 @@ function StrictModeSetting({ draft, update }: { draft: Draft; update(patch: Part
   return (
     <div class="page-setup">
       <label class="field checkbox">
-        <input type="checkbox" checked={draft.strict} onChange={(e) => update({ strict: e.currentTarget.checked })} aria-describedby="strict-help" />
+        <input
+          type="checkbox"
+          checked={draft.strict}
+          onChange={(e) => update({ strict: e.currentTarget.checked })}
+          aria-describedby="strict-help"
+        />
         <span class="field-label">Strict mode</span>
       </label>
       <p class="help" id="strict-help">
-        A required field or variable missing from the data, or a text where a number belongs, is refused (422, nothing charged) instead of printing a blank with a warning.
+        A required field or variable missing from the data, or a text where a number belongs, is refused (422, nothing
+        charged) instead of printing a blank with a warning.
       </p>
     </div>
   );
@@ -139,14 +165,32 @@ function CanvasForm({ draft, update }: { draft: Draft; update(patch: Partial<Dra
       <div class="form-row">
         <label class="field">
           <span class="field-label">Canvas width (px)</span>
-          <input type="number" min={16} max={5000} value={draft.canvas_width} onInput={(e) => update({ canvas_width: e.currentTarget.value })} aria-invalid={bad.includes('width') || undefined} />
+          <input
+            type="number"
+            min={16}
+            max={5000}
+            value={draft.canvas_width}
+            onInput={(e) => update({ canvas_width: e.currentTarget.value })}
+            aria-invalid={bad.includes('width') || undefined}
+          />
         </label>
         <label class="field">
           <span class="field-label">Canvas height (px)</span>
-          <input type="number" min={16} max={5000} value={draft.canvas_height} onInput={(e) => update({ canvas_height: e.currentTarget.value })} aria-invalid={bad.includes('height') || undefined} />
+          <input
+            type="number"
+            min={16}
+            max={5000}
+            value={draft.canvas_height}
+            onInput={(e) => update({ canvas_height: e.currentTarget.value })}
+            aria-invalid={bad.includes('height') || undefined}
+          />
         </label>
       </div>
-      {bad.length > 0 ? <p class="field-error">Each side is a whole number of pixels from 16 to 5000.</p> : <p class="help">CSS pixels the template is laid out at; an image of another width is scaled to it.</p>}
+      {bad.length > 0 ? (
+        <p class="field-error">Each side is a whole number of pixels from 16 to 5000.</p>
+      ) : (
+        <p class="help">CSS pixels the template is laid out at; an image of another width is scaled to it.</p>
+      )}
     </div>
   );
 }

@@ -40,9 +40,24 @@ export interface PreviewState {
   refusal: string | null;
 }
 
-const INITIAL: PreviewState = { status: 'idle', url: null, version: 0, message: null, problems: [], renderedAt: null, warnings: [], warningCount: 0, refusal: null };
+const INITIAL: PreviewState = {
+  status: 'idle',
+  url: null,
+  version: 0,
+  message: null,
+  problems: [],
+  renderedAt: null,
+  warnings: [],
+  warningCount: 0,
+  refusal: null,
+};
 
-const sourcesOf = (input: PreviewInput): Record<CodePane, string> => ({ html: input.html, css: input.css, header_html: input.page.header_html ?? '', footer_html: input.page.footer_html ?? '' });
+const sourcesOf = (input: PreviewInput): Record<CodePane, string> => ({
+  html: input.html,
+  css: input.css,
+  header_html: input.page.header_html ?? '',
+  footer_html: input.page.footer_html ?? '',
+});
 
 /**
  * `pausedReason` set (e.g. invalid JSON) holds the preview without sending anything. `refusedReason`
@@ -50,7 +65,10 @@ const sourcesOf = (input: PreviewInput): Record<CodePane, string> => ({ html: in
  * cannot check on unsaved text) fails the preview with that reason, the verdict Run would get; the
  * text is still rendered, so the template's own problems are still found at their lines.
  */
-export function usePreview(input: PreviewInput, options: { delayMs?: number; pausedReason?: string | null; refusedReason?: string | null } = {}): PreviewState {
+export function usePreview(
+  input: PreviewInput,
+  options: { delayMs?: number; pausedReason?: string | null; refusedReason?: string | null } = {},
+): PreviewState {
   const { delayMs = 800, pausedReason = null, refusedReason = null } = options;
   const [state, setState] = useState<PreviewState>(INITIAL);
   const [retryNonce, setRetryNonce] = useState(0);
@@ -71,7 +89,13 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
     const timer = setTimeout(async () => {
       setState((s) => ({ ...s, status: 'rendering' }));
       try {
-        const body = { html: input.html, css: input.css || undefined, page: input.page, data: input.data, ...(input.strict ? { strict: true } : {}) };
+        const body = {
+          html: input.html,
+          css: input.css || undefined,
+          page: input.page,
+          data: input.data,
+          ...(input.strict ? { strict: true } : {}),
+        };
         const response = await api().raw('POST', '/v1/templates/preview', { body, signal: controller.signal });
         const blob = await response.blob();
         if (controller.signal.aborted) return;
@@ -80,19 +104,42 @@ export function usePreview(input: PreviewInput, options: { delayMs?: number; pau
         if (urlRef.current) URL.revokeObjectURL(urlRef.current);
         urlRef.current = url;
         lastGood.current = sourcesOf(input);
-        setState((s) => ({ status: refusedReason ? 'error' : 'ready', url, version: s.version + 1, message: null, problems: [], renderedAt: new Date(), warnings, warningCount: count, refusal: refusedReason }));
+        setState((s) => ({
+          status: refusedReason ? 'error' : 'ready',
+          url,
+          version: s.version + 1,
+          message: null,
+          problems: [],
+          renderedAt: new Date(),
+          warnings,
+          warningCount: count,
+          refusal: refusedReason,
+        }));
       } catch (error) {
         if (controller.signal.aborted || (error as Error).name === 'AbortError') return;
         if (error instanceof ApiError && error.status === 429) {
           const wait = error.retryAfterSeconds ?? 10;
-          setState((s) => ({ ...s, status: 'rate_limited', message: `Preview limit reached; trying again in ${wait} s.` }));
+          setState((s) => ({
+            ...s,
+            status: 'rate_limited',
+            message: `Preview limit reached; trying again in ${wait} s.`,
+          }));
           retryTimer = setTimeout(() => setRetryNonce((n) => n + 1), wait * 1000);
           return;
         }
         const sources = sourcesOf(input);
-        const found = error instanceof ApiError && error.status === 422 ? problemsFromBody(error.body, onlyChangedPane(lastGood.current, sources)) : [];
+        const found =
+          error instanceof ApiError && error.status === 422
+            ? problemsFromBody(error.body, onlyChangedPane(lastGood.current, sources))
+            : [];
         const problems = withSources(found, sources);
-        setState((s) => ({ ...s, status: 'error', message: (error as Error).message, problems, refusal: refusedReason }));
+        setState((s) => ({
+          ...s,
+          status: 'error',
+          message: (error as Error).message,
+          problems,
+          refusal: refusedReason,
+        }));
       }
     }, delayMs);
     return () => {

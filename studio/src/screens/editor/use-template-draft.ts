@@ -8,7 +8,15 @@
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.js';
 import { api } from '../../api/session.js';
-import { pageSizeProblem, type Field, type MarginSide, type Orientation, type PageFormat, type PageSetup, type Template } from '../../lib/api-types.js';
+import {
+  pageSizeProblem,
+  type Field,
+  type MarginSide,
+  type Orientation,
+  type PageFormat,
+  type PageSetup,
+  type Template,
+} from '../../lib/api-types.js';
 import { isPageLength } from '../../lib/format.js';
 import { formatDataJson, parseDataJson, type DataObject } from '../../lib/form-data.js';
 import { CODE_PANES, problemsFromBody, withSources, type Pane, type Problem } from '../../lib/problems.js';
@@ -55,7 +63,7 @@ export function draftOf(t: Template): Draft {
     css: t.css ?? '',
     header_html: page.header_html ?? '',
     footer_html: page.footer_html ?? '',
-    format: page.width !== undefined ? 'custom' : page.format ?? 'A4',
+    format: page.width !== undefined ? 'custom' : (page.format ?? 'A4'),
     width: page.width ?? '',
     height: page.height ?? '',
     orientation: page.orientation ?? 'portrait',
@@ -69,7 +77,11 @@ export function draftOf(t: Template): Draft {
 
 /** The page object sent to the API: empty margins and header/footer are left out. */
 export function pageOf(d: Draft): PageSetup {
-  const margin = Object.fromEntries(Object.entries(d.margin).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]));
+  const margin = Object.fromEntries(
+    Object.entries(d.margin)
+      .filter(([, v]) => v.trim() !== '')
+      .map(([k, v]) => [k, v.trim()]),
+  );
   return {
     ...(d.format === 'custom' ? { width: d.width.trim(), height: d.height.trim() } : { format: d.format }),
     orientation: d.orientation,
@@ -84,18 +96,33 @@ export function pageOf(d: Draft): PageSetup {
 /** Each pane's current text or value as a string: a problem reported for another value is stale. */
 export function paneSources(d: Draft, data: DataObject): Partial<Record<Pane, string>> {
   const { header_html, footer_html, ...page } = pageOf(d);
-  return { html: d.html, css: d.css, header_html: header_html ?? '', footer_html: footer_html ?? '', page: JSON.stringify(page), name: d.name.trim(), sample_data: JSON.stringify(data) };
+  return {
+    html: d.html,
+    css: d.css,
+    header_html: header_html ?? '',
+    footer_html: footer_html ?? '',
+    page: JSON.stringify(page),
+    name: d.name.trim(),
+    sample_data: JSON.stringify(data),
+  };
 }
 
 /** Why the custom paper size cannot be printed (the server's own rule), or null. */
 export function paperProblem(d: Draft): { field: 'format' | 'width' | 'height'; message: string } | null {
   // An empty box is a side not given yet (the server would see no such field).
-  return d.format === 'custom' ? pageSizeProblem({ width: d.width.trim() || undefined, height: d.height.trim() || undefined }) ?? (d.width.trim() ? null : { field: 'width', message: 'Give page.width and page.height for a custom paper size' }) : null;
+  return d.format === 'custom'
+    ? (pageSizeProblem({ width: d.width.trim() || undefined, height: d.height.trim() || undefined }) ??
+        (d.width.trim()
+          ? null
+          : { field: 'width', message: 'Give page.width and page.height for a custom paper size' }))
+    : null;
 }
 
 /** Margins that do not match the server's CSS length rule. */
 export function invalidMargins(d: Draft): MarginSide[] {
-  return (Object.keys(d.margin) as MarginSide[]).filter((side) => d.margin[side].trim() !== '' && !isPageLength(d.margin[side].trim()));
+  return (Object.keys(d.margin) as MarginSide[]).filter(
+    (side) => d.margin[side].trim() !== '' && !isPageLength(d.margin[side].trim()),
+  );
 }
 
 export function useTemplateDraft(template: Template | undefined) {
@@ -141,8 +168,14 @@ export function useTemplateDraft(template: Template | undefined) {
   }, []);
 
   /** The template text, name or page setup differ from the saved template (what a run would use). */
-  const templateDirty = useMemo(() => !!saved && !!draft && JSON.stringify(draftOf(saved)) !== JSON.stringify(draft), [saved, draft]);
-  const dirty = useMemo(() => templateDirty || (!!saved && JSON.stringify(saved.sample_data ?? {}) !== JSON.stringify(data)), [templateDirty, saved, data]);
+  const templateDirty = useMemo(
+    () => !!saved && !!draft && JSON.stringify(draftOf(saved)) !== JSON.stringify(draft),
+    [saved, draft],
+  );
+  const dirty = useMemo(
+    () => templateDirty || (!!saved && JSON.stringify(saved.sample_data ?? {}) !== JSON.stringify(data)),
+    [templateDirty, saved, data],
+  );
 
   /** PUT `body`; on a 422 the problems are stamped with `sources`, the values they were found in. */
   const put = async (body: Record<string, unknown>, sources: Partial<Record<Pane, string>> = {}): Promise<boolean> => {
@@ -156,7 +189,8 @@ export function useTemplateDraft(template: Template | undefined) {
       setProblems([]);
       return true;
     } catch (error) {
-      const found = error instanceof ApiError && error.status === 422 ? withSources(problemsFromBody(error.body), sources) : [];
+      const found =
+        error instanceof ApiError && error.status === 422 ? withSources(problemsFromBody(error.body), sources) : [];
       setProblems(found);
       setRefusedForProblems(found.length > 0);
       setSaveError(found.length ? null : (error as Error).message);
@@ -173,14 +207,25 @@ export function useTemplateDraft(template: Template | undefined) {
       setSaveError(JSON_NOT_SAVED);
       return Promise.resolve(false);
     }
-    const common = { name: draft.name.trim() || saved?.name, html: draft.html, css: draft.css, sample_data: data, strict: draft.strict };
+    const common = {
+      name: draft.name.trim() || saved?.name,
+      html: draft.html,
+      css: draft.css,
+      sample_data: data,
+      strict: draft.strict,
+    };
     // An image template has a canvas instead of a page setup (the API refuses `page` on it).
     if (saved?.kind === 'image') {
       if (invalidCanvas(draft).length) {
-        setSaveError(`Not saved: each side of the canvas is a whole number of pixels from ${CANVAS_MIN} to ${CANVAS_MAX}.`);
+        setSaveError(
+          `Not saved: each side of the canvas is a whole number of pixels from ${CANVAS_MIN} to ${CANVAS_MAX}.`,
+        );
         return Promise.resolve(false);
       }
-      return put({ ...common, canvas: { width: Number(draft.canvas_width), height: Number(draft.canvas_height) } }, paneSources(draft, data));
+      return put(
+        { ...common, canvas: { width: Number(draft.canvas_width), height: Number(draft.canvas_height) } },
+        paneSources(draft, data),
+      );
     }
     return put({ ...common, page: pageOf(draft) }, paneSources(draft, data));
   };
@@ -189,9 +234,30 @@ export function useTemplateDraft(template: Template | undefined) {
   const saveFields = (fields: Field[] | null) => put({ fields });
 
   /** Drops the problems on the code panes (the preview just rendered the same text). */
-  const clearCodeProblems = useCallback(() => setProblems((list) => (list.some(isCodeProblem) ? list.filter((p) => !isCodeProblem(p)) : list)), []);
+  const clearCodeProblems = useCallback(
+    () => setProblems((list) => (list.some(isCodeProblem) ? list.filter((p) => !isCodeProblem(p)) : list)),
+    [],
+  );
 
-  return { saved, draft, update, data, setData, jsonText, setJson, jsonError, dirty, templateDirty, save, saveFields, saving, saveError, refusedForProblems, problems, clearCodeProblems };
+  return {
+    saved,
+    draft,
+    update,
+    data,
+    setData,
+    jsonText,
+    setJson,
+    jsonError,
+    dirty,
+    templateDirty,
+    save,
+    saveFields,
+    saving,
+    saveError,
+    refusedForProblems,
+    problems,
+    clearCodeProblems,
+  };
 }
 
 export type TemplateDraft = ReturnType<typeof useTemplateDraft>;

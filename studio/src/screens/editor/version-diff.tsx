@@ -36,11 +36,17 @@ export function VersionDiff({ templateId, versions, draft }: Props) {
   const shownTo = known(to) ? to : DRAFT;
 
   useEffect(() => {
-    const missing = [shownFrom, shownTo].filter((side) => side !== DRAFT && !snapshots.current.has(Number(side))).map(Number);
+    const missing = [shownFrom, shownTo]
+      .filter((side) => side !== DRAFT && !snapshots.current.has(Number(side)))
+      .map(Number);
     if (missing.length === 0) return;
     let alive = true;
     setError(null);
-    Promise.all(missing.map((n) => api().json<TemplateVersionContent>('GET', `/v1/templates/${encodeURIComponent(templateId)}/versions/${n}`)))
+    Promise.all(
+      missing.map((n) =>
+        api().json<TemplateVersionContent>('GET', `/v1/templates/${encodeURIComponent(templateId)}/versions/${n}`),
+      ),
+    )
       .then((found) => {
         for (const v of found) snapshots.current.set(v.version_number, v);
         if (alive) setLoaded((n) => n + 1);
@@ -51,12 +57,17 @@ export function VersionDiff({ templateId, versions, draft }: Props) {
     };
   }, [shownFrom, shownTo, templateId]);
 
-  const snapshotOf = (side: Side): TemplateSnapshot | undefined => (side === DRAFT ? draft : snapshots.current.get(Number(side)));
+  const snapshotOf = (side: Side): TemplateSnapshot | undefined =>
+    side === DRAFT ? draft : snapshots.current.get(Number(side));
   const fromSnapshot = snapshotOf(shownFrom);
   const toSnapshot = snapshotOf(shownTo);
-  const parts = useMemo(() => (fromSnapshot && toSnapshot ? diffTemplates(fromSnapshot, toSnapshot) : null), [fromSnapshot, toSnapshot, loaded]);
+  const parts = useMemo(
+    () => (fromSnapshot && toSnapshot ? diffTemplates(fromSnapshot, toSnapshot) : null),
+    [fromSnapshot, toSnapshot, loaded],
+  );
 
-  if (versions.length === 0) return <p class="help">Publish a version to compare it with the draft or with later versions.</p>;
+  if (versions.length === 0)
+    return <p class="help">Publish a version to compare it with the draft or with later versions.</p>;
 
   const options = [
     ...versions.map((v) => (
@@ -93,7 +104,9 @@ export function VersionDiff({ templateId, versions, draft }: Props) {
       <div aria-live="polite" data-testid="version-diff">
         {!parts && !error && <p class="muted">Loading the versions…</p>}
         {parts && parts.length === 0 && <p class="muted">No differences: both print the same template.</p>}
-        {parts?.map((part) => <PartDiffView key={part.part} diff={part} />)}
+        {parts?.map((part) => (
+          <PartDiffView key={part.part} diff={part} />
+        ))}
       </div>
     </section>
   );

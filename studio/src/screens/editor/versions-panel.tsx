@@ -67,13 +67,18 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
 
   const publish = (tag: string, description: string) =>
     act(async () => {
-      const v = await api().json<TemplateVersion>('POST', base, { body: { tag, ...(description.trim() ? { description: description.trim() } : {}) } });
+      const v = await api().json<TemplateVersion>('POST', base, {
+        body: { tag, ...(description.trim() ? { description: description.trim() } : {}) },
+      });
       return `Published ${label(v)}.`;
     });
 
   const update = (v: TemplateVersion, tag: string, description: string) =>
     act(async () => {
-      const changes = { ...(tag !== v.tag ? { tag } : {}), ...(description.trim() !== (v.description ?? '') ? { description: description.trim() || null } : {}) };
+      const changes = {
+        ...(tag !== v.tag ? { tag } : {}),
+        ...(description.trim() !== (v.description ?? '') ? { description: description.trim() || null } : {}),
+      };
       if (Object.keys(changes).length > 0) await api().json('PATCH', `${base}/${v.version_number}`, { body: changes });
       setEditing(null);
       return `Version ${v.version_number} saved.`;
@@ -103,7 +108,8 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
         {versions && <span class="muted">{versions.length === 0 ? 'None yet' : `${versions.length} saved`}</span>}
       </div>
       <p class="help">
-        A version is a frozen copy of the saved template under a tag. Calls that pass <code>version</code> (a tag or a number) render it; editing the draft never changes it.
+        A version is a frozen copy of the saved template under a tag. Calls that pass <code>version</code> (a tag or a
+        number) render it; editing the draft never changes it.
       </p>
       <PublishForm busy={busy} templateDirty={templateDirty} onPublish={publish} />
       <ErrorNotice>{error ?? loadError}</ErrorNotice>
@@ -125,7 +131,13 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
           <tbody>
             {versions.map((v) =>
               editing === v.version_number ? (
-                <EditVersionRow key={v.version_number} version={v} busy={busy} onSave={(tag, description) => update(v, tag, description)} onCancel={() => setEditing(null)} />
+                <EditVersionRow
+                  key={v.version_number}
+                  version={v}
+                  busy={busy}
+                  onSave={(tag, description) => update(v, tag, description)}
+                  onCancel={() => setEditing(null)}
+                />
               ) : (
                 <tr key={v.version_number}>
                   <td data-label="Version">{v.version_number}</td>
@@ -135,16 +147,36 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
                   <td data-label="Description">{v.description ?? <span class="muted">—</span>}</td>
                   <td data-label="Created">{formatTime(v.created_at)}</td>
                   <td class="row-actions">
-                    <button type="button" class="button button-small" onClick={() => preview.show(v, data)} aria-label={`Preview version ${v.version_number}`}>
+                    <button
+                      type="button"
+                      class="button button-small"
+                      onClick={() => preview.show(v, data)}
+                      aria-label={`Preview version ${v.version_number}`}
+                    >
                       Preview
                     </button>
-                    <button type="button" class="button button-small" onClick={() => onRun(v)} aria-label={`Run version ${v.version_number}`}>
+                    <button
+                      type="button"
+                      class="button button-small"
+                      onClick={() => onRun(v)}
+                      aria-label={`Run version ${v.version_number}`}
+                    >
                       Run
                     </button>
-                    <button type="button" class="button button-small" onClick={() => setEditing(v.version_number)} aria-label={`Edit version ${v.version_number}`}>
+                    <button
+                      type="button"
+                      class="button button-small"
+                      onClick={() => setEditing(v.version_number)}
+                      aria-label={`Edit version ${v.version_number}`}
+                    >
                       Edit
                     </button>
-                    <button type="button" class="button button-small button-danger-quiet" onClick={() => remove(v)} aria-label={`Delete version ${v.version_number}`}>
+                    <button
+                      type="button"
+                      class="button button-small button-danger-quiet"
+                      onClick={() => remove(v)}
+                      aria-label={`Delete version ${v.version_number}`}
+                    >
                       Delete
                     </button>
                   </td>
@@ -160,7 +192,15 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
   );
 }
 
-function PublishForm({ busy, templateDirty, onPublish }: { busy: boolean; templateDirty: boolean; onPublish(tag: string, description: string): Promise<boolean> }) {
+function PublishForm({
+  busy,
+  templateDirty,
+  onPublish,
+}: {
+  busy: boolean;
+  templateDirty: boolean;
+  onPublish(tag: string, description: string): Promise<boolean>;
+}) {
   const [tag, setTag] = useState('');
   const [description, setDescription] = useState('');
   const [submitted, setSubmitted] = useState(false);
@@ -185,17 +225,36 @@ function PublishForm({ busy, templateDirty, onPublish }: { busy: boolean; templa
           <label class="field-label" for="publish-tag">
             Tag
           </label>
-          <input id="publish-tag" value={tag} onInput={(e) => setTag(e.currentTarget.value)} placeholder="prod" maxLength={50} spellcheck={false} autoCapitalize="off" aria-invalid={problem ? true : undefined} aria-describedby="publish-tag-error" />
+          <input
+            id="publish-tag"
+            value={tag}
+            onInput={(e) => setTag(e.currentTarget.value)}
+            placeholder="prod"
+            maxLength={50}
+            spellcheck={false}
+            autoCapitalize="off"
+            aria-invalid={problem ? true : undefined}
+            aria-describedby="publish-tag-error"
+          />
           <span class="field-error" id="publish-tag-error" role={problem ? 'alert' : undefined}>
             {problem}
           </span>
         </div>
         <label class="field">
           <span class="field-label">Description (optional)</span>
-          <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} maxLength={500} placeholder="What changed" />
+          <input
+            value={description}
+            onInput={(e) => setDescription(e.currentTarget.value)}
+            maxLength={500}
+            placeholder="What changed"
+          />
         </label>
       </div>
-      {templateDirty && <p class="notice notice-warning">Unsaved changes: a version copies the saved template. Save first to include your latest edits.</p>}
+      {templateDirty && (
+        <p class="notice notice-warning">
+          Unsaved changes: a version copies the saved template. Save first to include your latest edits.
+        </p>
+      )}
       <button type="submit" class="button button-primary" disabled={busy || !!problem}>
         Publish version
       </button>
@@ -203,7 +262,17 @@ function PublishForm({ busy, templateDirty, onPublish }: { busy: boolean; templa
   );
 }
 
-function EditVersionRow({ version, busy, onSave, onCancel }: { version: TemplateVersion; busy: boolean; onSave(tag: string, description: string): void; onCancel(): void }) {
+function EditVersionRow({
+  version,
+  busy,
+  onSave,
+  onCancel,
+}: {
+  version: TemplateVersion;
+  busy: boolean;
+  onSave(tag: string, description: string): void;
+  onCancel(): void;
+}) {
   const [tag, setTag] = useState(version.tag);
   const [description, setDescription] = useState(version.description ?? '');
   const problem = tagProblem(tag, true);
@@ -211,13 +280,28 @@ function EditVersionRow({ version, busy, onSave, onCancel }: { version: Template
   return (
     <tr>
       <td colSpan={5}>
-        <form class="edit-version" onSubmit={(e) => (e.preventDefault(), !problem && onSave(tag, description))} onKeyDown={(e) => e.key === 'Escape' && onCancel()} noValidate>
+        <form
+          class="edit-version"
+          onSubmit={(e) => (e.preventDefault(), !problem && onSave(tag, description))}
+          onKeyDown={(e) => e.key === 'Escape' && onCancel()}
+          noValidate
+        >
           <div class="form-row">
             <div class="field">
               <label class="field-label" for={`edit-tag-${n}`}>
                 Tag of version {n}
               </label>
-              <input id={`edit-tag-${n}`} value={tag} onInput={(e) => setTag(e.currentTarget.value)} maxLength={50} spellcheck={false} autoCapitalize="off" aria-invalid={problem ? true : undefined} aria-describedby={`edit-tag-error-${n}`} autoFocus />
+              <input
+                id={`edit-tag-${n}`}
+                value={tag}
+                onInput={(e) => setTag(e.currentTarget.value)}
+                maxLength={50}
+                spellcheck={false}
+                autoCapitalize="off"
+                aria-invalid={problem ? true : undefined}
+                aria-describedby={`edit-tag-error-${n}`}
+                autoFocus
+              />
               <span class="field-error" id={`edit-tag-error-${n}`}>
                 {problem}
               </span>

@@ -37,10 +37,15 @@ export function EInvoiceValidateScreen() {
     setOutcome(null);
     let next: Outcome;
     try {
-      const report = await api().json<EInvoiceValidationReport>('POST', '/v1/einvoice/validate', { body: { file_base64: await readAsBase64(file) } });
+      const report = await api().json<EInvoiceValidationReport>('POST', '/v1/einvoice/validate', {
+        body: { file_base64: await readAsBase64(file) },
+      });
       next = { file: file.name, report };
     } catch (e) {
-      next = { file: file.name, error: describeRefusal(e, (loc) => (loc[0] === 'file_base64' ? `The file (${file.name})` : null)) };
+      next = {
+        file: file.name,
+        error: describeRefusal(e, (loc) => (loc[0] === 'file_base64' ? `The file (${file.name})` : null)),
+      };
     }
     if (attempt !== latest.current) return;
     setOutcome(next);
@@ -60,8 +65,10 @@ export function EInvoiceValidateScreen() {
         <h1 tabIndex={-1}>Validate e-invoice</h1>
       </div>
       <p class="help">
-        Check an e-invoice you received before you pay it: an XML file (UN/CEFACT CII or OASIS UBL, XRechnung included) or a Factur-X / ZUGFeRD PDF, judged by the official rules
-        installed on this Pressroom — the syntax's schema, the CEN EN 16931 rules and, for XRechnung, KoSIT's. <strong>Free</strong>: no credit is taken, and the file is not stored.
+        Check an e-invoice you received before you pay it: an XML file (UN/CEFACT CII or OASIS UBL, XRechnung included)
+        or a Factur-X / ZUGFeRD PDF, judged by the official rules installed on this Pressroom — the syntax's schema, the
+        CEN EN 16931 rules and, for XRechnung, KoSIT's. <strong>Free</strong>: no credit is taken, and the file is not
+        stored.
       </p>
       <div class="card tool-form">
         <FileDrop
@@ -70,10 +77,16 @@ export function EInvoiceValidateScreen() {
           accept=".xml,.pdf,application/xml,text/xml,application/pdf"
           testId="einvoice-drop"
           onFiles={choose}
-          prompt={outcome || checking ? 'Drop another XML or PDF here to check it, or' : 'Drop an e-invoice (XML or PDF) here, or'}
+          prompt={
+            outcome || checking
+              ? 'Drop another XML or PDF here to check it, or'
+              : 'Drop an e-invoice (XML or PDF) here, or'
+          }
           button={outcome || checking ? 'Choose another file…' : 'Choose a file…'}
         />
-        {skipped.length > 0 && <StatusNotice tone="warning">Not checked, neither XML nor PDF: {skipped.join(', ')}.</StatusNotice>}
+        {skipped.length > 0 && (
+          <StatusNotice tone="warning">Not checked, neither XML nor PDF: {skipped.join(', ')}.</StatusNotice>
+        )}
         {checking && <StatusNotice>Checking {checking}…</StatusNotice>}
       </div>
       <div data-testid="validation-error">

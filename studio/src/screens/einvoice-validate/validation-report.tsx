@@ -5,9 +5,20 @@
  * schema finding's line) — and how many more the report did not list.
  */
 import type { EInvoiceValidationReport, RuleCheck } from '../../lib/api-types.js';
-import { CHECK_STATUS, countFindings, describeChecks, fatalRules, groupByRule, type RuleGroup } from '../../lib/einvoice/einvoice-report.js';
+import {
+  CHECK_STATUS,
+  countFindings,
+  describeChecks,
+  fatalRules,
+  groupByRule,
+  type RuleGroup,
+} from '../../lib/einvoice/einvoice-report.js';
 
-const STATUS_BADGE: Record<RuleCheck['status'], string> = { passed: 'badge-completed', failed: 'badge-failed', not_run: '' };
+const STATUS_BADGE: Record<RuleCheck['status'], string> = {
+  passed: 'badge-completed',
+  failed: 'badge-failed',
+  not_run: '',
+};
 
 function Verdict({ report, file }: { report: EInvoiceValidationReport; file: string }) {
   const failed = fatalRules(report.checks);
@@ -29,7 +40,15 @@ function Source({ report }: { report: EInvoiceValidationReport }) {
       <dt>Checked by</dt>
       <dd data-testid="validation-checks">{describeChecks(report.einvoice_checks)}</dd>
       <dt>Judged</dt>
-      <dd>{source.kind === 'pdf' ? <>the PDF's embedded <code>{source.attachment ?? 'invoice'}</code></> : 'the XML file itself'}</dd>
+      <dd>
+        {source.kind === 'pdf' ? (
+          <>
+            the PDF's embedded <code>{source.attachment ?? 'invoice'}</code>
+          </>
+        ) : (
+          'the XML file itself'
+        )}
+      </dd>
       <dt>Syntax</dt>
       <dd>
         {source.syntax === 'CII' ? 'UN/CEFACT CII' : 'OASIS UBL 2.1'} ({source.document})
@@ -45,7 +64,8 @@ function Source({ report }: { report: EInvoiceValidationReport }) {
 function RuleFindings({ group }: { group: RuleGroup }) {
   return (
     <li data-rule={group.rule}>
-      <strong class="rule-id">{group.rule}</strong> <span class={`badge ${group.severity === 'fatal' ? 'badge-failed' : 'badge-pending'}`}>{group.severity}</span>
+      <strong class="rule-id">{group.rule}</strong>{' '}
+      <span class={`badge ${group.severity === 'fatal' ? 'badge-failed' : 'badge-pending'}`}>{group.severity}</span>
       {group.messages.map((m, i) => (
         <div key={i} class="report-message">
           <p>{m.message}</p>
@@ -71,7 +91,9 @@ function CheckResult({ check }: { check: RuleCheck }) {
       <h3>
         <span class={`badge ${STATUS_BADGE[check.status]}`}>{CHECK_STATUS[check.status]}</span> {check.check}
       </h3>
-      {check.status === 'not_run' && <p class="muted">An earlier check failed: these rules mean nothing on XML that its schema refuses.</p>}
+      {check.status === 'not_run' && (
+        <p class="muted">An earlier check failed: these rules mean nothing on XML that its schema refuses.</p>
+      )}
       {counted && <p class="muted">{counted}</p>}
       {check.findings.length > 0 && (
         <ul class="report-rules">

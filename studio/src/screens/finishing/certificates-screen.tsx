@@ -20,10 +20,18 @@ const isPkcs12 = (file: File) => /\.(p12|pfx)$/i.test(file.name) || file.type ==
 
 /** The account's certificates, for the screens that name one (PDF tools, Run). */
 export function useCertificates() {
-  return useLoad(async () => (await api().json<{ certificates: CertificateInfo[] }>('GET', '/v1/certificates')).certificates, []);
+  return useLoad(
+    async () => (await api().json<{ certificates: CertificateInfo[] }>('GET', '/v1/certificates')).certificates,
+    [],
+  );
 }
 
-const BADGE: Record<ReturnType<typeof validityOf>['state'], string> = { valid: 'badge-completed', 'near-expiry': 'badge-pending', expired: 'badge-failed', 'not-yet-valid': 'badge-pending' };
+const BADGE: Record<ReturnType<typeof validityOf>['state'], string> = {
+  valid: 'badge-completed',
+  'near-expiry': 'badge-pending',
+  expired: 'badge-failed',
+  'not-yet-valid': 'badge-pending',
+};
 
 export function CertificatesScreen() {
   const list = useCertificates();
@@ -47,12 +55,23 @@ export function CertificatesScreen() {
     }
     setError(null);
     setFile(picked);
-    if (!name) setName(picked.name.replace(/\.(p12|pfx)$/i, '').replace(/[^A-Za-z0-9_.-]+/g, '-').slice(0, 64));
+    if (!name)
+      setName(
+        picked.name
+          .replace(/\.(p12|pfx)$/i, '')
+          .replace(/[^A-Za-z0-9_.-]+/g, '-')
+          .slice(0, 64),
+      );
   };
 
   /** Names a refused place as the form does. */
   const place = (loc: readonly (string | number)[]): string | null =>
-    ({ pkcs12_base64: file ? `The file (${file.name})` : 'The file', password: 'Password', name: 'Name' } as Record<string, string>)[String(loc[0])] ?? null;
+    (
+      ({ pkcs12_base64: file ? `The file (${file.name})` : 'The file', password: 'Password', name: 'Name' }) as Record<
+        string,
+        string
+      >
+    )[String(loc[0])] ?? null;
 
   const upload = async (event: Event) => {
     event.preventDefault();
@@ -61,21 +80,34 @@ export function CertificatesScreen() {
     setError(null);
     setStatus(null);
     try {
-      const created = await api().json<CertificateInfo>('POST', '/v1/certificates', { body: { name, pkcs12_base64: await readAsBase64(file), password } });
-      setStatus(`Certificate “${created.name}” uploaded (${created.subject}). Its key is kept sealed and is never shown again.`);
+      const created = await api().json<CertificateInfo>('POST', '/v1/certificates', {
+        body: { name, pkcs12_base64: await readAsBase64(file), password },
+      });
+      setStatus(
+        `Certificate “${created.name}” uploaded (${created.subject}). Its key is kept sealed and is never shown again.`,
+      );
       setFile(null);
       setName('');
       setPassword('');
       await list.reload();
     } catch (e) {
-      setError(e instanceof ApiError && e.code === 'CERTIFICATE_EXISTS' ? `You already have a certificate named “${name}”: delete it first or choose another name.` : describeRefusal(e, place));
+      setError(
+        e instanceof ApiError && e.code === 'CERTIFICATE_EXISTS'
+          ? `You already have a certificate named “${name}”: delete it first or choose another name.`
+          : describeRefusal(e, place),
+      );
     } finally {
       setBusy(false);
     }
   };
 
   const remove = async (cert: CertificateInfo) => {
-    const ok = await confirmAction({ title: 'Delete certificate?', message: `“${cert.name}” and its key will be gone for good; documents that name it can no longer be signed. Documents already signed stay valid.`, confirmLabel: 'Delete certificate', danger: true });
+    const ok = await confirmAction({
+      title: 'Delete certificate?',
+      message: `“${cert.name}” and its key will be gone for good; documents that name it can no longer be signed. Documents already signed stay valid.`,
+      confirmLabel: 'Delete certificate',
+      danger: true,
+    });
     if (!ok) return;
     setError(null);
     try {
@@ -92,14 +124,25 @@ export function CertificatesScreen() {
       <div class="screen-head">
         <h1 tabIndex={-1}>Certificates</h1>
       </div>
-      <p class="help">Certificates sign your documents (Run, and Sign on the PDF tools screen). Upload one as a PKCS#12 file (.p12 or .pfx, the certificate with its private key) and its password; both are stored encrypted and never shown again. Free.</p>
+      <p class="help">
+        Certificates sign your documents (Run, and Sign on the PDF tools screen). Upload one as a PKCS#12 file (.p12 or
+        .pfx, the certificate with its private key) and its password; both are stored encrypted and never shown again.
+        Free.
+      </p>
       <form class="card tool-form" onSubmit={upload}>
         <DropZone class="file-drop" testId="certificate-drop" onFiles={choose}>
           <p>{file ? `${file.name} — drop another to replace it, or` : 'Drop a .p12 or .pfx file here, or'}</p>
           <label for="certificate-file" class="visually-hidden">
             PKCS#12 file
           </label>
-          <input id="certificate-file" ref={picker} class="visually-hidden" type="file" accept=".p12,.pfx,application/x-pkcs12" onChange={(e) => choose(e.currentTarget.files)} />
+          <input
+            id="certificate-file"
+            ref={picker}
+            class="visually-hidden"
+            type="file"
+            accept=".p12,.pfx,application/x-pkcs12"
+            onChange={(e) => choose(e.currentTarget.files)}
+          />
           <button type="button" class="button" onClick={() => picker.current?.click()}>
             {file ? 'Choose another file…' : 'Choose a file…'}
           </button>
@@ -108,14 +151,29 @@ export function CertificatesScreen() {
           <label class="field-label" for="certificate-name">
             Name
           </label>
-          <input id="certificate-name" value={name} onInput={(e) => setName(e.currentTarget.value)} maxLength={64} required aria-invalid={nameInvalid || undefined} aria-describedby="certificate-name-help" spellcheck={false} placeholder="company-seal" />
+          <input
+            id="certificate-name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            maxLength={64}
+            required
+            aria-invalid={nameInvalid || undefined}
+            aria-describedby="certificate-name-help"
+            spellcheck={false}
+            placeholder="company-seal"
+          />
           <span id="certificate-name-help" class={nameInvalid ? 'field-error' : 'help'}>
             {nameInvalid ? 'Letters, digits, “.”, “_” and “-” only.' : 'Signatures name the certificate by this.'}
           </span>
         </div>
         <label class="field">
           <span class="field-label">Password</span>
-          <input type="password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} autoComplete="off" />
+          <input
+            type="password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            autoComplete="off"
+          />
         </label>
         <button type="submit" class="button button-primary" disabled={busy || !file || !NAME.test(name)}>
           {busy ? 'Uploading…' : 'Upload certificate'}
@@ -154,7 +212,11 @@ export function CertificatesScreen() {
                   <td data-label="Subject">{cert.subject}</td>
                   <td data-label="Issuer">{cert.issuer}</td>
                   <td data-label="Valid">
-                    <span class={`badge cert-validity ${BADGE[validity.state]}`} data-testid="certificate-validity" data-state={validity.state}>
+                    <span
+                      class={`badge cert-validity ${BADGE[validity.state]}`}
+                      data-testid="certificate-validity"
+                      data-state={validity.state}
+                    >
                       {validity.label}
                     </span>{' '}
                     <span>
@@ -162,7 +224,12 @@ export function CertificatesScreen() {
                     </span>
                   </td>
                   <td class="row-actions">
-                    <button type="button" class="button button-small button-danger-quiet" onClick={() => remove(cert)} aria-label={`Delete certificate ${cert.name}`}>
+                    <button
+                      type="button"
+                      class="button button-small button-danger-quiet"
+                      onClick={() => remove(cert)}
+                      aria-label={`Delete certificate ${cert.name}`}
+                    >
                       Delete
                     </button>
                   </td>

@@ -22,21 +22,38 @@ const MARK_TYPES = new Set(['image/png', 'image/jpeg', 'application/pdf']);
 
 /** The library's PNG, JPEG and PDF assets, the ones a watermark can be. */
 function useMarkAssets() {
-  return useLoad(async () => (await api().json<{ assets: AssetInfo[] }>('GET', '/v1/assets')).assets.filter((asset) => MARK_TYPES.has(asset.content_type)), []);
+  return useLoad(
+    async () =>
+      (await api().json<{ assets: AssetInfo[] }>('GET', '/v1/assets')).assets.filter((asset) =>
+        MARK_TYPES.has(asset.content_type),
+      ),
+    [],
+  );
 }
 
 export function FinishingSection({ draft, onChange, certificates, problem }: Props) {
   const assets = useMarkAssets();
-  const set = <K extends keyof FinishingDraft>(part: K, patch: Partial<FinishingDraft[K]>) => onChange({ ...draft, [part]: { ...draft[part], ...patch } });
+  const set = <K extends keyof FinishingDraft>(part: K, patch: Partial<FinishingDraft[K]>) =>
+    onChange({ ...draft, [part]: { ...draft[part], ...patch } });
   const text = (part: keyof FinishingDraft, key: string, label: string, type = 'text') => (
     <label class="field">
       <span class="field-label">{label}</span>
-      <input type={type} value={String((draft[part] as unknown as Record<string, string>)[key])} onInput={(e) => set(part, { [key]: e.currentTarget.value } as never)} spellcheck={false} autoComplete="off" />
+      <input
+        type={type}
+        value={String((draft[part] as unknown as Record<string, string>)[key])}
+        onInput={(e) => set(part, { [key]: e.currentTarget.value } as never)}
+        spellcheck={false}
+        autoComplete="off"
+      />
     </label>
   );
   const tick = (part: keyof FinishingDraft, key: string, label: string) => (
     <label class="field checkbox">
-      <input type="checkbox" checked={Boolean((draft[part] as unknown as Record<string, boolean>)[key])} onChange={(e) => set(part, { [key]: e.currentTarget.checked } as never)} />
+      <input
+        type="checkbox"
+        checked={Boolean((draft[part] as unknown as Record<string, boolean>)[key])}
+        onChange={(e) => set(part, { [key]: e.currentTarget.checked } as never)}
+      />
       <span class="field-label">{label}</span>
     </label>
   );
@@ -48,7 +65,10 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
         <>
           <label class="field">
             <span class="field-label">Watermark from</span>
-            <select value={draft.watermark.source} onChange={(e) => set('watermark', { source: e.currentTarget.value as 'text' | 'asset' })}>
+            <select
+              value={draft.watermark.source}
+              onChange={(e) => set('watermark', { source: e.currentTarget.value as 'text' | 'asset' })}
+            >
               <option value="text">Text</option>
               <option value="asset">An image or PDF asset</option>
             </select>
@@ -58,8 +78,17 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
           ) : (
             <label class="field">
               <span class="field-label">Watermark asset</span>
-              <select value={draft.watermark.asset} onChange={(e) => set('watermark', { asset: e.currentTarget.value })}>
-                <option value="">{assets.data ? (assets.data.length === 0 ? 'No PNG, JPEG or PDF assets yet' : 'Choose an asset…') : 'Loading…'}</option>
+              <select
+                value={draft.watermark.asset}
+                onChange={(e) => set('watermark', { asset: e.currentTarget.value })}
+              >
+                <option value="">
+                  {assets.data
+                    ? assets.data.length === 0
+                      ? 'No PNG, JPEG or PDF assets yet'
+                      : 'Choose an asset…'
+                    : 'Loading…'}
+                </option>
                 {assets.data?.map((asset) => (
                   <option key={asset.name} value={asset.name}>
                     {asset.name}
@@ -74,11 +103,17 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
       {tick('sign', 'on', 'Sign the PDF')}
       {draft.sign.on && (
         <>
-          <CertificateSelect id="run-sign-certificate" value={draft.sign.certificate} onChange={(certificate) => set('sign', { certificate })} certificates={certificates} />
+          <CertificateSelect
+            id="run-sign-certificate"
+            value={draft.sign.certificate}
+            onChange={(certificate) => set('sign', { certificate })}
+            certificates={certificates}
+          />
           {text('sign', 'reason', 'Signature reason (optional)')}
           {text('sign', 'location', 'Signature location (optional)')}
           {tick('sign', 'timestamp', 'Time-stamp the signature')}
-          {draft.sign.timestamp && text('sign', 'tsaUrl', "Time-stamp authority URL (optional; empty: the service's)", 'url')}
+          {draft.sign.timestamp &&
+            text('sign', 'tsaUrl', "Time-stamp authority URL (optional; empty: the service's)", 'url')}
           {tick('sign', 'visible', 'Show the signature on a page')}
           {draft.sign.visible && (
             <div class="field-row">
@@ -98,7 +133,10 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
           {text('protect', 'userPassword', 'User password (optional; needed to open)', 'password')}
           <label class="field">
             <span class="field-label">Printing</span>
-            <select value={draft.protect.printing} onChange={(e) => set('protect', { printing: e.currentTarget.value as 'high' | 'low' | 'none' })}>
+            <select
+              value={draft.protect.printing}
+              onChange={(e) => set('protect', { printing: e.currentTarget.value as 'high' | 'low' | 'none' })}
+            >
               <option value="high">Allowed</option>
               <option value="low">Low resolution only</option>
               <option value="none">Not allowed</option>
@@ -108,10 +146,17 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
           {tick('protect', 'modifying', 'Allow changes')}
           {tick('protect', 'annotating', 'Allow comments')}
           {tick('protect', 'fillingForms', 'Allow filling in forms')}
-          <p class="help">Not with PDF/A, an e-invoice or a signature: PDF/A forbids encryption, and encrypting rewrites the bytes a signature covers. Text stays readable to accessibility tools.</p>
+          <p class="help">
+            Not with PDF/A, an e-invoice or a signature: PDF/A forbids encryption, and encrypting rewrites the bytes a
+            signature covers. Text stays readable to accessibility tools.
+          </p>
         </>
       )}
-      {problem && <p class="field-error" data-testid="finishing-problem">{problem}</p>}
+      {problem && (
+        <p class="field-error" data-testid="finishing-problem">
+          {problem}
+        </p>
+      )}
     </fieldset>
   );
 }

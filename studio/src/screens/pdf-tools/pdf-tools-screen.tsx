@@ -19,35 +19,117 @@ import { readAsDataUrl } from '../finishing/read-file.js';
 import { INITIAL_OPTIONS, OPTION_PLACES, ToolOptions, toolFields, type Options } from './tool-options.js';
 import { VerifyReport } from './verify-report.js';
 
-type Tool = 'merge' | 'extract' | 'rotate' | 'sign' | 'verify' | 'split' | 'flatten' | 'watermark' | 'metadata' | 'protect' | 'unlock';
+type Tool =
+  | 'merge'
+  | 'extract'
+  | 'rotate'
+  | 'sign'
+  | 'verify'
+  | 'split'
+  | 'flatten'
+  | 'watermark'
+  | 'metadata'
+  | 'protect'
+  | 'unlock';
 
 const TOOLS: { id: Tool; label: string; path: string; help: string }[] = [
-  { id: 'merge', label: 'Merge', path: '/v1/pdf-tools/merge', help: 'Two or more PDFs become one, their pages in the order listed.' },
-  { id: 'extract', label: 'Extract pages', path: '/v1/pdf-tools/extract-pages', help: 'A new PDF of the pages named, in the order named ("3, 1-2" gives 3, 1, 2).' },
-  { id: 'rotate', label: 'Rotate', path: '/v1/pdf-tools/rotate', help: 'Turns pages clockwise, adding to their current rotation.' },
-  { id: 'sign', label: 'Sign', path: '/v1/pdf-tools/sign', help: 'Signs the PDF with one of your certificates (PAdES), as its last change.' },
-  { id: 'verify', label: 'Verify', path: '/v1/pdf-tools/verify', help: 'Reports the signatures of a PDF: who signed, when, with a time-stamp or not, and whether it changed since. Free.' },
-  { id: 'split', label: 'Split', path: '/v1/pdf-tools/split', help: 'Cuts the PDF into parts, downloaded as one zip: by ranges ("1-3, 4-", "4-" runs to the end) or every n pages.' },
-  { id: 'flatten', label: 'Flatten', path: '/v1/pdf-tools/flatten', help: 'Draws form fields (with their values) and comments into the pages, so nothing can be filled in or edited any more.' },
-  { id: 'watermark', label: 'Watermark', path: '/v1/pdf-tools/watermark', help: 'Draws a line of text across the pages, or the pages named.' },
-  { id: 'metadata', label: 'Document info', path: '/v1/pdf-tools/metadata', help: 'Sets the title, author, subject and keywords PDF viewers and search tools show; entries left empty stay as they are.' },
-  { id: 'protect', label: 'Protect', path: '/v1/pdf-tools/protect', help: 'Encrypts the PDF (AES-256): a password to open it, if you give one, and what readers may do without the owner password.' },
-  { id: 'unlock', label: 'Unlock', path: '/v1/pdf-tools/unlock', help: 'The same PDF without its encryption, given its user or owner password.' },
+  {
+    id: 'merge',
+    label: 'Merge',
+    path: '/v1/pdf-tools/merge',
+    help: 'Two or more PDFs become one, their pages in the order listed.',
+  },
+  {
+    id: 'extract',
+    label: 'Extract pages',
+    path: '/v1/pdf-tools/extract-pages',
+    help: 'A new PDF of the pages named, in the order named ("3, 1-2" gives 3, 1, 2).',
+  },
+  {
+    id: 'rotate',
+    label: 'Rotate',
+    path: '/v1/pdf-tools/rotate',
+    help: 'Turns pages clockwise, adding to their current rotation.',
+  },
+  {
+    id: 'sign',
+    label: 'Sign',
+    path: '/v1/pdf-tools/sign',
+    help: 'Signs the PDF with one of your certificates (PAdES), as its last change.',
+  },
+  {
+    id: 'verify',
+    label: 'Verify',
+    path: '/v1/pdf-tools/verify',
+    help: 'Reports the signatures of a PDF: who signed, when, with a time-stamp or not, and whether it changed since. Free.',
+  },
+  {
+    id: 'split',
+    label: 'Split',
+    path: '/v1/pdf-tools/split',
+    help: 'Cuts the PDF into parts, downloaded as one zip: by ranges ("1-3, 4-", "4-" runs to the end) or every n pages.',
+  },
+  {
+    id: 'flatten',
+    label: 'Flatten',
+    path: '/v1/pdf-tools/flatten',
+    help: 'Draws form fields (with their values) and comments into the pages, so nothing can be filled in or edited any more.',
+  },
+  {
+    id: 'watermark',
+    label: 'Watermark',
+    path: '/v1/pdf-tools/watermark',
+    help: 'Draws a line of text across the pages, or the pages named.',
+  },
+  {
+    id: 'metadata',
+    label: 'Document info',
+    path: '/v1/pdf-tools/metadata',
+    help: 'Sets the title, author, subject and keywords PDF viewers and search tools show; entries left empty stay as they are.',
+  },
+  {
+    id: 'protect',
+    label: 'Protect',
+    path: '/v1/pdf-tools/protect',
+    help: 'Encrypts the PDF (AES-256): a password to open it, if you give one, and what readers may do without the owner password.',
+  },
+  {
+    id: 'unlock',
+    label: 'Unlock',
+    path: '/v1/pdf-tools/unlock',
+    help: 'The same PDF without its encryption, given its user or owner password.',
+  },
 ];
 
 const ANGLES = [90, 180, 270, 0] as const;
 /** What each tool adds to the first file's name for the result: `report-merged.pdf`. */
-const SUFFIX: Record<Tool, string> = { merge: 'merged', extract: 'pages', rotate: 'rotated', sign: 'signed', verify: 'verified', split: 'parts', flatten: 'flat', watermark: 'marked', metadata: 'info', protect: 'protected', unlock: 'unlocked' };
+const SUFFIX: Record<Tool, string> = {
+  merge: 'merged',
+  extract: 'pages',
+  rotate: 'rotated',
+  sign: 'signed',
+  verify: 'verified',
+  split: 'parts',
+  flatten: 'flat',
+  watermark: 'marked',
+  metadata: 'info',
+  protect: 'protected',
+  unlock: 'unlocked',
+};
 
 const isPdf = (file: File) => file.type === 'application/pdf' || /\.pdf$/i.test(file.name);
 
 /** "3: 90, 5: 180" → {"3": 90, "5": 180}; the angles the service takes are checked here too, the pages there. */
 export function parsePageRotations(text: string): Record<string, number> | string {
   const out: Record<string, number> = {};
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^(\d+)\s*:\s*(-?\d+)$/.exec(part);
     if (!m) return `“${part}” is not page: angle (e.g. 3: 90).`;
-    if (!(ANGLES as readonly number[]).includes(Number(m[2]))) return `Page ${m[1]}: the angle must be 0, 90, 180 or 270.`;
+    if (!(ANGLES as readonly number[]).includes(Number(m[2])))
+      return `Page ${m[1]}: the angle must be 0, 90, 180 or 270.`;
     out[m[1]!] = Number(m[2]);
   }
   return Object.keys(out).length ? out : 'Name at least one page, e.g. 3: 90.';
@@ -84,11 +166,24 @@ export function PdfToolsScreen() {
   /** Names a refused place as the form does: the file (and which one), a page, a field. */
   const place = (loc: readonly (string | number)[]): string | null => {
     const [first, second] = loc;
-    if (first === 'pdfs' && typeof second === 'number') return `File ${second + 1}${files[second] ? ` (${files[second]!.name})` : ''}`;
+    if (first === 'pdfs' && typeof second === 'number')
+      return `File ${second + 1}${files[second] ? ` (${files[second]!.name})` : ''}`;
     if (first === 'pdf_base64' || first === 'pdf_url') return files[0] ? `The file (${files[0].name})` : 'The file';
     if (first === 'page_rotations' && second !== undefined) return `Page ${second}`;
-    if ((first === 'watermark' || first === 'metadata' || first === 'protect') && second !== undefined) return `${OPTION_PLACES[first]} › ${loc.slice(1).join(' › ')}`;
-    return ({ pages: 'Pages', rotation: 'Angle', page_rotations: 'Page rotations', filename: 'File name', pdfs: 'Files', ...OPTION_PLACES } as Record<string, string>)[String(first)] ?? null;
+    if ((first === 'watermark' || first === 'metadata' || first === 'protect') && second !== undefined)
+      return `${OPTION_PLACES[first]} › ${loc.slice(1).join(' › ')}`;
+    return (
+      (
+        {
+          pages: 'Pages',
+          rotation: 'Angle',
+          page_rotations: 'Page rotations',
+          filename: 'File name',
+          pdfs: 'Files',
+          ...OPTION_PLACES,
+        } as Record<string, string>
+      )[String(first)] ?? null
+    );
   };
   const enoughFiles = tool === 'merge' ? files.length >= 2 : files.length === 1;
 
@@ -137,11 +232,20 @@ export function PdfToolsScreen() {
     try {
       const inputs = await Promise.all(files.map(async (f) => ({ pdf_base64: await readAsDataUrl(f) })));
       if (tool === 'verify') {
-        setReport({ report: await api().json<SignatureReport>('POST', current.path, { body: inputs[0] }), file: files[0]!.name });
+        setReport({
+          report: await api().json<SignatureReport>('POST', current.path, { body: inputs[0] }),
+          file: files[0]!.name,
+        });
         return;
       }
       if (tool === 'merge') body = { ...body, pdfs: inputs };
-      else body = { ...body, ...inputs[0], ...own, ...(tool === 'extract' ? { pages } : tool === 'rotate' && rotateMode === 'all' ? { rotation: angle } : {}) };
+      else
+        body = {
+          ...body,
+          ...inputs[0],
+          ...own,
+          ...(tool === 'extract' ? { pages } : tool === 'rotate' && rotateMode === 'all' ? { rotation: angle } : {}),
+        };
       const response = await api().raw('POST', current.path, { body });
       // Split answers a zip of its parts.
       const zip = tool === 'split';
@@ -167,8 +271,17 @@ export function PdfToolsScreen() {
       <div class="screen-head">
         <h1 tabIndex={-1}>PDF tools</h1>
       </div>
-      <p class="help">Work on PDFs you already have. Each run costs 1 credit; a refused file costs nothing. The files go to this Pressroom only.</p>
-      <Tabs<Tool> idPrefix="pdf-tool" label="PDF tool" selected={tool} onSelect={choose} tabs={TOOLS.map((t) => ({ id: t.id, label: t.label }))} />
+      <p class="help">
+        Work on PDFs you already have. Each run costs 1 credit; a refused file costs nothing. The files go to this
+        Pressroom only.
+      </p>
+      <Tabs<Tool>
+        idPrefix="pdf-tool"
+        label="PDF tool"
+        selected={tool}
+        onSelect={choose}
+        tabs={TOOLS.map((t) => ({ id: t.id, label: t.label }))}
+      />
       {TOOLS.map((t) => (
         <TabPanel key={t.id} idPrefix="pdf-tool" id={t.id} selected={tool === t.id}>
           {tool === t.id && (
@@ -181,8 +294,22 @@ export function PdfToolsScreen() {
                 multiple={t.id === 'merge'}
                 testId="pdf-drop"
                 onFiles={addFiles}
-                prompt={t.id === 'merge' ? 'Drop PDFs here, or' : files.length ? 'Drop another PDF here to replace it, or' : 'Drop a PDF here, or'}
-                button={t.id === 'merge' ? (files.length ? 'Add more PDFs…' : 'Choose PDFs…') : files.length ? 'Choose another PDF…' : 'Choose a PDF…'}
+                prompt={
+                  t.id === 'merge'
+                    ? 'Drop PDFs here, or'
+                    : files.length
+                      ? 'Drop another PDF here to replace it, or'
+                      : 'Drop a PDF here, or'
+                }
+                button={
+                  t.id === 'merge'
+                    ? files.length
+                      ? 'Add more PDFs…'
+                      : 'Choose PDFs…'
+                    : files.length
+                      ? 'Choose another PDF…'
+                      : 'Choose a PDF…'
+                }
               />
               {skipped.length > 0 && (
                 <p class="notice notice-warning" role="status">
@@ -198,26 +325,54 @@ export function PdfToolsScreen() {
                       </span>
                       {t.id === 'merge' && (
                         <span class="row-actions">
-                          <button type="button" class="button button-small" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${f.name} up`}>
+                          <button
+                            type="button"
+                            class="button button-small"
+                            disabled={i === 0}
+                            onClick={() => move(i, -1)}
+                            aria-label={`Move ${f.name} up`}
+                          >
                             ↑
                           </button>
-                          <button type="button" class="button button-small" disabled={i === files.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${f.name} down`}>
+                          <button
+                            type="button"
+                            class="button button-small"
+                            disabled={i === files.length - 1}
+                            onClick={() => move(i, 1)}
+                            aria-label={`Move ${f.name} down`}
+                          >
                             ↓
                           </button>
                         </span>
                       )}
-                      <button type="button" class="button button-small button-danger-quiet" onClick={() => setFiles((prev) => prev.filter((_, j) => j !== i))} aria-label={`Remove ${f.name}`}>
+                      <button
+                        type="button"
+                        class="button button-small button-danger-quiet"
+                        onClick={() => setFiles((prev) => prev.filter((_, j) => j !== i))}
+                        aria-label={`Remove ${f.name}`}
+                      >
                         Remove
                       </button>
                     </li>
                   ))}
                 </ol>
               )}
-              <ToolOptions tool={t.id} options={options} set={(key, value) => setOptions((prev) => ({ ...prev, [key]: value }))} certificates={certificates.data} />
+              <ToolOptions
+                tool={t.id}
+                options={options}
+                set={(key, value) => setOptions((prev) => ({ ...prev, [key]: value }))}
+                certificates={certificates.data}
+              />
               {t.id === 'extract' && (
                 <label class="field">
                   <span class="field-label">Pages</span>
-                  <input value={pages} onInput={(e) => setPages(e.currentTarget.value)} placeholder="1-3, 5" required spellcheck={false} />
+                  <input
+                    value={pages}
+                    onInput={(e) => setPages(e.currentTarget.value)}
+                    placeholder="1-3, 5"
+                    required
+                    spellcheck={false}
+                  />
                 </label>
               )}
               {t.id === 'rotate' && (
@@ -225,11 +380,21 @@ export function PdfToolsScreen() {
                   <fieldset class="radio-group">
                     <legend class="field-label">Turn</legend>
                     <label class="radio">
-                      <input type="radio" name="rotate-mode" checked={rotateMode === 'all'} onChange={() => setRotateMode('all')} />
+                      <input
+                        type="radio"
+                        name="rotate-mode"
+                        checked={rotateMode === 'all'}
+                        onChange={() => setRotateMode('all')}
+                      />
                       Every page
                     </label>
                     <label class="radio">
-                      <input type="radio" name="rotate-mode" checked={rotateMode === 'pages'} onChange={() => setRotateMode('pages')} />
+                      <input
+                        type="radio"
+                        name="rotate-mode"
+                        checked={rotateMode === 'pages'}
+                        onChange={() => setRotateMode('pages')}
+                      />
                       Some pages
                     </label>
                   </fieldset>
@@ -247,7 +412,12 @@ export function PdfToolsScreen() {
                   ) : (
                     <label class="field">
                       <span class="field-label">Page rotations (page: angle)</span>
-                      <input value={pageRotations} onInput={(e) => setPageRotations(e.currentTarget.value)} placeholder="1: 90, 3: 180" spellcheck={false} />
+                      <input
+                        value={pageRotations}
+                        onInput={(e) => setPageRotations(e.currentTarget.value)}
+                        placeholder="1: 90, 3: 180"
+                        spellcheck={false}
+                      />
                     </label>
                   )}
                 </>
@@ -255,8 +425,17 @@ export function PdfToolsScreen() {
               {t.id !== 'verify' && (
                 <label class="field">
                   <span class="field-label">File name (optional, without .{t.id === 'split' ? 'zip' : 'pdf'})</span>
-                  <input value={filename} onInput={(e) => setFilename(e.currentTarget.value)} placeholder={defaultName} maxLength={100} aria-invalid={filenameInvalid || undefined} spellcheck={false} />
-                  {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
+                  <input
+                    value={filename}
+                    onInput={(e) => setFilename(e.currentTarget.value)}
+                    placeholder={defaultName}
+                    maxLength={100}
+                    aria-invalid={filenameInvalid || undefined}
+                    spellcheck={false}
+                  />
+                  {filenameInvalid && (
+                    <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>
+                  )}
                 </label>
               )}
               <button type="submit" class="button button-primary" disabled={busy || !enoughFiles || filenameInvalid}>

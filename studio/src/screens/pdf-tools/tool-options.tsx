@@ -9,11 +9,24 @@ import type { CertificateInfo } from '../finishing/finishing.js';
 export type Options = Record<string, string | boolean>;
 
 export const INITIAL_OPTIONS: Options = {
-  certificate: '', reason: '', location: '', timestamp: false,
-  splitMode: 'ranges', ranges: '', every: '1',
-  text: '', opacity: '0.3', pages: '',
-  title: '', author: '', subject: '', keywords: '',
-  ownerPassword: '', userPassword: '', printing: 'high', copying: false,
+  certificate: '',
+  reason: '',
+  location: '',
+  timestamp: false,
+  splitMode: 'ranges',
+  ranges: '',
+  every: '1',
+  text: '',
+  opacity: '0.3',
+  pages: '',
+  title: '',
+  author: '',
+  subject: '',
+  keywords: '',
+  ownerPassword: '',
+  userPassword: '',
+  printing: 'high',
+  copying: false,
   password: '',
 };
 
@@ -24,13 +37,21 @@ export function toolFields(tool: string, o: Options): Record<string, unknown> | 
   switch (tool) {
     case 'sign':
       if (!str(o, 'certificate')) return 'Choose a certificate.';
-      return { certificate: str(o, 'certificate'), ...(str(o, 'reason') ? { reason: str(o, 'reason') } : {}), ...(str(o, 'location') ? { location: str(o, 'location') } : {}), ...(o.timestamp ? { timestamp: true } : {}) };
+      return {
+        certificate: str(o, 'certificate'),
+        ...(str(o, 'reason') ? { reason: str(o, 'reason') } : {}),
+        ...(str(o, 'location') ? { location: str(o, 'location') } : {}),
+        ...(o.timestamp ? { timestamp: true } : {}),
+      };
     case 'split': {
       if (o.splitMode === 'every') {
         const every = Number(str(o, 'every'));
         return Number.isInteger(every) && every >= 1 ? { every } : 'Pages per part: a whole number from 1.';
       }
-      const ranges = str(o, 'ranges').split(',').map((r) => r.trim()).filter(Boolean);
+      const ranges = str(o, 'ranges')
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean);
       return ranges.length ? { ranges } : 'Name the parts, e.g. 1-3, 4-.';
     }
     case 'watermark': {
@@ -42,14 +63,23 @@ export function toolFields(tool: string, o: Options): Record<string, unknown> | 
     case 'metadata': {
       const metadata: Record<string, unknown> = {};
       for (const key of ['title', 'author', 'subject']) if (str(o, key)) metadata[key] = str(o, key);
-      const keywords = str(o, 'keywords').split(',').map((k) => k.trim()).filter(Boolean);
+      const keywords = str(o, 'keywords')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean);
       if (keywords.length) metadata.keywords = keywords;
       return Object.keys(metadata).length ? { metadata } : 'Fill in at least one entry.';
     }
     case 'protect':
       if (!o.ownerPassword) return 'The owner password is required.';
       if (o.ownerPassword === o.userPassword) return 'The owner and user passwords must differ.';
-      return { protect: { owner_password: o.ownerPassword, ...(o.userPassword ? { user_password: o.userPassword } : {}), permissions: { printing: o.printing, copying: !!o.copying } } };
+      return {
+        protect: {
+          owner_password: o.ownerPassword,
+          ...(o.userPassword ? { user_password: o.userPassword } : {}),
+          permissions: { printing: o.printing, copying: !!o.copying },
+        },
+      };
     case 'unlock':
       return o.password ? { password: o.password } : 'Type the password of the PDF.';
     default:
@@ -59,8 +89,17 @@ export function toolFields(tool: string, o: Options): Record<string, unknown> | 
 
 /** The screen's names for the places a refusal of these tools is about. */
 export const OPTION_PLACES: Record<string, string> = {
-  certificate: 'Certificate', reason: 'Reason', location: 'Location', timestamp: 'Time-stamp', visible: 'Visible signature',
-  ranges: 'Parts', every: 'Pages per part', watermark: 'Watermark', metadata: 'Document information', protect: 'Protection', password: 'Password',
+  certificate: 'Certificate',
+  reason: 'Reason',
+  location: 'Location',
+  timestamp: 'Time-stamp',
+  visible: 'Visible signature',
+  ranges: 'Parts',
+  every: 'Pages per part',
+  watermark: 'Watermark',
+  metadata: 'Document information',
+  protect: 'Protection',
+  password: 'Password',
 };
 
 interface Props {
@@ -70,11 +109,32 @@ interface Props {
   certificates: CertificateInfo[] | undefined;
 }
 
-function Text({ label, name, options, set, type = 'text', placeholder }: { label: string; name: string; options: Options; set: Props['set']; type?: string; placeholder?: string }) {
+function Text({
+  label,
+  name,
+  options,
+  set,
+  type = 'text',
+  placeholder,
+}: {
+  label: string;
+  name: string;
+  options: Options;
+  set: Props['set'];
+  type?: string;
+  placeholder?: string;
+}) {
   return (
     <label class="field">
       <span class="field-label">{label}</span>
-      <input type={type} value={String(options[name] ?? '')} onInput={(e) => set(name, e.currentTarget.value)} placeholder={placeholder} spellcheck={false} autoComplete="off" />
+      <input
+        type={type}
+        value={String(options[name] ?? '')}
+        onInput={(e) => set(name, e.currentTarget.value)}
+        placeholder={placeholder}
+        spellcheck={false}
+        autoComplete="off"
+      />
     </label>
   );
 }
@@ -89,7 +149,17 @@ function Check({ label, name, options, set }: { label: string; name: string; opt
 }
 
 /** A select of the account's certificates, shared by the Sign tool and Run. */
-export function CertificateSelect({ value, onChange, certificates, id }: { value: string; onChange(name: string): void; certificates: CertificateInfo[] | undefined; id: string }) {
+export function CertificateSelect({
+  value,
+  onChange,
+  certificates,
+  id,
+}: {
+  value: string;
+  onChange(name: string): void;
+  certificates: CertificateInfo[] | undefined;
+  id: string;
+}) {
   if (certificates && certificates.length === 0)
     return (
       <p class="notice notice-warning">
@@ -117,7 +187,12 @@ export function ToolOptions({ tool, options, set, certificates }: Props) {
     case 'sign':
       return (
         <>
-          <CertificateSelect id="sign-certificate" value={String(options.certificate)} onChange={(v) => set('certificate', v)} certificates={certificates} />
+          <CertificateSelect
+            id="sign-certificate"
+            value={String(options.certificate)}
+            onChange={(v) => set('certificate', v)}
+            certificates={certificates}
+          />
           <Text label="Reason (optional)" name="reason" placeholder="Approved" {...p} />
           <Text label="Location (optional)" name="location" placeholder="Berlin" {...p} />
           <Check label="Time-stamp the signature (PAdES B-T)" name="timestamp" {...p} />
@@ -129,15 +204,29 @@ export function ToolOptions({ tool, options, set, certificates }: Props) {
           <fieldset class="radio-group">
             <legend class="field-label">Cut</legend>
             <label class="radio">
-              <input type="radio" name="split-mode" checked={options.splitMode === 'ranges'} onChange={() => set('splitMode', 'ranges')} />
+              <input
+                type="radio"
+                name="split-mode"
+                checked={options.splitMode === 'ranges'}
+                onChange={() => set('splitMode', 'ranges')}
+              />
               By ranges
             </label>
             <label class="radio">
-              <input type="radio" name="split-mode" checked={options.splitMode === 'every'} onChange={() => set('splitMode', 'every')} />
+              <input
+                type="radio"
+                name="split-mode"
+                checked={options.splitMode === 'every'}
+                onChange={() => set('splitMode', 'every')}
+              />
               Every n pages
             </label>
           </fieldset>
-          {options.splitMode === 'every' ? <Text label="Pages per part" name="every" type="number" {...p} /> : <Text label="Parts (ranges)" name="ranges" placeholder="1-3, 4-" {...p} />}
+          {options.splitMode === 'every' ? (
+            <Text label="Pages per part" name="every" type="number" {...p} />
+          ) : (
+            <Text label="Parts (ranges)" name="ranges" placeholder="1-3, 4-" {...p} />
+          )}
         </>
       );
     case 'watermark':
