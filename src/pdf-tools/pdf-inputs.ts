@@ -6,12 +6,16 @@
  * PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES, then read by qpdf: a PDF, not encrypted, within the page bound.
  * Every refusal is a 422 whose `loc` names the input (`["body","pdfs",1,"pdf_url"]`); one whose reading
  * went past qpdf's memory or CPU ceiling is the coded 422 PDF_TOO_COMPLEX, its message naming the input.
+ * A signed input is refused by a tool that would break its signatures, unless the request allows it
+ * (signed-inputs.ts).
  */
 import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Qpdf } from '../pdf/qpdf.js';
 import { decodedLength, isBase64 } from '../shared/base64.js';
+import { VERIFY_MAX_SIGNATURES } from '../signing/signing-bounds.js';
+import { checkSignedInput, countByteRanges, type SignedInputPolicy } from './signed-inputs.js';
 
 /** One input as the request gives it. */
 export interface PdfSource {
@@ -25,6 +29,8 @@ export interface PdfInput {
   pages: number;
   /** Encrypted, and opened with the password given (unlock). */
   encrypted?: boolean;
+  /** Signatures found (signed-inputs.ts), counted up to one past VERIFY_MAX_SIGNATURES. */
+  signatures: number;
 }
 
 export interface PdfInputLimits {
@@ -99,7 +105,7 @@ async function checkPdf(
   loc: (string | number)[],
   qpdf: Qpdf,
   limits: { maxPages: number; accountId: string; password?: string },
-): Promise<{ pages: number; encrypted: boolean }> {
+): Promise<Omit<PdfInput, 'pdf'>> {
   const { maxPages, password } = limits;
   if (!pdf.subarray(0, HEADER_WINDOW).includes('%PDF-'))
     refuse(loc, 'The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
@@ -123,13 +129,16 @@ async function checkPdf(
   if (inspection.pages === 0) refuse(loc, 'The PDF has no pages', 'pdf_invalid');
   if (inspection.pages > maxPages)
     refuse(loc, `The PDF has ${inspection.pages} pages; the most an input may have is ${maxPages}`, 'too_many_pages');
-  return { pages: inspection.pages, encrypted: inspection.encrypted === true };
+  const signatures = Math.max(inspection.signedFields, countByteRanges(pdf, VERIFY_MAX_SIGNATURES + 1));
+  return { pages: inspection.pages, encrypted: inspection.encrypted === true, signatures };
 }
 
-/** How a request's inputs are read: its account (qpdf runs are shared fairly between accounts) and the engine. */
+/** How a request's inputs are read: its account (qpdf runs are shared fairly between accounts), the engine, and what a signed input means to the tool. */
 export interface InputReader {
   accountId: string;
   qpdf: Qpdf;
+  /** For a tool that would break an input's signatures; without it (sign, verify) signed inputs are read as any other. */
+  signed?: SignedInputPolicy;
 }
 
 /**
@@ -149,14 +158,16 @@ export async function readPdfInputs(
     const pdf = await readSource(source, loc, limits, limits.maxInputBytes - used);
     used += pdf.length;
     const where = source.pdfUrl != null ? [...loc, 'pdf_url'] : [...loc, 'pdf_base64'];
-    inputs.push({
+    const input: PdfInput = {
       pdf,
       ...(await checkPdf(pdf, where, reader.qpdf, {
         maxPages: limits.maxPages,
         accountId: reader.accountId,
         password: reader.password,
       })),
-    });
+    };
+    if (reader.signed) checkSignedInput(input.signatures, ['body', ...where], reader.signed);
+    inputs.push(input);
   }
   return inputs;
 }

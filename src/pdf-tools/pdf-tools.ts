@@ -1,14 +1,16 @@
 /**
  * PDF tools: merge, extract pages, rotate (TemplateFox's `/v1/pdf-tools/*`); sign and verify (sign.ts). One credit each,
- * charged on delivery through the same flow as `POST /v1/pdf/create` (documents/charged-run.ts:
+ * charged on delivery through the same flow as `POST /v1/pdf/create` (credits/paid-request.ts:
  * Idempotency-Key, reserve, post on delivery, void on failure). Everything that can be wrong with the
  * request — the page selection or rotation, an input that cannot be downloaded, is not a PDF, is
  * encrypted, has too many pages — is found in `prepare`, before the credit is reserved: a 422 that
- * costs nothing, stores nothing. The work itself runs in qpdf (qpdf.ts says why).
+ * costs nothing, stores nothing. The work itself runs in qpdf (qpdf.ts says why). Every tool but sign
+ * and verify would break an input's signatures, and refuses a signed input unless the request allows
+ * it (signed-inputs.ts).
  */
 import type { TextLayout } from '../finishing/requested/text-layout.js';
-import type { ChargedRunner, Delivery, ExportType, GenerationResult } from '../documents/charged-run.js';
-import { deliverToClient, pdfFilename } from '../documents/charged-run.js';
+import type { ChargedRunner, GenerationResult } from '../credits/paid-request.js';
+import { deliverToClient, pdfFilename, type Delivery, type ExportType } from '../files/delivery.js';
 import type { MetadataRequest, ProtectRequest, WatermarkRequest } from '../finishing/requested/finishing-requests.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
 import {
@@ -29,7 +31,7 @@ import { isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { extractPages, prepareExtraction } from './extract-pages.js';
 import { mergePdfs, prepareMerge } from './merge.js';
-import type { PdfInputLimits, PdfSource } from './pdf-inputs.js';
+import type { InputReader, PdfInputLimits, PdfSource } from './pdf-inputs.js';
 import type { Qpdf } from '../pdf/qpdf.js';
 import { prepareRotation, rotatePages } from './rotate.js';
 import { prepareSigning, signDocument, verifyDocument } from './sign.js';
@@ -53,6 +55,8 @@ export interface ToolRequest {
   output: ToolOutput;
   /** With an Idempotency-Key: a repeat gets the first answer, charged once. */
   idempotency?: IdempotentRequest;
+  /** `allow_breaking_signatures`: a signed input is worked on, with a warning, instead of refused. @defaultValue false */
+  allowBreakingSignatures?: boolean;
 }
 
 export interface MergeRequest extends ToolRequest {
@@ -130,18 +134,38 @@ type ToolName =
   | 'protect'
   | 'unlock';
 
+/** What each tool that breaks signatures does to a signed input, in words (signed-inputs.ts); sign keeps them. */
+const BREAKS_SIGNATURES: Partial<Record<ToolName, { doing: string; newDocument: boolean }>> = {
+  merge: { doing: 'merging it', newDocument: true },
+  'extract-pages': { doing: 'extracting pages from it', newDocument: true },
+  split: { doing: 'splitting it', newDocument: true },
+  rotate: { doing: 'rotating its pages', newDocument: false },
+  flatten: { doing: 'flattening it', newDocument: false },
+  watermark: { doing: 'watermarking it', newDocument: false },
+  metadata: { doing: 'writing its document information', newDocument: false },
+  protect: { doing: 'encrypting it', newDocument: false },
+  unlock: { doing: 'removing its encryption', newDocument: false },
+};
+
 export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
   const { charged, files, qpdf, signing, limits, logger } = deps;
+
+  /** How a tool's inputs are read: the account, qpdf, and the tool's rule for signed inputs with the warnings it collects. */
+  function readerFor(tool: ToolName, request: ToolRequest): InputReader {
+    const breaks = BREAKS_SIGNATURES[tool];
+    const signed = breaks && { ...breaks, allowBreaking: request.allowBreakingSignatures === true, warnings: [] };
+    return { qpdf, accountId: request.accountId, ...(signed ? { signed } : {}) };
+  }
 
   /** prepare (free) → reserve → make → deliver → post; the outcome is logged once, as generations are. */
   function runTool<P>(
     tool: ToolName,
     request: ToolRequest,
-    prepare: () => Promise<P>,
-    make: (prepared: P) => Promise<Buffer>,
+    prepare: (reader: InputReader) => Promise<P>,
+    make: (prepared: P, reader: InputReader) => Promise<Buffer>,
   ): Promise<GenerationResult> {
-    return runDelivering(tool, request, prepare, async (prepared) =>
-      deliverToClient(files, request.accountId, await make(prepared), request.output),
+    return runDelivering(tool, request, prepare, async (prepared, reader) =>
+      deliverToClient(files, request.accountId, await make(prepared, reader), request.output),
     );
   }
 
@@ -149,10 +173,11 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
   async function runDelivering<P>(
     tool: ToolName,
     request: ToolRequest,
-    prepare: () => Promise<P>,
-    make: (prepared: P) => Promise<Delivery>,
+    prepare: (reader: InputReader) => Promise<P>,
+    make: (prepared: P, reader: InputReader) => Promise<Delivery>,
   ): Promise<GenerationResult> {
     const startedAt = performance.now();
+    const reader = readerFor(tool, request);
     const log = (outcome: string, credits: 0 | 1, extra: Record<string, unknown> = {}) =>
       logger.info(
         {
@@ -172,11 +197,11 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
         tool,
         idempotency: request.idempotency,
         log,
-        prepare,
+        prepare: () => prepare(reader),
         produce: async (prepared) => {
           const started = performance.now();
-          const delivery = await make(prepared);
-          return { delivery, execMs: Math.round(performance.now() - started) };
+          const delivery = await make(prepared, reader);
+          return { delivery, execMs: Math.round(performance.now() - started), warnings: reader.signed?.warnings };
         },
       });
     } catch (error) {
@@ -187,34 +212,31 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
 
   return {
     merge(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'merge',
         request,
-        () => prepareMerge(request.pdfs, limits, reader),
-        (inputs) => mergePdfs(inputs, reader),
+        (reader) => prepareMerge(request.pdfs, limits, reader),
+        (inputs, reader) => mergePdfs(inputs, reader),
       );
     },
     extractPages(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'extract-pages',
         request,
-        () => prepareExtraction(request.pdf, request.pages, limits, reader),
-        (prepared) => extractPages(prepared, reader),
+        (reader) => prepareExtraction(request.pdf, request.pages, limits, reader),
+        (prepared, reader) => extractPages(prepared, reader),
       );
     },
     rotate(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'rotate',
         request,
-        () => prepareRotation(request.pdf, request, limits, reader),
-        (prepared) => rotatePages(prepared, reader),
+        (reader) => prepareRotation(request.pdf, request, limits, reader),
+        (prepared, reader) => rotatePages(prepared, reader),
       );
     },
     sign(request) {
-      const reader = { qpdf, signing, accountId: request.accountId };
+      const reader = { signing, ...readerFor('sign', request) };
       return runTool(
         'sign',
         request,
@@ -226,12 +248,11 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
       return verifyDocument(request.pdf, limits, { qpdf, signing, accountId: request.accountId });
     },
     split(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runDelivering(
         'split',
         request,
-        () => prepareSplit(request.pdf, request.with, limits, reader),
-        async (prepared) => {
+        (reader) => prepareSplit(request.pdf, request.with, limits, reader),
+        async (prepared, reader) => {
           const parts = await splitPdf(prepared, reader);
           const base = pdfFilename(request.output.filename).replace(/\.pdf$/, '');
           const named = parts.map((bytes, i) => ({
@@ -271,20 +292,18 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
       );
     },
     flatten(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'flatten',
         request,
-        () => prepareFlatten(request.pdf, limits, reader),
+        (reader) => prepareFlatten(request.pdf, limits, reader),
         (pdf) => qpdf.flatten(pdf, request.accountId),
       );
     },
     watermark(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'watermark',
         request,
-        () =>
+        (reader) =>
           prepareWatermarkTool(request.pdf, request.with, {
             limits,
             reader,
@@ -295,30 +314,27 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
       );
     },
     metadata(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'metadata',
         request,
-        () => prepareMetadata(request.pdf, request.with, limits, reader),
+        (reader) => prepareMetadata(request.pdf, request.with, limits, reader),
         (pdf) => writeMetadata(pdf, request.with),
       );
     },
     protect(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'protect',
         request,
-        () => prepareProtect(request.pdf, request.with, limits, reader),
+        (reader) => prepareProtect(request.pdf, request.with, limits, reader),
         (prepared) => qpdf.encrypt(prepared.pdf, prepared.protection, request.accountId),
       );
     },
     unlock(request) {
-      const reader = { qpdf, accountId: request.accountId };
       return runTool(
         'unlock',
         request,
-        () => prepareUnlock(request.pdf, request.with.password, limits, reader),
-        (pdf) => unlockPdf(pdf, request.with.password, reader),
+        (reader) => prepareUnlock(request.pdf, request.with.password, limits, reader),
+        (pdf, reader) => unlockPdf(pdf, request.with.password, reader),
       );
     },
   };

@@ -1,5 +1,6 @@
 /** Sign and verify: a PDF you send, signed with one of the account's certificates (signing/), or its signatures reported. */
-import type { SignatureReport } from '../signing/verify.js';
+import { VERIFY_MAX_SIGNATURES } from '../signing/signing-bounds.js';
+import { tooManySignatures, type SignatureReport } from '../signing/verify.js';
 import type { SignatureOptions, Signing } from '../signing/sign.js';
 import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
 
@@ -29,12 +30,17 @@ export function signDocument(
   return signing.sign(prepared.pdf, prepared.signature, { accountId, kind: 'paid', loc: ['body'] });
 }
 
-/** The signature report of the input: read and checked as every tool's input is, never charged. */
+/**
+ * The signature report of the input: read and checked as every tool's input is, never charged. More
+ * signatures than one check reports is a 422 before any slot is taken (verify.ts bounds the rest).
+ */
 export async function verifyDocument(
   source: PdfSource,
   limits: PdfInputLimits,
   reader: InputReader & { signing: Signing },
 ): Promise<SignatureReport> {
   const [input] = await readPdfInputs([source], [[]], limits, reader);
-  return reader.signing.verify(input!.pdf, reader.accountId);
+  const loc = ['body', source.pdfUrl != null ? 'pdf_url' : 'pdf_base64'];
+  if (input!.signatures > VERIFY_MAX_SIGNATURES) throw tooManySignatures(input!.signatures, loc);
+  return reader.signing.verify(input!.pdf, reader.accountId, loc);
 }

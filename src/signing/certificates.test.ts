@@ -13,6 +13,7 @@ import { TEST_PG_URL } from '../../test/support/global-setup.js';
 import { createSigningKit, type SigningKit } from '../../test/support/documents/signing-kit.js';
 import { createCertificateService, type CertificateService } from './certificates.js';
 import { certificateFacts, openPkcs12 } from './pkcs12.js';
+import { createSigningPool } from './signing-pool.js';
 
 describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
   let testDb: TestDatabase;
@@ -20,6 +21,7 @@ describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
   let kit: SigningKit;
   let certificates: CertificateService;
   let p12: Buffer;
+  const pool = createSigningPool({ slots: 2, timeoutMs: 60_000, maxWaitMs: 60_000 });
 
   beforeAll(async () => {
     kit = createSigningKit();
@@ -49,9 +51,11 @@ describe.each(DIALECTS)('signing certificates on %s', (dialect) => {
       db: database.db,
       secretKey: 'test-secret-key-0123456789abcdef0123456789abcdef',
       logger: createLogger('silent'),
+      pool,
     });
   });
   afterAll(async () => {
+    await pool.close();
     await database?.close();
     await testDb?.dispose();
     kit?.close();

@@ -1,15 +1,21 @@
 /**
  * Signing certificates per account (issue 39): upload a PKCS#12 file with its password, list, delete,
  * and open one to sign with. The file and its password are sealed together with a key derived for this
- * purpose only (shared/crypto.ts, as integrations/ seals S3 secrets); they are never returned or
- * logged. Every refusal of an upload is a 422 naming the reason (pkcs12.ts) and stores nothing.
+ * purpose only (shared/crypto.ts, as customer-buckets/ seals S3 secrets); they are never returned or
+ * logged. Every refusal of an upload is a 422 naming the reason (pkcs12.ts) and stores nothing. What
+ * opening a file costs is read first, on the event loop, from its ASN.1 (pkcs12-costs.ts); opening it
+ * — the password hashing — runs on a signing thread in a free slot of the signing pool (signing-pool.ts).
+ * A certificate stored before those bounds existed is refused when a signature names it, before any charge.
  */
 import type { Db } from '../db/database.js';
+import type { SigningCertificatesTable } from '../db/schema.js';
 import { decryptSecret, deriveKey, encryptSecret } from '../shared/crypto.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import * as store from './certificates-store.js';
-import { checkPkcs12, checkValidity, Pkcs12Refusal, type CertificateFacts } from './pkcs12.js';
+import { certificateFacts, checkValidity, Pkcs12Refusal, type CertificateFacts } from './pkcs12.js';
+import { checkPkcs12Cost } from './pkcs12-costs.js';
+import type { SigningPool } from './signing-pool.js';
 import { CERTIFICATE_MAX_BASE64_CHARS, CERTIFICATES_PER_ACCOUNT } from './signing-bounds.js';
 import { isBase64 } from '../shared/base64.js';
 
@@ -35,13 +41,11 @@ export interface CertificateService {
   add(accountId: string, upload: CertificateUpload): Promise<CertificateView>;
   list(accountId: string): Promise<CertificateView[]>;
   remove(accountId: string, name: string): Promise<void>;
-  /** Throws a 422 naming `loc` when the account has no such certificate or it is not valid now; the check before a charge. */
+  /** Throws a 422 naming `loc` when the account has no such certificate, it is not valid now or costs too much to open; the check before a charge. */
   check(accountId: string, name: string, loc: (string | number)[]): Promise<void>;
   /** A stored certificate's PKCS#12 file and password, checked valid now (a 422 at `loc` otherwise); for the signing thread. */
   open(accountId: string, name: string, loc: (string | number)[]): Promise<{ p12: Buffer; password: string }>;
 }
-
-/** Base64 (standard or URL-safe), whitespace removed first. */
 
 function refuse(loc: (string | number)[], msg: string, type: string): never {
   throw new ValidationError([{ loc, msg, type }]);
@@ -74,12 +78,16 @@ interface SealedPkcs12 {
   password: string;
 }
 
-export function createCertificateService(deps: {
+export interface CertificateDeps {
   db: Db;
   secretKey: string;
   logger: Logger;
+  /** Where an upload is opened and checked. */
+  pool: Pick<SigningPool, 'openCertificate'>;
   now?: () => Date;
-}): CertificateService {
+}
+
+export function createCertificateService(deps: CertificateDeps): CertificateService {
   const { db } = deps;
   const sealKey = deriveKey(deps.secretKey, 'signing-certificates');
   const now = deps.now ?? (() => new Date());
@@ -95,14 +103,37 @@ export function createCertificateService(deps: {
     return row;
   }
 
-  function checkNow(row: store.CertificateRow, loc: (string | number)[]): void {
+  /** The stored file and password, checked valid now and within the opening bounds; a 422 at `loc` otherwise. */
+  function usable(row: SigningCertificatesTable, loc: (string | number)[]): SealedPkcs12 {
+    const sealed = JSON.parse(decryptSecret(sealKey, row.pkcs12_sealed)) as SealedPkcs12;
     try {
       checkValidity(
         { notBefore: new Date(Number(row.not_before)), notAfter: new Date(Number(row.not_after)) } as CertificateFacts,
         now(),
       );
+      checkPkcs12Cost(Buffer.from(sealed.p12, 'base64'));
     } catch (error) {
-      if (error instanceof Pkcs12Refusal) refuse(loc, `Certificate "${row.name}": ${error.message}`, error.type);
+      if (error instanceof Pkcs12Refusal)
+        refuse(
+          loc,
+          `Certificate "${row.name}": ${error.message}${error.type === 'pkcs12_too_many_iterations' ? '; then delete this one and upload the new file' : ''}`,
+          error.type,
+        );
+      throw error;
+    }
+    return sealed;
+  }
+
+  /** The facts of an upload that opens with its password: cost bounded, then opened on a signing thread. */
+  async function checkUpload(accountId: string, p12: Buffer, password: string): Promise<CertificateFacts> {
+    try {
+      checkPkcs12Cost(p12);
+      const facts = certificateFacts(await deps.pool.openCertificate(accountId, p12, password));
+      checkValidity(facts, now());
+      return facts;
+    } catch (error) {
+      if (error instanceof Pkcs12Refusal)
+        refuse(['body', error.type === 'pkcs12_password' ? 'password' : 'pkcs12_base64'], error.message, error.type);
       throw error;
     }
   }
@@ -110,14 +141,7 @@ export function createCertificateService(deps: {
   return {
     async add(accountId, upload) {
       const p12 = decodePkcs12(upload.pkcs12Base64);
-      let facts: CertificateFacts;
-      try {
-        facts = (await checkPkcs12(p12, upload.password, now())).facts;
-      } catch (error) {
-        if (error instanceof Pkcs12Refusal)
-          refuse(['body', error.type === 'pkcs12_password' ? 'password' : 'pkcs12_base64'], error.message, error.type);
-        throw error;
-      }
+      const facts = await checkUpload(accountId, p12, upload.password);
       if ((await store.countCertificates(db, accountId)) >= CERTIFICATES_PER_ACCOUNT) {
         refuse(
           ['body', 'name'],
@@ -162,12 +186,10 @@ export function createCertificateService(deps: {
         throw new AppError('CERTIFICATE_NOT_FOUND', `No signing certificate named "${name}".`);
     },
     async check(accountId, name, loc) {
-      checkNow(await rowOf(accountId, name, loc), loc);
+      usable(await rowOf(accountId, name, loc), loc);
     },
     async open(accountId, name, loc) {
-      const row = await rowOf(accountId, name, loc);
-      checkNow(row, loc);
-      const sealed = JSON.parse(decryptSecret(sealKey, row.pkcs12_sealed)) as SealedPkcs12;
+      const sealed = usable(await rowOf(accountId, name, loc), loc);
       return { p12: Buffer.from(sealed.p12, 'base64'), password: sealed.password };
     },
   };

@@ -6,16 +6,17 @@
  * in the same update (signing-worker.ts), so the signature covers it too; libpdf 0.4 gives the
  * signature field itself an invisible widget.
  *
- * Signing is checked before any charge (`prepare`: the certificate exists and is valid, a time-stamp
- * authority is configured and allowed, the visible page exists when the page count is known), and runs
- * in a slot of its own fair pool (scheduling/), on a thread of that slot (signing-threads.ts). The same pool
- * runs verifications (verify.ts), as free work.
+ * Signing is checked before any charge (`prepare`: the certificate exists, is valid and costs what a
+ * certificate may to open, a time-stamp authority is configured and allowed, the visible page exists
+ * when the page count is known), and runs in a slot of the signing pool (signing-pool.ts), on a thread
+ * of that slot, under a deadline. The same pool runs verifications (verify.ts) and certificate
+ * uploads' checks, as free work.
  */
 import type { Dispatcher } from 'undici';
-import { accountSlotsOf, FairScheduler, type PoolStats, type TaskKind } from '../scheduling/fair-scheduler.js';
-import { AppError, ValidationError } from '../shared/errors.js';
+import type { PoolStats, TaskKind } from '../scheduling/fair-scheduler.js';
+import { ValidationError } from '../shared/errors.js';
 import type { CertificateService } from './certificates.js';
-import { SigningThreads } from './signing-threads.js';
+import type { SigningPool } from './signing-pool.js';
 import { checkTsaUrl, guardedTimestampAuthority } from './tsa.js';
 import { verifySignatures, type SignatureReport } from './verify.js';
 
@@ -54,11 +55,9 @@ export interface Signing {
   prepare(options: SignatureOptions, context: SignatureContext, pages?: number): Promise<void>;
   /** The signed PDF. */
   sign(pdf: Uint8Array, options: SignatureOptions, context: SignatureContext): Promise<Buffer>;
-  /** The signature report of a PDF (verify.ts), in a free slot of the same pool. */
-  verify(pdf: Buffer, accountId: string): Promise<SignatureReport>;
+  /** The signature report of a PDF (verify.ts), in a free slot of the same pool; `loc` names the input in refusals. */
+  verify(pdf: Buffer, accountId: string, loc?: (string | number)[]): Promise<SignatureReport>;
   stats(): PoolStats;
-  /** Ends the signing threads. */
-  close(): Promise<void>;
 }
 
 export interface SigningDeps {
@@ -68,38 +67,16 @@ export interface SigningDeps {
   allowPrivateNetworks: boolean;
   /** The guarded dispatcher time-stamp requests go through. */
   dispatcher: Dispatcher;
-  /** Signatures made at once. */
-  concurrency: number;
-  /** Longest wait for a slot. */
-  maxWaitMs: number;
+  /** Slots and threads signatures and checks run in. */
+  pool: SigningPool;
 }
-
-/** Signatures that may wait for a slot, all accounts together; one account may fill a quarter. */
-const SIGNING_QUEUE_LIMIT = 100;
 
 function refuse(loc: (string | number)[], msg: string, type: string): never {
   throw new ValidationError([{ loc, msg, type }]);
 }
 
 export function createSigning(deps: SigningDeps): Signing {
-  const threads = new SigningThreads();
-  const slots = new FairScheduler({
-    name: 'signing',
-    limits: {
-      capacity: deps.concurrency,
-      queueLimit: SIGNING_QUEUE_LIMIT,
-      accountSlots: accountSlotsOf(deps.concurrency),
-      workConserving: false,
-      freeSlots: deps.concurrency,
-      accountQueueLimit: Math.ceil(SIGNING_QUEUE_LIMIT / 4),
-      accountFreeQueueLimit: Math.ceil(SIGNING_QUEUE_LIMIT / 4),
-    },
-    words: { task: 'signature', slot: 'signing slot' },
-    busy: (reason) =>
-      new AppError('SERVICE_UNAVAILABLE', 'Signing is busy; retry shortly. Nothing was charged.', {
-        details: { retryAfterSeconds: 2, reason },
-      }),
-  });
+  const { pool } = deps;
 
   /** The TSA to ask, or none; a 422 when a time-stamp is asked for and none may be reached. */
   function tsaOf(options: SignatureOptions, loc: (string | number)[]): URL | null {
@@ -137,31 +114,27 @@ export function createSigning(deps: SigningDeps): Signing {
         ...context.loc,
         'certificate',
       ]);
-      return slots.run(
-        { accountId: context.accountId, kind: context.kind },
-        () => {
-          // Copies the thread owns (transferred): the caller keeps its PDF.
-          const task = {
-            pdf: new Uint8Array(bytes).buffer as ArrayBuffer,
-            p12: new Uint8Array(p12).buffer as ArrayBuffer,
-            password,
-            reason: options.reason ?? null,
-            location: options.location ?? null,
-            contactInfo: options.contactInfo ?? null,
-            timestamp: tsa !== null,
-            visible: options.visible ?? null,
-          };
-          return threads.sign(task, { loc: context.loc, tsa: tsa ? guardedTimestampAuthority(tsa, deps) : null });
-        },
-        { maxWaitMs: deps.maxWaitMs },
-      );
+      // Copies the thread owns (transferred), made once a slot is granted: the caller keeps its PDF.
+      const task = () => ({
+        pdf: new Uint8Array(bytes).buffer as ArrayBuffer,
+        p12: new Uint8Array(p12).buffer as ArrayBuffer,
+        password,
+        reason: options.reason ?? null,
+        location: options.location ?? null,
+        contactInfo: options.contactInfo ?? null,
+        timestamp: tsa !== null,
+        visible: options.visible ?? null,
+      });
+      return pool.sign({ accountId: context.accountId, kind: context.kind }, task, {
+        loc: context.loc,
+        tsa: tsa ? guardedTimestampAuthority(tsa, deps) : null,
+      });
     },
 
-    verify(pdf, accountId) {
-      return slots.run({ accountId, kind: 'free' }, () => verifySignatures(pdf), { maxWaitMs: deps.maxWaitMs });
+    verify(pdf, accountId, loc) {
+      return pool.run({ accountId, kind: 'free' }, () => verifySignatures(pdf, loc));
     },
 
-    stats: () => slots.stats(),
-    close: () => threads.close(),
+    stats: () => pool.stats(),
   };
 }

@@ -1,20 +1,31 @@
 /**
  * The signing thread (a `worker_threads` thread of signing-threads.ts): opens the PKCS#12, loads the
- * PDF, draws the visible mark and signs with libpdf, so its parsing and writing never hold the event
- * loop. A time-stamp is asked of the main thread (which owns the guarded dispatcher): the thread posts
+ * PDF, draws the visible mark and signs with libpdf, so its password hashing, parsing and writing
+ * never hold the event loop; and opens an uploaded PKCS#12 to check it (pkcs12.ts). A time-stamp is
+ * asked of the main thread (which owns the guarded dispatcher): the thread posts
  * `{id, kind: 'timestamp', digest, algorithm}` and waits for `{kind: 'token'}` or `{kind: 'tsa-error'}`.
  *
- * In: a SignTask (PDF and PKCS#12 transferred). Out: `{id, kind: 'signed', bytes}` (transferred) or
- * `{id, kind: 'failed', reason, message, loc?}`.
+ * In: a SignTask (PDF and PKCS#12 transferred) or an OpenTask. Out: `{id, kind: 'signed', bytes}`
+ * (transferred), `{id, kind: 'opened', certificate}`, `{id, kind: 'refused', type, message}` (the
+ * PKCS#12's refusal) or `{id, kind: 'failed', reason, message}`.
  */
 import { parentPort } from 'node:worker_threads';
+import { announceReady } from '../shared/task-threads.js';
 import { PDF, rgb, type DigestAlgorithm, type P12Signer } from '@libpdf/core';
-import { certificateFacts, openPkcs12 } from './pkcs12.js';
-import { SIGNATURE_RESERVED_BYTES } from './signing-bounds.js';
+import {
+  certificateFacts,
+  checkKeyStrength,
+  openAndCheckPkcs12,
+  openPkcs12,
+  Pkcs12Refusal,
+  type Pkcs12RefusalType,
+} from './pkcs12.js';
+import { SIGNATURE_OVERHEAD_BYTES, SIGNATURE_RESERVED_BYTES } from './signing-bounds.js';
 
 /** What the thread signs. */
 export interface SignTask {
   readonly id: number;
+  readonly kind: 'sign';
   readonly pdf: ArrayBuffer;
   readonly p12: ArrayBuffer;
   readonly password: string;
@@ -25,9 +36,19 @@ export interface SignTask {
   readonly visible: { page: number; x: number; y: number; width: number; height: number } | null;
 }
 
+/** An uploaded PKCS#12 to open and check (its cost already bounded: pkcs12-costs.ts). */
+export interface OpenTask {
+  readonly id: number;
+  readonly kind: 'open';
+  readonly p12: ArrayBuffer;
+  readonly password: string;
+}
+
 /** What the main thread hears. */
 export type ThreadMessage =
   | { readonly id: number; readonly kind: 'signed'; readonly bytes: ArrayBuffer }
+  | { readonly id: number; readonly kind: 'opened'; readonly certificate: Uint8Array }
+  | { readonly id: number; readonly kind: 'refused'; readonly type: Pkcs12RefusalType; readonly message: string }
   | {
       readonly id: number;
       readonly kind: 'failed';
@@ -82,6 +103,8 @@ function drawMark(pdf: PDF, task: SignTask, signer: P12Signer): void {
 
 async function sign(task: SignTask): Promise<Uint8Array> {
   const signer = await openPkcs12(new Uint8Array(task.p12), task.password);
+  // A certificate stored before keys were checked (issue 49) is refused now, refunded.
+  checkKeyStrength(signer.certificate);
   const pdf = await PDF.load(new Uint8Array(task.pdf)).catch((error: unknown) => {
     throw Object.assign(new Error(error instanceof Error ? error.message : String(error)), { unreadable: true });
   });
@@ -104,15 +127,39 @@ async function sign(task: SignTask): Promise<Uint8Array> {
     contactInfo: task.contactInfo ?? undefined,
     level: task.timestamp ? 'B-T' : 'B-B',
     timestampAuthority,
-    estimatedSize: SIGNATURE_RESERVED_BYTES,
+    estimatedSize: Math.max(
+      SIGNATURE_RESERVED_BYTES,
+      [signer.certificate, ...signer.certificateChain].reduce((n, der) => n + der.length, 0) + SIGNATURE_OVERHEAD_BYTES,
+    ),
   });
   return result.bytes;
 }
 
-parentPort?.on('message', (message: SignTask | TimestampAnswer) => {
-  if ('kind' in message) {
+function failed(id: number, error: unknown): ThreadMessage {
+  const text = error instanceof Error ? error.message : String(error);
+  if (error instanceof Pkcs12Refusal) return { id, kind: 'refused', type: error.type, message: text };
+  const reason =
+    error instanceof PageOutOfRange
+      ? 'page_out_of_range'
+      : error instanceof TimestampRefused
+        ? 'tsa'
+        : (error as { unreadable?: boolean }).unreadable
+          ? 'unreadable'
+          : 'failed';
+  return { id, kind: 'failed', reason, message: text };
+}
+
+parentPort?.on('message', (message: SignTask | OpenTask | TimestampAnswer) => {
+  if (message.kind === 'token' || message.kind === 'tsa-error') {
     waiting.get(message.id)?.(message);
     waiting.delete(message.id);
+    return;
+  }
+  if (message.kind === 'open') {
+    openAndCheckPkcs12(new Uint8Array(message.p12), message.password).then(
+      (certificate) => parentPort!.postMessage({ id: message.id, kind: 'opened', certificate } satisfies ThreadMessage),
+      (error: unknown) => parentPort!.postMessage(failed(message.id, error)),
+    );
     return;
   }
   sign(message).then(
@@ -123,17 +170,8 @@ parentPort?.on('message', (message: SignTask | TimestampAnswer) => {
           : (bytes.slice().buffer as ArrayBuffer);
       parentPort!.postMessage({ id: message.id, kind: 'signed', bytes: out } satisfies ThreadMessage, [out]);
     },
-    (error: unknown) => {
-      const text = error instanceof Error ? error.message : String(error);
-      const reason =
-        error instanceof PageOutOfRange
-          ? 'page_out_of_range'
-          : error instanceof TimestampRefused
-            ? 'tsa'
-            : (error as { unreadable?: boolean }).unreadable
-              ? 'unreadable'
-              : 'failed';
-      parentPort!.postMessage({ id: message.id, kind: 'failed', reason, message: text } satisfies ThreadMessage);
-    },
+    (error: unknown) => parentPort!.postMessage(failed(message.id, error)),
   );
 });
+
+announceReady();

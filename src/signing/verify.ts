@@ -6,14 +6,25 @@
  * pdfsig prints the signing time in the server's local time, and no time-stamp at all.
  * Certificate trust is not judged (`-nocert`): the service has no trust list of the customer's; the
  * report says who signed, when, and whether the bytes are still the ones signed.
+ *
+ * Bounded (issue 49: 300 fields naming one 1 MB signature made pdfsig write 300 MB, all read back at
+ * once): at most VERIFY_MAX_SIGNATURES signatures (counted before, pdf-tools/sign.ts, and again here);
+ * the dump's files share VERIFY_DUMP_BUDGET_BYTES, each under its share as its file-size ceiling
+ * (past it pdfsig is stopped: PDF_TOO_COMPLEX); they are read one at a time, each removed once read;
+ * both runs share one deadline.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLimited } from '../shared/child-limits.js';
-import { AppError } from '../shared/errors.js';
+import { AppError, ValidationError } from '../shared/errors.js';
 import { signingTimeOf, timestampTimeOf } from './cms-times.js';
-import { PDFSIG_MEMORY_CEILING_BYTES, PDFSIG_TIMEOUT_MS } from './signing-bounds.js';
+import {
+  PDFSIG_MEMORY_CEILING_BYTES,
+  PDFSIG_TIMEOUT_MS,
+  VERIFY_DUMP_BUDGET_BYTES,
+  VERIFY_MAX_SIGNATURES,
+} from './signing-bounds.js';
 
 /** One signature as the report shows it. */
 export interface SignatureReportEntry {
@@ -72,53 +83,78 @@ function entryOf(record: Record<string, string>, cms: Buffer | undefined): Signa
   };
 }
 
+/** The 422 of a PDF with more signatures than one check reports (`loc`: the input). */
+export function tooManySignatures(count: number, loc: (string | number)[]): ValidationError {
+  return new ValidationError([
+    {
+      loc,
+      msg: `The PDF has ${count} signatures; a check reports at most ${VERIFY_MAX_SIGNATURES}. Nothing was charged`,
+      type: 'too_many_signatures',
+    },
+  ]);
+}
+
+/** One pdfsig run in `dir` within what is left of the check's deadline; its coded failures. */
+async function runPdfsig(dir: string, args: string[], deadline: number, fileBytes?: number) {
+  const timeoutMs = Math.max(1, Math.round(deadline - performance.now()));
+  const ceiling = {
+    memoryBytes: PDFSIG_MEMORY_CEILING_BYTES,
+    cpuSeconds: Math.ceil(PDFSIG_TIMEOUT_MS / 1000),
+    outOfMemory: PDFSIG_OUT_OF_MEMORY,
+    ...(fileBytes === undefined ? {} : { fileBytes }),
+  };
+  const run = await runLimited('pdfsig', [...args, 'doc.pdf'], { cwd: dir, timeoutMs, maxBuffer: 4 << 20, ceiling });
+  if (run.ended === 'ceiling' && run.ceiling === 'file') {
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `The signatures hold more data than one check reads (${VERIFY_DUMP_BUDGET_BYTES / 1024 ** 2} MiB in all); nothing was charged.`,
+    );
+  }
+  if (run.ended === 'ceiling')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      'Reading the signatures needed more memory or CPU time than one check may use; nothing was charged.',
+    );
+  if (run.ended === 'timeout')
+    throw new AppError(
+      'PDF_TOOL_TIMEOUT',
+      `Reading the signatures took longer than ${PDFSIG_TIMEOUT_MS} ms and was stopped.`,
+    );
+  if (run.ended !== 'exit')
+    throw new AppError(
+      'PDF_TOOL_FAILED',
+      run.ended === 'missing'
+        ? `"${run.program}" was not found on PATH; install Debian's poppler-utils package.`
+        : 'The signatures could not be read.',
+    );
+  return run;
+}
+
 /** Runs pdfsig on the PDF and reads its report; the PDF has been checked to be one (pdf-inputs.ts). */
-export async function verifySignatures(pdf: Buffer): Promise<SignatureReport> {
+export async function verifySignatures(pdf: Buffer, loc: (string | number)[] = ['body']): Promise<SignatureReport> {
+  const deadline = performance.now() + PDFSIG_TIMEOUT_MS;
   const dir = await mkdtemp(join(tmpdir(), 'pressroom-verify-'));
   try {
     await writeFile(join(dir, 'doc.pdf'), pdf);
-    const ceiling = {
-      memoryBytes: PDFSIG_MEMORY_CEILING_BYTES,
-      cpuSeconds: Math.ceil(PDFSIG_TIMEOUT_MS / 1000),
-      outOfMemory: PDFSIG_OUT_OF_MEMORY,
-    };
-    const pdfsig = async (args: string[]) => {
-      const run = await runLimited('pdfsig', [...args, 'doc.pdf'], {
-        cwd: dir,
-        timeoutMs: PDFSIG_TIMEOUT_MS,
-        maxBuffer: 4 << 20,
-        ceiling,
-      });
-      if (run.ended === 'ceiling')
-        throw new AppError(
-          'PDF_TOO_COMPLEX',
-          'Reading the signatures needed more memory or CPU time than one check may use; nothing was charged.',
-        );
-      if (run.ended === 'timeout')
-        throw new AppError(
-          'PDF_TOOL_TIMEOUT',
-          `Reading the signatures took longer than ${PDFSIG_TIMEOUT_MS} ms and was stopped.`,
-        );
-      if (run.ended !== 'exit')
-        throw new AppError(
-          'PDF_TOOL_FAILED',
-          run.ended === 'missing'
-            ? `"${run.program}" was not found on PATH; install Debian's poppler-utils package.`
-            : 'The signatures could not be read.',
-        );
-      return run;
-    };
     // The report and the dump are two runs: with -dump pdfsig writes the CMS files and prints no report.
-    const run = await pdfsig(['-nocert', '-no-ocsp']);
+    const run = await runPdfsig(dir, ['-nocert', '-no-ocsp'], deadline);
     // pdfsig exits 2 for a document without signatures ("File 'doc.pdf' does not contain any signatures").
     const records = run.exitCode === 0 ? parsePdfsig(run.stdout) : [];
-    if (records.length > 0) await pdfsig(['-nocert', '-no-ocsp', '-dump']);
-    const dumps = new Set(await readdir(dir));
-    const signatures = await Promise.all(
-      records.map(async (record, i) =>
-        entryOf(record, dumps.has(`doc.pdf.sig${i}`) ? await readFile(join(dir, `doc.pdf.sig${i}`)) : undefined),
-      ),
-    );
+    if (records.length > VERIFY_MAX_SIGNATURES) throw tooManySignatures(records.length, loc);
+    if (records.length > 0)
+      await runPdfsig(
+        dir,
+        ['-nocert', '-no-ocsp', '-dump'],
+        deadline,
+        Math.floor(VERIFY_DUMP_BUDGET_BYTES / records.length),
+      );
+    const signatures: SignatureReportEntry[] = [];
+    for (const [i, record] of records.entries()) {
+      const file = join(dir, `doc.pdf.sig${i}`);
+      const cms = await readFile(file).catch(() => undefined);
+      await rm(file, { force: true });
+      signatures.push(entryOf(record, cms));
+    }
     const allValid = signatures.every((s) => s.valid);
     const lastCovers = signatures.some((s) => s.covers_whole_document);
     return {
