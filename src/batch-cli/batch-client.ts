@@ -17,7 +17,15 @@ const MAX_WAIT_MS = 60_000;
 /** A batch as `GET /v1/pdf/batches/{id}` answers it (the fields the command reads). */
 export interface BatchState {
   batch_id: string;
-  status: 'pending' | 'processing' | 'assembling' | 'completed' | 'completed_with_errors' | 'failed' | 'cancelled';
+  status:
+    | 'pending'
+    | 'processing'
+    | 'cancelling'
+    | 'assembling'
+    | 'completed'
+    | 'completed_with_errors'
+    | 'failed'
+    | 'cancelled';
   total: number;
   completed: number;
   failed: number;

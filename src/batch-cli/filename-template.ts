@@ -5,6 +5,14 @@
  * of other characters becomes one `_`), a trailing `.pdf` is dropped and it is cut to 100 characters.
  */
 
+import { nameKey } from '../batches/unique-names.js';
+
+/**
+ * What two rows' file names clash on, the service's own rule (batches/unique-names.ts, pure): `Report`
+ * and `report` are one file on macOS and Windows, so they clash too.
+ */
+export const filenameKey: (name: string) => string = nameKey;
+
 /** The API's longest item filename (docs/batches.md). */
 export const MAX_FILENAME_CHARS = 100;
 /** Longest `--filename` accepted: a name is at most 100 characters, a template a little more. */

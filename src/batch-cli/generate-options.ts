@@ -1,4 +1,5 @@
 /** `pressroom generate`'s options, checked before anything is read or sent (a mistake is exit code 2). */
+import { DEFAULT_MAX_FILE_MB } from './download-bounds.js';
 import { compileFilenameTemplate, FilenameTemplateError, type FilenameTemplate } from './filename-template.js';
 
 /** The options as commander hands them over (`--key` and `--url` may come from the environment). */
@@ -13,6 +14,8 @@ export interface RawGenerateOptions {
   merged?: string;
   filename?: string;
   resume?: boolean;
+  /** `--max-file-mb`: the largest file a link may answer, in MiB. */
+  maxFileMb?: string;
 }
 
 /** Where the documents go. */
@@ -30,6 +33,8 @@ export interface GenerateOptions {
   destination: Destination;
   filename: FilenameTemplate | undefined;
   resume: boolean;
+  /** The largest file a download may be (issue 49). */
+  maxFileBytes: number;
 }
 
 /** A command line that cannot run; the message says what to change. */
@@ -51,7 +56,7 @@ export function checkGenerateOptions(raw: RawGenerateOptions): GenerateOptions {
   return {
     url: checkUrl(raw.url),
     key: required(raw.key, '--key (or PRESSROOM_API_KEY): the API key to use'),
-    templateId: required(raw.template, '--template: the template id (tpl_…)'),
+    templateId: required(raw.template, '--template: the template id (as GET /v1/templates lists them)'),
     version:
       raw.version === undefined
         ? undefined
@@ -60,7 +65,18 @@ export function checkGenerateOptions(raw: RawGenerateOptions): GenerateOptions {
     destination,
     filename: raw.filename === undefined ? undefined : compileFilename(raw.filename),
     resume: raw.resume === true,
+    maxFileBytes: checkMaxFileMb(raw.maxFileMb) * 2 ** 20,
   };
+}
+
+function checkMaxFileMb(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_FILE_MB;
+  const mb = Number(value);
+  if (!Number.isInteger(mb) || mb < 1 || mb > 1024 * 1024)
+    throw new UsageError(
+      `--max-file-mb ${value}: give a whole number of MiB from 1 to 1048576 (default ${DEFAULT_MAX_FILE_MB})`,
+    );
+  return mb;
 }
 
 function required(value: string | undefined, what: string): string {

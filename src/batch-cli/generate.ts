@@ -18,7 +18,7 @@ import {
   type BatchClient,
   type BatchState,
 } from './batch-client.js';
-import { downloadFile, DownloadError } from './download-file.js';
+import { downloadFile, DownloadError, removePartialFiles, type DownloadExpectation } from './download-file.js';
 import { listFailedItems } from './failed-items.js';
 import {
   checkGenerateOptions,
@@ -68,6 +68,7 @@ export async function runGenerate(raw: RawGenerateOptions, io: GenerateOutput = 
   // From here on Ctrl-C is ours: before the batch exists it stops the command, after it cancels the batch.
   const interrupt = watchInterrupt(() => {
     voice.complain(batchId ? `stopped waiting; batch ${batchId} is cancelled on the service` : 'stopped');
+    removePartialFiles();
     process.exit(EXIT.interrupted);
   });
   // Before the batch exists, the first Ctrl-C stops the command once the rows are read (the copy removed).
@@ -177,7 +178,13 @@ async function follow(f: Following): Promise<number> {
   const destination = options.destination;
   const links =
     destination.kind === 'out'
-      ? new LinkDownloads({ client, batchId, outDir: destination.dir, rows: f.rows.sent })
+      ? new LinkDownloads({
+          client,
+          batchId,
+          outDir: destination.dir,
+          rows: f.rows.sent,
+          maxFileBytes: options.maxFileBytes,
+        })
       : undefined;
   const progress = createProgressReporter(voice.io.stdout);
   f.interrupt.onFirst(() => {
@@ -214,18 +221,27 @@ async function follow(f: Following): Promise<number> {
   }
   const undelivered = links ? links.undelivered() : await failedRows(f);
   let delivered = links ? links.deliveredCount : 0;
-  if (destination.kind !== 'out') delivered = await downloadResult(batch, destination.file, voice);
+  if (destination.kind !== 'out')
+    delivered = await downloadResult(
+      batch,
+      { path: destination.file, kind: destination.kind === 'zip' ? 'zip' : 'pdf', maxBytes: options.maxFileBytes },
+      voice,
+    );
   return summarize({ f, batch, delivered, undelivered });
 }
 
 /** --zip / --merged: the one file, downloaded; the number of rows it holds (0 if it could not be had). */
-async function downloadResult(batch: BatchState, file: string, voice: Voice): Promise<number> {
+async function downloadResult(
+  batch: BatchState,
+  file: DownloadExpectation & { path: string },
+  voice: Voice,
+): Promise<number> {
   if (!batch.result?.url) {
     if (batch.completed > 0) voice.complain(`batch ${batch.batch_id} ended ${batch.status} without a result link`);
     return 0;
   }
   try {
-    await downloadFile(batch.result.url, file);
+    await downloadFile(batch.result.url, file.path, file);
     return batch.completed;
   } catch (error) {
     if (!(error instanceof DownloadError)) throw error;

@@ -28,6 +28,8 @@ export interface LinkDownloadsOptions {
   outDir: string;
   /** The sent rows in the batch's order; item `index` i (0-based) is `rows[i]`. */
   rows: readonly SentRow[];
+  /** The largest PDF a link may answer. */
+  maxFileBytes: number;
 }
 
 /** Keeps DIR up to date with a batch's completed items. */
@@ -82,7 +84,10 @@ export class LinkDownloads {
       );
     if (!item.url) return void this.notDownloaded.set(item.index, 'completed without a link');
     try {
-      await downloadFile(item.url, join(this.options.outDir, `${row.name}.pdf`));
+      await downloadFile(item.url, join(this.options.outDir, `${row.name}.pdf`), {
+        kind: 'pdf',
+        maxBytes: this.options.maxFileBytes,
+      });
       this.downloaded.add(item.index);
     } catch (error) {
       if (!(error instanceof DownloadError)) throw error;

@@ -25,8 +25,10 @@ import { isAppError } from '../shared/errors.js';
 import { newInstanceId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
-import { endStatus, enqueueBatchWebhook } from './batches.js';
+import { createClaimLoop, type ClaimLoop } from '../shared/claim-loop.js';
+import { endStatus, enqueueBatchWebhook } from './batch-ends.js';
 import * as store from './batches-store.js';
+import { uniqueNames } from './unique-names.js';
 
 /** Attempts at building one batch's file before it ends without one (ASSEMBLY_FAILED; the items' links stay). */
 const ASSEMBLY_MAX_ATTEMPTS = 3;
@@ -46,39 +48,37 @@ export interface BatchAssemblerOptions {
   workerId?: string;
 }
 
-export interface BatchAssembler {
-  start(): void;
-  stop(): Promise<void>;
-}
-
-/** The batch's completed items in order, with unique names inside the zip. */
+/**
+ * The batch's completed items in order, with names unique in the zip whatever their case (unique-names.ts):
+ * a later item of an earlier item's name gets its row number, `a-3.pdf`, and more if that is taken too.
+ */
 async function deliveredItems(
   database: DatabaseHandle,
   batchId: string,
 ): Promise<{ fileId: string; name: string; title: string }[]> {
-  const items: { fileId: string; name: string; title: string }[] = [];
-  const taken = new Set<string>();
+  const rows: { fileId: string | null; name: string; tag: number }[] = [];
   for (let after = -1; ; ) {
     const page = await store.completedItemFiles(database.db, batchId, after, ITEM_PAGE);
     for (const row of page) {
-      const file = row.result_filename ?? `document-${Number(row.batch_index) + 1}.pdf`;
-      // Two rows may name the same file: the later one gets its row number.
-      const name = taken.has(file) ? file.replace(/\.pdf$/i, `-${Number(row.batch_index) + 1}.pdf`) : file;
-      taken.add(name);
-      if (row.result_file_id) items.push({ fileId: row.result_file_id, name, title: name.replace(/\.pdf$/i, '') });
+      const index = Number(row.batch_index);
+      rows.push({
+        fileId: row.result_file_id,
+        name: row.result_filename ?? `document-${index + 1}.pdf`,
+        tag: index + 1,
+      });
     }
-    if (page.length < ITEM_PAGE) return items;
+    if (page.length < ITEM_PAGE) break;
     after = Number(page.at(-1)!.batch_index);
   }
+  const names = uniqueNames(rows);
+  return rows.flatMap((row, i) =>
+    row.fileId ? [{ fileId: row.fileId, name: names[i]!, title: names[i]!.replace(/\.pdf$/i, '') }] : [],
+  );
 }
 
-export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
+export function createBatchAssembler(o: BatchAssemblerOptions): ClaimLoop {
   const workerId = o.workerId ?? newInstanceId();
   const logger = o.logger.child({ component: 'batch-assembly', workerId });
-  let active = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let unsubscribe: (() => void) | undefined;
 
   async function read(fileId: string): Promise<Buffer> {
     const bytes = await o.files.read(fileId);
@@ -131,7 +131,8 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
 
   async function assemble(batch: BatchRow): Promise<void> {
     const renew = setInterval(
-      () => void store.renewAssembly(o.database.db, batch.id, workerId, Date.now() + o.leaseMs).catch(() => undefined),
+      () =>
+        void store.renewBatchLease(o.database.db, batch.id, workerId, Date.now() + o.leaseMs).catch(() => undefined),
       Math.max(100, Math.floor(o.leaseMs / 3)),
     );
     const dir = await mkdtemp(join(tmpdir(), 'pressroom-batch-'));
@@ -212,7 +213,7 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
       );
       // Freed now, claimed again at the next poll.
       await store
-        .renewAssembly(o.database.db, batch.id, workerId, Date.now() + o.pollIntervalMs)
+        .renewBatchLease(o.database.db, batch.id, workerId, Date.now() + o.pollIntervalMs)
         .catch(() => undefined);
       return;
     }
@@ -226,40 +227,13 @@ export function createBatchAssembler(o: BatchAssemblerOptions): BatchAssembler {
     }).catch((e) => logger.error({ err: e }, 'could not record the failed assembly'));
   }
 
-  async function claimLoop(): Promise<void> {
-    while (active) {
-      let claimed: BatchRow[] = [];
-      try {
-        claimed = await store.claimAssemblies(o.database, { workerId, limit: 1, now: Date.now(), leaseMs: o.leaseMs });
-        for (const batch of claimed) await assemble(batch);
-      } catch (error) {
-        logger.warn({ err: error }, 'could not claim batches to assemble; will retry');
-      }
-      if (claimed.length > 0 || !active) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, o.pollIntervalMs);
-        function done() {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
-    }
-  }
-
-  return {
-    start() {
-      if (active) return;
-      active = true;
-      unsubscribe = o.wakeups.subscribe(() => wake?.());
-      loop = claimLoop();
-    },
-    async stop() {
-      active = false;
-      unsubscribe?.();
-      wake?.();
-      await loop;
-    },
-  };
+  return createClaimLoop({
+    what: 'batch assemblies',
+    slots: 1,
+    claim: () => store.claimAssemblies(o.database, { workerId, limit: 1, now: Date.now(), leaseMs: o.leaseMs }),
+    run: assemble,
+    wakeups: o.wakeups,
+    pollIntervalMs: o.pollIntervalMs,
+    logger,
+  });
 }

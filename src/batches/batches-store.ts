@@ -1,12 +1,17 @@
 /**
  * SQL for batches (issue 40). A batch row and its items (job rows with `batch_id`):
  *
- *   pending ──first item settles──▶ processing ──last item settles──▶ completed | completed_with_errors | failed | cancelled
- *                                        │ (zip, merged)
- *                                        └──▶ assembling ──lease, build, store──▶ (the same ends)
+ *   intake ──items queued──▶ pending ──first item settles──▶ processing ──last item settles──▶ completed | completed_with_errors | failed | cancelled
+ *     │ (refused, or its process died: items refunded and deleted)   │ (zip, merged)
+ *     └──▶ (gone)            pending | processing ──cancel──▶ cancelling └──▶ assembling ──lease, build, store──▶ (the same ends)
+ *                                                               │ (unstarted items cancelled and refunded, a chunk at a time)
+ *                                                               └──▶ the last item settles ──▶ (the same ends)
  *
  * `settled` moves in the transaction that ends an item (job-worker.ts's hook) or cancels items, so
  * the item that makes it reach `total` is known to exactly one transaction, which moves the batch on.
+ * `intake`, `cancelling` and `assembling` are worked on under a lease (`locked_by`, `locked_until`), so
+ * a process that dies mid-way leaves the step to another; the items of an `intake` or `cancelling`
+ * batch are not claimed by the job workers (jobs-store.ts).
  */
 import { sql, type ExpressionBuilder, type Insertable, type Updateable } from 'kysely';
 import type { DatabaseHandle, DbOrTx } from '../db/database.js';
@@ -23,12 +28,17 @@ export async function insertItems(db: DbOrTx, rows: NewJob[]): Promise<void> {
   await insertChunked(rows, (chunk) => db.insertInto('jobs').values(chunk).execute(), 250);
 }
 
+/** The statuses of a batch whose items still run (an item's end may conclude it). */
+export const RUNNING_STATUSES: BatchStatus[] = ['pending', 'processing', 'cancelling'];
+
+/** A batch its owner can see: one still in intake is not accepted yet. */
 export function findBatch(db: DbOrTx, accountId: string, id: string): Promise<BatchRow | undefined> {
   return db
     .selectFrom('batches')
     .selectAll()
     .where('id', '=', id)
     .where('account_id', '=', accountId)
+    .where('status', '!=', 'intake')
     .executeTakeFirst();
 }
 
@@ -45,6 +55,7 @@ export function listBatches(
     .selectFrom('batches')
     .selectAll()
     .where('account_id', '=', accountId)
+    .where('status', '!=', 'intake')
     .orderBy('seq', 'desc')
     .limit(page.limit)
     .offset(page.offset)
@@ -56,6 +67,7 @@ export async function countBatches(db: DbOrTx, accountId: string): Promise<numbe
     .selectFrom('batches')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('account_id', '=', accountId)
+    .where('status', '!=', 'intake')
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -170,25 +182,95 @@ export async function moveBatch(
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Cancels the items not started yet; returns their reservations to void. */
+/** An item's reservation, to void when the item is cancelled or discarded. */
+export type ItemReservation = Pick<JobRow, 'id' | 'transaction_ref' | 'account_id'>;
+
+/**
+ * Cancels up to `limit` items not started yet after row `after`, in row order (a cursor, so a chunk
+ * never reads the rows earlier chunks cancelled); returns their reservations and rows to void. The
+ * outer `status = 'pending'` is re-checked by PostgreSQL on a row a claim changed meanwhile.
+ */
 export async function cancelPendingItems(
   db: DbOrTx,
   batchId: string,
-  now: number,
-): Promise<Pick<JobRow, 'id' | 'transaction_ref' | 'account_id'>[]> {
+  c: { after: number; limit: number; now: number },
+): Promise<(ItemReservation & Pick<JobRow, 'batch_index'>)[]> {
   return db
     .updateTable('jobs')
     .set({
       status: 'failed',
       error_code: CANCELLED_CODE,
       error_message: 'Cancelled before it started: the batch was cancelled.',
-      completed_at: now,
-      updated_at: now,
+      completed_at: c.now,
+      updated_at: c.now,
     })
     .where('batch_id', '=', batchId)
     .where('status', '=', 'pending')
-    .returning(['id', 'transaction_ref', 'account_id'])
+    .where('seq', 'in', (eb) =>
+      eb
+        .selectFrom('jobs')
+        .select('seq')
+        .where('batch_id', '=', batchId)
+        .where('batch_index', '>', c.after)
+        .where('status', '=', 'pending')
+        .orderBy('batch_index')
+        .limit(c.limit),
+    )
+    .returning(['id', 'transaction_ref', 'account_id', 'batch_index'])
     .execute();
+}
+
+/** Up to `limit` items of a batch in intake (none has started: the workers do not claim them). */
+export function intakeItems(db: DbOrTx, batchId: string, limit: number): Promise<ItemReservation[]> {
+  return db
+    .selectFrom('jobs')
+    .select(['id', 'transaction_ref', 'account_id'])
+    .where('batch_id', '=', batchId)
+    .orderBy('batch_index')
+    .limit(limit)
+    .execute();
+}
+
+export async function deleteItems(db: DbOrTx, ids: string[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('jobs').where('id', 'in', ids).execute();
+}
+
+/** Deletes a batch that was never accepted (its items are gone already). */
+export async function deleteIntakeBatch(db: DbOrTx, id: string): Promise<void> {
+  await db.deleteFrom('batches').where('id', '=', id).where('status', '=', 'intake').execute();
+}
+
+/** Extends the lease of a step (intake, cancelling, assembling) this process holds; false when it holds it no more. */
+export async function renewBatchLease(
+  db: DbOrTx,
+  id: string,
+  holder: string,
+  until: number,
+  status?: BatchStatus,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('batches')
+    .set({ locked_until: until })
+    .where('id', '=', id)
+    .where('locked_by', '=', holder)
+    .$if(status !== undefined, (q) => q.where('status', '=', status!))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Claims batches whose items are to be settled in chunks: cancelling and unleased (or whose lease ran
+ * out), and intakes whose process died (the lease ran out): their items are refunded and removed.
+ */
+export function claimSettlements(database: DatabaseHandle, c: ClaimRequest): Promise<BatchRow[]> {
+  return claimRows<BatchRow>(database, {
+    table: 'batches',
+    key: 'seq',
+    selectDue: sql`select seq from batches
+      where (status = 'cancelling' and (locked_until is null or locked_until < ${c.now})) or (status = 'intake' and locked_until < ${c.now})
+      order by updated_at limit ${c.limit}`,
+    markClaimed: sql`locked_by = ${c.workerId}, locked_until = ${c.now + c.leaseMs}, updated_at = ${c.now}`,
+  });
 }
 
 /** Claims batches due for assembly: assembling and unleased, or whose lease ran out. */
@@ -199,16 +281,6 @@ export function claimAssemblies(database: DatabaseHandle, c: ClaimRequest): Prom
     selectDue: sql`select seq from batches where status = 'assembling' and (locked_until is null or locked_until < ${c.now}) order by updated_at limit ${c.limit}`,
     markClaimed: sql`locked_by = ${c.workerId}, locked_until = ${c.now + c.leaseMs}, attempts = attempts + 1, updated_at = ${c.now}`,
   });
-}
-
-/** Extends an assembly's lease while it is built. */
-export async function renewAssembly(db: DbOrTx, id: string, workerId: string, until: number): Promise<void> {
-  await db
-    .updateTable('batches')
-    .set({ locked_until: until })
-    .where('id', '=', id)
-    .where('locked_by', '=', workerId)
-    .execute();
 }
 
 /** Ends an assembly this worker still holds. */

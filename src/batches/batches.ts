@@ -1,42 +1,45 @@
 /**
- * Batches (issue 40): many documents from one template in one request. Accepting checks every row
- * against the template's fields (batch-rows.ts), then in ONE transaction reserves a credit per item,
- * inserts the batch and its items (job rows) and, with an Idempotency-Key, stores the answer: all or
- * nothing, so a 402 or a 422 leaves no trace. The job workers render the items like create-async jobs
- * (fair across accounts, leased, retried, refunded on failure); `settled` (the worker's hook) counts
- * them, and the last one moves the batch on: to its end and webhook, or to assembling
- * (batch-assembly.ts) for a zip or merged PDF. Cancel marks the unstarted items cancelled and refunds
- * each in one transaction.
+ * Batches (issue 40): many documents from one template in one request. Accepting reads the rows as they
+ * stream, each checked against the template's fields and bounded, counted against the account's
+ * credits (batch-rows.ts) and spooled to disk; then queues them a chunk at a time (issue 49): the batch
+ * row, in `intake` and under a lease, then per chunk ONE transaction that reserves a credit per item
+ * and inserts their job rows, then ONE transaction that makes the batch `pending` and, with an
+ * Idempotency-Key, stores the answer. A 402 or a 422 found while reading leaves no trace; a refusal or
+ * a failure while queuing refunds what was reserved and removes the batch (batch-settling.ts, also
+ * after a crash). The job workers render the items like create-async jobs (fair across accounts,
+ * leased, retried, refunded on failure); `settled` (the worker's hook) counts them, and the last one
+ * moves the batch on (batch-ends.ts). Cancel marks the batch `cancelling` in one short transaction;
+ * the settling loop cancels and refunds its unstarted items a chunk at a time.
  */
 import type { Charges } from '../credits/charges.js';
-import type { DatabaseHandle, Tx } from '../db/database.js';
+import { readBalance } from '../credits/ledger-store.js';
+import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { BatchRow, BatchStatus, JobRow, NewJob } from '../db/schema.js';
 import type { DocumentService, GenerationOptions } from '../documents/documents.js';
 import {
   acceptOnce,
+  type DeferredIdempotentRequest,
   type IdempotencyService,
-  type IdempotentRequest,
   type KeyClaim,
 } from '../idempotency/idempotency.js';
 import { checkWebhookUrl } from '../jobs/jobs.js';
 import type { JobWakeups } from '../jobs/job-wakeups.js';
 import type { BatchItemHook } from '../jobs/job-worker.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
-import { AppError, ValidationError } from '../shared/errors.js';
+import { AppError, isAppError } from '../shared/errors.js';
 import { newJobId, randomId } from '../shared/ids.js';
 import { currentRequestId } from '../shared/log.js';
 import type { TemplateService } from '../templates/templates.js';
-import { batchPayload, type BatchEvent } from '../webhooks/webhook-payloads.js';
 import type { WebhookQueue } from '../webhooks/webhook-queue.js';
-import { readRows, type RowsSource } from './batch-rows.js';
+import { BATCH_CHUNK_ITEMS, MERGED_MAX_ITEMS } from './batch-bounds.js';
+import { conclude } from './batch-ends.js';
+import { readRows, type CheckedRows, type RowsSource } from './batch-rows.js';
+import { discardIntake, settleCancel } from './batch-settling.js';
 import * as store from './batches-store.js';
 
 export type BatchOutput = BatchRow['output'];
 export type { ItemStatus } from './batches-store.js';
-
-/** A merged PDF holds at most this many items: one qpdf run merges them, within its time and memory ceiling. */
-export const MERGED_MAX_ITEMS = 2000;
 
 /** What POST /v1/pdf/batches asks for. */
 export interface BatchRequest {
@@ -50,7 +53,8 @@ export interface BatchRequest {
   webhookUrl: string | null;
   webhookSecret: string | null;
   webhookPerItem: boolean;
-  idempotency?: IdempotentRequest;
+  /** The Idempotency-Key; its fingerprint is taken once the rows have been read (an upload's bytes included). */
+  idempotency?: DeferredIdempotentRequest;
 }
 
 export interface AcceptedBatch {
@@ -62,7 +66,8 @@ export interface AcceptedBatch {
 /** A batch as its owner sees it (times in epoch ms). */
 export interface Batch {
   id: string;
-  status: BatchStatus;
+  /** Never `intake`: such a batch is not accepted yet, and shown to nobody. */
+  status: Exclude<BatchStatus, 'intake'>;
   templateId: string;
   version: { number: number; tag: string | null } | null;
   output: BatchOutput;
@@ -124,55 +129,29 @@ export interface BatchServiceDeps {
   wakeups: JobWakeups;
   allowPrivateNetworks: boolean;
   maxItems: number;
+  /** This process, as the holder of a batch's intake lease. */
+  instanceId: string;
+  leaseMs: number;
 }
 
 export const newBatchId = (): string => `bat_${randomId(20)}`;
 
-/** Where a batch ends once every item has: by its counts, or cancelled if a cancel came. */
-export function endStatus(batch: Pick<BatchRow, 'completed' | 'failed' | 'cancelled' | 'error_code'>): BatchStatus {
-  if (batch.cancelled > 0 || batch.error_code === store.CANCELLED_CODE) return 'cancelled';
-  if (batch.completed === 0) return 'failed';
-  return batch.failed > 0 ? 'completed_with_errors' : 'completed';
+/** A cancel under way shows until the batch ends; an item rendering makes a batch `processing` before its first item settles. */
+function shownStatus(row: BatchRow, processing: number): Batch['status'] {
+  if (row.error_code === store.CANCELLED_CODE && store.RUNNING_STATUSES.includes(row.status)) return 'cancelling';
+  if (row.status === 'intake') throw new Error('a batch in intake is shown to nobody');
+  return row.status === 'pending' && processing > 0 ? 'processing' : row.status;
 }
 
-const EVENTS: Partial<Record<BatchStatus, BatchEvent>> = {
-  completed: 'pdf.batch.completed',
-  completed_with_errors: 'pdf.batch.completed',
-  cancelled: 'pdf.batch.cancelled',
-  failed: 'pdf.batch.failed',
-};
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Enqueues the batch's webhook in the transaction that ends it (on its first item's row). */
-export async function enqueueBatchWebhook(trx: Tx, webhooks: WebhookQueue, batch: BatchRow): Promise<boolean> {
-  const event = EVENTS[batch.status];
-  if (!batch.webhook_url || !event) return false;
-  const payload = batchPayload(event, {
-    batchId: batch.id,
-    status: batch.status,
-    counts: { total: batch.total, completed: batch.completed, failed: batch.failed, cancelled: batch.cancelled },
-    result: batch.result_filename
-      ? {
-          url: batch.result_url,
-          filename: batch.result_filename,
-          s3Bucket: batch.result_s3_bucket,
-          s3Key: batch.result_s3_key,
-        }
-      : null,
-  });
-  return webhooks.enqueue(trx, {
-    jobId: await store.anchorJobId(trx, batch.id),
-    event,
-    url: batch.webhook_url,
-    sealedSecret: batch.webhook_secret,
-    payload,
-    requestId: batch.request_id,
-  });
-}
+/** A batch row as inserted for its intake. */
+type IntakeBatch = Omit<BatchRow, 'seq'>;
 
 function toBatch(row: BatchRow, processing: number, now = Date.now()): Batch {
   const done = row.completed + row.failed;
   const left = row.total - row.settled;
-  const running = row.status === 'pending' || row.status === 'processing';
+  const running = store.RUNNING_STATUSES.includes(row.status);
   const elapsed = row.started_at === null ? 0 : now - Number(row.started_at);
   const estimate =
     running && done >= 2 && elapsed > 0
@@ -184,8 +163,7 @@ function toBatch(row: BatchRow, processing: number, now = Date.now()): Batch {
           : 0;
   return {
     id: row.id,
-    // An item rendering makes a batch `processing` before its first item settles.
-    status: row.status === 'pending' && processing > 0 ? 'processing' : row.status,
+    status: shownStatus(row, processing),
     templateId: row.template_id,
     version: row.version_number === null ? null : { number: Number(row.version_number), tag: row.version_tag },
     output: row.output,
@@ -232,116 +210,183 @@ function toItem(row: JobRow): BatchItemView {
 
 export function createBatchService(deps: BatchServiceDeps): BatchService {
   const { database, documents, templates, charges, idempotency, webhooks, wakeups } = deps;
+  const settling = { database, charges, webhooks, holder: deps.instanceId, leaseMs: deps.leaseMs };
 
-  async function acceptClaimed(
+  /** Reads and checks the rows; bounded by the credits unless a retry may replay a stored answer. */
+  async function checkedRows(
     accountId: string,
     request: BatchRequest,
-    claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined,
-  ): Promise<AcceptedBatch> {
-    checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
-    const template = await templates.resolve(accountId, request.templateId, request.options.version);
-    const items = await readRows(request.rows, { fields: template.fields, maxItems: deps.maxItems });
-    if (request.output === 'merged' && items.length > MERGED_MAX_ITEMS) {
-      throw new ValidationError([
-        {
-          loc: ['body', 'output'],
-          msg: `A merged PDF holds at most ${MERGED_MAX_ITEMS} items; this batch has ${items.length}. Use output "zip" or "links", or send smaller batches`,
-          type: 'too_many_items',
-        },
-      ]);
-    }
-    // Delivery, finishing and signing checks, once: every item shares them.
-    await documents.prepare(accountId, request.templateId, request.options, items[0]!.data);
+    fields: Parameters<typeof readRows>[1]['fields'],
+  ): Promise<CheckedRows> {
+    const replayable = request.idempotency ? await idempotency.isStored(accountId, request.idempotency.key) : false;
+    const merged = request.output === 'merged' && MERGED_MAX_ITEMS < deps.maxItems;
+    return readRows(request.rows, {
+      fields,
+      maxItems: merged ? MERGED_MAX_ITEMS : deps.maxItems,
+      maxItemsReason: merged
+        ? (max) => `A merged PDF holds at most ${max} items; use output "zip" or "links", or send smaller batches`
+        : undefined,
+      credits: replayable ? undefined : await readBalance(database.db, accountId),
+    });
+  }
+
+  /** The batch row, in intake under this process's lease. */
+  function intakeRow(
+    accountId: string,
+    request: BatchRequest,
+    t: { version?: { number: number; tag: string | null } | null },
+    total: number,
+  ): IntakeBatch {
+    const now = Date.now();
+    const batchId = newBatchId();
+    return {
+      id: batchId,
+      account_id: accountId,
+      template_id: request.templateId,
+      version_number: t.version?.number ?? null,
+      version_tag: t.version?.tag ?? null,
+      status: 'intake',
+      output: request.output,
+      filename: request.filename ?? `batch-${batchId}`,
+      options: JSON.stringify(documents.storable ? documents.storable(request.options) : request.options),
+      total,
+      settled: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      webhook_url: request.webhookUrl,
+      webhook_secret: request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null,
+      locked_by: deps.instanceId,
+      locked_until: now + deps.leaseMs,
+      attempts: 0,
+      result_file_id: null,
+      result_url: null,
+      result_filename: null,
+      result_expires_at: null,
+      result_s3_bucket: null,
+      result_s3_key: null,
+      error_code: null,
+      error_message: null,
+      request_id: currentRequestId() ?? null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      completed_at: null,
+    };
+  }
+
+  /** Queues the spooled rows into the intake batch, a chunk per transaction; returns the balance after the last. */
+  async function queueItems(batch: IntakeBatch, request: BatchRequest, rows: CheckedRows): Promise<number> {
     const assembled = request.output !== 'links';
     // Items of a zip or merged batch are kept by the service until the one file is built; it goes to the bucket.
     const itemOptions: GenerationOptions = assembled
       ? { ...request.options, storeS3: false, s3Bucket: null, s3Filepath: null, exportType: 'url' }
       : request.options;
     const storable = documents.storable ? documents.storable(itemOptions) : itemOptions;
-    const sealedSecret =
-      request.webhookUrl && request.webhookSecret ? webhooks.sealSecret(request.webhookSecret) : null;
-    const batchId = newBatchId();
-    const jobIds = items.map(() => newJobId());
-    const now = Date.now();
-    const requestId = currentRequestId() ?? null;
-    const accepted = await withTransaction(database.db, async (trx) => {
-      const paid = await charges.reserveForJobs(accountId, request.templateId, jobIds, trx);
-      await store.insertBatch(trx, {
-        id: batchId,
-        account_id: accountId,
-        template_id: request.templateId,
-        version_number: template.version?.number ?? null,
-        version_tag: template.version?.tag ?? null,
-        status: 'pending',
-        output: request.output,
-        filename: request.filename ?? `batch-${batchId}`,
-        options: JSON.stringify(documents.storable ? documents.storable(request.options) : request.options),
-        total: items.length,
-        settled: 0,
-        completed: 0,
-        failed: 0,
-        cancelled: 0,
-        webhook_url: request.webhookUrl,
-        webhook_secret: sealedSecret,
-        locked_by: null,
-        locked_until: null,
-        attempts: 0,
-        request_id: requestId,
-        created_at: now,
-        updated_at: now,
+    let balance = 0;
+    let index = 0;
+    for await (const chunk of rows.spool.chunks(BATCH_CHUNK_ITEMS)) {
+      balance = await withTransaction(database.db, async (trx) => {
+        if (!(await store.renewBatchLease(trx, batch.id, deps.instanceId, Date.now() + deps.leaseMs, 'intake'))) {
+          throw new AppError(
+            'SERVICE_UNAVAILABLE',
+            'The service was too busy to queue this batch in time; nothing was charged. Try again.',
+          );
+        }
+        const jobIds = chunk.map(() => newJobId());
+        const paid = await charges
+          .reserveForJobs(batch.account_id, { subject: request.templateId, jobIds, batchId: batch.id }, trx)
+          .catch((error: unknown) => {
+            if (!isAppError(error) || error.code !== 'INSUFFICIENT_CREDITS') throw error;
+            throw new AppError(
+              'INSUFFICIENT_CREDITS',
+              `This batch needs ${rows.count} credits and the account has fewer (they were spent while it was being queued). Add credits, or send fewer items; nothing was charged.`,
+            );
+          });
+        const now = Date.now();
+        const jobs: NewJob[] = chunk.map((item, i) => {
+          const filename = item.filename ?? `document-${index + i + 1}`;
+          return {
+            id: jobIds[i]!,
+            account_id: batch.account_id,
+            template_id: request.templateId,
+            status: 'pending',
+            data: item.data,
+            options: JSON.stringify({ ...storable, filename }),
+            filename,
+            store_s3: itemOptions.storeS3 ? 1 : 0,
+            webhook_url: request.webhookPerItem ? request.webhookUrl : null,
+            webhook_secret: request.webhookPerItem ? batch.webhook_secret : null,
+            transaction_ref: paid.transactionRefs[i]!,
+            attempts: 0,
+            // Items keep their order in the account's turn (the claim orders by run_at, then seq).
+            run_at: batch.created_at,
+            created_at: now,
+            updated_at: now,
+            request_id: batch.request_id,
+            version_number: batch.version_number,
+            version_tag: batch.version_tag,
+            batch_id: batch.id,
+            batch_index: index + i,
+          };
+        });
+        await store.insertItems(trx, jobs);
+        return paid.balance;
       });
-      const rows: NewJob[] = items.map((item, index) => {
-        const filename = item.filename ?? `document-${index + 1}`;
-        return {
-          id: jobIds[index]!,
-          account_id: accountId,
-          template_id: request.templateId,
-          status: 'pending',
-          data: JSON.stringify(item.data),
-          options: JSON.stringify({ ...storable, filename }),
-          filename,
-          store_s3: itemOptions.storeS3 ? 1 : 0,
-          webhook_url: request.webhookPerItem ? request.webhookUrl : null,
-          webhook_secret: request.webhookPerItem ? sealedSecret : null,
-          transaction_ref: paid.transactionRefs[index]!,
-          attempts: 0,
-          // Items keep their order in the account's turn (the claim orders by run_at, then seq).
-          run_at: now,
-          created_at: now,
-          updated_at: now,
-          request_id: requestId,
-          version_number: template.version?.number ?? null,
-          version_tag: template.version?.tag ?? null,
-          batch_id: batchId,
-          batch_index: index,
-        };
-      });
-      await store.insertItems(trx, rows);
-      await wakeups.notifyInTransaction(trx);
-      const answer: AcceptedBatch = { batchId, total: items.length, creditsRemaining: paid.balance };
-      if (claim) await idempotency.complete(claim, encodeAccepted(answer), trx);
-      return answer;
-    });
-    wakeups.announce();
-    return accepted;
+      index += chunk.length;
+      await turn();
+    }
+    return balance;
   }
 
-  /** Every item has ended: on to assembling (a zip or merged file of what was delivered), or to the end. */
-  async function conclude(trx: Tx, batch: BatchRow, now: number): Promise<void> {
-    if (batch.output !== 'links' && batch.completed > 0) {
-      await store.moveBatch(trx, batch.id, ['pending', 'processing'], { status: 'assembling', updated_at: now });
-      return;
-    }
-    const status = endStatus(batch);
-    if (
-      await store.moveBatch(trx, batch.id, ['pending', 'processing'], { status, completed_at: now, updated_at: now })
-    ) {
-      await enqueueBatchWebhook(trx, webhooks, { ...batch, status });
+  async function acceptClaimed(
+    batch: IntakeBatch,
+    request: BatchRequest,
+    rows: CheckedRows,
+    claim: Extract<KeyClaim, { kind: 'claimed' }> | undefined,
+  ): Promise<AcceptedBatch> {
+    await store.insertBatch(database.db, batch);
+    const renew = setInterval(
+      () =>
+        void store
+          .renewBatchLease(database.db, batch.id, deps.instanceId, Date.now() + deps.leaseMs, 'intake')
+          .catch(() => undefined),
+      Math.max(100, Math.floor(deps.leaseMs / 3)),
+    );
+    try {
+      const balance = await queueItems(batch, request, rows);
+      const answer: AcceptedBatch = { batchId: batch.id, total: rows.count, creditsRemaining: balance };
+      await withTransaction(database.db, async (trx) => {
+        if (
+          !(await store.moveBatch(trx, batch.id, ['intake'], {
+            status: 'pending',
+            locked_by: null,
+            locked_until: null,
+            updated_at: Date.now(),
+          }))
+        ) {
+          throw new AppError(
+            'SERVICE_UNAVAILABLE',
+            'The service was too busy to queue this batch in time; nothing was charged. Try again.',
+          );
+        }
+        await wakeups.notifyInTransaction(trx);
+        if (claim) await idempotency.complete(claim, encodeAccepted(answer), trx);
+      });
+      wakeups.announce();
+      return answer;
+    } catch (error) {
+      clearInterval(renew);
+      // What was reserved is refunded and the batch removed; if this fails too, its lease runs out and the settling loop does it.
+      await discardIntake(settling, batch.id).catch(() => undefined);
+      throw error;
+    } finally {
+      clearInterval(renew);
     }
   }
 
   async function view(row: BatchRow): Promise<Batch> {
-    const running = row.status === 'pending' || row.status === 'processing';
+    const running = store.RUNNING_STATUSES.includes(row.status);
     return toBatch(row, running ? await store.countProcessing(database.db, row.id) : 0);
   }
 
@@ -356,11 +401,20 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
   }
 
   return {
-    accept(accountId, request) {
-      return acceptOnce(idempotency, accountId, request.idempotency, {
-        accept: (claim) => acceptClaimed(accountId, request, claim),
-        decode: decodeAccepted,
-      });
+    async accept(accountId, request) {
+      checkWebhookUrl(request.webhookUrl, deps.allowPrivateNetworks);
+      const template = await templates.resolve(accountId, request.templateId, request.options.version);
+      const rows = await checkedRows(accountId, request, template.fields);
+      try {
+        // Delivery, finishing and signing checks, once: every item shares them.
+        await documents.prepare(accountId, request.templateId, request.options, rows.first);
+        return await acceptOnce(idempotency, accountId, request.idempotency?.request(), {
+          accept: (claim) => acceptClaimed(intakeRow(accountId, request, template, rows.count), request, rows, claim),
+          decode: decodeAccepted,
+        });
+      } finally {
+        await rows.spool.remove();
+      }
     },
 
     async get(accountId, batchId) {
@@ -386,33 +440,34 @@ export function createBatchService(deps: BatchServiceDeps): BatchService {
 
     async cancel(accountId, batchId) {
       await owned(accountId, batchId);
+      // One short transaction marks the batch, under this process's lease; its unstarted items are then
+      // cancelled and refunded a chunk at a time after the answer (batch-settling.ts).
       const now = Date.now();
-      await withTransaction(database.db, async (trx) => {
-        const row = await store.findBatch(trx, accountId, batchId);
-        if (!row || (row.status !== 'pending' && row.status !== 'processing')) return;
-        // Remembered on the batch: items still rendering finish, and the batch then ends cancelled.
-        await store.moveBatch(trx, batchId, ['pending', 'processing'], {
+      const marked = await withTransaction(database.db, (trx) =>
+        store.moveBatch(trx, batchId, ['pending', 'processing'], {
+          status: 'cancelling',
           error_code: store.CANCELLED_CODE,
           error_message: 'Cancelled by its owner.',
+          locked_by: deps.instanceId,
+          locked_until: now + deps.leaseMs,
           updated_at: now,
+        }),
+      );
+      const answer = await view(await owned(accountId, batchId));
+      if (marked) {
+        void settleCancel(settling, batchId).then(() => {
+          wakeups.announce();
+          webhooks.announce();
         });
-        const stopped = await store.cancelPendingItems(trx, batchId, now);
-        for (const item of stopped)
-          await charges.void({ transactionRef: item.transaction_ref, accountId: item.account_id }, trx);
-        if (stopped.length === 0) return;
-        const batch = await store.settleItems(trx, batchId, 'cancelled', stopped.length, now);
-        if (batch.settled >= batch.total) await conclude(trx, batch, now);
-      });
-      wakeups.announce();
-      webhooks.announce();
-      return view(await owned(accountId, batchId));
+      }
+      return answer;
     },
 
     itemHook: {
       async settled(trx, job, outcome) {
         const now = Date.now();
         const batch = await store.settleItems(trx, job.batch_id!, outcome, 1, now);
-        if (batch.settled >= batch.total) await conclude(trx, batch, now);
+        if (batch.settled >= batch.total) await conclude(trx, webhooks, batch, now);
       },
       afterCommit() {
         wakeups.announce();

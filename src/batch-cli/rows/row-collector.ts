@@ -3,7 +3,7 @@
  * `document-<row>`), the check that no two rows share a file, and `--resume`'s skip of a row whose
  * file is already on disk.
  */
-import { FilenameTemplateError, sanitizeFilename, type FilenameTemplate } from '../filename-template.js';
+import { filenameKey, FilenameTemplateError, sanitizeFilename, type FilenameTemplate } from '../filename-template.js';
 
 /** A rows file the command cannot send: a parse error, a bad row, a name clash. Exit code 2. */
 export class RowsError extends Error {}
@@ -30,7 +30,8 @@ export interface RowCollectorOptions {
 export class RowCollector {
   readonly sent: SentRow[] = [];
   skipped = 0;
-  private readonly rowOfName = new Map<string, number>();
+  /** Row number by name key: names equal in any case clash (filenameKey). */
+  private readonly rowOfName = new Map<string, { rowNumber: number; name: string }>();
 
   constructor(private readonly options: RowCollectorOptions) {}
 
@@ -47,13 +48,17 @@ export class RowCollector {
   }): SentRow | undefined {
     const rowNumber = this.rowOfName.size + 1;
     const name = this.nameOf(rowNumber, row);
-    const clash = this.rowOfName.get(name);
+    const clash = this.rowOfName.get(filenameKey(name));
     if (clash !== undefined) {
+      const both =
+        clash.name === name
+          ? `would both be ${name}.pdf`
+          : `would be ${clash.name}.pdf and ${name}.pdf, one file on macOS and Windows`;
       throw new RowsError(
-        `rows ${clash} and ${rowNumber} of ${this.options.sourceName} would both be ${name}.pdf: make --filename (or the file names) unique`,
+        `rows ${clash.rowNumber} and ${rowNumber} of ${this.options.sourceName} ${both}: make --filename (or the file names) unique`,
       );
     }
-    this.rowOfName.set(name, rowNumber);
+    this.rowOfName.set(filenameKey(name), { rowNumber, name });
     if (this.options.isDelivered(name)) {
       this.skipped++;
       return undefined;

@@ -83,6 +83,12 @@ describe('CSV rows', () => {
     );
   });
 
+  it('refuse two rows whose names differ only in case: one file on macOS and Windows (issue 49)', async () => {
+    await expect(prepare(file('rows.csv', 'n\nReport\nB\nreport\n'), { filename: '{{ n }}' })).rejects.toThrow(
+      /rows 1 and 3 of .*rows.csv would be Report.pdf and report.pdf, one file on macOS and Windows/,
+    );
+  });
+
   it('refuse a row --filename cannot name, with its row and line', async () => {
     await expect(prepare(file('rows.csv', 'n,m\nA,1\n,2\n'), { filename: '{{ n }}' })).rejects.toThrow(
       /row 2 \(.*rows.csv line 3\): \{\{ n \}\} has no value/,

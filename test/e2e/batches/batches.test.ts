@@ -205,6 +205,40 @@ describe.each(DIALECTS)('batches on %s', (dialect) => {
     expect(outlineTitles(pdf)).toEqual(['document-1@1', 'second@2', 'document-3@3']);
   });
 
+  it('zip entries are unique whatever their case, after every rename: a, a-3, a, Report, report give five files (issue 49)', async () => {
+    const named = ['a', 'a-3', 'a', 'Report', 'report'];
+    const res = await start({
+      template_id: templateId,
+      output: 'zip',
+      items: named.map((filename, i) => ({ data: { name: `Named ${i + 1}`, hours: i }, filename })),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const done = await finished(res.body.batch_id);
+    expect(done.status).toBe('completed');
+    const entries = unzip(await download(done.result.url));
+    expect([...entries.keys()].sort()).toEqual(['Report.pdf', 'a-3-2.pdf', 'a-3.pdf', 'a.pdf', 'report-5.pdf']);
+    // Each row's document is there once: none overwrote another.
+    const texts = await Promise.all(
+      [...entries.values()].map(async (pdf) => /Certificate for (Named \d)/.exec(await pdfText(pdf))?.[1]),
+    );
+    expect(texts.sort()).toEqual(['Named 1', 'Named 2', 'Named 3', 'Named 4', 'Named 5']);
+  });
+
+  it("split's zip holds two parts of the same pages as two entries (issue 49)", async () => {
+    const pdf = (
+      await t.request('POST', '/v1/pdf/create', {
+        apiKey: alice.apiKey,
+        body: { template_id: templateId, data: { name: 'Split', hours: 1 }, export_type: 'binary' },
+      })
+    ).bytes;
+    const res = await t.request('POST', '/v1/pdf-tools/split', {
+      apiKey: alice.apiKey,
+      body: { pdf_base64: pdf.toString('base64'), ranges: ['1', '1-1'], export_type: 'zip', filename: 'twice' },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect([...unzip(await download(res.body.url)).keys()].sort()).toEqual(['twice-1-part-2.pdf', 'twice-1.pdf']);
+  });
+
   it("links: each item has its own link, read through the items listing; not among the account's jobs", async () => {
     const jobsBefore = (await t.request('GET', '/v1/pdf/jobs', { apiKey: alice.apiKey })).body.total;
     const res = await start({
@@ -383,8 +417,11 @@ describe.each(DIALECTS)('batches on %s', (dialect) => {
     // Hold the workers once the first item is done, so the cancel finds items that have not started.
     await until(async () => (await batch(res.body.batch_id)).body.completed >= 1, 120_000, 'a first item');
     await t.services.stopWorkers();
-    const cancelled = await t.request('POST', `/v1/pdf/batches/${res.body.batch_id}/cancel`, { apiKey: alice.apiKey });
-    expect(cancelled.status).toBe(200);
+    const cancelling = await t.request('POST', `/v1/pdf/batches/${res.body.batch_id}/cancel`, { apiKey: alice.apiKey });
+    expect(cancelling.status).toBe(200);
+    // The answer says the cancel is under way; the refunds follow in chunks.
+    expect(cancelling.body.status).toBe('cancelling');
+    const cancelled = { body: await finished(res.body.batch_id) };
     expect(cancelled.body.status).toBe('cancelled');
     const { completed, failed, cancelled: stopped } = cancelled.body;
     expect(stopped).toBeGreaterThan(0);

@@ -6,7 +6,9 @@
  * their text (pdftotext), the zip's entries, what it printed, its exit code, and the account's credits.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +110,38 @@ describe.each(DOCUMENT_DIALECTS)('pressroom generate against a running service (
     expect(run.stdout).toContain(`delivered 3 of 3 rows to ${join(dir, 'pdfs')}`);
     expect(run.stdout + run.stderr, 'the key is never printed').not.toContain(apiKey);
     expect(await balance()).toBe(before - 3);
+  });
+
+  it('renders the draft without --version, as its help says (issue 50: it said "the latest"), and a published version with it', async () => {
+    const help = await runClient(['generate', '--help']);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('(default: the draft, as the API)');
+    expect(help.stdout).not.toContain('the latest');
+    const id = (
+      await t.request('POST', '/v1/templates', {
+        apiKey,
+        body: { name: 'CLI versions', html: '<p>Published {{ n }}</p>' },
+      })
+    ).body.id as string;
+    expect((await t.request('POST', `/v1/templates/${id}/versions`, { apiKey, body: { tag: 'v1' } })).status).toBe(200);
+    expect(
+      (await t.request('PUT', `/v1/templates/${id}`, { apiKey, body: { html: '<p>Draft {{ n }}</p>' } })).status,
+    ).toBe(200);
+    const dir = folder('n\n1\n');
+    const draft = await generate(['--template', id, '--data', join(dir, 'rows.csv'), '--out', join(dir, 'draft')]);
+    expect(draft.code, draft.stderr).toBe(0);
+    expect(pdfText(readFileSync(join(dir, 'draft', 'document-1.pdf')))).toContain('Draft 1');
+    const published = await generate([
+      '--template',
+      id,
+      '--version',
+      'v1',
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      join(dir, 'v1'),
+    ]);
+    expect(published.code, published.stderr).toBe(0);
+    expect(pdfText(readFileSync(join(dir, 'v1', 'document-1.pdf')))).toContain('Published 1');
   });
 
   it('--zip writes one zip of the three PDFs, with the URL and key from PRESSROOM_URL and PRESSROOM_API_KEY', async () => {
@@ -339,5 +373,173 @@ describe('Ctrl-C while a batch waits for the workers', () => {
     expect(cli.stderrTail()).toMatch(/: stopped\s*$/);
     expect(readdirSync(scratch)).toEqual([]);
     expect((await t.request('GET', '/v1/pdf/batches', { apiKey })).body.batches).toHaveLength(1);
+  });
+});
+
+/**
+ * Issue 49, case 11: links that lie. A server on loopback stands between the command and the service: it
+ * passes the API through, and answers each item's link (and the zip's) as the test's plan says — the
+ * real PDF, a 3 GiB announcement, an HTML page, an endless zip, one byte per 20 s.
+ */
+describe('pressroom generate against a server whose links lie (issue 49)', () => {
+  type Lie = 'real' | 'announces-3-gib' | 'html' | 'endless-zip' | 'trickle';
+  let t: TestApp;
+  let apiKey: string;
+  let templateId: string;
+  let liar: Server;
+  let liarUrl: string;
+  /** What item i's link answers (real when unset), and the zip's or merged file's. */
+  let plan: { items: Record<number, Lie>; result: Lie } = { items: {}, result: 'real' };
+  const generate = (args: string[]) =>
+    runClient(['generate', '--url', liarUrl, '--key', apiKey, '--template', templateId, ...args]);
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite');
+    t.services.startWorkers();
+    ({ apiKey } = await t.createAccount({ credits: STARTING_CREDITS }));
+    ({ invoice: templateId } = await createTemplates(t, apiKey, { invoice: INVOICE }));
+    liar = createServer((req, res) => void answer(req, res).catch(() => res.destroy()));
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    liarUrl = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    liar?.closeAllConnections();
+    liar?.close();
+    await t?.close();
+  });
+
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const link = /^\/link\/([\w-]+)\/(.+)$/.exec(req.url ?? '');
+    if (link) return lie(link[1] as Lie, decodeURIComponent(link[2]!), res);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers: Record<string, string> = {};
+    for (const name of ['x-api-key', 'content-type', 'accept'])
+      if (req.headers[name]) headers[name] = String(req.headers[name]);
+    const upstream = await fetch(`${t.baseUrl}${req.url}`, {
+      method: req.method,
+      headers,
+      body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+    });
+    let body = Buffer.from(await upstream.arrayBuffer());
+    if ((upstream.headers.get('content-type') ?? '').includes('application/json') && upstream.ok) {
+      const json = JSON.parse(body.toString('utf8'));
+      const through = (lie: Lie, url: string) => `${liarUrl}/link/${lie}/${encodeURIComponent(url)}`;
+      for (const item of json.items ?? []) if (item.url) item.url = through(plan.items[item.index] ?? 'real', item.url);
+      if (json.result?.url) json.result.url = through(plan.result, json.result.url);
+      body = Buffer.from(JSON.stringify(json));
+    }
+    res
+      .writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+      })
+      .end(body);
+  }
+
+  async function lie(kind: Lie, realUrl: string, res: ServerResponse): Promise<void> {
+    if (kind === 'real')
+      return void res
+        .writeHead(200, { 'content-type': 'application/pdf' })
+        .end(Buffer.from(await (await fetch(realUrl)).arrayBuffer()));
+    if (kind === 'html')
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Access denied</body></html>');
+    if (kind === 'trickle') {
+      res.writeHead(200, { 'content-type': 'application/pdf' }).write('%PDF-');
+      const timer = setInterval(() => res.write('x'), 20_000);
+      res.once('close', () => clearInterval(timer));
+      return;
+    }
+    // Up to 64 MiB at most (the machine is shared), then cut off (the 3 GiB announcement) or ended (the endless zip).
+    res.writeHead(
+      200,
+      kind === 'announces-3-gib'
+        ? { 'content-type': 'application/pdf', 'content-length': String(3 * 2 ** 30) }
+        : { 'content-type': 'application/zip' },
+    );
+    const block = Buffer.alloc(1 << 20);
+    Buffer.from(kind === 'announces-3-gib' ? '%PDF-1.7\n' : 'PK\x03\x04', 'latin1').copy(block);
+    for (let sent = 0; sent < 64 && !res.destroyed; sent++) {
+      if (!res.write(block))
+        await new Promise((resolve) => {
+          res.once('drain', resolve);
+          res.once('close', resolve);
+        });
+    }
+    if (kind === 'announces-3-gib') res.destroy();
+    else res.end();
+  }
+
+  /** A folder's entries, temporary files included. */
+  const entries = (dir: string) => readdirSync(dir).sort();
+
+  it('a 3 GiB announcement and an HTML page are not delivered: listed with the reason, exit code 1, nothing of them kept; the honest row is', async () => {
+    plan = { items: { 1: 'announces-3-gib', 2: 'html' }, result: 'real' };
+    const dir = folder(CSV);
+    const out = join(dir, 'pdfs');
+    const run = await generate(['--data', join(dir, 'rows.csv'), '--out', out, '--filename', '{{ invoice_number }}']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(entries(out)).toEqual(['INV-001.pdf']);
+    expectRowText(pdfText(readFileSync(join(out, 'INV-001.pdf'))), ROWS[0]!);
+    expect(run.stderr).toMatch(
+      /INV-002\.pdf: download failed: INV-002\.pdf: the server announced 3221225472 bytes, more than the 1024 MiB a file may have/,
+    );
+    expect(run.stderr).toMatch(
+      /INV-003\.pdf: download failed: INV-003\.pdf: the file is not a PDF \(it starts with "<html"\); nothing was kept/,
+    );
+    expect(run.stdout).toContain(`delivered 1 of 3 rows to ${out}`);
+    expect(run.stderr).toContain('2 of 3 rows not delivered');
+  });
+
+  it('--zip: a result past --max-file-mb is not delivered and not kept; exit code 1', async () => {
+    plan = { items: {}, result: 'endless-zip' };
+    const dir = folder(CSV);
+    const run = await generate(['--data', join(dir, 'rows.csv'), '--zip', join(dir, 'all.zip'), '--max-file-mb', '2']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(
+      'could not download the result: all.zip: the file is larger than the 2 MiB a file may have (--max-file-mb); nothing was kept',
+    );
+    expect(run.stdout).toContain(`delivered 0 of 3 rows to ${join(dir, 'all.zip')}`);
+    expect(entries(dir)).toEqual(['rows.csv']);
+  });
+
+  it('a server that sends a byte per 20 s: the row fails once it has sent nothing for a while, its partial file removed; exit code 1', async () => {
+    plan = { items: { 0: 'trickle' }, result: 'real' };
+    const dir = folder(`invoice_number,customer.name,total\nINV-101,"Ada Lovelace",1\n`);
+    const out = join(dir, 'pdfs');
+    const run = await generate(['--data', join(dir, 'rows.csv'), '--out', out]);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(
+      /document-1\.pdf: download failed: document-1\.pdf: the server sent nothing for \d+ s; nothing was kept/,
+    );
+    expect(entries(out)).toEqual([]);
+  }, 240_000);
+
+  it('Ctrl-C twice while a download trickles: exit code 130 and no partial file left', async () => {
+    plan = { items: { 0: 'trickle' }, result: 'real' };
+    const dir = folder(`invoice_number,customer.name,total\nINV-201,"Grace Hopper",1\n`);
+    const out = join(dir, 'pdfs');
+    const cli = spawnClient([
+      'generate',
+      '--url',
+      liarUrl,
+      '--key',
+      apiKey,
+      '--template',
+      templateId,
+      '--data',
+      join(dir, 'rows.csv'),
+      '--out',
+      out,
+    ]);
+    await until(
+      async () => existsSync(out) && entries(out).some((name) => name.endsWith('.part')),
+      120_000,
+      "the download's partial file",
+    );
+    process.kill(cli.pid, 'SIGINT');
+    await until(async () => cli.stderrTail().includes('Ctrl-C again'), 60_000, 'the first Ctrl-C to be heard');
+    process.kill(cli.pid, 'SIGINT');
+    expect(await cli.exited).toBe(130);
+    expect(entries(out)).toEqual([]);
   });
 });
