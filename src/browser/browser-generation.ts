@@ -21,15 +21,12 @@ import { PrintTracker } from './pages/print-tracker.js';
 import { ProcessMemoryWatch, type KilledProcess } from './process-memory-watch.js';
 import { ScriptedPage } from './pages/scripted-page.js';
 import { PageSlot } from './page-slot.js';
-import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 export interface GenerationOptions {
   id: number;
   executablePath: string;
   sinkholePort: number;
   protocolTimeoutMs: number;
-  /** How templates are evaluated (`browser/sandbox/evaluator-page.ts`). */
-  evaluator: EvaluatorKind;
   room: ClosedRoomOptions;
   /** A renderer or print compositor past this many MB (resident) is killed. */
   rendererMemoryMb: number;
@@ -265,7 +262,7 @@ export class BrowserGeneration {
 
   #newSlot(): PageSlot {
     const { options } = this;
-    const slot = new PageSlot(this.chromium.root, options.room, options.onPageReplaced, { kind: options.evaluator });
+    const slot = new PageSlot(this.chromium.root, options.room, options.onPageReplaced);
     this.#slots.add(slot);
     return slot;
   }

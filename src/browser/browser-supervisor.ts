@@ -13,7 +13,6 @@ import type { Logger } from '../shared/log.js';
 import { BrowserGeneration } from './browser-generation.js';
 import type { AssetResolver } from './pages/closed-room.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from './pages/network-sinkhole.js';
-import type { EvaluatorKind } from './sandbox/evaluator-page.js';
 
 export interface SupervisorOptions {
   chromiumPath: string;
@@ -23,7 +22,6 @@ export interface SupervisorOptions {
   asyncTimeoutMs: number;
   recycleAfterRenders: number;
   assetResolver: AssetResolver | undefined;
-  evaluator: EvaluatorKind;
   /** Renderer and print compositor processes past this many MB are killed (browser-generation.ts). */
   rendererMemoryMb: number;
 }
@@ -129,7 +127,6 @@ export class BrowserSupervisor {
           executablePath: this.options.chromiumPath,
           sinkholePort: sinkhole.port,
           protocolTimeoutMs: protocolTimeoutMs(this.options),
-          evaluator: this.options.evaluator,
           rendererMemoryMb: this.options.rendererMemoryMb,
           room: {
             assetResolver: this.options.assetResolver,

@@ -122,3 +122,12 @@ export async function readProtocolStream(
   // One chunk (every PDF under STREAM_CHUNK_BYTES) is the PDF already: no copy.
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
+
+/**
+ * `fn`'s source as a `Runtime.callFunctionOn` declaration of one argument, for a function that runs in
+ * the page. tsx compiles with esbuild's keepNames, which wraps inner functions in a `__name(…)` helper
+ * the page does not have: a no-op one is provided.
+ */
+export function pageFunction(fn: (arg: never) => unknown): string {
+  return `function (arg) { const __name = (f) => f; return (${fn.toString()})(arg); }`;
+}

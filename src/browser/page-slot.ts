@@ -7,7 +7,7 @@ import type { CDPSession } from 'puppeteer-core';
 import { raceSignal } from './cdp-helpers.js';
 import type { ClosedRoomOptions } from './pages/closed-room.js';
 import { PrintPage } from './pages/print-page.js';
-import { EvaluatorPage, type EvaluatorOpenOptions } from './sandbox/evaluator-page.js';
+import { EvaluatorPage } from './sandbox/evaluator-page.js';
 
 const OPEN_TIMEOUT_MS = 20_000;
 
@@ -21,7 +21,6 @@ export class PageSlot {
     private readonly root: CDPSession,
     private readonly room: ClosedRoomOptions,
     private readonly onReplaced: () => void,
-    private readonly evaluatorOptions: EvaluatorOpenOptions,
   ) {}
 
   /** Resolves when both pages are usable, opening whatever is missing (or rejects with `signal`). */
@@ -83,9 +82,7 @@ export class PageSlot {
     const signal = AbortSignal.timeout(OPEN_TIMEOUT_MS);
     // allSettled: the opening ends only when both attempts have, so no late page is orphaned.
     this.#opening = Promise.allSettled([
-      this.#evaluator
-        ? undefined
-        : EvaluatorPage.open(this.root, this.room, this.evaluatorOptions).then((page) => (this.#evaluator = page)),
+      this.#evaluator ? undefined : EvaluatorPage.open(this.root, this.room).then((page) => (this.#evaluator = page)),
       this.#printer ? undefined : PrintPage.open(this.root, this.room, signal).then((page) => (this.#printer = page)),
     ])
       .then((results) => {

@@ -90,20 +90,16 @@ describe('lifecycle', () => {
 describe('crash recovery', () => {
   // The template limit is far away: a lost browser, not a deadline, must end the renders here.
   const options = { concurrency: 1, templateTimeoutMs: 40_000, timeoutMs: 50_000 };
-  const renderers = {} as Record<'compartment' | 'worker', PdfRenderer>;
+  let renderer: PdfRenderer;
 
   beforeAll(async () => {
-    [renderers.compartment, renderers.worker] = await Promise.all([
-      startTestRenderer({ ...options, evaluator: 'compartment' }),
-      startTestRenderer({ ...options, evaluator: 'worker' }),
-    ]);
+    renderer = await startTestRenderer(options);
   });
   afterAll(async () => {
-    await Promise.all(Object.values(renderers).map((r) => r?.close()));
+    await renderer?.close();
   });
 
   it('replaces a browser killed with SIGKILL mid-render; the next render works', async () => {
-    const renderer = renderers.compartment;
     const { browserPid: pid, crashes } = renderer.stats();
     const profile = profileDirOf(pid!);
     const inFlight = outcome(renderer.render(neverReady));
@@ -121,21 +117,16 @@ describe('crash recovery', () => {
     );
   });
 
-  it.each(['compartment', 'worker'] as const)(
-    'fails a template evaluation with RENDER_FAILED, not at its time limit, when the browser is killed under it (%s)',
-    async (evaluator) => {
-      const renderer = renderers[evaluator];
-      const inFlight = outcome(renderer.render(endlessTemplate));
-      await whenActive(renderer, 1);
-      process.kill(renderer.stats().browserPid!, 'SIGKILL');
-      // Had the loss gone unnoticed, the render would have ended at the template limit with TEMPLATE_TIMEOUT.
-      expect(await inFlight).toBe('RENDER_FAILED');
-      expect(pdfText((await renderer.render(doc('AFTER-KILL'))).pdf)).toContain('AFTER-KILL');
-    },
-  );
+  it('fails a template evaluation with RENDER_FAILED, not at its time limit, when the browser is killed under it', async () => {
+    const inFlight = outcome(renderer.render(endlessTemplate));
+    await whenActive(renderer, 1);
+    process.kill(renderer.stats().browserPid!, 'SIGKILL');
+    // Had the loss gone unnoticed, the render would have ended at the template limit with TEMPLATE_TIMEOUT.
+    expect(await inFlight).toBe('RENDER_FAILED');
+    expect(pdfText((await renderer.render(doc('AFTER-KILL'))).pdf)).toContain('AFTER-KILL');
+  });
 
   it('replaces crashed pages (killed renderer processes); the next render works', async () => {
-    const renderer = renderers.compartment;
     // The crash-replacement browser of the tests above may still be opening its pages.
     await warmUpPatiently(renderer);
     const pid = renderer.stats().browserPid!;
@@ -148,24 +139,18 @@ describe('crash recovery', () => {
     expect(renderer.stats().browserPid).toBe(pid);
   });
 
-  it.each(['compartment', 'worker'] as const)(
-    'renders a document asked for right after its pages’ renderers were killed, before Chromium reports the crash or after (%s)',
-    async (evaluator) => {
-      const renderer = renderers[evaluator];
-      await warmUpPatiently(renderer);
-      const pid = renderer.stats().browserPid!;
-      const killed = descendants(pid, '--type=renderer');
-      expect(killed.length).toBeGreaterThan(0);
-      for (const child of killed) process.kill(child, 'SIGKILL');
-      // No wait: the render may take pages whose crash Pressroom has not heard of yet. Either way
-      // it must print, not blame the document (TEMPLATE_RENDER_ERROR) or fail (RENDER_FAILED).
-      expect(pdfText((await renderer.render(doc(`RIGHT-AFTER-KILL-${evaluator}`))).pdf)).toContain(
-        `RIGHT-AFTER-KILL-${evaluator}`,
-      );
-      expect(renderer.stats().browserPid).toBe(pid);
-      await until(() => killed.every((child) => !isAlive(child)), PROCESS_GONE_MS, 'the killed renderers to be reaped');
-    },
-  );
+  it('renders a document asked for right after its pages’ renderers were killed, before Chromium reports the crash or after', async () => {
+    await warmUpPatiently(renderer);
+    const pid = renderer.stats().browserPid!;
+    const killed = descendants(pid, '--type=renderer');
+    expect(killed.length).toBeGreaterThan(0);
+    for (const child of killed) process.kill(child, 'SIGKILL');
+    // No wait: the render may take pages whose crash Pressroom has not heard of yet. Either way
+    // it must print, not blame the document (TEMPLATE_RENDER_ERROR) or fail (RENDER_FAILED).
+    expect(pdfText((await renderer.render(doc('RIGHT-AFTER-KILL'))).pdf)).toContain('RIGHT-AFTER-KILL');
+    expect(renderer.stats().browserPid).toBe(pid);
+    await until(() => killed.every((child) => !isAlive(child)), PROCESS_GONE_MS, 'the killed renderers to be reaped');
+  });
 });
 
 describe('limits', () => {

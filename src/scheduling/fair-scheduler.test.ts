@@ -244,6 +244,46 @@ describe('free work', () => {
     await h.release('A:a0');
     expect(h.granted.at(-1)).toBe('B:b0');
   });
+
+  it("with accountFreeSlots, one account's free work holds that many slots at most: another account's free task takes the next free slot at once", async () => {
+    const pool = scheduler({
+      capacity: 3,
+      accountSlots: accountSlotsOf(3),
+      workConserving: false,
+      freeSlots: 2,
+      accountFreeSlots: 1,
+    });
+    const h = harness(pool);
+    for (let i = 0; i < 3; i++) h.ask('A', `a${i}`, 'free');
+    await h.settle();
+    // A free slot and a paid slot idle, yet A's second free task waits.
+    expect(h.granted).toEqual(['A:a0']);
+    h.ask('B', 'b0', 'free');
+    h.ask('C', 'c0', 'free');
+    await h.settle();
+    expect(h.granted).toEqual(['A:a0', 'B:b0']);
+    // Free work holds two slots: the third is paid work's, whoever's.
+    h.ask('A', 'paid');
+    await h.settle();
+    expect(h.granted).toEqual(['A:a0', 'B:b0', 'A:paid']);
+    // A's free slot freed: C (never served) goes before A's own next free task.
+    await h.release('A:a0');
+    expect(h.granted.at(-1)).toBe('C:c0');
+    await h.release('B:b0');
+    expect(h.granted.at(-1)).toBe('A:a1');
+    expect(pool.stats()).toMatchObject({ active: 3, waiting: 1 });
+  });
+
+  it("an account's paid work is not held back by its own free work at accountFreeSlots", async () => {
+    const h = harness(
+      scheduler({ capacity: 3, accountSlots: 2, workConserving: false, freeSlots: 2, accountFreeSlots: 1 }),
+    );
+    h.ask('A', 'f0', 'free');
+    h.ask('A', 'f1', 'free');
+    h.ask('A', 'p0');
+    await h.settle();
+    expect(h.granted).toEqual(['A:f0', 'A:p0']);
+  });
 });
 
 describe('refusals', () => {

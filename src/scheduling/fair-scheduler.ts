@@ -14,7 +14,8 @@
  *   4. the account holding the fewest slots, then the one granted longest ago (round robin);
  *   5. within an account, arrival order (its paid tasks before its free ones).
  * Free work holds at most `freeSlots` slots in all, even with slots idle, so paid work never waits
- * behind more than the other slots' tasks.
+ * behind more than the other slots' tasks; and, where a pool sets `accountFreeSlots`, one account's free
+ * work at most that many, so another account's free task finds one of the other free slots (issue 49).
  *
  * The cap, per pool (`workConserving`):
  * - work-conserving (renders, compaction, JSON parse): a slot nobody within their cap may take goes to
@@ -57,6 +58,8 @@ export interface SchedulerLimits {
   readonly workConserving: boolean;
   /** Slots free work may hold, all accounts together, even with slots idle. */
   readonly freeSlots: number;
+  /** Slots one account's free work may hold, even with slots idle; unset: only `accountSlots` applies. */
+  readonly accountFreeSlots?: number;
   /** Tasks one account may have waiting. */
   readonly accountQueueLimit: number;
   /** Free tasks one account may have waiting. */
@@ -110,6 +113,8 @@ interface Waiter {
 
 interface AccountLine {
   active: number;
+  /** Of `active`, the free tasks. */
+  activeFree: number;
   /** Arrival order, paid and free together. */
   readonly waiting: Waiter[];
   /** When this account was last granted a slot (a counter), for round robin among equals. */
@@ -274,7 +279,10 @@ export class FairScheduler {
       line.active += 1;
       line.lastGrant = ++this.#grants;
       this.#active += 1;
-      if (waiter.kind === 'free') this.#activeFree += 1;
+      if (waiter.kind === 'free') {
+        this.#activeFree += 1;
+        line.activeFree += 1;
+      }
       waiter.grant(this.#releaser(next.accountId, line, waiter.kind));
     }
   }
@@ -285,7 +293,8 @@ export class FairScheduler {
     const freeSlotLeft = this.#activeFree < limits.freeSlots;
     let best: { accountId: string; line: AccountLine; waiter: Waiter; key: number[] } | undefined;
     for (const [accountId, line] of this.#accounts) {
-      const waiter = line.waiting.find((w) => w.kind === 'paid') ?? (freeSlotLeft ? line.waiting[0] : undefined);
+      const mayTakeFree = freeSlotLeft && line.activeFree < (limits.accountFreeSlots ?? Infinity);
+      const waiter = line.waiting.find((w) => w.kind === 'paid') ?? (mayTakeFree ? line.waiting[0] : undefined);
       if (!waiter) continue;
       const overBudget = budget?.isOverBudget(accountId) === true;
       const atCap = line.active >= limits.accountSlots;
@@ -310,7 +319,10 @@ export class FairScheduler {
       released = true;
       line.active -= 1;
       this.#active -= 1;
-      if (kind === 'free') this.#activeFree -= 1;
+      if (kind === 'free') {
+        this.#activeFree -= 1;
+        line.activeFree -= 1;
+      }
       this.#forgetIdle(accountId, line);
       this.#dispatch();
     };
@@ -319,7 +331,7 @@ export class FairScheduler {
   #line(accountId: string): AccountLine {
     let line = this.#accounts.get(accountId);
     if (!line) {
-      line = { active: 0, waiting: [], lastGrant: 0 };
+      line = { active: 0, activeFree: 0, waiting: [], lastGrant: 0 };
       this.#accounts.set(accountId, line);
     }
     return line;

@@ -21,8 +21,6 @@ export const BROWSER_ENTRIES = {
   harness: 'harness-entry.ts',
   /** Evaluated in every document's Compartment; defines `pressroomDocument`. */
   compartment: 'compartment-entry.ts',
-  /** The worker evaluator's per-document worker, after nunjucks-slim. */
-  worker: 'worker-entry.ts',
 } as const;
 
 export type BrowserEntry = keyof typeof BROWSER_ENTRIES;
@@ -30,7 +28,7 @@ export type BrowserEntry = keyof typeof BROWSER_ENTRIES;
 /**
  * What a bundle must not hold. SES refuses any source holding an HTML comment token, `import(` or
  * `eval(` (even in a string): that binds what a Compartment evaluates. The others sit in the
- * evaluator page's inline `<script>` (the worker's as a string literal), which `</script` would end
+ * evaluator page's inline `<script>`, which `</script` would end
  * and `<script` after a `<!--` would keep from ending; Markdown's parser holds `<!--` in a regular
  * expression, which is harmless there.
  */
@@ -38,7 +36,6 @@ const REFUSED: Record<BrowserEntry, RegExp> = {
   compartment: /<!--|-->|\bimport\s*\(|\beval\s*\(|<\/?script/i,
   lockdown: /<\/?script/i,
   harness: /<\/?script/i,
-  worker: /<\/?script/i,
 };
 
 const require = createRequire(import.meta.url);

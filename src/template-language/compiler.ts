@@ -11,11 +11,19 @@ import { createRequire } from 'node:module';
 import nunjucks from 'nunjucks';
 import { AppError } from '../shared/errors.js';
 import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from './catalogue.js';
+import {
+  assetNamesInTree,
+  mayNameAssets,
+  mergeAssetNames,
+  NO_ASSET_NAMES,
+  type TemplateAssetNames,
+} from './asset-names.js';
 
 /**
  * Largest template source accepted, in characters: the largest part the template schema accepts
  * (html, 2,000,000), so what saves also renders (save and render share this check). Compiling the
- * largest takes seconds and blocks the event loop once; the result is cached.
+ * largest takes seconds: the service compiles long sources on template threads
+ * (templates/template-threads.ts), and the result is cached here.
  */
 export const MAX_TEMPLATE_SOURCE_CHARS = 2_000_000;
 
@@ -164,24 +172,79 @@ Parser.prototype.parseSet = function (this: ParserThis): TemplateNode {
   return new nodes.Output!(lineno, colno, [call]);
 };
 
-const cache = new Map<string, string>();
+/** What compiling a source gives: its code, and the asset names its tree names (read in the same parse). */
+interface Compiled {
+  code: string;
+  assets: TemplateAssetNames;
+}
+
+/**
+ * What compiling one source ended in, as plain data (a thread sends it back, structured-cloned): the
+ * compiled form, or the syntax error's message and position.
+ */
+export type CompileOutcome =
+  | { ok: true; compiled: Compiled }
+  | { ok: false; message: string; details: Record<string, unknown> };
+
+/** Sources compiled lately, and what they compiled to; a syntax error is kept too, so a long broken source is not compiled again here. */
+const cache = new Map<string, CompileOutcome>();
 let cachedChars = 0;
 
 /** Precompiles template source to Nunjucks' JavaScript form; throws TEMPLATE_SYNTAX_ERROR with line/column. */
 export function compileTemplate(source: string, name = 'template'): string {
-  const hit = cache.get(source);
-  if (hit !== undefined) {
-    // Refresh recency: Map iteration order is insertion order, so re-insert.
-    cache.delete(source);
-    cache.set(source, hit);
-    return hit;
-  }
-  const code = compileUncached(source, name);
-  remember(source, code);
-  return code;
+  return compiled(source, name).code;
 }
 
-function compileUncached(source: string, name: string): string {
+/**
+ * The asset names a template's parts (html, css, header, footer; null or empty skipped) name together
+ * (asset-names.ts), from the parse each part's compilation makes: a template checked when it was
+ * saved costs nothing more here. A part that does not compile may name any.
+ */
+export function assetNamesOf(sources: readonly (string | null | undefined)[]): TemplateAssetNames {
+  return mergeAssetNames(
+    sources.map((source) => (source && mayNameAssets(source) ? compiledAssetNames(source) : NO_ASSET_NAMES)),
+  );
+}
+
+function compiledAssetNames(source: string): TemplateAssetNames {
+  try {
+    return compiled(source, 'template').assets;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'TEMPLATE_SYNTAX_ERROR') return { names: [], computed: true };
+    throw error;
+  }
+}
+
+function compiled(source: string, name: string): Compiled {
+  let outcome = cache.get(source);
+  if (outcome !== undefined) {
+    // Refresh recency: Map iteration order is insertion order, so re-insert.
+    cache.delete(source);
+    cache.set(source, outcome);
+  } else {
+    outcome = compileOutcome(source, name);
+    rememberCompiled(source, outcome);
+  }
+  if (!outcome.ok) throw new AppError('TEMPLATE_SYNTAX_ERROR', outcome.message, { details: outcome.details });
+  return outcome.compiled;
+}
+
+/** Whether `source` was compiled lately (so compiling it now costs a lookup). */
+export function isCompiled(source: string): boolean {
+  return cache.has(source);
+}
+
+/** Compiles `source` without the cache, as data: what a template thread runs (template-threads.ts). */
+export function compileOutcome(source: string, name: string): CompileOutcome {
+  try {
+    return { ok: true, compiled: compileUncached(source, name) };
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'TEMPLATE_SYNTAX_ERROR') throw error;
+    return { ok: false, message: error.message, details: { ...error.details } };
+  }
+}
+
+function compileUncached(source: string, name: string): Compiled {
   if (source.length > MAX_TEMPLATE_SOURCE_CHARS) {
     throw new AppError(
       'TEMPLATE_SYNTAX_ERROR',
@@ -195,10 +258,12 @@ function compileUncached(source: string, name: string): string {
     throw toSyntaxError(error, source);
   }
   assertKnownNames(ast);
+  // Read before the transform, which rewrites parts of the tree.
+  const assets = mayNameAssets(source) ? assetNamesInTree(ast, source) : NO_ASSET_NAMES;
   try {
     const c = new compiler.Compiler(name, false);
     c.compile(transformer.transform(ast, [], name));
-    return c.getCode();
+    return { code: c.getCode(), assets };
   } catch (error) {
     throw toSyntaxError(error, source);
   }
@@ -303,13 +368,19 @@ function toSyntaxError(error: unknown, source: string): AppError {
   });
 }
 
-function remember(source: string, code: string): void {
-  cache.set(source, code);
-  cachedChars += source.length + code.length;
+/** Keeps what `source` compiled to (here or on a thread), within the cache's bounds. */
+export function rememberCompiled(source: string, outcome: CompileOutcome): void {
+  if (cache.has(source)) return;
+  cache.set(source, outcome);
+  cachedChars += cachedSize(source, outcome);
   while (cache.size > CACHE_MAX_ENTRIES || cachedChars > CACHE_MAX_CODE_CHARS) {
-    const oldest = cache.keys().next();
+    const oldest = cache.entries().next();
     if (oldest.done) break;
-    cachedChars -= oldest.value.length + (cache.get(oldest.value)?.length ?? 0);
-    cache.delete(oldest.value);
+    cachedChars -= cachedSize(...oldest.value);
+    cache.delete(oldest.value[0]);
   }
+}
+
+function cachedSize(source: string, outcome: CompileOutcome): number {
+  return source.length + (outcome.ok ? outcome.compiled.code.length : outcome.message.length);
 }

@@ -8,7 +8,7 @@ import type { AppError } from '../shared/errors.js';
 import { createLogger } from '../shared/log.js';
 import { launchChromium, type LaunchedChromium } from '../browser/launch-chromium.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from '../browser/pages/network-sinkhole.js';
-import { EvaluatorPage, type EvaluatorKind } from '../browser/sandbox/evaluator-page.js';
+import { EvaluatorPage } from '../browser/sandbox/evaluator-page.js';
 import { testOptions } from '../../test/support/documents/rendering-kit.js';
 import { LANGUAGE } from './catalogue.js';
 import { compileTemplate } from './compiler.js';
@@ -16,7 +16,7 @@ import { compileTemplate } from './compiler.js';
 const logger = createLogger(process.env.TEST_LOG ?? 'silent');
 let sinkhole: NetworkSinkhole;
 let chromium: LaunchedChromium;
-const pages = {} as Record<EvaluatorKind, EvaluatorPage>;
+let page: EvaluatorPage;
 
 beforeAll(async () => {
   sinkhole = await openNetworkSinkhole();
@@ -25,12 +25,11 @@ beforeAll(async () => {
     sinkholePort: sinkhole.port,
     protocolTimeoutMs: 30_000,
   });
-  for (const kind of ['compartment', 'worker'] as const)
-    pages[kind] = await EvaluatorPage.open(chromium.root, { logger }, { kind });
+  page = await EvaluatorPage.open(chromium.root, { logger });
 });
 
 afterAll(async () => {
-  for (const page of Object.values(pages)) await page?.close();
+  await page?.close();
   await chromium?.shutdown();
   await sinkhole?.close();
 });
@@ -39,9 +38,9 @@ const limits = { timeoutMs: 10_000, limitChars: 1 << 20, limitBytes: 1 << 20, si
 /** Compiled-template-shaped code that prints the names of its environment's filters, tests and globals. */
 const LIST_NAMES = `function root(env, context, frame, runtime, cb) { cb(null, JSON.stringify({ filter: Object.keys(env.filters), test: Object.keys(env.tests), global: Object.keys(env.globals) })); }\nreturn { root: root };`;
 
-describe.each(['compartment', 'worker'] as const)('a document in the %s evaluator', (kind) => {
+describe('a document in the evaluator', () => {
   it('has exactly the filters, tests and globals the catalogue lists as supported', async () => {
-    const { html } = await pages[kind].evaluate({ main: LIST_NAMES }, '{}', limits);
+    const { html } = await page.evaluate({ main: LIST_NAMES }, '{}', limits);
     const seen = JSON.parse(html.main!) as Record<string, string[]>;
     for (const k of ['filter', 'test', 'global'] as const) {
       const expected = LANGUAGE.filter((e) => e.kind === k && e.support !== 'no')
@@ -175,7 +174,7 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
       ],
     });
     try {
-      const { html } = await pages[kind].evaluate({ main: compileTemplate(source) }, data, limits);
+      const { html } = await page.evaluate({ main: compileTemplate(source) }, data, limits);
       expect(html.main).toBe(expected);
       expect(String(expected)).not.toMatch(/^ERROR: /);
     } catch (error) {
@@ -187,7 +186,7 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
   it('a barcode and a QR code are inline SVG; sepa_qrcode holds the EPC payment text', async () => {
     const source =
       '{{ "4006381333931" | barcode("ean13", includetext=true) }}{{ "https://example.com/i/42" | qrcode(width="30mm") }}{{ sepa_qrcode(iban="DE89 3704 0044 0532 0130 00", name="Pressroom GmbH", amount=1234.5, reference="RE-2026-001") }}';
-    const { html } = await pages[kind].evaluate({ main: compileTemplate(source) }, '{}', limits);
+    const { html } = await page.evaluate({ main: compileTemplate(source) }, '{}', limits);
     const svgs = html.main!.match(/<svg [^>]*>/g) ?? [];
     expect(svgs).toHaveLength(3);
     expect(svgs[0]).toMatch(/class="pressroom-barcode" role="img" aria-label="ean13" width="\d+/);
@@ -198,7 +197,7 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
   it('a text where a number belongs prints as it was sent, with a warning naming the filter and the part', async () => {
     const source =
       '{{ price | format_currency("EUR", "de-DE") }}|{{ missing | format_number }}|{{ "yesterday" | format_date }}';
-    const { html, warnings } = await pages[kind].evaluate(
+    const { html, warnings } = await page.evaluate(
       { main: compileTemplate(source) },
       JSON.stringify({ price: '1.234,56' }),
       limits,
@@ -212,11 +211,7 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
     const source =
       'Dear {{ customer.name }},\n  {{ items[0].sku }}{{ items[5].sku }}|{{ note }}|{{ customer.vat_id }}|{% for i in items %}{{ loop.index }}{{ i.colour }}{% endfor %}|{{ customer.name | default("-") }}{% set total = 3 %}{{ total }}{% macro line(label, value="-") %}{{ label }}{{ value }}{% endmacro %}{{ line("x") }}';
     const data = { note: null, customer: { vat_id: null }, items: [{ sku: 'a', colour: 'red' }, { sku: 'b' }] };
-    const { html, warnings } = await pages[kind].evaluate(
-      { main: compileTemplate(source) },
-      JSON.stringify(data),
-      limits,
-    );
+    const { html, warnings } = await page.evaluate({ main: compileTemplate(source) }, JSON.stringify(data), limits);
     expect(html.main).toBe('Dear ,\n  a|||1red2|-3x-');
     expect(warnings).toEqual([
       {
@@ -236,13 +231,13 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
 
   it('a strict template fails at an undefined variable, naming it and its place; null and default() still print nothing', async () => {
     const strict = { ...limits, strict: true };
-    const ok = await pages[kind].evaluate(
+    const ok = await page.evaluate(
       { main: compileTemplate('{{ note }}|{{ missing | default("-") }}|{% if missing %}x{% endif %}') },
       '{"note": null}',
       strict,
     );
     expect(ok).toMatchObject({ html: { main: '|-|' }, warnings: [] });
-    const failure = await pages[kind]
+    const failure = await page
       .evaluate({ main: compileTemplate('<p>\n  Dear {{ customer.name }}</p>') }, '{"customer": {}}', strict)
       .catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: 'TEMPLATE_RENDER_ERROR' });
@@ -251,7 +246,7 @@ describe.each(['compartment', 'worker'] as const)('a document in the %s evaluato
       /^Template error \(line 2, column 11\): "customer\.name" is not in the data, and this template is strict/,
     );
     // A text where a number belongs is an error too.
-    const number = await pages[kind]
+    const number = await page
       .evaluate({ main: compileTemplate('{{ total | format_currency("EUR") }}') }, '{"total": "1.234,56"}', strict)
       .catch((error: unknown) => error);
     expect(number).toMatchObject({

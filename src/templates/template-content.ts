@@ -1,4 +1,5 @@
 /** What a template says, as stored in a row of `templates` or of `template_versions` (both keep the same columns). */
+import type { AssetPin } from '../assets/asset-revisions.js';
 import type { TemplateContentColumns } from '../db/schema.js';
 import type { PageSetup } from '../rendering/pdf-options.js';
 import type { FieldDefinition } from './field-inference.js';
@@ -34,8 +35,11 @@ export interface Template extends TemplateContent {
   accountId: string;
   createdAt: number;
   updatedAt: number;
-  /** Set when this is a version's snapshot rather than the draft. */
-  version?: { number: number; tag: string } | null;
+  /**
+   * Set when this is a version's snapshot rather than the draft; `assets`: the asset revisions it
+   * was published with (docs/assets.md#revisions), which its renders print.
+   */
+  version?: { number: number; tag: string; assets?: AssetPin } | null;
 }
 
 /** Parses the JSON columns of a draft or a version. */

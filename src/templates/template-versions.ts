@@ -7,13 +7,16 @@
  * A `version` reference is a tag, or else a version number (`3` or `"3"`): a tag that looks like a
  * number wins over the number.
  */
-import type { Db } from '../db/database.js';
+import type { Db, Dialect } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
+import { assetSeqForPublish } from '../assets/asset-revisions.js';
 import type { TemplateVersionRow } from '../db/schema.js';
 import { AppError } from '../shared/errors.js';
 import type { Template } from './template-content.js';
 import * as store from './template-versions-store.js';
 import { templateContentOf, type TemplateContent } from './template-content.js';
+import type { TemplateThreads } from './template-threads.js';
+import { assetUsesOf, forgetAssetUses, recordAssetUses, versionAssetPin } from './template-asset-uses.js';
 
 /** A version as listed (without its snapshot). */
 export interface TemplateVersion {
@@ -63,14 +66,14 @@ function toVersion(
   };
 }
 
-function toSnapshot(accountId: string, row: TemplateVersionRow): Template {
+async function toSnapshot(db: Db, accountId: string, row: TemplateVersionRow): Promise<Template> {
   return {
     id: row.template_id,
     accountId,
     ...templateContentOf(row),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.created_at),
-    version: { number: Number(row.version_number), tag: row.tag },
+    version: { number: Number(row.version_number), tag: row.tag, assets: await versionAssetPin(db, row) },
   };
 }
 
@@ -86,10 +89,20 @@ const tagTaken = (templateId: string, tag: string) =>
     `Another version of template ${templateId} already has the tag "${tag}"; give that version another tag first (PATCH), or pick another tag.`,
   );
 
+/** What publishing needs besides the database: the dialect (the asset lock), and who to tell when versions go. */
+export interface VersionServiceDeps {
+  dialect: Dialect;
+  /** After a version is deleted: the asset revisions only it printed may go. */
+  released(accountId: string): Promise<void>;
+  /** Compiles the long parts of a template off the event loop (template-threads.ts), before their asset names are read. */
+  threads: Pick<TemplateThreads, 'prepare'>;
+}
+
 /** Creates the version service; `draft` is the owner-checked template read (templates.get). */
 export function createTemplateVersionService(
   db: Db,
   draft: (accountId: string, templateId: string) => Promise<Template>,
+  deps: VersionServiceDeps,
 ): TemplateVersionService {
   async function owned(accountId: string, templateId: string, versionNumber: number): Promise<TemplateVersionRow> {
     await draft(accountId, templateId);
@@ -115,9 +128,19 @@ export function createTemplateVersionService(
 
     async create(accountId, templateId, input) {
       const t = await draft(accountId, templateId);
+      await deps.threads.prepare({ accountId, kind: 'free' }, [
+        t.html,
+        t.css,
+        t.page?.header_html,
+        t.page?.footer_html,
+      ]);
+      // The names the snapshot's own text uses: it pins their revisions (all, when it computes names).
+      const uses = assetUsesOf(t);
       return mapTagRace(templateId, input.tag, () =>
         withTransaction(db, async (trx) => {
           if (await store.findVersionByTag(trx, templateId, input.tag)) throw tagTaken(templateId, input.tag);
+          // Under the account's asset lock: an upload or prune in flight ends before, or sees this version.
+          const assetSeq = await assetSeqForPublish(trx, deps.dialect, accountId);
           const row: TemplateVersionRow = {
             template_id: templateId,
             version_number: await store.nextVersionNumber(trx, templateId),
@@ -134,8 +157,11 @@ export function createTemplateVersionService(
             canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
             strict: t.strict ? 1 : 0,
             created_at: Date.now(),
+            asset_seq: assetSeq,
+            asset_uses_known: 1,
           };
           await store.insertVersion(trx, row);
+          await recordAssetUses(trx, templateId, row.version_number, uses);
           return toVersion(row);
         }),
       );
@@ -157,7 +183,12 @@ export function createTemplateVersionService(
 
     async remove(accountId, templateId, versionNumber) {
       await owned(accountId, templateId, versionNumber);
-      if (!(await store.deleteVersion(db, templateId, versionNumber))) throw notFound(templateId, versionNumber);
+      const deleted = await withTransaction(db, async (trx) => {
+        await forgetAssetUses(trx, templateId, versionNumber);
+        return store.deleteVersion(trx, templateId, versionNumber);
+      });
+      if (!deleted) throw notFound(templateId, versionNumber);
+      await deps.released(accountId);
     },
 
     async get(accountId, templateId, versionNumber) {
@@ -172,7 +203,7 @@ export function createTemplateVersionService(
       const row =
         byTag ?? (asNumber !== undefined ? await store.findVersionByNumber(db, templateId, asNumber) : undefined);
       if (!row) throw notFound(templateId, ref);
-      return toSnapshot(accountId, row);
+      return toSnapshot(db, accountId, row);
     },
   };
 }

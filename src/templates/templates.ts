@@ -3,12 +3,13 @@
  * Ownership: an id that exists but belongs to another account answers FORBIDDEN; an unknown id
  * answers TEMPLATE_NOT_FOUND (the order the spec gives).
  */
-import type { Db } from '../db/database.js';
+import type { Db, Dialect } from '../db/database.js';
 import type { TemplateRow } from '../db/schema.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { newTemplateId } from '../shared/ids.js';
-import { inferFields, normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
+import { normalizeFields, type FieldDefinition, type FieldInput } from './field-inference.js';
 import { syntaxIssues } from '../template-language/syntax.js';
+import { createTemplateThreads, type TemplateThreads } from './template-threads.js';
 import * as store from './templates-store.js';
 import { templateContentOf, type Template, type TemplateContent } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
@@ -16,6 +17,7 @@ import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
 import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js';
 import { listTemplateLayers } from './layers/layer-listing.js';
+import { assetUsesOf, DRAFT, forgetAssetUses, recordAssetUses } from './template-asset-uses.js';
 import { MAX_TEMPLATE_LAYERS, type TemplateLayer } from './layers/template-layers.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
@@ -68,6 +70,14 @@ export interface TemplateService {
   layers(accountId: string, templateId: string): Promise<{ layers: TemplateLayer[]; warnings: string[] }>;
   /** Deletes the template and all its versions. */
   remove(accountId: string, templateId: string): Promise<void>;
+  /**
+   * The fields a template of this text would have (nothing saved): the studio's form follows the text as
+   * it is typed. 422 naming the part and line when it does not parse, as a save would.
+   */
+  inferFields(
+    accountId: string,
+    input: { html: string; css?: string | null; page?: PageSetup | null; sample_data?: unknown },
+  ): Promise<FieldDefinition[]>;
   /** The template's immutable, tagged versions (template-versions.ts). */
   versions: TemplateVersionService;
 }
@@ -82,8 +92,18 @@ function toTemplate(row: TemplateRow): Template {
   };
 }
 
-/** Refuses (422) template parts that do not parse, naming the part and the line. */
-function assertParses(input: { html: string; css?: string | null; page?: PageSetup | null }): void {
+/** Refuses (422) template parts that do not parse, naming the part and the line; a long part is compiled on a template thread. */
+async function assertParses(
+  threads: TemplateThreads,
+  accountId: string,
+  input: { html: string; css?: string | null; page?: PageSetup | null },
+): Promise<void> {
+  await threads.prepare({ accountId, kind: 'free' }, [
+    input.html,
+    input.css,
+    input.page?.header_html,
+    input.page?.footer_html,
+  ]);
   const issues = syntaxIssues([
     { loc: ['body', 'html'], part: 'html', source: input.html },
     { loc: ['body', 'css'], part: 'css', source: input.css },
@@ -100,13 +120,16 @@ function assertPrintablePaper(page: PageSetup | null | undefined): void {
     throw new ValidationError([{ loc: ['body', 'page', problem.field], msg: problem.message, type: 'value_error' }]);
 }
 
-function inferFor(input: {
-  html: string;
-  css?: string | null;
-  page?: PageSetup | null;
-  sample_data?: unknown;
-}): FieldDefinition[] {
-  return inferFields(
+/** The most fields `inferFields` answers with: as many as a template may be given (`fields`, maxItems 500). */
+export const MAX_FOLLOWED_FIELDS = 500;
+
+function inferFor(
+  threads: TemplateThreads,
+  accountId: string,
+  input: { html: string; css?: string | null; page?: PageSetup | null; sample_data?: unknown },
+): Promise<FieldDefinition[]> {
+  return threads.inferFields(
+    { accountId, kind: 'free' },
     [input.html, input.css ?? '', input.page?.header_html ?? '', input.page?.footer_html ?? ''],
     input.sample_data ?? undefined,
   );
@@ -114,7 +137,18 @@ function inferFor(input: {
 
 const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
 
-export function createTemplateService(db: Db): TemplateService {
+/** What the template service needs of the rest: the dialect (for the asset lock a publish takes) and the asset library's pruning. */
+export interface TemplateServiceDeps {
+  dialect: Dialect;
+  /** Called after versions go, so the asset revisions only they printed go too. */
+  assets?: { pruneUnpinned(accountId: string): Promise<void> };
+  /** Where long templates are compiled and read (template-threads.ts); the service makes its own without. */
+  threads?: TemplateThreads;
+}
+
+export function createTemplateService(db: Db, deps: TemplateServiceDeps): TemplateService {
+  const threads = deps.threads ?? createTemplateThreads();
+  const released = (accountId: string) => deps.assets?.pruneUnpinned(accountId) ?? Promise.resolve();
   async function owned(accountId: string, templateId: string): Promise<TemplateRow> {
     const row = await store.findTemplate(db, templateId);
     if (!row) throw new AppError('TEMPLATE_NOT_FOUND', `Template ${templateId} was not found.`);
@@ -126,18 +160,18 @@ export function createTemplateService(db: Db): TemplateService {
   const get = async (accountId: string, templateId: string): Promise<Template> =>
     toTemplate(await owned(accountId, templateId));
 
-  const versions = createTemplateVersionService(db, get);
+  const versions = createTemplateVersionService(db, get, { dialect: deps.dialect, released, threads });
   return {
     versions,
     resolve: (accountId, templateId, version) =>
       version == null ? get(accountId, templateId) : versions.resolve(accountId, templateId, version),
 
     async create(accountId, input) {
-      assertParses(input);
+      await assertParses(threads, accountId, input);
       assertPrintablePaper(input.page);
       const { kind, canvas } = resolveKind(input);
       const now = Date.now();
-      const fields = input.fields ? normalizeFields(input.fields) : inferFor(input);
+      const fields = input.fields ? normalizeFields(input.fields) : await inferFor(threads, accountId, input);
       const row: TemplateRow = {
         id: newTemplateId(),
         account_id: accountId,
@@ -153,8 +187,13 @@ export function createTemplateService(db: Db): TemplateService {
         strict: input.strict ? 1 : 0,
         created_at: now,
         updated_at: now,
+        asset_uses_known: 1,
       };
-      await store.insertTemplate(db, row);
+      const uses = assetUsesOf(input);
+      await withTransaction(db, async (trx) => {
+        await store.insertTemplate(trx, row);
+        await recordAssetUses(trx, row.id, DRAFT, uses);
+      });
       return toTemplate(row);
     },
 
@@ -192,13 +231,17 @@ export function createTemplateService(db: Db): TemplateService {
         page: changes.page === undefined ? current.page : changes.page,
         sample_data: changes.sample_data === undefined ? current.sampleData : changes.sample_data,
       };
-      assertParses(next);
+      await assertParses(threads, accountId, next);
       assertPrintablePaper(next.page);
       const { kind, canvas } = resolveKind(changes, current);
       // Given fields replace the stored ones; otherwise inferred fields follow the new template text.
       const fieldsGiven = changes.fields !== undefined && changes.fields !== null;
       const keepUserFields = !fieldsGiven && !current.fieldsInferred && changes.fields !== null;
-      const fields = fieldsGiven ? normalizeFields(changes.fields!) : keepUserFields ? current.fields : inferFor(next);
+      const fields = fieldsGiven
+        ? normalizeFields(changes.fields!)
+        : keepUserFields
+          ? current.fields
+          : await inferFor(threads, accountId, next);
       const row: Partial<TemplateRow> = {
         name: next.name,
         html: next.html,
@@ -211,17 +254,40 @@ export function createTemplateService(db: Db): TemplateService {
         canvas: json(canvas),
         strict: (changes.strict ?? current.strict) ? 1 : 0,
         updated_at: Math.max(Date.now(), current.updatedAt + 1),
+        asset_uses_known: 1,
       };
-      await store.updateTemplate(db, templateId, row);
+      const uses = assetUsesOf(next);
+      await withTransaction(db, async (trx) => {
+        await store.updateTemplate(trx, templateId, row);
+        await recordAssetUses(trx, templateId, DRAFT, uses);
+      });
       return toTemplate({ ...(await owned(accountId, templateId)) });
+    },
+
+    async inferFields(accountId, input) {
+      await assertParses(threads, accountId, input);
+      const fields = await inferFor(threads, accountId, input);
+      // The answer stays near the request's size: a form of more fields than a template may be given is no form to follow.
+      if (fields.length > MAX_FOLLOWED_FIELDS) {
+        throw new ValidationError([
+          {
+            loc: ['body', 'html'],
+            msg: `The text uses ${fields.length} variables; at most ${MAX_FOLLOWED_FIELDS} are listed here (save the template to have them all inferred)`,
+            type: 'too_many_fields',
+          },
+        ]);
+      }
+      return fields;
     },
 
     async remove(accountId, templateId) {
       await owned(accountId, templateId);
       await withTransaction(db, async (trx) => {
+        await forgetAssetUses(trx, templateId);
         await deleteTemplateVersions(trx, templateId);
         await store.deleteTemplate(trx, templateId);
       });
+      await released(accountId);
     },
   };
 }

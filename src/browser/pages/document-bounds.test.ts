@@ -139,7 +139,16 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'pressroom-spill-'));
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // One afterAll for the describe: it also undoes the full-disk mount below.
+  afterAll(() => {
+    try {
+      if (mounted) execFileSync('umount', [full], { stdio: 'ignore' });
+      rmSync(full, { recursive: true, force: true });
+    } catch {
+      // A mount that cannot be undone now is the machine's to clean up, not a failure of what was tested.
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
   const spilled = (html: string, aboveBytes: number) =>
     renderer.renderSpilling(
       { template: { html }, data: {} },
@@ -202,14 +211,6 @@ describe('a long PDF spilled to a file as it streams (renderSpilling, the spool)
       return false;
     }
   })();
-  afterAll(() => {
-    try {
-      if (mounted) execFileSync('umount', [full], { stdio: 'ignore' });
-      rmSync(full, { recursive: true, force: true });
-    } catch {
-      // A mount that cannot be undone now is the machine's to clean up, not a failure of what was tested.
-    }
-  });
 
   it.skipIf(!mounted)(
     'fails with STORAGE_ERROR when the disk fills up mid-PDF, never passing a short file for the PDF, and leaves nothing',

@@ -8,7 +8,7 @@
 import { AppError } from '../../shared/errors.js';
 
 /** Which bound a document went past (the `bound` label of `pressroom_document_bounds_hit_total`). */
-export type DocumentBound = 'bytes' | 'pages' | 'image_pixels' | 'memory' | 'layers' | 'header_footer';
+export type DocumentBound = 'bytes' | 'pages' | 'image_pixels' | 'memory' | 'layers' | 'header_footer' | 'page_size';
 
 /** The per-document limits the print step enforces. */
 export interface DocumentBounds {
@@ -81,6 +81,15 @@ export function headerFooterTooLarge(part: 'header' | 'footer', chars: number, l
     `The page ${part} (page.${part}_html) would be ${chars} characters (${formatBytes(chars)}) once its images and fonts are written into it, more than the ${limitChars} (${formatBytes(limitChars)}) a header or footer may carry. ` +
       `Chromium's ${part} loads nothing, so every use of an image or font in it carries the whole file: use each one once, make it smaller, or put it in the body.`,
     { details: { bound: 'header_footer', part, chars, limitChars } },
+  );
+}
+
+/** The document's CSS `@page { size }` is longer than Chromium prints (issue 49: it was a 500 at every render). */
+export function cssPageTooLong(size: string, maxInches: number): AppError {
+  return new AppError(
+    'DOCUMENT_TOO_LARGE',
+    `The document's CSS sets its page to ${JSON.stringify(size.slice(0, 80))}, longer than the ${maxInches}in (22.86 m) a side the browser can print. Give @page a smaller size.`,
+    { details: { bound: 'page_size', maxInches } },
   );
 }
 

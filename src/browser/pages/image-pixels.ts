@@ -25,7 +25,7 @@
  * current one uses only from a closed shadow root. The byte and memory bounds cover those.
  */
 import type { CDPSession, Protocol } from 'puppeteer-core';
-import { raceSignal } from '../cdp-helpers.js';
+import { raceSignal, pageFunction } from '../cdp-helpers.js';
 
 const WORLD_NAME = 'pressroom-image-pixels';
 
@@ -261,8 +261,5 @@ export function sumNaturalPixels(input: MeasureInput): Promise<MeasureResult> {
   });
 }
 
-/**
- * `sumNaturalPixels` as the source sent to the page. tsx compiles with esbuild's keepNames, which
- * wraps inner functions in a `__name(…)` helper the page does not have: a no-op one is provided.
- */
-const BROWSER_FUNCTION = `function (input) { const __name = (f) => f; return (${sumNaturalPixels.toString()})(input); }`;
+/** `sumNaturalPixels` as the source sent to the page. */
+const BROWSER_FUNCTION = pageFunction(sumNaturalPixels);

@@ -18,7 +18,7 @@
  * the capture, so the picture never shows a half-loaded image.
  */
 import type { CDPSession } from 'puppeteer-core';
-import { raceSignal } from '../cdp-helpers.js';
+import { raceSignal, pageFunction } from '../cdp-helpers.js';
 
 /** One layer's changes, as the page applies them (colours already checked and normalised). */
 export interface LayerEdit {
@@ -258,8 +258,5 @@ export async function editLayers(input: LayerEdits): Promise<LayerEditsOutcome> 
   return { warnings };
 }
 
-/**
- * `editLayers` as the source sent to the page. tsx compiles with esbuild's keepNames, which wraps
- * inner functions in a `__name(…)` helper the page does not have: a no-op one is provided.
- */
-const BROWSER_FUNCTION = `function (input) { const __name = (f) => f; return (${editLayers.toString()})(input); }`;
+/** `editLayers` as the source sent to the page. */
+const BROWSER_FUNCTION = pageFunction(editLayers);

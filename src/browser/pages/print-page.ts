@@ -23,7 +23,8 @@ import {
   type ClosedRoomOptions,
   type DocumentResources,
 } from './closed-room.js';
-import { tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
+import { cssPageTooLong, tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
+import { oversizePageRule } from './page-rule-size.js';
 import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from '../page-target.js';
 import { ScriptedDocumentWatch } from './scripted-document.js';
@@ -161,6 +162,8 @@ export async function openBlankDocument(
  * may throw to refuse it (a synchronous request that would print past its deadline, `pdf-renderer.ts`).
  */
 export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePixels'> & {
+  /** The longest page side Chromium prints; a failed print past it is named (page-rule-size.ts). */
+  maxPageInches: number;
   checkLength?: (contentHeightPx: number) => void;
   /** A long PDF goes to this file as Chromium streams it, instead of memory (cdp-helpers.ts). */
   spill?: StreamSpill;
@@ -221,7 +224,14 @@ export async function loadAndPrint(
       const { stream } = await raceSignal(
         session.send('Page.printToPDF', { ...params, transferMode: 'ReturnAsStream' }),
         all,
-      );
+      ).catch(async (error: unknown) => {
+        // Chromium says only "Printing failed" for a page it cannot print: name the size when it was that.
+        const size =
+          bounds && !all.aborted
+            ? await oversizePageRule(session, frameId, bounds.maxPageInches, all).catch(() => null)
+            : null;
+        throw size ? cssPageTooLong(size, bounds!.maxPageInches) : error;
+      });
       if (!stream) throw new AppError('RENDER_FAILED', 'Chromium returned no PDF stream');
       const limit = bounds && {
         maxBytes: bounds.maxDocumentBytes,

@@ -28,7 +28,7 @@ beforeAll(async () => {
     sinkholePort: sinkhole.port,
     protocolTimeoutMs: 30_000,
   });
-  page = await EvaluatorPage.open(chromium.root, room, { kind: 'compartment' });
+  page = await EvaluatorPage.open(chromium.root, room);
 });
 
 afterAll(async () => {
@@ -54,7 +54,7 @@ const limits = (timeoutMs = GENEROUS_MS) => ({
 
 /** Evaluates `body` on the shared page (reopened if a test lost it); the output, or the AppError. */
 async function run(body: string, data = '{}', timeoutMs = GENEROUS_MS): Promise<{ out?: string; error?: AppError }> {
-  if (page.isLost) page = await EvaluatorPage.open(chromium.root, room, { kind: 'compartment' });
+  if (page.isLost) page = await EvaluatorPage.open(chromium.root, room);
   try {
     const { html } = await page.evaluate({ main: code(body) }, data, limits(timeoutMs));
     return { out: html.main };

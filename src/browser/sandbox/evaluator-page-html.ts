@@ -1,19 +1,14 @@
 /**
- * The evaluator page's HTML, built once per process for one evaluator (`evaluator-page.ts` explains
- * the design). Its code is the template language's browser bundles (`src/template-language/browser/`,
- * see `template-language/browser-code.ts`) plus the vendored nunjucks-slim and, for compartments, SES:
- *  - `compartment`: SES, `lockdown-entry`, then the document runtime and nunjucks as source text the
- *    harness evaluates in each document's Compartment;
- *  - `worker`: nunjucks-slim followed by `worker-entry`, as the source of each document's worker.
- * Then the constants the harness reads (`browser/sandbox-globals.d.ts`) and the harness itself.
+ * The evaluator page's HTML, built once per process (`evaluator-page.ts` explains the design). Its code
+ * is the template language's browser bundles (`src/template-language/browser/`, see
+ * `template-language/browser-code.ts`) plus the vendored nunjucks-slim and SES: SES, `lockdown-entry`,
+ * then the document runtime and nunjucks as source text the harness evaluates in each document's
+ * Compartment, the constants the harness reads (`browser/sandbox-globals.d.ts`) and the harness itself.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { browserCode } from '../../template-language/browser-code.js';
-
-/** `compartment`: a fresh SES Compartment per document in the locked-down page; `worker`: a fresh Web Worker per document. */
-export type EvaluatorKind = 'compartment' | 'worker';
 
 const require = createRequire(import.meta.url);
 
@@ -47,19 +42,18 @@ function nunjucksForCompartments(slim: string): string {
   return `(function (module, exports) {\n${patched}\n;return module.exports;\n})({ exports: {} }, {})`;
 }
 
-const cachedPages = new Map<EvaluatorKind, string>();
+let cachedPage: string | undefined;
 
-/** The evaluator page for one evaluator, built once per process. */
-export function evaluatorPageHtml(kind: EvaluatorKind): string {
-  const cached = cachedPages.get(kind);
-  if (cached !== undefined) return cached;
+/** The evaluator page, built once per process. */
+export function evaluatorPageHtml(): string {
+  if (cachedPage !== undefined) return cachedPage;
   const slim = readFileSync(require.resolve('nunjucks/browser/nunjucks-slim.min.js'), 'utf8')
     // A trailing `//# sourceMappingURL` comment would swallow the code appended after it.
     .replace(/\/\/# sourceMappingURL=\S*\s*$/, '');
   // `<` escaped so no `</script>` inside the sources can end the inline script early.
   const literal = (source: string) => JSON.stringify(source).replace(/</g, '\\u003c');
   const script: string[] = [];
-  if (kind === 'compartment') {
+  {
     const ses = readFileSync(join(dirname(require.resolve('ses')), 'ses.umd.min.js'), 'utf8').replace(
       /\/\/# sourceMappingURL=\S*\s*$/,
       '',
@@ -73,27 +67,19 @@ export function evaluatorPageHtml(kind: EvaluatorKind): string {
       `var DOCUMENT_RUNTIME_SOURCE = ${literal(browserCode('compartment'))};`,
       `var NUNJUCKS_EXPRESSION = ${literal(nunjucksForCompartments(slim))};`,
     );
-  } else {
-    script.push(`var WORKER_SOURCE = ${literal(`${slim}\n;${browserCode('worker')}`)};`);
   }
-  script.push(
-    `var MODE = ${JSON.stringify(kind)};`,
-    `var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`,
-    browserCode('harness'),
-  );
+  script.push(`var TEMPLATE_CACHE_SIZE = ${PAGE_TEMPLATE_CACHE_SIZE};`, browserCode('harness'));
   const page = `<!doctype html><html><head><meta charset="utf-8"><title>evaluator</title></head><body><script>${script.join('\n')}</script></body></html>`;
-  cachedPages.set(kind, page);
+  cachedPage = page;
   return page;
 }
 
 /**
- * Response headers of the evaluator page. `sandbox allow-scripts` gives it (and its workers) an
- * opaque origin: no storage, no cookies, nothing shared with the next evaluation; `connect-src`
- * falls back to `'none'`, so fetch/XHR/WebSocket/EventSource are refused before interception.
- * `'unsafe-eval'` lets the workers build functions and compartments evaluate code; `blob:` is for
- * the worker scripts.
+ * Response headers of the evaluator page. `sandbox allow-scripts` gives it an opaque origin: no
+ * storage, no cookies, nothing shared with the next evaluation; `connect-src` and `worker-src` fall
+ * back to `'none'`, so fetch/XHR/WebSocket/EventSource and workers are refused before interception.
+ * `'unsafe-eval'` lets compartments evaluate code.
  */
 export const EVALUATOR_HEADERS: Record<string, string> = {
-  'Content-Security-Policy':
-    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:",
+  'Content-Security-Policy': "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'",
 };

@@ -7,7 +7,7 @@
  * with no network, no files and no Node API; the data goes in as a JSON string and the HTML comes
  * out as strings.
  *
- * Why nothing survives from one document to the next — default (`compartment`) evaluator:
+ * Why nothing survives from one document to the next:
  *   1. The page runs SES `lockdown()` before any other code: every intrinsic shared by the
  *      documents it will evaluate (Object.prototype, Array.prototype, String.prototype, JSON,
  *      Promise, Function.prototype, …) is frozen, and the mutable or ambient ones (Date.now,
@@ -25,18 +25,13 @@
  *      could run later, but only on its own dead compartment's objects.)
  *   The page lives as long as its browser (recycled every `BROWSER_RECYCLE_AFTER`
  *   documents, render-limits.ts), unless a document times out or crashes it.
- *   The `worker` evaluator (`evaluator: 'worker'`, kept for tests) instead starts a new Web Worker —
- *   a new V8 isolate — per document and terminates it after: separation by process-level
- *   construction, at several times the compartment's CPU per document (docs/rendering.md; figures:
- *   docs/performance-log/2026-11-22-to-28-service.md).
+ *   (A second evaluator, a new Web Worker per document, was kept for tests until issue 51: it gave
+ *   no guarantee this one does not, at several times its CPU.)
  *
  * Limits:
- *   - output size: checked in the compartment/worker, again by the harness and again here;
- *   - time: for the compartment evaluator, Node stops the page's JavaScript at `templateTimeoutMs`
- *     (`Runtime.terminateExecution`, which interrupts even an endless loop) and replaces the page;
- *     the worker evaluator's harness terminates its worker at the limit, and since a worker may still
- *     run for a moment after `terminate()` that page is replaced too (a fresh renderer process);
- *     Node gives a worker page up if it does not answer BACKSTOP_GRACE_MS after the limit;
+ *   - output size: checked in the compartment, again by the harness and again here;
+ *   - time: Node stops the page's JavaScript at `templateTimeoutMs` (`Runtime.terminateExecution`,
+ *     which interrupts even an endless loop) and replaces the page;
  *   - memory: the per-isolate V8 heap cap (`launch-chromium.ts`); a template that exhausts it
  *     crashes the evaluator renderer: that render fails with TEMPLATE_RENDER_ERROR and the pool
  *     replaces the page.
@@ -52,22 +47,13 @@ import { AppError, type ErrorDetails } from '../../shared/errors.js';
 import { raceSignal, timeoutSignal } from '../cdp-helpers.js';
 import { ClosedRoom, EVALUATOR_ORIGIN, type ClosedRoomOptions } from '../pages/closed-room.js';
 import { PageTarget } from '../page-target.js';
-import {
-  type EvaluatorKind,
-  EVALUATOR_HEADERS,
-  evaluatorPageHtml,
-  PAGE_TEMPLATE_CACHE_SIZE,
-} from './evaluator-page-html.js';
+import { EVALUATOR_HEADERS, evaluatorPageHtml, PAGE_TEMPLATE_CACHE_SIZE } from './evaluator-page-html.js';
 
 const EVALUATOR_URL = `${EVALUATOR_ORIGIN}/`;
-/** How much longer than the template limit the page itself may take before it is given up. */
-const BACKSTOP_GRACE_MS = 2_000;
 const OPEN_TIMEOUT_MS = 15_000;
 
 /** Templates to evaluate, by part name (`main`, `header`, `footer`), as precompiled code. */
 export type CompiledParts = Record<string, string>;
-
-export type { EvaluatorKind };
 
 export interface EvaluateOptions {
   timeoutMs: number;
@@ -87,10 +73,6 @@ export interface EvaluatedParts {
   html: Record<string, string>;
   warnings: DocumentWarning[];
   evalMs: number;
-}
-
-export interface EvaluatorOpenOptions {
-  kind: EvaluatorKind;
 }
 
 interface HarnessResult {
@@ -113,17 +95,12 @@ export class EvaluatorPage {
   private constructor(
     private readonly target: PageTarget,
     private readonly globalObjectId: string,
-    readonly kind: EvaluatorKind,
   ) {}
 
-  /** Opens the page and loads the harness, which starts its first worker. */
-  static async open(
-    root: CDPSession,
-    room: ClosedRoomOptions,
-    options: EvaluatorOpenOptions = { kind: 'compartment' },
-  ): Promise<EvaluatorPage> {
+  /** Opens the page and loads the harness (after SES's lockdown). */
+  static async open(root: CDPSession, room: ClosedRoomOptions): Promise<EvaluatorPage> {
     // Built (bundled, when running from source) once per process, before the start-up deadline runs.
-    const html = evaluatorPageHtml(options.kind);
+    const html = evaluatorPageHtml();
     // Every step is under the deadline: a page whose renderer died before it committed never answers.
     const deadline = timeoutSignal(
       OPEN_TIMEOUT_MS,
@@ -152,8 +129,8 @@ export class EvaluatorPage {
       );
       if (!global.objectId) throw new Error('evaluator page has no global object');
       const evaluator = mode.value as { mode?: string } | undefined;
-      if (evaluator?.mode !== options.kind) throw new Error('the evaluator harness did not start');
-      return new EvaluatorPage(target, global.objectId, options.kind);
+      if (evaluator?.mode !== 'compartment') throw new Error('the evaluator harness did not start');
+      return new EvaluatorPage(target, global.objectId);
     } catch (error) {
       await target.close();
       throw error;
@@ -167,17 +144,14 @@ export class EvaluatorPage {
     return this.target.isLost;
   }
 
-  /** Closes the page (and with it any worker still running). */
+  /** Closes the page. */
   close(): Promise<void> {
     return this.target.close();
   }
 
   /** Evaluates the parts with `dataJson`; returns the HTML of each part or throws a template AppError. */
   async evaluate(parts: CompiledParts, dataJson: string, options: EvaluateOptions): Promise<EvaluatedParts> {
-    // Compartment: this deadline is the limit. Worker: the harness terminates the worker at the
-    // limit, and this is a backstop in case the page hangs.
-    const limitMs = this.kind === 'compartment' ? options.timeoutMs : options.timeoutMs + BACKSTOP_GRACE_MS;
-    const deadline = timeoutSignal(limitMs, () => templateTimeout(options.timeoutMs));
+    const deadline = timeoutSignal(options.timeoutMs, () => templateTimeout(options.timeoutMs));
     const signal = AbortSignal.any([options.signal, deadline.signal, this.target.lost]);
     let result: HarnessResult;
     try {
@@ -204,11 +178,7 @@ export class EvaluatorPage {
     } finally {
       deadline.clear();
     }
-    // The harness could not evaluate at all: something is wrong with this page, open a new one.
-    // Worker evaluator, worker stopped at the time limit: `terminate()` returns before the worker's
-    // thread has stopped, and a worker caught mid-allocation can still run its renderer out of memory a few
-    // hundred ms later — taking the NEXT document on this page down with it (seen in CI). Such a
-    // page is never reused; the pool opens a fresh one (in a fresh renderer process).
+    // The harness could not evaluate at all, or was stopped: this page is never reused; the pool opens a fresh one.
     if (result.kind === 'failed' || result.kind === 'timeout' || result.kind === 'miss')
       this.target.markLost('abandoned');
     return { html: toParts(result, options), evalMs: result.evalMs ?? 0, warnings: result.warnings ?? [] };

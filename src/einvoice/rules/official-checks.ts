@@ -24,7 +24,7 @@ import { SOURCES } from './manifest.js';
 import { sha256Of } from './pack-sources.js';
 import { createPackReader, DamagedPackError, SOURCE_DIR, type ActivePack } from './pack-store.js';
 import type { StylesheetId } from './pack-build.js';
-import { RulesPool } from './rules-pool.js';
+import { RulesPool, type RulesPoolOptions } from './rules-pool.js';
 import { findingOf, type RuleFinding } from './svrl.js';
 
 export type { RuleFinding } from './svrl.js';
@@ -94,15 +94,22 @@ export interface EInvoiceRules {
 export interface EInvoiceRulesOptions {
   readonly dataDir: string;
   readonly mode: EInvoiceRulesMode;
-  /** Validation threads (2: a warm check takes about a tenth of a second). */
+  /** Validation threads (3: a warm check takes about a tenth of a second; see RULES_THREADS). */
   readonly threads?: number;
   /** A check's deadline on its thread and its wait for one. */
   readonly timeoutMs?: number;
+  /** Rules time of one account's free checks per window (rules-pool.ts has the default). */
+  readonly freeBudget?: RulesPoolOptions['freeBudget'];
 }
 
 /** Far above any real invoice's check (0.1 s), well under a request's patience. */
 const RULES_TIMEOUT_MS = 30_000;
-const RULES_THREADS = 2;
+/**
+ * Two for free checks (one per account: a second account's validation never waits behind a first's
+ * long one, issue 49), one that only paid checks take. Started on first use; each holds ~40 MB of
+ * stylesheets once warm, and up to its 1 GiB heap ceiling while it judges a large XML.
+ */
+const RULES_THREADS = 3;
 
 const missing = () =>
   new AppError(
@@ -142,6 +149,7 @@ export function createEInvoiceRules(options: EInvoiceRulesOptions): EInvoiceRule
   const pool = new RulesPool({
     threads: options.threads ?? RULES_THREADS,
     timeoutMs: options.timeoutMs ?? RULES_TIMEOUT_MS,
+    freeBudget: options.freeBudget,
   });
   const ublSchemas = new Map<string, Promise<{ fileName: string; contents: string }[]>>();
 

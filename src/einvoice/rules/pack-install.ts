@@ -27,6 +27,7 @@ import {
   readActivePack,
   rulesDir,
   SOURCE_DIR,
+  type ActivePack,
   type PackDescription,
 } from './pack-store.js';
 
@@ -196,7 +197,7 @@ export interface RulesStatus {
 
 /** The active pack, with every one of its files hashed again. */
 export async function rulesPackStatus(dataDir: string): Promise<RulesStatus> {
-  let pack;
+  let pack: ActivePack | null;
   try {
     pack = await readActivePack(dataDir);
   } catch (error) {

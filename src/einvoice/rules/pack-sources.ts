@@ -5,7 +5,7 @@
  * oversized or unreachable file) refuses the whole install, listing every file that failed.
  */
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { localPath, PACK_FILES, upstreamUrl, type PackFile } from './manifest.js';
 
@@ -38,7 +38,7 @@ export const sha256Of = (bytes: Uint8Array): string => createHash('sha256').upda
 
 /** Reads a file of at most MAX_FILE_BYTES; undefined when it does not exist. */
 async function readBounded(path: string): Promise<Buffer | undefined> {
-  let handle;
+  let handle: FileHandle | undefined;
   try {
     handle = await open(path, 'r');
   } catch (error) {

@@ -2,9 +2,15 @@
  * The validation threads (rules-worker.ts): SaxonJS runs the pack's schematrons there, off the event
  * loop, one check per thread at a time. Who checks next is the fair scheduler's choice
  * (../../scheduling/fair-scheduler.ts), a strict pool, as the xmllint threads are: a hostile XML keeps
- * its thread up to the deadline and cannot be taken back, so one account holds at most `threads` − 1
- * threads, and free work (POST /v1/einvoice/validate) at most `threads` − 1 in all: a paid check always
- * finds one. Threads start on first use and stay, each keeping the stylesheets it loaded.
+ * its thread up to the deadline and cannot be taken back, so one account holds at most `threads` − 2
+ * threads (each check takes a core), and free work (POST /v1/einvoice/validate) at most `threads` − 1 in
+ * all: a paid check always finds one. Threads start on first use and stay, each keeping the stylesheets it loaded.
+ *
+ * Free checks (issue 49): one account's free checks hold one thread at most, so with three threads a
+ * second account's free check never waits behind the first's, however long that one runs; and each
+ * account's free checks may hold a thread for FREE_RULES_BUDGET_SECONDS in any FREE_RULES_WINDOW_SECONDS
+ * (a check is stopped when it reaches what is left, and past it refused with 429 until the time leaves
+ * the window), so an account looping its heaviest invoice takes a bounded share of a free thread.
  *
  * Bounds: a check that has not answered within `timeoutMs` of reaching its thread has the thread
  * terminated (a replacement starts with the next check) and answers XML_TOO_COMPLEX, as one whose
@@ -14,6 +20,7 @@
 import type { Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { accountSlotsOf, FairScheduler, type PoolStats, type Ticket } from '../../scheduling/fair-scheduler.js';
+import { FailureBudget, type FailureBudgetSettings } from '../../scheduling/failure-budget.js';
 import { AppError } from '../../shared/errors.js';
 import type { RulesAnswer, RulesTask } from './rules-worker.js';
 import type { SvrlEntry } from './svrl.js';
@@ -29,9 +36,19 @@ const RULES_ACCOUNT_QUEUE_LIMIT = 16;
  */
 const RULES_HEAP_MB = 1024;
 
+/**
+ * Rules time one account's free checks may spend per window: a 1,000-line invoice takes ~11 s, the
+ * official examples 0.2–0.6 s (docs/performance-log/2026-12-02-issue-49-free-work.md), so this is
+ * hundreds of ordinary validations or four checks stopped at the 30 s deadline per ten minutes.
+ */
+const FREE_RULES_BUDGET_SECONDS = 120;
+const FREE_RULES_WINDOW_SECONDS = 600;
+
 export interface RulesPoolOptions {
   readonly threads: number;
   readonly timeoutMs: number;
+  /** Rules time of one account's free checks per window (default: FREE_RULES_BUDGET_SECONDS per FREE_RULES_WINDOW_SECONDS). */
+  readonly freeBudget?: FailureBudgetSettings;
   /** Called with each thread as it starts (tests end threads with it). */
   readonly onThreadStart?: (worker: Worker) => void;
 }
@@ -49,17 +66,27 @@ interface Thread {
 export class RulesPool {
   readonly #threads: Thread[] = [];
   readonly #slots: FairScheduler;
+  /** Rules time of each account's free checks (time that earns no credit, counted as failed renders are). */
+  readonly #freeTime: FailureBudget;
+  readonly #freeBudget: FailureBudgetSettings;
   #nextId = 1;
 
   constructor(private readonly options: RulesPoolOptions) {
+    this.#freeBudget = options.freeBudget ?? {
+      budgetSeconds: FREE_RULES_BUDGET_SECONDS,
+      windowSeconds: FREE_RULES_WINDOW_SECONDS,
+    };
+    this.#freeTime = new FailureBudget(this.#freeBudget);
     this.#slots = new FairScheduler({
       name: 'einvoice-rules',
       limits: {
         capacity: options.threads,
         queueLimit: RULES_QUEUE_LIMIT,
-        accountSlots: accountSlotsOf(options.threads),
+        // One thread fewer than the pool's free share: each check takes a core, and the machine may have two.
+        accountSlots: accountSlotsOf(options.threads - 1),
         workConserving: false,
         freeSlots: accountSlotsOf(options.threads),
+        accountFreeSlots: 1,
         accountQueueLimit: RULES_ACCOUNT_QUEUE_LIMIT,
         accountFreeQueueLimit: RULES_ACCOUNT_QUEUE_LIMIT,
       },
@@ -82,15 +109,55 @@ export class RulesPool {
     stylesheets: RulesTask['stylesheets'],
     ticket: Ticket,
   ): Promise<SvrlEntry[][] | RulesFailure> {
+    const free = ticket.kind === 'free';
+    if (free) this.#freeTimeLeftMs(ticket.accountId);
     const release = await this.#slots.acquire(ticket, { maxWaitMs: this.options.timeoutMs });
+    const startedAt = performance.now();
+    let counted = !free;
+    const count = () => {
+      if (!counted) this.#freeTime.recordFailure(ticket.accountId, performance.now() - startedAt);
+      counted = true;
+    };
     try {
-      return await this.#run(xml, stylesheets);
+      // One free check per account at a time (accountFreeSlots), so what is left is known when it starts.
+      const leftMs = free ? this.#freeTimeLeftMs(ticket.accountId) : Infinity;
+      const outOfBudget =
+        leftMs < this.options.timeoutMs ? () => (count(), this.#overFreeBudget(ticket.accountId)) : undefined;
+      return await this.#run(xml, stylesheets, {
+        timeoutMs: Math.min(leftMs, this.options.timeoutMs),
+        onTimeout: outOfBudget,
+      });
     } finally {
+      count();
       release();
     }
   }
 
-  #run(xml: string, stylesheets: RulesTask['stylesheets']): Promise<SvrlEntry[][] | RulesFailure> {
+  /** The rules time the account's free checks have left in the window; throws RATE_LIMITED when none. */
+  #freeTimeLeftMs(accountId: string): number {
+    const { usedMs, budgetMs } = this.#freeTime.use(accountId);
+    if (usedMs >= budgetMs) throw this.#overFreeBudget(accountId);
+    return budgetMs - usedMs;
+  }
+
+  #overFreeBudget(accountId: string): AppError {
+    const { retryAfterSeconds } = this.#freeTime.use(accountId);
+    const { budgetSeconds, windowSeconds } = this.#freeBudget;
+    const reason = `this account's free validations used their ${budgetSeconds} s of rules-check time in the last ${windowSeconds / 60} minutes`;
+    return new AppError(
+      'RATE_LIMITED',
+      `E-invoice validation refused: ${reason}. Retry after ${retryAfterSeconds} s, or send shorter invoices. Nothing was charged; e-invoices of paid documents are not affected.`,
+      {
+        details: { retryAfterSeconds: Math.max(1, retryAfterSeconds), reason },
+      },
+    );
+  }
+
+  #run(
+    xml: string,
+    stylesheets: RulesTask['stylesheets'],
+    bound: { timeoutMs: number; onTimeout: (() => AppError) | undefined },
+  ): Promise<SvrlEntry[][] | RulesFailure> {
     // The scheduler grants no more slots than threads, and a thread is busy only while its check holds one.
     const thread = this.#threads.find((t) => !t.busy && !t.retiring) ?? this.#startThread();
     const id = this.#nextId++;
@@ -109,8 +176,8 @@ export class RulesPool {
       const timer = setTimeout(() => {
         done();
         this.#end(thread);
-        reject(tooComplex(`did not finish within ${this.options.timeoutMs / 1000} s and was stopped`));
-      }, this.options.timeoutMs);
+        reject(bound.onTimeout?.() ?? tooComplex(`did not finish within ${bound.timeoutMs / 1000} s and was stopped`));
+      }, bound.timeoutMs);
       const onMessage = (answer: RulesAnswer) => {
         if (answer.id !== id) return;
         done();

@@ -99,10 +99,10 @@ const SCHEMA_FILE = 'file_0.xsd';
 const MAX_MEMORY_PAGES = 4096; // 256 MiB in 64 KiB pages
 /**
  * Threads of the process's xmllint pool, started on the first check. A warm check of the sample
- * invoice takes milliseconds of CPU (docs/design.md), so two serve many e-invoice requests a
- * second; more checks at once wait their turn, one account on one thread at most (xmllint-pool.ts).
+ * invoice takes milliseconds of CPU (docs/design.md), so few serve many e-invoice requests a second;
+ * three so that free checks have two (one account's one) and paid ones always a third (issue 49).
  */
-const XMLLINT_THREADS = 2;
+const XMLLINT_THREADS = 3;
 /**
  * A check that has not answered this long after reaching its thread is stopped (its thread ended and
  * replaced) and fails: libxml2 hung or looped. Far above any real check: the largest XML a customer

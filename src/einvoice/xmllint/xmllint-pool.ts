@@ -3,7 +3,8 @@
  * one check per thread at a time. Who checks next is the fair scheduler's choice
  * (../scheduling/fair-scheduler.ts), a strict pool: a hostile XML (hundreds of thousands of attributes,
  * each a schema finding) keeps its thread for many seconds, so one account never holds more than
- * `threads` − 1 of them, and another account's check always finds one (issue 37).
+ * `threads` − 2 of them (each check takes a core), and another account's check always finds one (issue
+ * 37); free checks at most `threads` − 1, one account's one (issue 49).
  *
  * xmllint-wasm's own `validateXML` starts a thread, then reads and compiles its 0.8 MB WebAssembly
  * module, for every call, which costs far more than the check itself (figures: docs/performance-log/2026-11-22-to-28-service.md). Here
@@ -133,10 +134,12 @@ export class XmllintPool {
       limits: {
         capacity: options.threads,
         queueLimit: XML_CHECK_QUEUE_LIMIT,
-        accountSlots: accountSlotsOf(options.threads),
+        // One thread fewer than the pool's free share: each check takes a core, and the machine may have two.
+        accountSlots: accountSlotsOf(options.threads - 1),
         workConserving: false,
-        // Free checks (POST /v1/einvoice/validate) leave a thread to paid ones.
+        // Free checks (POST /v1/einvoice/validate) leave a thread to paid ones, one account's one thread (issue 49).
         freeSlots: accountSlotsOf(options.threads),
+        accountFreeSlots: 1,
         accountQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
         accountFreeQueueLimit: XML_CHECK_ACCOUNT_QUEUE_LIMIT,
       },

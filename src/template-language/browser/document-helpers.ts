@@ -7,7 +7,7 @@
  * ignore its locale), so on the compartment page these functions live in the harness's realm,
  * created once per page and handed to every compartment hardened (`harness-entry.ts`). They take
  * primitives and plain options, copy what they read, and return strings only, so a document holds
- * nothing of that realm but frozen functions. The worker evaluator creates its own in each worker.
+ * nothing of that realm but frozen functions.
  */
 import {
   azteccode,

@@ -1,4 +1,4 @@
-/** What a document's evaluation answers (compartment or worker → harness → Node), as plain data. */
+/** What a document's evaluation answers (compartment → harness → Node), as plain data. */
 
 /** A warning raised while evaluating (an undefined variable, a text where a number belongs…). */
 export interface EvaluationWarning {

@@ -1,7 +1,6 @@
 /**
- * The runtime of ONE document, shared by both evaluators: it runs inside the document's SES
- * Compartment (evaluated anew for each document, so nothing here outlives it) or inside the
- * document's fresh Web Worker. It installs the Jinja2 compatibility, the `__proto__`-safe context
+ * The runtime of ONE document: it runs inside the document's SES Compartment (evaluated anew for
+ * each document, so nothing here outlives it). It installs the Jinja2 compatibility, the `__proto__`-safe context
  * copy, the environment with Pressroom's filters, tests and globals, and renders every part into one
  * plain result (never throws). Intrinsics are captured before any template code runs.
  */

@@ -1,18 +1,14 @@
 /**
  * The evaluator page's harness, in the page's main world; Node calls `pressroomEvaluate` once per
- * document (`browser/sandbox/evaluator-page.ts` explains the design). The page is built for one
- * of two evaluators (`MODE`), each page carrying only the code its evaluator needs:
- *
- *  - `compartment` (the default): the page has run SES `lockdown()` (`lockdown-entry.ts`) before
- *    this; each document is evaluated in a FRESH SES `Compartment` on this thread: a new global
- *    holding nothing but the frozen intrinsics, its own `Function`/`eval`, its own copy of
- *    nunjucks-slim and of the document runtime, the document's compiled templates and the data as a
- *    JSON string. The compartment returns ONE string (the result as JSON) and is dropped. The answer
- *    waits for a task boundary, so every promise job the document queued has run by then. Node
- *    enforces the time limit (`Runtime.terminateExecution`) and replaces the page.
- *  - `worker`: a fresh dedicated Web Worker per document holding nunjucks-slim and the document
- *    runtime (`worker-entry.ts`), pre-started as a spare; it gets `{templates, data, limit, strict}`, posts
- *    one result and is terminated; the harness terminates it at the time limit.
+ * document (`browser/sandbox/evaluator-page.ts` explains the design). The page has run SES
+ * `lockdown()` (`lockdown-entry.ts`) before this; each document is evaluated in a FRESH SES
+ * `Compartment` on this thread: a new global holding nothing but the frozen intrinsics, its own
+ * `Function`/`eval`, its own copy of nunjucks-slim and of the document runtime, the document's
+ * compiled templates and the data as a JSON string. The compartment returns ONE string (the result as
+ * JSON) and is dropped. The answer waits for a task boundary, so every promise job the document
+ * queued has run by then. Node enforces the time limit (`Runtime.terminateExecution`) and replaces
+ * the page. (A second evaluator, a fresh Web Worker per document, was kept for tests only; issue 51
+ * removed it: it named no guarantee the compartment does not give.)
  *
  * Template code never runs with this global: the harness only reads strings and plain data it
  * parsed or cloned itself.
@@ -83,8 +79,7 @@ const NewCompartment = typeof Compartment === 'function' ? Compartment : null;
 const NewChannel = MessageChannel;
 // The helpers (Intl, barcodes, Markdown) live in this realm, which has Intl; every compartment gets
 // the same hardened object: frozen functions that take plain values and return strings.
-const compartmentHelpers: DocumentHelpers | null =
-  MODE === 'compartment' && NewCompartment ? harden(createDocumentHelpers()) : null;
+const compartmentHelpers: DocumentHelpers | null = NewCompartment ? harden(createDocumentHelpers()) : null;
 
 function evaluateInCompartment(
   templates: Record<string, string>,
@@ -139,85 +134,6 @@ function evaluateInCompartment(
   });
 }
 
-// ---- Worker evaluator: a fresh Web Worker per document -----------------------------------------
-interface StartedWorker {
-  worker: Worker;
-  ready: Promise<boolean>;
-}
-let workerScriptUrl: string | undefined;
-
-function startFreshWorker(): StartedWorker {
-  // One blob URL for the page's lifetime, not one per worker.
-  workerScriptUrl ??= URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
-  const worker = new Worker(workerScriptUrl, { name: 'template' });
-  const ready = new Promise<boolean>((resolve) => {
-    worker.onmessage = (e) => resolve(e.data === 'ready');
-    worker.onerror = (e) => {
-      e.preventDefault();
-      resolve(false);
-    };
-  });
-  return { worker, ready };
-}
-
-/**
- * Sends message to the worker and resolves with the harness result: check() of its answer, a
- * timeout at timeoutMs, an error if it throws; then release() ends the worker.
- */
-function runDocument(
-  current: StartedWorker,
-  message: unknown,
-  timeoutMs: number,
-  names: string[],
-  limit: number,
-  release: () => void,
-): Promise<HarnessResult> {
-  const started = now();
-  return new Promise((resolve) => {
-    let done = false;
-    function finish(result: HarnessResult): void {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      current.worker.onmessage = null;
-      current.worker.onerror = null;
-      release();
-      result.evalMs = now() - started;
-      resolve(result);
-    }
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs);
-    void current.ready.then((ok) => {
-      if (done) return;
-      if (!ok) return finish({ kind: 'failed', message: 'The template sandbox did not start' });
-      current.worker.onmessage = (e) => finish(check(e.data, names, limit));
-      current.worker.onerror = (e) => {
-        e.preventDefault();
-        finish({ kind: 'error', message: toText(e.message || 'The template failed').slice(0, 300) });
-      };
-      current.worker.postMessage(message);
-    });
-  });
-}
-
-let spare: StartedWorker | null = null;
-function evaluateInWorker(
-  templates: Record<string, string>,
-  data: string,
-  timeoutMs: number,
-  limit: number,
-  strict: boolean,
-): Promise<HarnessResult> {
-  const current = spare ?? startFreshWorker();
-  spare = null;
-  return runDocument(current, { templates, data, limit, strict }, timeoutMs, keysOf(templates), limit, () => {
-    current.worker.terminate();
-    // The next worker starts after this result is handed back, so its start-up does not delay it.
-    setTimeout(() => {
-      if (!spare) spare = startFreshWorker();
-    }, 0);
-  });
-}
-
 // ---- Compiled templates kept between documents -------------------------------------------------
 // Node sends a template's code once and then only its id. This list (id → code, least recently
 // used first) takes the same steps in the same order as Node's (SentTemplates in
@@ -253,10 +169,8 @@ function heldTemplates(
 
 // ---- Entry points (called by Node over CDP) ---------------------------------------------------
 const page = globalThis as unknown as Record<string, unknown>;
-page.pressroomEvaluator = { mode: MODE };
-if (MODE === 'worker') spare = startFreshWorker();
-else if (!NewCompartment) page.pressroomEvaluator = { mode: 'failed' };
-const evaluate = MODE === 'worker' ? evaluateInWorker : evaluateInCompartment;
+page.pressroomEvaluator = { mode: NewCompartment ? 'compartment' : 'failed' };
+const evaluate = evaluateInCompartment;
 page.pressroomEvaluate = (
   sent: Record<string, string | null>,
   ids: Record<string, number>,

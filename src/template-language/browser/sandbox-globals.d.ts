@@ -9,13 +9,9 @@ declare class Compartment {
   evaluate(source: string): unknown;
   readonly globalThis: Record<string, unknown>;
 }
-/** `compartment` or `worker`. */
-declare const MODE: 'compartment' | 'worker';
 /** Compiled templates the page keeps (PAGE_TEMPLATE_CACHE_SIZE in Node). */
 declare const TEMPLATE_CACHE_SIZE: number;
 /** Compartment page: nunjucks-slim as an expression whose value is the nunjucks object. */
 declare const NUNJUCKS_EXPRESSION: string;
 /** Compartment page: the document runtime bundle (document-runtime-entry.ts) as source text. */
 declare const DOCUMENT_RUNTIME_SOURCE: string;
-/** Worker page: nunjucks-slim followed by the worker bundle (worker-entry.ts), as source text. */
-declare const WORKER_SOURCE: string;

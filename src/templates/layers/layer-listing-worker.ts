@@ -5,6 +5,7 @@
  * In: `{ id, html }`. Out: `{ id, listing }`, or `{ id, error }` when the listing itself threw.
  */
 import { parentPort } from 'node:worker_threads';
+import { announceReady } from '../../shared/task-threads.js';
 import { listLayers, type LayerListing } from './template-layers.js';
 
 export interface ListingTask {
@@ -25,3 +26,5 @@ parentPort?.on('message', (task: ListingTask) => {
   }
   parentPort!.postMessage(answer);
 });
+
+announceReady();

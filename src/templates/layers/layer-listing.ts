@@ -4,18 +4,19 @@
  * holds the service's thread (issue 37: /healthz waited for a large listing; docs/performance-log/2026-11-28-issue-37.md).
  *
  * Bounds (constants: the service has no setting for them):
- * - one thread, started by the first listing and kept; an idle thread does not keep the process alive;
- * - a line of at most `lineLimit` listings waiting for it (503 past it), and at most `accountLimit` of
- *   one account waiting or being listed (429 past it), so one account's listings cannot fill the line;
+ * - one thread (shared/task-threads.ts), started by the first listing and kept; an idle thread does not
+ *   keep the process alive; its line is the one scheduler's (scheduling/fair-scheduler.ts): at most
+ *   `lineLimit` listings waiting (503 past it), and at most `accountLimit` of one account waiting or
+ *   being listed (429 past it), so one account's listings cannot fill the line;
  * - memory: the thread's heap is capped at `memoryMb`; a listing that needs more ends the thread and
  *   answers 422 DOCUMENT_TOO_LARGE (a thread that dies otherwise, 503); the next listing starts another;
  * - time: a listing not answered within `timeoutMs` of reaching the thread has the thread terminated
  *   (504); the next listing starts another.
  * The service's values are LISTING_BOUNDS below.
  */
-import type { Worker } from 'node:worker_threads';
-import { startThread } from '../../shared/child-limits.js';
 import { AppError } from '../../shared/errors.js';
+import { TaskThreads } from '../../shared/task-threads.js';
+import { FairScheduler } from '../../scheduling/fair-scheduler.js';
 import type { ListingAnswer, ListingTask } from './layer-listing-worker.js';
 import type { LayerListing } from './template-layers.js';
 
@@ -36,173 +37,97 @@ const LISTING_BOUNDS: LayerListingOptions = {
   timeoutMs: 20_000,
 };
 
-interface Listing {
-  readonly html: string;
-  readonly timeoutMs: number;
-  resolve(listing: LayerListing): void;
-  reject(error: Error): void;
-}
-
-interface Thread {
-  readonly worker: Worker;
-  running: { readonly id: number; readonly listing: Listing; readonly timer: NodeJS.Timeout } | undefined;
-  readonly exited: Promise<void>;
-}
-
-/** A listing thread (layer-listing-worker.ts) with its heap cap. */
-function startWorker(memoryMb: number): Worker {
-  return startThread(import.meta.url, 'layer-listing-worker', { name: 'layer-listing', heapMb: memoryMb });
-}
+const shuttingDown = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', {
+    details: { retryAfterSeconds: 1 },
+  });
 
 export class LayerListingPool {
-  readonly #line: Listing[] = [];
-  /** Listings of each account waiting or running. */
-  readonly #held = new Map<string, number>();
-  #thread: Thread | undefined;
+  readonly #threads: TaskThreads;
+  readonly #slots: FairScheduler;
+  readonly #closing = new AbortController();
   #nextId = 1;
 
-  constructor(private readonly options: LayerListingOptions) {}
-
-  /** The layers of `html` (template-layers.ts `listLayers`), listed on the thread for `accountId`, within `timeoutMs` of reaching it. */
-  list(html: string, accountId: string, timeoutMs = this.options.timeoutMs): Promise<LayerListing> {
-    const held = this.#held.get(accountId) ?? 0;
-    if (held >= this.options.accountLimit) {
-      return Promise.reject(
-        new AppError(
-          'RATE_LIMITED',
-          `At most ${this.options.accountLimit} layer listings of one account run at once; retry when one has been answered.`,
-          { details: { retryAfterSeconds: 1 } },
-        ),
-      );
-    }
-    if (this.#line.length >= this.options.lineLimit) {
-      return Promise.reject(
+  constructor(private readonly options: LayerListingOptions) {
+    this.#threads = new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'layer-listing-worker',
+      name: 'layer-listing',
+      heapMb: options.memoryMb,
+      maxIdle: 1,
+    });
+    this.#slots = new FairScheduler({
+      name: 'layer-listing',
+      // One thread; an account's share counts its running listing too, so it may wait with one less.
+      limits: {
+        capacity: 1,
+        queueLimit: options.lineLimit,
+        accountSlots: 1,
+        workConserving: true,
+        freeSlots: 1,
+        accountQueueLimit: options.accountLimit - 1,
+        accountFreeQueueLimit: options.accountLimit - 1,
+      },
+      words: { task: 'layer listing', slot: 'layer-listing thread' },
+      busy: () =>
         new AppError('SERVICE_UNAVAILABLE', "The server is busy listing other templates' layers; retry in a moment.", {
           details: { retryAfterSeconds: 1 },
         }),
-      );
-    }
-    this.#held.set(accountId, held + 1);
-    const release = () => {
-      const left = (this.#held.get(accountId) ?? 1) - 1;
-      if (left > 0) this.#held.set(accountId, left);
-      else this.#held.delete(accountId);
-    };
-    return new Promise<LayerListing>((resolve, reject) => {
-      this.#line.push({
-        html,
-        timeoutMs,
-        resolve: (listing) => {
-          release();
-          resolve(listing);
-        },
-        reject: (error) => {
-          release();
-          reject(error);
-        },
-      });
-      this.#dispatch();
+    });
+  }
+
+  /** The layers of `html` (template-layers.ts `listLayers`), listed on the thread for `accountId`, within `timeoutMs` of reaching it. */
+  list(html: string, accountId: string, timeoutMs = this.options.timeoutMs): Promise<LayerListing> {
+    if (this.#closing.signal.aborted) return Promise.reject(shuttingDown());
+    return this.#slots.run({ accountId, kind: 'free' }, () => this.#list(html, timeoutMs), {
+      signal: this.#closing.signal,
     });
   }
 
   /** Listings waiting, and whether one is being listed. */
   stats(): { waiting: number; running: boolean } {
-    return { waiting: this.#line.length, running: this.#thread?.running !== undefined };
+    const { active, waiting } = this.#slots.stats();
+    return { waiting, running: active > 0 };
   }
 
   /** Refuses the listings waiting and the running one (503) and ends the thread. */
   async close(): Promise<void> {
-    const gone = () =>
-      new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another instance.', {
-        details: { retryAfterSeconds: 1 },
-      });
-    for (const listing of this.#line.splice(0)) listing.reject(gone());
-    const thread = this.#thread;
-    this.#thread = undefined;
-    if (!thread) return;
-    const running = thread.running;
-    thread.running = undefined;
-    if (running) {
-      clearTimeout(running.timer);
-      running.listing.reject(gone());
-    }
-    await thread.worker.terminate();
-    await thread.exited;
+    this.#closing.abort(shuttingDown());
+    await this.#threads.close();
   }
 
-  #dispatch(): void {
-    if (this.#line.length === 0 || this.#thread?.running) return;
-    const thread = (this.#thread ??= this.#startThread());
-    const listing = this.#line.shift()!;
+  async #list(html: string, timeoutMs: number): Promise<LayerListing> {
     const id = this.#nextId++;
-    const timer = setTimeout(() => {
-      if (thread.running?.id !== id) return;
-      thread.running = undefined;
-      this.#end(thread);
-      listing.reject(
-        new AppError(
-          'RENDER_TIMEOUT',
-          `The template's layers could not be listed within ${listing.timeoutMs / 1000} s; the template is too large or too deeply nested to list.`,
-        ),
+    const end = await this.#threads.run<ListingAnswer, ListingAnswer>({
+      message: { id, html } satisfies ListingTask,
+      timeoutMs,
+      signal: this.#closing.signal,
+      read: (answer) => (answer.id === id ? answer : undefined),
+    });
+    if (end.ended === 'timeout') {
+      throw new AppError(
+        'RENDER_TIMEOUT',
+        `The template's layers could not be listed within ${timeoutMs / 1000} s; the template is too large or too deeply nested to list.`,
       );
-      this.#dispatch();
-    }, listing.timeoutMs);
-    thread.running = { id, listing, timer };
-    thread.worker.ref();
-    const task: ListingTask = { id, html: listing.html };
-    thread.worker.postMessage(task);
-  }
-
-  /** Takes the thread out of the pool and terminates it (its `exit` handler answers nothing: its listing was taken first). */
-  #end(thread: Thread): void {
-    if (this.#thread === thread) this.#thread = undefined;
-    void thread.worker.terminate();
-  }
-
-  #startThread(): Thread {
-    const worker = startWorker(this.options.memoryMb);
-    let failure: Error | undefined;
-    const thread: Thread = {
-      worker,
-      running: undefined,
-      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
-    };
-    worker.on('message', (answer: ListingAnswer) => {
-      const running = thread.running;
-      if (!running || running.id !== answer.id) return;
-      clearTimeout(running.timer);
-      thread.running = undefined;
-      worker.unref();
-      if ('error' in answer) running.listing.reject(new Error(`listing the template's layers failed: ${answer.error}`));
-      else running.listing.resolve(answer.listing);
-      this.#dispatch();
-    });
-    worker.on('error', (error: Error) => {
-      failure = error;
-    });
-    worker.on('exit', (code) => {
-      if (this.#thread === thread) this.#thread = undefined;
-      const running = thread.running;
-      thread.running = undefined;
-      if (running) {
-        clearTimeout(running.timer);
-        running.listing.reject(
-          (failure as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
-            ? new AppError(
-                'DOCUMENT_TOO_LARGE',
-                `Listing this template's layers needs more than ${this.options.memoryMb} MB of memory, the most one listing may use; write the template with fewer elements.`,
-                { details: { bound: 'memory', limitMb: this.options.memoryMb } },
-              )
-            : new AppError(
-                'SERVICE_UNAVAILABLE',
-                `The thread listing the template's layers stopped (${failure ? failure.message : `exit code ${code}`}); retry in a moment.`,
-                { details: { retryAfterSeconds: 1 } },
-              ),
-        );
-      }
-      this.#dispatch();
-    });
-    return thread;
+    }
+    if (end.ended === 'out-of-memory') {
+      throw new AppError(
+        'DOCUMENT_TOO_LARGE',
+        `Listing this template's layers needs more than ${this.options.memoryMb} MB of memory, the most one listing may use; write the template with fewer elements.`,
+        { details: { bound: 'memory', limitMb: this.options.memoryMb } },
+      );
+    }
+    if (end.ended === 'failed') {
+      if (this.#closing.signal.aborted) throw shuttingDown();
+      const reason = end.error instanceof Error ? end.error.message : String(end.error);
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The thread listing the template's layers stopped (${reason}); retry in a moment.`,
+        { details: { retryAfterSeconds: 1 } },
+      );
+    }
+    if ('error' in end.answer) throw new Error(`listing the template's layers failed: ${end.answer.error}`);
+    return end.answer.listing;
   }
 }
 

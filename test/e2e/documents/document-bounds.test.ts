@@ -171,6 +171,42 @@ describe('how a bound shows to a client (PostgreSQL)', () => {
     expect(res.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'pages' });
   });
 
+  it('a CSS @page longer than Chromium prints (the data sets it): 422 naming the bound, refunded, never a 500 (issue 49)', async () => {
+    const long = (
+      await t.request('POST', '/v1/templates', {
+        apiKey: account.apiKey,
+        body: {
+          name: 'Long page',
+          html: '<style>@page { margin: 0; size: 800px {{ height }}px }</style><p>a receipt</p>',
+        },
+      })
+    ).body.id;
+    const fine = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: long, data: { height: 60000 }, export_type: 'binary' },
+    });
+    expect(fine.status).toBe(200);
+    expect(pdfInfo(fine.bytes)['Page size']).toMatch(/^600 x 45000 pts/);
+    const before = await balance();
+    const res = await t.request('POST', '/v1/pdf/create', {
+      apiKey: account.apiKey,
+      body: { template_id: long, data: { height: 100000 } },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({
+      error: 'DOCUMENT_TOO_LARGE',
+      bound: 'page_size',
+      message: expect.stringContaining('"800px 100000px"'),
+    });
+    expect(await balance()).toBe(before);
+    const preview = await t.request('POST', '/v1/templates/preview', {
+      apiKey: account.apiKey,
+      body: { html: '<style>@page{size:8in 1000in}</style><p>x</p>' },
+    });
+    expect(preview.status).toBe(422);
+    expect(preview.body).toMatchObject({ error: 'DOCUMENT_TOO_LARGE', bound: 'page_size' });
+  });
+
   it('async: the job fails with DOCUMENT_TOO_LARGE on its first attempt (not retried) and is refunded', async () => {
     const before = await balance();
     const accepted = await t.request('POST', '/v1/pdf/create-async', {

@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildEInvoice } from '../../../src/einvoice/einvoice.js';
+import { createEInvoiceRules } from '../../../src/einvoice/rules/official-checks.js';
+import type { AppError } from '../../../src/shared/errors.js';
 import type { EInvoiceFormat, EInvoiceProfile, Invoice } from '../../../src/einvoice/invoice-schema.js';
 import { DIALECTS, DOCUMENT_DIALECTS } from '../../support/databases.js';
 import { DIRECT_DEBIT_PAYMENT, NOT_SUBJECT_INVOICE, SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
@@ -475,7 +477,85 @@ describe('validation is free work: an account looping it cannot slow a paying on
     }
     expect((await t.request('GET', '/v1/account', { apiKey: a.apiKey })).body.credits).toBe(0);
   }, 600_000);
+
+  it("while one account's 5 MB, 3,300-line validations hold a rules thread, another account's free validation is judged (issue 49)", async () => {
+    const a = await t.createAccount({ credits: 0, plan: 'enterprise' });
+    const b = await t.createAccount({ credits: 0, plan: 'enterprise' });
+    const small = await ownXml('xrechnung-ubl');
+    const huge = longUbl(small, 3300, 5_000_000);
+    const settled = new Set<number>();
+    const flood = Promise.all(
+      [0, 1].map((i) =>
+        t
+          .request('POST', '/v1/einvoice/validate', { apiKey: a.apiKey, body: { xml: huge } })
+          .finally(() => settled.add(i)),
+      ),
+    );
+    await until(
+      async () => t.services.einvoiceRules.stats().active >= 1,
+      120_000,
+      "A's validation to hold a rules thread",
+    );
+
+    const judged = await t.request('POST', '/v1/einvoice/validate', { apiKey: b.apiKey, body: { xml: small } });
+    expect(judged.status, JSON.stringify(judged.body).slice(0, 300)).toBe(200);
+    expect(judged.body.valid).toBe(true);
+    expect(judged.body.einvoice_checks).toBe(XRECHNUNG);
+    expect([...settled]).toEqual([]);
+    expect((await t.request('GET', '/healthz')).status).toBe(200);
+
+    // A's: past the deadline (422), a report, or refused once their free rules time is spent (429); never charged.
+    for (const res of await flood)
+      expect([200, 422, 429], JSON.stringify(res.body).slice(0, 300)).toContain(res.status);
+    for (const account of [a, b])
+      expect((await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits).toBe(0);
+  }, 600_000);
+
+  it("an account's free validations spend a budget of rules time: past it they are refused with 429 and Retry-After; its paid checks and other accounts are not (issue 49)", async () => {
+    // The service's own rules, with a deadline and a budget small enough to spend in a few checks.
+    // 8 s: a check on a fresh thread loads the stylesheets first (seconds on a loaded machine).
+    const rules = createEInvoiceRules({
+      dataDir: t.config.dataDir,
+      mode: 'auto',
+      timeoutMs: 8_000,
+      freeBudget: { budgetSeconds: 10, windowSeconds: 600 },
+    });
+    onTestFinished(() => rules.close());
+    const pack = (await rules.activePack())!;
+    const small = await ownXml('xrechnung-ubl');
+    const long = longUbl(small, 3000, 0);
+    const what = { syntax: 'ubl', profile: 'en16931', ublDocument: 'Invoice', xrechnung: true, schema: false } as const;
+    const outcome = (xml: string, accountId: string, kind: 'free' | 'paid') =>
+      rules.judge(pack, xml, what, { accountId, kind }).then(
+        (report) => report.checks.map((c) => c.status).join(','),
+        (error: AppError) => `${error.code}${error.details?.retryAfterSeconds ? ' retry-after' : ''}`,
+      );
+    // However fast this machine checks: each long check ends (a report, or stopped at the 8 s deadline), until
+    // one reaches what is left of the 10 s and is stopped there, or the next is refused before it starts.
+    const seen: string[] = [];
+    while (!seen.includes('RATE_LIMITED retry-after') && seen.length < 40) seen.push(await outcome(long, 'A', 'free'));
+    expect(seen.at(-1)).toBe('RATE_LIMITED retry-after');
+    for (const earlier of seen.slice(0, -1))
+      expect(earlier).toMatch(/^(XML_TOO_COMPLEX|(passed|failed|not_run)(,(passed|failed|not_run))*)$/);
+    expect(await outcome(small, 'A', 'free')).toBe('RATE_LIMITED retry-after');
+    expect(await outcome(small, 'A', 'paid')).toBe('passed,passed');
+    expect(await outcome(small, 'B', 'free')).toBe('passed,passed');
+  }, 600_000);
 });
+
+/** A UBL of `lines` invoice lines (copies of the first), each with a note padding the XML to about `chars`. */
+function longUbl(ubl: string, lines: number, chars: number): string {
+  const line = /<cac:InvoiceLine>[\s\S]*?<\/cac:InvoiceLine>/.exec(ubl)![0];
+  const pad = Math.max(0, Math.floor((chars - ubl.length) / lines) - line.length - 40);
+  let id = 0;
+  const many = Array.from({ length: lines }, () =>
+    line.replace(
+      /<cbc:ID>[^<]*<\/cbc:ID>/,
+      () => `<cbc:ID>${++id}</cbc:ID>${pad > 0 ? `<cbc:Note>${'x'.repeat(pad)}</cbc:Note>` : ''}`,
+    ),
+  ).join('');
+  return ubl.replace(line, many);
+}
 
 describe('PRESSROOM_EINVOICE_RULES', () => {
   it(

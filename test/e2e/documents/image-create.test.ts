@@ -397,7 +397,6 @@ describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
       [{ template_id: 'nonexistent1' }, 404, 'TEMPLATE_NOT_FOUND'],
       [{ template_id: bobsId }, 403, 'FORBIDDEN'],
       [{ template_id: pdfId, format: 'webp' }, 422, ['body', 'format']],
-      [{ template_id: pdfId, modifications: [{ name: 'title', text: 'x' }] }, 422, ['body', 'modifications']],
       [{ template_id: pdfId, width: 4000 }, 422, ['body', 'width']],
       [{ template_id: id, page: 1 }, 422, ['body', 'page']],
       [{ template_id: id, version: 'nope' }, 404, 'VERSION_NOT_FOUND'],
@@ -629,6 +628,44 @@ describe.each(DOCUMENT_DIALECTS)('image output on %s', (dialect) => {
       { loc: ['body', 'page'], msg: 'the document has 2 pages; ask for one of them', type: 'value_error' },
     ]);
     expect(await balance()).toBe(before - 3);
+  });
+
+  it("skips modifications on a pdf template's page, a warning per name, as TemplateFox skips names no layer has (issue 50)", async () => {
+    const id = await newTemplate({ html: '<h1>{{ title }}</h1>' });
+    const before = await balance();
+    const res = await createImage({
+      template_id: id,
+      data: { title: 'Summer sale' },
+      width: 400,
+      modifications: [
+        { name: 'headline', text: 'Winter' },
+        { name: 'logo', hidden: true },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.warnings).toEqual([
+      expect.stringContaining('Layer "headline" was not found'),
+      expect.stringContaining('Layer "logo" was not found'),
+    ]);
+    expect(res.body.warnings[0]).toContain('its modification was skipped');
+    const link = new URL(res.body.url);
+    expect(imageInfo((await t.request('GET', link.pathname + link.search)).bytes)).toMatchObject({
+      format: 'png',
+      width: 400,
+    });
+    expect(await balance()).toBe(before - 1);
+  });
+
+  it("checks a page picture's pixels on the page as printed: a CSS @page past the bound is a 422 at body.width, the credit given back (issue 49)", async () => {
+    const id = await newTemplate({ html: '<style>@page{size:8in 200in;margin:0}</style><p>long</p>' });
+    const before = await balance();
+    const res = await createImage({ template_id: id, width: 2000 });
+    expect(res.status, JSON.stringify(res.body)).toBe(422);
+    expect(res.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'width'], msg: expect.stringContaining('2000 × 50000') }),
+    ]);
+    expect(await balance()).toBe(before);
+    expect((await t.request('GET', '/healthz')).status).toBe(200);
   });
 
   it('a version keeps the kind it was saved with', async () => {
