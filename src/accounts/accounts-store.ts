@@ -1,6 +1,6 @@
 /** SQL for accounts and API keys. */
 import { sql } from 'kysely';
-import type { DbOrTx } from '../db/database.js';
+import type { DbOrTx, Tx } from '../db/database.js';
 import type { AccountRow } from '../db/schema.js';
 
 export async function insertAccount(db: DbOrTx, row: AccountRow): Promise<void> {
@@ -62,6 +62,33 @@ export async function revokeApiKey(
   if (accountId) query = query.where('account_id', '=', accountId);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Makes `trx` the only transaction changing the account's keys until it ends, so that counting the live
+ * keys and revoking one are one step (two revokes racing for an account's last two keys must not both
+ * pass the count). A no-op write of the account row: PostgreSQL holds its row lock to the commit (each
+ * later statement of READ COMMITTED sees what the other committed); SQLite's BEGIN IMMEDIATE already
+ * holds the one write lock. The same statement on both databases, so no dialect branch.
+ */
+export async function lockAccountKeys(trx: Tx, accountId: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('accounts')
+    .set({ id: accountId })
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** How many of the account's keys work (not revoked). */
+export async function countLiveApiKeys(db: DbOrTx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('live'))
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.live);
 }
 
 /**

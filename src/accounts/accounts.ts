@@ -45,8 +45,13 @@ export interface AccountService {
   get(accountId: string): Promise<{ id: string; email: string | null; plan: Plan; credits: number }>;
   createApiKey(accountId: string): Promise<string>;
   listApiKeys(accountId: string): Promise<{ prefix: string; createdAt: number; revokedAt: number | null }[]>;
-  /** Revokes a key; with `accountId`, only one of that account's keys. */
-  revokeApiKey(prefix: string, accountId?: string): Promise<void>;
+  /** Revokes any account's key (the operator's door: the admin API and CLI, which can issue another). */
+  revokeApiKey(prefix: string): Promise<void>;
+  /**
+   * Revokes one of the account's own keys (self-service). Refuses (409 LAST_API_KEY) the account's last
+   * working key: access tokens only read, so without a key nothing could make a new one.
+   */
+  revokeOwnApiKey(accountId: string, prefix: string): Promise<void>;
   issueAccessToken(accountId: string, ttlSeconds: number): Promise<string>;
   /**
    * Revokes every access token of the account issued up to now (they answer 401 from the next
@@ -119,9 +124,24 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
       }));
     },
 
-    async revokeApiKey(prefix, accountId) {
-      const revoked = await store.revokeApiKey(db, prefix, Date.now(), accountId);
-      if (!revoked) throw new AppError('API_KEY_NOT_FOUND', `No active API key starts with ${prefix}.`);
+    async revokeApiKey(prefix) {
+      const revoked = await store.revokeApiKey(db, prefix, Date.now());
+      if (!revoked) throw notFound(prefix);
+    },
+
+    revokeOwnApiKey(accountId, prefix) {
+      return withTransaction(db, async (trx) => {
+        if (!(await store.lockAccountKeys(trx, accountId))) throw notFound(prefix);
+        const live = await store.findLiveApiKey(trx, prefix);
+        if (!live || live.account_id !== accountId) throw notFound(prefix);
+        if ((await store.countLiveApiKeys(trx, accountId)) <= 1) {
+          throw new AppError(
+            'LAST_API_KEY',
+            `Key ${prefix}… is the account's last working API key: revoked, it would lock the account out (nothing could make a new key). Create a new key first, then revoke this one. Nothing was changed.`,
+          );
+        }
+        await store.revokeApiKey(trx, prefix, Date.now(), accountId);
+      });
     },
 
     async issueAccessToken(accountId, ttlSeconds) {
@@ -172,6 +192,8 @@ export function createAccountService(db: Db, ledger: CreditLedger, tokens: Acces
     },
   };
 }
+
+const notFound = (prefix: string) => new AppError('API_KEY_NOT_FOUND', `No active API key starts with ${prefix}.`);
 
 /** The HTTP schema checks these first; this guards the other door (the CLI) with the same bounds. */
 function checkRateLimits(rateLimit: CreateAccountInput['rateLimit']): void {

@@ -2,33 +2,44 @@
  * The asset library (issue 13): logos, fonts and stylesheets an account uploads once and its
  * templates use through `{{ asset('name') }}`. Bytes live in the blob store (`assets/<account>/<key>`,
  * a fresh key per upload), so every process of an installation sees the same assets; the metadata
- * is a row per account and name. Free of charge.
+ * is a row per account and name pointing at its current revision, and a row per kept revision.
+ * Free of charge.
  *
- * Rendering reads through `readForRender`: the row (the truth, shared by all processes) names the
- * storage key, and the bytes are kept in memory by that key, which never changes its content, so a
- * replaced or deleted asset is never served from a stale cache.
+ * An upload under an existing name adds a revision (issue 50, asset-revisions.ts): the draft prints
+ * the newest, a published version the revisions it was published with. A revision no version prints
+ * any more is pruned. Rendering reads through `readForRender`: the rows (the truth, shared by all
+ * processes) name the storage key, and the bytes are kept in memory by that key — one per revision
+ * and account, whose content never changes — so a new revision is never served from a stale cache.
  */
 import { createHash } from 'node:crypto';
-import { withTransaction, type Db, type Dialect } from '../db/database.js';
-import type { AssetsTable } from '../db/schema.js';
+import { withTransaction, type Db, type Dialect, type Tx } from '../db/database.js';
+import type { AssetRevisionsTable } from '../db/schema.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/log.js';
 import type { BlobStore, StoredBlob } from '../storage/blob-store.js';
-import { ASSET_CONTENT_TYPES, sniffAssetType } from './asset-types.js';
+import {
+  byName,
+  unpinnedRevisions,
+  usesByName,
+  versionPins,
+  type AssetPin,
+  type AssetUseRow,
+  type AssetUseSource,
+} from './asset-revisions.js';
+import { ASSET_CONTENT_TYPES, sniffAssetType, type AssetContentType } from './asset-types.js';
+import {
+  assetInfo,
+  assetUsers,
+  revisionInfos,
+  type AssetDetail,
+  type ListedAsset,
+  type UploadedAsset,
+} from './asset-views.js';
 import { ByteBudgetCache } from './byte-budget-cache.js';
 import * as store from './assets-store.js';
 
-/** An asset as the API shows it. */
-export interface AssetInfo {
-  name: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  /** ISO 8601 */
-  created_at: string;
-  updated_at: string;
-}
+export type { AssetDetail, AssetInfo, ListedAsset, UploadedAsset } from './asset-views.js';
 
 /** An upload: the bytes, their name, and optionally the type the client believes they have. */
 export interface AssetUpload {
@@ -47,6 +58,9 @@ export const ASSET_MAX_BYTES = 10 * 1024 * 1024;
 /** Asset bytes kept in memory per process for rendering: the logos and fonts of the busy templates. */
 export const ASSET_CACHE_BYTES = 64 * 1024 * 1024;
 
+/** Versions named in a refused delete's message; the rest are counted. */
+const NAMED_IN_MESSAGE = 5;
+
 export interface AssetLimits {
   maxBytes: number;
   accountMaxBytes: number;
@@ -54,15 +68,31 @@ export interface AssetLimits {
 }
 
 export interface AssetService {
-  /** Stores (or replaces) an asset; 422 for a bad name or type, 413 past a size limit. */
-  put(accountId: string, upload: AssetUpload): Promise<AssetInfo>;
-  list(accountId: string): Promise<AssetInfo[]>;
-  /** The asset's bytes; NOT_FOUND when the account has none of that name. */
-  read(accountId: string, name: string): Promise<{ info: AssetInfo; body: Buffer }>;
-  /** Deletes it; NOT_FOUND when there is none. */
+  /** Stores a new revision of the name (its first, or the next); 422 for a bad name or type, 413 past a size limit. */
+  put(accountId: string, upload: AssetUpload): Promise<UploadedAsset>;
+  /** The account's names with their current revisions and users. */
+  list(accountId: string): Promise<ListedAsset[]>;
+  /** The name, its kept revisions and who prints which; NOT_FOUND when the account has no such name. */
+  describe(accountId: string, name: string): Promise<AssetDetail>;
+  /** The bytes of the current revision, or of `revision`; NOT_FOUND when there is none. */
+  read(
+    accountId: string,
+    name: string,
+    revision?: number,
+  ): Promise<{ contentType: string; sha256: string; body: Buffer }>;
+  /** Deletes the name and its revisions; NOT_FOUND when there is none, ASSET_IN_USE while a published version prints one. */
   remove(accountId: string, name: string): Promise<void>;
-  /** For rendering: the bytes and type of the account's asset `name`, or undefined. Cached by storage key. */
-  readForRender(accountId: string, name: string): Promise<{ body: Buffer; contentType: string } | undefined>;
+  /** Deletes the revisions no version prints any more (after versions went); never throws. */
+  pruneUnpinned(accountId: string): Promise<void>;
+  /**
+   * For rendering: the bytes and type of the account's asset `name` — its current revision, or, with
+   * a version's `pin`, the revision the version was published with — or undefined. Cached by storage key.
+   */
+  readForRender(
+    accountId: string,
+    name: string,
+    pin?: AssetPin | null,
+  ): Promise<{ body: Buffer; contentType: string } | undefined>;
 }
 
 /** 1–200 characters of letters, digits, `.`, `_`, `-`, `/`; `/`-separated segments, none empty, `.` or `..`. */
@@ -78,17 +108,6 @@ export function assetNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-function view(row: AssetsTable): AssetInfo {
-  return {
-    name: row.name,
-    content_type: row.content_type,
-    size: row.size,
-    sha256: row.sha256,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
-  };
-}
-
 async function toBuffer(body: StoredBlob['body']): Promise<Buffer> {
   if (Buffer.isBuffer(body)) return body;
   const chunks: Buffer[] = [];
@@ -100,17 +119,77 @@ function mib(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }
 
+/** The upload's type, read from its bytes; 422 for a bad name, an empty file or another type, 413 past the size bound. */
+function checkedType(upload: AssetUpload, maxBytes: number): AssetContentType {
+  const problem = assetNameProblem(upload.name);
+  if (problem)
+    throw new ValidationError([{ loc: upload.nameLoc ?? ['body', 'name'], msg: problem, type: 'value_error' }]);
+  const fileLoc = upload.fileLoc ?? ['body', 'file'];
+  if (upload.bytes.length === 0)
+    throw new ValidationError([{ loc: fileLoc, msg: 'The file is empty', type: 'value_error' }]);
+  if (upload.bytes.length > maxBytes) {
+    throw new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `The asset is ${upload.bytes.length} bytes; assets may be at most ${maxBytes} bytes (${mib(maxBytes)}).`,
+    );
+  }
+  const contentType = sniffAssetType(upload.bytes);
+  if (!contentType) {
+    throw new ValidationError([
+      {
+        loc: fileLoc,
+        msg: `The file is not one of the asset types (${ASSET_CONTENT_TYPES.join(', ')}); the type is read from the bytes, not the name`,
+        type: 'value_error',
+      },
+    ]);
+  }
+  const declared = upload.contentType?.split(';')[0]?.trim().toLowerCase();
+  if (
+    declared &&
+    declared !== contentType &&
+    !(declared === 'image/jpg' && contentType === 'image/jpeg') &&
+    !(declared === 'application/octet-stream')
+  ) {
+    throw new ValidationError([
+      {
+        loc: upload.nameLoc ? [...upload.nameLoc.slice(0, -1), 'content_type'] : ['body', 'content_type'],
+        msg: `content_type says ${declared} but the bytes are ${contentType}`,
+        type: 'value_error',
+      },
+    ]);
+  }
+  return contentType;
+}
+
+const sha256Of = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+function notFound(name: string): AppError {
+  return new AppError('NOT_FOUND', `No asset named "${name}" in this account; GET /v1/assets lists them.`);
+}
+
+/** "Branded v1 (template abc), …": the versions a refusal names, the rest counted. */
+function versionList(pins: { use: AssetUseRow }[]): string {
+  const named = pins
+    .slice(0, NAMED_IN_MESSAGE)
+    .map(({ use }) => `"${use.templateName}" ${use.tag ?? use.versionNumber} (template ${use.templateId})`);
+  const more = pins.length - named.length;
+  return more > 0 ? `${named.join(', ')} and ${more} more` : named.join(', ');
+}
+
 export function createAssetService(deps: {
   db: Db;
   dialect: Dialect;
   blobs: BlobStore;
   limits: AssetLimits;
+  uses: AssetUseSource;
   logger: Logger;
 }): AssetService {
-  const { db, dialect, blobs, limits, logger } = deps;
+  const { db, dialect, blobs, limits, uses, logger } = deps;
   const cache = new ByteBudgetCache<{ body: Buffer; contentType: string }>(limits.cacheBytes);
 
-  async function loadBytes(row: AssetsTable): Promise<Buffer | undefined> {
+  async function loadBytes(
+    row: Pick<AssetRevisionsTable, 'storage_key' | 'content_type'>,
+  ): Promise<Buffer | undefined> {
     const cached = cache.get(row.storage_key);
     if (cached) return cached.body;
     const blob = await blobs.get(row.storage_key);
@@ -120,124 +199,199 @@ export function createAssetService(deps: {
     return body;
   }
 
-  /** 413 when `size` more bytes would take the account's assets (`used` without the one replaced) past its quota. */
-  function checkQuota(used: number, size: number): void {
-    if (used + size <= limits.accountMaxBytes) return;
-    throw new AppError(
-      'PAYLOAD_TOO_LARGE',
-      `This account's assets would take ${used + size} bytes; the limit is ${limits.accountMaxBytes} bytes (${mib(limits.accountMaxBytes)}, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES). Delete assets you no longer use.`,
+  function deleteBlobs(keys: readonly string[]): Promise<unknown> {
+    return Promise.all(
+      keys.map((key) =>
+        blobs
+          .delete(key)
+          .catch((error: unknown) => logger.warn({ err: error, key }, "could not delete an asset revision's bytes")),
+      ),
     );
   }
 
-  function notFound(name: string): AppError {
-    return new AppError('NOT_FOUND', `No asset named "${name}" in this account; GET /v1/assets lists them.`);
+  /** 413 when `size` more bytes would take the account's kept revisions (`used`) past its quota; `pinned`: how many are earlier revisions, for the message. */
+  async function checkQuota(used: number, size: number, pinned: () => Promise<number>): Promise<void> {
+    if (used + size <= limits.accountMaxBytes) return;
+    const pinnedBytes = await pinned();
+    const kept =
+      pinnedBytes > 0 ? `, ${pinnedBytes} of them earlier revisions that published versions still print` : '';
+    throw new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `This account's assets would take ${used + size} bytes${kept}; the limit is ${limits.accountMaxBytes} bytes (${mib(limits.accountMaxBytes)}, PRESSROOM_ASSET_ACCOUNT_MAX_BYTES). Delete assets, or versions you no longer use (their earlier revisions go with them). Nothing was stored.`,
+    );
+  }
+
+  /** In `trx` (the account's assets locked): deletes the revisions no version prints; returns their storage keys. */
+  async function pruneIn(trx: Tx, accountId: string): Promise<string[]> {
+    const earlier = await store.listEarlierRevisions(trx, accountId);
+    if (earlier.length === 0) return [];
+    const names = [...new Set(earlier.map((r) => r.name))];
+    // Each name's whole list (its current revision included): what a version pins depends on the next one.
+    const revisions = await store.listRevisions(trx, accountId, names);
+    const earlierKeys = new Set(earlier.map((r) => `${r.name}#${r.revision}`));
+    const current = new Map(
+      revisions.filter((r) => !earlierKeys.has(`${r.name}#${r.revision}`)).map((r) => [r.name, r.revision]),
+    );
+    const unpinned = unpinnedRevisions(revisions, current, await uses.list(trx, accountId, names));
+    for (const r of unpinned) await store.deleteRevision(trx, accountId, r.name, r.revision);
+    return unpinned.map((r) => r.storage_key);
+  }
+
+  /** Bytes of the non-current revisions the account keeps for its versions. */
+  async function pinnedBytes(trx: Tx, accountId: string): Promise<number> {
+    return (await store.listEarlierRevisions(trx, accountId)).reduce((sum, r) => sum + Number(r.size), 0);
+  }
+
+  async function storeRevision(
+    accountId: string,
+    upload: AssetUpload,
+    contentType: AssetContentType,
+  ): Promise<{ revision: AssetRevisionsTable; replaced: boolean; removed: string[] }> {
+    const now = Date.now();
+    const storageKey = `assets/${accountId}/${randomId(24)}`;
+    try {
+      await blobs.put(storageKey, upload.bytes, { contentType });
+    } catch (error) {
+      throw new AppError('STORAGE_ERROR', 'The asset could not be stored; retry the request.', { cause: error });
+    }
+    try {
+      // The check that counts: in one transaction with the insert, the account's assets locked.
+      return await withTransaction(db, async (trx) => {
+        await store.lockAccountAssets(trx, dialect, accountId);
+        const previous = await store.findAsset(trx, accountId, upload.name);
+        const revision: AssetRevisionsTable = {
+          account_id: accountId,
+          name: upload.name,
+          revision: (previous?.revision ?? 0) + 1,
+          seq: await store.nextSeq(trx, accountId),
+          content_type: contentType,
+          size: upload.bytes.length,
+          sha256: sha256Of(upload.bytes),
+          storage_key: storageKey,
+          created_at: now,
+        };
+        await store.insertRevision(trx, revision);
+        await store.setCurrentRevision(trx, accountId, upload.name, revision.revision, now);
+        const removed = await pruneIn(trx, accountId);
+        const total = await store.accountBytes(trx, accountId);
+        await checkQuota(total - revision.size, revision.size, () => pinnedBytes(trx, accountId));
+        return { revision, replaced: previous !== undefined, removed };
+      });
+    } catch (error) {
+      await blobs.delete(storageKey).catch(() => {});
+      throw error;
+    }
+  }
+
+  async function listed(
+    accountId: string,
+    name: string,
+  ): Promise<{ row: store.CurrentAsset; revisions: AssetRevisionsTable[]; item: ListedAsset }> {
+    const row = await store.findAsset(db, accountId, name);
+    if (!row) throw notFound(name);
+    const revisions = await store.listRevisions(db, accountId, name);
+    return {
+      row,
+      revisions,
+      item: { ...assetInfo(row), used_by: assetUsers(name, revisions, await uses.list(db, accountId, [name])) },
+    };
   }
 
   return {
     async put(accountId, upload) {
-      const problem = assetNameProblem(upload.name);
-      if (problem)
-        throw new ValidationError([{ loc: upload.nameLoc ?? ['body', 'name'], msg: problem, type: 'value_error' }]);
-      const fileLoc = upload.fileLoc ?? ['body', 'file'];
-      if (upload.bytes.length === 0)
-        throw new ValidationError([{ loc: fileLoc, msg: 'The file is empty', type: 'value_error' }]);
-      if (upload.bytes.length > limits.maxBytes) {
-        throw new AppError(
-          'PAYLOAD_TOO_LARGE',
-          `The asset is ${upload.bytes.length} bytes; assets may be at most ${limits.maxBytes} bytes (${mib(limits.maxBytes)}).`,
-        );
-      }
-      const contentType = sniffAssetType(upload.bytes);
-      if (!contentType) {
-        throw new ValidationError([
-          {
-            loc: fileLoc,
-            msg: `The file is not one of the asset types (${ASSET_CONTENT_TYPES.join(', ')}); the type is read from the bytes, not the name`,
-            type: 'value_error',
-          },
-        ]);
-      }
-      const declared = upload.contentType?.split(';')[0]?.trim().toLowerCase();
-      if (
-        declared &&
-        declared !== contentType &&
-        !(declared === 'image/jpg' && contentType === 'image/jpeg') &&
-        !(declared === 'application/octet-stream')
-      ) {
-        throw new ValidationError([
-          {
-            loc: upload.nameLoc ? [...upload.nameLoc.slice(0, -1), 'content_type'] : ['body', 'content_type'],
-            msg: `content_type says ${declared} but the bytes are ${contentType}`,
-            type: 'value_error',
-          },
-        ]);
-      }
-      // A first look before the bytes are stored, so an upload plainly over the quota stores nothing.
-      checkQuota(await store.accountBytes(db, accountId, upload.name), upload.bytes.length);
-      const now = Date.now();
-      const row: AssetsTable = {
-        account_id: accountId,
-        name: upload.name,
-        content_type: contentType,
-        size: upload.bytes.length,
-        sha256: createHash('sha256').update(upload.bytes).digest('hex'),
-        storage_key: `assets/${accountId}/${randomId(24)}`,
-        created_at: now,
-        updated_at: now,
-      };
-      try {
-        await blobs.put(row.storage_key, upload.bytes, { contentType });
-      } catch (error) {
-        throw new AppError('STORAGE_ERROR', 'The asset could not be stored; retry the request.', { cause: error });
-      }
-      let previous: AssetsTable | undefined;
-      try {
-        // The check that counts: in one transaction with the insert, the account's assets locked.
-        previous = await withTransaction(db, async (trx) => {
-          await store.lockAccountAssets(trx, dialect, accountId);
-          checkQuota(await store.accountBytes(trx, accountId, upload.name), upload.bytes.length);
-          const replaced = await store.findAsset(trx, accountId, upload.name);
-          await store.upsertAsset(trx, { ...row, created_at: replaced?.created_at ?? now });
-          return replaced;
-        });
-      } catch (error) {
-        await blobs.delete(row.storage_key).catch(() => {});
-        throw error;
-      }
-      // The old bytes go after the row points at the new ones; a render in between still finds either.
-      if (previous)
-        await blobs
-          .delete(previous.storage_key)
-          .catch((error: unknown) =>
-            logger.warn({ err: error, key: previous.storage_key }, 'could not delete a replaced asset'),
-          );
-      return view({ ...row, created_at: previous?.created_at ?? now });
+      const contentType = checkedType(upload, limits.maxBytes);
+      await uses.refresh(accountId);
+      // The very bytes the name has already (a retry, the same file dropped twice): no new revision.
+      const same = await store.findAsset(db, accountId, upload.name);
+      if (same && same.content_type === contentType && same.sha256 === sha256Of(upload.bytes))
+        return { ...(await listed(accountId, upload.name)).item, replaced: false };
+      // A first look before the bytes are stored, so an upload plainly over the quota stores nothing:
+      // the name's current revision may be pruned when no version prints it, so it is not counted here.
+      await checkQuota(
+        (await store.accountBytes(db, accountId)) - Number(same?.size ?? 0),
+        upload.bytes.length,
+        async () => 0,
+      );
+      const { replaced, removed } = await storeRevision(accountId, upload, contentType);
+      // The old bytes go after the rows point at the new ones; a render in between still finds either.
+      await deleteBlobs(removed);
+      return { ...(await listed(accountId, upload.name)).item, replaced };
     },
 
     async list(accountId) {
-      return (await store.listAssets(db, accountId)).map(view);
+      await uses.refresh(accountId);
+      const [rows, revisions, usesOf] = [
+        await store.listAssets(db, accountId),
+        byName(await store.listRevisions(db, accountId)),
+        usesByName(await uses.list(db, accountId)),
+      ];
+      return rows.map((row) => ({
+        ...assetInfo(row),
+        used_by: assetUsers(row.name, revisions.get(row.name) ?? [], usesOf(row.name)),
+      }));
     },
 
-    async read(accountId, name) {
-      const row = await store.findAsset(db, accountId, name);
+    async describe(accountId, name) {
+      await uses.refresh(accountId);
+      const { row, revisions, item } = await listed(accountId, name);
+      return { ...item, revisions: revisionInfos(revisions, Number(row.revision), item.used_by) };
+    },
+
+    async read(accountId, name, revision) {
+      const row =
+        revision === undefined
+          ? await store.findAsset(db, accountId, name)
+          : await store.findRevision(db, accountId, name, revision);
       const body = row ? await loadBytes(row) : undefined;
-      if (!row || !body) throw notFound(name);
-      return { info: view(row), body };
+      if (!row || !body) {
+        if (revision === undefined || !(await store.findAsset(db, accountId, name))) throw notFound(name);
+        throw new AppError(
+          'NOT_FOUND',
+          `The asset "${name}" has no revision ${revision}; its revisions are listed by GET /v1/assets/${name} with Accept: application/json.`,
+        );
+      }
+      return { contentType: row.content_type, sha256: row.sha256, body };
     },
 
     async remove(accountId, name) {
-      const row = await store.findAsset(db, accountId, name);
-      if (!row || !(await store.deleteAsset(db, accountId, name))) throw notFound(name);
-      await blobs
-        .delete(row.storage_key)
-        .catch((error: unknown) =>
-          logger.warn({ err: error, key: row.storage_key }, "could not delete an asset's bytes"),
-        );
+      await uses.refresh(accountId);
+      const removed = await withTransaction(db, async (trx) => {
+        await store.lockAccountAssets(trx, dialect, accountId);
+        if (!(await store.findAsset(trx, accountId, name))) throw notFound(name);
+        const pruned = await pruneIn(trx, accountId);
+        const revisions = await store.listRevisions(trx, accountId, name);
+        const pins = versionPins(name, revisions, await uses.list(trx, accountId, [name]));
+        if (pins.length > 0) {
+          throw new AppError(
+            'ASSET_IN_USE',
+            `"${name}" is printed by ${pins.length === 1 ? 'a published version' : `${pins.length} published versions`}: ${versionList(pins)}. A version prints the files it was published with, so the asset stays while one uses it. Delete those versions first, or upload a new file under this name (drafts print the newest). Nothing was deleted.`,
+          );
+        }
+        await store.deleteAsset(trx, accountId, name);
+        return [...pruned, ...revisions.map((r) => r.storage_key)];
+      });
+      await deleteBlobs(removed);
     },
 
-    async readForRender(accountId, name) {
+    async pruneUnpinned(accountId) {
+      try {
+        const removed = await withTransaction(db, async (trx) => {
+          await store.lockAccountAssets(trx, dialect, accountId);
+          return pruneIn(trx, accountId);
+        });
+        await deleteBlobs(removed);
+      } catch (error) {
+        // The next upload of the account prunes again; a failure here loses nothing.
+        logger.warn({ err: error, accountId }, 'could not prune asset revisions');
+      }
+    },
+
+    async readForRender(accountId, name, pin) {
       if (assetNameProblem(name)) return undefined;
-      const row = await store.findAsset(db, accountId, name);
+      if (pin && pin.names !== 'all' && !pin.names.includes(name)) return undefined;
+      const row = pin
+        ? await store.findRevisionAt(db, accountId, name, pin.seq)
+        : await store.findAsset(db, accountId, name);
       if (!row) return undefined;
       const body = await loadBytes(row);
       return body ? { body, contentType: row.content_type } : undefined;

@@ -1,18 +1,18 @@
 /**
- * `PRESSROOM_*` variables that are not settings: a former setting still set, or a typo. They are
- * ignored, and never silently: `serve` logs one warning naming them, the admin commands print it on
- * stderr (main.ts).
+ * `PRESSROOM_*` variables that are not settings: a typo, or a former setting (former-settings.ts,
+ * read-former-settings.ts says what each one set does now). Never silently: `serve` logs a warning
+ * naming them, the admin commands print it on stderr (main.ts).
  */
 import { FORMER_SETTINGS } from './former-settings.js';
+import { isReadFormerSetting } from './read-former-settings.js';
 import { SETTING_NAMES } from './settings.js';
 
-const FORMER = new Map(FORMER_SETTINGS.map((f) => [f.name, f]));
+const FORMER_NAMES: ReadonlySet<string> = new Set(FORMER_SETTINGS.map((f) => f.name));
 /** Read by `pressroom generate`, a client of a running service (docs/batches.md): not the service's settings, and not ignored. */
 export const CLIENT_VARIABLES: ReadonlySet<string> = new Set(['PRESSROOM_URL', 'PRESSROOM_API_KEY']);
 
-/** Every `PRESSROOM_*` variable set in `env` that is not a setting, sorted. */
-export function ignoredVariables(env: Readonly<Record<string, string | undefined>>): string[] {
-  return Object.keys(env)
+const notSettings = (env: Readonly<Record<string, string | undefined>>) =>
+  Object.keys(env)
     .filter(
       (name) =>
         name.startsWith('PRESSROOM_') &&
@@ -21,17 +21,15 @@ export function ignoredVariables(env: Readonly<Record<string, string | undefined
         env[name] !== undefined,
     )
     .sort();
+
+/** Every `PRESSROOM_*` variable set in `env` whose value the service does not read at all, sorted: typos and former settings that are only reported. */
+export function ignoredVariables(env: Readonly<Record<string, string | undefined>>): string[] {
+  return notSettings(env).filter((name) => !isReadFormerSetting(name));
 }
 
-/** The one-line warning about `names` (ignoredVariables), saying what each former setting became. */
-export function ignoredVariablesWarning(names: readonly string[]): string | undefined {
+/** The one-line warning about the variables in `env` that are neither settings nor former settings (typos), if any. */
+export function unknownVariablesWarning(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const names = notSettings(env).filter((name) => !FORMER_NAMES.has(name));
   if (names.length === 0) return undefined;
-  const described = names.map((name) => {
-    const former = FORMER.get(name);
-    if (!former) return `${name} (not a setting)`;
-    if (former.replacedBy) return `${name} (no longer a setting: use ${former.replacedBy})`;
-    if (!former.where) return `${name} (no longer a setting: ${former.now})`;
-    return `${name} (no longer a setting: now a fixed constant, ${former.now})`;
-  });
-  return `ignored environment variables: ${described.join('; ')}. See docs/settings.md.`;
+  return `ignored environment variables: ${names.map((name) => `${name} (not a setting)`).join('; ')}. See docs/settings.md.`;
 }

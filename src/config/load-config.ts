@@ -1,6 +1,7 @@
 /**
  * Builds the typed, frozen `Config` from the settings (settings.ts, parsed from the environment) and
  * the fixed values (named constants beside the code they bound, referenced here, never restated).
+ * Former settings still set carry over, keep a stricter bound, or are reported (read-former-settings.ts).
  * The only reader of `process.env` in the service.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ASSET_CACHE_BYTES, ASSET_MAX_BYTES } from '../assets/assets.js';
+import { DATABASE_POOL_SIZE } from '../db/database.js';
 import { IMAGE_URL_MAX_BYTES, IMAGE_URL_TIMEOUT_MS } from '../documents/image-url-bounds.js';
 import { pdfToolsBodyLimitBytes, SMALL_BODY_LIMIT_BYTES, TEMPLATE_BODY_LIMIT_BYTES } from '../http/body-limits.js';
 import {
@@ -31,12 +33,7 @@ import {
   PREVIEW_QUEUE_LIMIT,
   previewSlotsFor,
 } from '../rendering/render-fairness.js';
-import {
-  BROWSER_RECYCLE_AFTER,
-  PRINT_MS_PER_PAGE,
-  TEMPLATE_EVALUATOR,
-  TEMPLATE_OUTPUT_LIMIT_BYTES,
-} from '../rendering/render-limits.js';
+import { BROWSER_RECYCLE_AFTER, PRINT_MS_PER_PAGE, TEMPLATE_OUTPUT_LIMIT_BYTES } from '../rendering/render-limits.js';
 import {
   REMOTE_RESOURCE_CACHE_BYTES,
   REMOTE_RESOURCE_DOCUMENT_MAX_BYTES,
@@ -46,12 +43,15 @@ import {
   REMOTE_RESOURCES_PER_DOCUMENT,
 } from '../rendering/resources/remote-bounds.js';
 import { SPOOL_ABOVE_BYTES } from '../pdf/spool.js';
+import { SIGNING_TIMEOUT_MS, signingSlotsFor } from '../signing/signing-bounds.js';
 import {
   WEBHOOK_ACCOUNT_CONCURRENCY,
   WEBHOOK_BASE_DELAY_MS,
   WEBHOOK_TIMEOUT_MS,
 } from '../webhooks/webhook-schedule.js';
 import { ConfigError, type Config } from '../shared/config.js';
+import { unknownVariablesWarning } from './ignored-variables.js';
+import { carryOverFormerSettings, keepStricterBounds } from './read-former-settings.js';
 import { currentMachine, parseSettings, type Machine } from './settings.js';
 
 export { ConfigError, PLANS, type Config, type Plan, type RateLimitPolicy } from '../shared/config.js';
@@ -78,11 +78,17 @@ export interface LoadOptions {
   readonly tuning?: DeepPartial<Config>;
   /** The machine defaults are sized to; this one unless given. */
   readonly machine?: Machine;
+  /**
+   * Told each line start-up should warn about: a former setting still set (what became of it) and
+   * variables that are not settings. `serve` logs them; the admin commands print them on stderr.
+   */
+  readonly onWarning?: (message: string) => void;
 }
 
 export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   const machine = options.machine ?? currentMachine();
-  const s = parseSettings(env, machine);
+  const carried = carryOverFormerSettings(env);
+  const s = parseSettings(carried.env, machine);
   const dataDir = s.PRESSROOM_DATA_DIR;
   const usesDataDir = !s.PRESSROOM_DATABASE_URL || !s.PRESSROOM_SECRET_KEY || !env.PRESSROOM_STORAGE_URL?.trim();
   if (options.createDataDir === false && usesDataDir && !existsSync(dataDir)) {
@@ -116,6 +122,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       url: s.PRESSROOM_DATABASE_URL,
       dialect: s.PRESSROOM_DATABASE_URL ? 'postgres' : 'sqlite',
       sqlitePath: join(dataDir, 'pressroom.db'),
+      poolSize: DATABASE_POOL_SIZE,
     },
     redisUrl: s.PRESSROOM_REDIS_URL,
     secretKey: s.PRESSROOM_SECRET_KEY ?? readOrCreateSecretKey(dataDir),
@@ -137,7 +144,6 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       templateTimeoutMs: s.PRESSROOM_TEMPLATE_TIMEOUT_MS,
       templateOutputLimitBytes: TEMPLATE_OUTPUT_LIMIT_BYTES,
       recycleAfterRenders: BROWSER_RECYCLE_AFTER,
-      evaluator: TEMPLATE_EVALUATOR,
       maxDocumentBytes: s.PRESSROOM_MAX_DOCUMENT_BYTES,
       maxPages: s.PRESSROOM_MAX_PAGES,
       maxImagePixels: s.PRESSROOM_MAX_IMAGE_PIXELS,
@@ -180,7 +186,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       timeoutMs: s.PRESSROOM_PDF_TOOLS_TIMEOUT_MS,
       concurrency: qpdfConcurrencyFor(machine.cores),
     },
-    signing: { tsaUrl: s.PRESSROOM_TSA_URL },
+    signing: { tsaUrl: s.PRESSROOM_TSA_URL, timeoutMs: SIGNING_TIMEOUT_MS, slots: signingSlotsFor(machine.cores) },
     assets: {
       maxBytes: ASSET_MAX_BYTES,
       accountMaxBytes: s.PRESSROOM_ASSET_ACCOUNT_MAX_BYTES,
@@ -202,7 +208,12 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     },
     einvoice: { rules: s.PRESSROOM_EINVOICE_RULES },
   };
-  return deepFreeze(options.tuning ? mergeDeep(config, options.tuning) : config);
+  const former = keepStricterBounds(env, config);
+  const unknown = unknownVariablesWarning(env);
+  for (const warning of [...carried.warnings, ...former.warnings, ...(unknown ? [unknown] : [])])
+    options.onWarning?.(warning);
+  const kept = former.overrides.reduce((merged, bound) => mergeDeep(merged, bound as DeepPartial<Config>), config);
+  return deepFreeze(options.tuning ? mergeDeep(kept, options.tuning) : kept);
 }
 
 /**

@@ -2,7 +2,7 @@
  * docs/settings.md, made from the declarations (settings.ts, former-settings.ts): `npm run
  * settings:docs` writes it, and settings-reference.test.ts fails when the file is not what this makes.
  */
-import { FORMER_SETTINGS } from './former-settings.js';
+import { FORMER_SETTINGS, type FormerSetting } from './former-settings.js';
 import { GROUPS, SETTINGS, type Group, type Setting } from './settings.js';
 
 export const SETTINGS_REFERENCE_PATH = 'docs/settings.md';
@@ -22,6 +22,13 @@ function valuesOf(setting: Setting): string {
   const max = kind.unit === 'bytes' ? kind.show(kind.range.max) : String(kind.range.max);
   const what = kind.unit === undefined || kind.unit === 'count' || kind.unit === 'requests' ? kind.type : kind.unit;
   return `${what}, ${kind.range.min} to ${max}`;
+}
+
+/** What start-up does with a former setting still set (read-former-settings.ts). */
+function whenSet(former: FormerSetting): string {
+  if (former.carry) return `read as \`${former.replacedBy}\`: ${former.now}`;
+  if (former.keep) return 'a lower value is kept as the bound; a higher one is ignored';
+  return former.notBound ? `ignored: ${former.notBound}` : 'ignored';
 }
 
 export function settingsReference(): string {
@@ -52,13 +59,16 @@ export function settingsReference(): string {
   lines.push(
     '## Former settings',
     '',
-    'Set, these are ignored and named in the start-up warning.',
+    'Still set after an upgrade, each is named in a start-up warning saying what became of its value. One whose',
+    'meaning carries over keeps working, read as the setting that replaced it. A bound that became a constant',
+    'is at most that constant: a lower (stricter) value is kept, and the warning says which value applies.',
+    'The rest are ignored, with the value that applies now.',
     '',
-    '| variable | now | where |',
-    '|---|---|---|',
+    '| variable | now | when set | where |',
+    '|---|---|---|---|',
     ...FORMER_SETTINGS.map(
       (f) =>
-        `| \`${f.name}\` | ${cell(f.replacedBy ? `\`${f.replacedBy}\`` : f.now)} | ${f.where ? `\`${f.where}\`` : ''} |`,
+        `| \`${f.name}\` | ${cell(f.carry ? `\`${f.replacedBy}\`` : f.now)} | ${cell(whenSet(f))} | ${f.where ? `\`${f.where}\`` : ''} |`,
     ),
     '',
   );

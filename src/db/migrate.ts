@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Dialect } from './dialect.js';
 import { migration0001Foundation } from './migrations/0001-foundation.js';
 import { migration0002Documents } from './migrations/0002-documents.js';
@@ -17,6 +17,8 @@ import { migration0015TransactionTool } from './migrations/0015-transaction-tool
 import { migration0016SigningCertificates } from './migrations/0016-signing-certificates.js';
 import { migration0017Batches } from './migrations/0017-batches.js';
 import { migration0018EinvoiceVerdict } from './migrations/0018-einvoice-verdict.js';
+import { migration0019AssetRevisions } from './migrations/0019-asset-revisions.js';
+import { migration0020TransactionJobs } from './migrations/0020-transaction-jobs.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -42,6 +44,8 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0016-signing-certificates': migration0016SigningCertificates,
   '0017-batches': migration0017Batches,
   '0018-einvoice-verdict': migration0018EinvoiceVerdict,
+  '0019-asset-revisions': migration0019AssetRevisions,
+  '0020-transaction-jobs': migration0020TransactionJobs,
 };
 
 class InCodeProvider implements MigrationProvider {
@@ -57,6 +61,19 @@ class InCodeProvider implements MigrationProvider {
 
 /** Applies pending migrations; Kysely's migration lock keeps concurrent starters from racing. */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
+  await migrate(db, dialect, (migrator) => migrator.migrateToLatest());
+}
+
+/** Applies migrations up to and including `name` only: for a migration's own tests, which need the rows before it. */
+export async function migrateTo(db: Kysely<any>, dialect: Dialect, name: string): Promise<void> {
+  await migrate(db, dialect, (migrator) => migrator.migrateTo(name));
+}
+
+async function migrate(
+  db: Kysely<any>,
+  dialect: Dialect,
+  run: (migrator: Migrator) => Promise<MigrationResultSet>,
+): Promise<void> {
   // Kysely looks for its own tables in every schema unless told which one: with several schemas in
   // one PostgreSQL database (tests, shared servers) it would find another schema's lock table and then
   // fail to read its own. Pin it to the connection's current schema.
@@ -65,12 +82,12 @@ export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promis
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
       : undefined;
   const migrator = new Migrator({ db, provider: new InCodeProvider(dialect), migrationTableSchema });
-  let { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await run(migrator);
   // Kysely's introspection reads every schema of the database; one dropped by someone else while it
   // reads fails it with "schema … does not exist" (3F000; seen with tests, which drop theirs in
   // parallel). Nothing was migrated then: read again.
   for (let attempt = 1; attempt < 5 && isSchemaGone(error); attempt++) {
-    ({ error, results } = await migrator.migrateToLatest());
+    ({ error, results } = await run(migrator));
   }
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

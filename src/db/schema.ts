@@ -41,6 +41,10 @@ export interface CreditTransactionsTable {
   refund_of: string | null;
   /** What a PDFGEN without a template paid for: the PDF tool (`merge`, `extract-pages`, `rotate`); else null. */
   tool: string | null;
+  /** The job whose generation a PDFGEN paid for, or a REFUND gave back; null for a synchronous one, a tool or a grant. */
+  job_id: string | null;
+  /** That job's batch, when it is a batch's item. */
+  batch_id: string | null;
   created_at: number;
 }
 
@@ -70,6 +74,8 @@ export interface TemplatesTable extends TemplateContentColumns {
   account_id: string;
   created_at: number;
   updated_at: number;
+  /** 1 once the draft's asset names are in template_asset_uses (migration 0019). */
+  asset_uses_known: number;
 }
 
 /** An immutable snapshot of a template (see src/templates/template-versions.ts). */
@@ -81,6 +87,10 @@ export interface TemplateVersionsTable extends TemplateContentColumns {
   tag: string;
   description: string | null;
   created_at: number;
+  /** The account's asset counter when it was published: it prints the asset revisions newest then (migration 0019). */
+  asset_seq: number;
+  /** 1 once its asset names are in template_asset_uses. */
+  asset_uses_known: number;
 }
 
 /** The last version number given out per template. */
@@ -100,16 +110,44 @@ export interface FilesTable {
   expires_at: number;
 }
 
-/** An account's asset (logo, font, stylesheet); its bytes are in the blob store at `storage_key`. */
+/** One row per asset name: its current revision (migration 0019; the files are `asset_revisions`). */
 export interface AssetsTable {
   account_id: string;
   name: string;
+  /** The revision the draft prints (asset_revisions.revision). */
+  revision: number;
+  /** First upload under this name. */
+  created_at: number;
+  /** Last upload under this name. */
+  updated_at: number;
+}
+
+/** Every kept file of an asset name (src/assets/asset-revisions.ts). */
+export interface AssetRevisionsTable {
+  account_id: string;
+  name: string;
+  /** 1, 2, 3… per name. */
+  revision: number;
+  /** The account's asset counter when it was uploaded (asset_counters); versions pin by it. */
+  seq: number;
   content_type: string;
   size: number;
   sha256: string;
   storage_key: string;
   created_at: number;
-  updated_at: number;
+}
+
+/** The last asset counter given out per account. */
+export interface AssetCountersTable {
+  account_id: string;
+  last_seq: number;
+}
+
+/** An asset name a template's draft (version_number 0) or version names; `*` when it computes names. */
+export interface TemplateAssetUsesTable {
+  template_id: string;
+  version_number: number;
+  name: string;
 }
 
 export interface IdempotencyKeysTable {
@@ -197,10 +235,15 @@ export interface JobsTable {
   result_file_id: string | null;
 }
 
-/** The states of a batch (src/batches/). */
+/**
+ * The states of a batch (src/batches/): `intake` while its items are being queued (not yet accepted,
+ * shown to nobody), `cancelling` while a cancel stops its items that have not started.
+ */
 export type BatchStatus =
+  | 'intake'
   | 'pending'
   | 'processing'
+  | 'cancelling'
   | 'assembling'
   | 'completed'
   | 'completed_with_errors'
@@ -230,7 +273,7 @@ export interface BatchesTable {
   webhook_url: string | null;
   /** AES-256-GCM sealed, never returned. */
   webhook_secret: string | null;
-  /** The assembling lease. */
+  /** The lease of the step in progress: intake, cancelling or assembling. */
   locked_by: string | null;
   locked_until: number | null;
   attempts: number;
@@ -310,6 +353,9 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   files: FilesTable;
   assets: AssetsTable;
+  asset_revisions: AssetRevisionsTable;
+  asset_counters: AssetCountersTable;
+  template_asset_uses: TemplateAssetUsesTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

@@ -86,19 +86,24 @@ export function instrumentRenderer(
  */
 export function instrumentLedger(ledger: CreditLedger, metrics: Pick<Metrics, 'credits'>): CreditLedger {
   return {
-    async debit(accountId, subject, trx) {
-      const debit = await ledger.debit(accountId, subject, trx);
+    async debit(accountId, charge, trx) {
+      const debit = await ledger.debit(accountId, charge, trx);
       metrics.credits('PDFGEN', 1);
       return debit;
     },
-    async debitMany(accountId, subject, count, trx) {
-      const debit = await ledger.debitMany(accountId, subject, count, trx);
-      metrics.credits('PDFGEN', count);
+    async debitMany(accountId, charge, trx) {
+      const debit = await ledger.debitMany(accountId, charge, trx);
+      metrics.credits('PDFGEN', charge.jobIds.length);
       return debit;
     },
     async refund(accountId, pdfgenRef, trx) {
       const refunded = await ledger.refund(accountId, pdfgenRef, trx);
       if (refunded) metrics.credits('REFUND', 1);
+      return refunded;
+    },
+    async refundMany(accountId, pdfgenRefs, trx) {
+      const refunded = await ledger.refundMany(accountId, pdfgenRefs, trx);
+      if (refunded > 0) metrics.credits('REFUND', refunded);
       return refunded;
     },
     async grant(accountId, credits, type, trx) {
@@ -108,6 +113,6 @@ export function instrumentLedger(ledger: CreditLedger, metrics: Pick<Metrics, 'c
     },
     recordExecTime: (transactionRef, execMs, trx) => ledger.recordExecTime(transactionRef, execMs, trx),
     balance: (accountId) => ledger.balance(accountId),
-    list: (accountId, limit, offset) => ledger.list(accountId, limit, offset),
+    list: (accountId, page, filter) => ledger.list(accountId, page, filter),
   };
 }

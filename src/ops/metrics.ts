@@ -376,7 +376,7 @@ export function createMetrics(): Metrics {
   for (const [name, help, key] of [
     [
       'pressroom_pool_capacity',
-      'Slots of each pool of heavy work (pool: render, compaction, qpdf, ghostscript, xmllint, json_parse)',
+      'Slots of each pool of heavy work (pool: render, compaction, qpdf, ghostscript, xmllint, json_parse, templates…)',
       'capacity',
     ],
     [

@@ -60,6 +60,19 @@ describe.each(['memory', 'redis'] as const)('rate limiter (%s)', (backend) => {
     expect(allowed).toEqual([true, true, true, true, true, false, false]);
   });
 
+  it('peeks at the windows without counting a request (the studio’s requests, issue 50 point 9)', async () => {
+    const limiter = await make();
+    const who = subject('free');
+    expect(await limiter.peek(who)).toMatchObject({ allowed: true, limit: 3, remaining: 3 });
+    await limiter.consume(who);
+    for (let i = 0; i < 5; i++) expect((await limiter.peek(who))!.remaining).toBe(2);
+    expect((await limiter.consume(who))!.remaining).toBe(1);
+    await limiter.consume(who);
+    expect(await limiter.peek(who)).toMatchObject({ remaining: 0, limit: 3 });
+    expect((await limiter.consume(who))!.allowed).toBe(false);
+    expect(await limiter.peek(subject('enterprise'))).toBeNull();
+  });
+
   it('keeps accounts apart and gives unlimited plans no limit', async () => {
     const limiter = await make();
     const a = subject('free');

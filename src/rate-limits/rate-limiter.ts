@@ -35,6 +35,8 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   /** Counts one request; null when the account has no limits at all. */
   consume(subject: RateLimitSubject, bucket?: string): Promise<RateLimitDecision | null>;
+  /** What `consume` would report now, without counting a request (the headers of requests another budget pays for); null when no limits. */
+  peek(subject: RateLimitSubject): Promise<RateLimitDecision | null>;
   /** Counts one request against an explicit limit (e.g. studio previews). */
   consumeCustom(key: string, perMinute: number): Promise<RateLimitDecision>;
   readonly backend: 'memory' | 'redis';
@@ -88,6 +90,29 @@ export function createRateLimiter(plans: Readonly<Record<Plan, RateLimitPolicy>>
     }
   }
 
+  /** A window as it stands, not counting a request: a window not opened yet has all its points. */
+  async function peekWindow(
+    key: string,
+    points: number,
+    durationSeconds: number,
+    bucket: string,
+  ): Promise<WindowResult> {
+    const res = await limiterFor(points, durationSeconds, bucket).get(key);
+    if (!res) return { limit: points, allowed: true, remaining: points, msBeforeNext: durationSeconds * 1000 };
+    return { limit: points, allowed: true, remaining: res.remainingPoints, msBeforeNext: res.msBeforeNext };
+  }
+
+  /** The account's windows (per minute, per day) that have a limit, each read with `read`. */
+  function windowsOf(subject: RateLimitSubject, read: typeof consumeWindow, bucket: string): Promise<WindowResult>[] {
+    const policy = plans[subject.plan];
+    const perMinute = subject.rateLimitPerMinute ?? policy.perMinute;
+    const perDay = subject.rateLimitPerDay ?? policy.perDay;
+    const windows: Promise<WindowResult>[] = [];
+    if (perMinute !== null) windows.push(read(subject.accountId, perMinute, 60, bucket));
+    if (perDay !== null) windows.push(read(subject.accountId, perDay, 86_400, bucket));
+    return windows;
+  }
+
   function decide(windows: WindowResult[]): RateLimitDecision {
     const refused = windows.filter((w) => !w.allowed);
     // The binding window: a refusing one (the longest wait), else the one with the least left.
@@ -109,14 +134,13 @@ export function createRateLimiter(plans: Readonly<Record<Plan, RateLimitPolicy>>
     backend: redis ? 'redis' : 'memory',
 
     async consume(subject, bucket = 'api') {
-      const policy = plans[subject.plan];
-      const perMinute = subject.rateLimitPerMinute ?? policy.perMinute;
-      const perDay = subject.rateLimitPerDay ?? policy.perDay;
-      const checks: Promise<WindowResult>[] = [];
-      if (perMinute !== null) checks.push(consumeWindow(subject.accountId, perMinute, 60, bucket));
-      if (perDay !== null) checks.push(consumeWindow(subject.accountId, perDay, 86_400, bucket));
-      if (checks.length === 0) return null;
-      return decide(await Promise.all(checks));
+      const checks = windowsOf(subject, consumeWindow, bucket);
+      return checks.length === 0 ? null : decide(await Promise.all(checks));
+    },
+
+    async peek(subject) {
+      const checks = windowsOf(subject, peekWindow, 'api');
+      return checks.length === 0 ? null : decide(await Promise.all(checks));
     },
 
     async consumeCustom(key, perMinute) {

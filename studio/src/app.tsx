@@ -20,7 +20,7 @@ import { TransactionsScreen } from './screens/transactions-screen.js';
 const TITLES: Record<Route['name'], string> = {
   templates: 'Templates',
   editor: 'Editor',
-  jobs: 'Jobs',
+  jobs: 'Background jobs',
   batches: 'Batches',
   assets: 'Assets',
   transactions: 'Transactions',

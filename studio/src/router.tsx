@@ -1,9 +1,10 @@
 /**
- * Client-side routes on the History API. The server answers index.html for any path outside the API,
- * so each of these addresses can be reloaded or bookmarked.
+ * Client-side routes on the History API. The server answers index.html for exactly the addresses of
+ * STUDIO_ROUTES, so each screen can be reloaded or bookmarked.
  */
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { matchStudioRoute } from '../../src/shared/studio-routes.js';
 
 export type Route =
   | { name: 'templates' }
@@ -35,24 +36,13 @@ export const paths = {
   apiKeys: '/settings/api-keys',
 };
 
-/** The route of a pathname. */
+/** The route of a pathname: the addresses are the server's too (src/shared/studio-routes.ts). */
 export function matchRoute(pathname: string): Route {
-  const path = pathname.replace(/\/+$/, '') || '/';
-  if (path === '/' || path === paths.templates) return { name: 'templates' };
-  const editor = /^\/templates\/([^/]+)$/.exec(path);
-  if (editor) return { name: 'editor', templateId: decodeURIComponent(editor[1]!) };
-  if (path === paths.jobs) return { name: 'jobs' };
-  if (path === paths.batches) return { name: 'batches', batchId: null };
-  const batch = /^\/batches\/([^/]+)$/.exec(path);
-  if (batch) return { name: 'batches', batchId: decodeURIComponent(batch[1]!) };
-  if (path === paths.assets) return { name: 'assets' };
-  if (path === paths.transactions) return { name: 'transactions' };
-  if (path === paths.pdfTools) return { name: 'pdf-tools' };
-  if (path === paths.einvoiceValidate) return { name: 'einvoice-validate' };
-  if (path === paths.certificates) return { name: 'certificates' };
-  if (path === paths.s3) return { name: 's3' };
-  if (path === paths.apiKeys) return { name: 'api-keys' };
-  return { name: 'not-found', path };
+  const found = matchStudioRoute(pathname);
+  if (!found) return { name: 'not-found', path: pathname.replace(/\/+$/, '') || '/' };
+  if (found.screen === 'editor') return { name: 'editor', templateId: found.params.templateId! };
+  if (found.screen === 'batches') return { name: 'batches', batchId: found.params.batchId ?? null };
+  return { name: found.screen };
 }
 
 const listeners = new Set<() => void>();

@@ -1,7 +1,9 @@
 /**
- * The one place the studio talks to the API: every call sends `x-api-key`, reports the X-RateLimit-*
- * headers, and turns a failed response into an ApiError carrying the parsed body.
+ * The one place the studio talks to the API: every call sends `x-api-key` and the studio's mark (its
+ * reads spend the studio's own budget, not the account's rate limit: docs/rate-limits.md), reports the
+ * X-RateLimit-* headers, and turns a failed response into an ApiError carrying the parsed body.
  */
+import { STUDIO_CLIENT, STUDIO_CLIENT_HEADER } from '../../../src/shared/studio-client.js';
 import type { RateLimitState, ValidationIssue } from '../lib/api-types.js';
 import { describeErrorBody, readRateLimit } from '../lib/format.js';
 import { describeIssue, type PlaceNamer } from '../lib/messages.js';
@@ -41,6 +43,8 @@ export interface RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | undefined>;
   signal?: AbortSignal;
+  /** Extra request headers (an Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 export interface ApiClient {
@@ -77,7 +81,12 @@ function buildUrl(path: string, query?: RequestOptions['query']): string {
 /** A client bound to one API key. */
 export function createApiClient(apiKey: string, hooks: ClientHooks): ApiClient {
   async function raw(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { 'x-api-key': apiKey, accept: 'application/json, application/pdf' };
+    const headers: Record<string, string> = {
+      ...options.headers,
+      'x-api-key': apiKey,
+      [STUDIO_CLIENT_HEADER]: STUDIO_CLIENT,
+      accept: 'application/json, application/pdf',
+    };
     const multipart = options.body instanceof FormData;
     // The browser writes the multipart content-type itself (with the boundary).
     if (options.body !== undefined && !multipart) headers['content-type'] = 'application/json';

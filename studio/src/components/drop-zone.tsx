@@ -5,12 +5,15 @@ import { useRef, useState } from 'preact/hooks';
 export function DropZone(props: {
   class?: string;
   testId: string;
+  label?: string;
   onFiles(files: File[]): void;
   children: ComponentChildren;
 }) {
   const [dragging, setDragging] = useState(false);
   return (
     <div
+      role="region"
+      aria-label={props.label ?? 'Drop files here'}
       class={`asset-drop ${props.class ?? ''} ${dragging ? 'asset-drop-active' : ''}`}
       data-testid={props.testId}
       onDragOver={(e) => {

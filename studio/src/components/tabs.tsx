@@ -64,7 +64,7 @@ export function Tabs<T extends string>({ idPrefix, label, tabs, selected, onSele
         >
           {tab.label}
           {tab.badge && (
-            <span class="tab-badge" aria-label={tab.badgeLabel ?? tab.badge}>
+            <span class="tab-badge" role="img" aria-label={tab.badgeLabel ?? tab.badge}>
               {tab.badge}
             </span>
           )}

@@ -29,7 +29,7 @@ export function VersionSelect({
         value={chosen ? String(chosen.version_number) : ''}
         onChange={(e) => onVersion(e.currentTarget.value === '' ? null : Number(e.currentTarget.value))}
       >
-        <option value="">Draft (saved template)</option>
+        <option value="">The draft</option>
         {versions.map((v) => (
           <option key={v.version_number} value={String(v.version_number)}>
             Version {v.version_number} · {v.tag}

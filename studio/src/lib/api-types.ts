@@ -2,6 +2,13 @@
 
 export type Plan = 'free' | 'pro' | 'enterprise';
 
+/** GET /v1/capabilities: what this installation can do where its setup decides it. */
+export interface Capabilities {
+  einvoice_validation: { available: boolean; reason?: 'rules_off' | 'rules_not_installed' | 'rules_damaged' };
+  einvoice_attachments: { available: boolean; official_rules: boolean };
+  signature_timestamps: { service_authority: boolean };
+}
+
 /** `GET /v1/account`. */
 export interface Account {
   credits: number;
@@ -174,6 +181,11 @@ export interface Transaction {
   template_id: string | null;
   /** What a PDFGEN without a template paid for: the PDF tool (`merge`, `extract-pages`, `rotate`); absent on older servers. */
   tool?: string | null;
+  /** A REFUND: the PDFGEN it gives back, with that charge's template or tool (absent on older servers). */
+  refunds?: { transaction_ref: string; template_id: string | null; tool: string | null } | null;
+  /** The background job (and batch) a PDFGEN paid for or a REFUND gave back; null otherwise (absent on older servers). */
+  job_id?: string | null;
+  batch_id?: string | null;
   exec_tm: number | null;
   credits: number;
   created_at: string;
@@ -279,7 +291,17 @@ export interface ValidationIssue {
   ctx?: Record<string, unknown>;
 }
 
-/** An item of `GET /v1/assets` and the answer of `POST /v1/assets` (issue 13). */
+/** A template using an asset: its draft prints the current revision, its versions the revisions they were published with (issue 50). */
+export interface AssetUser {
+  template_id: string;
+  template_name: string;
+  draft: boolean;
+  versions: { version_number: number; tag: string; revision: number }[];
+  /** The template computes asset names, so it may use this one. */
+  computed: boolean;
+}
+
+/** An item of `GET /v1/assets` and the answer of `POST /v1/assets` (issue 13; revisions and users: issue 50). */
 export interface AssetInfo {
   name: string;
   content_type: string;
@@ -287,12 +309,18 @@ export interface AssetInfo {
   sha256: string;
   created_at: string;
   updated_at: string;
+  /** The current revision (servers before issue 50 send none). */
+  revision?: number;
+  used_by?: AssetUser[];
+  /** Upload answers only: the name had a file already. */
+  replaced?: boolean;
 }
 
 /** A batch's state (issue 40, docs/batches.md). */
 export type BatchStatus =
   | 'pending'
   | 'processing'
+  | 'cancelling'
   | 'assembling'
   | 'completed'
   | 'completed_with_errors'

@@ -198,3 +198,19 @@ export function parseDataJson(text: string): { data: DataObject } | { error: str
 export function formatDataJson(data: DataObject): string {
   return JSON.stringify(data, null, 2);
 }
+
+/**
+ * The data with only the top-level keys some field uses (`customer` for `customer.name`), and the ones
+ * dropped: a starter's example values leave once the template stops using them, instead of staying in
+ * the saved sample data and every copied snippet. `einvoice` is the service's to fill, and is kept.
+ */
+export function keepUsedKeys(
+  data: DataObject,
+  fields: readonly { key: string }[],
+): { data: DataObject; dropped: DataObject } {
+  const used = new Set(fields.map((f) => f.key.split('.')[0]!));
+  const kept: DataObject = {};
+  const dropped: DataObject = {};
+  for (const [key, value] of Object.entries(data)) (used.has(key) || key === 'einvoice' ? kept : dropped)[key] = value;
+  return { data: kept, dropped };
+}

@@ -1,6 +1,6 @@
 /**
- * What a new template starts with: a small invoice that shows variables, a loop and a condition, or
- * (for PDF templates) the e-invoice starter of starter-einvoice.ts.
+ * What a new template starts with: a blank page, a small invoice that shows variables, a loop and a
+ * condition, or (for PDF templates) the e-invoice starter of starter-einvoice.ts.
  */
 import type { PageSetup } from './api-types.js';
 import {
@@ -47,7 +47,10 @@ export const STARTER_PAGE: PageSetup = {
   margin: { top: '20mm', right: '15mm', bottom: '20mm', left: '15mm' },
 };
 
-export type PdfStarterId = 'example' | 'einvoice';
+export type PdfStarterId = 'blank' | 'example' | 'einvoice';
+
+/** A blank page: nothing to delete first, no example data to carry along. */
+export const BLANK_HTML = '<h1></h1>\n';
 
 /** The PDF starters the "New template" dialog offers: the parts of the template it creates. */
 export const PDF_STARTERS: {
@@ -59,6 +62,15 @@ export const PDF_STARTERS: {
   sample_data: Record<string, unknown>;
   page: PageSetup;
 }[] = [
+  {
+    id: 'blank',
+    label: 'Blank page',
+    help: 'It starts empty: no example text or data. Write the HTML, and the form follows the variables you use.',
+    html: BLANK_HTML,
+    css: '',
+    sample_data: {},
+    page: STARTER_PAGE,
+  },
   {
     id: 'example',
     label: 'Small example',

@@ -1,12 +1,14 @@
 /**
  * API keys: list (prefix, created, revoked), create (the key is shown once, with a copy button), revoke.
- * Revoking the key this tab is signed in with signs the tab out.
+ * Revoking the key this tab is signed in with signs the tab out. The account's last working key cannot
+ * be revoked (the service refuses it, 409 LAST_API_KEY): its dialog says so and offers a new key instead.
  */
 import { useState } from 'preact/hooks';
+import { ApiError } from '../api/client.js';
 import { api, signOut, useSession } from '../api/session.js';
 import type { ApiKeyInfo } from '../lib/api-types.js';
 import { formatTime } from '../lib/format.js';
-import { confirmAction } from '../components/confirm-dialog.js';
+import { chooseAction, confirmAction } from '../components/confirm-dialog.js';
 import { CopyButton } from '../components/copy-button.js';
 import { ErrorNotice, StatusNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
@@ -40,8 +42,20 @@ export function ApiKeysScreen() {
     }
   };
 
+  /** The last working key: revoked, it would lock the account out. Offer a new key instead. */
+  const offerNewKey = async (key: ApiKeyInfo) => {
+    const choice = await chooseAction({
+      title: 'This is your last API key',
+      message: `Key ${key.prefix}… is the only key of this account that works. Revoked, nothing could sign in to the studio or make documents, and no new key could be made. Create a new key first; then you can revoke this one.`,
+      cancelLabel: 'Keep this key',
+      choices: [{ id: 'create', label: 'Create a new key', tone: 'primary' }],
+    });
+    if (choice === 'create') await create();
+  };
+
   const revoke = async (key: ApiKeyInfo) => {
     const isCurrent = key.prefix === currentPrefix;
+    if ((keys.data ?? []).filter((k) => !k.revoked_at).length <= 1) return offerNewKey(key);
     const ok = await confirmAction({
       title: 'Revoke API key?',
       message: `Key ${key.prefix}… stops working at once.${isCurrent ? ' It is the key this tab is signed in with: you will be signed out.' : ''}`,
@@ -56,6 +70,11 @@ export function ApiKeysScreen() {
       setStatus(`Key ${key.prefix}… revoked.`);
       await keys.reload();
     } catch (e) {
+      // Another tab revoked the other keys meanwhile: this one is the last after all.
+      if (e instanceof ApiError && e.code === 'LAST_API_KEY') {
+        await keys.reload();
+        return offerNewKey(key);
+      }
       setError((e as Error).message);
     }
   };

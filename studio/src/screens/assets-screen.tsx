@@ -2,23 +2,37 @@
  * Assets: the account's logos, fonts and stylesheets (issue 13). Upload by dropping files on the page
  * or choosing them (POST /v1/assets, multipart), see each as a thumbnail (images) or a sample line set
  * in it (fonts, loaded with FontFace from the bytes fetched with the API key), copy the
- * `{{ asset('…') }}` snippet a template uses, and delete (confirmed).
+ * `{{ asset('…') }}` snippet a template uses, see which templates and versions use it, and delete
+ * (confirmed). A file under a name the account has asks first: its drafts change, its published
+ * versions keep the file they were published with (issue 50).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api/session.js';
 import { ApiError } from '../api/client.js';
 import type { AssetInfo } from '../lib/api-types.js';
-import { assetKind, assetNameFor, assetPath, assetSnippet, assetUsageExample, formatBytes } from '../lib/assets.js';
+import {
+  assetKind,
+  assetNameFor,
+  assetTypeWords,
+  assetPath,
+  assetSnippet,
+  assetUsageExample,
+  assetUseText,
+  formatBytes,
+  replaceQuestion,
+} from '../lib/assets.js';
 import { formatTime } from '../lib/format.js';
-import { confirmAction } from '../components/confirm-dialog.js';
+import { chooseAction, confirmAction } from '../components/confirm-dialog.js';
+import { Link, paths } from '../router.js';
 import { CopyButton } from '../components/copy-button.js';
 import { DropZone } from '../components/drop-zone.js';
 import { ErrorNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
 
 type UploadOutcome =
-  | { file: string; name: string; ok: true }
-  | { file: string; name: string; ok: false; message: string };
+  | { file: string; name: string; ok: true; replaced: boolean }
+  | { file: string; name: string; ok: false; message: string }
+  | { file: string; name: string; ok: null };
 
 /** The bytes of one asset as a blob: URL (fetched with the API key; an <img src> could not send it). */
 function useAssetBlob(asset: AssetInfo): { url: string | null; bytes: ArrayBuffer | null; failed: boolean } {
@@ -32,7 +46,12 @@ function useAssetBlob(asset: AssetInfo): { url: string | null; bytes: ArrayBuffe
     let alive = true;
     void (async () => {
       try {
-        const response = await api().raw('GET', assetPath(asset.name));
+        // By revision: the bytes whatever the client's Accept says (the name alone with JSON first describes it).
+        const response = await api().raw(
+          'GET',
+          assetPath(asset.name),
+          asset.revision === undefined ? {} : { query: { revision: asset.revision } },
+        );
         const bytes = await response.arrayBuffer();
         if (!alive) return;
         url = URL.createObjectURL(new Blob([bytes], { type: asset.content_type }));
@@ -45,7 +64,7 @@ function useAssetBlob(asset: AssetInfo): { url: string | null; bytes: ArrayBuffe
       alive = false;
       if (url) URL.revokeObjectURL(url);
     };
-  }, [asset.name, asset.sha256]);
+  }, [asset.name, asset.sha256, asset.revision]);
   return state;
 }
 
@@ -97,13 +116,24 @@ function AssetPreview({ asset }: { asset: AssetInfo }) {
         {blob.bytes ? <FontSample asset={asset} bytes={blob.bytes} /> : <span class="muted">Loading…</span>}
       </div>
     );
-  return <div class="asset-thumb muted">{asset.content_type === 'text/css' ? 'Stylesheet' : asset.content_type}</div>;
+  return <div class="asset-thumb muted">{assetTypeWords(asset.content_type)}</div>;
 }
 
 function AssetCard({ asset, onDeleted }: { asset: AssetInfo; onDeleted(name: string): void }) {
   const [error, setError] = useState<string | null>(null);
   const snippet = assetSnippet(asset.name);
+  const pinned = (asset.used_by ?? []).flatMap((u) => u.versions.map((v) => `${u.template_name} ${v.tag}`));
   const remove = async () => {
+    if (pinned.length > 0) {
+      // The service refuses it (ASSET_IN_USE): say so before, in the dialog, with what to do.
+      await chooseAction({
+        title: `${asset.name} is in use`,
+        message: `Published versions print it: ${pinned.join(', ')}. A version keeps the files it was published with, so delete those versions first.`,
+        choices: [],
+        cancelLabel: 'Close',
+      });
+      return;
+    }
     const ok = await confirmAction({
       title: 'Delete asset?',
       message: `${asset.name} will be gone; templates that use it print without it (and say so in their warnings).`,
@@ -123,8 +153,10 @@ function AssetCard({ asset, onDeleted }: { asset: AssetInfo; onDeleted(name: str
       <AssetPreview asset={asset} />
       <span class="asset-name">{asset.name}</span>
       <span class="muted">
-        {asset.content_type} · {formatBytes(asset.size)} · {formatTime(asset.updated_at)}
+        {assetTypeWords(asset.content_type)} · {formatBytes(asset.size)} · {formatTime(asset.updated_at)}
+        {asset.revision !== undefined && asset.revision > 1 && ` · revision ${asset.revision}`}
       </span>
+      <UsedBy asset={asset} />
       <code class="asset-snippet" data-testid="asset-snippet">
         {snippet}
       </code>
@@ -150,6 +182,35 @@ function AssetCard({ asset, onDeleted }: { asset: AssetInfo; onDeleted(name: str
   );
 }
 
+/** Where the name is used: each template's draft and the versions that print a revision of it. */
+function UsedBy({ asset }: { asset: AssetInfo }) {
+  if (!asset.used_by) return null;
+  if (asset.used_by.length === 0)
+    return (
+      <p class="muted asset-used-by" data-testid="asset-used-by">
+        Not used by any template.
+      </p>
+    );
+  return (
+    <div class="asset-used-by" data-testid="asset-used-by">
+      <span>Used by</span>
+      <ul>
+        {asset.used_by.map((user) => (
+          <li key={user.template_id}>
+            <Link href={paths.editor(user.template_id)}>{user.template_name}</Link>: {assetUseText(user)}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** Asks before a file goes under a name the account has; true to upload. */
+async function mayReplace(existing: AssetInfo | undefined): Promise<boolean> {
+  if (!existing) return true;
+  return confirmAction({ ...replaceQuestion(existing), confirmLabel: 'Replace' });
+}
+
 export function AssetsScreen() {
   const list = useLoad(async () => (await api().json<{ assets: AssetInfo[] }>('GET', '/v1/assets')).assets, []);
   const [uploading, setUploading] = useState(false);
@@ -163,12 +224,16 @@ export function AssetsScreen() {
     const results: UploadOutcome[] = [];
     for (const file of files) {
       const name = assetNameFor(file.name);
+      if (!(await mayReplace(list.data?.find((a) => a.name === name)))) {
+        results.push({ file: file.name, name, ok: null });
+        continue;
+      }
       const form = new FormData();
       form.append('name', name);
       form.append('file', file, file.name);
       try {
-        await api().json<AssetInfo>('POST', '/v1/assets', { body: form });
-        results.push({ file: file.name, name, ok: true });
+        const stored = await api().json<AssetInfo>('POST', '/v1/assets', { body: form });
+        results.push({ file: file.name, name, ok: true, replaced: stored.replaced === true });
       } catch (e) {
         results.push({ file: file.name, name, ok: false, message: (e as Error).message });
       }
@@ -186,7 +251,8 @@ export function AssetsScreen() {
       <p class="help">
         Logos, images (PNG, JPEG, GIF, WebP, SVG), fonts (WOFF2, WOFF, TTF, OTF) and stylesheets for your templates. Use
         one with <code>{"{{ asset('name') }}"}</code> in the HTML, CSS, header or footer; only your account's documents
-        can reach it. Uploading a name again replaces the file. No credits.
+        can reach it. Uploading a name again replaces the file for drafts; published versions keep printing the file
+        they were published with. No credits.
       </p>
       {unsupported ? (
         <p class="notice notice-warning">This server has no asset library (GET /v1/assets answered 404).</p>
@@ -216,14 +282,20 @@ export function AssetsScreen() {
       )}
       {outcomes.length > 0 && (
         <div
-          class={`notice ${outcomes.every((o) => o.ok) ? 'notice-success' : 'notice-error'}`}
+          class={`notice ${outcomes.every((o) => o.ok !== false) ? 'notice-success' : 'notice-error'}`}
           role="status"
           data-testid="upload-result"
         >
           <ul>
             {outcomes.map((o) => (
               <li key={o.file}>
-                {o.ok ? `Uploaded ${o.file} as ${o.name}.` : `${o.file} was not uploaded: ${o.message}`}
+                {o.ok === null
+                  ? `${o.file} was not uploaded: you kept the current ${o.name}.`
+                  : o.ok
+                    ? o.replaced
+                      ? `Uploaded ${o.file}: it replaces ${o.name} in drafts.`
+                      : `Uploaded ${o.file} as ${o.name}.`
+                    : `${o.file} was not uploaded: ${o.message}`}
               </li>
             ))}
           </ul>

@@ -1,4 +1,4 @@
-/** Jobs: the account's async jobs (with the template version each renders), filtered by status, paged, refreshed every 2 s while any is unfinished. */
+/** Jobs: the account's background (async) jobs — not documents made at once, nor a batch's items (said on the screen) — (with the template version each renders), filtered by status, paged, refreshed every 2 s while any is unfinished. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/session.js';
 import { JOB_STATUSES, type JobList, type JobStatus } from '../lib/api-types.js';
@@ -8,6 +8,7 @@ import { Pager } from '../components/pager.js';
 import { useLoad } from '../components/use-load.js';
 import { TemplateRef } from '../components/template-ref.js';
 import { useTemplateNames } from '../components/use-template-names.js';
+import { Link, paths } from '../router.js';
 
 const PAGE_SIZE = 20;
 const POLL_MS = 2000;
@@ -34,7 +35,7 @@ export function JobsScreen() {
   return (
     <main class="screen" id="main">
       <div class="screen-head">
-        <h1 tabIndex={-1}>Jobs</h1>
+        <h1 tabIndex={-1}>Background jobs</h1>
         <span class={`live ${live ? 'live-on' : ''}`} role="status">
           {live
             ? 'Live: refreshing every 2 s'
@@ -43,6 +44,12 @@ export function JobsScreen() {
               : ''}
         </span>
       </div>
+      <p class="help" data-testid="jobs-scope">
+        Documents made in the background: Run's <em>Background job</em>, and your own code's asynchronous requests.
+        Documents made at once are not listed here (their charges are in{' '}
+        <Link href={paths.transactions}>Transactions</Link>), and a batch's documents are on its page in{' '}
+        <Link href={paths.batches}>Batches</Link>.
+      </p>
       <div class="toolbar">
         <label class="field field-inline">
           <span class="field-label">Status</span>
@@ -68,7 +75,8 @@ export function JobsScreen() {
       <ErrorNotice>{jobs.error?.message}</ErrorNotice>
       {jobs.data && jobs.data.jobs.length === 0 && (
         <p class="empty">
-          No jobs{status ? ` with status ${status}` : ''} yet. Run a template as a background job from the editor.
+          No background jobs{status ? ` with status ${status}` : ''} yet. Run a template as a background job from the
+          editor.
         </p>
       )}
       {jobs.data && jobs.data.jobs.length > 0 && (

@@ -1,6 +1,8 @@
 /**
  * S3 storage settings: GET /v1/integrations/s3 (404 S3_NOT_CONFIGURED when unset), save with POST, test
  * the stored configuration (its {success, message} or the 400 {detail}), delete with confirmation.
+ * Each field is checked before sending with the service's own rules, said in a person's words (a raw
+ * validator message such as "String should match pattern …" never reaches the screen).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../api/client.js';
@@ -33,6 +35,38 @@ const FIELDS: { id: FormField; label: string; help: string; type?: string; place
   { id: 'bucket_name', label: 'Bucket', help: 'Lowercase letters, digits, dots and hyphens.' },
   { id: 'default_prefix', label: 'Default path prefix', help: 'Optional, e.g. invoices/2025/.' },
 ];
+
+const length = (v: string, min: number, max: number, what: string) =>
+  v.length < min || v.length > max ? `This has ${v.length} characters; ${what} has ${min} to ${max}.` : null;
+
+/** What is wrong with a field's value, as the service's rules (SPEC.md) would refuse it; null when fine. */
+function fieldProblem(id: FormField, raw: string, configured: boolean): string | null {
+  const v = raw.trim();
+  switch (id) {
+    case 'endpoint_url':
+      if (!v) return 'Enter the address of your S3 service, starting with https://.';
+      if (!/^https:\/\//i.test(v)) return 'The address must start with https:// (the connection is encrypted).';
+      return length(v, 10, 200, 'an address');
+    case 'access_key_id':
+      return v ? length(v, 16, 128, 'an access key id') : 'Enter the access key id your S3 provider gave you.';
+    case 'secret_access_key':
+      if (!raw)
+        return configured
+          ? null
+          : 'Enter the secret access key: new settings need it (later, leave it empty to keep the stored one).';
+      return length(raw, 16, 128, 'a secret access key');
+    case 'bucket_name':
+      if (!v) return "Enter your bucket's name.";
+      if (v.includes('_')) return 'A bucket name has no underscores: use hyphens instead.';
+      if (/[A-Z]/.test(v)) return 'A bucket name is in lowercase letters only.';
+      if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(v))
+        return 'Use lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit.';
+      return length(v, 3, 63, 'a bucket name');
+    case 'default_prefix':
+      if (!/^[A-Za-z0-9_./-]*$/.test(v)) return 'Use letters, digits and _ . / - only (no spaces).';
+      return v.length > 500 ? `This has ${v.length} characters; a prefix has at most 500.` : null;
+  }
+}
 
 async function loadConfig(): Promise<S3Config | null> {
   try {
@@ -78,10 +112,14 @@ export function S3Screen() {
     } catch (e) {
       if (e instanceof ApiError && e.status === 422 && Array.isArray((e.body as { detail?: unknown }).detail)) {
         const errors: Partial<Record<FormField, string>> = {};
-        for (const issue of (e.body as { detail: ValidationIssue[] }).detail)
-          errors[String(issue.loc[issue.loc.length - 1]) as FormField] = issue.msg;
+        for (const issue of (e.body as { detail: ValidationIssue[] }).detail) {
+          const field = String(issue.loc[issue.loc.length - 1]) as FormField;
+          // Our own words for a field we know; the service's message only for one we do not.
+          errors[field] =
+            (FIELDS.some((f) => f.id === field) ? fieldProblem(field, form[field], configured) : null) ?? issue.msg;
+        }
         setFieldErrors(errors);
-        setError('Some settings are not valid; see the marked fields.');
+        setError('Not saved: some settings are not valid; see the marked fields.');
       } else setError((e as Error).message);
     } finally {
       setBusy(null);
@@ -90,6 +128,15 @@ export function S3Screen() {
 
   const save = (event: Event) => {
     event.preventDefault();
+    const problems = Object.fromEntries(
+      FIELDS.map((f) => [f.id, fieldProblem(f.id, form[f.id], configured)]).filter(([, problem]) => problem),
+    ) as Partial<Record<FormField, string>>;
+    setFieldErrors(problems);
+    if (Object.keys(problems).length > 0) {
+      setStatus(null);
+      setError('Not saved: some settings are not valid; see the marked fields.');
+      return;
+    }
     void act('save', async () => {
       setFieldErrors({});
       const body: Record<string, string> = {
@@ -162,6 +209,13 @@ export function S3Screen() {
                 spellcheck={false}
                 aria-invalid={fieldErrors[f.id] ? true : undefined}
                 aria-describedby={helpId}
+                onBlur={() =>
+                  fieldErrors[f.id] &&
+                  setFieldErrors((current) => ({
+                    ...current,
+                    [f.id]: fieldProblem(f.id, form[f.id], configured) ?? undefined,
+                  }))
+                }
                 required={f.id !== 'default_prefix' && !(f.id === 'secret_access_key' && configured)}
               />
               <span class="help" id={helpId}>

@@ -53,6 +53,9 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
       sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
       created_at: expect.stringMatching(/^\d{4}-/),
       updated_at: expect.stringMatching(/^\d{4}-/),
+      revision: 1,
+      replaced: false,
+      used_by: [],
     });
 
     const form = new FormData();
@@ -76,13 +79,18 @@ describe.each(DIALECTS)('assets on %s', (dialect) => {
     expect((await t.request('GET', '/v1/assets/brand/logo.png', { apiKey: bob.apiKey })).status).toBe(404);
     expect((await t.request('DELETE', '/v1/assets/brand/logo.png', { apiKey: bob.apiKey })).status).toBe(404);
 
-    // Replacing keeps the name and created_at.
+    // Uploading the name again keeps the name and created_at, and says so (issue 50).
     const replaced = await upload({
       name: 'site.css',
       content_base64: Buffer.from('body { margin: 0 }').toString('base64'),
     });
     expect(replaced.status).toBe(201);
-    expect(replaced.body.size).toBe('body { margin: 0 }'.length);
+    expect(replaced.body).toMatchObject({
+      size: 'body { margin: 0 }'.length,
+      revision: 2,
+      replaced: true,
+      used_by: [],
+    });
     expect((await list()).length).toBe(2);
 
     expect((await t.request('DELETE', '/v1/assets/site.css', { apiKey: alice.apiKey })).body).toEqual({

@@ -9,7 +9,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { imageInfo } from '../../support/documents/image-tools.js';
+import { imageInfo, noisePng } from '../../support/documents/image-tools.js';
 import { pdfInfo, pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, until, type TestApp } from '../../support/test-app.js';
 
@@ -227,6 +227,107 @@ describe('the MCP endpoint (/mcp)', () => {
     const items = json(await tool(client, 'get_batch_status', { batch_id: started.batch_id, items: true })).items;
     expect(items.map((i: { filename: string }) => i.filename)).toEqual(['document-1.pdf', 'grace.pdf']);
     expect(pdfText(await download(items[1].url))).toContain('Badge of Grace');
+  });
+
+  it('previews a page past the bounds as a bounded picture, free: an 800 × 20,000 px page of noise whole within 800 × 1600 px, a page of noise as a JPEG under 1 MiB; a page too long to print is refused when saved (issue 49)', async () => {
+    const client = await connect({ 'x-api-key': alice.apiKey });
+    const before = await credits(alice.apiKey);
+    // A 256-pixel tile of noise (~263 KB as the template's CSS) repeated over the whole page: what compresses least.
+    const css = `html,body{margin:0;height:100%} div{height:100%;background:url(data:image/png;base64,${noisePng(256, 256).toString('base64')}) repeat}`;
+    const noise = (height: string) =>
+      t.request('POST', '/v1/templates', {
+        apiKey: alice.apiKey,
+        body: {
+          name: `Noise ${height}`,
+          html: '<div></div>',
+          css,
+          page: { width: '800px', height, margin: { top: '0', right: '0', bottom: '0', left: '0' } },
+        },
+      });
+    for (const [height, shape] of [
+      ['20000px', { format: 'png', width: 64, height: 1600 }],
+      ['1600px', { format: 'jpeg', width: 800, height: 1600 }],
+    ] as const) {
+      const template = await noise(height);
+      expect(template.status, JSON.stringify(template.body).slice(0, 300)).toBe(201);
+      const preview = await tool(client, 'preview_template', { template_id: template.body.id });
+      expect(preview.isError, preview.content[0]?.text).toBeFalsy();
+      const image = preview.content.find((part) => part.type === 'image')!;
+      const bytes = Buffer.from(image.data!, 'base64');
+      expect(image.mimeType).toBe(`image/${shape.format}`);
+      expect(imageInfo(bytes)).toEqual(shape);
+      expect(bytes.length).toBeLessThanOrEqual(1024 * 1024);
+      expect(preview.content.find((part) => part.type === 'text')!.text).toContain(
+        `${shape.width} × ${shape.height} px`,
+      );
+    }
+    expect((await t.request('GET', '/healthz')).status).toBe(200);
+    // Chromium prints no page past 910 in: refused with the reason where the size is chosen, never a 500 later.
+    const tooLong = await noise('100000px');
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'page', 'height'], msg: expect.stringContaining('at most 900in') }),
+    ]);
+    expect(await credits(alice.apiKey)).toBe(before);
+  });
+
+  it("a tool left without data renders the template's sample data (of the version asked for), or {}; generate_image on a pdf template skips its modifications with a warning each (issue 50)", async () => {
+    const carol = await t.createAccount({ credits: 20, plan: 'enterprise' });
+    const client = await connect({ 'x-api-key': carol.apiKey });
+    const template = json(
+      await tool(client, 'create_template', {
+        name: 'Greeting',
+        html: '<h1>Hello {{ name }}</h1>',
+        sample_data: { name: 'Ada Lovelace' },
+      }),
+    );
+    json(await tool(client, 'publish_template_version', { template_id: template.id, tag: 'v1' }));
+    json(await tool(client, 'update_template', { template_id: template.id, sample_data: { name: 'Grace Hopper' } }));
+    const before = await credits(carol.apiKey);
+    expect(
+      pdfText(await download(json(await tool(client, 'generate_pdf', { template_id: template.id })).url)),
+    ).toContain('Hello Grace Hopper');
+    expect(
+      pdfText(
+        await download(json(await tool(client, 'generate_pdf', { template_id: template.id, version: 'v1' })).url),
+      ),
+    ).toContain('Hello Ada Lovelace');
+    expect(
+      pdfText(await download(json(await tool(client, 'generate_pdf', { template_id: template.id, version: 1 })).url)),
+    ).toContain('Hello Ada Lovelace');
+    const bare = json(await tool(client, 'create_template', { name: 'Bare', html: '<p>Plain text</p>' }));
+    expect(pdfText(await download(json(await tool(client, 'generate_pdf', { template_id: bare.id })).url))).toContain(
+      'Plain text',
+    );
+    const queued = json(await tool(client, 'generate_pdf_async', { template_id: template.id }));
+    const done = await until(
+      async () => {
+        const job = json(await tool(client, 'get_pdf_job_status', { job_id: queued.job_id }));
+        return job.status === 'completed' || job.status === 'failed' ? job : undefined;
+      },
+      120_000,
+      'the job',
+    );
+    expect(pdfText(await download(done.result_url))).toContain('Hello Grace Hopper');
+
+    const image = json(
+      await tool(client, 'generate_image', {
+        template_id: template.id,
+        width: 400,
+        modifications: [{ name: 'headline', text: 'Winter sale' }],
+      }),
+    );
+    expect(image.warnings).toEqual([
+      expect.stringMatching(/^Layer "headline" was not found: .*its modification was skipped/),
+    ]);
+    expect(imageInfo(await download(image.url))).toMatchObject({ format: 'png', width: 400 });
+    expect(await credits(carol.apiKey)).toBe(before - 6);
+
+    // A version that does not exist: the API's own refusal, as a tool error in the documented shape, charged nothing.
+    const missing = await tool(client, 'generate_pdf', { template_id: template.id, version: 'v9' });
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0]!.text).toMatch(/^HTTP 404 VERSION_NOT_FOUND: /);
+    expect(await credits(carol.apiKey)).toBe(before - 6);
   });
 
   it("does not reach another account's template", async () => {

@@ -91,10 +91,7 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
         message: 'HTTP 401: Authorization failed - please check your credentials',
       });
       n8n.credentials = { ...good, baseUrl: `${t.baseUrl}/nothing-here` };
-      expect(await n8n.testCredential()).toEqual({
-        status: 'Error',
-        message: expect.stringContaining("not as Pressroom's API"),
-      });
+      expect(await n8n.testCredential()).toEqual({ status: 'Error', message: expect.stringContaining('HTTP 404') });
       n8n.credentials = { ...good, baseUrl: 'http://127.0.0.1:9' };
       expect((await n8n.testCredential()).status).toBe('Error');
     } finally {
@@ -277,11 +274,11 @@ describe('the n8n node (integrations/n8n) run by n8n', () => {
     const good = n8n.credentials;
     try {
       n8n.credentials = { ...good, baseUrl: `${t.baseUrl}/studio` };
-      // A wrong base URL: Pressroom answers POSTs 404 "No route", and GETs with the studio's page, which the node names.
+      // A wrong base URL: Pressroom answers 404 "No route" under it, and the node says the address is wrong.
       expect((await n8n.run([generateJson({})])).error).toContain('No route POST /studio/v1/pdf/create');
-      expect((await n8n.run([pressroom('Account', { resource: 'account', operation: 'get' })])).error).toContain(
-        "not as Pressroom's API",
-      );
+      const account = (await n8n.run([pressroom('Account', { resource: 'account', operation: 'get' })])).error;
+      expect(account).toContain('No route GET /studio/v1/account');
+      expect(account).toContain('give the address Pressroom is served at');
     } finally {
       n8n.credentials = good;
     }

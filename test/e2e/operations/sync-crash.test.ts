@@ -137,7 +137,7 @@ describe.each(['sqlite', 'postgres'] as const)('a crash during synchronous gener
     const u = await ledgerOf(unkeyed.accountId);
     const delivered = unkeyedOutcomes.filter((o) => o.response?.status === 200).length;
     const cutOffUnkeyed = unkeyedOutcomes.filter((o) => o.error).length;
-    // Never a charge without an answer. The other direction is allowed by design (charged-run.ts): a
+    // Never a charge without an answer. The other direction is allowed by design (credits/paid-request.ts): a
     // request without a key is charged once its answer has been handed to the connection, so answers
     // handed over in the instant before the kill, their charges not yet posted, are free. How many that
     // is depends on how many finished at that instant (measured: 1 or 2 on a loaded 2-core machine), not

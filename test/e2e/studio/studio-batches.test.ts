@@ -31,9 +31,13 @@ import { describeIssue } from '../../../studio/src/lib/messages.js';
 import { pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 import {
+  DESKTOP,
+  PHONE,
   capturePreviews,
   ensureStudioBuild,
+  hasNoHorizontalOverflow,
   launchBrowser,
+  layoutSettled,
   openStudio,
   screenshot,
   signIn,
@@ -174,15 +178,16 @@ describe("the Batches screen's CSV, without a browser", () => {
     // Fixed, every row reads on the service as the studio's preview reads it.
     table.rows[0]![1] = '12.5';
     table.rows[0]![2] = 'true';
-    const items = await readRows(
+    const rows = await readRows(
       { kind: 'csv', field: 'rows', text: rewriteCsv(table, targets).text },
       { fields, maxItems: 10 },
     );
-    expect(items.map((item) => item.data)).toEqual([
-      rowData(table, targets, fields, 0).data,
-      rowData(table, targets, fields, 1).data,
-    ]);
-    expect(items[0]!.data).toEqual({ customer_name: 'Ada; "the first"', total: 12.5, paid: true, lines: [1] });
+    const items: Record<string, unknown>[] = [];
+    for await (const chunk of rows.spool.chunks(10))
+      items.push(...chunk.map((item) => JSON.parse(item.data) as Record<string, unknown>));
+    await rows.spool.remove();
+    expect(items).toEqual([rowData(table, targets, fields, 0).data, rowData(table, targets, fields, 1).data]);
+    expect(items[0]).toEqual({ customer_name: 'Ada; "the first"', total: 12.5, paid: true, lines: [1] });
   });
 
   it('says why a file cannot be read', async () => {
@@ -210,10 +215,10 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
   const column = (name: string) => page.getByLabel(`Column “${name}” fills`);
   const watch = () => page.getByTestId('batch-watch');
   const start = () => page.getByRole('button', { name: /^Start \d+ documents?/ });
-  /** Clicks Start and waits for the new batch's live view; returns its id. */
-  const startBatch = async () => {
+  /** Clicks Start (twice at once with `double`) and waits for the new batch's live view; returns its id. */
+  const startBatch = async (double = false) => {
     const before = page.url();
-    await start().click();
+    await (double ? start().dblclick() : start().click());
     await page.waitForURL((url) => url.toString() !== before && /\/batches\/bat_/.test(url.pathname));
     const id = decodeURIComponent(page.url().split('/').pop()!);
     await expect.poll(() => watch().locator('h2 code').innerText()).toBe(id);
@@ -285,9 +290,27 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     await screenshot(page, 'batches-columns', { fullPage: true });
   });
 
+  /** After a start the form shows its batch, not Start; "New batch" brings the form back without the file. */
+  const newBatch = async () => {
+    await page.getByTestId('batch-started').getByRole('button', { name: 'New batch' }).click();
+    await page.getByRole('heading', { name: 'New batch' }).waitFor();
+  };
+
   it('cancels a batch that has not started: every row refunded', async () => {
     const before = await credits();
-    const id = await startBatch();
+    // A double click on Start starts one batch, charged once (issue 50: the form stayed armed).
+    const id = await startBatch(true);
+    await page.getByTestId('batch-started').waitFor();
+    expect(await start().count()).toBe(0);
+    expect(await page.getByTestId('batch-started').innerText()).toContain(
+      '3 documents from certificates.csv are being made',
+    );
+    expect((await batches()).map((b) => b.batch_id)).toEqual([id]);
+    await page.setViewportSize(PHONE);
+    await layoutSettled(page);
+    expect(await hasNoHorizontalOverflow(page)).toMatchObject({ ok: true });
+    await screenshot(page, 'phone-batch-started', { fullPage: true });
+    await page.setViewportSize(DESKTOP);
     // No worker runs yet: the batch waits, with no rate to tell the time left from.
     await expect
       .poll(() => page.getByTestId('batch-counts').innerText())
@@ -311,8 +334,14 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
     const before = await credits();
     await page.getByRole('link', { name: 'Batches' }).click();
     await page.waitForURL(/\/batches$/);
-    // The form kept the file, the columns and the output.
-    expect(await column('Full name').inputValue()).toBe('name');
+    // Still disarmed: the same file again takes a deliberate new batch, which keeps the template and output.
+    expect(await start().count()).toBe(0);
+    await newBatch();
+    expect(await page.getByTestId('csv-summary').count()).toBe(0);
+    expect(await page.getByRole('radio', { name: /One zip/ }).isChecked()).toBe(true);
+    await dropCsv(page, 'certificates.csv', ROWS_CSV);
+    await column('Full name').selectOption('name');
+    await page.getByLabel('File name (optional, without .zip)').fill('certificates');
     await startBatch();
     await expect.poll(statusOf, { timeout: 120_000 }).toBe('completed');
     expect(await page.getByTestId('batch-counts').innerText()).toContain('3 of 3 made · 0 failed · 0 cancelled');
@@ -331,6 +360,7 @@ describe('studio Batches screen in Chromium', { timeout: 240_000 }, () => {
 
   it('lists a row the template fails on with its error, refunded; the merged PDF holds the others', async () => {
     const before = await credits();
+    await newBatch();
     await dropCsv(page, 'mixed.csv', FAILING_CSV);
     await expect.poll(() => page.getByTestId('csv-summary').innerText()).toBe('mixed.csv: 3 rows, 3 columns.');
     await page.getByRole('radio', { name: /One merged PDF/ }).check();

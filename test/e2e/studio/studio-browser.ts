@@ -77,9 +77,7 @@ export async function openStudio(browser: Browser, baseUrl: string, viewport = D
  * unchanged and keeps a copy of the answer). `next()` resolves with the next one to arrive — or, given
  * `wanted`, the next one whose request body it accepts (a version's preview among live previews).
  */
-export async function capturePreviews(
-  page: Page,
-): Promise<{
+export async function capturePreviews(page: Page): Promise<{
   pdfs: Buffer[];
   next(timeoutMs?: number, wanted?: (body: Record<string, unknown>) => boolean): Promise<Buffer>;
 }> {

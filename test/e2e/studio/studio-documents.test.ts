@@ -244,7 +244,10 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     expect(await jobRow.getByRole('link', { name: 'Named in lists' }).getAttribute('title')).toBe(
       `Template id ${template.id}`,
     );
-    await page.getByRole('link', { name: 'Transactions', exact: true }).click();
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Transactions', exact: true })
+      .click();
     await page.locator('tbody tr', { hasText: 'Named in lists' }).first().waitFor();
 
     // Every navigation link is inside the phone's width, none scrolled out of sight.
@@ -275,7 +278,12 @@ describe('studio for real documents', { timeout: 180_000 }, () => {
     const png = solidPng(40, 20, 128);
     await page.locator('#asset-files').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: png });
     await page.getByTestId('upload-result').getByText('Uploaded logo.png as logo.png.').waitFor();
+    // A success reads as one (issue 50 point 11: it was a red error box in MIME jargon).
+    expect(await page.getByTestId('upload-result').getAttribute('class')).toContain('notice-success');
+    expect(await page.getByTestId('upload-result').innerText()).not.toMatch(/image\/|mime|content.type/i);
     const card = page.locator('[data-asset-name="logo.png"]');
+    expect(await card.innerText()).toContain('PNG image');
+    expect(await card.innerText()).not.toContain('image/png');
     expect(await card.getByTestId('asset-snippet').innerText()).toBe("{{ asset('logo.png') }}");
     const thumbnail = card.getByRole('img', { name: 'Thumbnail of logo.png' });
     await expect

@@ -52,7 +52,15 @@ import {
   withSources,
 } from '../../../studio/src/lib/problems.js';
 import { parseWarningHeaders } from '../../../studio/src/lib/warnings.js';
-import { assetNameFor, assetPath, assetSnippet, assetUsageExample } from '../../../studio/src/lib/assets.js';
+import {
+  assetNameFor,
+  assetPath,
+  assetTypeWords,
+  assetSnippet,
+  assetUsageExample,
+  assetUseText,
+  replaceQuestion,
+} from '../../../studio/src/lib/assets.js';
 import { buildSnippets, pythonLiteral, shellQuote } from '../../../studio/src/lib/snippets.js';
 import { formatBalanceChange, isVersionTag, jobVersionText, readRateLimit } from '../../../studio/src/lib/format.js';
 import { diffLines, withContext } from '../../../studio/src/lib/line-diff.js';
@@ -239,12 +247,67 @@ describe('warnings and assets', () => {
     expect(parseWarningHeaders(headers({}))).toEqual({ warnings: [], count: 0 });
   });
 
+  it("names an asset's kind of file in words, not its media type (issue 50 point 11)", () => {
+    expect(
+      [
+        'image/png',
+        'image/svg+xml',
+        'font/woff2',
+        'application/font-woff',
+        'font/ttf',
+        'text/css',
+        'application/octet-stream',
+      ].map(assetTypeWords),
+    ).toEqual(['PNG image', 'SVG image', 'WOFF2 font', 'WOFF font', 'TrueType font', 'Stylesheet', 'File']);
+  });
+
   it('addresses assets with slashes in their names, and names uploads as the API allows', () => {
     expect(assetPath('brand/logo v2.png')).toBe('/v1/assets/brand/logo%20v2.png');
     expect(assetSnippet('brand/logo.png')).toBe("{{ asset('brand/logo.png') }}");
     expect(assetNameFor('My Logo (final).png')).toBe('My-Logo-final-.png');
     expect(assetUsageExample({ name: 'fonts/Brand.woff2', content_type: 'font/woff2' })).toBe(
       `@font-face { font-family: "Brand"; src: url("{{ asset('fonts/Brand.woff2') }}"); }`,
+    );
+  });
+
+  it('says where an asset is used and what replacing it changes (issue 50)', () => {
+    const user = (name: string, extra: Record<string, unknown> = {}) => ({
+      template_id: name.toLowerCase(),
+      template_name: name,
+      draft: true,
+      versions: [],
+      computed: false,
+      ...extra,
+    });
+    expect(
+      assetUseText(
+        user('Branded', {
+          versions: [
+            { version_number: 1, tag: 'v1', revision: 1 },
+            { version_number: 3, tag: 'v3', revision: 2 },
+          ],
+        }),
+      ),
+    ).toBe('draft, v1 prints revision 1, v3 prints revision 2');
+    expect(assetUseText(user('Any', { computed: true }))).toBe(
+      'draft (it computes asset names, so it may use this one)',
+    );
+    expect(
+      assetUseText(user('Old', { draft: false, versions: [{ version_number: 2, tag: 'prod', revision: 4 }] })),
+    ).toBe('prod prints revision 4');
+    expect(replaceQuestion({ name: 'logo.svg', used_by: ['Branded', 'Letter', 'Footer'].map((n) => user(n)) })).toEqual(
+      {
+        title: 'Replace logo.svg?',
+        message:
+          'logo.svg is used by 3 templates (Branded, Letter, Footer). Their drafts will print the new file; published versions keep printing the file they were published with.',
+      },
+    );
+    expect(
+      replaceQuestion({ name: 'a.png', used_by: ['A', 'B', 'C', 'D', 'E'].map((n) => user(n)) }).message,
+    ).toContain('used by 5 templates (A, B, C and 2 more)');
+    expect(replaceQuestion({ name: 'a.png', used_by: [user('A')] }).message).toContain('used by 1 template (A)');
+    expect(replaceQuestion({ name: 'a.png', used_by: [] }).message).toBe(
+      'a.png already exists; no template uses it. The new file takes its place.',
     );
   });
 });

@@ -198,7 +198,7 @@ describe('studio PDF tools and images in Chromium', { timeout: 240_000 }, () => 
     await page.getByLabel('Hide subtitle').check();
     await page.getByRole('button', { name: 'Render image' }).click();
     const modifiedBytes = await downloaded(page, () => resultLink(2).click());
-    expect(await page.getByTestId('image-result').innerText()).toContain('from the saved draft');
+    expect(await page.getByTestId('image-result').innerText()).toContain('from the draft');
     const modified = decodePng(modifiedBytes);
     expect(modified.width).toBe(300);
     expect(countPixels(modified, isRed)).toBeGreaterThan(200);

@@ -4,6 +4,9 @@
  * nowhere (matched by name, changeable), the required fields no column gives shown before start, a
  * preview of row 1, the output, and Start. The rows go up as the CSV re-written with the chosen names
  * (`rows`, multipart); a 422 is told by row and column as the file has them, and nothing was charged.
+ * Start fires once: the button is disabled while starting, the request carries an Idempotency-Key made
+ * for the form as it is (a repeat of the same request replays the batch it started, never charges again;
+ * any change makes a new key), and a started form shows its batch until "New batch" resets it.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
@@ -44,6 +47,10 @@ const OUTPUTS: { id: BatchOutput; label: string; help: string }[] = [
   { id: 'links', label: 'A link per document', help: 'each PDF on its own' },
 ];
 
+/** 32 random hex digits (crypto.randomUUID needs a secure context; a studio on http://<LAN address> is not one). */
+const newIdempotencyKey = () =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+
 const isCsv = (file: File) => /\.csv$/i.test(file.name) || file.type === 'text/csv';
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -57,6 +64,12 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   const [filename, setFilename] = useState('');
   const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<{ summary: string; lines: string[] } | null>(null);
+  /** The batch this form started: the form is disarmed until the user asks for a new one. */
+  const [started, setStarted] = useState<{ batchId: string; rows: number; file: string } | null>(null);
+  // Set at once (not on the next render) so a second click in the same moment finds it.
+  const starting = useRef(false);
+  // The Idempotency-Key of the form as it is now; any change of what Start would send makes a new one.
+  const idempotencyKey = useRef<string | null>(null);
   const credits = useSession().account?.credits ?? null;
   const fileInput = useRef<HTMLInputElement>(null);
   const preview = useRowPreview();
@@ -88,19 +101,26 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
   );
   const fieldList = templateId && fields.data ? fields.data : [];
 
-  // A new template, version or file: the columns are matched again by name, and an old preview or refusal no longer applies.
+  /** A new file takes its columns' matches in the same render: a column picked at once is not overwritten later. */
+  const takeTable = (next: CsvTable | null) => {
+    setTable(next);
+    setTargets(next ? matchColumns(next.header, fieldList) : []);
+    setRefusal(null);
+    preview.close();
+  };
+  // A new template or version: the columns are matched again by name, and an old preview or refusal no longer applies.
   useEffect(() => {
     setTargets(table ? matchColumns(table.header, fieldList) : []);
     setRefusal(null);
     preview.close();
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [table, fields.data, templateId]);
+  }, [fields.data, templateId]);
 
   const addFiles = async (list: FileList | File[] | null) => {
     const file = [...(list ?? [])][0];
     if (fileInput.current) fileInput.current.value = '';
     if (!file) return;
-    setTable(null);
+    takeTable(null);
     if (!isCsv(file))
       return setFileProblem(
         `${file.name} is not a CSV file (.csv). Export the spreadsheet as CSV, or send NDJSON with the API.`,
@@ -112,7 +132,7 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
     const read = await readCsv(file.name, await file.text());
     if (typeof read === 'string') return setFileProblem(read);
     setFileProblem(null);
-    setTable(read);
+    takeTable(read);
   };
 
   const missing = unmatchedRequired(targets, fieldList);
@@ -134,9 +154,23 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
     key === FILENAME_COLUMN ? 'File name' : (fieldList.find((f) => f.key === key)?.label ?? key);
   const row1 = table ? rowData(table, targets, fieldList, 0) : null;
 
+  useEffect(() => {
+    idempotencyKey.current = null;
+  }, [templateId, chosen?.version_number, table, targets, output, filename]);
+
+  /** A deliberate new batch: the file goes (template, version and output stay, for the next file). */
+  const reset = () => {
+    setStarted(null);
+    takeTable(null);
+    setFilename('');
+    setRefusal(null);
+    setFileProblem(null);
+  };
+
   const start = async (event: Event) => {
     event.preventDefault();
-    if (!ready || !table || busy) return;
+    if (!ready || !table || busy || started || starting.current) return;
+    starting.current = true;
     setBusy(true);
     setRefusal(null);
     const upload = rewriteCsv(table, targets);
@@ -152,9 +186,14 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
         'rows',
         new File([upload.text], /\.csv$/i.test(table.name) ? table.name : `${table.name}.csv`, { type: 'text/csv' }),
       );
-      const accepted = await api().json<BatchAccepted>('POST', '/v1/pdf/batches', { body: form });
+      idempotencyKey.current ??= newIdempotencyKey();
+      const accepted = await api().json<BatchAccepted>('POST', '/v1/pdf/batches', {
+        body: form,
+        headers: { 'idempotency-key': idempotencyKey.current },
+      });
       setCredits(accepted.credits_remaining);
       preview.close();
+      setStarted({ batchId: accepted.batch_id, rows: table.rows.length, file: table.name });
       onStarted(accepted.batch_id);
     } catch (error) {
       const detail =
@@ -171,9 +210,26 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
       );
       void refreshAccount().catch(() => undefined);
     } finally {
+      starting.current = false;
       setBusy(false);
     }
   };
+
+  if (started) {
+    return (
+      <section class="card batch-form" aria-labelledby="new-batch-title" data-testid="batch-started">
+        <h2 id="new-batch-title">Batch started</h2>
+        <p>
+          {plural(started.rows, 'document')} from {started.file} {started.rows === 1 ? 'is' : 'are'} being made; the
+          batch's progress is on this page. To make more, start a new batch: this form does not send the same file
+          twice.
+        </p>
+        <button type="button" class="button" onClick={reset}>
+          New batch
+        </button>
+      </section>
+    );
+  }
 
   return (
     <form class="card batch-form" onSubmit={start} aria-labelledby="new-batch-title">

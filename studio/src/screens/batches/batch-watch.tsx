@@ -21,6 +21,7 @@ const LINKS_PAGE = 50;
 export const BATCH_STATUS_TEXT: Record<BatchStatus, string> = {
   pending: 'waiting',
   processing: 'running',
+  cancelling: 'cancelling',
   assembling: 'putting the file together',
   completed: 'completed',
   completed_with_errors: 'completed with errors',
@@ -153,7 +154,7 @@ export function BatchWatch({
           <button
             type="button"
             class="button button-danger"
-            disabled={cancelling || b.status === 'assembling'}
+            disabled={cancelling || b.status === 'assembling' || b.status === 'cancelling'}
             onClick={() => void cancel()}
           >
             {cancelling ? 'Cancelling…' : 'Cancel batch'}

@@ -371,8 +371,7 @@ export function DataForm({ fields, data, onChange, onInputValidity = () => undef
   if (fields.length === 0)
     return (
       <p class="empty">
-        This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML and save: the form follows the
-        template.
+        This template has no fields yet. Use <code>{'{{ name }}'}</code> in the HTML: the form follows it as you type.
       </p>
     );
   // `einvoice.*` is not data to type in: the service fills it when Run attaches an e-invoice.

@@ -8,7 +8,7 @@
  * form, and in strict mode the preview fails as Run would; Run's refusals are marked at their fields.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api } from '../../api/session.js';
+import { api, useSession } from '../../api/session.js';
 import type { Template, TemplateVersion } from '../../lib/api-types.js';
 import type { TemplateSnapshot } from '../../lib/template-diff.js';
 import { describeProblem, isStale, type Problem } from '../../lib/problems.js';
@@ -24,6 +24,7 @@ import {
   type Refusal,
 } from '../../lib/field-marks.js';
 import { missingRequired, missingRequiredWarnings } from '../../lib/form-data.js';
+import { formatTime } from '../../lib/format.js';
 import { CodeEditor } from '../../components/code-editor.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
@@ -36,7 +37,7 @@ import { ImagePanel } from './image-panel.js';
 import { PreviewPane } from './preview-pane.js';
 import { RunPanel } from './run-panel.js';
 import { TemplatePanes, type TemplateTab } from './template-panes.js';
-import { usePreview } from './use-preview.js';
+import { useDataFollowsFields, useLiveFields, usePreview } from './use-preview.js';
 import {
   invalidCanvas,
   invalidMargins,
@@ -74,7 +75,8 @@ export function EditorScreen({ templateId }: { templateId: string }) {
 }
 
 function Editor({ template }: { template: Template }) {
-  const t = useTemplateDraft(template);
+  const accountId = useSession().account?.account_id ?? null;
+  const t = useTemplateDraft(template, accountId);
   const [templateTab, setTemplateTab] = useState<TemplateTab>('html');
   const [dataTab, setDataTab] = useState<DataTab>('form');
   const [savedNotice, setSavedNotice] = useState(false);
@@ -116,11 +118,31 @@ function Editor({ template }: { template: Template }) {
 
   const isImage = template.kind === 'image';
   const fields = t.saved?.fields ?? [];
-  // The form's fields, with readable labels when inferred: the form, its marks and Run name them alike.
-  const formFields = useMemo(
-    () => readableFields(fields, t.saved?.fields_inferred ?? true),
-    [fields, t.saved?.fields_inferred],
+  const inferred = t.saved?.fields_inferred ?? true;
+  // Inferred fields follow the text as it is typed (the service infers them from the unsaved text); hand-set ones stay as set.
+  const savedSources = useMemo(
+    () => ({
+      html: t.saved?.html ?? '',
+      css: t.saved?.css ?? '',
+      header_html: t.saved?.page?.header_html ?? '',
+      footer_html: t.saved?.page?.footer_html ?? '',
+    }),
+    [t.saved],
   );
+  const liveSources = useMemo(
+    () => ({ html: draft.html, css: draft.css, header_html: draft.header_html, footer_html: draft.footer_html }),
+    [draft.html, draft.css, draft.header_html, draft.footer_html],
+  );
+  const liveFields = useLiveFields(liveSources, savedSources, t.data, { enabled: inferred });
+  // The form's fields, with readable labels when inferred: the form, its marks and the preview name them alike.
+  const formFields = useMemo(
+    () => readableFields(inferred && liveFields ? liveFields : fields, inferred),
+    [fields, liveFields, inferred],
+  );
+  // Run renders the saved draft: its checks and the places its refusals name are the saved fields'.
+  const runFields = useMemo(() => readableFields(fields, inferred), [fields, inferred]);
+
+  useDataFollowsFields(liveFields, t);
   const missing = useMemo(() => missingRequired(formFields, t.data), [formFields, t.data]);
   // A strict template refuses data without a required value, at every door (the API's check runs on
   // saved templates only: the preview of unsaved text gets the same verdict here, before sending).
@@ -222,22 +244,33 @@ function Editor({ template }: { template: Template }) {
 
   // Leaving with unsaved changes (a link, a tab, browser back, sign out) asks first: keep editing,
   // discard them, or save and go (a refused save stays, showing why). Reload and close: beforeunload below.
-  const latest = useRef({ save, name: draft.name });
-  latest.current = { save, name: draft.name.trim() || template.name };
+  // With a copy kept in this browser, leaving unsaved loses nothing: half-finished work that cannot be saved yet (a syntax error) can wait.
+  const latest = useRef({ save, name: draft.name, kept: false, discardLocal: t.discardLocal });
+  latest.current = {
+    save,
+    name: draft.name.trim() || template.name,
+    kept: t.localCopy === 'kept',
+    discardLocal: t.discardLocal,
+  };
   useEffect(() => {
     if (!t.dirty) return;
     return setNavigationGuard(async () => {
+      const { kept } = latest.current;
       const choice = await chooseAction({
         title: 'Leave without saving?',
-        message: `Your changes to “${latest.current.name}” are not saved. If you leave now, they are lost.`,
+        message: kept
+          ? `Your changes to “${latest.current.name}” are not saved. A copy stays in this browser and is offered back when you open the template again.`
+          : `Your changes to “${latest.current.name}” are not saved. If you leave now, they are lost.`,
         cancelLabel: 'Keep editing',
         choices: [
           { id: 'discard', label: 'Discard changes', tone: 'danger' },
+          ...(kept ? [{ id: 'keep' as const, label: 'Leave, keep the copy', tone: 'plain' as const }] : []),
           { id: 'save', label: 'Save and leave', tone: 'primary' },
         ],
       });
       if (choice === 'save') return latest.current.save();
-      return choice === 'discard';
+      if (choice === 'discard') latest.current.discardLocal();
+      return choice === 'discard' || choice === 'keep';
     });
   }, [t.dirty]);
 
@@ -301,6 +334,15 @@ function Editor({ template }: { template: Template }) {
           <span class="save-state" role="status" data-testid="save-state">
             {t.saving ? 'Saving…' : t.dirty ? 'Unsaved changes' : savedNotice ? 'Saved' : 'All changes saved'}
           </span>
+          {t.dirty && t.localCopy && (
+            <span class="muted local-copy" data-testid="local-copy" data-state={t.localCopy}>
+              {t.localCopy === 'kept'
+                ? 'A copy is kept in this browser'
+                : t.localCopy === 'too_large'
+                  ? 'Too large to keep a copy in this browser'
+                  : 'This browser does not keep a copy'}
+            </span>
+          )}
           <button
             type="button"
             class="button button-primary"
@@ -318,13 +360,38 @@ function Editor({ template }: { template: Template }) {
               label: 'Template',
               marked: openProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid,
             },
-            { id: 'data-section', label: 'Data', marked: markedErrors > 0 },
+            { id: 'editor-data-section', label: 'Data', marked: markedErrors > 0 },
             { id: 'versions-section', label: 'Versions' },
             { id: 'preview-section', label: 'Preview', marked: preview.status === 'error' },
             { id: 'run-section', label: isImage ? 'Image' : 'Run' },
           ]}
         />
       </div>
+      {t.localOffer && (
+        <div class="notice notice-info local-offer" role="status" data-testid="local-offer">
+          <p>
+            You have unsaved changes from {formatTime(new Date(t.localOffer.savedAt).toISOString())}, kept in this
+            browser.
+            {t.localOffer.base !== template.updated_at &&
+              ' The template was saved since then (elsewhere, or in another tab): restoring puts your copy in the editor, and Save replaces the saved one with it.'}
+          </p>
+          <div class="button-row">
+            <button
+              type="button"
+              class="button button-primary"
+              onClick={() => {
+                t.restore(t.localOffer!);
+                t.settleLocalOffer(true);
+              }}
+            >
+              Restore
+            </button>
+            <button type="button" class="button" onClick={() => t.settleLocalOffer(false)}>
+              Discard
+            </button>
+          </div>
+        </div>
+      )}
       {inputsRefused && inputsProblem && (
         <div class="notice notice-error" role="alert" data-testid="save-error">
           <p>Not saved: {inputsProblem}. Fix the form's highlighted fields.</p>
@@ -360,12 +427,13 @@ function Editor({ template }: { template: Template }) {
             onSelect={setTemplateTab}
             kind={template.kind}
           />
-          <section class="panel" id="data-section" aria-labelledby="data-title">
+          {/* Not "data-…": the form's inputs are data-<key> (field-marks.ts), and a field may be called "title" or "section". */}
+          <section class="panel" id="editor-data-section" aria-labelledby="editor-data-title">
             <div class="panel-head">
-              <h2 id="data-title" tabIndex={-1}>
+              <h2 id="editor-data-title" tabIndex={-1}>
                 Data
               </h2>
-              {t.dirty && fields.length > 0 && <span class="muted">Fields follow the template when you save.</span>}
+              {!inferred && <span class="muted">The form follows the fields set in the Fields tab, not the HTML.</span>}
             </div>
             <Tabs<DataTab>
               idPrefix="data"
@@ -449,7 +517,7 @@ function Editor({ template }: { template: Template }) {
               templateName={t.saved?.name ?? template.name}
               strict={t.saved?.strict ?? false}
               data={t.data}
-              fields={formFields}
+              fields={runFields}
               inputsProblem={inputsProblem}
               templateDirty={t.templateDirty}
               versions={versions.data ?? []}
@@ -489,7 +557,7 @@ function SectionNav({ sections }: { sections: { id: string; label: string; marke
             <button type="button" class="section-link" onClick={() => jump(s.id)}>
               {s.label}
               {s.marked && (
-                <span class="tab-badge" aria-label="needs attention">
+                <span class="tab-badge" role="img" aria-label="needs attention">
                   !
                 </span>
               )}

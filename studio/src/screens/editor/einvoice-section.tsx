@@ -4,7 +4,8 @@
  * and, when the service refuses the invoice, its findings grouped by rule. Once delivered (issue 41):
  * which checks judged it (`einvoice_checks`) and the official rules' warnings, by rule.
  */
-import { useMemo } from 'preact/hooks';
+import { useEffect, useMemo } from 'preact/hooks';
+import { useCapabilities } from '../../api/capabilities.js';
 import { CodeEditor, type EditorProblem } from '../../components/code-editor.js';
 import {
   EINVOICE_FORMATS,
@@ -57,14 +58,32 @@ export function EInvoiceSection({ draft, onChange, data, problem, findings }: EI
   const markers = useMemo(() => findingMarkers(findings), [findings]);
   const set = (patch: Partial<EInvoiceDraft>) => onChange({ ...draft, ...patch });
   const format = EINVOICE_FORMATS.find((f) => f.id === draft.format)!;
+  // An installation that requires the official rules and has none refuses every e-invoice: said here, before Run.
+  const capabilities = useCapabilities();
+  const unavailable = capabilities !== null && !capabilities.einvoice_attachments.available;
+  useEffect(() => {
+    if (unavailable && draft.attach) set({ attach: false });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [unavailable, draft.attach]);
   return (
     <fieldset class="einvoice">
       <legend class="field-label">E-invoice</legend>
       <label class="check">
-        <input type="checkbox" checked={draft.attach} onChange={(e) => set({ attach: e.currentTarget.checked })} />
+        <input
+          type="checkbox"
+          checked={draft.attach && !unavailable}
+          disabled={unavailable}
+          onChange={(e) => set({ attach: e.currentTarget.checked })}
+        />
         Attach an e-invoice (EN 16931)
       </label>
-      {draft.attach && (
+      {unavailable && (
+        <p class="help" data-testid="einvoice-attach-unavailable">
+          Not available on this Pressroom right now: it checks every e-invoice by the official rules, and they are not
+          installed (or need reinstalling). Ask whoever runs it to install them.
+        </p>
+      )}
+      {draft.attach && !unavailable && (
         <div class="einvoice-body">
           <div class="form-row">
             <div class="field">

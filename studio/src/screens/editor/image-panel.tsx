@@ -193,7 +193,9 @@ export function ImagePanel({
       </h2>
       <h3>Layers</h3>
       <ErrorNotice>{layers.error?.message}</ErrorNotice>
-      {templateDirty && <p class="help">Layers are read from the saved template: save to see your latest edits.</p>}
+      {templateDirty && (
+        <p class="help">Layers are read from the draft as last saved: save to see your unsaved changes.</p>
+      )}
       {layers.data &&
         layers.data.warnings?.map((w) => (
           <StatusNotice key={w} tone="warning">
@@ -316,8 +318,8 @@ export function ImagePanel({
           {chosen
             ? `the snapshot of ${from}`
             : templateDirty
-              ? 'the saved template: save first to render your latest edits'
-              : 'the saved template'}
+              ? 'the draft as last saved: save first to render your unsaved changes'
+              : 'the draft'}
           . The live preview shows the canvas as a stamped page; this is the image itself.
         </p>
         <button
@@ -358,7 +360,7 @@ export function ImagePanel({
             <img
               class="image-result"
               src={result.url}
-              alt="The rendered image"
+              alt="The result, as rendered"
               onLoad={(e) => setPixels({ width: e.currentTarget.naturalWidth, height: e.currentTarget.naturalHeight })}
             />
           </>

@@ -44,6 +44,7 @@ import { useResetOnChange } from '../../lib/use-reset-on-change.js';
 import { useCertificates } from '../finishing/certificates-screen.js';
 import { EMPTY_FINISHING, finishingRequest, forSnippet } from '../finishing/finishing.js';
 import { FinishingSection } from '../finishing/finishing-section.js';
+import { useCapabilities } from '../../api/capabilities.js';
 
 /** Which e-invoice a result carries (the answer does not repeat it: it is what was asked, since the service refuses what it cannot build). */
 type Attached = Pick<EInvoiceRequest, 'format' | 'profile'> | null;
@@ -96,9 +97,9 @@ interface RunPanelProps {
   canShowField(loc: DataLoc): boolean;
 }
 
-/** "version 2 (prod)" or "the saved draft". */
+/** "version 2 (prod)" or "the draft" (one name everywhere: the template as saved, not a version). */
 export const describeSource = (v: TemplateVersion | undefined) =>
-  v ? `version ${v.version_number} (${v.tag})` : 'the saved draft';
+  v ? `version ${v.version_number} (${v.tag})` : 'the draft';
 
 const MODES: { id: RunMode; label: string; help: string }[] = [
   { id: 'url', label: 'Download link', help: 'Sync; answers with a signed, expiring URL.' },
@@ -159,7 +160,8 @@ export function RunPanel({
   const missing = xmlOnly || chosen ? [] : missingRequired(fields, data, einvoice ? ['einvoice'] : []);
   // The saved draft's verdict is known here; a version's fields and strictness are the service's to check.
   const refusedForMissing = strict && missing.length > 0;
-  const finishingResolved = finishingRequest(finishingDraft);
+  const serviceTsa = useCapabilities()?.signature_timestamps.service_authority ?? true;
+  const finishingResolved = finishingRequest(finishingDraft, serviceTsa);
   const finishingProblem = 'error' in finishingResolved ? finishingResolved.error : null;
   const finishing = 'request' in finishingResolved ? finishingResolved.request : {};
   // The official rules' warnings go with the e-invoice, by rule; the document's own stay a list. A job
@@ -320,8 +322,8 @@ export function RunPanel({
           {chosen
             ? `the snapshot of ${from}`
             : templateDirty
-              ? 'the saved template: save first to run your latest edits'
-              : 'the saved template'}
+              ? 'the draft as last saved: save first to run your unsaved changes'
+              : 'the draft'}
           .
         </p>
         <label class="field">
@@ -365,6 +367,7 @@ export function RunPanel({
         <FinishingSection
           draft={finishingDraft}
           onChange={setFinishingDraft}
+          serviceTsa={serviceTsa}
           certificates={certificates.data}
           problem={finishingProblem}
         />

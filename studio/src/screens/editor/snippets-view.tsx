@@ -53,7 +53,7 @@ export function SnippetsView({
         <TabPanel key={l.id} idPrefix="snippet" id={l.id} selected={lang === l.id}>
           <div class="snippet">
             <CopyButton text={snippets[l.id]} label={`Copy ${l.label}`} class="snippet-copy" />
-            <pre tabIndex={0} aria-label={`${l.label} snippet`}>
+            <pre tabIndex={0} role="region" aria-label={`${l.label} snippet`}>
               <code>{snippets[l.id]}</code>
             </pre>
           </div>

@@ -4,11 +4,15 @@
  * again; a 422 keeps the last good PDF and reports the template's problem with its line.
  *
  * States: idle → waiting (debounce) → rendering → ready | error | rate_limited (→ waiting on retry).
+ * useLiveFields: the fields the text as typed would have (POST /v1/templates/fields), so the form
+ * follows the HTML before it is saved.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.js';
 import { api } from '../../api/session.js';
-import type { PageSetup } from '../../lib/api-types.js';
+import type { Field, PageSetup } from '../../lib/api-types.js';
+import { looksLikeInvoice } from '../../lib/einvoice/einvoice.js';
+import { keepUsedKeys, type DataObject } from '../../lib/form-data.js';
 import { parseWarningHeaders, type DocumentWarning } from '../../lib/warnings.js';
 import { onlyChangedPane, problemsFromBody, withSources, type CodePane, type Problem } from '../../lib/problems.js';
 
@@ -159,4 +163,89 @@ export function usePreview(
   );
 
   return state;
+}
+
+/** The template text whose variables are the fields. */
+export interface FieldSources {
+  html: string;
+  css: string;
+  header_html: string;
+  footer_html: string;
+}
+
+/**
+ * The fields of the text as it is now, asked of the service a moment after the text stops changing;
+ * null while the text is the saved one (its fields are the template's) or before the first answer. A
+ * text that does not parse keeps the last fields (the preview marks the error). `data` gives the
+ * fields' example help text and is read when the text changes, not followed.
+ */
+export function useLiveFields(
+  sources: FieldSources,
+  saved: FieldSources,
+  data: Record<string, unknown>,
+  options: { enabled: boolean; delayMs?: number },
+): Field[] | null {
+  const { enabled, delayMs = 600 } = options;
+  const [fields, setFields] = useState<Field[] | null>(null);
+  const key = JSON.stringify(sources);
+  const unchanged = key === JSON.stringify(saved);
+  const dataRef = useRef(data);
+  dataRef.current = data;
+
+  useEffect(() => {
+    if (!enabled || unchanged) {
+      setFields(null);
+      return;
+    }
+    const controller = new AbortController();
+    const timer = setTimeout(async () => {
+      try {
+        const page = {
+          ...(sources.header_html.trim() ? { header_html: sources.header_html } : {}),
+          ...(sources.footer_html.trim() ? { footer_html: sources.footer_html } : {}),
+        };
+        const body = { html: sources.html, css: sources.css || undefined, page, sample_data: dataRef.current };
+        const answer = await api().json<{ fields: Field[] }>('POST', '/v1/templates/fields', {
+          body,
+          signal: controller.signal,
+        });
+        if (!controller.signal.aborted) setFields(answer.fields);
+      } catch {
+        // A syntax error (shown by the preview), a rate limit or no such route: the form keeps the fields it has.
+      }
+    }, delayMs);
+    return () => {
+      clearTimeout(timer);
+      controller.abort();
+    };
+    // `key` stands for `sources`.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key, unchanged, enabled, delayMs]);
+
+  return fields;
+}
+
+/**
+ * When the followed fields change, a top-level key of the sample data no field uses leaves it (and with
+ * it the saved sample data and the snippets); it comes back with its value if a field uses it again.
+ * Not while the JSON pane holds text that does not parse, and not for data that is itself an e-invoice
+ * (the e-invoice starter's: Run sends all of it as the invoice).
+ */
+export function useDataFollowsFields(
+  fields: Field[] | null,
+  draft: { data: DataObject; setData(data: DataObject): void; jsonError: string | null },
+): void {
+  const dropped = useRef<DataObject>({});
+  useEffect(() => {
+    const { data } = draft;
+    if (!fields || draft.jsonError || looksLikeInvoice(data)) return;
+    const used = new Set(fields.map((f) => f.key.split('.')[0]));
+    const back = Object.fromEntries(Object.entries(dropped.current).filter(([key]) => used.has(key) && !(key in data)));
+    for (const key of Object.keys(back)) delete dropped.current[key];
+    const { data: kept, dropped: gone } = keepUsedKeys({ ...data, ...back }, fields);
+    Object.assign(dropped.current, gone);
+    if (Object.keys(back).length > 0 || Object.keys(gone).length > 0) draft.setData(kept);
+    // Only a change of the fields prunes: data typed in the form or the JSON pane is the user's.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [fields]);
 }

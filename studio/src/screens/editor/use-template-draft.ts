@@ -3,9 +3,10 @@
  * template, its canvas — (the draft), the sample
  * data (as an object and as the JSON pane's text), the fields, and saving them back with PUT.
  * The JSON text and the data object stay in step: typing valid JSON updates the data; the form writes
- * the data and re-renders the text.
+ * the data and re-renders the text. Unsaved changes are also kept in this browser (lib/local-draft.ts)
+ * and offered back when the template is opened again.
  */
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.js';
 import { api } from '../../api/session.js';
 import {
@@ -20,6 +21,13 @@ import {
 import { isPageLength } from '../../lib/format.js';
 import { formatDataJson, parseDataJson, type DataObject } from '../../lib/form-data.js';
 import { CODE_PANES, problemsFromBody, withSources, type Pane, type Problem } from '../../lib/problems.js';
+import {
+  MAX_ENTRY_CHARS,
+  readLocalDraft,
+  removeLocalDraft,
+  writeLocalDraft,
+  type LocalDraft,
+} from '../../lib/local-draft.js';
 
 const JSON_NOT_SAVED = 'Not saved: the sample data is not valid JSON.';
 
@@ -125,7 +133,13 @@ export function invalidMargins(d: Draft): MarginSide[] {
   );
 }
 
-export function useTemplateDraft(template: Template | undefined) {
+/** How the unsaved changes are kept in this browser: `kept`, `too_large` to keep, `unavailable` (storage off or full), or null (nothing to keep). */
+export type LocalCopy = 'kept' | 'too_large' | 'unavailable' | null;
+
+/** Delay between a change and writing the local copy (also written at once when the page is hidden). */
+const LOCAL_WRITE_DELAY_MS = 300;
+
+export function useTemplateDraft(template: Template | undefined, accountId: string | null = null) {
   const [saved, setSaved] = useState<Template | undefined>(template);
   const [draft, setDraft] = useState<Draft | null>(template ? draftOf(template) : null);
   const [data, setDataState] = useState<DataObject>(template?.sample_data ?? {});
@@ -175,6 +189,17 @@ export function useTemplateDraft(template: Template | undefined) {
   const dirty = useMemo(
     () => templateDirty || (!!saved && JSON.stringify(saved.sample_data ?? {}) !== JSON.stringify(data)),
     [templateDirty, saved, data],
+  );
+
+  const local = useLocalCopy({ template, accountId, saved, draft, jsonText, unsaved: dirty || jsonError !== null });
+
+  /** Puts a kept copy's text and settings in the editor (still unsaved: Save sends it). */
+  const restore = useCallback(
+    (entry: LocalDraft<Draft>) => {
+      setDraft((d) => (d ? { ...d, ...entry.draft, margin: { ...d.margin, ...entry.draft.margin } } : d));
+      setJson(entry.jsonText);
+    },
+    [setJson],
   );
 
   /** PUT `body`; on a 422 the problems are stamped with `sources`, the values they were found in. */
@@ -257,6 +282,97 @@ export function useTemplateDraft(template: Template | undefined) {
     refusedForProblems,
     problems,
     clearCodeProblems,
+    restore,
+    ...local,
+  };
+}
+
+/**
+ * The local copy of unsaved changes: the one found when the template opened is `offer`ed (and nothing
+ * is written over it until the user restores or discards it); afterwards every change is written
+ * shortly after it is made (and at once when the page is hidden or the editor closes), and removed
+ * when nothing is unsaved any more.
+ */
+function useLocalCopy({
+  template,
+  accountId,
+  saved,
+  draft,
+  jsonText,
+  unsaved,
+}: {
+  template: Template | undefined;
+  accountId: string | null;
+  saved: Template | undefined;
+  draft: Draft | null;
+  jsonText: string;
+  unsaved: boolean;
+}) {
+  const [offer, setOffer] = useState<LocalDraft<Draft> | null>(null);
+  // The account is known a moment after a reload: the copy is looked for then, and nothing is written before.
+  const [looked, setLooked] = useState(false);
+  useEffect(() => {
+    if (!template || !accountId || looked) return;
+    setLooked(true);
+    const found = readLocalDraft<Draft>(accountId, template.id);
+    // A copy equal to what the service has is nothing to offer.
+    const same =
+      found &&
+      JSON.stringify({ ...draftOf(template), ...found.draft }) === JSON.stringify(draftOf(template)) &&
+      found.jsonText.trim() === formatDataJson(template.sample_data ?? {}).trim();
+    if (same) removeLocalDraft(accountId, template.id);
+    else setOffer(found);
+  }, [template?.id, accountId, looked]);
+  const [localCopy, setLocalCopy] = useState<LocalCopy>(null);
+  const pending = useRef<(() => void) | null>(null);
+
+  useEffect(() => {
+    if (!template || !accountId || !looked || offer || !draft) return;
+    if (!unsaved) {
+      removeLocalDraft(accountId, template.id);
+      setLocalCopy(null);
+      return;
+    }
+    const write = () => {
+      pending.current = null;
+      const entry: LocalDraft<Draft> = {
+        savedAt: Date.now(),
+        base: saved?.updated_at ?? template.updated_at,
+        draft,
+        jsonText,
+      };
+      const kept = writeLocalDraft(accountId, template.id, entry);
+      setLocalCopy(kept ? 'kept' : JSON.stringify(entry).length > MAX_ENTRY_CHARS ? 'too_large' : 'unavailable');
+    };
+    pending.current = write;
+    const timer = setTimeout(write, LOCAL_WRITE_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [template?.id, accountId, looked, offer, draft, jsonText, unsaved]);
+
+  // The last change is not lost to the delay: a hidden page (reload, closed tab) or a closed editor writes it now.
+  useEffect(() => {
+    const flush = () => pending.current?.();
+    window.addEventListener('pagehide', flush);
+    return () => {
+      window.removeEventListener('pagehide', flush);
+      flush();
+    };
+  }, []);
+
+  return {
+    /** Unsaved changes kept from an earlier visit, waiting for Restore or Discard. */
+    localOffer: offer,
+    localCopy,
+    /** The user chose: the offer goes (restored into the editor by the caller, or dropped). */
+    settleLocalOffer: (keep: boolean) => {
+      if (!keep && template && accountId) removeLocalDraft(accountId, template.id);
+      setOffer(null);
+    },
+    /** Discarded on leaving: the copy goes too, and nothing pending is written. */
+    discardLocal: () => {
+      pending.current = null;
+      if (template && accountId) removeLocalDraft(accountId, template.id);
+    },
   };
 }
 

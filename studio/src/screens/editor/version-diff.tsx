@@ -123,7 +123,13 @@ function PartDiffView({ diff }: { diff: PartDiff }) {
           ({diff.added} added, {diff.removed} removed)
         </span>
       </h4>
-      <pre class="diff" tabIndex={0} aria-label={`${diff.label} changes`} data-testid={`diff-${diff.part}`}>
+      <pre
+        class="diff"
+        tabIndex={0}
+        role="region"
+        aria-label={`${diff.label} changes`}
+        data-testid={`diff-${diff.part}`}
+      >
         {withContext(diff.lines).map((line, i) =>
           line.op === 'skip' ? (
             <span key={i} class="diff-line diff-skip">

@@ -108,8 +108,9 @@ export function VersionsPanel({ templateId, versions, loadError, reload, templat
         {versions && <span class="muted">{versions.length === 0 ? 'None yet' : `${versions.length} saved`}</span>}
       </div>
       <p class="help">
-        A version is a frozen copy of the saved template under a tag. Calls that pass <code>version</code> (a tag or a
-        number) render it; editing the draft never changes it.
+        A version is a frozen copy of the saved template under a tag, with the asset files it uses as they were when it
+        was published. Calls that pass <code>version</code> (a tag or a number) render it; editing the draft or
+        uploading a new file under an asset's name never changes it.
       </p>
       <PublishForm busy={busy} templateDirty={templateDirty} onPublish={publish} />
       <ErrorNotice>{error ?? loadError}</ErrorNotice>

@@ -3,11 +3,13 @@
  * ZUGFeRD PDF, dropped or picked — judged by the official rules of the installed pack
  * (`POST /v1/einvoice/validate`, the file sent as `file_base64`), and its report. Free: nothing is
  * charged or stored. A file is checked as soon as it is chosen; the answer for a file replaced since
- * (or for a screen left since) is dropped. An input that is not an e-invoice (422), a service without
- * the pack (503 EINVOICE_RULES_MISSING) or a file too large (413) is said in the service's words.
+ * (or for a screen left since) is dropped. A Pressroom without the rules says so up front (read from
+ * GET /v1/capabilities) and offers no file drop; an input that is not an e-invoice (422) or a file too
+ * large (413) is said in the service's words.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../../api/client.js';
+import { useCapabilities, validationUnavailable } from '../../api/capabilities.js';
 import { api } from '../../api/session.js';
 import { FileDrop } from '../../components/drop-zone.js';
 import { ErrorNotice, StatusNotice } from '../../components/notice.js';
@@ -22,6 +24,8 @@ export function EInvoiceValidateScreen() {
   const [checking, setChecking] = useState<string | null>(null);
   const [skipped, setSkipped] = useState<string[]>([]);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const capabilities = useCapabilities();
+  const unavailable = validationUnavailable(capabilities);
   // Counts the files sent: only the latest one's answer is shown.
   const latest = useRef(0);
   useEffect(
@@ -70,25 +74,37 @@ export function EInvoiceValidateScreen() {
         CEN EN 16931 rules and, for XRechnung, KoSIT's. <strong>Free</strong>: no credit is taken, and the file is not
         stored.
       </p>
-      <div class="card tool-form">
-        <FileDrop
-          id="einvoice-file"
-          label="E-invoice file (XML or PDF)"
-          accept=".xml,.pdf,application/xml,text/xml,application/pdf"
-          testId="einvoice-drop"
-          onFiles={choose}
-          prompt={
-            outcome || checking
-              ? 'Drop another XML or PDF here to check it, or'
-              : 'Drop an e-invoice (XML or PDF) here, or'
-          }
-          button={outcome || checking ? 'Choose another file…' : 'Choose a file…'}
-        />
-        {skipped.length > 0 && (
-          <StatusNotice tone="warning">Not checked, neither XML nor PDF: {skipped.join(', ')}.</StatusNotice>
-        )}
-        {checking && <StatusNotice>Checking {checking}…</StatusNotice>}
-      </div>
+      {unavailable ? (
+        <div class="notice notice-warning" role="status" data-testid="einvoice-unavailable">
+          <p>{unavailable}</p>
+          <p>
+            Nothing can be checked on this screen until then.
+            {capabilities?.einvoice_attachments.available
+              ? " Run can still attach e-invoices to PDFs; they are checked against the format's schema and Pressroom's own rules."
+              : ''}
+          </p>
+        </div>
+      ) : (
+        <div class="card tool-form">
+          <FileDrop
+            id="einvoice-file"
+            label="E-invoice file (XML or PDF)"
+            accept=".xml,.pdf,application/xml,text/xml,application/pdf"
+            testId="einvoice-drop"
+            onFiles={choose}
+            prompt={
+              outcome || checking
+                ? 'Drop another XML or PDF here to check it, or'
+                : 'Drop an e-invoice (XML or PDF) here, or'
+            }
+            button={outcome || checking ? 'Choose another file…' : 'Choose a file…'}
+          />
+          {skipped.length > 0 && (
+            <StatusNotice tone="warning">Not checked, neither XML nor PDF: {skipped.join(', ')}.</StatusNotice>
+          )}
+          {checking && <StatusNotice>Checking {checking}…</StatusNotice>}
+        </div>
+      )}
       <div data-testid="validation-error">
         {outcome && 'error' in outcome && (
           <ErrorNotice>

@@ -8,10 +8,12 @@ import { api } from '../../api/session.js';
 import { useLoad } from '../../components/use-load.js';
 import type { AssetInfo } from '../../lib/api-types.js';
 import { CertificateSelect } from '../pdf-tools/tool-options.js';
-import type { CertificateInfo, FinishingDraft } from './finishing.js';
+import { NO_SERVICE_TSA, type CertificateInfo, type FinishingDraft } from './finishing.js';
 
 interface Props {
   draft: FinishingDraft;
+  /** The service has a time-stamp authority of its own (GET /v1/capabilities; true while unknown). */
+  serviceTsa: boolean;
   onChange(draft: FinishingDraft): void;
   certificates: CertificateInfo[] | undefined;
   problem: string | null;
@@ -31,7 +33,7 @@ function useMarkAssets() {
   );
 }
 
-export function FinishingSection({ draft, onChange, certificates, problem }: Props) {
+export function FinishingSection({ draft, onChange, serviceTsa, certificates, problem }: Props) {
   const assets = useMarkAssets();
   const set = <K extends keyof FinishingDraft>(part: K, patch: Partial<FinishingDraft[K]>) =>
     onChange({ ...draft, [part]: { ...draft[part], ...patch } });
@@ -113,7 +115,17 @@ export function FinishingSection({ draft, onChange, certificates, problem }: Pro
           {text('sign', 'location', 'Signature location (optional)')}
           {tick('sign', 'timestamp', 'Time-stamp the signature')}
           {draft.sign.timestamp &&
-            text('sign', 'tsaUrl', "Time-stamp authority URL (optional; empty: the service's)", 'url')}
+            text(
+              'sign',
+              'tsaUrl',
+              serviceTsa ? "Time-stamp authority URL (optional; empty: the service's)" : 'Time-stamp authority URL',
+              'url',
+            )}
+          {draft.sign.timestamp && !serviceTsa && (
+            <p class="help" data-testid="tsa-needed">
+              Needed: {NO_SERVICE_TSA}
+            </p>
+          )}
           {tick('sign', 'visible', 'Show the signature on a page')}
           {draft.sign.visible && (
             <div class="field-row">

@@ -57,6 +57,10 @@ export function validityOf(cert: Pick<CertificateInfo, 'not_before' | 'not_after
   return { state: 'valid', label: 'valid' };
 }
 
+/** Why a time-stamp needs an authority named, on a Pressroom without one of its own (GET /v1/capabilities). */
+export const NO_SERVICE_TSA =
+  'this Pressroom has no time-stamp service of its own, so a time-stamp comes from one you name (your certificate provider can tell you its address).';
+
 /** The Run panel's finishing fields, as typed. */
 export interface FinishingDraft {
   /** `source`: the mark is `text`, or an image or PDF `asset` of the library by name. */
@@ -123,8 +127,14 @@ function numberIn(text: string): number | undefined {
   return text.trim() !== '' && Number.isFinite(value) ? value : undefined;
 }
 
-/** The create request's `watermark`, `sign` and `protect`, or what is missing before any can be sent. */
-export function finishingRequest(draft: FinishingDraft): { request: Record<string, unknown> } | { error: string } {
+/**
+ * The create request's `watermark`, `sign` and `protect`, or what is missing before any can be sent.
+ * `serviceTsa` false: this Pressroom has no time-stamp authority of its own, so a time-stamp needs one named.
+ */
+export function finishingRequest(
+  draft: FinishingDraft,
+  serviceTsa = true,
+): { request: Record<string, unknown> } | { error: string } {
   const request: Record<string, unknown> = {};
   if (draft.watermark.on) {
     const opacity = numberIn(draft.watermark.opacity);
@@ -162,8 +172,14 @@ export function finishingRequest(draft: FinishingDraft): { request: Record<strin
         return { error: 'Visible signature: the box is at least 20 × 20 points.' };
       visible = box as Record<string, number>;
     }
+    if (s.timestamp && !serviceTsa && !s.tsaUrl.trim())
+      return { error: `Time-stamp: ${NO_SERVICE_TSA} Give its address, or leave the time-stamp out.` };
     if (s.timestamp && s.tsaUrl.trim() && !/^https?:\/\//i.test(s.tsaUrl.trim()))
-      return { error: "Time-stamp authority: an https:// address, or leave it empty for the service's." };
+      return {
+        error: serviceTsa
+          ? "Time-stamp authority: an https:// address, or leave it empty for the service's."
+          : 'Time-stamp authority: an https:// address.',
+      };
     request.sign = {
       certificate: s.certificate,
       ...(s.reason.trim() ? { reason: s.reason.trim() } : {}),

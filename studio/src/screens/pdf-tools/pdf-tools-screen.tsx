@@ -9,6 +9,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeRefusal } from '../../api/client.js';
 import { api, refreshAccount, useSession } from '../../api/session.js';
+import { useCapabilities } from '../../api/capabilities.js';
 import { FILENAME, fileNameFrom } from '../../lib/format.js';
 import { nothingCharged } from '../../lib/messages.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
@@ -150,6 +151,7 @@ export function PdfToolsScreen() {
   const [options, setOptions] = useState<Options>(INITIAL_OPTIONS);
   const [report, setReport] = useState<{ report: SignatureReport; file: string } | null>(null);
   const certificates = useCertificates();
+  const serviceTsa = useCapabilities()?.signature_timestamps.service_authority ?? true;
   const credits = useSession().account?.credits ?? null;
   const blobUrl = useRef<string | null>(null);
   useEffect(
@@ -226,7 +228,7 @@ export function PdfToolsScreen() {
       if (typeof parsed === 'string') return setError(parsed);
       body = { ...body, page_rotations: parsed };
     }
-    const own = toolFields(tool, options);
+    const own = toolFields(tool, options, serviceTsa);
     if (typeof own === 'string') return setError(own);
     setBusy(true);
     try {
@@ -362,6 +364,7 @@ export function PdfToolsScreen() {
                 options={options}
                 set={(key, value) => setOptions((prev) => ({ ...prev, [key]: value }))}
                 certificates={certificates.data}
+                serviceTsa={serviceTsa}
               />
               {t.id === 'extract' && (
                 <label class="field">

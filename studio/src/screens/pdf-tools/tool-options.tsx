@@ -4,7 +4,7 @@
  * they make (or what is missing). Merge, extract and rotate keep their own fields in the screen.
  */
 import { Link, paths } from '../../router.js';
-import type { CertificateInfo } from '../finishing/finishing.js';
+import { NO_SERVICE_TSA, type CertificateInfo } from '../finishing/finishing.js';
 
 export type Options = Record<string, string | boolean>;
 
@@ -13,6 +13,7 @@ export const INITIAL_OPTIONS: Options = {
   reason: '',
   location: '',
   timestamp: false,
+  tsaUrl: '',
   splitMode: 'ranges',
   ranges: '',
   every: '1',
@@ -32,16 +33,24 @@ export const INITIAL_OPTIONS: Options = {
 
 const str = (o: Options, key: string) => String(o[key] ?? '').trim();
 
-/** The tool's own fields of the request, or what the user still has to give. */
-export function toolFields(tool: string, o: Options): Record<string, unknown> | string {
+/**
+ * The tool's own fields of the request, or what the user still has to give. `serviceTsa` false: this
+ * Pressroom has no time-stamp authority of its own (GET /v1/capabilities), so a time-stamp needs one named.
+ */
+export function toolFields(tool: string, o: Options, serviceTsa = true): Record<string, unknown> | string {
   switch (tool) {
     case 'sign':
       if (!str(o, 'certificate')) return 'Choose a certificate.';
+      if (o.timestamp && !serviceTsa && !str(o, 'tsaUrl'))
+        return `Time-stamp: ${NO_SERVICE_TSA} Give its address, or leave the time-stamp out.`;
+      if (o.timestamp && str(o, 'tsaUrl') && !/^https?:\/\//i.test(str(o, 'tsaUrl')))
+        return 'Time-stamp authority: an https:// address.';
       return {
         certificate: str(o, 'certificate'),
         ...(str(o, 'reason') ? { reason: str(o, 'reason') } : {}),
         ...(str(o, 'location') ? { location: str(o, 'location') } : {}),
         ...(o.timestamp ? { timestamp: true } : {}),
+        ...(o.timestamp && str(o, 'tsaUrl') ? { tsa_url: str(o, 'tsaUrl') } : {}),
       };
     case 'split': {
       if (o.splitMode === 'every') {
@@ -93,6 +102,7 @@ export const OPTION_PLACES: Record<string, string> = {
   reason: 'Reason',
   location: 'Location',
   timestamp: 'Time-stamp',
+  tsa_url: 'Time-stamp authority',
   visible: 'Visible signature',
   ranges: 'Parts',
   every: 'Pages per part',
@@ -107,6 +117,8 @@ interface Props {
   options: Options;
   set(key: string, value: string | boolean): void;
   certificates: CertificateInfo[] | undefined;
+  /** The service has a time-stamp authority of its own (true while unknown). */
+  serviceTsa: boolean;
 }
 
 function Text({
@@ -181,7 +193,7 @@ export function CertificateSelect({
   );
 }
 
-export function ToolOptions({ tool, options, set, certificates }: Props) {
+export function ToolOptions({ tool, options, set, certificates, serviceTsa }: Props) {
   const p = { options, set };
   switch (tool) {
     case 'sign':
@@ -196,6 +208,22 @@ export function ToolOptions({ tool, options, set, certificates }: Props) {
           <Text label="Reason (optional)" name="reason" placeholder="Approved" {...p} />
           <Text label="Location (optional)" name="location" placeholder="Berlin" {...p} />
           <Check label="Time-stamp the signature (PAdES B-T)" name="timestamp" {...p} />
+          {options.timestamp && (
+            <Text
+              label={
+                serviceTsa ? "Time-stamp authority URL (optional; empty: the service's)" : 'Time-stamp authority URL'
+              }
+              name="tsaUrl"
+              type="url"
+              placeholder="https://"
+              {...p}
+            />
+          )}
+          {options.timestamp && !serviceTsa && (
+            <p class="help" data-testid="tsa-needed">
+              Needed: {NO_SERVICE_TSA}
+            </p>
+          )}
         </>
       );
     case 'split':
