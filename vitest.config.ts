@@ -1,6 +1,16 @@
 import { defineConfig } from 'vitest/config';
 import LongFilesFirst from './test/support/long-files-first.js';
 
+/**
+ * Three tiers (issue 51), all run by `vitest run` (scripts/test.sh, so CI):
+ *  - fast: the units under src/ that need no Chromium (logic, SQLite and PostgreSQL stores, qpdf,
+ *    Ghostscript, worker threads): `npm run test:fast`, about a minute, on every change;
+ *  - render: Chromium's renders and the studio, the app over HTTP, the docs' blocks;
+ *  - drill: several service processes killed and restarted (test/e2e/operations/drill-*).
+ */
+const CHROMIUM_UNITS = ['src/browser/**', 'src/rendering/**'];
+const DRILLS = ['test/e2e/operations/drill-*.test.ts'];
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -16,7 +26,21 @@ export default defineConfig({
     expect: { poll: { timeout: 30_000 } },
     sequence: { sequencer: LongFilesFirst },
     globalSetup: ['test/support/global-setup.ts'],
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['node_modules', 'dist', 'studio/**'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'fast', include: ['src/**/*.test.ts'], exclude: ['node_modules', 'dist', ...CHROMIUM_UNITS] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'render',
+          include: [...CHROMIUM_UNITS.map((dir) => `${dir}/*.test.ts`), 'test/**/*.test.ts'],
+          exclude: ['node_modules', 'dist', 'studio/**', ...DRILLS],
+        },
+      },
+      { extends: true, test: { name: 'drill', include: DRILLS } },
+    ],
   },
 });

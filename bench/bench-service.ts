@@ -121,9 +121,7 @@ export async function startBenchService(
   };
 }
 
-export async function createBenchAccount(
-  baseUrl: string,
-): Promise<{
+export async function createBenchAccount(baseUrl: string): Promise<{
   apiKey: string;
   invoiceId: string;
   reportId: string;

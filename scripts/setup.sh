@@ -11,6 +11,7 @@ APT_PACKAGES=(
   fonts-droid-fallback fonts-nanum  # Chinese, Japanese and Korean watermark text: TrueType files (Noto CJK is a collection)
   ghostscript qpdf poppler-utils
   util-linux  # prlimit: the child processes' memory and CPU ceilings (essential, so normally there already)
+  curl jq openssl unzip  # what the docs' examples run (jq reads ids out of the answers)
 )
 # `--test` (scripts/test.sh): also what only the tests use — zbar reads the barcodes a document prints.
 if [ "${1:-}" = "--test" ]; then APT_PACKAGES+=(zbar-tools); fi

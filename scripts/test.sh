@@ -9,5 +9,6 @@ fi
 if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
 fi
+npm run --silent lint
 npm run --silent typecheck
 exec npx vitest run "$@"

@@ -1,7 +1,6 @@
 /** The `pressroom` command line: `serve`, the admin commands and `generate` (a client of the batch API). Wiring only. */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig, PLANS, type LoadOptions } from './config/load-config.js';
-import { ignoredVariables, ignoredVariablesWarning } from './config/ignored-variables.js';
 import type { AdminCommand } from './admin-cli.js';
 import { VERSION } from './version.js';
 import { RATE_LIMIT_MAXIMUMS } from './accounts/accounts.js';
@@ -36,8 +35,11 @@ async function runRulesCommand(
   return (await import('./einvoice/rules/rules-cli.js')).runRulesCommand(...args);
 }
 
-/** `PRESSROOM_*` variables that are not settings: `serve` logs this, the admin commands print it on stderr. */
-const ignoredWarning = ignoredVariablesWarning(ignoredVariables(process.env));
+/**
+ * What start-up warns about (former settings still set, variables that are not settings): `serve`
+ * logs these, the admin commands print them on stderr.
+ */
+const startupWarnings: string[] = [];
 
 /** The configuration for `serve` (which creates the data directory on first start). */
 function config() {
@@ -49,8 +51,8 @@ function config() {
  * creates a data directory only when asked (`--init`).
  */
 function adminConfig(local: { init?: boolean }) {
-  if (ignoredWarning) process.stderr.write(`pressroom: warning: ${ignoredWarning}\n`);
   const loaded = loadOrExit({ createDataDir: program.opts<{ init?: boolean }>().init === true || local.init === true });
+  for (const warning of startupWarnings) process.stderr.write(`pressroom: warning: ${warning}\n`);
   const where =
     loaded.database.dialect === 'sqlite'
       ? `SQLite ${loaded.database.sqlitePath}`
@@ -67,7 +69,7 @@ function postgresWhere(url: string): string {
 
 function loadOrExit(options: LoadOptions) {
   try {
-    return loadConfig(process.env, options);
+    return loadConfig(process.env, { ...options, onWarning: (warning) => startupWarnings.push(warning) });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`pressroom: configuration error: ${error.message}\n`);
@@ -99,9 +101,7 @@ program
   .addOption(new Option('--role <role>', 'api, worker, or all').choices(['all', 'api', 'worker']).default('all'))
   // `serve` creates its data directory anyway; `serve --init`, as the admin commands take it, is accepted.
   .addOption(new Option('--init').hideHelp())
-  .action(async (opts: { role: 'all' | 'api' | 'worker' }) =>
-    runServer(config(), opts.role, ignoredWarning ? [ignoredWarning] : []),
-  );
+  .action(async (opts: { role: 'all' | 'api' | 'worker' }) => runServer(config(), opts.role, startupWarnings));
 
 adminCommand(program, 'migrate')
   .description('apply database migrations and exit')
@@ -171,8 +171,11 @@ program
   )
   .addOption(new Option('--url <url>', 'the Pressroom service, e.g. http://localhost:8080').env('PRESSROOM_URL'))
   .addOption(new Option('--key <key>', 'API key').env('PRESSROOM_API_KEY'))
-  .option('--template <id>', 'template id (tpl_…)')
-  .option('--version <version>', 'template version (default: the latest)')
+  .option('--template <id>', 'template id (12 letters and digits, as GET /v1/templates lists them)')
+  .option(
+    '--version <version>',
+    'a published version of the template, by tag or number (default: the draft, as the API)',
+  )
   .option('--data <file>', 'the rows: .csv (a header row), .ndjson (an object a line) or .json (an array)')
   .option('--out <dir>', 'write one PDF per row into this folder, as each completes')
   .option('--zip <file>', 'write one zip of all the PDFs')
@@ -182,6 +185,10 @@ program
     "name each row's PDF from its data, e.g. '{{ invoice_number }}' (only {{ dotted.key }}; default document-<row>)",
   )
   .option('--resume', 'with --out: send only the rows whose PDF is not in the folder yet')
+  .option(
+    '--max-file-mb <n>',
+    'the largest file a download link may answer, in MiB (default 1024); a larger one is not delivered',
+  )
   .addHelpText(
     'after',
     '\nExit codes: 0 every row delivered, 1 some not (listed), 2 a refused request, 130 cancelled with Ctrl-C. See docs/batches.md.',

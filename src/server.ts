@@ -32,7 +32,7 @@ function tuneHeapGrowth(): void {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
-/** `warnings`: what start-up found wrong but not fatal (ignored variables), logged first. */
+/** `warnings`: what start-up found wrong but not fatal (former settings still set, variables that are not settings), logged first. */
 export async function runServer(config: Config, role: Role, warnings: readonly string[] = []): Promise<void> {
   tuneHeapGrowth();
   const logger = createLogger(config.logLevel);

@@ -12,6 +12,8 @@ import { createCharges, type Charges } from './credits/charges.js';
 import { newInstanceId } from './shared/ids.js';
 import { closeLayerListing } from './templates/layers/layer-listing.js';
 import { createTemplateService, type TemplateService } from './templates/templates.js';
+import { createTemplateThreads } from './templates/template-threads.js';
+import { createAssetUseSource } from './templates/template-asset-uses.js';
 import { createRateLimiter, type RateLimiter } from './rate-limits/rate-limiter.js';
 import { createPdfRenderer, type PdfRenderer } from './rendering/pdf-renderer.js';
 import type { BlobStore } from './storage/blob-store.js';
@@ -22,10 +24,11 @@ import { createAssetService, type AssetService } from './assets/assets.js';
 import { createRemoteResourceFetcher } from './rendering/resources/remote-fetcher.js';
 import { createIdempotencyService, type IdempotencyService } from './idempotency/idempotency.js';
 import { createDocumentService, type DocumentService } from './documents/documents.js';
-import { createChargedRunner } from './documents/charged-run.js';
+import { createChargedRunner } from './credits/paid-request.js';
 import { createPdfToolService, type PdfToolService } from './pdf-tools/pdf-tools.js';
 import { createCertificateService, type CertificateService } from './signing/certificates.js';
 import { createSigning } from './signing/sign.js';
+import { createSigningPool } from './signing/signing-pool.js';
 import { TSA_TIMEOUT_MS } from './signing/signing-bounds.js';
 import { createQpdf } from './pdf/qpdf.js';
 import { deriveKey } from './shared/crypto.js';
@@ -34,12 +37,14 @@ import { createJobWakeups } from './jobs/job-wakeups.js';
 import { createJobService, type JobService } from './jobs/jobs.js';
 import { createJobWorker, type JobWorker } from './jobs/job-worker.js';
 import { createBatchService, type BatchService } from './batches/batches.js';
-import { createBatchAssembler, type BatchAssembler } from './batches/batch-assembly.js';
+import { createBatchAssembler } from './batches/batch-assembly.js';
+import type { ClaimLoop } from './shared/claim-loop.js';
+import { createBatchSettler } from './batches/batch-settling.js';
 import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
 import { createDeliveryLoop, type DeliveryLoop } from './webhooks/delivery-loop.js';
 import { createGuardedAgents } from './net/guarded-agents.js';
 import { createImageLoader } from './documents/image-loader.js';
-import { createS3IntegrationService, type S3IntegrationService } from './integrations/s3-integration.js';
+import { createS3IntegrationService, type S3IntegrationService } from './customer-buckets/s3-integration.js';
 import type { Logger } from './shared/log.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { compactionCounter, instrumentLedger, instrumentRenderer } from './ops/instrument.js';
@@ -120,6 +125,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       dialect: config.database.dialect,
       url: config.database.url,
       sqlitePath: config.database.sqlitePath,
+      poolSize: config.database.poolSize,
       pgSchema: options.pgSchema,
     });
     releasers.push(() => database.close());
@@ -135,7 +141,6 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const metrics = createMetrics();
     const ledger = instrumentLedger(createCreditLedger(database.db), metrics);
     const accounts = createAccountService(database.db, ledger, createAccessTokenSigner(config.secretKey));
-    const templates = createTemplateService(database.db);
     // The thread that lists templates' layers (templates/layers/layer-listing.ts), started by the first listing.
     releasers.push(() => closeLayerListing());
     const rateLimiter = createRateLimiter(config.plans, redis);
@@ -148,7 +153,17 @@ export async function createServices(config: Config, options: ServiceOptions): P
       dialect: database.dialect,
       blobs,
       limits: config.assets,
+      uses: createAssetUseSource(database.db),
       logger: logger.child({ component: 'assets' }),
+    });
+    // Versions pin asset revisions when published and release them when deleted (issue 50).
+    // Long templates are compiled and read on their own threads (templates/template-threads.ts).
+    const templateThreads = createTemplateThreads();
+    releasers.push(() => templateThreads.close());
+    const templates = createTemplateService(database.db, {
+      dialect: database.dialect,
+      assets,
+      threads: templateThreads,
     });
     const remoteResources = createRemoteResourceFetcher({
       ...config.remoteResources,
@@ -163,6 +178,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
         assets: assets.readForRender,
         remoteResources,
         remoteBounds: config.remoteResources,
+        prepareTemplate: templateThreads.prepare,
       }),
       metrics,
     );
@@ -212,10 +228,18 @@ export async function createServices(config: Config, options: ServiceOptions): P
       timeoutMs: config.images.urlTimeoutMs,
     });
     // Signing (issue 39): certificates sealed per account; time-stamp requests through their own guarded dispatcher.
+    // The signing pool: signatures (paid), certificate uploads' checks and verifications (free), each under a deadline.
+    const signingPool = createSigningPool({
+      slots: config.signing.slots,
+      timeoutMs: config.signing.timeoutMs,
+      maxWaitMs: config.pdfTools.timeoutMs,
+    });
+    releasers.push(() => signingPool.close());
     const certificates = createCertificateService({
       db: database.db,
       secretKey: config.secretKey,
       logger: logger.child({ component: 'certificates' }),
+      pool: signingPool,
     });
     const tsaDispatcher = createGuardedDispatcher(
       { allowPrivateNetworks: config.allowPrivateNetworks },
@@ -227,11 +251,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
       tsaUrl: config.signing.tsaUrl,
       allowPrivateNetworks: config.allowPrivateNetworks,
       dispatcher: tsaDispatcher,
-      // One signature per core, as one qpdf run per core: both are a core's work.
-      concurrency: config.pdfTools.concurrency,
-      maxWaitMs: config.pdfTools.timeoutMs,
+      pool: signingPool,
     });
-    releasers.push(() => signing.close());
     // Long PDFs wait on disk between printing and delivery, not in this process's memory.
     const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
     // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).
@@ -321,6 +342,8 @@ export async function createServices(config: Config, options: ServiceOptions): P
       wakeups,
       allowPrivateNetworks: config.allowPrivateNetworks,
       maxItems: config.jobs.batchMaxItems,
+      instanceId,
+      leaseMs: config.leaseMs,
     });
     const jobWorker = createJobWorker({
       database,
@@ -347,6 +370,16 @@ export async function createServices(config: Config, options: ServiceOptions): P
       logger,
       workerId,
     });
+    const settler = createBatchSettler({
+      database,
+      charges,
+      webhooks,
+      wakeups,
+      holder: workerId,
+      leaseMs: config.leaseMs,
+      pollIntervalMs: config.jobs.pollIntervalMs,
+      logger,
+    });
     const deliveryLoop = createDeliveryLoop({
       database,
       queue: webhooks,
@@ -357,7 +390,10 @@ export async function createServices(config: Config, options: ServiceOptions): P
       logger: logger.child({ component: 'webhooks', workerId }),
       metrics,
     });
-    const workers = jobsThenDeliveries({ jobWorker, assembler, deliveryLoop }, config.jobs.shutdownGraceMs);
+    const workers = jobsThenDeliveries(
+      { jobWorker, batchLoops: [assembler, settler], deliveryLoop },
+      config.jobs.shutdownGraceMs,
+    );
     // Registered after the renderer and the database, so close() stops the workers before either goes.
     releasers.push(() => workers.stop());
 
@@ -396,6 +432,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
         pageImagePoolStats(),
         xmlCheckPoolStats(),
         einvoiceRules.stats(),
+        templateThreads.stats(),
       ],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });
@@ -436,14 +473,14 @@ export async function createServices(config: Config, options: ServiceOptions): P
 }
 
 /**
- * Runs the job worker, the batch assembler and the delivery loop as one for startWorkers()/stopWorkers().
- * All start together. A stop stops the jobs first, then the assembler (both may enqueue webhooks that
+ * Runs the job worker, the batch loops (assembly, settling) and the delivery loop as one for startWorkers()/stopWorkers().
+ * All start together. A stop stops the jobs first, then the batch loops (all may enqueue webhooks that
  * the delivery loop may still send), then the deliveries in what is left of the grace. Concurrent
  * stops (SIGTERM, then close()) share one; a stop before any start does nothing; a stopped set does
  * not start again.
  */
 function jobsThenDeliveries(
-  w: { jobWorker: JobWorker; assembler: BatchAssembler; deliveryLoop: DeliveryLoop },
+  w: { jobWorker: JobWorker; batchLoops: ClaimLoop[]; deliveryLoop: DeliveryLoop },
   graceMs: number,
 ): { start(): void; stop(): Promise<void> } {
   let started = false;
@@ -453,7 +490,7 @@ function jobsThenDeliveries(
       if (started) return;
       started = true;
       w.jobWorker.start();
-      w.assembler.start();
+      for (const loop of w.batchLoops) loop.start();
       w.deliveryLoop.start();
     },
     stop() {
@@ -461,7 +498,7 @@ function jobsThenDeliveries(
       stopping ??= (async () => {
         const deadline = Date.now() + graceMs;
         await w.jobWorker.stop(graceMs);
-        await w.assembler.stop();
+        await Promise.all(w.batchLoops.map((loop) => loop.stop()));
         await w.deliveryLoop.stop(Math.max(0, deadline - Date.now()));
       })();
       return stopping;

@@ -4,7 +4,6 @@
  *
  *   node --import tsx bench/costs/renderer-bench.ts [--n 40] [--n-report 5] [--concurrency 1,2]
  *        [--rounds 2] [--fixtures invoice,report] [--memory 1000] [--peers /work/shared/peers]
- *        [--evaluator compartment|worker]
  *
  * `floor` is the peers' engine rebuilt here: Nunjucks in Node (autoescape, compiled once) +
  * `page.setContent(html, {waitUntil: 'load'})` + `page.pdf({printBackground, preferCSSPageSize,
@@ -12,8 +11,6 @@
  * `pressroom` is `createPdfRenderer().render()` end to end (templating in the sandbox included).
  * Batches alternate between the engines (`--rounds`) so drift on a shared machine hits both alike.
  * `--memory N` then renders N invoices and prints Node and Chromium RSS before and after.
- * `--evaluator` picks how pressroom evaluates templates (default `compartment`; `worker` is a fresh
- * Web Worker per document), to compare the two.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -25,7 +22,6 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { createLogger } from '../../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer } from '../../src/rendering/pdf-renderer.js';
 import { testDependencies, testOptions } from '../../test/support/documents/rendering-kit.js';
-import type { EvaluatorKind } from '../../src/browser/sandbox/evaluator-page.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,7 +33,6 @@ const { values: args } = parseArgs({
     memory: { type: 'string', default: '0' },
     peers: { type: 'string', default: '/work/shared/peers' },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
-    evaluator: { type: 'string', default: 'compartment' },
   },
 });
 
@@ -79,9 +74,6 @@ interface Batch {
   cpuMs: number;
 }
 
-if (args.evaluator !== 'compartment' && args.evaluator !== 'worker')
-  throw new Error('--evaluator must be compartment or worker');
-const evaluator: EvaluatorKind = args.evaluator;
 const concurrencies = args.concurrency.split(',').map(Number);
 const maxC = Math.max(...concurrencies);
 const fixtures: Fixture[] = args.fixtures.split(',').map((name) => ({
@@ -170,11 +162,9 @@ async function createPressroom(): Promise<Engine & { renderer: PdfRenderer }> {
     templateTimeoutMs: 30_000,
     templateOutputLimitBytes: 20 * 1024 * 1024,
     recycleAfterRenders: 1_000_000,
-    evaluator,
   });
   const renderer = createPdfRenderer(options, createLogger('warn'), testDependencies(options));
   await renderer.warmUp();
-  process.stderr.write(`pressroom evaluator: ${evaluator}\n`);
   return {
     name: 'pressroom',
     renderer,

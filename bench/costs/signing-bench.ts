@@ -16,6 +16,8 @@ import { createGuardedDispatcher } from '../../src/net/guarded-dispatcher.js';
 import { createLogger } from '../../src/shared/log.js';
 import { createCertificateService } from '../../src/signing/certificates.js';
 import { createSigning } from '../../src/signing/sign.js';
+import { SIGNING_TIMEOUT_MS } from '../../src/signing/signing-bounds.js';
+import { createSigningPool } from '../../src/signing/signing-pool.js';
 import { createSigningKit } from '../../test/support/documents/signing-kit.js';
 import { textPdf } from '../text-pdf.js';
 
@@ -37,10 +39,12 @@ await database.db
     created_at: 0,
   })
   .execute();
+const pool = createSigningPool({ slots: 2, timeoutMs: SIGNING_TIMEOUT_MS, maxWaitMs: 60_000 });
 const certificates = createCertificateService({
   db: database.db,
   secretKey: 'bench-secret-key-0123456789abcdef0123456789',
   logger: createLogger('silent'),
+  pool,
 });
 await certificates.add('acc', {
   name: 'bench',
@@ -48,13 +52,7 @@ await certificates.add('acc', {
   password: 'pw',
 });
 const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: false });
-const signing = createSigning({
-  certificates,
-  allowPrivateNetworks: false,
-  dispatcher,
-  concurrency: 1,
-  maxWaitMs: 60_000,
-});
+const signing = createSigning({ certificates, allowPrivateNetworks: false, dispatcher, pool });
 const context = { accountId: 'acc', kind: 'paid' as const, loc: ['body'] };
 
 for (const pages of [2, 300]) {
@@ -90,7 +88,7 @@ for (const pages of [2, 300]) {
     }),
   );
 }
-await signing.close();
+await pool.close();
 await dispatcher.close();
 await database.close();
 kit.close();

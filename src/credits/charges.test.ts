@@ -57,7 +57,7 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
     return id;
   }
   const types = async (id: string) =>
-    (await ledger.list(id, 100, 0)).transactions.map((t) => t.transaction_type).sort();
+    (await ledger.list(id, { limit: 100, offset: 0 })).transactions.map((t) => t.transaction_type).sort();
   async function expectBalanced(id: string): Promise<number> {
     const balance = await ledger.balance(id);
     expect(balance).toBe(0 - (await sumTransactionCredits(handle.db, id)));
@@ -73,7 +73,10 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
     expect(await here.void(r)).toBe(false);
     expect(await here.pendingCount(id)).toBe(0);
     expect(await types(id)).toEqual(['BONUS', 'PDFGEN']);
-    expect((await ledger.list(id, 100, 0)).transactions.find((t) => t.transaction_type === 'PDFGEN')?.exec_tm).toBe(42);
+    expect(
+      (await ledger.list(id, { limit: 100, offset: 0 })).transactions.find((t) => t.transaction_type === 'PDFGEN')
+        ?.exec_tm,
+    ).toBe(42);
     expect(await expectBalanced(id)).toBe(1);
   });
 
@@ -100,7 +103,9 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
     );
     // Exactly one of the three calls on each reservation resolved it.
     for (const calls of outcomes) expect(calls.filter(Boolean)).toHaveLength(1);
-    const refunds = (await ledger.list(id, 100, 0)).transactions.filter((t) => t.transaction_type === 'REFUND').length;
+    const refunds = (await ledger.list(id, { limit: 100, offset: 0 })).transactions.filter(
+      (t) => t.transaction_type === 'REFUND',
+    ).length;
     expect(await expectBalanced(id)).toBe(refunds);
     expect(await here.pendingCount(id)).toBe(0);
   });
@@ -125,6 +130,38 @@ describe.each(DIALECTS)('charges on %s', (dialect) => {
     expect(await here.void(job)).toBe(true);
     expect(await types(id)).toEqual(['BONUS', 'PDFGEN', 'PDFGEN', 'PDFGEN', 'REFUND', 'REFUND']);
     expect(await expectBalanced(id)).toBe(2);
+  });
+
+  it("voids many in one go (a batch's chunk): each unresolved one refunded exactly once, the resolved ones left alone", async () => {
+    const id = await account('acc_many', 6);
+    const { transactionRefs } = await handle.db
+      .transaction()
+      .execute((trx) =>
+        here.reserveForJobs(
+          id,
+          { subject: 'tmpl00000001', jobIds: ['j1', 'j2', 'j3', 'j4', 'j5'], batchId: null },
+          trx,
+        ),
+      );
+    const refs = transactionRefs.map((transactionRef) => ({ transactionRef, accountId: id }));
+    expect(await here.post(refs[0]!, 1)).toBe(true);
+    expect(await here.void(refs[1]!)).toBe(true);
+    expect(await handle.db.transaction().execute((trx) => elsewhere.voidMany(refs, trx))).toBe(3);
+    expect(await handle.db.transaction().execute((trx) => here.voidMany(refs, trx))).toBe(0);
+    expect(await types(id)).toEqual([
+      'BONUS',
+      'PDFGEN',
+      'PDFGEN',
+      'PDFGEN',
+      'PDFGEN',
+      'PDFGEN',
+      'REFUND',
+      'REFUND',
+      'REFUND',
+      'REFUND',
+    ]);
+    expect(await here.pendingCount(id)).toBe(0);
+    expect(await expectBalanced(id)).toBe(5);
   });
 
   it('refuses a reservation at zero credits and writes nothing', async () => {

@@ -21,7 +21,7 @@ import type { Db, Tx } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import { isAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import type { ChargeSubject, CreditLedger } from './ledger.js';
+import type { ChargeSubject, CreditLedger, JobsCharge } from './ledger.js';
 import * as store from './reservations-store.js';
 
 /** A reserved credit. */
@@ -33,7 +33,7 @@ export interface Reservation {
 }
 
 /** Who resolves a reservation: this process (a synchronous request, leased) or a job. */
-export type ReservationHolder = { request: true } | { jobId: string };
+export type ReservationHolder = { request: true } | { jobId: string; batchId?: string | null };
 
 /** Charging for documents (see the file comment). */
 export interface Charges {
@@ -48,14 +48,15 @@ export interface Charges {
    */
   reserveForJobs(
     accountId: string,
-    subject: ChargeSubject,
-    jobIds: readonly string[],
+    charge: JobsCharge,
     trx: Tx,
   ): Promise<{ transactionRefs: string[]; balance: number }>;
   /** The document was delivered: the charge is final. False when it had already been voided (then no charge stands). */
   post(reservation: Pick<Reservation, 'transactionRef'>, execMs: number, trx?: Tx): Promise<boolean>;
   /** The generation failed: refunds it unless it was posted, exactly once. False when already resolved. */
   void(reservation: Pick<Reservation, 'transactionRef' | 'accountId'>, trx?: Tx): Promise<boolean>;
+  /** As `void`, for many reservations in the caller's transaction in a few statements (a batch's chunk); returns how many were refunded. */
+  voidMany(reservations: readonly Pick<Reservation, 'transactionRef' | 'accountId'>[], trx: Tx): Promise<number>;
   /** Extends the leases of this process's reservations still in progress (called every third of a lease). */
   renewHeld(now?: number): Promise<void>;
   /** Voids reservations whose lease ran out (their process died); returns how many. */
@@ -98,9 +99,13 @@ export function createCharges(options: ChargesOptions): Charges {
   const charges: Charges = {
     reserve(accountId, subject, holder, trx) {
       return inTx(trx, async (t) => {
-        const debit = await ledger.debit(accountId, subject, t);
-        const now = Date.now();
         const isRequest = 'request' in holder;
+        const debit = await ledger.debit(
+          accountId,
+          isRequest ? subject : { subject, jobId: holder.jobId, batchId: holder.batchId ?? null },
+          t,
+        );
+        const now = Date.now();
         await store.insertReservation(t, {
           transaction_ref: debit.transactionRef,
           account_id: accountId,
@@ -113,8 +118,9 @@ export function createCharges(options: ChargesOptions): Charges {
       });
     },
 
-    async reserveForJobs(accountId, subject, jobIds, trx) {
-      const debit = await ledger.debitMany(accountId, subject, jobIds.length, trx);
+    async reserveForJobs(accountId, charge, trx) {
+      const { jobIds } = charge;
+      const debit = await ledger.debitMany(accountId, charge, trx);
       const now = Date.now();
       await store.insertReservations(
         trx,
@@ -176,6 +182,24 @@ export function createCharges(options: ChargesOptions): Charges {
       } finally {
         held.delete(reservation.transactionRef);
       }
+    },
+
+    async voidMany(reservations, trx) {
+      const resolved = new Set(
+        await store.resolveReservations(
+          trx,
+          reservations.map((r) => r.transactionRef),
+        ),
+      );
+      const byAccount = new Map<string, string[]>();
+      for (const r of reservations) {
+        held.delete(r.transactionRef);
+        if (resolved.has(r.transactionRef))
+          byAccount.set(r.accountId, [...(byAccount.get(r.accountId) ?? []), r.transactionRef]);
+      }
+      let voided = 0;
+      for (const [accountId, refs] of byAccount) voided += await ledger.refundMany(accountId, refs, trx);
+      return voided;
     },
 
     async renewHeld(now = Date.now()) {

@@ -1,4 +1,5 @@
 /** SQL for the credits ledger. Every balance change goes with a transaction row, in one database transaction. */
+import { sql } from 'kysely';
 import type { DbOrTx } from '../db/database.js';
 import type { NewTransaction, TransactionRow } from '../db/schema.js';
 
@@ -80,6 +81,38 @@ export async function insertRefundOnce(db: DbOrTx, row: NewTransaction): Promise
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
+/** Inserts REFUNDs, skipping those whose PDFGEN is already refunded; returns how many were inserted. */
+export async function insertRefundsOnce(db: DbOrTx, rows: NewTransaction[]): Promise<number> {
+  let inserted = 0;
+  await insertChunked(rows, async (chunk) => {
+    const done = await db
+      .insertInto('credit_transactions')
+      .values(chunk)
+      .onConflict((oc) => oc.column('refund_of').doNothing())
+      .returning('transaction_ref')
+      .execute();
+    inserted += done.length;
+  });
+  return inserted;
+}
+
+/** The job and batch each of `refs` (PDFGENs) names, for the REFUNDs that give them back. */
+export async function jobsOfTransactions(
+  db: DbOrTx,
+  refs: readonly string[],
+): Promise<Map<string, { job_id: string | null; batch_id: string | null }>> {
+  const found = new Map<string, { job_id: string | null; batch_id: string | null }>();
+  await insertChunked(refs, async (chunk) => {
+    const rows = await db
+      .selectFrom('credit_transactions')
+      .select(['transaction_ref', 'job_id', 'batch_id'])
+      .where('transaction_ref', 'in', chunk)
+      .execute();
+    for (const row of rows) found.set(row.transaction_ref, { job_id: row.job_id, batch_id: row.batch_id });
+  });
+  return found;
+}
+
 export async function findTransaction(db: DbOrTx, transactionRef: string): Promise<TransactionRow | undefined> {
   return db
     .selectFrom('credit_transactions')
@@ -96,27 +129,50 @@ export async function setExecTime(db: DbOrTx, transactionRef: string, execTm: nu
     .execute();
 }
 
+/** Which transactions a listing shows: of one type, and/or those of one batch's items. */
+export interface TransactionFilter {
+  type?: TransactionRow['transaction_type'];
+  batchId?: string;
+}
+
+/**
+ * A transaction with what it refers to: for a REFUND, the PDFGEN it gives back (`refund_of`, and that
+ * PDFGEN's template or tool); the job and batch are the row's own (`job_id`, `batch_id`, written when it
+ * was charged or refunded, so they outlive the job row).
+ */
+export type ListedTransaction = TransactionRow & { refunded_template_id: string | null; refunded_tool: string | null };
+
+function filtered(db: DbOrTx, accountId: string, filter: TransactionFilter) {
+  let query = db.selectFrom('credit_transactions as t').where('t.account_id', '=', accountId);
+  if (filter.type) query = query.where('t.transaction_type', '=', filter.type);
+  // By the (account_id, batch_id) index: the account's own rows only, so another account's batch id matches nothing.
+  if (filter.batchId) query = query.where('t.batch_id', '=', filter.batchId);
+  return query;
+}
+
 export async function listTransactions(
   db: DbOrTx,
   accountId: string,
-  limit: number,
-  offset: number,
-): Promise<TransactionRow[]> {
-  return db
-    .selectFrom('credit_transactions')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .orderBy('seq', 'desc')
-    .limit(limit)
-    .offset(offset)
+  page: { limit: number; offset: number },
+  filter: TransactionFilter = {},
+): Promise<ListedTransaction[]> {
+  return filtered(db, accountId, filter)
+    .leftJoin('credit_transactions as g', 'g.transaction_ref', 't.refund_of')
+    .selectAll('t')
+    .select(['g.template_id as refunded_template_id', 'g.tool as refunded_tool'])
+    .orderBy('t.seq', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
     .execute();
 }
 
-export async function countTransactions(db: DbOrTx, accountId: string): Promise<number> {
-  const row = await db
-    .selectFrom('credit_transactions')
+export async function countTransactions(
+  db: DbOrTx,
+  accountId: string,
+  filter: TransactionFilter = {},
+): Promise<number> {
+  const row = await filtered(db, accountId, filter)
     .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('account_id', '=', accountId)
     .executeTakeFirstOrThrow();
   return Number(row.total);
 }

@@ -62,7 +62,7 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     expect(await ledger.refund(id, debit.transactionRef)).toBe(false);
     expect(await expectBalanced(id)).toBe(5);
 
-    const { transactions, total } = await ledger.list(id, 10, 0);
+    const { transactions, total } = await ledger.list(id, { limit: 10, offset: 0 });
     expect(total).toBe(4);
     expect(transactions.map((t) => [t.transaction_type, t.credits])).toEqual([
       ['REFUND', -1],
@@ -78,7 +78,7 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     const id = await newAccount('acc_empty');
     const error = await ledger.debit(id, 'tmpl00000001').catch((e) => e);
     expect(isAppError(error, 'INSUFFICIENT_CREDITS')).toBe(true);
-    expect((await ledger.list(id, 10, 0)).total).toBe(0);
+    expect((await ledger.list(id, { limit: 10, offset: 0 })).total).toBe(0);
     expect(await expectBalanced(id)).toBe(0);
   });
 
@@ -91,7 +91,9 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     expect(ok).toHaveLength(5);
     expect(refused.every((r) => isAppError((r as PromiseRejectedResult).reason, 'INSUFFICIENT_CREDITS'))).toBe(true);
     expect(await expectBalanced(id)).toBe(0);
-    expect((await ledger.list(id, 100, 0)).transactions.filter((t) => t.transaction_type === 'PDFGEN')).toHaveLength(5);
+    expect(
+      (await ledger.list(id, { limit: 100, offset: 0 })).transactions.filter((t) => t.transaction_type === 'PDFGEN'),
+    ).toHaveLength(5);
   });
 
   it('refunds a generation once even when refunds race', async () => {
@@ -120,7 +122,7 @@ describe.each(DIALECTS)('credits ledger on %s', (dialect) => {
     const id = await newAccount('acc_grants');
     expect(isAppError(await ledger.grant(id, 0, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(true);
     expect(isAppError(await ledger.grant('acc_missing', 1, 'BONUS').catch((e) => e), 'ACCOUNT_NOT_FOUND')).toBe(true);
-    expect((await ledger.list('acc_missing', 10, 0)).total).toBe(0);
+    expect((await ledger.list('acc_missing', { limit: 10, offset: 0 })).total).toBe(0);
     expect(isAppError(await ledger.grant(id, MAX_GRANT_CREDITS + 1, 'BONUS').catch((e) => e), 'INVALID_REQUEST')).toBe(
       true,
     );

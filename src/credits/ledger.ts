@@ -37,22 +37,44 @@ export interface Debit {
  */
 export type ChargeSubject = string | { tool: string } | null;
 
+/** A background job's charge: what it pays for, and the job (and batch) the ledger row names for good. */
+export interface JobCharge {
+  subject: ChargeSubject;
+  jobId: string;
+  batchId: string | null;
+}
+
+/** A batch's charges: one PDFGEN per job, in `jobIds`' order. */
+export interface JobsCharge {
+  subject: ChargeSubject;
+  jobIds: readonly string[];
+  batchId: string | null;
+}
+
+const isJobCharge = (charge: ChargeSubject | JobCharge): charge is JobCharge =>
+  charge !== null && typeof charge === 'object' && 'jobId' in charge;
+
+/** The row's `template_id` and `tool` for a subject. */
+function subjectColumns(subject: ChargeSubject): { template_id: string | null; tool: string | null } {
+  return {
+    template_id: typeof subject === 'string' ? subject : null,
+    tool: subject !== null && typeof subject === 'object' ? subject.tool : null,
+  };
+}
+
 export interface CreditLedger {
   /**
    * Takes one credit for a generation (PDFGEN +1). Throws INSUFFICIENT_CREDITS at zero. Pass `trx` to
    * join a caller's transaction. Generations charge through charges.ts, which calls this and `refund`.
    * `subject`: the template, or the PDF tool of a run without one (merge, extract, rotate).
    */
-  debit(accountId: string, subject: ChargeSubject, trx?: Tx): Promise<Debit>;
-  /** Takes `count` credits at once, one PDFGEN each (a batch); INSUFFICIENT_CREDITS unless all are there. */
-  debitMany(
-    accountId: string,
-    subject: ChargeSubject,
-    count: number,
-    trx: Tx,
-  ): Promise<{ transactionRefs: string[]; balance: number }>;
+  debit(accountId: string, charge: ChargeSubject | JobCharge, trx?: Tx): Promise<Debit>;
+  /** Takes a credit per job at once, one PDFGEN each (a batch); INSUFFICIENT_CREDITS unless all are there. */
+  debitMany(accountId: string, charge: JobsCharge, trx: Tx): Promise<{ transactionRefs: string[]; balance: number }>;
   /** Reverses a PDFGEN exactly once (REFUND −1). Returns false when it was already refunded. */
   refund(accountId: string, pdfgenRef: string, trx?: Tx): Promise<boolean>;
+  /** Reverses many PDFGENs of one account, each exactly once (a batch's chunk); returns how many were refunded. */
+  refundMany(accountId: string, pdfgenRefs: readonly string[], trx: Tx): Promise<number>;
   /**
    * Adds credits (PURCHASE or BONUS, negative in the ledger) and returns the new balance. Throws
    * INVALID_REQUEST past MAX_GRANT_CREDITS, BALANCE_LIMIT_EXCEEDED when the balance would pass MAX_BALANCE.
@@ -61,7 +83,12 @@ export interface CreditLedger {
   /** Records how long the generation behind a PDFGEN took. */
   recordExecTime(transactionRef: string, execMs: number, trx?: Tx): Promise<void>;
   balance(accountId: string): Promise<number>;
-  list(accountId: string, limit: number, offset: number): Promise<{ transactions: TransactionRow[]; total: number }>;
+  /** A page of the account's transactions, newest first, with what each refers to; `total` counts the ones the filter keeps. */
+  list(
+    accountId: string,
+    page: { limit: number; offset: number },
+    filter?: store.TransactionFilter,
+  ): Promise<{ transactions: store.ListedTransaction[]; total: number }>;
 }
 
 export function createCreditLedger(db: Db): CreditLedger {
@@ -69,7 +96,9 @@ export function createCreditLedger(db: Db): CreditLedger {
     trx ? work(trx) : withTransaction(db, work);
 
   return {
-    debit(accountId, subject, trx) {
+    debit(accountId, charge, trx) {
+      const job = isJobCharge(charge) ? charge : null;
+      const subject = job ? job.subject : (charge as ChargeSubject);
       return inTx(trx, async (t) => {
         const balance = await store.takeCredits(t, accountId, 1);
         if (balance === undefined) {
@@ -83,8 +112,9 @@ export function createCreditLedger(db: Db): CreditLedger {
           transaction_ref: transactionRef,
           account_id: accountId,
           transaction_type: 'PDFGEN',
-          template_id: typeof subject === 'string' ? subject : null,
-          tool: subject !== null && typeof subject === 'object' ? subject.tool : null,
+          ...subjectColumns(subject),
+          job_id: job?.jobId ?? null,
+          batch_id: job?.batchId ?? null,
           exec_tm: null,
           credits: 1,
           refund_of: null,
@@ -94,7 +124,8 @@ export function createCreditLedger(db: Db): CreditLedger {
       });
     },
 
-    async debitMany(accountId, subject, count, trx) {
+    async debitMany(accountId, charge, trx) {
+      const count = charge.jobIds.length;
       const balance = await store.takeCredits(trx, accountId, count);
       if (balance === undefined) {
         throw new AppError(
@@ -103,12 +134,13 @@ export function createCreditLedger(db: Db): CreditLedger {
         );
       }
       const now = Date.now();
-      const rows = Array.from({ length: count }, () => ({
+      const rows = charge.jobIds.map((jobId) => ({
         transaction_ref: newTransactionRef(),
         account_id: accountId,
         transaction_type: 'PDFGEN' as const,
-        template_id: typeof subject === 'string' ? subject : null,
-        tool: subject !== null && typeof subject === 'object' ? subject.tool : null,
+        ...subjectColumns(charge.subject),
+        job_id: jobId,
+        batch_id: charge.batchId,
         exec_tm: null,
         credits: 1,
         refund_of: null,
@@ -120,11 +152,14 @@ export function createCreditLedger(db: Db): CreditLedger {
 
     refund(accountId, pdfgenRef, trx) {
       return inTx(trx, async (t) => {
+        const paid = (await store.jobsOfTransactions(t, [pdfgenRef])).get(pdfgenRef);
         const inserted = await store.insertRefundOnce(t, {
           transaction_ref: newTransactionRef(),
           account_id: accountId,
           transaction_type: 'REFUND',
           template_id: null,
+          job_id: paid?.job_id ?? null,
+          batch_id: paid?.batch_id ?? null,
           exec_tm: null,
           credits: -1,
           refund_of: pdfgenRef,
@@ -133,6 +168,28 @@ export function createCreditLedger(db: Db): CreditLedger {
         if (inserted) await store.addCredits(t, accountId, 1);
         return inserted;
       });
+    },
+
+    async refundMany(accountId, pdfgenRefs, trx) {
+      const now = Date.now();
+      const paid = await store.jobsOfTransactions(trx, pdfgenRefs);
+      const inserted = await store.insertRefundsOnce(
+        trx,
+        pdfgenRefs.map((ref) => ({
+          transaction_ref: newTransactionRef(),
+          account_id: accountId,
+          transaction_type: 'REFUND' as const,
+          template_id: null,
+          job_id: paid.get(ref)?.job_id ?? null,
+          batch_id: paid.get(ref)?.batch_id ?? null,
+          exec_tm: null,
+          credits: -1,
+          refund_of: ref,
+          created_at: now,
+        })),
+      );
+      if (inserted > 0) await store.addCredits(trx, accountId, inserted);
+      return inserted;
     },
 
     grant(accountId, credits, type, trx) {
@@ -168,10 +225,10 @@ export function createCreditLedger(db: Db): CreditLedger {
       return balance;
     },
 
-    async list(accountId, limit, offset) {
+    async list(accountId, page, filter = {}) {
       const [transactions, total] = await Promise.all([
-        store.listTransactions(db, accountId, limit, offset),
-        store.countTransactions(db, accountId),
+        store.listTransactions(db, accountId, page, filter),
+        store.countTransactions(db, accountId, filter),
       ]);
       return { transactions, total };
     },

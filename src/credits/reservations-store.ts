@@ -24,6 +24,17 @@ export async function resolveReservation(db: DbOrTx, transactionRef: string): Pr
   return Number(result.numDeletedRows) > 0;
 }
 
+/** Resolves many reservations at once (a batch's chunk): deletes their rows and returns the refs that were still there. */
+export async function resolveReservations(db: DbOrTx, transactionRefs: string[]): Promise<string[]> {
+  if (transactionRefs.length === 0) return [];
+  const rows = await db
+    .deleteFrom('credit_reservations')
+    .where('transaction_ref', 'in', transactionRefs)
+    .returning('transaction_ref')
+    .execute();
+  return rows.map((row) => row.transaction_ref);
+}
+
 /** Extends the leases of the given reservations (those its process is still working on). */
 export async function renewReservations(db: DbOrTx, transactionRefs: string[], leaseUntil: number): Promise<void> {
   if (transactionRefs.length === 0) return;

@@ -14,6 +14,17 @@ function define(target: Record<string, Json>, key: string, value: Json): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/** The value at a dotted key of data as `expandDottedKeys` left it (own properties only), or undefined. */
+export function valueAt(bound: unknown, key: string): unknown {
+  let value = bound;
+  for (const part of key.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part))
+      return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
 /**
  * `data` with dotted keys expanded into nested objects (recursively, arrays included). What holds no
  * dotted key is returned as it is, not copied: the data of most documents has none, and copying it

@@ -11,12 +11,12 @@
  * link, bytes, or the customer's bucket) → the charge is posted. A PDF that reaches `SPOOL_ABOVE_BYTES`
  * (pdf/spool.ts; not PDF/A) goes into a spool file as Chromium streams it, and is finished and
  * delivered from there (docs/long-documents.md "The spool"). The key,
- * the reservation and when the charge is posted or voided are charged-run.ts's, shared with the PDF
+ * the reservation and when the charge is posted or voided are credits/paid-request.ts's, shared with the PDF
  * tools (docs/generation.md "What you are charged for").
  */
 import type { FileService } from '../files/files.js';
 import type { PdfRenderer, RenderRequest } from '../rendering/pdf-renderer.js';
-import { IMAGE_CONTENT_TYPES } from '../rendering/image-renderer.js';
+import { IMAGE_CONTENT_TYPES, MAX_IMAGE_PIXELS } from '../rendering/image-renderer.js';
 import { canvasPage } from '../rendering/page-size.js';
 import type { FinishedPdf, Finishing } from '../finishing/finishing.js';
 import type { PdfAVariant } from '../finishing/pdfa.js';
@@ -27,14 +27,14 @@ import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import type { BlobBody } from '../storage/blob-store.js';
 import type { Spool } from '../pdf/spool.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
+import type { ChargedRunner, GenerationResult } from '../credits/paid-request.js';
 import {
   deliverToClient,
   pdfFilename,
-  type ChargedRunner,
+  type CustomerStorage,
   type Delivery,
   type ExportType,
-  type GenerationResult,
-} from './charged-run.js';
+} from '../files/delivery.js';
 import { expandDottedKeys } from './data-binding.js';
 import { checkRequiredFields } from './required-fields.js';
 import {
@@ -52,6 +52,7 @@ import type { SignatureOptions, Signing } from '../signing/sign.js';
 import {
   checkImageRequest,
   isPageImage,
+  pageImageWarnings,
   pageImageWidth,
   renderImageDocument,
   type ImageLoader,
@@ -63,7 +64,8 @@ import type { TextLayout } from '../finishing/requested/text-layout.js';
 import { checkSignature, finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
 
-export { pdfFilename, type Delivery, type ExportType, type GenerationResult } from './charged-run.js';
+export type { GenerationResult } from '../credits/paid-request.js';
+export { pdfFilename, type CustomerStorage, type Delivery, type ExportType } from '../files/delivery.js';
 
 export interface GenerationOptions {
   exportType: ExportType;
@@ -101,21 +103,6 @@ export interface GenerationRequest {
   options: GenerationOptions;
   /** With an Idempotency-Key: a repeat gets the first answer, charged once. */
   idempotency?: IdempotentRequest;
-}
-
-/** Uploads to the customer's own bucket (the S3 integration). */
-export interface CustomerStorage {
-  /** The bucket and key a document would go to; throws INVALID_REQUEST when S3 is not configured. */
-  resolveTarget(
-    accountId: string,
-    target: { filepath?: string | null; bucket?: string | null; filename: string },
-  ): Promise<{ bucket: string; key: string }>;
-  upload(
-    accountId: string,
-    target: { bucket: string; key: string },
-    pdf: BlobBody,
-    contentType?: string,
-  ): Promise<void>;
 }
 
 /** What a preview renders: template text not saved yet, or a saved template (its draft, or a version). */
@@ -375,7 +362,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       if (options.image && isPageImage(template)) {
         const printed = await print(
           {
-            template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
+            template: {
+              html: template.html,
+              css: template.css,
+              page: template.page,
+              strict: template.strict,
+              assets: template.version?.assets,
+            },
             data: expandDottedKeys(data) as ReturnType<typeof expandDottedKeys>,
             signal,
             accountId,
@@ -391,12 +384,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           format,
           quality: options.image.quality,
           accountId,
+          maxPixels: MAX_IMAGE_PIXELS,
         });
         const renderMs = Math.round(performance.now() - started);
         return {
           delivery: await deliver(accountId, bytes, options),
           renderMs,
-          warnings: [...fieldWarnings, ...printed.warnings],
+          warnings: [...fieldWarnings, ...pageImageWarnings(template, options.image), ...printed.warnings],
         };
       }
       if (options.image) {
@@ -433,7 +427,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       const finish = await finishingFor(options, finishingContext(accountId));
       const printed = await print(
         {
-          template: { html: template.html, css: template.css, page: template.page, strict: template.strict },
+          template: {
+            html: template.html,
+            css: template.css,
+            page: template.page,
+            strict: template.strict,
+            assets: template.version?.assets,
+          },
           // The invoice reaches the template as one more top-level variable, `einvoice`, beside the data.
           data: (einvoice && options.einvoice
             ? { ...bound, einvoice: templateView(options.einvoice, einvoice) }
@@ -521,7 +521,13 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           ? canvasPage(template.canvas)
           : template.page;
       const rendered = await renderer.render({
-        template: { html: template.html, css: template.css, page, strict: template.strict },
+        template: {
+          html: template.html,
+          css: template.css,
+          page,
+          strict: template.strict,
+          assets: 'version' in template ? template.version?.assets : undefined,
+        },
         data: expandDottedKeys(values),
         accountId,
         kind: 'preview',

@@ -88,17 +88,12 @@ export function isPageImage(template: Template): boolean {
   return template.kind !== 'image' || !template.canvas;
 }
 
-/** A page is a picture of what was printed: no layers to modify, and pdftoppm writes PNG and JPEG only. */
+/**
+ * A page is a picture of what was printed: pdftoppm writes PNG and JPEG only. It has no layers, so its
+ * modifications are skipped with a warning each (`pageImageWarnings`), as TemplateFox skips names no
+ * layer has (issue 50).
+ */
 function checkPageImageRequest(template: Template, image: ImageOptions): void {
-  if (image.modifications.length > 0) {
-    throw new ValidationError([
-      {
-        loc: ['body', 'modifications'],
-        msg: `apply to image templates' layers; template ${template.id} is a pdf template, whose page is pictured as printed. Leave modifications out, or pass data`,
-        type: 'value_error',
-      },
-    ]);
-  }
   if (image.format === 'webp') {
     throw new ValidationError([
       { loc: ['body', 'format'], msg: 'a page of a pdf template is pictured as png or jpeg', type: 'value_error' },
@@ -116,6 +111,14 @@ function checkPageImageRequest(template: Template, image: ImageOptions): void {
       },
     ]);
   }
+}
+
+/** A warning per modification of a page's picture: a pdf template has no layers to apply them to. */
+export function pageImageWarnings(template: Template, image: ImageOptions): DocumentWarning[] {
+  return image.modifications.map((m) => ({
+    code: 'IMAGE_MODIFICATION',
+    message: `Layer "${m.name}" was not found: template ${template.id} is a pdf template, whose page is pictured as printed, with no layers; its modification was skipped (pass data instead).`,
+  }));
 }
 
 /** The pixel width of a page's picture: as asked, or the paper's width at 96 dpi (A4: 794), within the bounds. */
@@ -146,7 +149,7 @@ export async function renderImageDocument(
   const urls = imageUrlsOf(image.modifications);
   const images = urls.length > 0 ? await deps.loadImages(urls, request.signal) : new Map<string, LoadedImage>();
   const rendered = await deps.renderer.renderImage({
-    template: { html: template.html, css: template.css, strict: template.strict },
+    template: { html: template.html, css: template.css, strict: template.strict, assets: template.version?.assets },
     data: expandDottedKeys(request.data),
     canvas: template.canvas!,
     output: { format: image.format, width: outputWidth(template, image), quality: image.quality },

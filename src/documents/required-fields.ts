@@ -10,19 +10,7 @@
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import { ValidationError } from '../shared/errors.js';
 import type { TemplateContent } from '../templates/template-content.js';
-import { expandDottedKeys } from './data-binding.js';
-
-const hasOwn = (value: object, key: string) => Object.prototype.hasOwnProperty.call(value, key);
-
-/** The value at a dotted key of bound data, or undefined. */
-function valueAt(bound: unknown, key: string): unknown {
-  let value = bound;
-  for (const part of key.split('.')) {
-    if (value === null || typeof value !== 'object' || !hasOwn(value, part)) return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
+import { expandDottedKeys, valueAt } from './data-binding.js';
 
 /**
  * The keys of the template's required fields that `data` (as the caller sent it) has no value for.

@@ -13,15 +13,8 @@
  * (`COMPACTION_HEAP_MB`); a thread that reaches it is ended by Node and its PDF goes back unchanged
  * with the reason `failed: out of memory (…)` (counted as failed).
  */
-import type { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, startThread } from '../shared/child-limits.js';
-import {
-  accountSlotsOf,
-  FairScheduler,
-  type PoolStats,
-  type Release,
-  type Ticket,
-} from '../scheduling/fair-scheduler.js';
+import { TaskThreads } from '../shared/task-threads.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type Ticket } from '../scheduling/fair-scheduler.js';
 import { AppError } from '../shared/errors.js';
 import type { CompactionAnswer, CompactionTask as ThreadTask } from './compaction-worker.js';
 import type { Compaction } from './pdf-compaction.js';
@@ -75,18 +68,20 @@ function reasonOf(answer: CompactionAnswer): string {
  */
 const COMPACTION_HEAP_MB = 256;
 
-/** A compaction thread (compaction-worker.ts). */
-function startWorker(): Worker {
-  return startThread(import.meta.url, 'compaction-worker', { name: 'pdf-compaction', heapMb: COMPACTION_HEAP_MB });
-}
-
 export class CompactionPool {
-  readonly #idle: Worker[] = [];
+  readonly #threads: TaskThreads;
   readonly #slots: FairScheduler;
   #nextId = 1;
   #closed = false;
 
   constructor(threads: number) {
+    this.#threads = new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'compaction-worker',
+      name: 'pdf-compaction',
+      heapMb: COMPACTION_HEAP_MB,
+      maxIdle: threads,
+    });
     const shared = accountSlotsOf(threads);
     this.#slots = new FairScheduler({
       name: 'compaction',
@@ -162,7 +157,7 @@ export class CompactionPool {
   async close(): Promise<void> {
     this.#closed = true;
     this.#slots.refuseAll(new Error('shutting down'));
-    await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
+    await this.#threads.close();
   }
 
   /**
@@ -185,52 +180,29 @@ export class CompactionPool {
             release();
             return queued.settle({ reason: this.#closed ? 'shutting down' : 'timeout' });
           }
-          // The scheduler grants at most `threads` slots, so an idle thread or room for one is there.
-          this.#run(this.#idle.pop() ?? startWorker(), queued, left, release);
+          void this.#run(queued, left).finally(release);
         },
         (refusal: unknown) => queued.settle({ reason: waitedOut.aborted ? 'timeout' : refusalReason(refusal) }),
       );
     });
   }
 
-  #run(worker: Worker, job: Job, timeoutMs: number, release: Release): void {
+  /** One job on a thread (the scheduler grants at most `threads` slots, so threads never outnumber them). */
+  async #run(job: Job, timeoutMs: number): Promise<void> {
     const id = this.#nextId++;
-    let settled = false;
-    const finish = (outcome: Outcome, keepWorker: boolean) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      worker.off('message', onMessage);
-      worker.off('error', onGone);
-      worker.off('exit', onGone);
-      if (keepWorker && !this.#closed) {
-        this.#idle.push(worker);
-        job.settle(outcome);
-        release();
-      } else {
-        // Settled once the thread is gone: a thread cut off while writing a spooled file must not write
-        // it after its caller removed it. Its slot is free once it is gone, so threads never outnumber slots.
-        void worker.terminate().finally(() => {
-          release();
-          job.settle(outcome);
-        });
-      }
-    };
-    const onMessage = (answer: CompactionAnswer) => {
-      if (answer.id === id) finish({ answer }, true);
-    };
-    const onGone = (error?: unknown) =>
-      finish(
-        {
-          reason: isThreadOutOfMemory(error) ? `failed: out of memory (${COMPACTION_HEAP_MB} MB heap)` : 'thread ended',
-        },
-        false,
-      );
-    const timer = setTimeout(() => finish({ reason: 'timeout' }, false), timeoutMs);
-    worker.on('message', onMessage);
-    worker.once('error', onGone);
-    worker.once('exit', onGone);
     const { task, transfer } = job.message(id);
-    worker.postMessage(task, transfer);
+    const end = await this.#threads.run<CompactionAnswer, CompactionAnswer>({
+      message: task,
+      transfer,
+      timeoutMs,
+      read: (answer) => (answer.id === id ? answer : undefined),
+    });
+    if (end.ended === 'answer') return job.settle({ answer: end.answer });
+    const reason = {
+      timeout: 'timeout',
+      'out-of-memory': `failed: out of memory (${COMPACTION_HEAP_MB} MB heap)`,
+      failed: 'thread ended',
+    }[end.ended];
+    job.settle({ reason });
   }
 }

@@ -9,6 +9,7 @@
  * spooled PDF, none: the result is at `outputPath`).
  */
 import { parentPort } from 'node:worker_threads';
+import { announceReady } from '../shared/task-threads.js';
 import { compactPdf, compactPdfFile } from './pdf-compaction.js';
 
 export type CompactionTask =
@@ -71,3 +72,5 @@ parentPort?.on('message', (task: CompactionTask) => {
   }
   parentPort!.postMessage(answer);
 });
+
+announceReady();

@@ -315,13 +315,11 @@ describe('toPdfA edge cases', () => {
 
   it('falls back to Ghostscript for 2b when a font is not embedded, and embeds one', async () => {
     const doc = await PDFDocument.create();
-    doc
-      .addPage()
-      .drawText('Standard Helvetica, not embedded', {
-        font: await doc.embedFont(StandardFonts.Helvetica),
-        x: 50,
-        y: 700,
-      });
+    doc.addPage().drawText('Standard Helvetica, not embedded', {
+      font: await doc.embedFont(StandardFonts.Helvetica),
+      x: 50,
+      y: 700,
+    });
     const before = await inspect(Buffer.from(await doc.save()));
     expect(before.fonts.map((f) => f.emb)).toEqual(['no']);
     const r = await inspect(await toPdfA(Buffer.from(await doc.save()), 'pdf/a-2b'));

@@ -32,6 +32,7 @@ import { jobRoutes } from './routes/documents/jobs.js';
 import { batchRoutes } from './routes/documents/batches.js';
 import multipart from '@fastify/multipart';
 import { einvoiceValidateRoutes } from './routes/documents/einvoice-validate.js';
+import { capabilityRoutes } from './routes/service/capabilities.js';
 import { templateVersionRoutes } from './routes/templates/template-versions.js';
 import { agentRoutes } from './routes/account/agent.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
@@ -77,7 +78,10 @@ const TAGS = [
       'Validate an e-invoice (XML, or a Factur-X / ZUGFeRD PDF) by the official EN 16931 and XRechnung rules. No credits.',
   },
   { name: 'Templates', description: 'Templates, their input fields, versions and layers. No credits.' },
-  { name: 'Account', description: 'Credits, transaction history and API keys. No credits.' },
+  {
+    name: 'Account',
+    description: 'Credits, transaction history, API keys, and what this installation can do. No credits.',
+  },
   { name: 'Integrations', description: 'Your own S3-compatible bucket for generated files. No credits.' },
   {
     name: 'Agent',
@@ -207,6 +211,8 @@ function fastifyOptions(services: Services) {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     trustProxy: false,
+    // A path that cannot be decoded (`/x%ZZ`) is refused before routing: in the service's error shape too.
+    frameworkErrors: errorHandler,
   };
 }
 
@@ -308,6 +314,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     batchRoutes(scope, { batches: services.batches });
   });
   einvoiceValidateRoutes(app, { validator: services.einvoiceValidator });
+  capabilityRoutes(app, { rules: services.einvoiceRules, serviceTsa: Boolean(config.signing.tsaUrl) });
   fileRoutes(app, services.files);
   assetRoutes(app, { assets: services.assets, maxBytes: config.assets.maxBytes });
   s3Routes(app, services.s3);

@@ -8,13 +8,18 @@
  *   template picker or input form needs (TOKEN_ENDPOINTS; the asset library is not one of them);
  * - `admin`: `Authorization: Bearer $PRESSROOM_ADMIN_TOKEN`;
  * - `public`: nothing (health, docs, signed download links).
+ * Every authenticated request counts against the account's rate limit, except the studio's free ones:
+ * a read (GET) marked by the studio's client, or a route with `studioBudget` (the preview), spends the
+ * studio's own budget instead, and reports the account's limit as it stands (docs/rate-limits.md).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService, Caller } from '../accounts/accounts.js';
 import { isApiKeyShaped } from '../accounts/credentials.js';
 import type { RateLimiter, RateLimitDecision } from '../rate-limits/rate-limiter.js';
+import { consumeStudioBudget, STUDIO_REQUESTS_PER_MINUTE } from '../rate-limits/studio-budget.js';
 import { safeEqual } from '../shared/crypto.js';
 import { AppError } from '../shared/errors.js';
+import { STUDIO_CLIENT, STUDIO_CLIENT_HEADER } from '../shared/studio-client.js';
 
 export type AuthMode = 'api_key' | 'read' | 'admin' | 'public';
 
@@ -25,6 +30,8 @@ export const TOKEN_ENDPOINTS =
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** A free route that is not a read whose studio requests still spend the studio's budget (the preview, which has its own too). */
+    studioBudget?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated account (routes with `api_key` or `read` auth). */
@@ -92,6 +99,47 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateLimitDeci
   reply.header('x-ratelimit-reset', String(decision.resetAt));
 }
 
+/**
+ * True when the studio's budget pays for the request: sent by the studio's client with an API key, and
+ * free: a read, or a route that says so. Everything else (generation, writes) is the account's.
+ */
+function spendsStudioBudget(request: FastifyRequest): boolean {
+  if (request.headers[STUDIO_CLIENT_HEADER] !== STUDIO_CLIENT || request.caller.credential !== 'api_key') return false;
+  return request.method === 'GET' || request.method === 'HEAD' || request.routeOptions.config?.studioBudget === true;
+}
+
+/** Counts the request against the budget that pays for it; throws RATE_LIMITED when that budget is spent. */
+async function countRequest(request: FastifyRequest, reply: FastifyReply, rateLimiter: RateLimiter): Promise<void> {
+  if (spendsStudioBudget(request)) {
+    const studio = await consumeStudioBudget(rateLimiter, request.caller.accountId);
+    if (!studio.allowed) {
+      throw new AppError(
+        'RATE_LIMITED',
+        `The studio has made its ${STUDIO_REQUESTS_PER_MINUTE} requests of this minute; it goes on in ${studio.retryAfterSeconds} s. Your API rate limit is not affected.`,
+        {
+          details: { retryAfterSeconds: studio.retryAfterSeconds },
+        },
+      );
+    }
+    // The headers keep telling the account's limit, which the studio shows: as it stands, not counted.
+    const account = await rateLimiter.peek(request.caller);
+    if (account) setRateLimitHeaders(reply, account);
+    return;
+  }
+  const decision = await rateLimiter.consume(request.caller);
+  if (!decision) return;
+  setRateLimitHeaders(reply, decision);
+  if (!decision.allowed) {
+    throw new AppError(
+      'RATE_LIMITED',
+      `Rate limit exceeded: at most ${decision.limit} requests in this window. Retry after ${decision.retryAfterSeconds} s.`,
+      {
+        details: { retryAfterSeconds: decision.retryAfterSeconds },
+      },
+    );
+  }
+}
+
 /** Registers the credential and rate-limit hook (runs at onRequest, before the body is read). */
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   app.decorateRequest('caller', undefined as unknown as Caller);
@@ -106,17 +154,6 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       return;
     }
     request.caller = await resolveCaller(request, mode, options.accounts);
-    const decision = await options.rateLimiter.consume(request.caller);
-    if (!decision) return;
-    setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) {
-      throw new AppError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: at most ${decision.limit} requests in this window. Retry after ${decision.retryAfterSeconds} s.`,
-        {
-          details: { retryAfterSeconds: decision.retryAfterSeconds },
-        },
-      );
-    }
+    await countRequest(request, reply, options.rateLimiter);
   });
 }

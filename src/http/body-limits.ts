@@ -56,6 +56,7 @@ const CLASS_BY_ROUTE: Record<string, BodyLimitClass> = {
   // An MCP message carries one tool call: a generation's data, a template's text or a PDF tool's input by URL.
   'POST /mcp': 'generation',
   'POST /v1/templates': 'template',
+  'POST /v1/templates/fields': 'template',
   'PUT /v1/templates/:template_id': 'template',
   // An e-invoice file (XML or PDF) in base64, within the PDF tools' input bound.
   'POST /v1/einvoice/validate': 'pdfTools',

@@ -28,7 +28,9 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   CERTIFICATE_NOT_FOUND: 404,
   CERTIFICATE_EXISTS: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
+  LAST_API_KEY: 409,
   VERSION_TAG_EXISTS: 409,
+  ASSET_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   IDEMPOTENCY_KEY_REUSED: 422,
@@ -58,6 +60,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   RENDERER_BUSY: 503,
   RENDER_TIMEOUT: 504,
   PDF_TOOL_TIMEOUT: 504,
+  SIGNING_TIMEOUT: 504,
 };
 
 export function sendValidationError(reply: FastifyReply, issues: ValidationIssue[]): FastifyReply {
@@ -126,6 +129,13 @@ export function errorHandler(
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return answerRefusedBody(fastifyError, request, reply);
+    case 'FST_ERR_BAD_URL':
+      // Before routing (frameworkErrors in app.ts): a path Fastify cannot decode, answered in our shape.
+      return sendCodedError(
+        reply,
+        'INVALID_REQUEST',
+        'The address is not a valid URL: each % in it must be followed by two hexadecimal digits (a % itself is written %25).',
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return sendValidationError(reply, [{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -29,9 +29,9 @@ export const CodedError = Type.Object(
     line: Type.Optional(Type.Integer({ description: 'Template line, for template errors' })),
     column: Type.Optional(Type.Integer({ description: 'Column on that line, where the template engine knows it' })),
     bound: Type.Optional(
-      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers', 'header_footer'] as const, {
+      StringEnum(['bytes', 'pages', 'image_pixels', 'memory', 'layers', 'header_footer', 'page_size'] as const, {
         description:
-          'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on)',
+          'For DOCUMENT_TOO_LARGE: the bound the document went past (`layers`: an image template with more layers than modifications work on; `page_size`: a CSS @page size longer than 900in a side)',
       }),
     ),
   },
@@ -76,7 +76,7 @@ const ERROR_STATUS_DESCRIPTIONS: Record<number, string> = {
   402: 'INSUFFICIENT_CREDITS: no credits left; nothing was charged',
   403: "FORBIDDEN: another account's resource, or an expired or altered download link",
   404: 'Not found: TEMPLATE_NOT_FOUND, VERSION_NOT_FOUND, JOB_NOT_FOUND, BATCH_NOT_FOUND or NOT_FOUND',
-  409: 'Conflict: IDEMPOTENCY_KEY_IN_USE (retry shortly) or VERSION_TAG_EXISTS',
+  409: 'Conflict: IDEMPOTENCY_KEY_IN_USE (retry shortly), VERSION_TAG_EXISTS, or ASSET_IN_USE (a published version prints the asset; the message names the versions)',
   413: 'PAYLOAD_TOO_LARGE: the body is over this route’s limit (the message names it)',
   422: 'Validation error ({detail: [{loc, msg, type}]}), or a coded template error (TEMPLATE_SYNTAX_ERROR, TEMPLATE_RENDER_ERROR…), DOCUMENT_TOO_LARGE, DOCUMENT_TOO_LONG_FOR_SYNC (send it to /v1/pdf/create-async), PDF_TOO_COMPLEX (PDF tools: qpdf went past its memory or CPU ceiling), or XML_TOO_COMPLEX (an e-invoice XML check went past its time or memory ceiling)',
   429: 'RATE_LIMITED: retry after the Retry-After header',

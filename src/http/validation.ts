@@ -76,8 +76,16 @@ const TYPE_NAMES: Record<string, string> = {
   null: 'none_required',
 };
 
+/** A path parameter as the OpenAPI document names it: the wildcard of `/v1/assets/*` is `{name}` (app.ts nameWildcard). */
+const wildcardNamed = (key: string | number): string | number => (key === '*' ? 'name' : key);
+
 function issueFor(error: ErrorObject, part: string): ValidationIssue | null {
-  const loc: (string | number)[] = [PART_NAMES[part] ?? part, ...pathOf(error.instancePath)];
+  const [first, ...rest] = pathOf(error.instancePath);
+  const field =
+    part === 'params' && first !== undefined
+      ? [wildcardNamed(first), ...rest]
+      : [...(first === undefined ? [] : [first]), ...rest];
+  const loc: (string | number)[] = [PART_NAMES[part] ?? part, ...field];
   const p = error.params as Record<string, any>;
   switch (error.keyword) {
     case 'required':
@@ -189,7 +197,7 @@ export function checkTextParts(parts: Record<string, unknown>, partName: string)
     const values = Array.isArray(value) ? value : [value];
     if (values.some((v) => typeof v === 'string' && v.includes('\u0000'))) {
       issues.push({
-        loc: [partName, key],
+        loc: [partName, partName === 'path' ? wildcardNamed(key) : key],
         msg: 'String should not contain the NUL character (\\u0000)',
         type: 'string_nul_character',
       });

@@ -8,9 +8,12 @@
  * - repeat while the first is still running: 409 IDEMPOTENCY_KEY_IN_USE (retry shortly);
  * - repeat after the first died with its process (nobody renewed the lease): the retry takes the key
  *   over and runs the work; the dead request's credit is voided by the charges recovery;
- * - the same key with a different body or endpoint: 422.
+ * - the same key with a different body or endpoint: 422. A body that ends in an uploaded file (a
+ *   multipart batch) is fingerprinted with the file's SHA-256, taken as it streams in (`uploadDigest`),
+ *   so another file under the same name is another body (issue 49).
  */
 import { createHash } from 'node:crypto';
+import { Transform, type Readable } from 'node:stream';
 import type { Db, Tx } from '../db/database.js';
 import { AppError, ValidationError } from '../shared/errors.js';
 import * as store from './idempotency-store.js';
@@ -65,6 +68,42 @@ export function idempotentRequest(
   return key === undefined ? undefined : { key, fingerprint: requestFingerprint(endpoint, body) };
 }
 
+/**
+ * The key of a request whose fingerprint is known only once its upload has been read: the header is
+ * checked at once, `request()` fingerprints the body (upload digest included) after the read.
+ */
+export interface DeferredIdempotentRequest {
+  key: string;
+  request(): IdempotentRequest;
+}
+
+/** As idempotentRequest, with the body given once it is whole; undefined without the header. */
+export function deferredIdempotentRequest(
+  header: string | undefined,
+  endpoint: string,
+  body: () => unknown,
+): DeferredIdempotentRequest | undefined {
+  const key = validateIdempotencyKey(header);
+  return key === undefined
+    ? undefined
+    : { key, request: () => ({ key, fingerprint: requestFingerprint(endpoint, body()) }) };
+}
+
+/** An upload passed through while its SHA-256 is taken; `digest()` once it has been read to its end. */
+export function uploadDigest(upload: Readable): { stream: Readable; digest(): string } {
+  const hash = createHash('sha256');
+  const tap = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  upload.on('error', (error) => tap.destroy(error));
+  upload.pipe(tap);
+  let digest: string | undefined;
+  return { stream: tap, digest: () => (digest ??= hash.digest('hex')) };
+}
+
 /** The outcome of claiming a key: this request runs the work, or the first answer is replayed. */
 export type KeyClaim = { kind: 'claimed'; accountId: string; key: string } | { kind: 'replay'; stored: unknown };
 
@@ -75,6 +114,8 @@ export interface IdempotentRequest {
 }
 
 export interface IdempotencyService {
+  /** True when a finished answer is stored under the key: a retry may replay it (its request need not be paid for again). */
+  isStored(accountId: string, key: string): Promise<boolean>;
   /** Claims the key, or finds the stored answer; throws 409 while another live request holds it, 422 for another body. */
   claim(accountId: string, request: IdempotentRequest): Promise<KeyClaim>;
   /** Stores the answer of a claimed key (in the caller's transaction, so it commits with the charge). */
@@ -105,6 +146,11 @@ export function createIdempotencyService(db: Db, options: IdempotencyOptions): I
   const heldId = (accountId: string, key: string) => `${accountId}\n${key}`;
 
   const service: IdempotencyService = {
+    async isStored(accountId, key) {
+      const row = await store.findKey(db, accountId, key);
+      return row !== undefined && row.state === 'done' && Number(row.expires_at) > Date.now();
+    },
+
     async claim(accountId, { key, fingerprint }) {
       const now = Date.now();
       await store.deleteExpiredKey(db, accountId, key, now);

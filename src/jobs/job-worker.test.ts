@@ -84,7 +84,7 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
     const w = createJobWorker({
       database,
       documents,
-      templates: createTemplateService(database.db),
+      templates: createTemplateService(database.db, { dialect: database.dialect }),
       charges: charges(),
       webhooks,
       wakeups,
@@ -130,7 +130,7 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
       pgSchema: testDb.pgSchema,
     });
     wakeups = await createJobWakeups(database, logger);
-    const templates = createTemplateService(database.db);
+    const templates = createTemplateService(database.db, { dialect: database.dialect });
     documents = scriptedDocuments(templates);
     jobs = createJobService({
       database,
@@ -187,7 +187,10 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
         created_at: Date.now(),
       })
       .execute();
-    const broke = await createTemplateService(database.db).create('acc_broke', { name: 'b', html: 'x' });
+    const broke = await createTemplateService(database.db, { dialect: database.dialect }).create('acc_broke', {
+      name: 'b',
+      html: 'x',
+    });
     await expect(
       jobs.accept('acc_broke', {
         templateId: broke.id,
@@ -371,7 +374,7 @@ describe.each(DIALECTS)('job queue on %s', (dialect) => {
       const idle = createJobWorker({
         database,
         documents,
-        templates: createTemplateService(database.db),
+        templates: createTemplateService(database.db, { dialect: database.dialect }),
         charges: charges(),
         webhooks,
         wakeups: own,

@@ -28,6 +28,7 @@ import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import { classifyFailure, jobRetryDelayMs, type AttemptFailure } from './job-retry-policy.js';
 import type { JobWakeups } from './job-wakeups.js';
 import * as store from './jobs-store.js';
+import { createClaimLoop } from '../shared/claim-loop.js';
 
 /** What a job worker needs; `jobs` is the `config.jobs` slice. */
 export interface JobWorkerOptions {
@@ -70,13 +71,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
   const { database, documents, templates, charges, webhooks, wakeups, jobs: cfg } = o;
   const workerId = o.workerId ?? newInstanceId();
   const logger = o.logger.child({ component: 'job-worker', workerId });
-  const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  // The jobs this worker runs, to abort them when it stops; the claim loop holds their promises.
+  const running = new Map<string, AbortController>();
   let active = false;
   let releasing = false;
-  let wanted = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  let unsubscribe: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
 
   function claim(limit: number): Promise<JobRow[]> {
@@ -231,10 +229,11 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     }
   }
 
-  function startJob(job: JobRow): void {
+  function runJob(job: JobRow): Promise<void> {
     const controller = new AbortController();
+    running.set(job.id, controller);
     // Every log line of this job (renderer and ledger included) carries the request that created it.
-    const done = withRequestId(job.request_id, () =>
+    return withRequestId(job.request_id, () =>
       run(job, controller.signal)
         .catch((error) =>
           logger.error(
@@ -242,51 +241,26 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
             'could not record a job outcome; its lease will run out and it is retried',
           ),
         )
-        .finally(() => {
-          running.delete(job.id);
-          kick();
-        }),
+        .finally(() => running.delete(job.id)),
     );
-    running.set(job.id, { controller, done });
   }
 
-  function kick(): void {
-    wanted = true;
-    wake?.();
-  }
-
-  async function claimLoop(): Promise<void> {
-    while (active) {
-      wanted = false;
-      const free = cfg.workerConcurrency - running.size;
-      if (free > 0) {
-        try {
-          const claimed = await claim(free);
-          for (const job of claimed) startJob(job);
-          if (claimed.length === free) continue; // there may be more
-        } catch (error) {
-          logger.warn({ err: error }, 'could not claim jobs; will retry');
-        }
-      }
-      if (wanted || !active) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, cfg.pollIntervalMs);
-        function done() {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
-    }
-  }
+  const loop = createClaimLoop({
+    what: 'jobs',
+    slots: cfg.workerConcurrency,
+    claim,
+    run: runJob,
+    wakeups,
+    pollIntervalMs: cfg.pollIntervalMs,
+    logger,
+  });
+  const kick = () => loop.kick();
 
   return {
     workerId,
     start() {
       if (active) return;
       active = true;
-      unsubscribe = wakeups.subscribe(kick);
       heartbeat = setInterval(
         () => {
           if (running.size === 0) return;
@@ -297,30 +271,20 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
         Math.max(100, Math.floor(cfg.leaseMs / 3)),
       );
       heartbeat.unref();
-      loop = claimLoop();
+      loop.start();
       logger.info({ concurrency: cfg.workerConcurrency, dialect: database.dialect }, 'job worker started');
     },
     async stop(graceMs) {
       if (!active) return;
       active = false;
-      unsubscribe?.();
-      wake?.();
-      await loop;
-      let timer: NodeJS.Timeout | undefined;
-      const finished = Promise.allSettled([...running.values()].map((r) => r.done));
-      await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
-      if (running.size > 0) {
+      if (!(await loop.stop(graceMs))) {
         releasing = true;
         const released = await store.releaseJobs(database.db, workerId, Date.now()).catch((error) => {
           logger.error({ err: error }, 'could not release unfinished jobs; their leases will run out');
           return 0;
         });
-        for (const r of running.values()) r.controller.abort(new Error('worker stopping'));
-        await Promise.race([
-          Promise.allSettled([...running.values()].map((r) => r.done)),
-          new Promise((r) => setTimeout(r, 5000).unref()),
-        ]);
+        for (const controller of running.values()) controller.abort(new Error('worker stopping'));
+        await loop.stop(5000);
         logger.info({ released }, 'released unfinished jobs to the queue');
       }
       clearInterval(heartbeat);

@@ -34,10 +34,13 @@ export async function insertJob(db: DbOrTx, row: NewJob): Promise<void> {
  * dialect (window functions: PostgreSQL, SQLite ≥ 3.25); db/claim-rows.ts keeps two claimers apart.
  */
 export function claimJobs(database: DatabaseHandle, c: ClaimRequest): Promise<JobRow[]> {
+  // A batch's items wait while it is still queued (intake) or being cancelled (src/batches/): the few
+  // such batches are read once per claim through the batches' (status, locked_until) index.
   const due = (
     alias: string,
   ) => sql`((${sql.ref(`${alias}.status`)} = 'pending' and ${sql.ref(`${alias}.run_at`)} <= ${c.now})
-         or (${sql.ref(`${alias}.status`)} = 'processing' and ${sql.ref(`${alias}.locked_until`)} < ${c.now}))`;
+         or (${sql.ref(`${alias}.status`)} = 'processing' and ${sql.ref(`${alias}.locked_until`)} < ${c.now}))
+         and (${sql.ref(`${alias}.batch_id`)} is null or ${sql.ref(`${alias}.batch_id`)} not in (select id from batches where status in ('intake', 'cancelling')))`;
   return claimRows<JobRow>(database, {
     table: 'jobs',
     key: 'seq',

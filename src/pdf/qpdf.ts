@@ -29,7 +29,14 @@ import { accountSlotsOf, FairScheduler, type PoolStats, type TaskKind } from '..
 
 /** What qpdf read of one input: its page count, or why it cannot be used. */
 export type PdfInspection =
-  | { kind: 'pdf'; pages: number /** Opened with the password given. */; encrypted?: boolean }
+  | {
+      kind: 'pdf';
+      pages: number;
+      /** Opened with the password given. */
+      encrypted?: boolean;
+      /** Signed signature fields with a widget on a page (qpdf lists a form's fields by their widgets). */
+      signedFields: number;
+    }
   | { kind: 'encrypted' }
   | { kind: 'unreadable'; reason: string };
 
@@ -177,11 +184,13 @@ function qpdfCeiling(timeoutMs: number): ChildCeiling {
 }
 
 /** A run stopped at its ceiling: the PDF asks for more than one run may spend. */
-function tooComplex(ceiling: 'memory' | 'cpu', limits: ChildCeiling): AppError {
+function tooComplex(ceiling: 'memory' | 'cpu' | 'file', limits: ChildCeiling): AppError {
   const what =
     ceiling === 'memory'
       ? `more than ${limits.memoryBytes / 1024 ** 3} GiB of memory`
-      : `more than ${limits.cpuSeconds} s of CPU time`;
+      : ceiling === 'cpu'
+        ? `more than ${limits.cpuSeconds} s of CPU time`
+        : 'a larger file than it may write';
   return new AppError(
     'PDF_TOO_COMPLEX',
     `Processing the PDF needed ${what}, the most one PDF tool run may use, and was stopped; nothing was charged. Split the document, or rewrite it with another PDF tool first.`,
@@ -383,19 +392,34 @@ export function createQpdf(options: QpdfOptions): Qpdf {
       return withFiles([pdf], accountId, async (dir, [name]) => {
         const secret =
           password === undefined ? [] : [`--password-file=${await secretFile(dir, 'password', [password])}`];
-        const result = await run([...secret, '--json=2', '--json-key=encrypt', '--json-key=pages', name!], dir);
+        const result = await run(
+          [...secret, '--json=2', '--json-key=encrypt', '--json-key=pages', '--json-key=acroform', name!],
+          dir,
+        );
         if (result.exitCode !== 0 && result.exitCode !== 3) {
           if (/invalid password/i.test(result.stderr)) return { kind: 'encrypted' };
           return { kind: 'unreadable', reason: lastProblem(result.stderr) };
         }
-        let facts: { encrypt?: { encrypted?: boolean }; pages?: unknown[] };
+        let facts: {
+          encrypt?: { encrypted?: boolean };
+          pages?: unknown[];
+          acroform?: { fields?: { fieldtype?: string; value?: unknown }[] };
+        };
         try {
           facts = JSON.parse(result.stdout) as typeof facts;
         } catch {
           return { kind: 'unreadable', reason: 'qpdf could not describe it' };
         }
         if (facts.encrypt?.encrypted && password === undefined) return { kind: 'encrypted' };
-        return { kind: 'pdf', pages: facts.pages?.length ?? 0, encrypted: facts.encrypt?.encrypted === true };
+        const signedFields = (facts.acroform?.fields ?? []).filter(
+          (f) => f.fieldtype === '/Sig' && f.value != null,
+        ).length;
+        return {
+          kind: 'pdf',
+          pages: facts.pages?.length ?? 0,
+          encrypted: facts.encrypt?.encrypted === true,
+          signedFields,
+        };
       });
     },
 

@@ -10,6 +10,7 @@ import { needsScripts } from './html-assembly.js';
 import type { DocumentResources } from '../browser/pages/closed-room.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { LayerEdits } from '../browser/pages/layer-edits.js';
+import type { AssetPin } from '../assets/asset-revisions.js';
 
 export type { LayerEdit, LayerEdits } from '../browser/pages/layer-edits.js';
 
@@ -40,7 +41,7 @@ export interface ImageOutput {
 /** One image to render. */
 export interface ImageRenderRequest {
   /** `strict`: the template's strict mode, as for a PDF (`RenderTemplate`). */
-  template: { html: string; css?: string | null; strict?: boolean };
+  template: { html: string; css?: string | null; strict?: boolean; assets?: AssetPin | null };
   data: unknown;
   /** The layout size in CSS pixels. */
   canvas: { width: number; height: number };

@@ -44,6 +44,13 @@ export interface PaperSize {
   height?: string;
 }
 
+/**
+ * The longest side a page may have: Chromium prints no page past 65,535 pt (910 in; measured, issue 49:
+ * a longer one failed every render with a 500), so a round bound below it (22.86 m, 86,400 px). A page
+ * setup is checked against it here; a CSS `@page { size }` by the browser, when a print fails (page-rule-size.ts).
+ */
+export const MAX_PAGE_LENGTH_INCHES = 900;
+
 /** Why a page setup's paper size cannot be printed (which field, what to do), or null when it can. */
 export function pageSizeProblem(
   page: PaperSize | null | undefined,
@@ -63,6 +70,12 @@ export function pageSizeProblem(
       return {
         field,
         message: `page.${field} must be a number above 0 with ${PAGE_LENGTH_UNITS_TEXT} (e.g. "210mm"); got "${value.slice(0, 40)}"`,
+      };
+    }
+    if (value !== undefined && pageLengthInches(value)! > MAX_PAGE_LENGTH_INCHES) {
+      return {
+        field,
+        message: `page.${field} may be at most ${MAX_PAGE_LENGTH_INCHES}in (22.86 m, ${MAX_PAGE_LENGTH_INCHES * 96}px): the browser that prints templates cannot print a longer page; got "${value.slice(0, 40)}"`,
       };
     }
   }

@@ -35,12 +35,13 @@ import { raceSignal, timeoutSignal } from '../browser/cdp-helpers.js';
 import type { StreamSpill } from '../browser/pages/spill-file.js';
 import type { AssetResolver } from '../browser/pages/closed-room.js';
 import { tooManyPages, tooMuchMemory } from '../browser/pages/document-bounds.js';
+import { MAX_PAGE_LENGTH_INCHES } from './page-size.js';
 import type { PrintParams } from '../browser/pages/print-page.js';
 import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
 import { buildPrintParams, type PageSetup } from './pdf-options.js';
 import { countPages } from '../pdf/pdf-page-count.js';
 import { FailureBudget } from '../scheduling/failure-budget.js';
-import { FairScheduler, type PoolStats, type Release } from '../scheduling/fair-scheduler.js';
+import { FairScheduler, type PoolStats, type Release, type Ticket } from '../scheduling/fair-scheduler.js';
 import type { PdfFile, PrintedPdf } from '../pdf/pdf-file.js';
 import {
   captureRenderedImage,
@@ -58,6 +59,7 @@ import {
   type AssetSource,
   type RemoteDocumentBounds,
 } from './resources/document-resources.js';
+import type { AssetPin } from '../assets/asset-revisions.js';
 import { inlineHeaderFooter } from './resources/inline-header-footer.js';
 import type { RemoteResourceFetcher } from './resources/remote-fetcher.js';
 import { RenderWarnings } from './resources/render-warnings.js';
@@ -83,6 +85,8 @@ export interface RenderTemplate {
    * instead of being a warning. @defaultValue false
    */
   strict?: boolean;
+  /** The asset revisions a version was published with (docs/assets.md#revisions). @defaultValue the newest (the draft's) */
+  assets?: AssetPin | null;
 }
 
 /** One document to render. */
@@ -179,6 +183,8 @@ export interface RendererDependencies {
   remoteBounds: RemoteDocumentBounds;
   /** How slots are shared between accounts (`config.renderFairness`). */
   fairness: Config['renderFairness'];
+  /** Compiles a template's long parts off the event loop before they are compiled here (templates/template-threads.ts); without it they compile here. */
+  prepareTemplate?: (ticket: Ticket, sources: readonly (string | null | undefined)[]) => Promise<void>;
 }
 
 /** Creates the renderer; Chromium starts lazily (or on `warmUp()`). */
@@ -197,6 +203,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
   #closing: Promise<void> | undefined;
   readonly #renders = { total: 0, failed: 0, pageCrashRetries: 0 };
   readonly #resources: Pick<RendererDependencies, 'assets' | 'remoteResources'> & { bounds: RemoteDocumentBounds };
+  readonly #prepareTemplate: NonNullable<RendererDependencies['prepareTemplate']>;
 
   constructor(
     private readonly options: Config['rendering'],
@@ -208,6 +215,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       remoteResources: dependencies.remoteResources,
       bounds: dependencies.remoteBounds,
     };
+    this.#prepareTemplate = dependencies.prepareTemplate ?? (async () => {});
     const fairness = dependencies.fairness;
     this.#budget = new FailureBudget({
       budgetSeconds: fairness.failureBudgetSeconds,
@@ -235,7 +243,6 @@ class ChromiumPdfRenderer implements PdfRenderer {
       {
         ...options,
         assetResolver: dependencies.assetResolver,
-        evaluator: options.evaluator,
         rendererMemoryMb: options.rendererMemoryMb,
       },
       logger,
@@ -280,6 +287,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
         const bounds = {
           maxDocumentBytes,
           maxImagePixels,
+          maxPageInches: MAX_PAGE_LENGTH_INCHES,
           checkLength,
           spill: req.kind === 'preview' ? undefined : spill,
         };
@@ -339,7 +347,12 @@ class ChromiumPdfRenderer implements PdfRenderer {
   async renderImage(req: ImageRenderRequest): Promise<ImageRenderResult> {
     const startedAt = performance.now();
     const request: RenderRequest = {
-      template: { html: req.template.html, css: req.template.css, strict: req.template.strict },
+      template: {
+        html: req.template.html,
+        css: req.template.css,
+        strict: req.template.strict,
+        assets: req.template.assets,
+      },
       data: req.data,
       signal: req.signal,
       accountId: req.accountId,
@@ -403,6 +416,13 @@ class ChromiumPdfRenderer implements PdfRenderer {
   async #run<T>(req: RenderRequest, warnings: RenderWarnings, finish: Finish<T>): Promise<T> {
     if (this.#closing) throw new AppError('SERVICE_UNAVAILABLE', 'The renderer is shutting down');
     // Cheap checks first, so a bad template never waits in the queue.
+    const { template } = req;
+    await this.#prepareTemplate({ accountId: req.accountId ?? '', kind: req.kind === 'preview' ? 'free' : 'paid' }, [
+      template.html,
+      template.css,
+      template.page?.header_html,
+      template.page?.footer_html,
+    ]);
     const parts = compileParts(req.template);
     buildPrintParams({ page: req.template.page, headerHtml: undefined, footerHtml: undefined });
     const dataJson = toJson(req.data);
@@ -534,6 +554,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     progress.enter('print', html.length);
     const resources = createDocumentResources({
       accountId: run.accountId,
+      pin: req.template.assets,
       warnings: run.warnings,
       assets: this.#resources.assets,
       remote: this.#resources.remoteResources,

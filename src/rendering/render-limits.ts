@@ -12,10 +12,3 @@ export const TEMPLATE_OUTPUT_LIMIT_BYTES = 20 * 1024 * 1024;
 
 /** A browser is replaced after this many documents, new one first, to bound what Chromium leaks over time. */
 export const BROWSER_RECYCLE_AFTER = 2000;
-
-/**
- * Where each document's template runs: a fresh SES Compartment in the locked-down evaluator page. The
- * `worker` evaluator (a fresh Web Worker per document) isolates as well at more CPU each; it is kept
- * for the tests that hold both to the same guarantees (docs/rendering.md).
- */
-export const TEMPLATE_EVALUATOR: 'compartment' | 'worker' = 'compartment';

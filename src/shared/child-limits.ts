@@ -12,6 +12,8 @@
  *   so its stderr is read for them whatever its exit status.
  * - RLIMIT_CPU: SIGXCPU at the ceiling (neither program handles it, so it ends them); SIGKILL a second
  *   later should one survive it, which then reads as any other signal.
+ * - RLIMIT_FSIZE (optional, for a program that writes files, as `pdfsig -dump`): SIGXFSZ when a file it
+ *   writes would grow past the ceiling.
  *
  * Threads (`worker_threads`) get V8's heap limit through `threadResourceLimits`; past it Node ends the
  * thread with ERR_WORKER_OUT_OF_MEMORY (`isThreadOutOfMemory`), and the process lives on.
@@ -25,6 +27,8 @@ export interface ChildCeiling {
   readonly memoryBytes: number;
   /** CPU time, whole seconds (RLIMIT_CPU). */
   readonly cpuSeconds: number;
+  /** Largest file the program may write, bytes (RLIMIT_FSIZE); unset, no ceiling. */
+  readonly fileBytes?: number;
   /** The program's words on stderr for an allocation that failed. */
   readonly outOfMemory: RegExp;
 }
@@ -41,7 +45,7 @@ export interface LimitedRunOptions {
 /** How a run ended. `ceiling` wins over the exit status: a program may exit 0 after a failed allocation it shrugged off. */
 export type LimitedRun =
   | { readonly ended: 'exit'; readonly exitCode: number; readonly stdout: string; readonly stderr: string }
-  | { readonly ended: 'ceiling'; readonly ceiling: 'memory' | 'cpu'; readonly stderr: string }
+  | { readonly ended: 'ceiling'; readonly ceiling: 'memory' | 'cpu' | 'file'; readonly stderr: string }
   | { readonly ended: 'timeout'; readonly stderr: string }
   | { readonly ended: 'signal'; readonly signal: string; readonly stderr: string }
   /** The program (or prlimit) is not installed. */
@@ -56,7 +60,11 @@ const EXEC_NOT_FOUND = 127;
 /** The `prlimit` command line that runs `program args` under `ceiling`: soft CPU limit at the ceiling, hard one a second later. */
 export function limitedCommand(program: string, args: readonly string[], ceiling: ChildCeiling): [string, string[]] {
   const cpu = Math.max(1, Math.ceil(ceiling.cpuSeconds));
-  return [PRLIMIT, [`--as=${Math.floor(ceiling.memoryBytes)}`, `--cpu=${cpu}:${cpu + 1}`, '--', program, ...args]];
+  const file = ceiling.fileBytes === undefined ? [] : [`--fsize=${Math.floor(ceiling.fileBytes)}`];
+  return [
+    PRLIMIT,
+    [`--as=${Math.floor(ceiling.memoryBytes)}`, `--cpu=${cpu}:${cpu + 1}`, ...file, '--', program, ...args],
+  ];
 }
 
 /** Runs `program args` in `cwd` under its ceiling and deadline; never rejects: every ending is a `LimitedRun`. */
@@ -82,6 +90,7 @@ export function runLimited(program: string, args: readonly string[], options: Li
         if (typeof failure.code === 'string') return resolve({ ended: 'failed', error: failure, stderr });
         if (failure.killed) return resolve({ ended: 'timeout', stderr });
         if (failure.signal === 'SIGXCPU') return resolve({ ended: 'ceiling', ceiling: 'cpu', stderr });
+        if (failure.signal === 'SIGXFSZ') return resolve({ ended: 'ceiling', ceiling: 'file', stderr });
         if (failure.signal) return resolve({ ended: 'signal', signal: failure.signal, stderr });
         if (typeof failure.code === 'number') return resolve({ ended: 'exit', exitCode: failure.code, stdout, stderr });
         resolve({ ended: 'failed', error: failure, stderr });

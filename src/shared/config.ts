@@ -22,7 +22,8 @@ export class ConfigError extends Error {
 
 /**
  * Each field says where it comes from: a setting (`PRESSROOM_…`, documented in docs/settings.md) or a
- * fixed value (the constant named, beside the code it bounds, with its reason).
+ * fixed value (the constant named, beside the code it bounds, with its reason). A fixed bound is the
+ * most it may be: a lower value of its former setting, still set, is kept (config/former-settings.ts).
  */
 export interface Config {
   readonly http: {
@@ -60,6 +61,8 @@ export interface Config {
     readonly url: string | undefined;
     readonly dialect: 'sqlite' | 'postgres';
     readonly sqlitePath: string;
+    /** PostgreSQL connections per process. Fixed: `DATABASE_POOL_SIZE` (db/database.ts). */
+    readonly poolSize: number;
   };
   /** `PRESSROOM_REDIS_URL`; unset: rate limits in memory. */
   readonly redisUrl: string | undefined;
@@ -102,8 +105,6 @@ export interface Config {
     readonly templateOutputLimitBytes: number;
     /** Fixed: `BROWSER_RECYCLE_AFTER` (rendering/render-limits.ts). */
     readonly recycleAfterRenders: number;
-    /** Fixed: `TEMPLATE_EVALUATOR` (rendering/render-limits.ts); tests of the other evaluator tune it. */
-    readonly evaluator: 'compartment' | 'worker';
     /** `PRESSROOM_MAX_DOCUMENT_BYTES` */
     readonly maxDocumentBytes: number;
     /** `PRESSROOM_MAX_PAGES` */
@@ -179,6 +180,10 @@ export interface Config {
   readonly signing: {
     /** `PRESSROOM_TSA_URL`: the deployment's RFC 3161 time-stamp authority, or undefined. */
     readonly tsaUrl: string | undefined;
+    /** Fixed: `SIGNING_TIMEOUT_MS` (signing/signing-bounds.ts): deadline of one task on a signing thread. */
+    readonly timeoutMs: number;
+    /** Fixed: `signingSlotsFor` (signing/signing-bounds.ts): signing tasks at once. */
+    readonly slots: number;
   };
   /** The asset library (docs/assets.md). */
   readonly assets: {

@@ -17,10 +17,14 @@ export type ErrorCode =
   | 'VERSION_NOT_FOUND'
   /** Another version of the template already has this tag. */
   | 'VERSION_TAG_EXISTS'
+  /** An asset name a published version still prints (assets/assets.ts): delete the versions first. */
+  | 'ASSET_IN_USE'
   /** An endpoint of the hosted service this self-hosted one does not offer (AI authoring). */
   | 'NOT_IMPLEMENTED'
   | 'ACCOUNT_NOT_FOUND'
   | 'API_KEY_NOT_FOUND'
+  /** Revoking the account's last working API key (self-service): create another first (accounts/accounts.ts). */
+  | 'LAST_API_KEY'
   | 'FILE_NOT_FOUND'
   | 'LINK_EXPIRED'
   | 'LINK_INVALID'
@@ -67,6 +71,8 @@ export type ErrorCode =
   | 'TSA_FAILED'
   /** libpdf could not sign a PDF it had read (signing/sign.ts). */
   | 'SIGNING_FAILED'
+  /** A task on a signing thread (a signature, opening an uploaded certificate) passed its deadline and its thread was ended (signing/signing-threads.ts). */
+  | 'SIGNING_TIMEOUT'
   | 'INTERNAL_ERROR';
 
 /** Extra, client-safe facts about an error (never secrets). */

@@ -81,17 +81,15 @@ describe.each(DIALECTS)('webhook deliveries on %s', (dialect) => {
       })
       .execute();
     const payload = completedPayload(jobId, { url: 'https://files.example/a.pdf', filename: 'a.pdf' });
-    await database.db
-      .transaction()
-      .execute((trx) =>
-        queue.enqueue(trx, {
-          jobId,
-          event: 'pdf.completed',
-          url,
-          sealedSecret: secret && queue.sealSecret(secret),
-          payload,
-        }),
-      );
+    await database.db.transaction().execute((trx) =>
+      queue.enqueue(trx, {
+        jobId,
+        event: 'pdf.completed',
+        url,
+        sealedSecret: secret && queue.sealSecret(secret),
+        payload,
+      }),
+    );
     queue.announce();
     return { jobId, payload };
   };

@@ -10,6 +10,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import type { WebhookDeliveryRow } from '../db/schema.js';
 import { checkUrl } from '../net/check-url.js';
 import { createGuardedDispatcher } from '../net/guarded-dispatcher.js';
+import { createClaimLoop } from '../shared/claim-loop.js';
 import { withRequestId, type Logger } from '../shared/log.js';
 import * as store from './deliveries-store.js';
 import { deliveryRetryDelayMs } from './webhook-schedule.js';
@@ -59,12 +60,8 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     ));
   // The lease outlives the attempt's own deadline, so a live sender never loses it mid-attempt.
   const leaseMs = o.timeoutMs + 30_000;
-  const inFlight = new Set<Promise<void>>();
   const timers = new Set<NodeJS.Timeout>();
   let running = false;
-  let ticking: Promise<void> | undefined;
-  let again = false;
-  let unsubscribe: (() => void) | undefined;
 
   async function attempt(row: WebhookDeliveryRow): Promise<SendOutcome> {
     // Checked again at send time: the URL was saved under the policy of its day.
@@ -141,66 +138,35 @@ export function createDeliveryLoop(o: DeliveryLoopOptions): DeliveryLoop {
     });
   }
 
-  async function tick(): Promise<void> {
-    do {
-      again = false;
-      if (!running || inFlight.size >= CONCURRENCY) return;
-      let rows: WebhookDeliveryRow[];
-      try {
-        rows = await claim(CONCURRENCY - inFlight.size);
-      } catch (error) {
-        logger.warn({ err: error }, 'could not claim webhook deliveries; will retry');
-        return;
-      }
-      for (const row of rows) {
-        const task: Promise<void> = withRequestId(row.request_id, () =>
-          deliver(row)
-            .catch((error) =>
-              logger.error(
-                { err: error, webhookId: row.id },
-                'webhook delivery crashed; its lease will run out and it is retried',
-              ),
-            )
-            .finally(() => (inFlight.delete(task), kick())),
-        );
-        inFlight.add(task);
-      }
-      if (rows.length > 0) again = true;
-    } while (again && running);
-  }
+  const loop = createClaimLoop({
+    what: 'webhook deliveries',
+    slots: CONCURRENCY,
+    claim,
+    run: (row: WebhookDeliveryRow) =>
+      withRequestId(row.request_id, () =>
+        deliver(row).catch((error) =>
+          logger.error(
+            { err: error, webhookId: row.id },
+            'webhook delivery crashed; its lease will run out and it is retried',
+          ),
+        ),
+      ),
+    wakeups: queue,
+    pollIntervalMs: o.pollIntervalMs,
+    logger,
+  });
+  const kick = () => loop.kick();
 
-  function kick(): void {
-    if (!running) return;
-    if (ticking) {
-      again = true;
-      return;
-    }
-    ticking = tick().finally(() => {
-      ticking = undefined;
-      if (again && running) kick();
-    });
-  }
-
-  let poll: NodeJS.Timeout | undefined;
   return {
     start() {
       if (running) return;
       running = true;
-      unsubscribe = queue.subscribe(kick);
-      poll = setInterval(kick, o.pollIntervalMs);
-      poll.unref();
-      kick();
+      loop.start();
     },
     async stop(graceMs) {
       running = false;
-      unsubscribe?.();
-      clearInterval(poll);
       for (const timer of timers) clearTimeout(timer);
-      await ticking;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
-      if (inFlight.size > 0) {
+      if (!(await loop.stop(graceMs))) {
         const released = await store.releaseDeliveries(database.db, workerId, Date.now()).catch(() => 0);
         logger.info({ released }, 'released unfinished webhook attempts');
       }

@@ -13,6 +13,7 @@ const LONG_FILES = [
   'test/e2e/operations/drill-worker-kills.test.ts',
   'src/browser/sandbox/sandbox-escape.test.ts',
   'test/e2e/jobs/jobs-workers.test.ts',
+  'test/e2e/docs/docs-blocks.test.ts', // a service of its own per page, one page after another
   'test/e2e/jobs/pool-fairness.test.ts',
   'test/e2e/operations/drill-postgres-restart.test.ts',
   'test/e2e/api/assets.test.ts',

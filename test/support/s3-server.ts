@@ -674,11 +674,11 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 function sendError(res: ServerResponse, error: S3Error, headOnly: boolean): void {
-  const escape = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
   const extra = Object.entries(error.extra)
-    .map(([k, v]) => `<${k}>${escape(v)}</${k}>`)
+    .map(([k, v]) => `<${k}>${escapeXml(v)}</${k}>`)
     .join('');
-  const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${error.code}</Code><Message>${escape(error.message)}</Message>${extra}<RequestId>pressroom-test</RequestId></Error>`;
+  const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${error.code}</Code><Message>${escapeXml(error.message)}</Message>${extra}<RequestId>pressroom-test</RequestId></Error>`;
   res.writeHead(error.status, {
     'content-type': 'application/xml',
     'content-length': headOnly ? 0 : Buffer.byteLength(xml),

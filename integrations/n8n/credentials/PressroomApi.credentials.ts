@@ -42,8 +42,8 @@ export class PressroomApi implements ICredentialType {
 		properties: { headers: { 'x-api-key': '={{$credentials.apiKey}}' } },
 	};
 
-	// GET /v1/account is free and needs a valid key: 401 otherwise. An answer without `credits` is some
-	// other page (the studio answers every GET under the base URL), so the base URL is wrong.
+	// GET /v1/account is free and needs a valid key: 401 otherwise. Under a wrong base URL Pressroom
+	// answers 404; an answer without `credits` is some other site's page. (n8n takes one kind of rule.)
 	test: ICredentialTestRequest = {
 		request: {
 			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',

@@ -1,78 +1,63 @@
 /**
  * Draws watermarks on `worker_threads` threads (watermark-worker.ts), so libpdf's parse and write of a
- * long PDF never hold the event loop. Threads start on first use; an idle one is kept (unref'd: it never
- * keeps the process alive) for the next mark. How many run at once is bounded by the callers' pools:
- * the after-print step runs inside a render's finishing, the tool inside its PDF-tools slot. A thread
- * past its heap ceiling is ended by Node and its mark fails with PDF_TOO_COMPLEX; the process lives on.
+ * long PDF never hold the event loop. The threads are shared/task-threads.ts's: started on first use,
+ * an idle one kept for the next mark, each mark under a deadline and a heap ceiling; a thread past
+ * either is ended and its mark fails with PDF_TOO_COMPLEX, and the process lives on. How many run at
+ * once is bounded by the callers' pools: the after-print step runs inside a render's finishing, the
+ * tool inside its PDF-tools slot.
  */
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { AppError, ValidationError } from '../../shared/errors.js';
+import { TaskThreads } from '../../shared/task-threads.js';
 import type { PreparedWatermark } from './watermark.js';
 import type { WatermarkAnswer, WatermarkTask } from './watermark-worker.js';
 
 /** A watermark thread's heap: libpdf's object graph of a PDF within the input bounds, with room (as for signing). */
 const WATERMARK_HEAP_MB = 1024;
-/** Idle threads kept for the next marks. */
-const IDLE_THREADS = Math.max(1, availableParallelism());
+/** A mark's deadline: 2,000 pages took 0.8 s (watermark-worker.ts), so this is far past any honest PDF on a slow machine. */
+const WATERMARK_TIMEOUT_MS = 60_000;
 
-const idle: Worker[] = [];
+const threads = new TaskThreads({
+  callerUrl: import.meta.url,
+  worker: 'watermark-worker',
+  name: 'pdf-watermark',
+  heapMb: WATERMARK_HEAP_MB,
+  maxIdle: Math.max(1, availableParallelism()),
+});
 let nextId = 1;
 
 /** `drawWatermark` (watermark.ts) on a thread: the marked PDF, or its refusal (422) or failure. */
-export function drawWatermarkOffThread(
+export async function drawWatermarkOffThread(
   pdf: Uint8Array,
   prepared: PreparedWatermark,
   options: { strictPages: boolean; loc: (string | number)[] },
 ): Promise<Buffer> {
   const id = nextId++;
-  const worker =
-    idle.pop() ??
-    startThread(import.meta.url, 'watermark-worker', { name: 'pdf-watermark', heapMb: WATERMARK_HEAP_MB });
-  worker.ref();
   const copy = new Uint8Array(pdf).buffer as ArrayBuffer;
-  return new Promise<Buffer>((resolve, reject) => {
-    const done = (keep: boolean) => {
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-      if (keep && idle.length < IDLE_THREADS) {
-        worker.unref();
-        idle.push(worker);
-      } else void worker.terminate();
-    };
-    const onMessage = (answer: WatermarkAnswer) => {
-      if (answer.id !== id) return;
-      done(true);
-      if ('bytes' in answer) return resolve(Buffer.from(answer.bytes));
-      if ('issues' in answer) return reject(new ValidationError(answer.issues));
-      reject(
-        new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
-          cause: new Error(answer.error),
-        }),
-      );
-    };
-    const onError = (error: unknown) => {
-      done(false);
-      reject(
-        isThreadOutOfMemory(error)
-          ? new AppError(
-              'PDF_TOO_COMPLEX',
-              `Drawing the watermark needed more than ${WATERMARK_HEAP_MB} MiB of memory, the most one mark may use, and was stopped; nothing was charged.`,
-            )
-          : new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
-              cause: error,
-            }),
-      );
-    };
-    const onExit = () => onError(new Error('the watermark thread exited'));
-    worker.on('message', onMessage);
-    worker.on('error', onError);
-    worker.on('exit', onExit);
-    worker.postMessage(
-      { id, pdf: copy, prepared, strictPages: options.strictPages, loc: options.loc } satisfies WatermarkTask,
-      [copy],
+  const end = await threads.run<WatermarkAnswer, WatermarkAnswer>({
+    message: { id, pdf: copy, prepared, strictPages: options.strictPages, loc: options.loc } satisfies WatermarkTask,
+    transfer: [copy],
+    timeoutMs: WATERMARK_TIMEOUT_MS,
+    read: (answer) => (answer.id === id ? answer : undefined),
+  });
+  if (end.ended === 'timeout')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `Drawing the watermark took more than ${WATERMARK_TIMEOUT_MS / 1000} s, the most one mark may take, and was stopped; nothing was charged.`,
     );
+  if (end.ended === 'out-of-memory')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `Drawing the watermark needed more than ${WATERMARK_HEAP_MB} MiB of memory, the most one mark may use, and was stopped; nothing was charged.`,
+    );
+  if (end.ended === 'failed')
+    throw new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
+      cause: end.error,
+    });
+  const { answer } = end;
+  if ('bytes' in answer) return Buffer.from(answer.bytes);
+  if ('issues' in answer) throw new ValidationError(answer.issues);
+  throw new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
+    cause: new Error(answer.error),
   });
 }

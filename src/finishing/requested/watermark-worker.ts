@@ -8,6 +8,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ValidationError } from '../../shared/errors.js';
+import { announceReady } from '../../shared/task-threads.js';
 import { drawWatermark, type PreparedWatermark } from './watermark.js';
 
 export interface WatermarkTask {
@@ -41,3 +42,5 @@ parentPort?.on('message', (task: WatermarkTask) => {
     },
   );
 });
+
+announceReady();

@@ -9,11 +9,18 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { pageImage } from '../../pdf/page-image.js';
+import { pagePreview, type PagePicture, type PreviewBounds } from '../../pdf/page-image.js';
+import { AppError, ValidationError } from '../../shared/errors.js';
+import { STATUS_BY_CODE } from '../errors.js';
 import type { ApiAnswer, ApiCaller } from './api-caller.js';
 
-/** Width of a preview's page picture: enough to read body text, small enough for a model's context. */
-const PREVIEW_WIDTH_PX = 800;
+/**
+ * A preview's page picture (issue 49): an A4 page at 800 px wide is enough to read body text; a page
+ * taller than 2:1 is shown whole, narrower, within 800 × 1600 px; past 1 MiB (a photo, noise) it is a
+ * JPEG, then a smaller one. So an answer stays under ~1.4 MB of base64 whatever the page, where an
+ * 800 × 20,000 px page of noise made a 25 MB answer.
+ */
+const PREVIEW_BOUNDS: PreviewBounds = { maxWidth: 800, maxHeight: 1600, maxBytes: 1024 * 1024 };
 /** The PDF tools an assistant may run (docs/pdf-tools.md); each is `POST /v1/pdf-tools/<tool>`. */
 const PDF_TOOLS = [
   'merge',
@@ -34,7 +41,7 @@ const data = z
   .record(z.string(), z.unknown())
   .optional()
   .describe(
-    'Values for the template\'s {{ variables }}, e.g. {"customer": {"name": "Ada"}}; get_template_fields lists them',
+    'Values for the template\'s {{ variables }}, e.g. {"customer": {"name": "Ada"}}; get_template_fields lists them. Left out: the template\'s sample_data (of the version asked for), or {}',
   );
 const version = z
   .union([z.string(), z.number().int()])
@@ -63,6 +70,47 @@ function refusal(res: ApiAnswer): CallToolResult {
   ];
   for (const d of body.detail ?? []) lines.push(`- ${d.loc.filter((part) => part !== 'body').join('.')}: ${d.msg}`);
   return { isError: true, content: [{ type: 'text', text: lines.join('\n') }] };
+}
+
+/** An error of the service's own work in a tool (not an API call), as the same tool error. */
+function errorRefusal(error: unknown): CallToolResult {
+  if (error instanceof ValidationError)
+    return refusal({ status: 422, body: { detail: error.issues }, bytes: Buffer.alloc(0), headers: {} });
+  if (error instanceof AppError)
+    return refusal({
+      status: STATUS_BY_CODE[error.code],
+      body: { error: error.code, message: error.message },
+      bytes: Buffer.alloc(0),
+      headers: {},
+    });
+  throw error;
+}
+
+/**
+ * A tool's `data`, or, left out, the template's sample data (the version's, when one is asked for), or
+ * `{}` when it has none (issue 50: the tools declare `data` optional; the API requires it). A template or
+ * version that cannot be read gives `{}`: the call that follows answers the API's own refusal.
+ */
+async function dataOrSample(
+  api: ApiCaller,
+  input: { template_id: string; version?: string | number; data?: Record<string, unknown> },
+): Promise<Record<string, unknown>> {
+  if (input.data !== undefined) return input.data;
+  const template = `/v1/templates/${encodeURIComponent(input.template_id)}`;
+  let path = template;
+  if (input.version !== undefined) {
+    const listed = await api('GET', `${template}/versions`);
+    const versions =
+      (listed.body as { versions?: { version_number: number; tag: string | null }[] } | undefined)?.versions ?? [];
+    const number =
+      versions.find((v) => v.tag === String(input.version))?.version_number ??
+      (/^\d+$/.test(String(input.version)) ? Number(input.version) : undefined);
+    if (number === undefined) return {};
+    path = `${template}/versions/${number}`;
+  }
+  const res = await api('GET', path);
+  const sample = res.status === 200 ? (res.body as { sample_data?: unknown }).sample_data : undefined;
+  return sample && typeof sample === 'object' && !Array.isArray(sample) ? (sample as Record<string, unknown>) : {};
 }
 
 /** Calls the API and answers its JSON, or the refusal. */
@@ -166,7 +214,12 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
           .describe('e.g. {"owner_password": "…", "permissions": {"printing": "high"}}'),
       },
     },
-    (input) => call(api, 'POST', '/v1/pdf/create', { ...defined(input), export_type: 'url' }),
+    async (input) =>
+      call(api, 'POST', '/v1/pdf/create', {
+        ...defined(input),
+        data: await dataOrSample(api, input),
+        export_type: 'url',
+      }),
   );
 
   server.registerTool(
@@ -193,7 +246,12 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
         filename: z.string().max(100).optional(),
       },
     },
-    (input) => call(api, 'POST', '/v1/image/create', { ...defined(input), export_type: 'url' }),
+    async (input) =>
+      call(api, 'POST', '/v1/image/create', {
+        ...defined(input),
+        data: await dataOrSample(api, input),
+        export_type: 'url',
+      }),
   );
 
   server.registerTool(
@@ -215,7 +273,8 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
         webhook_secret: z.string().min(16).optional().describe('Signs the webhook (with webhook_url)'),
       },
     },
-    (input) => call(api, 'POST', '/v1/pdf/create-async', defined(input)),
+    async (input) =>
+      call(api, 'POST', '/v1/pdf/create-async', { ...defined(input), data: await dataOrSample(api, input) }),
   );
 
   server.registerTool(
@@ -412,20 +471,20 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
     async ({ page, ...input }) => {
       const res = await api('POST', '/v1/templates/preview', defined(input));
       if (res.status !== 200) return refusal(res);
-      const png = await pageImage(res.bytes, {
-        page: page ?? 1,
-        width: PREVIEW_WIDTH_PX,
-        format: 'png',
-        quality: 85,
-        accountId,
-      }).catch((error: unknown) => error as Error);
-      if (png instanceof Error) return { isError: true, content: [{ type: 'text', text: png.message }] };
+      let picture: PagePicture;
+      try {
+        picture = await pagePreview(res.bytes, { page: page ?? 1, accountId, bounds: PREVIEW_BOUNDS });
+      } catch (error) {
+        return errorRefusal(error);
+      }
       const warnings = res.headers['x-pressroom-warning-details'];
-      const note = `Page ${page ?? 1} of the preview.${warnings ? ` Warnings: ${String(warnings)}` : ''}`;
       return {
         content: [
-          { type: 'image', data: png.toString('base64'), mimeType: 'image/png' },
-          { type: 'text', text: note },
+          { type: 'image', data: picture.bytes.toString('base64'), mimeType: `image/${picture.format}` },
+          {
+            type: 'text',
+            text: `${previewNote(page ?? 1, picture)}${warnings ? ` Warnings: ${String(warnings)}` : ''}`,
+          },
         ],
       };
     },
@@ -481,4 +540,19 @@ export function registerPressroomTools(server: McpServer, { api, accountId }: To
       ],
     }),
   );
+}
+
+/** What the preview's picture shows, in a line the model reads beside it. */
+function previewNote(
+  page: number,
+  picture: { format: string; width: number; height: number; page: { width: number; height: number } },
+): string {
+  const shown = `Page ${page} of the preview, ${picture.width} × ${picture.height} px ${picture.format.toUpperCase()}`;
+  const printed = `${Math.round(picture.page.width)} × ${Math.round(picture.page.height)} pt as printed`;
+  const jpeg =
+    picture.format === 'jpeg'
+      ? ` A JPEG: as a PNG the picture passed ${PREVIEW_BOUNDS.maxBytes / 1024 / 1024} MiB.`
+      : '';
+  const fitted = picture.height >= PREVIEW_BOUNDS.maxHeight && picture.width < PREVIEW_BOUNDS.maxWidth;
+  return `${fitted ? `${shown}: the whole page (${printed}), scaled to fit ${PREVIEW_BOUNDS.maxWidth} × ${PREVIEW_BOUNDS.maxHeight} px.` : `${shown} (${printed}).`}${jpeg}`;
 }

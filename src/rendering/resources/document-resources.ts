@@ -14,13 +14,18 @@
  * not decode (`undecodedImage`, from the image measure).
  */
 import { ASSET_ORIGIN, type AssetResponse, type DocumentResources } from '../../browser/pages/closed-room.js';
+import type { AssetPin } from '../../assets/asset-revisions.js';
 import { isDocumentResourceType } from '../../assets/asset-types.js';
 import type { RenderWarnings } from './render-warnings.js';
 import type { RemoteResourceFetcher } from './remote-fetcher.js';
 import { RemoteResourceError } from './remote-fetcher.js';
 
-/** The account's assets, for rendering. */
-export type AssetSource = (accountId: string, name: string) => Promise<AssetResponse | undefined>;
+/** The account's assets, for rendering: the newest revision, or the one a version's `pin` names. */
+export type AssetSource = (
+  accountId: string,
+  name: string,
+  pin?: AssetPin | null,
+) => Promise<AssetResponse | undefined>;
 
 /** Per-document bounds on remote resources. */
 export interface RemoteDocumentBounds {
@@ -31,6 +36,8 @@ export interface RemoteDocumentBounds {
 
 export interface DocumentResourcesOptions {
   accountId: string;
+  /** A version's asset revisions (docs/assets.md#revisions); absent for the draft, which prints the newest. */
+  pin?: AssetPin | null | undefined;
   warnings: RenderWarnings;
   assets?: AssetSource | undefined;
   remote?: RemoteResourceFetcher | undefined;
@@ -113,6 +120,12 @@ function shownUrl(url: string): string {
   return name === undefined ? url : assetUrl(name);
 }
 
+/** Why `name` was not found: the account has none, or the version was published without it. */
+function missingAsset(name: string, pin: AssetPin | null | undefined): string {
+  if (!pin) return `This account has no asset named "${name}"; GET /v1/assets lists them.`;
+  return `This version of the template was published without an asset named "${name}" (the account had none then, or the template does not name it as asset('${name}')); a version prints the asset files it was published with: publish a new version to use the current one.`;
+}
+
 /** Resource types the remote fetcher serves; the rest of the web stays closed. */
 const REMOTE_TYPES = new Set(['Image', 'Font', 'Stylesheet']);
 
@@ -136,14 +149,13 @@ export function createDocumentResources(options: DocumentResourcesOptions): Docu
 
   async function loadAsset(url: string): Promise<AssetResponse | undefined> {
     const name = assetNameOf(url);
-    const found = name === undefined || !options.assets ? undefined : await options.assets(accountId, name);
+    const found =
+      name === undefined || !options.assets ? undefined : await options.assets(accountId, name, options.pin);
     if (!found) {
       warnings.add({
         code: 'ASSET_NOT_FOUND',
         message:
-          name === undefined
-            ? 'This is not an asset URL; use {{ asset("name") }}.'
-            : `This account has no asset named "${name}"; GET /v1/assets lists them.`,
+          name === undefined ? 'This is not an asset URL; use {{ asset("name") }}.' : missingAsset(name, options.pin),
         url: name === undefined ? url : assetUrl(name),
       });
       return undefined;

@@ -4,6 +4,7 @@
  * object stream found through a cross-reference stream: a reader must inflate and parse it.
  */
 import { deflateSync } from 'node:zlib';
+import { PDFDocument, PDFHexString, PDFName, PDFString } from '@cantoo/pdf-lib';
 
 const PAGE = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] >>';
 
@@ -84,4 +85,41 @@ function onePagePdf(page: string | Buffer, options: { catalogFiller?: string } =
   add(xref);
   add(`\nendstream\nendobj\nstartxref\n${offsets.get(xrefNumber)}\n%%EOF\n`);
   return Buffer.concat(parts);
+}
+
+/**
+ * A one-page PDF whose form has `fields` signature fields that all name one signature of
+ * `contentsBytes` bytes (issue 49): `pdfsig -dump` wrote the one `/Contents` once per field, 300 × 1 MB
+ * to disk for a 2.7 MB upload. Built with @cantoo/pdf-lib; the signature is not a valid CMS (it need not be).
+ */
+export async function sharedSignaturePdf(fields: number, contentsBytes: number): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([300, 400]);
+  const { context } = doc;
+  const signature = context.register(
+    context.obj({
+      Type: 'Sig',
+      Filter: 'Adobe.PPKLite',
+      SubFilter: 'adbe.pkcs7.detached',
+      ByteRange: [0, 0, 0, 0],
+      Contents: PDFHexString.of('30'.repeat(contentsBytes)),
+    }),
+  );
+  const widgets = Array.from({ length: fields }, (_, i) =>
+    context.register(
+      context.obj({
+        Type: 'Annot',
+        Subtype: 'Widget',
+        FT: 'Sig',
+        T: PDFString.of(`Signature${i + 1}`),
+        V: signature,
+        Rect: [0, 0, 0, 0],
+        F: 132,
+        P: page.ref,
+      }),
+    ),
+  );
+  page.node.set(PDFName.of('Annots'), context.obj(widgets));
+  doc.catalog.set(PDFName.of('AcroForm'), context.obj({ Fields: widgets, SigFlags: 3 }));
+  return Buffer.from(await doc.save({ useObjectStreams: false }));
 }

@@ -3,6 +3,7 @@
  * (PNG, JPEG, WebP), PNG pixels (zlib + the five PNG row filters), and a solid-colour PNG to serve.
  */
 import { crc32, deflateSync, inflateSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 
 export interface ImageInfo {
   format: 'png' | 'jpeg' | 'webp';
@@ -109,7 +110,17 @@ export function countPixels(png: DecodedPng, test: (rgba: [number, number, numbe
 
 /** A solid-colour RGB PNG. */
 export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const row = Buffer.from(Array.from({ length: width }, () => rgb).flat());
+  return rgbPng(width, height, () => row);
+}
+
+/** An RGB PNG of random pixels: what compresses least (a picture of it stays as large as its pixels). */
+export function noisePng(width: number, height: number): Buffer {
+  return rgbPng(width, height, () => randomBytes(width * 3));
+}
+
+/** An RGB PNG whose row y is `row(y)` (width × 3 bytes). */
+function rgbPng(width: number, height: number, row: (y: number) => Buffer): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const head = Buffer.alloc(8);
     head.writeUInt32BE(data.length, 0);
@@ -125,7 +136,10 @@ export function solidPng(width: number, height: number, rgb: [number, number, nu
   return Buffer.concat([
     Buffer.from('89504e470d0a1a0a', 'hex'),
     chunk('IHDR', header),
-    chunk('IDAT', deflateSync(Buffer.concat(Array.from({ length: height }, () => row)))),
+    chunk(
+      'IDAT',
+      deflateSync(Buffer.concat(Array.from({ length: height }, (_, y) => Buffer.concat([Buffer.from([0]), row(y)])))),
+    ),
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }

@@ -6,7 +6,7 @@ import { parseSettings } from '../../../src/config/settings.js';
 import { createLogger } from '../../../src/shared/log.js';
 import { createPdfRenderer, type PdfRenderer, type RendererDependencies } from '../../../src/rendering/pdf-renderer.js';
 import { FAILURE_WINDOW_SECONDS } from '../../../src/rendering/render-fairness.js';
-import { PRINT_MS_PER_PAGE, TEMPLATE_EVALUATOR } from '../../../src/rendering/render-limits.js';
+import { PRINT_MS_PER_PAGE } from '../../../src/rendering/render-limits.js';
 import {
   REMOTE_RESOURCE_DOCUMENT_MAX_BYTES,
   REMOTE_RESOURCE_DOCUMENT_TIMEOUT_MS,
@@ -32,7 +32,6 @@ export function testOptions(overrides: Partial<Config['rendering']> = {}): Confi
     printMsPerPage: PRINT_MS_PER_PAGE,
     templateOutputLimitBytes: 2 * 1024 * 1024,
     recycleAfterRenders: 10_000,
-    evaluator: TEMPLATE_EVALUATOR,
     maxDocumentBytes: defaults.PRESSROOM_MAX_DOCUMENT_BYTES,
     maxPages: defaults.PRESSROOM_MAX_PAGES,
     maxImagePixels: defaults.PRESSROOM_MAX_IMAGE_PIXELS,

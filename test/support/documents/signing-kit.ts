@@ -18,8 +18,22 @@ const openssl = (args: string[], cwd: string): Buffer =>
 export interface SigningKit {
   dir: string;
   caPem: string;
-  /** A PKCS#12 of a leaf issued by the CA for `days`, or expired in 2020, with `cn`; `mismatched`: the key of another leaf beside this one's certificate. */
-  pkcs12(options: { cn: string; password: string; days?: number; expired?: boolean; mismatched?: boolean }): Buffer;
+  /**
+   * A PKCS#12 of a leaf issued by the CA for `days`, or expired in 2020, with `cn`; `mismatched`: the key
+   * of another leaf beside this one's certificate; `key`: `openssl req` arguments of the leaf's key
+   * (default `-newkey rsa:2048`); `exportArgs`: more `openssl pkcs12 -export` arguments (`-legacy`, `-iter`…);
+   * `extension`: one more extension line for the leaf (`subjectAltName=DNS:a,DNS:b`).
+   */
+  pkcs12(options: {
+    cn: string;
+    password: string;
+    days?: number;
+    expired?: boolean;
+    mismatched?: boolean;
+    key?: string[];
+    exportArgs?: string[];
+    extension?: string;
+  }): Buffer;
   close(): void;
 }
 
@@ -51,21 +65,22 @@ export function createSigningKit(): SigningKit {
   return {
     dir,
     caPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-    pkcs12({ cn, password, days = 30, expired = false, mismatched = false }) {
+    pkcs12({
+      cn,
+      password,
+      days = 30,
+      expired = false,
+      mismatched = false,
+      key = ['-newkey', 'rsa:2048'],
+      exportArgs = [],
+      extension,
+    }) {
       const id = `leaf${n++}`;
+      const extfile = extension === undefined ? 'leaf.ext' : `${id}.ext`;
+      if (extension !== undefined)
+        writeFileSync(join(dir, extfile), `${readFileSync(join(dir, 'leaf.ext'), 'utf8')}${extension}\n`);
       openssl(
-        [
-          'req',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          `${id}.key`,
-          '-out',
-          `${id}.csr`,
-          '-subj',
-          `/CN=${cn}/O=Pressroom Test`,
-        ],
+        ['req', ...key, '-nodes', '-keyout', `${id}.key`, '-out', `${id}.csr`, '-subj', `/CN=${cn}/O=Pressroom Test`],
         dir,
       );
       // An expired certificate: backdated validity through OpenSSL 3's -not_before/-not_after is 3.4+; `ca` -startdate/-enddate works on 3.0.
@@ -116,7 +131,7 @@ export function createSigningKit(): SigningKit {
             `${id}.crt`,
             ...validity,
             '-extfile',
-            'leaf.ext',
+            extfile,
           ],
           dir,
         );
@@ -167,6 +182,7 @@ export function createSigningKit(): SigningKit {
           `pass:${password}`,
           '-name',
           cn,
+          ...exportArgs,
         ],
         dir,
       );

@@ -37,6 +37,9 @@ export interface ApiCall {
 }
 
 /** One call to the API with the credential's key; answers the parsed JSON body, throws on any status ≥ 400. */
+const WRONG_BASE_URL =
+	"The credential's Base URL is not where Pressroom's API is served: give the address Pressroom is served at, without /v1.";
+
 export async function pressroomRequest(this: Context, call: ApiCall): Promise<any> {
 	const response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL, {
 		method: call.method,
@@ -56,8 +59,11 @@ export async function pressroomRequest(this: Context, call: ApiCall): Promise<an
 				? response.body
 				: { message: String(response.body).slice(0, MAX_TEXT_ANSWER_CHARS) }
 		) as JsonObject;
+		// Pressroom's "No route" under this base URL: the address is wrong, not the request.
+		const noRoute =
+			response.statusCode === 404 && body.error === 'NOT_FOUND' && String(body.message ?? '').startsWith('No route');
 		throw new NodeApiError(this.getNode(), body, {
-			message: describeRefusal(response.statusCode, body),
+			message: noRoute ? `${String(body.message)} ${WRONG_BASE_URL}` : describeRefusal(response.statusCode, body),
 			httpCode: String(response.statusCode),
 			itemIndex: call.itemIndex,
 		});
@@ -66,7 +72,7 @@ export async function pressroomRequest(this: Context, call: ApiCall): Promise<an
 	if (typeof response.body !== 'object' || response.body === null) {
 		throw new NodeOperationError(
 			this.getNode(),
-			`The credential's Base URL answers ${call.path}, but not as Pressroom's API: give the address Pressroom is served at, without /v1`,
+			`The credential's Base URL answers ${call.path}, but not as Pressroom's API. ${WRONG_BASE_URL}`,
 			{
 				itemIndex: call.itemIndex,
 			},

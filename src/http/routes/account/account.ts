@@ -7,9 +7,11 @@ import type { CreditLedger } from '../../../credits/ledger.js';
 import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../../schemas.js';
 import { templateFoxShape } from '../../templatefox-clients.js';
 
+const TRANSACTION_TYPES = ['PDFGEN', 'REFUND', 'PURCHASE', 'BONUS'] as const;
+
 const Transaction = Type.Object({
   transaction_ref: Type.String({ format: 'uuid', description: 'Unique reference' }),
-  transaction_type: StringEnum(['PDFGEN', 'REFUND', 'PURCHASE', 'BONUS'] as const, {
+  transaction_type: StringEnum(TRANSACTION_TYPES, {
     description: 'PDFGEN: a generation (1 credit); REFUND: a failed one given back; PURCHASE, BONUS: credits added',
   }),
   template_id: Nullable(Type.String({ description: 'Template of a PDFGEN; null otherwise' })),
@@ -19,6 +21,35 @@ const Transaction = Type.Object({
         description:
           "What a PDFGEN without a template paid for: the PDF tool, `merge`, `extract-pages` or `rotate` (POST /v1/pdf-tools/…); null otherwise (Pressroom; not in TemplateFox's answer, and left out for its Go SDK: docs/templatefox.md)",
         examples: ['merge'],
+      }),
+    ),
+  ),
+  refunds: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          transaction_ref: Type.String({ format: 'uuid', description: 'The PDFGEN this REFUND gives back' }),
+          template_id: Nullable(Type.String({ description: "That PDFGEN's template" })),
+          tool: Nullable(Type.String({ description: "That PDFGEN's PDF tool" })),
+        },
+        {
+          description: "What a REFUND gives back; null for other types (Pressroom; left out for TemplateFox's Go SDK)",
+        },
+      ),
+    ),
+  ),
+  job_id: Type.Optional(
+    Nullable(
+      Type.String({
+        description:
+          "The background job (create-async, or a batch item) whose generation a PDFGEN paid for or a REFUND gave back; null for a synchronous generation, a PDF tool, a grant, kept when the job record is gone (Pressroom; left out for TemplateFox's Go SDK)",
+      }),
+    ),
+  ),
+  batch_id: Type.Optional(
+    Nullable(
+      Type.String({
+        description: "The batch that job is an item of; null otherwise (Pressroom; left out for TemplateFox's Go SDK)",
       }),
     ),
   ),
@@ -73,8 +104,22 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
       operationId: 'listTransactions',
       tags: ['Account'],
       summary: 'List transactions',
-      description: 'Credit transactions, newest first. No credits. Accepts an access token too.',
-      querystring: Type.Object(PageQuery({ default: 300, max: 1000 })),
+      description:
+        'Credit transactions, newest first. No credits. Accepts an access token too. Pressroom adds what each refers to (`refunds`, `job_id`, `batch_id`) and two filters, `type` and `batch_id`; with a filter, `total` counts the transactions it keeps.',
+      querystring: Type.Object({
+        ...PageQuery({ default: 300, max: 1000 }),
+        type: Type.Optional(
+          StringEnum(TRANSACTION_TYPES, { description: 'Only transactions of this type (Pressroom)' }),
+        ),
+        batch_id: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 64,
+            description:
+              "Only the PDFGENs and REFUNDs of this batch's items (Pressroom); another account's batch matches nothing",
+          }),
+        ),
+      }),
       response: {
         200: Type.Object({
           transactions: Type.Array(Transaction, { description: 'This page of transactions' }),
@@ -88,7 +133,11 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
     handler: async (request) => {
       const limit = request.query.limit ?? 300;
       const offset = request.query.offset ?? 0;
-      const { transactions, total } = await deps.ledger.list(request.caller.accountId, limit, offset);
+      const { transactions, total } = await deps.ledger.list(
+        request.caller.accountId,
+        { limit, offset },
+        { type: request.query.type, batchId: request.query.batch_id },
+      );
       return {
         transactions: transactions.map((t) =>
           templateFoxShape(
@@ -98,11 +147,17 @@ export function accountRoutes(app: FastifyInstance, deps: { accounts: AccountSer
               transaction_type: t.transaction_type,
               template_id: t.template_id,
               tool: t.tool,
+              refunds:
+                t.refund_of === null
+                  ? null
+                  : { transaction_ref: t.refund_of, template_id: t.refunded_template_id, tool: t.refunded_tool },
+              job_id: t.job_id,
+              batch_id: t.batch_id,
               exec_tm: t.exec_tm,
               credits: t.credits,
               created_at: isoTime(Number(t.created_at)),
             },
-            ['tool'],
+            ['tool', 'refunds', 'job_id', 'batch_id'],
           ),
         ),
         total,

@@ -63,14 +63,15 @@ export function apiKeyRoutes(app: FastifyInstance, accounts: AccountService): vo
       operationId: 'revokeApiKey',
       tags,
       summary: 'Revoke an API key',
-      description: 'The key stops working on the next request.',
+      description:
+        "The key stops working on the next request. The account's last working key is refused (409 LAST_API_KEY, nothing changed): access tokens only read, so without a key nothing could make a new one. Create a new key first, then revoke the old one. (The operator's DELETE /v1/admin/api-keys/{prefix} revokes any key.)",
       params: Type.Object({
         prefix: Type.String({ minLength: 12, maxLength: 12, description: "The key's first 12 characters" }),
       }),
-      response: { 200: SuccessBody, ...errorResponses(401, 404, 422, 429) },
+      response: { 200: SuccessBody, ...errorResponses(401, 404, 409, 422, 429) },
     },
     handler: async (request) => {
-      await accounts.revokeApiKey(request.params.prefix, request.caller.accountId);
+      await accounts.revokeOwnApiKey(request.caller.accountId, request.params.prefix);
       return { success: true };
     },
   });

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { S3IntegrationService } from '../../../integrations/s3-integration.js';
+import type { S3IntegrationService } from '../../../customer-buckets/s3-integration.js';
 import { Nullable, SuccessBody, errorResponses, ref } from '../../schemas.js';
 
 const S3Settings = Type.Object(

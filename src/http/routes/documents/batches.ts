@@ -8,9 +8,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { MultipartFile } from '@fastify/multipart';
 import type { Readable } from 'node:stream';
-import { idempotentRequest } from '../../../idempotency/idempotency.js';
+import { deferredIdempotentRequest, uploadDigest } from '../../../idempotency/idempotency.js';
 import type { Batch, BatchItemView, BatchRequest, BatchService } from '../../../batches/batches.js';
 import type { RowsSource } from '../../../batches/batch-rows.js';
+import { BATCH_UPLOAD_MAX_BYTES } from '../../../batches/batch-bounds.js';
 import { AppError, ValidationError } from '../../../shared/errors.js';
 import { EXAMPLE_TEMPLATE_ID } from '../../examples.js';
 import { Nullable, PageQuery, StringEnum, errorResponses, isoTime } from '../../schemas.js';
@@ -22,9 +23,6 @@ import {
   generationFields,
   generationOptions,
 } from './pdf.js';
-
-/** Largest rows file of a multipart batch: read as a stream, never held whole. */
-export const BATCH_UPLOAD_MAX_BYTES = 100 * 1024 * 1024;
 
 const { data: _data, einvoice: _einvoice, ...shared } = generationFields;
 
@@ -123,10 +121,19 @@ const BatchSchema = Type.Object(
   {
     batch_id: Type.String({ description: 'Batch ID' }),
     status: StringEnum(
-      ['pending', 'processing', 'assembling', 'completed', 'completed_with_errors', 'failed', 'cancelled'] as const,
+      [
+        'pending',
+        'processing',
+        'cancelling',
+        'assembling',
+        'completed',
+        'completed_with_errors',
+        'failed',
+        'cancelled',
+      ] as const,
       {
         description:
-          'pending, processing, assembling (building the zip or merged PDF), then completed, completed_with_errors, failed (nothing delivered) or cancelled',
+          'pending, processing, cancelling (a cancel is refunding the items not started and waits for those rendering), assembling (building the zip or merged PDF), then completed, completed_with_errors, failed (nothing delivered) or cancelled',
       },
     ),
     template_id: Type.String({ description: 'Template every item renders' }),
@@ -228,8 +235,13 @@ function itemJson(item: BatchItemView): Static<typeof ItemSchema> {
 
 type Fields = Static<typeof FormBody>;
 
-/** A request's batch, whichever way its rows came. */
-function batchRequest(request: FastifyRequest, body: Fields, rows: RowsSource, idempotencyBody: unknown): BatchRequest {
+/** A request's batch, whichever way its rows came; `idempotencyBody` is the whole request, fingerprinted once the rows are read. */
+function batchRequest(
+  request: FastifyRequest,
+  body: Fields,
+  rows: RowsSource,
+  idempotencyBody: () => unknown,
+): BatchRequest {
   checkDeliveryOptions(body);
   const options = generationOptions({ ...body, data: {}, export_type: 'url', filename: null });
   if (body.webhook_secret != null && body.webhook_url == null) {
@@ -250,7 +262,7 @@ function batchRequest(request: FastifyRequest, body: Fields, rows: RowsSource, i
     webhookUrl: body.webhook_url ?? null,
     webhookSecret: body.webhook_secret ?? null,
     webhookPerItem: body.webhook_per_item ?? false,
-    idempotency: idempotentRequest(
+    idempotency: deferredIdempotentRequest(
       request.headers['idempotency-key'] as string | undefined,
       'pdf.batches',
       idempotencyBody,
@@ -301,11 +313,12 @@ function formBody(fields: Record<string, string>): Record<string, unknown> {
 
 /**
  * A multipart batch: the form fields, then one file part `rows`, which is read as the rows are
- * checked (fields after the file are refused: the batch is decided while the file streams).
+ * checked (fields after the file are refused: the batch is decided while the file streams). The file's
+ * SHA-256 is taken as it streams, so an Idempotency-Key covers its bytes, not only its name.
  */
 async function multipartBatch(
   request: FastifyRequest,
-  accept: (body: Fields, rows: RowsSource, idemBody: unknown) => Promise<unknown>,
+  accept: (body: Fields, rows: RowsSource, idemBody: () => unknown) => Promise<unknown>,
 ): Promise<unknown> {
   const fields: Record<string, string> = {};
   for await (const part of request.parts({
@@ -338,13 +351,18 @@ async function multipartBatch(
     const body = formBody(fields);
     checkBody(FormBody, body);
     const stream = file.file as Readable & { truncated?: boolean };
+    const upload = uploadDigest(stream);
     try {
-      // The upload's hash would need the whole file: a multipart batch's Idempotency-Key covers its fields and file name.
-      return await accept(body as Fields, { kind, field: 'rows', text: stream }, { ...body, rows: file.filename });
+      return await accept(body as Fields, { kind, field: 'rows', text: upload.stream }, () => ({
+        ...body,
+        rows: { filename: file.filename, sha256: upload.digest() },
+      }));
     } finally {
+      // The rest of a refused upload is read and thrown away, so the client reads the answer.
+      stream.unpipe();
       stream.resume();
       if (stream.truncated) {
-        // eslint-disable-next-line no-unsafe-finally
+        // biome-ignore lint/correctness/noUnsafeFinally: a truncated upload is the answer, whatever accept() said
         throw new AppError(
           'PAYLOAD_TOO_LARGE',
           `The rows file is larger than ${BATCH_UPLOAD_MAX_BYTES} bytes (100 MiB); split it into several batches. Nothing was charged.`,
@@ -385,21 +403,19 @@ export function batchRoutes(app: FastifyInstance, deps: { batches: BatchService 
       (data) =>
         data === undefined || data === null ? { value: data } : (checkBody(schema as object, data), { value: data }),
     handler: async (request, reply) => {
-      const accept = async (body: Fields, rows: RowsSource, idemBody: unknown) =>
+      const accept = async (body: Fields, rows: RowsSource, idemBody: () => unknown) =>
         batches.accept(request.caller.accountId, batchRequest(request, body, rows, idemBody));
       const accepted = (
         request.isMultipart()
           ? await multipartBatch(request, accept)
-          : await accept(request.body as BatchBody, jsonRows(request.body as BatchBody), request.body)
+          : await accept(request.body as BatchBody, jsonRows(request.body as BatchBody), () => request.body)
       ) as Awaited<ReturnType<BatchService['accept']>>;
-      return reply
-        .code(202)
-        .send({
-          batch_id: accepted.batchId,
-          status: 'pending',
-          total: accepted.total,
-          credits_remaining: accepted.creditsRemaining,
-        });
+      return reply.code(202).send({
+        batch_id: accepted.batchId,
+        status: 'pending',
+        total: accepted.total,
+        credits_remaining: accepted.creditsRemaining,
+      });
     },
   });
 
@@ -492,7 +508,7 @@ export function batchRoutes(app: FastifyInstance, deps: { batches: BatchService 
       tags: ['PDF Batches'],
       summary: 'Cancel a batch',
       description:
-        'Stops every item that has not started (each refunded); items rendering finish. A finished batch is answered as it is.',
+        'Stops every item that has not started (each refunded); items rendering finish. Answers at once with the batch `cancelling`; the refunds follow within moments, and the batch ends `cancelled`. A finished batch is answered as it is.',
       params: BatchParams,
       response: { 200: Type.Unsafe({ $ref: 'Batch#' }), ...errorResponses(401, 404, 422, 429) },
     },

@@ -6,15 +6,26 @@
 import { Type, type Static } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { GenerationResult } from '../../../documents/charged-run.js';
+import type { GenerationResult } from '../../../credits/paid-request.js';
 import { MetadataSchema, ProtectSchema, WatermarkSchema } from '../../../finishing/requested/finishing-requests.js';
 import type { PdfToolService } from '../../../pdf-tools/pdf-tools.js';
 import { MAX_SPLIT_PARTS } from '../../../pdf-tools/split.js';
 import { attachmentDisposition } from '../../../storage/content-disposition.js';
 import { EXAMPLE_ENCRYPTED_PDF_BASE64, EXAMPLE_PDF_BASE64 } from '../../pdf-examples.js';
 import { Nullable, StringEnum, errorResponses } from '../../schemas.js';
-import { IdempotencyHeaders, settleWhenAnswered } from './pdf.js';
-import { CHARGING, answer, outputFields, responses, schema, source, sourceFields, toolRequest } from './pdf-tools.js';
+import { setWarningHeaders, warningsField } from '../../warning-headers.js';
+import { DocumentWarnings, IdempotencyHeaders, settleWhenAnswered } from './pdf.js';
+import {
+  CHARGING,
+  SIGNED,
+  outputFields,
+  registerToolRoutes,
+  signedInputFields,
+  source,
+  sourceFields,
+  toolRequest,
+  toolRoute,
+} from './pdf-tools.js';
 
 const example = { pdf_base64: EXAMPLE_PDF_BASE64, export_type: 'url', filename: 'finished' };
 
@@ -45,6 +56,7 @@ const SplitBody = Type.Object(
         }),
       ),
     ),
+    ...signedInputFields,
     export_type: Type.Optional(
       StringEnum(['url', 'zip', 'binary'] as const, {
         default: 'url',
@@ -80,6 +92,7 @@ const SplitAnswer = Type.Object(
     ),
     credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
     expires_in: Type.Integer({ description: 'Seconds until the links expire' }),
+    warnings: DocumentWarnings,
   },
   { description: 'export_type url' },
 );
@@ -90,6 +103,7 @@ const ZipAnswer = Type.Object(
     filename: Type.String({ description: 'File name, ending in .zip' }),
     credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
     expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
+    warnings: DocumentWarnings,
   },
   { description: 'export_type zip' },
 );
@@ -112,9 +126,9 @@ const splitResponses = {
   ...errorResponses(401, 402, 409, 413, 422, 429, 500, 502, 504),
 };
 
-const FlattenBody = Type.Object({ ...sourceFields, ...outputFields }, { examples: [example] });
+const FlattenBody = Type.Object({ ...sourceFields, ...signedInputFields, ...outputFields }, { examples: [example] });
 const WatermarkBody = Type.Object(
-  { ...sourceFields, watermark: WatermarkSchema, ...outputFields },
+  { ...sourceFields, watermark: WatermarkSchema, ...signedInputFields, ...outputFields },
   {
     examples: [
       {
@@ -125,7 +139,7 @@ const WatermarkBody = Type.Object(
   },
 );
 const MetadataBody = Type.Object(
-  { ...sourceFields, metadata: MetadataSchema, ...outputFields },
+  { ...sourceFields, metadata: MetadataSchema, ...signedInputFields, ...outputFields },
   {
     examples: [
       {
@@ -141,7 +155,7 @@ const MetadataBody = Type.Object(
   },
 );
 const ProtectBody = Type.Object(
-  { ...sourceFields, protect: ProtectSchema, ...outputFields },
+  { ...sourceFields, protect: ProtectSchema, ...signedInputFields, ...outputFields },
   {
     examples: [
       { ...example, protect: { owner_password: 'owner-secret', permissions: { printing: 'high', copying: false } } },
@@ -157,6 +171,7 @@ const UnlockBody = Type.Object(
       writeOnly: true,
       description: "The PDF's user or owner password; a wrong one is a 422 at body.password. Never echoed or logged",
     }),
+    ...signedInputFields,
     ...outputFields,
   },
   {
@@ -172,9 +187,15 @@ function splitAnswer(reply: FastifyReply, result: GenerationResult, expirationSe
   const d = result.delivery;
   const expiresIn = (expiresAt: number) =>
     result.replayed ? Math.max(0, Math.ceil((expiresAt - Date.now()) / 1000)) : expirationSeconds;
+  const warnings = warningsField(result.warnings);
   if (d.kind === 'urls') {
     const files = d.files.map((f) => ({ url: f.url, filename: f.filename, pages: f.label }));
-    return reply.send({ files, credits_remaining: result.creditsRemaining, expires_in: expiresIn(d.expiresAt) });
+    return reply.send({
+      files,
+      credits_remaining: result.creditsRemaining,
+      expires_in: expiresIn(d.expiresAt),
+      ...warnings,
+    });
   }
   if (d.kind === 'url')
     return reply.send({
@@ -182,9 +203,10 @@ function splitAnswer(reply: FastifyReply, result: GenerationResult, expirationSe
       filename: d.filename,
       credits_remaining: result.creditsRemaining,
       expires_in: expiresIn(d.expiresAt),
+      ...warnings,
     });
   if (d.kind !== 'binary') throw new Error(`split delivered as ${d.kind}`);
-  return reply
+  return setWarningHeaders(reply, result.warnings)
     .code(200)
     .header('content-type', 'application/zip')
     .header('content-disposition', attachmentDisposition(d.filename))
@@ -203,7 +225,7 @@ export function finishingToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfT
       operationId: 'splitPdf',
       tags: ['PDF Tools'],
       summary: 'Split a PDF into parts',
-      description: `Cuts one PDF into several, by \`ranges\` or \`every\` n pages: a link per part, or one zip (\`export_type\` zip or binary). One credit for the whole split.${ENCRYPTED}${CHARGING}`,
+      description: `Cuts one PDF into several, by \`ranges\` or \`every\` n pages: a link per part, or one zip (\`export_type\` zip or binary). One credit for the whole split.${ENCRYPTED}${SIGNED}${CHARGING}`,
       body: SplitBody,
       headers: IdempotencyHeaders,
       response: splitResponses,
@@ -232,94 +254,46 @@ export function finishingToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfT
     },
   });
 
-  r.post('/v1/pdf-tools/flatten', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'flattenPdf',
-      'Flatten form fields and annotations',
-      `Draws form fields (with their values) and annotations into the page content and removes the form, so nothing can be edited or filled in any more.${ENCRYPTED}${CHARGING}`,
-      FlattenBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof FlattenBody>;
-      const base = toolRequest(request, 'pdf-tools.flatten');
-      return answer(reply, await deps.pdfTools.flatten({ ...base, pdf: source(body), with: undefined }), base.output);
-    },
-  });
-
-  r.post('/v1/pdf-tools/watermark', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'watermarkPdf',
-      'Watermark a PDF',
-      `Draws a text or an image asset over (or under) the pages named, as \`watermark\` on POST /v1/pdf/create does; pages past the end are a 422.${ENCRYPTED}${CHARGING}`,
-      WatermarkBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof WatermarkBody>;
-      const base = toolRequest(request, 'pdf-tools.watermark');
-      return answer(
-        reply,
-        await deps.pdfTools.watermark({ ...base, pdf: source(body), with: body.watermark }),
-        base.output,
-      );
-    },
-  });
-
-  r.post('/v1/pdf-tools/metadata', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'setPdfMetadata',
-      "Set a PDF's document information",
-      `Writes title, author, subject, keywords and creator into the Info dictionary; entries not given stay as they are.${ENCRYPTED}${CHARGING}`,
-      MetadataBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof MetadataBody>;
-      const base = toolRequest(request, 'pdf-tools.metadata');
-      return answer(
-        reply,
-        await deps.pdfTools.metadata({ ...base, pdf: source(body), with: body.metadata }),
-        base.output,
-      );
-    },
-  });
-
-  r.post('/v1/pdf-tools/protect', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'protectPdf',
-      'Encrypt a PDF with passwords and permissions',
-      `AES-256 encryption (qpdf) with an owner password, an optional user password and permissions; text stays extractable for screen readers.${ENCRYPTED}${CHARGING}`,
-      ProtectBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof ProtectBody>;
-      const base = toolRequest(request, 'pdf-tools.protect');
-      return answer(
-        reply,
-        await deps.pdfTools.protect({ ...base, pdf: source(body), with: body.protect }),
-        base.output,
-      );
-    },
-  });
-
-  r.post('/v1/pdf-tools/unlock', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'unlockPdf',
-      "Remove a PDF's encryption",
-      `The same PDF without its encryption, given its user or owner password. A wrong password is a 422 at body.password; an input that is not encrypted is a 422 too.${CHARGING}`,
-      UnlockBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof UnlockBody>;
-      const base = toolRequest(request, 'pdf-tools.unlock');
-      return answer(
-        reply,
-        await deps.pdfTools.unlock({ ...base, pdf: source(body), with: { password: body.password } }),
-        base.output,
-      );
-    },
-  });
+  registerToolRoutes(app, deps.pdfTools, [
+    toolRoute({
+      path: 'flatten',
+      operationId: 'flattenPdf',
+      summary: 'Flatten form fields and annotations',
+      description: `Draws form fields (with their values) and annotations into the page content and removes the form, so nothing can be edited or filled in any more.${ENCRYPTED}${SIGNED}${CHARGING}`,
+      body: FlattenBody,
+      run: (tools, base, body) => tools.flatten({ ...base, pdf: source(body), with: undefined }),
+    }),
+    toolRoute({
+      path: 'watermark',
+      operationId: 'watermarkPdf',
+      summary: 'Watermark a PDF',
+      description: `Draws a text or an image asset over (or under) the pages named, as \`watermark\` on POST /v1/pdf/create does; pages past the end are a 422.${ENCRYPTED}${SIGNED}${CHARGING}`,
+      body: WatermarkBody,
+      run: (tools, base, body) => tools.watermark({ ...base, pdf: source(body), with: body.watermark }),
+    }),
+    toolRoute({
+      path: 'metadata',
+      operationId: 'setPdfMetadata',
+      summary: "Set a PDF's document information",
+      description: `Writes title, author, subject, keywords and creator into the Info dictionary; entries not given stay as they are.${ENCRYPTED}${SIGNED}${CHARGING}`,
+      body: MetadataBody,
+      run: (tools, base, body) => tools.metadata({ ...base, pdf: source(body), with: body.metadata }),
+    }),
+    toolRoute({
+      path: 'protect',
+      operationId: 'protectPdf',
+      summary: 'Encrypt a PDF with passwords and permissions',
+      description: `AES-256 encryption (qpdf) with an owner password, an optional user password and permissions; text stays extractable for screen readers.${ENCRYPTED}${SIGNED}${CHARGING}`,
+      body: ProtectBody,
+      run: (tools, base, body) => tools.protect({ ...base, pdf: source(body), with: body.protect }),
+    }),
+    toolRoute({
+      path: 'unlock',
+      operationId: 'unlockPdf',
+      summary: "Remove a PDF's encryption",
+      description: `The same PDF without its encryption, given its user or owner password. A wrong password is a 422 at body.password; an input that is not encrypted is a 422 too.${SIGNED}${CHARGING}`,
+      body: UnlockBody,
+      run: (tools, base, body) => tools.unlock({ ...base, pdf: source(body), with: { password: body.password } }),
+    }),
+  ]);
 }

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { PdfToolService } from '../../../pdf-tools/pdf-tools.js';
 import { EXAMPLE_PDF_BASE64 } from '../../pdf-examples.js';
 import { errorResponses } from '../../schemas.js';
-import { answer, CHARGING, outputFields, schema, source, sourceFields, toolRequest } from './pdf-tools.js';
+import { CHARGING, outputFields, registerToolRoutes, source, sourceFields, toolRoute } from './pdf-tools.js';
 import { signatureFields, signatureOptions } from './sign-fields.js';
 
 const SignBody = Type.Object(
@@ -97,26 +97,19 @@ const Report = Type.Object(
 export function pdfSigningRoutes(app: FastifyInstance, deps: { pdfTools: PdfToolService }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.post('/v1/pdf-tools/sign', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'signPdf',
-      'Sign a PDF',
-      'Signs the PDF with one of your certificates (POST /v1/certificates): PAdES B-B, or B-T with `timestamp: true` (an RFC 3161 time-stamp; a failing authority is 502 TSA_FAILED, refunded). ' +
+  registerToolRoutes(app, deps.pdfTools, [
+    toolRoute({
+      path: 'sign',
+      operationId: 'signPdf',
+      summary: 'Sign a PDF',
+      description:
+        'Signs the PDF with one of your certificates (POST /v1/certificates): PAdES B-B, or B-T with `timestamp: true` (an RFC 3161 time-stamp; a failing authority is 502 TSA_FAILED, refunded). ' +
         'An unknown or expired certificate, a missing time-stamp authority or a `visible.page` the PDF does not have is a 422 before the charge.' +
         CHARGING,
-      SignBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof SignBody>;
-      const base = toolRequest(request, 'pdf-tools.sign');
-      return answer(
-        reply,
-        await deps.pdfTools.sign({ ...base, pdf: source(body), signature: signatureOptions(body) }),
-        base.output,
-      );
-    },
-  });
+      body: SignBody,
+      run: (tools, base, body) => tools.sign({ ...base, pdf: source(body), signature: signatureOptions(body) }),
+    }),
+  ]);
 
   r.post('/v1/pdf-tools/verify', {
     config: { auth: 'api_key' },

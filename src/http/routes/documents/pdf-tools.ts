@@ -5,12 +5,13 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { GenerationResult } from '../../../documents/charged-run.js';
+import type { GenerationResult } from '../../../credits/paid-request.js';
 import { idempotentRequest } from '../../../idempotency/idempotency.js';
 import type { PdfSource, PdfToolService, ToolOutput, ToolRequest } from '../../../pdf-tools/pdf-tools.js';
 import { EXAMPLE_PDF_BASE64 } from '../../pdf-examples.js';
 import { Nullable, StringEnum, errorResponses } from '../../schemas.js';
-import { IdempotencyHeaders, jsonAnswer, sendPdf, settleWhenAnswered } from './pdf.js';
+import { setWarningHeaders } from '../../warning-headers.js';
+import { DocumentWarnings, IdempotencyHeaders, jsonAnswer, sendPdf, settleWhenAnswered } from './pdf.js';
 
 const ANGLE = { type: 'integer', enum: [0, 90, 180, 270] } as const;
 
@@ -31,6 +32,20 @@ export const sourceFields = {
 };
 
 const PdfInput = Type.Object(sourceFields, { description: 'Either pdf_url (HTTPS) or pdf_base64 — exactly one' });
+
+/** The field of every tool that would break an input's signatures (docs/pdf-tools.md "Signed inputs"). */
+export const signedInputFields = {
+  allow_breaking_signatures: Type.Optional(
+    Nullable(
+      Type.Boolean({
+        default: false,
+        description:
+          'A signed input is refused (422 `pdf_signed`, nothing charged): this tool would invalidate its signatures, or make a new document they do not cover. ' +
+          '`true`: do it anyway; the answer then carries a SIGNATURES_INVALIDATED warning',
+      }),
+    ),
+  ),
+};
 
 /** The delivery fields every tool shares: as on POST /v1/pdf/create. */
 export const outputFields = {
@@ -66,6 +81,7 @@ const ToolAnswer = Type.Object(
     filename: Type.String({ description: 'File name, ending in .pdf' }),
     credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
     expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
+    warnings: DocumentWarnings,
   },
   { description: 'export_type url' },
 );
@@ -91,6 +107,7 @@ function mergeBody(maxInputs: number) {
         maxItems: maxInputs,
         description: `The PDFs to merge, in order: 2 to ${maxInputs}, each with pdf_url or pdf_base64`,
       }),
+      ...signedInputFields,
       ...outputFields,
     },
     {
@@ -114,6 +131,7 @@ const ExtractBody = Type.Object(
       description:
         '1-based pages and ranges separated by commas, e.g. "1-3, 5"; the order given is the order of the result ("3, 1-2")',
     }),
+    ...signedInputFields,
     ...outputFields,
   },
   { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, pages: '1, 1', export_type: 'url', filename: 'extracted' }] },
@@ -139,12 +157,18 @@ const RotateBody = Type.Object(
         }),
       ),
     ),
+    ...signedInputFields,
     ...outputFields,
   },
   { examples: [{ pdf_base64: EXAMPLE_PDF_BASE64, rotation: 90, export_type: 'url', filename: 'rotated' }] },
 );
 
-export type Output = { export_type?: 'url' | 'binary'; expiration?: number; filename?: string | null };
+export type Output = {
+  export_type?: 'url' | 'binary';
+  expiration?: number;
+  filename?: string | null;
+  allow_breaking_signatures?: boolean | null;
+};
 export type Source = { pdf_url?: string | null; pdf_base64?: string | null };
 
 export const source = (s: Source): PdfSource => ({ pdfUrl: s.pdf_url ?? null, pdfBase64: s.pdf_base64 ?? null });
@@ -164,6 +188,7 @@ export function toolRequest(
     accountId: request.caller.accountId,
     output,
     idempotency: idempotentRequest(request.headers['idempotency-key'] as string | undefined, endpoint, body),
+    allowBreakingSignatures: body.allow_breaking_signatures === true,
   };
 }
 
@@ -173,7 +198,7 @@ export function answer(reply: FastifyReply, result: GenerationResult, output: To
   const json = jsonAnswer(result, output.expirationSeconds);
   if (json) return reply.send(json);
   const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;
-  return sendPdf(reply, d.pdf, d.filename, result.creditsRemaining);
+  return sendPdf(setWarningHeaders(reply, result.warnings), d.pdf, d.filename, result.creditsRemaining);
 }
 
 export function schema(operationId: string, summary: string, description: string, body: TSchema) {
@@ -188,69 +213,69 @@ export function schema(operationId: string, summary: string, description: string
   };
 }
 
+/** One charged PDF tool that answers a link or the bytes: its route, its document, and the call it makes. */
+export interface ToolRoute<B extends TSchema = TSchema> {
+  /** Under /v1/pdf-tools/; also the Idempotency-Key's endpoint, pdf-tools.<path>. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  body: B;
+  run(pdfTools: PdfToolService, base: ToolRequest, body: Static<B>): Promise<GenerationResult>;
+}
+
+/** A route of the table, its body's type checked against its own schema. */
+export const toolRoute = <B extends TSchema>(route: ToolRoute<B>): ToolRoute => route as unknown as ToolRoute;
+
+/** Registers each tool of the table: the same auth, document, request reading and answer for all. */
+export function registerToolRoutes(app: FastifyInstance, pdfTools: PdfToolService, routes: readonly ToolRoute[]): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  for (const route of routes) {
+    r.post(`/v1/pdf-tools/${route.path}`, {
+      config: { auth: 'api_key' },
+      schema: schema(route.operationId, route.summary, route.description, route.body),
+      handler: async (request, reply) => {
+        const base = toolRequest(request, `pdf-tools.${route.path}`);
+        return answer(reply, await route.run(pdfTools, base, request.body as Static<TSchema>), base.output);
+      },
+    });
+  }
+}
+
 export const CHARGING =
   ' **Credits:** 1 per call, charged only when the result is delivered. An input that cannot be downloaded, is not a PDF, is encrypted or is over the bounds ' +
   '(bytes, PRESSROOM_PDF_TOOLS_MAX_INPUT_BYTES; pages) is a 422 naming the input, and costs nothing. An `Idempotency-Key` header makes retries safe.';
 
+/** Said by every tool that would break an input's signatures. */
+export const SIGNED =
+  ' A signed input is a 422 `pdf_signed` (nothing charged), unless `allow_breaking_signatures: true`: then the result carries a SIGNATURES_INVALIDATED warning.';
+
 export function pdfToolRoutes(app: FastifyInstance, deps: { pdfTools: PdfToolService; maxMergeInputs: number }): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const MergeBody = mergeBody(deps.maxMergeInputs);
-
-  r.post('/v1/pdf-tools/merge', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'mergePdf',
-      'Merge PDFs',
-      `Concatenates 2 or more PDFs into one, in the order given. Each input is an HTTPS URL or base64.${CHARGING}`,
-      MergeBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof MergeBody>;
-      const base = toolRequest(request, 'pdf-tools.merge');
-      return answer(reply, await deps.pdfTools.merge({ ...base, pdfs: body.pdfs.map(source) }), base.output);
-    },
-  });
-
-  r.post('/v1/pdf-tools/extract-pages', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'extractPdfPages',
-      'Extract pages from a PDF',
-      `A new PDF of the selected pages, in the order given: "5,1,3" gives those three pages in that order; a page may be named twice.${CHARGING}`,
-      ExtractBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof ExtractBody>;
-      const base = toolRequest(request, 'pdf-tools.extract-pages');
-      return answer(
-        reply,
-        await deps.pdfTools.extractPages({ ...base, pdf: source(body), pages: body.pages }),
-        base.output,
-      );
-    },
-  });
-
-  r.post('/v1/pdf-tools/rotate', {
-    config: { auth: 'api_key' },
-    schema: schema(
-      'rotatePdf',
-      'Rotate pages of a PDF',
-      `Turns every page by one angle (\`rotation\`) or the pages a map names (\`page_rotations\`), clockwise, added to each page's own rotation. Angles: 0, 90, 180, 270.${CHARGING}`,
-      RotateBody,
-    ),
-    handler: async (request, reply) => {
-      const body = request.body as Static<typeof RotateBody>;
-      const base = toolRequest(request, 'pdf-tools.rotate');
-      return answer(
-        reply,
-        await deps.pdfTools.rotate({
-          ...base,
-          pdf: source(body),
-          rotation: body.rotation,
-          pageRotations: body.page_rotations,
-        }),
-        base.output,
-      );
-    },
-  });
+  registerToolRoutes(app, deps.pdfTools, [
+    toolRoute({
+      path: 'merge',
+      operationId: 'mergePdf',
+      summary: 'Merge PDFs',
+      description: `Concatenates 2 or more PDFs into one, in the order given. Each input is an HTTPS URL or base64.${SIGNED}${CHARGING}`,
+      body: mergeBody(deps.maxMergeInputs),
+      run: (tools, base, body) => tools.merge({ ...base, pdfs: body.pdfs.map(source) }),
+    }),
+    toolRoute({
+      path: 'extract-pages',
+      operationId: 'extractPdfPages',
+      summary: 'Extract pages from a PDF',
+      description: `A new PDF of the selected pages, in the order given: "5,1,3" gives those three pages in that order; a page may be named twice.${SIGNED}${CHARGING}`,
+      body: ExtractBody,
+      run: (tools, base, body) => tools.extractPages({ ...base, pdf: source(body), pages: body.pages }),
+    }),
+    toolRoute({
+      path: 'rotate',
+      operationId: 'rotatePdf',
+      summary: 'Rotate pages of a PDF',
+      description: `Turns every page by one angle (\`rotation\`) or the pages a map names (\`page_rotations\`), clockwise, added to each page's own rotation. Angles: 0, 90, 180, 270.${SIGNED}${CHARGING}`,
+      body: RotateBody,
+      run: (tools, base, body) =>
+        tools.rotate({ ...base, pdf: source(body), rotation: body.rotation, pageRotations: body.page_rotations }),
+    }),
+  ]);
 }

@@ -101,13 +101,14 @@ export function previewRoutes(
   deps: { documents: DocumentService; rateLimiter: RateLimiter; perMinute: number },
 ): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post('/v1/templates/preview', {
-    config: { auth: 'api_key' },
+    // Free, with its own budget: the studio's live preview does not spend the account's rate limit.
+    config: { auth: 'api_key', studioBudget: true },
     schema: {
       operationId: 'previewTemplate',
       tags: ['Templates'],
       summary: 'Preview template text, a saved template or one of its versions as a PDF (free, stamped PREVIEW)',
       description:
-        'Either html (with css, page, strict) of unsaved text, or template_id (with version) of a saved template. What the template needs and did not get (undefined variables, required fields the data lacks, resources that did not load) comes back in X-Pressroom-Warnings and X-Pressroom-Warning-Details; a strict template answers 422 instead. No credit is charged. Previews have their own per-minute budget (PRESSROOM_PREVIEW_PER_MINUTE) on top of the account rate limit, render after documents, and may have only a few waiting per account (then 429 RATE_LIMITED).',
+        'Either html (with css, page, strict) of unsaved text, or template_id (with version) of a saved template. What the template needs and did not get (undefined variables, required fields the data lacks, resources that did not load) comes back in X-Pressroom-Warnings and X-Pressroom-Warning-Details; a strict template answers 422 instead. No credit is charged. Previews have their own per-minute budget (PRESSROOM_PREVIEW_PER_MINUTE) on top of the account rate limit (for the studio’s own previews, instead of it), render after documents, and may have only a few waiting per account (then 429 RATE_LIMITED).',
       body: PreviewBody,
       response: {
         200: mediaResponse('The preview PDF, PREVIEW stamped on every page', { 'application/pdf': PdfBytes() }),

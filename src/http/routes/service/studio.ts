@@ -1,15 +1,19 @@
 /**
  * The studio (web dashboard, built by Vite into `studio/dist`) served at `/` from the API process.
- * Hashed assets are cached for a year; index.html is revalidated, and answers every client-side route
- * (`/templates/abc…`) so addresses can be reloaded. API-owned prefixes never fall back to it: an unknown
- * `/v1/...` still gets the coded JSON 404. Every studio response carries a strict Content-Security-Policy
- * (no inline script, no eval, nothing off-origin; blob: for the PDF preview).
+ * Hashed assets are cached for a year; index.html is revalidated, and answers the studio's addresses
+ * (src/shared/studio-routes.ts, the list its router matches) so they can be reloaded. Nothing else
+ * falls back to it (issue 50 point 6): an unknown path answers the coded JSON 404, so an API client or
+ * an OAuth discovery (`/.well-known/…`) never reads a page. The one exception is a browser asking for a
+ * page under a studio-only prefix (`/templates/x/y`, `Accept: text/html`): the studio page with status
+ * 404, which shows its "not found" screen. Every studio response carries a strict
+ * Content-Security-Policy (no inline script, no eval, nothing off-origin; blob: for the PDF preview).
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
+import { isUnderStudioPrefix, matchStudioRoute } from '../../../shared/studio-routes.js';
 
 export const STUDIO_CSP = [
   "default-src 'self'",
@@ -25,9 +29,6 @@ export const STUDIO_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Paths the API owns: an unknown one is a JSON 404, never the studio page. */
-const API_PREFIXES = ['/v1', '/docs', '/openapi.json', '/healthz', '/readyz', '/metrics'];
-
 const YEAR_SECONDS = 365 * 24 * 3600;
 
 /** `studio/dist` of this checkout or package (same depth from src/http/routes/service and dist/http/routes/service). */
@@ -40,8 +41,17 @@ export function hasStudioBuild(distDir: string): boolean {
   return existsSync(join(distDir, 'index.html'));
 }
 
-function isApiPath(path: string): boolean {
-  return API_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+/** Every file of the build, as `/assets/index-….js`: the build does not change while the server runs. */
+function buildFiles(distDir: string): Set<string> {
+  const files = readdirSync(distDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+  return new Set(
+    files.map((entry) => `/${relative(distDir, join(entry.parentPath, entry.name)).split(sep).join('/')}`),
+  );
+}
+
+/** A browser navigating (its Accept names HTML), not a script, a fetch or an API client. */
+function wantsPage(request: FastifyRequest): boolean {
+  return /\btext\/html\b/i.test(request.headers.accept ?? '');
 }
 
 function setSecurityHeaders(reply: FastifyReply): void {
@@ -66,18 +76,23 @@ export async function studioRoutes(app: FastifyInstance, options: { distDir: str
     return reply.header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
   };
 
+  const files = buildFiles(options.distDir);
+
   app.get('/', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) => sendIndex(reply));
 
   app.get('/*', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
-    const path = `/${(request.params as { '*': string })['*']}`;
-    if (isApiPath(path)) return reply.callNotFound();
-    const lastSegment = path.slice(path.lastIndexOf('/') + 1);
-    if (lastSegment.includes('.')) {
-      // A file: hashed build assets never change; anything else (favicon) is revalidated.
+    // As the browser wrote it (percent-encoded), as the studio's router reads location.pathname.
+    const path = request.url.split('?')[0]!;
+    if (files.has(path)) {
+      // Hashed build assets never change; anything else (favicon) is revalidated.
       setSecurityHeaders(reply);
       const hashed = path.startsWith('/assets/');
       return reply.sendFile(path.slice(1), hashed ? { maxAge: YEAR_SECONDS * 1000, immutable: true } : { maxAge: 0 });
     }
-    return sendIndex(reply);
+    if (matchStudioRoute(path)) return sendIndex(reply);
+    const lastSegment = path.slice(path.lastIndexOf('/') + 1);
+    if (wantsPage(request) && isUnderStudioPrefix(path) && !lastSegment.includes('.'))
+      return sendIndex(reply.code(404));
+    return reply.callNotFound();
   });
 }

@@ -172,6 +172,56 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
     handler: async (request) => (await templates.get(request.caller.accountId, request.params.template_id)).fields,
   });
 
+  r.post('/v1/templates/fields', {
+    config: { auth: 'api_key' },
+    schema: {
+      operationId: 'inferTemplateFields',
+      tags: ['Templates'],
+      summary: 'Infer the fields of template text (not saved)',
+      description:
+        "The fields a template with this text would get (as `fields_inferred` templates do), without saving anything: the studio's form follows the HTML as it is typed. 422 naming the part and line when the text does not parse, or `too_many_fields` past 500 fields. No credits (Pressroom; not in TemplateFox).",
+      body: Type.Object(
+        {
+          html: templateFields.html,
+          css: templateFields.css,
+          page: Type.Optional(
+            Nullable(
+              Type.Object(
+                {
+                  header_html: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Header template' })),
+                  footer_html: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'Footer template' })),
+                },
+                { description: 'The header and footer, whose variables are fields too' },
+              ),
+            ),
+          ),
+          sample_data: Type.Optional(
+            Nullable(
+              JsonObject({
+                description: "Example data: its values become the fields' help text, as on a saved template",
+              }),
+            ),
+          ),
+        },
+        { examples: [{ html: TEMPLATE_EXAMPLE.html }] },
+      ),
+      response: {
+        200: Type.Object({
+          fields: Type.Array(FieldSchema, { description: 'The inferred fields, in the order the text uses them' }),
+        }),
+        ...errorResponses(401, 413, 422, 429),
+      },
+    },
+    handler: async (request) => ({
+      fields: await templates.inferFields(request.caller.accountId, {
+        html: request.body.html,
+        css: request.body.css,
+        page: request.body.page,
+        sample_data: request.body.sample_data,
+      }),
+    }),
+  });
+
   r.post('/v1/templates', {
     config: { auth: 'api_key' },
     schema: {

@@ -6,7 +6,7 @@
  */
 import { DeleteObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Db } from '../db/database.js';
-import type { CustomerStorage } from '../documents/documents.js';
+import type { CustomerStorage } from '../files/delivery.js';
 import { checkUrl } from '../net/check-url.js';
 import type { GuardedAgents } from '../net/guarded-agents.js';
 import { findOutboundBlockedError } from '../net/outbound-blocked-error.js';

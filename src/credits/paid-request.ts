@@ -1,7 +1,7 @@
 /**
  * One paid result, charged on delivery: the flow every 1-credit endpoint that answers at once shares
  * (`POST /v1/pdf/create` and `POST /v1/image/create` through documents.ts, the PDF tools through
- * src/pdf-tools/). The caller
+ * src/pdf-tools/), beside the ledger it posts to. The caller
  * brings two steps: `prepare` checks everything that can be checked for free, `produce` makes and
  * delivers the result. In order: the idempotency key (replay, 409, 422) → prepare → the credit,
  * reserved (402) → produce → the charge is posted. Any failure after the reservation voids it (exactly
@@ -12,26 +12,16 @@
  *   HTTP layer); a connection that closed first voids it.
  * A process that dies in between holds a reservation nobody renews: charges.ts voids it after its lease.
  */
-import type { Charges, Reservation } from '../credits/charges.js';
+import type { Charges, Reservation } from './charges.js';
 import type { Db } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotencyService, IdempotentRequest, KeyClaim } from '../idempotency/idempotency.js';
-import { bodyBytes, type BlobBody } from '../storage/blob-store.js';
+import { bodyBytes } from '../storage/blob-store.js';
+import type { Delivery } from '../files/delivery.js';
 import { AppError } from '../shared/errors.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { Logger } from '../shared/log.js';
-
-export type ExportType = 'url' | 'binary';
-
-/** Where a document went. */
-export type Delivery =
-  | { kind: 'url'; url: string; filename: string; expiresAt: number; fileId: string }
-  /** `pdf` holds the result's bytes: a PDF, or (image/create) an image of `contentType`. */
-  | { kind: 'binary'; pdf: Buffer; filename: string; contentType?: string }
-  | { kind: 's3'; bucket: string; key: string; filename: string }
-  /** Several results (a split), each a signed link; `label` says which pages it holds. */
-  | { kind: 'urls'; files: { url: string; filename: string; label: string; fileId: string }[]; expiresAt: number };
 
 /** The answer of a paid request. */
 export interface GenerationResult {
@@ -108,32 +98,6 @@ type StoredDelivery =
       warnings?: DocumentWarning[];
       einvoiceChecks?: string;
     };
-
-/** `invoice` → `invoice.pdf`; a trailing `.pdf` given by the caller is not doubled. */
-export function pdfFilename(name: string | null | undefined): string {
-  const base = (name ?? '').replace(/\.pdf$/i, '') || 'document';
-  return `${base}.pdf`;
-}
-
-/**
- * Hands a result to the client: a signed, expiring link to a stored file (`url`), or the bytes
- * (`binary`). A PDF named from `options.filename` unless `file` says otherwise (images).
- */
-export async function deliverToClient(
-  files: FileService,
-  accountId: string,
-  pdf: BlobBody,
-  options: { exportType: ExportType; filename: string; expirationSeconds: number },
-  file: { filename: string; contentType: string } = {
-    filename: pdfFilename(options.filename),
-    contentType: 'application/pdf',
-  },
-): Promise<Delivery> {
-  const { filename, contentType } = file;
-  if (options.exportType === 'binary') return { kind: 'binary', pdf: await bodyBytes(pdf), filename, contentType };
-  const stored = await files.store(accountId, pdf, filename, options.expirationSeconds, contentType);
-  return { kind: 'url', url: stored.url, filename, expiresAt: stored.expiresAt, fileId: stored.fileId };
-}
 
 export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   const { db, charges, idempotency, files, logger } = deps;

@@ -1,0 +1,149 @@
+/**
+ * Threads of one worker module that run one task at a time each, with a deadline and a heap ceiling
+ * (child-limits.ts `startThread`): the message, error, exit and out-of-memory handling every such pool
+ * needs, written once. A thread starts on first use; after an answer it is kept idle (unref'd, so it
+ * never holds the process open) for the next task, up to `maxIdle`. A task past its deadline has its
+ * thread terminated; a thread that crashed or reached its heap ceiling is gone too; either way the
+ * next task gets a fresh thread, and the process lives on. How many tasks run at once is the caller's
+ * pool's business (its FairScheduler): this class runs what it is given.
+ *
+ * A task's thread may send messages before its answer (a request the main thread serves, as signing's
+ * time-stamp): `read` sees every message and returns the answer only for the one that ends the task;
+ * `post` replies to the thread, and does nothing once the task has ended.
+ *
+ * A task that ends other than with an answer is settled once its thread has gone.
+ *
+ * A task given a `signal` is stopped when it aborts (a pool shutting down): its thread is terminated.
+ *
+ * A task's deadline counts its own work, not a new thread's start-up (loading its modules took seconds
+ * on a loaded machine): the worker module calls `announceReady()` once loaded, and a task on a new
+ * thread starts its clock then.
+ */
+import { parentPort, type Transferable, type Worker } from 'node:worker_threads';
+import { isThreadOutOfMemory, startThread } from './child-limits.js';
+
+const READY = 'task-thread-ready';
+
+/** Called by a worker module once its imports are loaded: from then on its first task's deadline runs. */
+export function announceReady(): void {
+  parentPort?.postMessage(READY);
+}
+
+/** How a task ended. */
+export type TaskEnd<A> =
+  | { readonly ended: 'answer'; readonly answer: A }
+  /** Past its deadline: the thread was terminated. */
+  | { readonly ended: 'timeout' }
+  /** The thread reached its heap ceiling and Node ended it. */
+  | { readonly ended: 'out-of-memory' }
+  /** The thread failed otherwise (an uncaught error, an exit), or the pool is closed. */
+  | { readonly ended: 'failed'; readonly error: unknown };
+
+/** One task: what to send, and how to read what comes back. */
+export interface ThreadTask<M, A> {
+  readonly message: unknown;
+  readonly transfer?: readonly Transferable[];
+  readonly timeoutMs: number;
+  /** Stops the task (its thread is terminated): it ends `failed` with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /** The answer when `message` ends the task, or undefined for one that does not (answered through `post`). */
+  read(message: M, post: (reply: unknown) => void): A | undefined;
+}
+
+export interface TaskThreadsOptions {
+  /** `import.meta.url` of the module beside the worker file. */
+  readonly callerUrl: string;
+  /** The worker file's name without extension. */
+  readonly worker: string;
+  /** The threads' name (in heap snapshots and logs). */
+  readonly name: string;
+  readonly heapMb: number;
+  /** Idle threads kept for later tasks. */
+  readonly maxIdle: number;
+}
+
+export class TaskThreads {
+  readonly #idle: Worker[] = [];
+  #closed = false;
+
+  constructor(private readonly options: TaskThreadsOptions) {}
+
+  /** Runs `task` on an idle thread or a new one; never rejects: every ending is a TaskEnd. */
+  run<M, A>(task: ThreadTask<M, A>): Promise<TaskEnd<A>> {
+    if (this.#closed) return Promise.resolve({ ended: 'failed', error: new Error('the threads are closed') });
+    const { name } = this.options;
+    const idle = this.#idle.pop();
+    const worker = idle ?? this.#start();
+    worker.ref();
+    return new Promise<TaskEnd<A>>((resolve) => {
+      let ended = false;
+      let failure: unknown;
+      const end = (result: TaskEnd<A>, keep: boolean) => {
+        if (ended) return;
+        ended = true;
+        if (timer) clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        task.signal?.removeEventListener('abort', onAbort);
+        if (keep && !this.#closed && this.#idle.length < this.options.maxIdle) {
+          worker.unref();
+          this.#idle.push(worker);
+          return resolve(result);
+        }
+        // Resolved once the thread is gone: a thread cut off while writing a file must not write it after
+        // its caller removed it, and a pool's threads never outnumber its slots.
+        void worker.terminate().finally(() => resolve(result));
+      };
+      const post = (reply: unknown) => {
+        if (!ended) worker.postMessage(reply);
+      };
+      let timer: NodeJS.Timeout | undefined;
+      const startClock = () => {
+        timer = setTimeout(() => end({ ended: 'timeout' }, false), task.timeoutMs);
+      };
+      const onMessage = (message: M) => {
+        if ((message as unknown) === READY) return startClock();
+        const answer = task.read(message, post);
+        if (answer !== undefined) end({ ended: 'answer', answer }, true);
+      };
+      // 'error' comes before 'exit'; the exit ends the task with what the error said.
+      const onError = (error: unknown) => {
+        failure = error;
+      };
+      const onExit = () =>
+        end(
+          isThreadOutOfMemory(failure)
+            ? { ended: 'out-of-memory' }
+            : { ended: 'failed', error: failure ?? new Error(`the ${name} thread exited`) },
+          false,
+        );
+      const onAbort = () => end({ ended: 'failed', error: task.signal!.reason }, false);
+      if (task.signal?.aborted) return onAbort();
+      task.signal?.addEventListener('abort', onAbort, { once: true });
+      if (idle) startClock();
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      worker.postMessage(task.message, task.transfer as Transferable[] | undefined);
+    });
+  }
+
+  /** Ends the idle threads now; a busy one ends when its task does. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
+  }
+
+  #start(): Worker {
+    const { callerUrl, worker: file, name, heapMb } = this.options;
+    const worker = startThread(callerUrl, file, { name, heapMb });
+    // An idle thread that fails is forgotten (a busy one's task hears it through its own listeners).
+    worker.on('error', () => {});
+    worker.once('exit', () => {
+      const at = this.#idle.indexOf(worker);
+      if (at >= 0) this.#idle.splice(at, 1);
+    });
+    return worker;
+  }
+}
