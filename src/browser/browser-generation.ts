@@ -1,5 +1,5 @@
 /**
- * One launched Chromium and the page slots opened in it. The supervisor (`pdf-renderer.ts`) keeps
+ * One launched Chromium and the page slots opened in it. The supervisor (`browser-supervisor.ts`) keeps
  * one current generation and replaces it when it crashes or after N renders.
  *
  * States: live → retiring (no new renders; closes once its in-flight renders return their slots)

@@ -1,18 +1,26 @@
 /**
- * Keeps one live Chromium (a `BrowserGeneration`) available:
+ * The supervisor: keeps one live Chromium (a `BrowserGeneration`) available, and leases its page slots
+ * to renders (`withSlot`):
  *   - launches lazily, one launch at a time, or on `warmUp()`;
  *   - on a crash (`disconnected`) drops it and starts a replacement at once, so readiness recovers
  *     without waiting for traffic (renders in flight on the crashed browser fail; queued ones wait);
  *   - after `recycleAfterRenders` renders starts a new browser beside the old one, switches new
  *     renders to it, and lets the old one close when its last in-flight render returns its slot —
  *     recycling never fails a render.
+ *   - a lease waits for a live browser, watches the render's memory, takes and returns the slot, and
+ *     tries the work once more on fresh pages when a page crashed of causes not the document's own.
  * One network sinkhole serves every generation.
  */
 import { AppError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { BrowserGeneration } from './browser-generation.js';
-import type { AssetResolver } from './pages/closed-room.js';
+import { raceSignal, type StreamedBytes } from './cdp-helpers.js';
+import type { CapturedImage, CaptureParams } from './pages/capture-image.js';
+import type { AssetResolver, DocumentResources } from './pages/closed-room.js';
+import { tooMuchMemory } from './pages/document-bounds.js';
 import { openNetworkSinkhole, type NetworkSinkhole } from './pages/network-sinkhole.js';
+import type { PrintBounds, PrintParams } from './pages/print-page.js';
+import type { EvaluatorPage } from './sandbox/evaluator-page.js';
 
 export interface SupervisorOptions {
   chromiumPath: string;
@@ -32,10 +40,42 @@ export interface SupervisorCounters {
   crashes: number;
   pagesReplaced: number;
   blockedRequests: number;
+  /** Leases whose work was tried once more on fresh pages because a page renderer had crashed. */
+  pageCrashRetries: number;
+}
+
+/** One render's hold on a page slot of a live browser: its evaluator, and the print and capture on its pages. */
+export interface SlotLease {
+  /** The slot's evaluator page, opened or repaired first if it has to be. */
+  evaluator(signal: AbortSignal): Promise<EvaluatorPage>;
+  /** Prints on the slot's print page, or for a document with scripts in a single-use context. */
+  print(html: string, params: PrintParams, options: LeasePrintOptions): Promise<StreamedBytes>;
+  /** A picture of the document, on a single-use page of the same browser. */
+  captureImage(html: string, params: CaptureParams, signal: AbortSignal): Promise<CapturedImage>;
+}
+
+export interface LeasePrintOptions {
+  bounds: PrintBounds;
+  scripted: boolean;
+  signal: AbortSignal;
+  resources?: DocumentResources;
+}
+
+/** What a lease runs under: the render's signal (its deadline and its caller's), and the caller's alone. */
+export interface LeaseOptions {
+  signal: AbortSignal;
+  /** The caller's own signal: a render it stopped is not explained as the document's memory. */
+  callerSignal?: AbortSignal;
 }
 
 export class BrowserSupervisor {
-  readonly counters: SupervisorCounters = { launches: 0, crashes: 0, pagesReplaced: 0, blockedRequests: 0 };
+  readonly counters: SupervisorCounters = {
+    launches: 0,
+    crashes: 0,
+    pagesReplaced: 0,
+    blockedRequests: 0,
+    pageCrashRetries: 0,
+  };
   #current: BrowserGeneration | undefined;
   #starting: Promise<BrowserGeneration> | undefined;
   #recycling: Promise<void> | undefined;
@@ -75,8 +115,62 @@ export class BrowserSupervisor {
     return this.#starting;
   }
 
+  /**
+   * Runs `work` on a page slot of a live browser and gives the slot back. A renderer can die of causes
+   * that are not this document's (killed from outside, the kernel's OOM killer, a Chromium fault), and
+   * the crash event may arrive after this render took the page: so work whose page crashed is run once
+   * more on fresh pages, and a document that crashes those too is at fault itself. The memory watch's
+   * kills are the document's own memory: never retried, and answered DOCUMENT_TOO_LARGE.
+   */
+  async withSlot<T>(options: LeaseOptions, work: (lease: SlotLease) => Promise<T>): Promise<T> {
+    const { signal, callerSignal } = options;
+    const startedAt = performance.now();
+    let generation = await raceSignal(this.generation(), signal);
+    // A recycle may have retired it between the promise settling and now; take a slot only from a
+    // live browser (checked and taken without an await in between).
+    while (!generation.isLive) generation = await raceSignal(this.generation(), signal);
+    generation.renders += 1;
+    const releaseWatch = generation.watchRender();
+    const slot = generation.takeSlot();
+    const lease: SlotLease = {
+      evaluator: async (s) => (await slot.ready(s)).evaluator,
+      print: (html, params, o) => generation.print(html, params, { ...o, slot }),
+      captureImage: (html, params, s) => generation.captureImage(html, params, s),
+    };
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await work(lease);
+        } catch (error) {
+          if (
+            attempt > 1 ||
+            signal.aborted ||
+            !isPageCrash(error) ||
+            !generation.isConnected ||
+            generation.killedRendererSince(startedAt)
+          )
+            throw error;
+          this.counters.pageCrashRetries += 1;
+          this.logger.warn(
+            { err: error },
+            'a page of the render crashed before or while it was used; rendering once more on fresh pages',
+          );
+        }
+      }
+    } catch (error) {
+      // Its page crashed because the memory watch killed the renderer: say so.
+      if (!callerSignal?.aborted && generation.killedRendererSince(startedAt) && isCrash(error))
+        throw tooMuchMemory(this.options.rendererMemoryMb);
+      throw error;
+    } finally {
+      generation.returnSlot(slot);
+      releaseWatch();
+      this.#afterRender(generation);
+    }
+  }
+
   /** Called after every render: starts recycling once the current browser reached its quota. */
-  afterRender(generation: BrowserGeneration): void {
+  #afterRender(generation: BrowserGeneration): void {
     if (generation !== this.#current || generation.renders < this.options.recycleAfterRenders) return;
     if (this.#recycling || this.#closing) return;
     this.#recycling = this.#launch()
@@ -165,6 +259,17 @@ export class BrowserSupervisor {
       // Logged in #launch; the next render tries again.
     });
   }
+}
+
+/** A failure that a crashed page (renderer killed) produces: RENDER_FAILED, or a stopped evaluator. */
+function isCrash(error: unknown): boolean {
+  if (!(error instanceof AppError)) return true;
+  return error.code === 'RENDER_FAILED' || error.details?.reason === 'crashed';
+}
+
+/** The error of a page whose renderer process died (the evaluator's or the print page's). */
+function isPageCrash(error: unknown): boolean {
+  return error instanceof AppError && error.details?.reason === 'crashed';
 }
 
 /**

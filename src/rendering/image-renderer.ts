@@ -4,7 +4,7 @@
  * of a print (`browser/pages/capture-image.ts`), in the same closed room. `PdfRenderer.renderImage` runs
  * `captureRenderedImage` inside the render slot, under the render deadline.
  */
-import type { BrowserGeneration } from '../browser/browser-generation.js';
+import type { SlotLease } from '../browser/browser-supervisor.js';
 import type { CapturedImage, CaptureFormat } from '../browser/pages/capture-image.js';
 import { needsScripts } from './html-assembly.js';
 import type { DocumentResources } from '../browser/pages/closed-room.js';
@@ -74,13 +74,12 @@ export function imagePixelSize(
 
 /** The last step of an image render, inside its slot: the document loaded, modified in the page, and its picture. */
 export function captureRenderedImage(
-  generation: BrowserGeneration,
-  html: string,
+  lease: SlotLease,
   req: ImageRenderRequest,
-  signal: AbortSignal,
-  resources?: DocumentResources,
+  document: { html: string; signal: AbortSignal; resources?: DocumentResources },
 ): Promise<CapturedImage> {
-  return generation.captureImage(
+  const { html, signal, resources } = document;
+  return lease.captureImage(
     html,
     {
       format: req.output.format,
