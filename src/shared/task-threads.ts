@@ -64,9 +64,15 @@ export interface TaskThreadsOptions {
 
 export class TaskThreads {
   readonly #idle: Worker[] = [];
+  #running = 0;
   #closed = false;
 
   constructor(private readonly options: TaskThreadsOptions) {}
+
+  /** Threads alive now: idle ones and those running a task. */
+  get threads(): number {
+    return this.#idle.length + this.#running;
+  }
 
   /** Runs `task` on an idle thread or a new one; never rejects: every ending is a TaskEnd. */
   run<M, A>(task: ThreadTask<M, A>): Promise<TaskEnd<A>> {
@@ -75,6 +81,7 @@ export class TaskThreads {
     const idle = this.#idle.pop();
     const worker = idle ?? this.#start();
     worker.ref();
+    this.#running += 1;
     return new Promise<TaskEnd<A>>((resolve) => {
       let ended = false;
       let failure: unknown;
@@ -87,13 +94,17 @@ export class TaskThreads {
         worker.off('exit', onExit);
         task.signal?.removeEventListener('abort', onAbort);
         if (keep && !this.#closed && this.#idle.length < this.options.maxIdle) {
+          this.#running -= 1;
           worker.unref();
           this.#idle.push(worker);
           return resolve(result);
         }
         // Resolved once the thread is gone: a thread cut off while writing a file must not write it after
         // its caller removed it, and a pool's threads never outnumber its slots.
-        void worker.terminate().finally(() => resolve(result));
+        void worker.terminate().finally(() => {
+          this.#running -= 1;
+          resolve(result);
+        });
       };
       const post = (reply: unknown) => {
         if (!ended) worker.postMessage(reply);

@@ -3,8 +3,9 @@
  * (json-parse-worker.ts does the work; json-body-parser.ts decides which bodies come here).
  *
  * Bounds (config `http.jsonWorkers`, fixed in json-body-bounds.ts):
- * - threads: at most `threads`, started on the first large body (a process that never sees one starts
- *   none) and kept; one that dies is replaced on the next task;
+ * - threads: at most `threads` (../../shared/task-threads.ts), started on the first large body (a process
+ *   that never sees one starts none) and kept; one that dies is replaced on the next task; a parse is
+ *   linear in its bytes, so its deadline (`PARSE_DEADLINE_MS`) is only a last stop;
  * - waiting: at most `queueLimit` bodies wait for a thread, all accounts together; past it, 503
  *   SERVICE_UNAVAILABLE (the server is parsing as much as it can);
  * - per account: at most `accountLimit` bodies waiting or being parsed; past it, 429 RATE_LIMITED,
@@ -23,11 +24,13 @@
  * A waiting body holds its bytes (at most the route's body limit); they are transferred to the thread,
  * not copied, when its turn comes.
  */
-import type { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { accountSlotsOf, FairScheduler, type PoolStats } from '../../scheduling/fair-scheduler.js';
 import { AppError } from '../../shared/errors.js';
-import type { ParseAnswer, ParseOutcome, ParseTask, ParseWorkerData } from './json-parse-worker.js';
+import { TaskThreads } from '../../shared/task-threads.js';
+import type { ParseAnswer, ParseOutcome, ParseTask } from './json-parse-worker.js';
+
+/** A parse of the largest body the server takes is seconds; a thread still at it after this is stuck. */
+const PARSE_DEADLINE_MS = 120_000;
 
 export interface JsonParsePoolOptions {
   readonly threads: number;
@@ -45,24 +48,6 @@ export interface JsonParsePoolStats {
   readonly threads: number;
   readonly running: number;
   readonly waiting: number;
-}
-
-interface Task {
-  readonly id: number;
-  readonly bytes: Buffer;
-  resolve(outcome: ParseOutcome): void;
-  reject(error: Error): void;
-}
-
-interface Thread {
-  readonly worker: Worker;
-  task: Task | undefined;
-}
-
-/** A parse thread (json-parse-worker.ts) with its heap cap. */
-function startWorker(memoryMb: number): Worker {
-  const workerData: ParseWorkerData = { heapBytes: parseHeapBytes(memoryMb) };
-  return startThread(import.meta.url, 'json-parse-worker', { name: 'json-parse', heapMb: memoryMb, workerData });
 }
 
 /** What a thread may spend on one body: its heap cap less what the thread itself holds (its code, Node's own). */
@@ -93,12 +78,20 @@ const shuttingDown = () =>
   });
 
 export class JsonParsePool {
-  private readonly threads: Thread[] = [];
+  private readonly threads: TaskThreads;
   private readonly slots: FairScheduler;
-  private nextId = 1;
   private closed = false;
+  /** Stops the bodies being parsed when the pool closes. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: JsonParsePoolOptions) {
+    this.threads = new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'json-parse-worker',
+      name: 'json-parse',
+      heapMb: options.memoryMb,
+      maxIdle: options.threads,
+    });
     this.slots = new FairScheduler({
       name: 'json_parse',
       limits: {
@@ -122,48 +115,40 @@ export class JsonParsePool {
   }
 
   /** Parses `bytes` (a JSON body) on a parse thread, for `account` (an account id, or a name for callers without one). */
-  parse(bytes: Buffer, account: string): Promise<ParseOutcome> {
+  async parse(bytes: Buffer, account: string): Promise<ParseOutcome> {
     const startedAt = performance.now();
-    const refuse = (error: AppError): Promise<never> => {
-      this.settled('refused', startedAt);
-      return Promise.reject(error);
-    };
-    if (this.closed) return refuse(shuttingDown());
-    if (this.slots.load(account) >= this.options.accountLimit) {
-      return refuse(
-        new AppError(
-          'RATE_LIMITED',
-          `At most ${this.options.accountLimit} large request bodies of one account are parsed at once; retry when one has been answered.`,
-          {
-            details: { retryAfterSeconds: 1 },
-          },
-        ),
-      );
+    let outcome: JsonParsePoolOutcome = 'failed';
+    try {
+      if (this.closed) throw refused(shuttingDown());
+      if (this.slots.load(account) >= this.options.accountLimit) {
+        throw refused(
+          new AppError(
+            'RATE_LIMITED',
+            `At most ${this.options.accountLimit} large request bodies of one account are parsed at once; retry when one has been answered.`,
+            { details: { retryAfterSeconds: 1 } },
+          ),
+        );
+      }
+      const release = await this.slots
+        .acquire({ accountId: account, kind: 'paid' })
+        .catch((error: unknown) => Promise.reject(refused(error)));
+      try {
+        const parsed = await this.run(bytes);
+        outcome = parsed.kind === 'syntax' || parsed.kind === 'unsafe' ? 'invalid' : 'parsed';
+        return parsed;
+      } finally {
+        release();
+      }
+    } catch (error) {
+      if (error instanceof Refused) {
+        outcome = 'refused';
+        throw error.error;
+      }
+      if (error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE') outcome = 'refused';
+      throw error;
+    } finally {
+      this.options.onSettled?.(outcome, (performance.now() - startedAt) / 1000);
     }
-    return this.slots.acquire({ accountId: account, kind: 'paid' }).then(
-      (release) =>
-        new Promise<ParseOutcome>((resolve, reject) => {
-          const settle = (outcome: JsonParsePoolOutcome) => {
-            release();
-            this.settled(outcome, startedAt);
-          };
-          const task: Task = {
-            id: this.nextId++,
-            bytes,
-            resolve: (outcome) => {
-              settle(outcome.kind === 'syntax' || outcome.kind === 'unsafe' ? 'invalid' : 'parsed');
-              resolve(outcome);
-            },
-            reject: (error) => {
-              settle(error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE' ? 'refused' : 'failed');
-              reject(error);
-            },
-          };
-          if (this.closed) task.reject(shuttingDown());
-          else this.start(task);
-        }),
-      (error: AppError) => refuse(error),
-    );
   }
 
   /** The scheduler's view: threads, bodies being parsed and waiting (for the pool gauges of /metrics). */
@@ -173,57 +158,39 @@ export class JsonParsePool {
 
   stats(): JsonParsePoolStats {
     const { active, waiting } = this.slots.stats();
-    return { threads: this.threads.length, running: active, waiting };
+    return { threads: this.threads.threads, running: active, waiting };
   }
 
   /** Stops every thread; bodies waiting or being parsed get 503. */
   async close(): Promise<void> {
     this.closed = true;
     this.slots.refuseAll(shuttingDown());
-    const threads = this.threads.splice(0);
-    for (const thread of threads) thread.task?.reject(shuttingDown());
-    await Promise.all(threads.map((t) => t.worker.terminate()));
+    this.closing.abort(shuttingDown());
+    await this.threads.close();
   }
 
-  private settled(outcome: JsonParsePoolOutcome, startedAt: number): void {
-    this.options.onSettled?.(outcome, (performance.now() - startedAt) / 1000);
-  }
-
-  /**
-   * Gives a body that holds a slot to an idle thread, or a new one: the scheduler grants no more slots
-   * than `threads`, and a thread leaves the list before its body's slot is released.
-   */
-  private start(task: Task): void {
-    const thread = this.threads.find((t) => !t.task) ?? this.startThread();
-    thread.task = task;
-    const buffer = ownBuffer(task.bytes);
-    const message: ParseTask = { id: task.id, bytes: buffer };
-    thread.worker.postMessage(message, [buffer]);
-  }
-
-  private startThread(): Thread {
-    const thread: Thread = { worker: startWorker(this.options.memoryMb), task: undefined };
-    // Idle threads must not keep the process alive; a body being parsed has its request doing that.
-    thread.worker.unref();
-    thread.worker.on('message', (answer: ParseAnswer) => {
-      const task = thread.task;
-      if (!task || task.id !== answer.id) return;
-      thread.task = undefined;
-      if (answer.outcome.kind === 'tooLarge') task.reject(bodyTooLarge(this.options.memoryMb));
-      else task.resolve(answer.outcome);
+  /** One body on a thread: its bytes transferred, not copied. */
+  private async run(bytes: Buffer): Promise<ParseOutcome> {
+    if (this.closed) throw shuttingDown();
+    const buffer = ownBuffer(bytes);
+    const message: ParseTask = { bytes: buffer, heapBytes: parseHeapBytes(this.options.memoryMb) };
+    const end = await this.threads.run<ParseAnswer, ParseAnswer>({
+      message,
+      transfer: [buffer],
+      timeoutMs: PARSE_DEADLINE_MS,
+      signal: this.closing.signal,
+      read: (answer) => answer,
     });
-    let failure: Error | undefined;
-    thread.worker.on('error', (error: Error & { code?: string }) => {
-      failure = isThreadOutOfMemory(error) ? bodyTooLarge(this.options.memoryMb) : error;
-    });
-    thread.worker.on('exit', () => {
-      const index = this.threads.indexOf(thread);
-      if (index >= 0) this.threads.splice(index, 1);
-      const task = thread.task;
-      thread.task = undefined;
-      task?.reject(failure ?? new Error('a JSON parse thread stopped'));
-    });
-    this.threads.push(thread);
-    return thread;
+    if (end.ended === 'out-of-memory') throw bodyTooLarge(this.options.memoryMb);
+    if (end.ended === 'timeout') throw new Error('a JSON parse thread went past its deadline');
+    if (end.ended === 'failed') throw end.error instanceof Error ? end.error : new Error('a JSON parse thread stopped');
+    if (end.answer.outcome.kind === 'tooLarge') throw bodyTooLarge(this.options.memoryMb);
+    return end.answer.outcome;
   }
 }
+
+/** A refusal before any parse: counted as `refused`, whatever its error. */
+class Refused {
+  constructor(readonly error: unknown) {}
+}
+const refused = (error: unknown) => new Refused(error);

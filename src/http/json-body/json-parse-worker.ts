@@ -3,23 +3,20 @@
  * parses it, runs the safety walk and cuts the value into small texts for the event loop
  * (json-pieces.ts). Everything costly about a large body happens here, off the event loop.
  *
- * In: `{ id, bytes }` with the body's bytes transferred (not copied). Out: `{ id, outcome }`.
- * `workerData.heapBytes` is the thread's heap cap: a body whose estimate (json-heap-estimate.ts) is past
- * it is answered `tooLarge` without being parsed.
+ * In: `{ bytes, heapBytes }` with the body's bytes transferred (not copied). Out: `{ outcome }`.
+ * `heapBytes` is what the thread may spend on the body: one whose estimate (json-heap-estimate.ts) is
+ * past it is answered `tooLarge` without being parsed.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import type { ValidationIssue } from '../../shared/errors.js';
+import { announceReady } from '../../shared/task-threads.js';
 import { jsonSafetyIssues } from './json-safety.js';
 import { cutJson, type JsonPiece } from './json-pieces.js';
 import { jsonParseHeapEstimate } from './json-heap-estimate.js';
 
-export interface ParseWorkerData {
-  readonly heapBytes: number;
-}
-
 export interface ParseTask {
-  readonly id: number;
   readonly bytes: ArrayBuffer;
+  readonly heapBytes: number;
 }
 
 export type ParseOutcome =
@@ -33,7 +30,6 @@ export type ParseOutcome =
 export type ParseAnswerOutcome = ParseOutcome | { readonly kind: 'tooLarge' };
 
 export interface ParseAnswer {
-  readonly id: number;
   readonly outcome: ParseAnswerOutcome;
 }
 
@@ -55,8 +51,8 @@ function parseBody(bytes: ArrayBuffer, heapBytes: number): ParseAnswerOutcome {
 
 const port = parentPort;
 if (!port) throw new Error('json-parse-worker.ts runs as a worker thread (json-parse-pool.ts starts it)');
-const { heapBytes } = workerData as ParseWorkerData;
 port.on('message', (task: ParseTask) => {
-  const answer: ParseAnswer = { id: task.id, outcome: parseBody(task.bytes, heapBytes) };
+  const answer: ParseAnswer = { outcome: parseBody(task.bytes, task.heapBytes) };
   port.postMessage(answer);
 });
+announceReady();
