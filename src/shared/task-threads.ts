@@ -46,6 +46,8 @@ export interface ThreadTask<M, A> {
   readonly timeoutMs: number;
   /** Stops the task (its thread is terminated): it ends `failed` with the signal's reason. */
   readonly signal?: AbortSignal;
+  /** False: the thread ends after this task instead of waiting for the next (a pool closed meanwhile). @defaultValue true */
+  readonly keepThread?: boolean;
   /** The answer when `message` ends the task, or undefined for one that does not (answered through `post`). */
   read(message: M, post: (reply: unknown) => void): A | undefined;
 }
@@ -60,18 +62,29 @@ export interface TaskThreadsOptions {
   readonly heapMb: number;
   /** Idle threads kept for later tasks. */
   readonly maxIdle: number;
+  /** Called with each thread as it starts (tests end threads with it). */
+  readonly onStart?: (worker: Worker) => void;
+  /** Data every thread starts with (worker_threads' workerData), read when the thread starts. */
+  readonly workerData?: () => unknown;
 }
 
 export class TaskThreads {
   readonly #idle: Worker[] = [];
   #running = 0;
   #closed = false;
+  /** Waiters for the moment no task runs. */
+  #drained: (() => void)[] = [];
 
   constructor(private readonly options: TaskThreadsOptions) {}
 
   /** Threads alive now: idle ones and those running a task. */
   get threads(): number {
     return this.#idle.length + this.#running;
+  }
+
+  /** Tasks running now. */
+  get running(): number {
+    return this.#running;
   }
 
   /** Runs `task` on an idle thread or a new one; never rejects: every ending is a TaskEnd. */
@@ -93,16 +106,16 @@ export class TaskThreads {
         worker.off('error', onError);
         worker.off('exit', onExit);
         task.signal?.removeEventListener('abort', onAbort);
-        if (keep && !this.#closed && this.#idle.length < this.options.maxIdle) {
-          this.#running -= 1;
+        if (keep && task.keepThread !== false && !this.#closed && this.#idle.length < this.options.maxIdle) {
           worker.unref();
           this.#idle.push(worker);
+          this.#ended();
           return resolve(result);
         }
         // Resolved once the thread is gone: a thread cut off while writing a file must not write it after
         // its caller removed it, and a pool's threads never outnumber its slots.
         void worker.terminate().finally(() => {
-          this.#running -= 1;
+          this.#ended();
           resolve(result);
         });
       };
@@ -122,11 +135,11 @@ export class TaskThreads {
       const onError = (error: unknown) => {
         failure = error;
       };
-      const onExit = () =>
+      const onExit = (code: number) =>
         end(
           isThreadOutOfMemory(failure)
             ? { ended: 'out-of-memory' }
-            : { ended: 'failed', error: failure ?? new Error(`the ${name} thread exited`) },
+            : { ended: 'failed', error: failure ?? new Error(`exit code ${code} (the ${name} thread)`) },
           false,
         );
       const onAbort = () => end({ ended: 'failed', error: task.signal!.reason }, false);
@@ -146,15 +159,27 @@ export class TaskThreads {
     await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
   }
 
+  /** Resolves once no task runs (after `close()`: once every thread is gone). */
+  drained(): Promise<void> {
+    if (this.#running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  #ended(): void {
+    this.#running -= 1;
+    if (this.#running === 0) for (const resolve of this.#drained.splice(0)) resolve();
+  }
+
   #start(): Worker {
     const { callerUrl, worker: file, name, heapMb } = this.options;
-    const worker = startThread(callerUrl, file, { name, heapMb });
+    const worker = startThread(callerUrl, file, { name, heapMb, workerData: this.options.workerData?.() });
     // An idle thread that fails is forgotten (a busy one's task hears it through its own listeners).
     worker.on('error', () => {});
     worker.once('exit', () => {
       const at = this.#idle.indexOf(worker);
       if (at >= 0) this.#idle.splice(at, 1);
     });
+    this.options.onStart?.(worker);
     return worker;
   }
 }

@@ -18,10 +18,10 @@
  * most RULES_QUEUE_LIMIT checks wait, RULES_ACCOUNT_QUEUE_LIMIT of one account (then 503, or 429).
  */
 import type { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
 import { accountSlotsOf, FairScheduler, type PoolStats, type Ticket } from '../../scheduling/fair-scheduler.js';
 import { FailureBudget, type FailureBudgetSettings } from '../../scheduling/failure-budget.js';
 import { AppError } from '../../shared/errors.js';
+import { TaskThreads } from '../../shared/task-threads.js';
 import type { RulesAnswer, RulesTask } from './rules-worker.js';
 import type { SvrlEntry } from './svrl.js';
 
@@ -56,15 +56,8 @@ export interface RulesPoolOptions {
 /** Why a check could not give findings. */
 export type RulesFailure = { readonly reason: 'unparsable' | 'pack' | 'failed'; readonly message: string };
 
-interface Thread {
-  readonly worker: Worker;
-  busy: boolean;
-  retiring: boolean;
-  readonly exited: Promise<void>;
-}
-
 export class RulesPool {
-  readonly #threads: Thread[] = [];
+  #threads: TaskThreads;
   readonly #slots: FairScheduler;
   /** Rules time of each account's free checks (time that earns no credit, counted as failed renders are). */
   readonly #freeTime: FailureBudget;
@@ -77,6 +70,7 @@ export class RulesPool {
       windowSeconds: FREE_RULES_WINDOW_SECONDS,
     };
     this.#freeTime = new FailureBudget(this.#freeBudget);
+    this.#threads = this.#newThreads();
     this.#slots = new FairScheduler({
       name: 'einvoice-rules',
       limits: {
@@ -153,56 +147,24 @@ export class RulesPool {
     );
   }
 
-  #run(
+  async #run(
     xml: string,
     stylesheets: RulesTask['stylesheets'],
     bound: { timeoutMs: number; onTimeout: (() => AppError) | undefined },
   ): Promise<SvrlEntry[][] | RulesFailure> {
-    // The scheduler grants no more slots than threads, and a thread is busy only while its check holds one.
-    const thread = this.#threads.find((t) => !t.busy && !t.retiring) ?? this.#startThread();
     const id = this.#nextId++;
-    thread.busy = true;
-    thread.worker.ref();
-    return new Promise((resolve, reject) => {
-      let failure: Error | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        thread.worker.off('message', onMessage);
-        thread.worker.off('error', onError);
-        thread.worker.off('exit', onExit);
-        thread.busy = false;
-        thread.worker.unref();
-      };
-      const timer = setTimeout(() => {
-        done();
-        this.#end(thread);
-        reject(bound.onTimeout?.() ?? tooComplex(`did not finish within ${bound.timeoutMs / 1000} s and was stopped`));
-      }, bound.timeoutMs);
-      const onMessage = (answer: RulesAnswer) => {
-        if (answer.id !== id) return;
-        done();
-        if (thread.retiring) this.#end(thread);
-        resolve('results' in answer ? answer.results : { reason: answer.reason, message: answer.error });
-      };
-      const onError = (error: Error) => {
-        failure = error;
-      };
-      const onExit = () => {
-        done();
-        this.#forget(thread);
-        reject(
-          tooComplex(
-            isThreadOutOfMemory(failure)
-              ? `reached its ${RULES_HEAP_MB} MB heap ceiling and was stopped`
-              : `stopped (${failure?.message ?? 'its thread exited'})`,
-          ),
-        );
-      };
-      thread.worker.on('message', onMessage);
-      thread.worker.on('error', onError);
-      thread.worker.on('exit', onExit);
-      thread.worker.postMessage({ id, xml, stylesheets } satisfies RulesTask);
+    const end = await this.#threads.run<RulesAnswer, RulesAnswer>({
+      message: { id, xml, stylesheets } satisfies RulesTask,
+      timeoutMs: bound.timeoutMs,
+      read: (answer) => (answer?.id === id ? answer : undefined),
     });
+    if (end.ended === 'timeout')
+      throw bound.onTimeout?.() ?? tooComplex(`did not finish within ${bound.timeoutMs / 1000} s and was stopped`);
+    if (end.ended === 'out-of-memory') throw tooComplex(`reached its ${RULES_HEAP_MB} MB heap ceiling and was stopped`);
+    if (end.ended === 'failed')
+      throw tooComplex(`stopped (${(end.error as Error | undefined)?.message ?? 'its thread exited'})`);
+    const answer = end.answer;
+    return 'results' in answer ? answer.results : { reason: answer.reason, message: answer.error };
   }
 
   /** Checks holding a thread and waiting for one (for /metrics). */
@@ -212,39 +174,21 @@ export class RulesPool {
 
   /** Ends the idle threads now and the busy ones once their check answered; a later check starts them again. */
   async close(): Promise<void> {
-    const threads = [...this.#threads];
-    for (const thread of threads) {
-      if (thread.busy) thread.retiring = true;
-      else this.#end(thread);
-    }
-    await Promise.all(threads.map((t) => t.exited));
+    const closing = this.#threads;
+    this.#threads = this.#newThreads();
+    await closing.close();
+    await closing.drained();
   }
 
-  #forget(thread: Thread): void {
-    const index = this.#threads.indexOf(thread);
-    if (index >= 0) this.#threads.splice(index, 1);
-  }
-
-  #end(thread: Thread): void {
-    this.#forget(thread);
-    void thread.worker.terminate();
-  }
-
-  #startThread(): Thread {
-    const worker = startThread(import.meta.url, 'rules-worker', { name: 'einvoice-rules', heapMb: RULES_HEAP_MB });
-    const thread: Thread = {
-      worker,
-      busy: false,
-      retiring: false,
-      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
-    };
-    // An uncaught error of an idle thread ends it; it is then forgotten, and the next check starts another.
-    worker.on('error', () => {});
-    worker.once('exit', () => this.#forget(thread));
-    worker.unref();
-    this.#threads.push(thread);
-    this.options.onThreadStart?.(worker);
-    return thread;
+  #newThreads(): TaskThreads {
+    return new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'rules-worker',
+      name: 'einvoice-rules',
+      heapMb: RULES_HEAP_MB,
+      maxIdle: this.options.threads,
+      onStart: this.options.onThreadStart,
+    });
   }
 }
 

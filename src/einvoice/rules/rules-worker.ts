@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
+import { announceReady } from '../../shared/task-threads.js';
 import { svrlEntries, type SvrlEntry, type SvrlNode } from './svrl.js';
 
 export interface RulesTask {
@@ -93,3 +94,4 @@ function run(task: RulesTask): RulesAnswer {
 parentPort?.on('message', (task: RulesTask) => {
   parentPort!.postMessage(run(task));
 });
+announceReady();

@@ -13,8 +13,8 @@
  * in-memory files and its wasm memory never outlive the check they belong to.
  *
  * Bounds:
- * - threads: at most `threads`, started on first use and kept; an idle thread does not keep the
- *   process alive (unref), a thread with a check does (ref);
+ * - threads: at most `threads` (../../shared/task-threads.ts), started on first use and kept; an idle
+ *   thread does not keep the process alive (unref), a thread with a check does (ref);
  * - memory: each check's wasm memory may grow to the `maxMemoryPages` of its task, no further; the
  *   thread's JS heap (the check's files and what xmllint prints, as strings) to `XMLLINT_HEAP_MB`: a
  *   thread that reaches it is ended by Node and its check answers an error;
@@ -31,15 +31,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
-import { isThreadOutOfMemory, startThread } from '../../shared/child-limits.js';
-import {
-  accountSlotsOf,
-  FairScheduler,
-  type PoolStats,
-  type Release,
-  type Ticket,
-} from '../../scheduling/fair-scheduler.js';
+import { accountSlotsOf, FairScheduler, type PoolStats, type Ticket } from '../../scheduling/fair-scheduler.js';
 import { AppError } from '../../shared/errors.js';
+import { TaskThreads } from '../../shared/task-threads.js';
 import { wasm, type WasmModule } from './wasm.js';
 import type { XmllintAnswer, XmllintTask, XmllintWorkerData } from './xmllint-worker.js';
 
@@ -98,37 +92,15 @@ function compiledModule(): Promise<WasmModule> {
  */
 const XMLLINT_HEAP_MB = 512;
 
-/** An xmllint thread (xmllint-worker.ts) with the compiled module. */
-function startWorker(module: WasmModule): Worker {
-  const workerData: XmllintWorkerData = { module };
-  return startThread(import.meta.url, 'xmllint-worker', { name: 'xmllint', heapMb: XMLLINT_HEAP_MB, workerData });
-}
-
-interface Job {
-  readonly run: XmllintRun;
-  readonly timeoutMs: number;
-  /** close() was called after the check asked for a thread: the thread it starts ends after it. */
-  readonly retire: boolean;
-  resolve(output: XmllintOutput): void;
-  reject(error: Error): void;
-}
-
-interface Thread {
-  readonly worker: Worker;
-  job: { readonly id: number; readonly job: Job; readonly timer: NodeJS.Timeout } | undefined;
-  /** close() was called while it had a check: it ends once that check answered. */
-  retiring: boolean;
-  readonly exited: Promise<void>;
-}
-
 export class XmllintPool {
-  readonly #threads: Thread[] = [];
+  #threads: TaskThreads;
   readonly #slots: FairScheduler;
   #module: WasmModule | undefined;
   #nextId = 1;
   #closes = 0;
 
   constructor(private readonly options: XmllintPoolOptions) {
+    this.#threads = this.#newThreads();
     this.#slots = new FairScheduler({
       name: 'xmllint',
       limits: {
@@ -159,111 +131,56 @@ export class XmllintPool {
     const closes = this.#closes;
     this.#module ??= await compiledModule();
     const release = await this.#slots.acquire(ticket, { maxWaitMs: this.options.timeoutMs });
-    return new Promise((resolve, reject) => {
-      const settle = (done: () => void) => {
-        release();
-        done();
-      };
-      this.#start({
-        run,
+    try {
+      const id = this.#nextId++;
+      const end = await this.#threads.run<XmllintAnswer, XmllintAnswer>({
+        message: {
+          id,
+          inputFiles: run.inputFiles,
+          args: run.args,
+          initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, run.maxMemoryPages),
+          maxMemoryPages: run.maxMemoryPages,
+        } satisfies XmllintTask,
         timeoutMs,
-        retire: closes !== this.#closes,
-        resolve: (output) => settle(() => resolve(output)),
-        reject: (error) => settle(() => reject(error)),
+        // Asked for before a close(): its thread ends after it.
+        keepThread: closes === this.#closes,
+        read: (answer) => (answer?.id === id ? answer : undefined),
       });
-    });
+      if (end.ended === 'timeout') throw tooComplex(`did not finish within ${timeoutMs / 1000} s and was stopped`);
+      if (end.ended === 'out-of-memory') throw tooComplex(`stopped: it reached its ${XMLLINT_HEAP_MB} MB heap ceiling`);
+      if (end.ended === 'failed') throw tooComplex(`stopped: ${(end.error as Error | undefined)?.message}`);
+      const answer = end.answer;
+      if ('error' in answer) throw tooComplex(`stopped in libxml2 (${answer.error})`);
+      return { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr };
+    } finally {
+      release();
+    }
   }
 
   /** The checks holding a slot (`active`) and waiting for one; threads running, and those with a check. */
   stats(): PoolStats & { threads: number; busy: number } {
-    return { ...this.#slots.stats(), threads: this.#threads.length, busy: this.#threads.filter((t) => t.job).length };
+    return { ...this.#slots.stats(), threads: this.#threads.threads, busy: this.#threads.running };
   }
 
   /** Ends the idle threads now and the busy ones once their check answered; resolves when all have exited. */
   async close(): Promise<void> {
     this.#closes += 1;
-    const threads = [...this.#threads];
-    for (const thread of threads) {
-      if (thread.job) thread.retiring = true;
-      else this.#end(thread);
-    }
-    await Promise.all(threads.map((t) => t.exited));
+    const closing = this.#threads;
+    this.#threads = this.#newThreads();
+    await closing.close();
+    await closing.drained();
   }
 
-  /**
-   * Gives a check that holds a slot to an idle thread, or a new one: the scheduler grants no more
-   * slots than `threads`, and a thread leaves the list before its check's slot is released.
-   */
-  #start(job: Job): void {
-    const thread = this.#threads.find((t) => !t.job && !t.retiring) ?? this.#startThread();
-    if (job.retire) thread.retiring = true;
-    const id = this.#nextId++;
-    const timer = setTimeout(() => {
-      if (thread.job?.id !== id) return;
-      thread.job = undefined;
-      this.#end(thread);
-      job.reject(tooComplex(`did not finish within ${job.timeoutMs / 1000} s and was stopped`));
-    }, job.timeoutMs);
-    thread.job = { id, job, timer };
-    thread.worker.ref();
-    const task: XmllintTask = {
-      id,
-      inputFiles: job.run.inputFiles,
-      args: job.run.args,
-      initialMemoryPages: Math.min(INITIAL_MEMORY_PAGES, job.run.maxMemoryPages),
-      maxMemoryPages: job.run.maxMemoryPages,
-    };
-    thread.worker.postMessage(task);
-  }
-
-  /** Takes the thread out of the pool and terminates it (its `exit` handler answers nothing: its job was taken first). */
-  #end(thread: Thread): void {
-    const index = this.#threads.indexOf(thread);
-    if (index >= 0) this.#threads.splice(index, 1);
-    void thread.worker.terminate();
-  }
-
-  #startThread(): Thread {
-    const worker = startWorker(this.#module!);
-    let failure: Error | undefined;
-    const thread: Thread = {
-      worker,
-      job: undefined,
-      retiring: false,
-      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
-    };
-    worker.unref();
-    worker.on('message', (answer: XmllintAnswer) => {
-      const running = thread.job;
-      if (!running || running.id !== answer.id) return;
-      clearTimeout(running.timer);
-      thread.job = undefined;
-      worker.unref();
-      if (thread.retiring) this.#end(thread);
-      if ('error' in answer) running.job.reject(tooComplex(`stopped in libxml2 (${answer.error})`));
-      else running.job.resolve({ exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr });
+  #newThreads(): TaskThreads {
+    return new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'xmllint-worker',
+      name: 'xmllint',
+      heapMb: XMLLINT_HEAP_MB,
+      maxIdle: this.options.threads,
+      onStart: this.options.onThreadStart,
+      workerData: () => ({ module: this.#module! }) satisfies XmllintWorkerData,
     });
-    worker.on('error', (error: Error) => {
-      failure = error;
-    });
-    worker.on('exit', (code) => {
-      const index = this.#threads.indexOf(thread);
-      if (index >= 0) this.#threads.splice(index, 1);
-      const running = thread.job;
-      thread.job = undefined;
-      if (running) {
-        clearTimeout(running.timer);
-        const why = isThreadOutOfMemory(failure)
-          ? `it reached its ${XMLLINT_HEAP_MB} MB heap ceiling`
-          : failure
-            ? failure.message
-            : `exit code ${code}`;
-        running.job.reject(tooComplex(`stopped: ${why}`));
-      }
-    });
-    this.#threads.push(thread);
-    this.options.onThreadStart?.(worker);
-    return thread;
   }
 }
 

@@ -17,6 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
+import { announceReady } from '../../shared/task-threads.js';
 import { wasm, type WasmImports, type WasmInstance, type WasmMemory, type WasmModule } from './wasm.js';
 
 export interface XmllintTask {
@@ -99,3 +100,4 @@ parentPort?.on('message', (task: XmllintTask) => {
   if (typeof task?.id !== 'number' || !Array.isArray(task.args)) return;
   void run(task).then((answer) => parentPort!.postMessage(answer));
 });
+announceReady();
