@@ -42,6 +42,7 @@ import type { ClaimLoop } from './shared/claim-loop.js';
 import { createBatchSettler } from './batches/batch-settling.js';
 import { createWebhookQueue, type WebhookQueue } from './webhooks/webhook-queue.js';
 import { createDeliveryLoop, type DeliveryLoop } from './webhooks/delivery-loop.js';
+import { createDeliverer } from './files/delivery.js';
 import { createGuardedAgents } from './net/guarded-agents.js';
 import { createImageLoader } from './documents/image-loader.js';
 import { createS3IntegrationService, type S3IntegrationService } from './customer-buckets/s3-integration.js';
@@ -274,14 +275,14 @@ export async function createServices(config: Config, options: ServiceOptions): P
       layOutText,
       sealKey: deriveKey(config.secretKey, 'protect-passwords'),
     };
+    const delivery = createDeliverer({ files, customerStorage: s3 });
     const documents = createDocumentService({
       templates,
       charged,
       renderer,
       finishing,
       signing,
-      files,
-      customerStorage: s3,
+      delivery,
       loadImages,
       spool,
       logger,
@@ -361,7 +362,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
     const assembler = createBatchAssembler({
       database,
       files,
-      documents,
+      delivery,
       qpdf,
       webhooks,
       wakeups,

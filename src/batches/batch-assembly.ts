@@ -16,7 +16,7 @@ import { ZipFile } from 'yazl';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction } from '../db/database.js';
 import type { BatchRow } from '../db/schema.js';
-import type { DocumentService, GenerationOptions } from '../documents/documents.js';
+import type { Deliverer, DeliveryRequest } from '../files/delivery.js';
 import type { FileService } from '../files/files.js';
 import type { JobWakeups } from '../jobs/job-wakeups.js';
 import type { Qpdf } from '../pdf/qpdf.js';
@@ -38,7 +38,8 @@ const ITEM_PAGE = 500;
 export interface BatchAssemblerOptions {
   database: DatabaseHandle;
   files: FileService;
-  documents: DocumentService;
+  /** Hands the batch's file over as its items were: a signed link, or the customer's bucket. */
+  delivery: Deliverer;
   qpdf: Qpdf;
   webhooks: WebhookQueue;
   wakeups: JobWakeups;
@@ -141,15 +142,15 @@ export function createBatchAssembler(o: BatchAssemblerOptions): ClaimLoop {
       const zip = batch.output === 'zip';
       const path = zip ? join(dir, 'batch.zip') : await buildMerged(batch.account_id, items, dir);
       if (zip) await buildZip(items, path);
-      const options = JSON.parse(batch.options) as GenerationOptions;
+      // A batch keeps its items' generation options; what delivery reads of them is the same for its file.
+      const options = JSON.parse(batch.options) as DeliveryRequest;
       const file = zip
         ? { filename: `${batch.filename}.zip`, contentType: 'application/zip' }
         : { filename: `${batch.filename}.pdf`, contentType: 'application/pdf' };
-      const delivery = await o.documents.deliverFile(
+      const delivery = await o.delivery.deliver(
         batch.account_id,
         { path, size: (await stat(path)).size },
-        { ...options, exportType: 'url' },
-        file,
+        { ...options, exportType: 'url', file },
       );
       const result =
         delivery.kind === 's3'

@@ -28,13 +28,7 @@ import type { BlobBody } from '../storage/blob-store.js';
 import type { Spool } from '../pdf/spool.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { ChargedRunner, GenerationResult } from '../credits/paid-request.js';
-import {
-  deliverToClient,
-  pdfFilename,
-  type CustomerStorage,
-  type Delivery,
-  type ExportType,
-} from '../files/delivery.js';
+import { type Deliverer, type Delivery, type ExportType, pdfFilename } from '../files/delivery.js';
 import { expandDottedKeys } from './data-binding.js';
 import { checkRequiredFields } from './required-fields.js';
 import {
@@ -165,16 +159,6 @@ export interface DocumentService {
     accountId: string,
     input: { source: PreviewSource; data?: Record<string, unknown> | null },
   ): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }>;
-  /**
-   * Delivers a file the service made from delivered documents (a batch's zip or merged PDF) as a
-   * document is delivered: a signed link, or the customer's bucket with `storeS3`.
-   */
-  deliverFile(
-    accountId: string,
-    body: BlobBody,
-    options: GenerationOptions,
-    file: { filename: string; contentType: string },
-  ): Promise<Delivery>;
   /** The options as a job row may keep them: `protect` passwords sealed (finishing-options.ts). */
   storable?(options: GenerationOptions): GenerationOptions;
 }
@@ -186,8 +170,8 @@ export interface DocumentDeps {
   renderer: PdfRenderer;
   /** The one step after printing (finishing/finishing.ts): stamp, document info, PDF/A, compaction. */
   finishing: Finishing;
-  files: FileService;
-  customerStorage?: CustomerStorage;
+  /** Hands results over: a signed link, the bytes, or the customer's bucket (files/delivery.ts). */
+  delivery: Deliverer;
   /** Loads the `image_url`s of image modifications; without it every image_url is a warning. */
   loadImages?: ImageLoader;
   /** Checks and makes `sign` (signing/); without it a `sign` is refused. */
@@ -259,7 +243,7 @@ function requiredFieldWarnings(
 }
 
 export function createDocumentService(deps: DocumentDeps): DocumentService {
-  const { templates, charged, renderer, finishing, files, customerStorage, logger } = deps;
+  const { templates, charged, renderer, finishing, delivery, logger } = deps;
   const noAssets: AssetReader = async () => undefined;
   const finishingContext = (accountId: string) => ({
     accountId,
@@ -268,31 +252,10 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     sealKey: deps.sealKey,
   });
 
-  /** The customer-bucket uploader; INVALID_REQUEST when this deployment has none. */
-  function s3Storage(): CustomerStorage {
-    if (!customerStorage)
-      throw new AppError(
-        'INVALID_REQUEST',
-        'S3 storage is not configured for this account; configure it with POST /v1/integrations/s3.',
-      );
-    return customerStorage;
-  }
+  const s3Storage = delivery.customerBucket;
 
-  async function deliver(
-    accountId: string,
-    pdf: BlobBody,
-    options: GenerationOptions,
-    file = outputFile(options),
-  ): Promise<Delivery> {
-    if (!options.storeS3) return deliverToClient(files, accountId, pdf, options, file);
-    const storage = s3Storage();
-    const target = await storage.resolveTarget(accountId, {
-      filepath: options.s3Filepath,
-      bucket: options.s3Bucket,
-      filename: file.filename,
-    });
-    await storage.upload(accountId, target, pdf, file.contentType);
-    return { kind: 's3', bucket: target.bucket, key: target.key, filename: file.filename };
+  function deliver(accountId: string, body: BlobBody, options: GenerationOptions): Promise<Delivery> {
+    return delivery.deliver(accountId, body, { ...options, file: outputFile(options) });
   }
 
   /**
@@ -321,7 +284,6 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
   }
 
   const service: DocumentService = {
-    deliverFile: (accountId, body, options, file) => deliver(accountId, body, options, file),
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
       const einvoice = options.einvoice

@@ -35,7 +35,6 @@ function scriptedDocuments(templates: TemplateService): DocumentService & { call
     }),
     generate: () => Promise.reject(new Error('not used')),
     preview: () => Promise.reject(new Error('not used')),
-    deliverFile: () => Promise.reject(new Error('not used')),
     async produce({ data, options, signal }) {
       const key = String(data.key);
       const n = (calls.get(key) ?? 0) + 1;
