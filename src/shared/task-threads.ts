@@ -72,6 +72,8 @@ export class TaskThreads {
   readonly #idle: Worker[] = [];
   #running = 0;
   #closed = false;
+  /** Bumped by restart(): a thread of an earlier generation is not kept after its task. */
+  #generation = 0;
   /** Waiters for the moment no task runs. */
   #drained: (() => void)[] = [];
 
@@ -95,6 +97,7 @@ export class TaskThreads {
     const worker = idle ?? this.#start();
     worker.ref();
     this.#running += 1;
+    const generation = this.#generation;
     return new Promise<TaskEnd<A>>((resolve) => {
       let ended = false;
       let failure: unknown;
@@ -106,7 +109,8 @@ export class TaskThreads {
         worker.off('error', onError);
         worker.off('exit', onExit);
         task.signal?.removeEventListener('abort', onAbort);
-        if (keep && task.keepThread !== false && !this.#closed && this.#idle.length < this.options.maxIdle) {
+        const current = generation === this.#generation && !this.#closed;
+        if (keep && task.keepThread !== false && current && this.#idle.length < this.options.maxIdle) {
           worker.unref();
           this.#idle.push(worker);
           this.#ended();
@@ -159,10 +163,14 @@ export class TaskThreads {
     await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
   }
 
-  /** Resolves once no task runs (after `close()`: once every thread is gone). */
-  drained(): Promise<void> {
-    if (this.#running === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#drained.push(resolve));
+  /**
+   * Ends the idle threads now and each busy one once its task ended; resolves once no task runs. Later
+   * tasks start new threads (a pool that serves the whole process stays usable).
+   */
+  async restart(): Promise<void> {
+    this.#generation += 1;
+    await Promise.all(this.#idle.splice(0).map((worker) => worker.terminate()));
+    if (this.#running > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
   }
 
   #ended(): void {

@@ -57,7 +57,7 @@ export interface RulesPoolOptions {
 export type RulesFailure = { readonly reason: 'unparsable' | 'pack' | 'failed'; readonly message: string };
 
 export class RulesPool {
-  #threads: TaskThreads;
+  readonly #threads: TaskThreads;
   readonly #slots: FairScheduler;
   /** Rules time of each account's free checks (time that earns no credit, counted as failed renders are). */
   readonly #freeTime: FailureBudget;
@@ -70,7 +70,14 @@ export class RulesPool {
       windowSeconds: FREE_RULES_WINDOW_SECONDS,
     };
     this.#freeTime = new FailureBudget(this.#freeBudget);
-    this.#threads = this.#newThreads();
+    this.#threads = new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'rules-worker',
+      name: 'einvoice-rules',
+      heapMb: RULES_HEAP_MB,
+      maxIdle: this.options.threads,
+      onStart: this.options.onThreadStart,
+    });
     this.#slots = new FairScheduler({
       name: 'einvoice-rules',
       limits: {
@@ -174,21 +181,7 @@ export class RulesPool {
 
   /** Ends the idle threads now and the busy ones once their check answered; a later check starts them again. */
   async close(): Promise<void> {
-    const closing = this.#threads;
-    this.#threads = this.#newThreads();
-    await closing.close();
-    await closing.drained();
-  }
-
-  #newThreads(): TaskThreads {
-    return new TaskThreads({
-      callerUrl: import.meta.url,
-      worker: 'rules-worker',
-      name: 'einvoice-rules',
-      heapMb: RULES_HEAP_MB,
-      maxIdle: this.options.threads,
-      onStart: this.options.onThreadStart,
-    });
+    await this.#threads.restart();
   }
 }
 

@@ -93,14 +93,22 @@ function compiledModule(): Promise<WasmModule> {
 const XMLLINT_HEAP_MB = 512;
 
 export class XmllintPool {
-  #threads: TaskThreads;
+  readonly #threads: TaskThreads;
   readonly #slots: FairScheduler;
   #module: WasmModule | undefined;
   #nextId = 1;
   #closes = 0;
 
   constructor(private readonly options: XmllintPoolOptions) {
-    this.#threads = this.#newThreads();
+    this.#threads = new TaskThreads({
+      callerUrl: import.meta.url,
+      worker: 'xmllint-worker',
+      name: 'xmllint',
+      heapMb: XMLLINT_HEAP_MB,
+      maxIdle: this.options.threads,
+      onStart: this.options.onThreadStart,
+      workerData: () => ({ module: this.#module! }) satisfies XmllintWorkerData,
+    });
     this.#slots = new FairScheduler({
       name: 'xmllint',
       limits: {
@@ -165,22 +173,7 @@ export class XmllintPool {
   /** Ends the idle threads now and the busy ones once their check answered; resolves when all have exited. */
   async close(): Promise<void> {
     this.#closes += 1;
-    const closing = this.#threads;
-    this.#threads = this.#newThreads();
-    await closing.close();
-    await closing.drained();
-  }
-
-  #newThreads(): TaskThreads {
-    return new TaskThreads({
-      callerUrl: import.meta.url,
-      worker: 'xmllint-worker',
-      name: 'xmllint',
-      heapMb: XMLLINT_HEAP_MB,
-      maxIdle: this.options.threads,
-      onStart: this.options.onThreadStart,
-      workerData: () => ({ module: this.#module! }) satisfies XmllintWorkerData,
-    });
+    await this.#threads.restart();
   }
 }
 
