@@ -193,13 +193,13 @@ export const FORMER_SETTINGS: readonly FormerSetting[] = [
     name: 'PRESSROOM_PRINT_MS_PER_PAGE_TAGGED',
     now: ms(PRINT_MS_PER_PAGE.tagged),
     where: 'src/rendering/render-limits.ts',
-    notBound: 'a measured estimate, not a bound',
+    notBound: 'a starting figure, replaced by the installation’s own print speed, not a bound',
   },
   {
     name: 'PRESSROOM_PRINT_MS_PER_PAGE_UNTAGGED',
     now: ms(PRINT_MS_PER_PAGE.untagged),
     where: 'src/rendering/render-limits.ts',
-    notBound: 'a measured estimate, not a bound',
+    notBound: 'a starting figure, replaced by the installation’s own print speed, not a bound',
   },
   {
     name: 'PRESSROOM_TEMPLATE_OUTPUT_LIMIT_BYTES',

@@ -37,6 +37,7 @@ import {
   type ImageRenderResult,
 } from './image-renderer.js';
 import type { PageSetup } from './pdf-options.js';
+import { PrintRates } from './print-rates.js';
 import { RenderProgress, roundMs } from './render-progress.js';
 import {
   type Assembled,
@@ -190,6 +191,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
   readonly #renders = { total: 0, failed: 0 };
   readonly #resources: ResourceSources;
   readonly #prepareTemplate: NonNullable<RendererDependencies['prepareTemplate']>;
+  readonly #printRates: PrintRates;
 
   constructor(
     private readonly options: Config['rendering'],
@@ -202,6 +204,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
       bounds: dependencies.remoteBounds,
     };
     this.#prepareTemplate = dependencies.prepareTemplate ?? (async () => {});
+    this.#printRates = new PrintRates(options.printMsPerPage);
     const fairness = dependencies.fairness;
     this.#budget = new FailureBudget({
       budgetSeconds: fairness.failureBudgetSeconds,
@@ -250,7 +253,7 @@ class ChromiumPdfRenderer implements PdfRenderer {
     };
     const pdf = await this.#run(req, warnings, (lease, document) => {
       slotStartedAt = document.run.startedAt;
-      return printDocument(lease, document, { request, options: this.options });
+      return printDocument(lease, document, { request, options: this.options, rates: this.#printRates });
     }).catch(async (error: unknown): Promise<never> => {
       // A failed render leaves no spilled file, whatever step failed; its own error is the one to report.
       if (spill) await rm(spill.path, { force: true }).catch(() => {});

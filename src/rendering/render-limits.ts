@@ -1,9 +1,9 @@
 /** Fixed bounds and choices of the renderer (config `rendering`), each with its reason. */
 
 /**
- * Estimated printing cost per page, tagged and untagged, by which a synchronous request whose laid-out
- * length would print past its deadline is refused at once (DOCUMENT_TOO_LONG_FOR_SYNC) instead of
- * timing out: measured, with margin, on a 2-core machine (docs/long-documents.md "Deadlines").
+ * Printing cost per page, tagged and untagged, that the early refusal of a synchronous request
+ * (DOCUMENT_TOO_LONG_FOR_SYNC) starts with, until this installation has printed a long document and
+ * uses its own fastest rate instead (print-rates.ts; docs/long-documents.md "Deadlines"). 0: no estimate.
  */
 export const PRINT_MS_PER_PAGE = { tagged: 120, untagged: 50 } as const;
 

@@ -21,6 +21,7 @@ import type { TemplatePart } from '../template-language/syntax.js';
 import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
 import { MAX_PAGE_LENGTH_INCHES } from './page-size.js';
 import { buildPrintParams, type PageSetup } from './pdf-options.js';
+import type { PrintRates } from './print-rates.js';
 import type { RenderProgress } from './render-progress.js';
 import {
   createDocumentResources,
@@ -160,10 +161,10 @@ export interface PrintRequest {
 export async function printDocument(
   lease: SlotLease,
   document: Assembled & { run: RenderRun },
-  setup: { request: PrintRequest; options: Config['rendering'] },
+  setup: { request: PrintRequest; options: Config['rendering']; rates: PrintRates },
 ): Promise<PrintedPdf> {
   const { html, parts, resources, run } = document;
-  const { request, options } = setup;
+  const { request, options, rates } = setup;
   // Chromium's header and footer load nothing: their images and fonts go in as data: URIs.
   const header = await inlineHeaderFooter(parts.header, { part: 'header', documentHtml: html, resources });
   const footer = await inlineHeaderFooter(parts.footer, { part: 'footer', documentHtml: html, resources });
@@ -174,9 +175,16 @@ export async function printDocument(
     maxPages: options.maxPages,
     tagged: request.tagged,
   });
-  const checkLength = request.sync
-    ? (heightPx: number) => refuseTooLongForSync({ heightPx, params, slotStartedAt: run.startedAt, options })
-    : undefined;
+  const tagged = params.generateTaggedPDF === true;
+  // Laid out: from here on it is printing, the part whose cost per page the estimate uses.
+  let printStartedAt: number | undefined;
+  const checkLength = (heightPx: number) => {
+    if (request.sync) {
+      const perPage = rates.perPage(tagged);
+      refuseTooLongForSync({ heightPx, params, slotStartedAt: run.startedAt, perPage, options });
+    }
+    printStartedAt = performance.now();
+  };
   const pdf = await lease.print(appendToBody(html, header.preload + footer.preload), params, {
     bounds: {
       maxDocumentBytes: options.maxDocumentBytes,
@@ -189,6 +197,9 @@ export async function printDocument(
     signal: run.signal,
     resources,
   });
-  if ((await countPages(pdf)) > options.maxPages) throw tooManyPages(options.maxPages);
+  const printedAt = performance.now();
+  const pages = await countPages(pdf);
+  if (pages > options.maxPages) throw tooManyPages(options.maxPages);
+  if (printStartedAt !== undefined) rates.observe(tagged, printedAt - printStartedAt, pages);
   return pdf;
 }

@@ -5,19 +5,21 @@ import { AppError } from '../shared/errors.js';
 /**
  * The early refusal of a synchronous request (docs/long-documents.md "Deadlines"): pages estimated
  * from the laid-out height (CSS px at 96 per inch) over the paper's printable height, times the
- * cost per page, against what is left of the deadline. The estimate errs low (the screen layout is at
- * least as wide as the printed one, so rarely taller), so a refused document would not have made it;
- * one that slips through still ends in RENDER_TIMEOUT.
+ * cost per page (print-rates.ts: this installation's fastest), against what is left of the deadline.
+ * The estimate errs low (the screen layout is at least as wide as the printed one, so rarely taller,
+ * and the rate is the fastest seen), so a refused document would not have made it; one that slips
+ * through still ends in RENDER_TIMEOUT.
  */
 export function refuseTooLongForSync(input: {
   heightPx: number;
   params: PrintParams;
   /** When the render got its slot (performance.now()). */
   slotStartedAt: number;
-  options: Pick<Config['rendering'], 'printMsPerPage' | 'timeoutMs' | 'asyncTimeoutMs'>;
+  /** Milliseconds a page takes to print here; 0: no estimate. */
+  perPage: number;
+  options: Pick<Config['rendering'], 'timeoutMs' | 'asyncTimeoutMs'>;
 }): void {
-  const { heightPx, params, slotStartedAt, options } = input;
-  const perPage = params.generateTaggedPDF ? options.printMsPerPage.tagged : options.printMsPerPage.untagged;
+  const { heightPx, params, slotStartedAt, perPage, options } = input;
   if (perPage <= 0) return;
   const paperHeightIn = params.landscape ? (params.paperWidth ?? 8.27) : (params.paperHeight ?? 11.7);
   const printableIn = Math.max(1, paperHeightIn - (params.marginTop ?? 0) - (params.marginBottom ?? 0));

@@ -97,7 +97,7 @@ export interface Config {
     readonly timeoutMs: number;
     /** `PRESSROOM_ASYNC_RENDER_TIMEOUT_MS` */
     readonly asyncTimeoutMs: number;
-    /** Fixed: `PRINT_MS_PER_PAGE` (rendering/render-limits.ts); 0 turns the check off. */
+    /** Fixed: `PRINT_MS_PER_PAGE` (rendering/render-limits.ts), the starting figure until the installation's own (print-rates.ts); 0 turns the check off. */
     readonly printMsPerPage: { readonly tagged: number; readonly untagged: number };
     /** `PRESSROOM_TEMPLATE_TIMEOUT_MS` */
     readonly templateTimeoutMs: number;

@@ -47,7 +47,8 @@ describe.each(DOCUMENT_DIALECTS)('tagged or untagged, compacted PDFs on %s', (di
   };
 
   beforeAll(async () => {
-    // A small deadline and a high per-page cost: 1 page is estimated at 2 s, the long document's ~26 pages at ~52 s.
+    // A small deadline and a high starting figure per page, until the installation has printed a long
+    // document itself: 1 page is estimated at 2 s, the long document's ~26 pages at ~52 s.
     t = await startTestApp(
       dialect,
       { PRESSROOM_JOB_POLL_MS: '100', PRESSROOM_RENDER_TIMEOUT_MS: '20000' },
@@ -126,4 +127,12 @@ describe.each(DOCUMENT_DIALECTS)('tagged or untagged, compacted PDFs on %s', (di
     expect(pdfPages(pdf)).toBeGreaterThanOrEqual(25); // 30 blocks of 250 mm on 297 mm pages
     expect(pdfText(pdf)).toContain('Section 30');
   }, 300_000);
+
+  it('prints that document synchronously once this installation has printed it: the estimate is its own speed', async () => {
+    const credits = await balance();
+    const pdf = await createBinary(ids.long, { data: { n: 30 } });
+    expect(pdfPages(pdf)).toBeGreaterThanOrEqual(25);
+    expect(pdfText(pdf)).toContain('Section 30');
+    expect(await balance()).toBe(credits - 1);
+  });
 });
