@@ -13,6 +13,11 @@
  * ../shared/einvoice-rules when present; the compile cache makes that a second), or `--data-dir` names
  * one that has it.
  *
+ * `--lines 50,200,1000,5000` (issue 52): instead, the curve of the whole official check (the syntax's schema,
+ * CEN and KoSIT) of the sample invoice with that many lines, XRechnung CII and UBL, p50 and max of
+ * `--n` checks (3 past 1,000 lines); `--published` judges with the stylesheets as published (nothing
+ * lifted: the curve before issue 52), with a 900 s bound a check instead of the service's 30 s.
+ *
  * `npm run bench -- --suite einvoice-rules [--n 50]`, or `node --import tsx bench/costs/einvoice-rules.ts [--n 50] [--data-dir DIR]`
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +29,7 @@ import { buildEInvoice } from '../../src/einvoice/einvoice.js';
 import { createEInvoiceRules, type Judgement } from '../../src/einvoice/rules/official-checks.js';
 import { closeXmlChecks } from '../../src/einvoice/xmllint/xml-schema-check.js';
 import { SAMPLE_INVOICE } from '../../test/support/documents/einvoice-samples.js';
-import { installRulesPack } from '../../test/support/einvoice-rules.js';
+import { installPublishedRulesPack, installRulesPack } from '../../test/support/einvoice-rules.js';
 import { createBenchAccount, SHARED_PEERS, startBenchService } from '../bench-service.js';
 import { watchLoopGap } from '../loop-gap.js';
 
@@ -38,12 +43,23 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       n: { type: 'string', default: '50' },
       'render-n': { type: 'string', default: '20' },
       'data-dir': { type: 'string' },
+      lines: { type: 'string' },
+      published: { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
   const n = Number(values.n);
   const temporary = values['data-dir'] ? undefined : mkdtempSync(join(tmpdir(), 'bench-rules-'));
   const dataDir = values['data-dir'] ?? temporary!;
+  if (values.lines) {
+    if (temporary && values.published) await installPublishedRulesPack(dataDir);
+    else if (temporary) await installRulesPack(dataDir);
+    try {
+      return await lineCurve(dataDir, values.lines.split(',').map(Number), { n, published: values.published });
+    } finally {
+      if (temporary) rmSync(temporary, { recursive: true, force: true });
+    }
+  }
   if (temporary) {
     console.log('installing the rules pack (pressroom einvoice rules install) …');
     await installRulesPack(dataDir);
@@ -93,6 +109,49 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   }
   const renderN = Number(values['render-n']);
   if (renderN > 0) await besideTheRender(renderN);
+}
+
+/** The whole official check's time against the invoice's lines (issue 52). */
+async function lineCurve(dataDir: string, sizes: number[], o: { n: number; published: boolean }): Promise<void> {
+  const rules = createEInvoiceRules({ dataDir, mode: 'required', ...(o.published ? { timeoutMs: 900_000 } : {}) });
+  try {
+    const pack = (await rules.activePack())!;
+    console.log(
+      `pack ${pack.description.id.slice(0, 12)} (${o.published ? 'stylesheets as published' : 'context-free tests lifted'}): schema + CEN + KoSIT, the sample invoice's lines repeated`,
+    );
+    console.log('lines   CII MB   CII p50 ms   CII max ms   UBL MB   UBL p50 ms   UBL max ms   fired');
+    for (const lines of sizes) {
+      const invoice = {
+        ...SAMPLE_INVOICE,
+        lines: Array.from({ length: lines }, (_, i) => ({ ...SAMPLE_INVOICE.lines[i % 3]!, id: String(i + 1) })),
+      };
+      const row: string[] = [String(lines).padStart(5)];
+      let fired = 0;
+      for (const format of ['xrechnung-cii', 'xrechnung-ubl'] as const) {
+        const { xml } = await buildEInvoice({ format, invoice }, { accountId: 'bench' });
+        const syntax = format === 'xrechnung-ubl' ? 'ubl' : 'cii';
+        const what: Judgement = { syntax, profile: 'en16931', xrechnung: true, schema: true, ublDocument: 'Invoice' };
+        const times: number[] = [];
+        const runs = lines > 1000 ? Math.min(o.n, 3) : o.n;
+        for (let i = 0; i < runs; i++) {
+          const started = performance.now();
+          const report = await rules.judge(pack, xml, what, { accountId: 'bench', kind: 'paid' });
+          times.push(performance.now() - started);
+          fired += report.checks.reduce((sum, c) => sum + c.findings.length, 0);
+        }
+        times.sort((a, b) => a - b);
+        row.push(
+          (xml.length / 1e6).toFixed(2).padStart(8),
+          percentile(times, 0.5).toFixed(0).padStart(12),
+          times.at(-1)!.toFixed(0).padStart(12),
+        );
+      }
+      console.log(`${row.join(' ')}   ${fired}`);
+    }
+  } finally {
+    await rules.close();
+    await closeXmlChecks();
+  }
 }
 
 /** p50 of `POST /v1/pdf/create` through the built service: the invoice alone, with Factur-X, and XRechnung (no render). */

@@ -142,17 +142,6 @@ export interface CheckedEInvoice extends BuiltEInvoice {
 /** Places of a rule listed in a 422 item's ctx at most. */
 const MAX_RULE_PLACES = 10;
 
-/**
- * The most invoice lines the official rules judge. The CEN schematron's time under SaxonJS grows faster
- * than the lines (rules on each line scan the whole document): about 6 s at 200 lines on a 2-core
- * machine, and the 30 s bound of a check is reached near 500 (docs/performance-log/2026-11-28-einvoice-rules.md).
- * A longer invoice is judged by the built-in checks with a warning, or refused when the pack is required.
- */
-export const OFFICIAL_RULES_MAX_LINES = 200;
-
-/** Line elements of a CII or UBL invoice (counted in the caller's XML, which its parse already bounded). */
-const XML_LINE = /<(?:[A-Za-z_][\w.-]*:)?(?:IncludedSupplyChainTradeLineItem|InvoiceLine|CreditNoteLine)[\s>/]/g;
-
 type Placed = RuleFinding & { check: string };
 
 /** Findings grouped by rule, in the order their rules first appear. */
@@ -232,39 +221,6 @@ async function judgeOfficially(
   return { checks: report.label, warnings: ruleWarnings(placed.filter((f) => f.severity === 'warning')) };
 }
 
-/**
- * An invoice past OFFICIAL_RULES_MAX_LINES: judged by the built-in checks, which passed, with a warning
- * that says the official rules did not run; refused (422) when the operator requires them.
- */
-function tooLongForRules(
-  rules: EInvoiceRules,
-  built: BuiltEInvoice,
-  lines: number,
-  source: 'invoice' | 'xml',
-): EInvoiceVerdict {
-  // MINIMUM and BASIC WL have no rules beyond their schema: nothing was left out.
-  if (built.format !== 'xrechnung-ubl' && !judgedByRules(built.profile)) return { checks: BUILT_IN, warnings: [] };
-  const why = `it has ${lines} lines, and the official rules judge invoices of at most ${OFFICIAL_RULES_MAX_LINES} (their time grows faster than the lines)`;
-  if (rules.mode === 'required') {
-    throw new ValidationError([
-      {
-        loc: [...LOC, source],
-        msg: `This e-invoice cannot be judged by the official rules, which this service requires: ${why}. Split it into invoices of at most ${OFFICIAL_RULES_MAX_LINES} lines`,
-        type: 'einvoice_too_long_for_rules',
-      },
-    ]);
-  }
-  return {
-    checks: BUILT_IN,
-    warnings: [
-      {
-        code: 'EINVOICE_RULES_SKIPPED',
-        message: `The official rules did not judge this e-invoice: ${why}. It passed the built-in checks (codes, totals, the schema); einvoice_checks says built-in`,
-      },
-    ],
-  };
-}
-
 /** The e-invoice of a request; `judge` adds the schema pass and the official rules (before the charge, not again on the same request). */
 async function makeEInvoice(
   request: EInvoiceRequest,
@@ -276,8 +232,6 @@ async function makeEInvoice(
   const pack = judge && context.rules ? await context.rules.activePack() : null;
   const source = sourceOf(request);
   const misfits = checkFit(request, pdfVariant);
-  const lines = 'xml' in source ? (source.xml.match(XML_LINE)?.length ?? 0) : source.invoice.lines.length;
-  const officially = pack !== null && lines <= OFFICIAL_RULES_MAX_LINES;
   let built: BuiltEInvoice;
   let ublCreditNote: boolean;
   if ('xml' in source) {
@@ -292,20 +246,11 @@ async function makeEInvoice(
     built = buildFromInvoice(request, source.invoice, misfits);
     ublCreditNote = isUblCreditNote(source.invoice.type_code);
     // With the pack, UBL gets its XSD in the official checks (a parse too); without, its parse here.
-    if (judge && !(officially && built.format === 'xrechnung-ubl')) await checkBuiltSchema(built, accountId);
+    if (judge && !(pack && built.format === 'xrechnung-ubl')) await checkBuiltSchema(built, accountId);
   }
   const verdict = !(judge && pack && context.rules)
     ? { checks: BUILT_IN, warnings: [] }
-    : !officially
-      ? tooLongForRules(context.rules, built, lines, 'xml' in source ? 'xml' : 'invoice')
-      : await judgeOfficially(
-          context.rules,
-          pack,
-          built,
-          'xml' in source ? 'xml' : 'invoice',
-          accountId,
-          ublCreditNote,
-        );
+    : await judgeOfficially(context.rules, pack, built, 'xml' in source ? 'xml' : 'invoice', accountId, ublCreditNote);
   return { ...built, verdict };
 }
 

@@ -273,7 +273,8 @@ export const InvoiceSchema = Type.Object(
     buyer: Buyer,
     lines: Type.Array(Line, {
       minItems: 1,
-      maxItems: 1000,
+      // Wholesale and utility invoices run to thousands; the official rules' time is linear in them (issue 52).
+      maxItems: 5000,
       description: 'Invoice lines (BG-25); at least one (BR-16)',
     }),
     allowances: Type.Optional(

@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { defaultCacheDir, installRulesPack as installPack } from '../../src/einvoice/rules/pack-install.js';
 import { ensureDist, ROOT } from './cluster.js';
 import { SECRET_KEY } from './test-app.js';
 
@@ -60,6 +61,19 @@ export function rulesCli(dataDir: string, args: string[]): Promise<RulesCliResul
 export async function installRulesPack(dataDir: string): Promise<void> {
   const result = await rulesCli(dataDir, ['install', ...(HAS_SHARED_RULES ? ['--from', SHARED_RULES_DIR] : [])]);
   if (result.code !== 0) throw new Error(`pressroom einvoice rules install failed (${result.code}): ${result.stderr}`);
+}
+
+/**
+ * Installs the pack with its stylesheets exactly as published (nothing lifted) into `dataDir`: the
+ * reference the lifted pack is compared with. Through the library, not the CLI: operators are not offered it.
+ */
+export async function installPublishedRulesPack(dataDir: string): Promise<void> {
+  await installPack({
+    dataDir,
+    origin: HAS_SHARED_RULES ? { kind: 'directory', dir: SHARED_RULES_DIR } : { kind: 'download' },
+    cacheDir: defaultCacheDir(),
+    published: true,
+  });
 }
 
 /** The hook timeout of a test file that installs the pack: a cold compile cache means compiling. */
