@@ -19,6 +19,7 @@ import { migration0017Batches } from './migrations/0017-batches.js';
 import { migration0018EinvoiceVerdict } from './migrations/0018-einvoice-verdict.js';
 import { migration0019AssetRevisions } from './migrations/0019-asset-revisions.js';
 import { migration0020TransactionJobs } from './migrations/0020-transaction-jobs.js';
+import { migration0021ClaimByAccount } from './migrations/0021-claim-by-account.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0018-einvoice-verdict': migration0018EinvoiceVerdict,
   '0019-asset-revisions': migration0019AssetRevisions,
   '0020-transaction-jobs': migration0020TransactionJobs,
+  '0021-claim-by-account': migration0021ClaimByAccount,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -36,19 +36,37 @@ export async function insertJob(db: DbOrTx, row: NewJob): Promise<void> {
 export function claimJobs(database: DatabaseHandle, c: ClaimRequest): Promise<JobRow[]> {
   // A batch's items wait while it is still queued (intake) or being cancelled (src/batches/): the few
   // such batches are read once per claim through the batches' (status, locked_until) index.
+  const claimable = (alias: string) =>
+    sql`(${sql.ref(`${alias}.batch_id`)} is null or ${sql.ref(`${alias}.batch_id`)} not in (select id from batches where status in ('intake', 'cancelling')))`;
   const due = (
     alias: string,
   ) => sql`((${sql.ref(`${alias}.status`)} = 'pending' and ${sql.ref(`${alias}.run_at`)} <= ${c.now})
          or (${sql.ref(`${alias}.status`)} = 'processing' and ${sql.ref(`${alias}.locked_until`)} < ${c.now}))
-         and (${sql.ref(`${alias}.batch_id`)} is null or ${sql.ref(`${alias}.batch_id`)} not in (select id from batches where status in ('intake', 'cancelling')))`;
+         and ${claimable(alias)}`;
+  // Only an account's first `limit` due jobs can be picked (each of the rest has `limit` jobs of its own
+  // account ranked before it), so only those are ranked: a claim reads `limit` rows per account through
+  // the (status, account_id, run_at, seq) index, not every due job (10,000 queued batch items: 20–40 ms
+  // of event loop per claim on SQLite, now under 1 ms; issue 52).
   return claimRows<JobRow>(database, {
     table: 'jobs',
     key: 'seq',
     lockAlias: 'j',
     selectDue: sql`
-      with ranked as (
+      with accounts as (
+        select distinct account_id from jobs where status = 'pending'
+        union
+        select account_id from jobs where status = 'processing' and locked_until < ${c.now}
+      ), candidates as (
+        select p.seq, p.account_id, p.run_at from accounts a join jobs p on p.seq in (
+          select x.seq from jobs x
+          where x.status = 'pending' and x.account_id = a.account_id and x.run_at <= ${c.now} and ${claimable('x')}
+          order by x.run_at, x.seq limit ${c.limit})
+        union all
+        select e.seq, e.account_id, e.run_at from jobs e
+        where e.status = 'processing' and e.locked_until < ${c.now} and ${claimable('e')}
+      ), ranked as (
         select seq, account_id, row_number() over (partition by account_id order by run_at, seq) as account_rank
-        from jobs d where ${due('d')}
+        from candidates
       ), running as (
         select account_id, count(*) as n from jobs
         where status = 'processing' and locked_until >= ${c.now}
