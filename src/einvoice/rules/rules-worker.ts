@@ -13,10 +13,9 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import { announceReady } from '../../shared/task-threads.js';
-import { svrlEntries, type SvrlEntry, type SvrlNode } from './svrl.js';
+import { parseForRules, runSchematron, type SvrlEntry } from './svrl.js';
 
 export interface RulesTask {
   readonly id: number;
@@ -28,16 +27,6 @@ export type RulesAnswer =
   | { readonly id: number; readonly results: SvrlEntry[][] }
   /** `unparsable`: the XML; `pack`: a stylesheet missing or changed; `failed`: the stylesheet stopped on this XML. */
   | { readonly id: number; readonly error: string; readonly reason: 'unparsable' | 'pack' | 'failed' };
-
-interface SaxonJs {
-  getPlatform(): { parseXmlFromString(xml: string): unknown };
-  transform(
-    options: { stylesheetInternal: unknown; sourceNode: unknown; destination: 'raw' },
-    mode: 'sync',
-  ): { principalResult: SvrlNode };
-}
-
-const SaxonJS = createRequire(import.meta.url)('saxon-js') as SaxonJs;
 
 /** SEFs kept per thread: two packs' four (the previous pack stays while checks that began on it finish). */
 const MAX_LOADED = 8;
@@ -72,19 +61,14 @@ function run(task: RulesTask): RulesAnswer {
   }
   let document: unknown;
   try {
-    document = SaxonJS.getPlatform().parseXmlFromString(task.xml);
+    document = parseForRules(task.xml);
   } catch (error) {
     return { id: task.id, error: (error as Error).message, reason: 'unparsable' };
   }
   try {
     return {
       id: task.id,
-      results: sefs.map((sef) =>
-        svrlEntries(
-          SaxonJS.transform({ stylesheetInternal: sef, sourceNode: document, destination: 'raw' }, 'sync')
-            .principalResult,
-        ),
-      ),
+      results: sefs.map((sef) => runSchematron(sef, document)),
     };
   } catch (error) {
     return { id: task.id, error: (error as Error).message, reason: 'failed' };

@@ -4,6 +4,7 @@
  * `/*:Invoice[namespace-uri()='urn:…Invoice-2'][1]/…`, SchXslt (KoSIT) as `/Q{urn:…}Invoice[1]/…`;
  * both become `/ubl:Invoice[1]/cac:PaymentMeans[1]` with the prefixes the specifications use.
  */
+import { createRequire } from 'node:module';
 
 /** One finding of one check. */
 export interface RuleFinding {
@@ -102,3 +103,24 @@ export function findingOf(entry: SvrlEntry): RuleFinding {
   const severity = flag === 'warning' || flag === 'information' || flag === 'info' ? 'warning' : 'fatal';
   return { rule, severity, message, location: readableLocation(entry.location) };
 }
+
+interface SaxonJs {
+  getPlatform(): { parseXmlFromString(xml: string): unknown };
+  transform(
+    options: { stylesheetInternal: unknown; sourceNode: unknown; destination: 'raw' },
+    mode: 'sync',
+  ): { principalResult: SvrlNode };
+}
+
+// Loaded on first use: the service's own thread reads findings from here, and never runs SaxonJS.
+let saxon: SaxonJs | undefined;
+const saxonJs = (): SaxonJs => (saxon ??= createRequire(import.meta.url)('saxon-js') as SaxonJs);
+
+/** Parses an XML with SaxonJS's parser (no DTD read: an entity other than the five predefined is an error). */
+export const parseForRules = (xml: string): unknown => saxonJs().getPlatform().parseXmlFromString(xml);
+
+/** Runs one compiled schematron (a parsed SEF) on a parsed document: its SVRL entries. */
+export const runSchematron = (sef: unknown, document: unknown): SvrlEntry[] =>
+  svrlEntries(
+    saxonJs().transform({ stylesheetInternal: sef, sourceNode: document, destination: 'raw' }, 'sync').principalResult,
+  );

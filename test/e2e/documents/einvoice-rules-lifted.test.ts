@@ -7,14 +7,13 @@
  * way from the publishers' files; each XML is judged by both in this process with SaxonJS.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEInvoice } from '../../../src/einvoice/einvoice.js';
 import type { StylesheetId } from '../../../src/einvoice/rules/pack-build.js';
 import { readActivePack, type ActivePack } from '../../../src/einvoice/rules/pack-store.js';
-import { svrlEntries, type SvrlEntry, type SvrlNode } from '../../../src/einvoice/rules/svrl.js';
+import { parseForRules, runSchematron, type SvrlEntry } from '../../../src/einvoice/rules/svrl.js';
 import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 import {
   EXAMPLES,
@@ -23,15 +22,6 @@ import {
   installPublishedRulesPack,
   installRulesPack,
 } from '../../support/einvoice-rules.js';
-
-interface SaxonJs {
-  getPlatform(): { parseXmlFromString(xml: string): unknown };
-  transform(
-    options: { stylesheetInternal: unknown; sourceNode: unknown; destination: 'raw' },
-    mode: 'sync',
-  ): { principalResult: SvrlNode };
-}
-const SaxonJS = createRequire(import.meta.url)('saxon-js') as SaxonJs;
 
 type Syntax = 'cii' | 'ubl';
 const STYLESHEETS: Record<Syntax, StylesheetId[]> = {
@@ -93,15 +83,13 @@ describe.skipIf(!HAS_SHARED_RULES)('the lifted rules judge as the published ones
     const path = pack.stylesheets[id].path;
     let sef = sefs.get(path);
     if (!sef) sefs.set(path, (sef = JSON.parse(readFileSync(path, 'utf8'))));
-    return svrlEntries(
-      SaxonJS.transform({ stylesheetInternal: sef, sourceNode: document, destination: 'raw' }, 'sync').principalResult,
-    );
+    return runSchematron(sef, document);
   }
 
   /** Judges `xml` with both packs; expects the same findings from each stylesheet; returns how many fired. */
   function judgeBoth(name: string, xml: string): number {
     const syntax = syntaxOf(xml);
-    const document = SaxonJS.getPlatform().parseXmlFromString(xml);
+    const document = parseForRules(xml);
     let fired = 0;
     for (const id of STYLESHEETS[syntax]) {
       const expected = run(published, id, document);
