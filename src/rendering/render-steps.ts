@@ -20,6 +20,7 @@ import { compileTemplate } from '../template-language/compiler.js';
 import type { TemplatePart } from '../template-language/syntax.js';
 import { appendToBody, injectCss, needsScripts } from './html-assembly.js';
 import { MAX_PAGE_LENGTH_INCHES } from './page-size.js';
+import { LONG_TABLES } from './render-limits.js';
 import { buildPrintParams, type PageSetup } from './pdf-options.js';
 import type { PrintRates } from './print-rates.js';
 import type { RenderProgress } from './render-progress.js';
@@ -192,6 +193,14 @@ export async function printDocument(
       maxPageInches: MAX_PAGE_LENGTH_INCHES,
       checkLength,
       spill: request.spill,
+      longTables: {
+        ...LONG_TABLES,
+        leftAlone: (reason) =>
+          run.warnings.add({
+            code: 'LONG_TABLE_NOT_CUT',
+            message: `A long table was printed in one piece, which costs far more memory and time than its rows: ${reason}.`,
+          }),
+      },
     },
     scripted: needsScripts(html),
     signal: run.signal,

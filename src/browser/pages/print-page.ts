@@ -25,6 +25,7 @@ import {
 } from './closed-room.js';
 import { cssPageTooLong, tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { oversizePageRule } from './page-rule-size.js';
+import { cutLongTables, mayHoldLongTable, type LongTableOptions } from './long-tables.js';
 import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from '../page-target.js';
 import { ScriptedDocumentWatch } from './scripted-document.js';
@@ -167,6 +168,8 @@ export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePix
   checkLength?: (contentHeightPx: number) => void;
   /** A long PDF goes to this file as Chromium streams it, instead of memory (cdp-helpers.ts). */
   spill?: StreamSpill;
+  /** Long tables cut into parts before printing (long-tables.ts); `leftAlone` hears each one that could not be. */
+  longTables?: LongTableOptions & { leftAlone?: (reason: string) => void };
 };
 
 /**
@@ -203,6 +206,7 @@ export async function loadAndPrint(
   const all = AbortSignal.any([signal, target.lost]);
   // A scripted document may cut its own loading short: see scripted-document.ts.
   const watch = options.scripted ? ScriptedDocumentWatch.start(session, frameId) : undefined;
+  let restoreScreen: (() => Promise<void>) | undefined;
   try {
     // The previous document's load fired before it was printed, so the next load event is this one's.
     const loaded = watch ? undefined : waitForEvent(session, 'Page.loadEventFired', () => true, all);
@@ -219,6 +223,12 @@ export async function loadAndPrint(
       if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
       for (const url of undecoded) options.resources?.undecodedImage?.(url);
       if (layout && bounds.checkLength) bounds.checkLength((await layout).cssContentSize.height);
+      const long = bounds.longTables;
+      if (long && mayHoldLongTable(html, long.minRows, options.scripted)) {
+        const cut = await cutLongTables(session, frameId, { ...long, geometry: params }, all);
+        restoreScreen = cut.restore;
+        for (const reason of cut.leftAlone) long.leftAlone?.(reason);
+      }
     }
     const print = async (): Promise<StreamedBytes> => {
       const { stream } = await raceSignal(
@@ -242,5 +252,6 @@ export async function loadAndPrint(
     return await (watch ? watch.run(print, all) : print());
   } finally {
     watch?.stop();
+    await restoreScreen?.();
   }
 }

@@ -16,8 +16,8 @@ function withFile<T>(pdf: Buffer, work: (path: string) => T): T {
 }
 
 /** The document's text (or one page's) as pdftotext extracts it; `raw` keeps content-stream order. */
-export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean } = {}): string {
-  const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : [])];
+export function pdfText(pdf: Buffer, options: { page?: number; raw?: boolean; layout?: boolean } = {}): string {
+  const flags = ['-enc', 'UTF-8', ...(options.raw ? ['-raw'] : []), ...(options.layout ? ['-layout'] : [])];
   if (options.page !== undefined) flags.push('-f', String(options.page), '-l', String(options.page));
   // maxBuffer: a 300-page document's text is several MB, past execFileSync's 1 MB default.
   return withFile(pdf, (path) =>
@@ -105,6 +105,25 @@ export function redPixelShare(pdf: Buffer, page: number, dpi = 40): number {
     if (r >= 150 && r - g >= 30 && r - b >= 30) red += 1;
   }
   return rgb.length === 0 ? 0 : red / (rgb.length / 3);
+}
+
+/**
+ * How many structure elements of each type the tagged PDF has (`{ Table: 1, TR: 40, … }`), from
+ * qpdf's JSON: every dictionary with a structure type (`/S`) and a parent (`/P`).
+ */
+export function pdfStructureTypes(pdf: Buffer): Record<string, number> {
+  const json = withFile(pdf, (path) =>
+    execFileSync('qpdf', ['--json=2', '--json-key=qpdf', path], { encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024 }),
+  );
+  const objects = (JSON.parse(json) as { qpdf: [unknown, Record<string, { value?: Record<string, unknown> }>] })
+    .qpdf[1];
+  const counts: Record<string, number> = {};
+  for (const { value } of Object.values(objects)) {
+    if (!value || typeof value !== 'object' || typeof value['/S'] !== 'string' || value['/P'] === undefined) continue;
+    const type = (value['/S'] as string).slice(1);
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** Where each word sits on page `page` (1-based), in points from the top left, via `pdftotext -bbox`. */
