@@ -67,7 +67,7 @@ function takeOption(args: string[], name: string): string | undefined {
  * 2. the invoice and the 33-page report through the API (tagged templates) with floor and wkhtmltopdf;
  * 3. the same untagged: templates with page.tagged false against the floor with `--tagged off`;
  * 4. the 330-page report through create-async, tagged and untagged, c=1, with peak RSS.
- * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3 --long-templates split; other options go to both
+ * Defaults: --concurrency 2 --n 100 --n-report 5 --n-long 3 --long-templates fixture,split; other options go to both
  * bench.mjs passes. `--n-long 0` leaves out steps 1 and 4 (the short documents alone, ~6 minutes).
  * `--rounds N` repeats steps 2 and 3 N times and ends with each ratio's median and range over the rounds.
  */

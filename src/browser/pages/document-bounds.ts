@@ -52,7 +52,7 @@ export function tooManyImagePixels(pixels: number, limit: number): AppError {
 export function tooMuchMemory(limitMb: number): AppError {
   return tooLarge(
     'memory',
-    `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, and write a table of thousands of rows as several tables (docs/long-documents.md, "Long tables")`,
+    `Rendering the document took more than ${limitMb} MB of memory in Chromium (PRESSROOM_RENDERER_MEMORY_MB) and was stopped; make its images, filters or scripts lighter, or send fewer pages per document: Chromium holds every page of a document while it prints it, about 15 MB for a page of a dense table (docs/long-documents.md, "Long tables")`,
     {
       limitMb,
     },
