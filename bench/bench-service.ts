@@ -1,6 +1,6 @@
 /** The built service for benches: started on a fresh data directory, with an account and the peers' fixtures as templates. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +85,12 @@ export async function startBenchService(
   env: Record<string, string> = {},
 ): Promise<{ baseUrl: string; child: ChildProcess; dataDir: string; stop(): Promise<void> }> {
   if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('build first: npm run build');
+  // A stale build measures code that is no longer in src/ (a run here once measured the previous renderer).
+  const built = statSync(join(ROOT, 'dist', 'main.js')).mtimeMs;
+  const newer = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).find(
+    (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && statSync(join(ROOT, 'src', f)).mtimeMs > built,
+  );
+  if (newer) throw new Error(`src/${newer} is newer than the build: npm run build first`);
   const dataDir = mkdtempSync(join(tmpdir(), 'pressroom-bench-'));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const child = spawn(

@@ -24,7 +24,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { splitLedger } from '../../test/support/documents/split-ledger.js';
-import { PEERS, peerChromium } from '../peer-chromium.js';
+import { launchPeerBrowser, PEERS, peerChromium } from '../peer-chromium.js';
 
 /** The versions of the report template measured: as the peers ship it, or its ledger as tables of 500 rows. */
 export type LongTemplate = 'fixture' | 'split';
@@ -90,17 +90,10 @@ async function procMem(): Promise<{ reset(): void; read(): { peakRssMB: number |
 
 /** The floor: one warm Chromium with the peers' flags, one page, setContent + page.pdf per document. */
 export async function measureFloor(n: number, templates: LongTemplate[]): Promise<LongRow[]> {
-  const { puppeteer, fixtures, executablePath, args } = peerChromium();
+  const { fixtures } = peerChromium();
   const rows: LongRow[] = [];
   const mem = await procMem();
-  const profile = mkdtempSync(join(tmpdir(), 'bench-long-floor-'));
-  const browser = await puppeteer.launch({
-    executablePath,
-    args,
-    headless: true,
-    userDataDir: profile,
-    protocolTimeout: 0,
-  });
+  const { browser, close } = await launchPeerBrowser('long-floor');
   try {
     const page = await browser.newPage();
     for (const template of templates)
@@ -130,9 +123,8 @@ export async function measureFloor(n: number, templates: LongTemplate[]): Promis
         });
       }
   } finally {
-    await browser.close();
+    await close();
     await mem.stop();
-    rmSync(profile, { recursive: true, force: true });
   }
   return rows;
 }

@@ -4,24 +4,23 @@
  * data ×N printed as shipped (`one`: one ledger table), as shipped with the renderer's cut applied
  * (`cut`, browser/pages/long-tables.ts, the same code the service runs), or hand-split into tables
  * of 500 rows (`split`, test/support/documents/split-ledger.ts). Prints every page; reports load,
- * cut and print times and the renderer's peak RSS (ps, every 250 ms). `--html FILE` prints that file
+ * cut and print times and the renderer's peak RSS over all three (ps, every 250 ms). `--html FILE` prints that file
  * instead of the report; `--out FILE` keeps the PDF.
  *
  *   node --import tsx bench/costs/long-table-cut.ts [--times 10] [--shape one|cut|split] [--tagged] [--part 24] [--html FILE] [--out FILE]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cutLongTables } from '../../src/browser/pages/long-tables.js';
 import { LONG_TABLES } from '../../src/rendering/render-limits.js';
 import { splitLedger } from '../../test/support/documents/split-ledger.js';
 import { preparePeers } from '../bench-service.js';
 import { option } from '../cli-option.js';
-import { PEERS, peerChromium } from '../peer-chromium.js';
+import { launchPeerBrowser, PEERS, peerChromium, rendererPeak } from '../peer-chromium.js';
 
 preparePeers();
-const { puppeteer, fixtures, executablePath, args } = peerChromium();
+const { fixtures } = peerChromium();
 const times = Number(option('--times', '10'));
 const shape = option('--shape', 'cut');
 const tagged = process.argv.includes('--tagged');
@@ -36,57 +35,38 @@ const html = file
   : shape === 'split'
     ? fixtures.renderString(splitLedger(template, 500), data)
     : fixtures.render('report.html', data);
-const profile = mkdtempSync(join(tmpdir(), 'bench-long-table-'));
-const browser = await puppeteer.launch({
-  executablePath,
-  args,
-  headless: true,
-  userDataDir: profile,
-  protocolTimeout: 0,
-});
-let peakKb = 0;
-const sample = () => {
-  try {
-    for (const line of execFileSync('ps', ['-eo', 'rss=,args='], { encoding: 'utf8' }).split('\n'))
-      if (line.includes('--type=renderer') && line.includes(profile))
-        peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
-  } catch {
-    // a process that ended between listing and reading
-  }
-};
-const timer = setInterval(sample, 250);
+const { browser, close } = await launchPeerBrowser('long-table');
 try {
   const page = await browser.newPage();
-  const t0 = performance.now();
-  await page.setContent(html, { waitUntil: 'load', timeout: 0 });
-  const t1 = performance.now();
-  let cut = '';
-  if (shape === 'cut') {
-    const session = await page.createCDPSession();
-    const { frameTree } = await session.send('Page.getFrameTree');
-    // The report's own @page rule gives the page; these are what the service sends for A4 without margins.
-    const geometry = { paperWidth: 8.27, paperHeight: 11.7, marginLeft: 0, marginRight: 0 };
-    const result = await cutLongTables(
-      session,
-      frameTree.frame.id,
-      { minRows: LONG_TABLES.minRows, partRows, geometry },
-      new AbortController().signal,
+  const { result, peakMb } = await rendererPeak(browser.process().pid, async () => {
+    const t0 = performance.now();
+    await page.setContent(html, { waitUntil: 'load', timeout: 0 });
+    const t1 = performance.now();
+    let cut = '';
+    if (shape === 'cut') {
+      const session = await page.createCDPSession();
+      const { frameTree } = await session.send('Page.getFrameTree');
+      // The report's own @page rule gives the page; these are what the service sends for A4 without margins.
+      const geometry = { paperWidth: 8.27, paperHeight: 11.7, marginLeft: 0, marginRight: 0 };
+      const done = await cutLongTables(
+        session,
+        frameTree.frame.id,
+        { minRows: LONG_TABLES.minRows, partRows, geometry },
+        new AbortController().signal,
+      );
+      cut = ` cut ${Math.round(performance.now() - t1)} ms (${done.rows} rows${done.leftAlone.length ? `; left alone: ${done.leftAlone.join('; ')}` : ''}),`;
+    }
+    const t2 = performance.now();
+    const pdf = Buffer.from(
+      await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged, outline: tagged, timeout: 0 }),
     );
-    cut = ` cut ${Math.round(performance.now() - t1)} ms (${result.rows} rows${result.leftAlone.length ? `; left alone: ${result.leftAlone.join('; ')}` : ''}),`;
-  }
-  const t2 = performance.now();
-  const pdf = Buffer.from(
-    await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged, outline: tagged, timeout: 0 }),
-  );
-  const t3 = performance.now();
-  sample();
-  if (out) writeFileSync(out, pdf);
-  const pages = /Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', ['-'], { input: pdf, encoding: 'utf8' }))?.[1];
+    return { pdf, timing: `load ${Math.round(t1 - t0)} ms,${cut} print ${Math.round(performance.now() - t2)} ms` };
+  });
+  if (out) writeFileSync(out, result.pdf);
+  const pages = /Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', ['-'], { input: result.pdf, encoding: 'utf8' }))?.[1];
   console.log(
-    `${file || `report ×${times}`}, ${shape}${shape === 'cut' ? ` (parts of ${partRows})` : ''}, ${tagged ? 'tagged' : 'untagged'}: load ${Math.round(t1 - t0)} ms,${cut} print ${Math.round(t3 - t2)} ms, ${pages} pages, renderer peak ${Math.round(peakKb / 1024)} MB`,
+    `${file || `report ×${times}`}, ${shape}${shape === 'cut' ? ` (parts of ${partRows})` : ''}, ${tagged ? 'tagged' : 'untagged'}: ${result.timing}, ${pages} pages, renderer peak ${peakMb} MB`,
   );
 } finally {
-  clearInterval(timer);
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }

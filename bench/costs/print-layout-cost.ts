@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { splitLedger } from '../../test/support/documents/split-ledger.js';
 import { option } from '../cli-option.js';
-import { PEERS, peerChromium } from '../peer-chromium.js';
+import { launchPeerBrowser, PEERS, peerChromium, rendererPeak } from '../peer-chromium.js';
 import { preparePeers } from '../bench-service.js';
 
 function shape(kind: 'paragraphs' | 'inline-block rows' | 'table rows', n: number): string {
@@ -44,41 +44,9 @@ function pageCount(pdf: Buffer): string {
   }
 }
 
-/** Peak RSS of the renderer processes of Chromium `browserPid`, in MB, while `work` runs. */
-async function rendererPeak<T>(browserPid: number, work: () => Promise<T>): Promise<{ result: T; peakMb: number }> {
-  let peakKb = 0;
-  const sample = () => {
-    try {
-      for (const line of execFileSync('ps', ['-o', 'rss=,args=', '--ppid', String(browserPid)], {
-        encoding: 'utf8',
-      }).split('\n')) {
-        if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
-      }
-      // Renderers of a zygote are its children, one level further down.
-      for (const zygote of execFileSync('pgrep', ['-P', String(browserPid)], { encoding: 'utf8' })
-        .split('\n')
-        .filter(Boolean)) {
-        const out = execFileSync('ps', ['-o', 'rss=,args=', '--ppid', zygote], { encoding: 'utf8' });
-        for (const line of out.split('\n'))
-          if (line.includes('--type=renderer')) peakKb = Math.max(peakKb, Number(line.trim().split(/\s+/)[0]));
-      }
-    } catch {
-      // a process that ended between listing and reading
-    }
-  };
-  const timer = setInterval(sample, 250);
-  try {
-    const result = await work();
-    sample();
-    return { result, peakMb: Math.round(peakKb / 1024) };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 async function main(): Promise<void> {
   preparePeers();
-  const { puppeteer, fixtures, executablePath, args } = peerChromium();
+  const { fixtures } = peerChromium();
   const rangesOption = option('--ranges', '1-20');
   const ranges = rangesOption === 'all' ? '' : rangesOption;
   const splitRows = Number(option('--split', '0'));
@@ -104,15 +72,7 @@ async function main(): Promise<void> {
     `| document | print of ${ranges ? `pages ${ranges}` : 'every page'}, ms | renderer peak RSS, MB | pages |\n|---|--:|--:|--:|`,
   );
   for (const [name, html] of documents) {
-    // A fresh browser per document: one document's peak must not be the previous one's.
-    const profile = mkdtempSync(join(tmpdir(), 'bench-print-layout-'));
-    const browser = await puppeteer.launch({
-      executablePath,
-      args,
-      headless: true,
-      userDataDir: profile,
-      protocolTimeout: 0,
-    });
+    const { browser, close } = await launchPeerBrowser('print-layout');
     try {
       const page = await browser.newPage();
       await page.setContent(html, { waitUntil: 'load', timeout: 0 });
@@ -129,8 +89,7 @@ async function main(): Promise<void> {
       });
       console.log(`| ${name} | ${result.ms} | ${peakMb} | ${pageCount(result.pdf)} |`);
     } finally {
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
+      await close();
     }
   }
 }
