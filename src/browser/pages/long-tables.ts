@@ -67,7 +67,7 @@ export async function cutLongTables(
   frameId: string,
   options: LongTableOptions & { geometry: PrintGeometry },
   signal: AbortSignal,
-): Promise<LongTablesCut & { restore: () => Promise<void> }> {
+): Promise<LongTablesCut & { restore: () => Promise<boolean> }> {
   const world = await raceSignal(session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME }), signal);
   const call = async (fn: string, arg: unknown): Promise<{ value?: unknown; error?: string }> => {
     const { result, exceptionDetails } = await raceSignal(
@@ -83,7 +83,7 @@ export async function cutLongTables(
       return { error: (exceptionDetails.exception?.description ?? exceptionDetails.text).slice(0, 200) };
     return { value: result.value };
   };
-  const nothing = async () => {};
+  const nothing = async () => true;
   const partRows = options.partRows + (options.partRows % 2);
   const survey = await call(SURVEY_FUNCTION, { minRows: options.minRows, geometry: pagePx(options.geometry) });
   const found = survey.value as { longTables: number; areaWidth: number } | undefined;
@@ -99,10 +99,15 @@ export async function cutLongTables(
       }),
       signal,
     );
-  // Not under `signal`: the page is reused, and must go back to the screen even after an abort.
+  // The reused page goes back to the screen for the next document; false when it could not.
   const restore = async () => {
-    await session.send('Emulation.clearDeviceMetricsOverride').catch(() => {});
-    await session.send('Emulation.setEmulatedMedia', { media: '' }).catch(() => {});
+    try {
+      await raceSignal(session.send('Emulation.clearDeviceMetricsOverride'), signal);
+      await raceSignal(session.send('Emulation.setEmulatedMedia', { media: '' }), signal);
+      return true;
+    } catch {
+      return false;
+    }
   };
   try {
     await raceSignal(session.send('Emulation.setEmulatedMedia', { media: 'print' }), signal);

@@ -206,7 +206,7 @@ export async function loadAndPrint(
   const all = AbortSignal.any([signal, target.lost]);
   // A scripted document may cut its own loading short: see scripted-document.ts.
   const watch = options.scripted ? ScriptedDocumentWatch.start(session, frameId) : undefined;
-  let restoreScreen: (() => Promise<void>) | undefined;
+  let restoreScreen: (() => Promise<boolean>) | undefined;
   try {
     // The previous document's load fired before it was printed, so the next load event is this one's.
     const loaded = watch ? undefined : waitForEvent(session, 'Page.loadEventFired', () => true, all);
@@ -249,9 +249,12 @@ export async function loadAndPrint(
       };
       return readProtocolStream(session, stream, all, limit, bounds?.spill);
     };
-    return await (watch ? watch.run(print, all) : print());
+    const printed = await (watch ? watch.run(print, all) : print());
+    // Only after a print: a failed one leaves a page that is replaced, and may not answer at all.
+    // A page left at another document's print width would print the next one differently.
+    if (restoreScreen && !(await restoreScreen())) target.markLost('abandoned');
+    return printed;
   } finally {
     watch?.stop();
-    await restoreScreen?.();
   }
 }
