@@ -5,16 +5,17 @@
  * a few hundred rows cost what their rows do. So, after the document has loaded and before it is
  * printed, each table of at least `minRows` body rows keeps its own element, header and footer, and
  * its body rows move, `partRows` at a time, into inner tables that sit each in one full-width cell
- * of the outer table. The outer table has a few dozen rows: its header repeats on every page as
- * before, and the inner tables are cheap. The reader cannot tell: every column keeps the width the
- * whole table had (measured before the move, at the print width, and fixed on the outer and every
- * inner table alike), row order and styles stay (parts are of an even size, so odd/even striping
- * holds), and the added elements carry `role="none"` while the rows keep theirs, so a tagged PDF's
- * structure tree has the one table with all its rows.
+ * of the outer table. The outer table has a few hundred rows: its header repeats on every page as
+ * before, and neither it nor the inner tables is long. The reader cannot tell: every column keeps
+ * the width the whole table had (measured before the move, at the print width, and fixed on the
+ * outer and every inner table alike), row order and styles stay (the look of each part's first and
+ * last rows is compared before and after), and the added elements carry `role="none"` while the
+ * rows keep theirs, so a tagged PDF's structure tree has the one table with all its rows.
  *
  * Runs in an isolated world (the print page has scripts off; the document's own code, when it has
  * any, cannot see or undo it). Left alone, with the reason: a table restyled as something else
- * than a table, one with a cell that spans rows, one whose columns cannot be read from a row.
+ * than a table, one with a cell that spans rows, one whose columns cannot be read from a row, one
+ * whose rows would look different in parts (a rule on `:first-child`, say).
  */
 import type { CDPSession } from 'puppeteer-core';
 import { pageFunction, raceSignal } from '../cdp-helpers.js';
@@ -24,7 +25,7 @@ const WORLD_NAME = 'pressroom-long-tables';
 export interface LongTableOptions {
   /** A table with at least this many body rows is cut. */
   minRows: number;
-  /** Body rows per inner table; made even so that `:nth-child(odd|even)` striping is unchanged. */
+  /** Body rows per inner table; made even, so that `:nth-child(odd|even)` striping is unchanged. */
   partRows: number;
 }
 
