@@ -146,7 +146,8 @@ describe.skipIf(!HAS_SHARED_RULES)('the lifted rules judge as the published ones
     expect(judged).toBeGreaterThan(files.length * 2);
     // The broken copies make rules fire: the comparison is of findings, not of two empty lists.
     expect(fired).toBeGreaterThan(judged);
-  });
+    // Some 450 runs of the official rules in this process: minutes on a loaded 2-core machine; a guard, not a figure.
+  }, 600_000);
 
   it('on long invoices made from JSON, and on broken copies of them', async () => {
     let fired = 0;
@@ -161,5 +162,5 @@ describe.skipIf(!HAS_SHARED_RULES)('the lifted rules judge as the published ones
       fired += r.fired;
     }
     expect(fired).toBeGreaterThan(20);
-  });
+  }, 600_000);
 });

@@ -522,9 +522,10 @@ describe('validation is free work: an account looping it cannot slow a paying on
     expect([...settled]).toEqual([]);
     expect((await t.request('GET', '/healthz')).status).toBe(200);
 
-    // A's: past the deadline (422), a report, or refused once their free rules time is spent (429); never charged.
+    // A's: past the deadline (422), a report, refused once their free rules time is spent (429) or
+    // while its one free thread and queue are taken (503, seen on a loaded machine); never charged.
     for (const res of await flood)
-      expect([200, 422, 429], JSON.stringify(res.body).slice(0, 300)).toContain(res.status);
+      expect([200, 422, 429, 503], JSON.stringify(res.body).slice(0, 300)).toContain(res.status);
     for (const account of [a, b])
       expect((await t.request('GET', '/v1/account', { apiKey: account.apiKey })).body.credits).toBe(0);
   }, 600_000);
