@@ -131,3 +131,43 @@ export async function readProtocolStream(
 export function pageFunction(fn: (arg: never) => unknown): string {
   return `function (arg) { const __name = (f) => f; return (${fn.toString()})(arg); }`;
 }
+
+/** What a page function called in an isolated world gave: its value, or the page's exception text. */
+export type WorldCall = (
+  fn: string,
+  arg: unknown,
+  options?: { awaitPromise?: boolean },
+) => Promise<{ value?: unknown; error?: string }>;
+
+/**
+ * A world of our own in the page's frame (the document's scripts cannot see it), and a way to call a
+ * `pageFunction` in it with one argument, its value returned by value.
+ */
+export async function isolatedWorld(
+  session: CDPSession,
+  world: { frameId: string; worldName: string; universalAccess?: boolean },
+  signal: AbortSignal,
+): Promise<WorldCall> {
+  const { executionContextId } = await raceSignal(
+    session.send('Page.createIsolatedWorld', {
+      frameId: world.frameId,
+      worldName: world.worldName,
+      ...(world.universalAccess ? { grantUniveralAccess: true } : {}),
+    }),
+    signal,
+  );
+  return async (fn, arg, options = {}) => {
+    const { result, exceptionDetails } = await raceSignal(
+      session.send('Runtime.callFunctionOn', {
+        executionContextId,
+        functionDeclaration: fn,
+        arguments: [{ value: arg }],
+        awaitPromise: options.awaitPromise ?? false,
+        returnByValue: true,
+      }),
+      signal,
+    );
+    if (exceptionDetails) return { error: exceptionDetails.exception?.description ?? exceptionDetails.text };
+    return { value: result.value };
+  };
+}

@@ -18,7 +18,7 @@
  * the capture, so the picture never shows a half-loaded image.
  */
 import type { CDPSession } from 'puppeteer-core';
-import { raceSignal, pageFunction } from '../cdp-helpers.js';
+import { isolatedWorld, pageFunction } from '../cdp-helpers.js';
 
 /** One layer's changes, as the page applies them (colours already checked and normalised). */
 export interface LayerEdit {
@@ -55,22 +55,10 @@ export async function applyLayerEdits(
   edits: LayerEdits,
   signal: AbortSignal,
 ): Promise<LayerEditsOutcome> {
-  const world = await raceSignal(session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME }), signal);
-  const { result, exceptionDetails } = await raceSignal(
-    session.send('Runtime.callFunctionOn', {
-      executionContextId: world.executionContextId,
-      functionDeclaration: BROWSER_FUNCTION,
-      arguments: [{ value: edits }],
-      awaitPromise: true,
-      returnByValue: true,
-    }),
-    signal,
-  );
-  if (exceptionDetails)
-    throw new Error(
-      `applying the layer modifications failed: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`,
-    );
-  return result.value as LayerEditsOutcome;
+  const call = await isolatedWorld(session, { frameId, worldName: WORLD_NAME }, signal);
+  const { value, error } = await call(BROWSER_FUNCTION, edits, { awaitPromise: true });
+  if (error !== undefined) throw new Error(`applying the layer modifications failed: ${error}`);
+  return value as LayerEditsOutcome;
 }
 
 /** The little of the DOM `editLayers` uses (this project compiles without the DOM library). */

@@ -18,7 +18,7 @@
  * whose rows would look different in parts (a rule on `:first-child`, say).
  */
 import type { CDPSession } from 'puppeteer-core';
-import { pageFunction, raceSignal } from '../cdp-helpers.js';
+import { isolatedWorld, pageFunction, raceSignal } from '../cdp-helpers.js';
 
 const WORLD_NAME = 'pressroom-long-tables';
 
@@ -69,20 +69,10 @@ export async function cutLongTables(
   options: LongTableOptions & { geometry: PrintGeometry },
   signal: AbortSignal,
 ): Promise<LongTablesCut & { restore: () => Promise<boolean> }> {
-  const world = await raceSignal(session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME }), signal);
-  const call = async (fn: string, arg: unknown): Promise<{ value?: unknown; error?: string }> => {
-    const { result, exceptionDetails } = await raceSignal(
-      session.send('Runtime.callFunctionOn', {
-        executionContextId: world.executionContextId,
-        functionDeclaration: fn,
-        arguments: [{ value: arg }],
-        returnByValue: true,
-      }),
-      signal,
-    );
-    if (exceptionDetails)
-      return { error: (exceptionDetails.exception?.description ?? exceptionDetails.text).slice(0, 200) };
-    return { value: result.value };
+  const inWorld = await isolatedWorld(session, { frameId, worldName: WORLD_NAME }, signal);
+  const call = async (fn: string, arg: unknown) => {
+    const { value, error } = await inWorld(fn, arg);
+    return { value, error: error?.slice(0, 200) };
   };
   const nothing = async () => true;
   const partRows = options.partRows + (options.partRows % 2);

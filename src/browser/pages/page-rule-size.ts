@@ -7,7 +7,7 @@
  * browser's own CSS engine. Asked only after a failure: a document that prints pays nothing.
  */
 import type { CDPSession } from 'puppeteer-core';
-import { raceSignal, pageFunction } from '../cdp-helpers.js';
+import { isolatedWorld, pageFunction } from '../cdp-helpers.js';
 
 const WORLD_NAME = 'pressroom-page-size';
 
@@ -18,21 +18,10 @@ export async function oversizePageRule(
   maxInches: number,
   signal: AbortSignal,
 ): Promise<string | null> {
-  const world = await raceSignal(
-    session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME, grantUniveralAccess: true }),
-    signal,
-  );
-  const { result, exceptionDetails } = await raceSignal(
-    session.send('Runtime.callFunctionOn', {
-      executionContextId: world.executionContextId,
-      functionDeclaration: BROWSER_FUNCTION,
-      arguments: [{ value: maxInches * 96 }],
-      returnByValue: true,
-    }),
-    signal,
-  );
-  if (exceptionDetails) return null;
-  return typeof result.value === 'string' ? result.value : null;
+  const call = await isolatedWorld(session, { frameId, worldName: WORLD_NAME, universalAccess: true }, signal);
+  const { value, error } = await call(BROWSER_FUNCTION, maxInches * 96);
+  if (error !== undefined) return null;
+  return typeof value === 'string' ? value : null;
 }
 
 interface BrowserRule {
