@@ -147,8 +147,8 @@ describe.each(DIALECTS)('hostile batches on %s', (dialect) => {
       })
     ).body.id;
   });
-  // Closing waits for the worker's render in flight and the settling of the cancelled 50,000-item
-  // batch; on PostgreSQL on a slow machine that passed the 180 s hook guard twice in CI (2026-12-03).
+  // Closing after the cancelled 50,000-item batch passed the 180 s hook guard on PostgreSQL in two CI
+  // runs on a slow machine (2026-12-03, suite 2,480 s against 847 s before); why it takes that long is not known.
   afterAll(async () => {
     await t?.close();
   }, 600_000);
