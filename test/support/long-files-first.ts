@@ -10,11 +10,15 @@ const LONG_FILES = [
   // The 315-page report first, beside the studio rather than beside drill (a)'s 200 jobs.
   'test/e2e/documents/long-document.test.ts',
   'test/e2e/studio/studio.test.ts',
+  'test/e2e/documents/einvoice-rules.test.ts',
   'test/e2e/operations/drill-worker-kills.test.ts',
+  'test/e2e/documents/einvoice-rules-lifted.test.ts',
+  'test/e2e/batches/batch-hostile.test.ts',
   'src/browser/sandbox/sandbox-escape.test.ts',
   'test/e2e/jobs/jobs-workers.test.ts',
   'test/e2e/docs/docs-blocks.test.ts', // a service of its own per page, one page after another
   'test/e2e/jobs/pool-fairness.test.ts',
+  'test/e2e/batches/generate-cli.test.ts',
   'test/e2e/operations/drill-postgres-restart.test.ts',
   'test/e2e/api/assets.test.ts',
   'src/browser/supervisor.test.ts',
