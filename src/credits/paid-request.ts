@@ -33,6 +33,8 @@ export interface GenerationResult {
   warnings?: DocumentWarning[];
   /** The checks that judged the e-invoice (`einvoice_checks`), with an e-invoice. */
   einvoiceChecks?: string;
+  /** The accessibility check the PDF passed (`accessibility_checks`), under pdf_ua. */
+  accessibilityChecks?: string;
   /**
    * Tells the service whether the answer reached the client (the HTTP layer calls it once the
    * response finished, or the connection closed before). Without an Idempotency-Key this posts or
@@ -64,7 +66,15 @@ export interface Produced {
   execMs: number;
   warnings?: DocumentWarning[];
   einvoiceChecks?: string;
+  accessibilityChecks?: string;
 }
+
+/** The checks an answer names (e-invoice, accessibility), kept with a stored answer for its replays. */
+type Checks = Pick<Produced, 'einvoiceChecks' | 'accessibilityChecks'>;
+const checksOf = ({ einvoiceChecks, accessibilityChecks }: Checks): Checks => ({
+  ...(einvoiceChecks ? { einvoiceChecks } : {}),
+  ...(accessibilityChecks ? { accessibilityChecks } : {}),
+});
 
 /** Runs paid work: key, prepare, reserve, produce, post; voids once on failure. */
 export interface ChargedRunner {
@@ -84,20 +94,18 @@ const BINARY_REPLAY_SECONDS = 86_400;
 
 /** A delivery as stored with its idempotency key: JSON as it is, bytes as a reference to a stored file. */
 type StoredDelivery =
-  | {
+  | ({
       delivery: Exclude<Delivery, { kind: 'binary' }>;
       creditsRemaining: number;
       warnings?: DocumentWarning[];
-      einvoiceChecks?: string;
-    }
-  | {
+    } & Checks)
+  | ({
       binaryFileId: string;
       filename: string;
       contentType?: string;
       creditsRemaining: number;
       warnings?: DocumentWarning[];
-      einvoiceChecks?: string;
-    };
+    } & Checks);
 
 export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   const { db, charges, idempotency, files, logger } = deps;
@@ -108,11 +116,11 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
     delivery: Delivery,
     creditsRemaining: number,
     warnings: DocumentWarning[] | undefined,
-    einvoiceChecks: string | undefined,
+    checks: Checks,
   ): Promise<StoredDelivery> {
     const extra = {
       ...(warnings && warnings.length > 0 ? { warnings } : {}),
-      ...(einvoiceChecks ? { einvoiceChecks } : {}),
+      ...checksOf(checks),
     };
     if (delivery.kind !== 'binary') return { delivery, creditsRemaining, ...extra };
     const file = await files.store(
@@ -138,7 +146,7 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
         creditsRemaining: stored.creditsRemaining,
         replayed: true,
         warnings: stored.warnings,
-        einvoiceChecks: stored.einvoiceChecks,
+        ...checksOf(stored),
         settle: settled,
       };
     const pdf = await files.read(stored.binaryFileId);
@@ -153,7 +161,7 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
       creditsRemaining: stored.creditsRemaining,
       replayed: true,
       warnings: stored.warnings,
-      einvoiceChecks: stored.einvoiceChecks,
+      ...checksOf(stored),
       settle: settled,
     };
   }
@@ -183,9 +191,10 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   ): Promise<GenerationResult> {
     try {
       const prepared = await work.prepare();
-      const { reservation, delivery, execMs, warnings, einvoiceChecks } = await produceReserved(work, prepared);
+      const { reservation, delivery, execMs, warnings, ...produced } = await produceReserved(work, prepared);
+      const checks = checksOf(produced);
       try {
-        const answer = await storedAnswer(work.accountId, delivery, reservation.balance, warnings, einvoiceChecks);
+        const answer = await storedAnswer(work.accountId, delivery, reservation.balance, warnings, checks);
         await withTransaction(db, async (trx) => {
           await idempotency.complete(claim, answer, trx);
           await charges.post(reservation, execMs, trx);
@@ -199,7 +208,7 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
         creditsRemaining: reservation.balance,
         replayed: false,
         warnings,
-        einvoiceChecks,
+        ...checks,
         settle: settled,
       };
     } catch (error) {
@@ -211,14 +220,14 @@ export function createChargedRunner(deps: ChargedRunnerDeps): ChargedRunner {
   /** Without a key: the charge waits for the HTTP layer to say whether the answer reached the client. */
   async function runUnkeyed<P>(work: ChargedWork<P>): Promise<GenerationResult> {
     const prepared = await work.prepare();
-    const { reservation, delivery, execMs, warnings, einvoiceChecks } = await produceReserved(work, prepared);
+    const { reservation, delivery, execMs, warnings, ...produced } = await produceReserved(work, prepared);
     let settledOnce = false;
     return {
       delivery,
       creditsRemaining: reservation.balance,
       replayed: false,
       warnings,
-      einvoiceChecks,
+      ...checksOf(produced),
       settle: async (delivered) => {
         if (settledOnce) return;
         settledOnce = true;

@@ -53,9 +53,17 @@ import {
   type ImageOptions,
 } from './image-generation.js';
 import { pageImage } from '../pdf/page-image.js';
+import { CHECK_NAME as ACCESSIBILITY_CHECK } from '../accessibility/pdf-ua.js';
 import { pdfBuffer } from '../pdf/pdf-file.js';
 import type { TextLayout } from '../finishing/requested/text-layout.js';
-import { checkSignature, finishingFor, sealFinishing, type FinishingFields } from './finishing-options.js';
+import {
+  checkPdfUaCombination,
+  checkSignature,
+  finishingFor,
+  sealFinishing,
+  wantsPdfUa,
+  type FinishingFields,
+} from './finishing-options.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
 
 export type { GenerationResult } from '../credits/paid-request.js';
@@ -73,6 +81,8 @@ export interface GenerationOptions {
   pdfVariant?: PdfAVariant | null;
   /** Tagged PDF or not, over the template's `page.tagged` (null/absent: the template's). Jobs keep it in their options. */
   tagged?: boolean | null;
+  /** PDF/UA-1, over the template's `page.pdf_ua` (null/absent: the template's; docs/accessibility.md). */
+  pdfUa?: boolean | null;
   /** A template version's tag or number; omitted/null renders the draft. */
   version?: string | number | null;
   /** Request fields accepted and ignored as TemplateFox ignores them (e.g. s3_filepath without store_s3): a FIELD_IGNORED warning each. */
@@ -131,6 +141,8 @@ export interface ProducedDocument {
   warnings?: DocumentWarning[];
   /** `einvoice_checks` (einvoice.ts EInvoiceVerdict): present with an e-invoice. */
   einvoiceChecks?: string;
+  /** `accessibility_checks`: the PDF/UA check the file passed, present under pdf_ua. */
+  accessibilityChecks?: string;
 }
 
 export interface DocumentService {
@@ -298,6 +310,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
       if (options.sign) await checkSignature(options, { accountId, signing: deps.signing });
       const template = await templates.resolve(accountId, templateId, options.version);
       if (options.image) checkImageRequest(template, options.image);
+      if (!options.image && wantsPdfUa(options, template)) checkPdfUaCombination(options);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
       requiredFieldWarnings(template, data, options);
       await finishingFor(options, finishingContext(accountId));
@@ -384,6 +397,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         };
       }
       const bound = expandDottedKeys(data) as Record<string, unknown>;
+      const pdfUa = wantsPdfUa(options, template);
+      if (pdfUa) checkPdfUaCombination(options);
       const variant: PdfAVariant | null | undefined = einvoice ? 'pdf/a-3b' : options.pdfVariant;
       // Checked in prepare; made again here (a job's asset is read when it runs).
       const finish = await finishingFor(options, finishingContext(accountId));
@@ -404,10 +419,11 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           accountId,
           kind: 'document',
           tagged: options.tagged ?? undefined,
+          accessible: pdfUa,
           mode,
         },
-        // A document to sign, mark or protect stays in memory: those steps work on bytes, not files.
-        !variant && !options.sign && !finish.watermark && !finish.protect,
+        // A document to sign, mark, protect or make PDF/UA stays in memory: those steps work on bytes, not files.
+        !variant && !options.sign && !finish.watermark && !finish.protect && !pdfUa,
       );
       const warnings = [...fieldWarnings, ...printed.warnings];
       const finished = await finishing.finish(printed.pdf, {
@@ -418,10 +434,18 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         // What is left of the render deadline once the document is printed: compaction's budget.
         timeoutMs: printed.deadlineLeftMs - (performance.now() - started - printed.renderMs),
         sign: options.sign,
+        pdfUa,
         ...finish,
       });
       const renderMs = Math.round(performance.now() - started);
-      return { delivery: await deliverFinished(accountId, finished, options), renderMs, warnings, ...checked };
+      const delivery = await deliverFinished(accountId, finished, options);
+      return {
+        delivery,
+        renderMs,
+        warnings,
+        ...checked,
+        ...(pdfUa ? { accessibilityChecks: ACCESSIBILITY_CHECK } : {}),
+      };
     },
 
     async generate(request) {
@@ -446,7 +470,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
           log,
           prepare: () => service.prepare(request.accountId, request.templateId, request.options, request.data),
           produce: async ({ template, einvoice }) => {
-            const { delivery, renderMs, warnings, einvoiceChecks } = await service.produce({
+            const { delivery, renderMs, warnings, einvoiceChecks, accessibilityChecks } = await service.produce({
               accountId: request.accountId,
               template,
               data: request.data,
@@ -454,7 +478,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
               mode: 'sync',
               einvoice,
             });
-            return { delivery, execMs: renderMs, warnings, einvoiceChecks };
+            return { delivery, execMs: renderMs, warnings, einvoiceChecks, accessibilityChecks };
           },
         });
       } catch (error) {

@@ -158,3 +158,41 @@ export async function checkSignature(
   if (!context.signing) return refuse('Signing is not set up in this process');
   await context.signing.prepare(options.sign!, { accountId: context.accountId, kind: 'paid', loc });
 }
+
+/** Whether a document is PDF/UA: the request's `pdf_ua`, else its template's `page.pdf_ua`. */
+export function wantsPdfUa(
+  options: { pdfUa?: boolean | null },
+  template: { page?: { pdf_ua?: boolean } | null },
+): boolean {
+  return options.pdfUa ?? template.page?.pdf_ua ?? false;
+}
+
+/**
+ * What PDF/UA cannot be combined with, refused before the charge: an untagged print, PDF/A-1b (its
+ * converter rewrites the file without the structure tree), an XML-only e-invoice (no PDF) and a
+ * visible signature (its mark is drawn as page content outside the tags; docs/accessibility.md).
+ */
+export function checkPdfUaCombination(options: {
+  tagged?: boolean | null;
+  pdfVariant?: PdfAVariant | null;
+  einvoice?: EInvoiceRequest | null;
+  sign?: SignatureOptions | null;
+}): void {
+  const refuse = (field: string, msg: string) => {
+    throw new ValidationError([{ loc: ['body', field], msg, type: 'value_error.pdf_ua' }]);
+  };
+  if (options.tagged === false)
+    refuse('tagged', 'A PDF/UA document is always tagged: leave tagged out, or set it to true.');
+  if (options.pdfVariant === 'pdf/a-1b')
+    refuse(
+      'pdf_variant',
+      'PDF/UA combines with pdf/a-2b or pdf/a-3b, not pdf/a-1b (its conversion drops the tags); choose one of those.',
+    );
+  if (options.einvoice && !isHybridFormat(options.einvoice.format))
+    refuse('pdf_ua', 'This e-invoice is XML only, with no PDF to make accessible; leave pdf_ua out.');
+  if (options.sign?.visible)
+    refuse(
+      'sign',
+      'A visible signature cannot be added to a PDF/UA document yet (its mark would be untagged); sign it invisibly, or leave pdf_ua out.',
+    );
+}

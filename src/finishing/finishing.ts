@@ -5,8 +5,12 @@
  *   2. Pressroom's document info (title, producer; document-info.ts);
  *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
  *   4. the request's watermark (requested/watermark.ts);
+ *   4a. PDF/UA (accessibility/pdf-ua.ts): untagged painting as artifacts, the XMP identifier — after
+ *      the watermark, which it makes an artifact too;
  *   5. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
  *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
+ *   5a. the PDF/UA check of the file as it will be delivered (bar the signature and protection, which
+ *      leave the tags as they are): a failure is a 422 naming the checkpoints, nothing charged;
  *   6. the signature (signing/sign.ts): an incremental update over everything before it, which a
  *      later rewrite would break;
  *   7. the request's protection, AES-256 by qpdf (requested/protect.ts): it rewrites the whole file,
@@ -29,6 +33,8 @@ import type { InfoEntries } from './document-info.js';
 import type { PdfProtection, Qpdf } from '../pdf/qpdf.js';
 import type { PreparedWatermark } from './requested/watermark.js';
 import { drawWatermarkOffThread } from './requested/watermark-thread.js';
+import { checkPdfUaOffThread, makePdfUaOffThread } from '../accessibility/accessibility-thread.js';
+import { ValidationError } from '../shared/errors.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
 
@@ -54,6 +60,8 @@ export interface FinishOptions {
   metadata?: InfoEntries | null;
   /** The request's `protect`: encrypted last (never with PDF/A, refused before the charge). */
   protect?: PdfProtection | null;
+  /** PDF/UA-1: made (4a) and checked (5a); the PDF was printed tagged. */
+  pdfUa?: boolean;
 }
 
 /** A finished PDF: in memory, or in a spool file (with the files to remove once it is delivered). */
@@ -117,9 +125,29 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     const marked = options.watermark
       ? await drawWatermarkOffThread(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] })
       : archival;
+    const accessible = options.pdfUa ? await makePdfUaOffThread(marked, options.accountId) : marked;
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
     const startedAt = performance.now();
-    return variant === 'pdf/a-1b' ? marked : observed(await pool.compact(marked, task), startedAt, marked.length).pdf;
+    const compacted =
+      variant === 'pdf/a-1b'
+        ? accessible
+        : observed(await pool.compact(accessible, task), startedAt, accessible.length).pdf;
+    if (options.pdfUa) await refuseInaccessible(compacted, options.accountId);
+    return compacted;
+  }
+
+  /** The check of 5a: what the template caused, by checkpoint (the page survey has named the elements it could). */
+  async function refuseInaccessible(pdf: Buffer, accountId: string): Promise<void> {
+    const report = await checkPdfUaOffThread(pdf, { accountId, kind: 'paid' });
+    if (!report) throw new Error('a PDF/UA document came out encrypted');
+    if (report.compliant) return;
+    throw new ValidationError(
+      report.findings.map((f) => ({
+        loc: ['body', 'pdf_ua'],
+        msg: `${f.message} PDF/UA forbids it (Matterhorn checkpoint ${f.checkpoint}); nothing was charged.`,
+        type: `value_error.pdf_ua.${f.checkpoint}`,
+      })),
+    );
   }
 
   function protect(pdf: Buffer, protection: PdfProtection, accountId: string): Promise<Buffer> {
@@ -150,7 +178,14 @@ export function createFinishing(deps: FinishingDeps): Finishing {
       };
       if (Buffer.isBuffer(printed)) return { pdf: await finishBytes(printed, options, task) };
       // Chromium spools only what needs neither a stamp, PDF/A, a watermark, a signature nor protection (documents.ts asks it so).
-      if (options.previewStamp || options.pdfa || options.watermark || options.sign || options.protect) {
+      if (
+        options.previewStamp ||
+        options.pdfa ||
+        options.watermark ||
+        options.sign ||
+        options.protect ||
+        options.pdfUa
+      ) {
         throw new Error('a spooled PDF cannot be stamped, watermarked, signed, protected or made PDF/A');
       }
       return finishFile(printed, options, task);

@@ -41,6 +41,7 @@ import { imageRoutes } from './routes/documents/image.js';
 import { assetRoutes } from './routes/templates/assets.js';
 import { pdfToolRoutes } from './routes/documents/pdf-tools.js';
 import { pdfSigningRoutes } from './routes/documents/pdf-signing.js';
+import { pdfAccessibilityRoutes } from './routes/documents/pdf-accessibility.js';
 import { certificateRoutes } from './routes/account/certificates.js';
 import { finishingToolRoutes } from './routes/documents/pdf-finishing-tools.js';
 
@@ -306,6 +307,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   imageRoutes(app, { documents: services.documents });
   pdfToolRoutes(app, { pdfTools: services.pdfTools, maxMergeInputs: config.pdfTools.maxMergeInputs });
   pdfSigningRoutes(app, { pdfTools: services.pdfTools });
+  pdfAccessibilityRoutes(app, { pdfTools: services.pdfTools });
   finishingToolRoutes(app, { pdfTools: services.pdfTools });
   jobRoutes(app, { jobs: services.jobs });
   // Batches may take their rows as an uploaded file, read as a stream: multipart in their scope only.

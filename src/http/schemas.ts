@@ -224,6 +224,14 @@ export const PageSetupSchema = Type.Object(
           "false prints without them: faster and much smaller for long documents, but not accessible. A create request's `tagged` overrides it",
       }),
     ),
+    pdf_ua: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          "Make this template's documents PDF/UA-1 (accessible, checked before the charge; docs/accessibility.md). " +
+          "Needs <html lang>, a <title> and alt on every image. A create request's `pdf_ua` overrides it",
+      }),
+    ),
   },
   { description: 'Paper, margins, header and footer' },
 );

@@ -27,11 +27,13 @@ import { prepareSplit, splitPdf, type SplitPlan } from './split.js';
 import { zipParts } from './zip-parts.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
-import { isAppError, ValidationError } from '../shared/errors.js';
+import { AppError, isAppError, ValidationError } from '../shared/errors.js';
+import { checkPdfUaOffThread } from '../accessibility/accessibility-thread.js';
+import type { AccessibilityReport } from '../accessibility/pdf-ua.js';
 import type { Logger } from '../shared/log.js';
 import { extractPages, prepareExtraction } from './extract-pages.js';
 import { mergePdfs, prepareMerge } from './merge.js';
-import type { InputReader, PdfInputLimits, PdfSource } from './pdf-inputs.js';
+import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
 import type { Qpdf } from '../pdf/qpdf.js';
 import { prepareRotation, rotatePages } from './rotate.js';
 import { prepareSigning, signDocument, verifyDocument } from './sign.js';
@@ -101,6 +103,8 @@ export interface PdfToolService {
   sign(request: SignRequest): Promise<GenerationResult>;
   /** Free: the signature report, no file. */
   verify(request: { accountId: string; pdf: PdfSource }): Promise<SignatureReport>;
+  /** Free: the PDF/UA machine check's report (accessibility/pdf-ua.ts), no file. */
+  checkAccessibility(request: { accountId: string; pdf: PdfSource }): Promise<AccessibilityReport>;
   split(request: SplitRequest): Promise<GenerationResult>;
   flatten(request: OneInputRequest): Promise<GenerationResult>;
   watermark(request: OneInputRequest<WatermarkRequest>): Promise<GenerationResult>;
@@ -246,6 +250,17 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
     },
     verify(request) {
       return verifyDocument(request.pdf, limits, { qpdf, signing, accountId: request.accountId });
+    },
+    async checkAccessibility(request) {
+      const [input] = await readPdfInputs([request.pdf], [[]], limits, { qpdf, accountId: request.accountId });
+      const report = await checkPdfUaOffThread(input!.pdf, { accountId: request.accountId, kind: 'free' });
+      // readPdfInputs refused an encrypted PDF already; one qpdf reads but pdf-lib cannot is named so.
+      if (!report)
+        throw new AppError(
+          'PDF_TOOL_FAILED',
+          'The accessibility check could not read this encrypted PDF; nothing was charged.',
+        );
+      return report;
     },
     split(request) {
       return runDelivering(

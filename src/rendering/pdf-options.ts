@@ -26,6 +26,8 @@ export interface PageSetup {
    * @defaultValue true
    */
   tagged?: boolean;
+  /** PDF/UA-1 by default for this template's documents (a create request's `pdf_ua` overrides it; docs/accessibility.md). @defaultValue false */
+  pdf_ua?: boolean;
 }
 
 /** Room left for a header or footer when the template gives no margin on that side. */

@@ -27,7 +27,7 @@ import { FailureBudget } from '../scheduling/failure-budget.js';
 import { FairScheduler, type PoolStats, type Release, type Ticket } from '../scheduling/fair-scheduler.js';
 import type { Config } from '../shared/config.js';
 import type { DocumentWarning } from '../shared/document-warnings.js';
-import { AppError, isAppError } from '../shared/errors.js';
+import { AppError, isAppError, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import type { AssetPin } from '../assets/asset-revisions.js';
 import {
@@ -88,6 +88,8 @@ export interface RenderRequest {
   kind?: RenderKind;
   /** Overrides the template's `page.tagged` (a create request's `tagged`). @defaultValue the template's, else true */
   tagged?: boolean;
+  /** PDF/UA: printed tagged, after the template's language, title and alternative texts are checked (print-page.ts). */
+  accessible?: boolean;
   /**
    * `sync` (POST /v1/pdf/create): refused early with DOCUMENT_TOO_LONG_FOR_SYNC when, after layout, the
    * document is estimated to print past the deadline. `async` (a job): the longer `asyncTimeoutMs`
@@ -247,7 +249,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
     let slotStartedAt = startedAt;
     const request = {
       page: req.template.page,
-      tagged: req.tagged,
+      tagged: req.accessible ? true : req.tagged,
+      accessible: req.accessible === true,
       sync: req.mode === 'sync',
       spill: req.kind === 'preview' ? undefined : spill,
     };
@@ -422,7 +425,8 @@ class ChromiumPdfRenderer implements PdfRenderer {
     // Failures are free of charge, so they count against the account's failure budget instead.
     if (!stopped) this.#budget.recordFailure(run.accountId, performance.now() - run.startedAt);
     if (stopped && error === req.signal?.reason) return error;
-    if (error instanceof AppError) return error;
+    // A refusal the page found (PDF/UA's survey, print-page.ts) is the template's, answered as a 422.
+    if (error instanceof AppError || error instanceof ValidationError) return error;
     this.logger.warn({ err: error }, 'render failed');
     return new AppError('RENDER_FAILED', 'The document could not be rendered', { cause: error });
   }

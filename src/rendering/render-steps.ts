@@ -153,6 +153,8 @@ export function assembleDocument(parts: Record<string, string>, run: RenderRun, 
 export interface PrintRequest {
   page: PageSetup | null | undefined;
   tagged: boolean | undefined;
+  /** PDF/UA: the page is surveyed for what it needs before printing. */
+  accessible: boolean;
   /** `sync` gets the early refusal of a document too long to print before the deadline. */
   sync: boolean;
   spill: StreamSpill | undefined;
@@ -193,6 +195,7 @@ export async function printDocument(
       maxPageInches: MAX_PAGE_LENGTH_INCHES,
       checkLength,
       spill: request.spill,
+      accessible: request.accessible,
       longTables: {
         ...LONG_TABLES,
         leftAlone: (reason) =>

@@ -13,7 +13,7 @@
  * own rules, and a Content-Security-Policy refuses connections before interception even sees them.
  */
 import type { CDPSession, Protocol } from 'puppeteer-core';
-import { AppError } from '../../shared/errors.js';
+import { AppError, ValidationError } from '../../shared/errors.js';
 import { raceSignal, readProtocolStream, waitForEvent, type StreamedBytes } from '../cdp-helpers.js';
 import type { StreamSpill } from './spill-file.js';
 import {
@@ -26,6 +26,7 @@ import {
 import { cssPageTooLong, tooManyBytes, tooManyImagePixels, type DocumentBounds } from './document-bounds.js';
 import { oversizePageRule } from './page-rule-size.js';
 import { cutLongTables, mayHoldLongTable, type LongTableOptions } from './long-tables.js';
+import { surveyAccessibility } from './accessibility-survey.js';
 import { ImagePixelMeter } from './image-pixels.js';
 import { PageTarget } from '../page-target.js';
 import { ScriptedDocumentWatch } from './scripted-document.js';
@@ -170,6 +171,8 @@ export type PrintBounds = Pick<DocumentBounds, 'maxDocumentBytes' | 'maxImagePix
   spill?: StreamSpill;
   /** Long tables cut into parts before printing (long-tables.ts); `leftAlone` hears each one that could not be. */
   longTables?: LongTableOptions & { leftAlone?: (reason: string) => void };
+  /** PDF/UA: the template's language, title and images' alternative texts are checked before printing (accessibility-survey.ts). */
+  accessible?: boolean;
 };
 
 /**
@@ -223,6 +226,17 @@ export async function loadAndPrint(
       if (pixels > bounds.maxImagePixels) throw tooManyImagePixels(pixels, bounds.maxImagePixels);
       for (const url of undecoded) options.resources?.undecodedImage?.(url);
       if (layout && bounds.checkLength) bounds.checkLength((await layout).cssContentSize.height);
+      if (bounds.accessible) {
+        const problems = await surveyAccessibility(session, frameId, all);
+        if (problems.length > 0)
+          throw new ValidationError(
+            problems.map((p) => ({
+              loc: ['body', 'pdf_ua'],
+              msg: `${p.message} PDF/UA needs it (Matterhorn checkpoint ${p.checkpoint}); nothing was charged.`,
+              type: `value_error.pdf_ua.${p.checkpoint}`,
+            })),
+          );
+      }
       const long = bounds.longTables;
       if (long && mayHoldLongTable(html, long.minRows, options.scripted)) {
         const cut = await cutLongTables(session, frameId, { ...long, geometry: params }, all);

@@ -302,7 +302,7 @@ function formBody(fields: Record<string, string>): Record<string, unknown> {
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
         throw new ValidationError([{ loc: ['body', 'options'], msg: 'options is a JSON object', type: 'dict_type' }]);
       Object.assign(body, parsed);
-    } else if (['store_s3', 'tagged', 'webhook_per_item'].includes(key))
+    } else if (['store_s3', 'tagged', 'pdf_ua', 'webhook_per_item'].includes(key))
       body[key] = value === 'true' ? true : value === 'false' ? false : value;
     else if (key === 'expiration' && /^\d+$/.test(value)) body[key] = Number(value);
     else if (key === 'version' && /^\d+$/.test(value)) body[key] = Number(value);

@@ -186,6 +186,7 @@ type CreateImageBody = Static<typeof CreateImageBody>;
 const NOT_FOR_IMAGES: Record<string, string> = {
   pdf_variant: 'applies to PDFs; an image has no PDF/A variant',
   tagged: 'applies to PDFs; an image has no structure tree',
+  pdf_ua: 'applies to PDFs; an image has no structure tree (give it an alt text where you place it)',
   webhook_url: 'applies to POST /v1/pdf/create-async; image/create answers synchronously',
   webhook_secret: 'applies to POST /v1/pdf/create-async; image/create answers synchronously',
 };

@@ -104,6 +104,17 @@ export const generationFields = {
       }),
     ),
   ),
+  pdf_ua: Type.Optional(
+    Nullable(
+      Type.Boolean({
+        description:
+          "PDF/UA-1 (accessible): overrides the template's page.pdf_ua (unset: the template's, which defaults to false). " +
+          'Printed tagged, with the PDF/UA identifier, artifacts and alternative texts, and checked before the charge ' +
+          "(docs/accessibility.md): a template without <html lang>, <title> or an image's alt is refused (422) naming it. " +
+          'Combines with pdf_variant pdf/a-2b or pdf/a-3b',
+      }),
+    ),
+  ),
   einvoice: Type.Optional(EInvoiceRequestSchema),
   watermark: Type.Optional(WatermarkSchema),
   metadata: Type.Optional(MetadataSchema),
@@ -171,6 +182,15 @@ export const EInvoiceChecks = Type.Optional(
   }),
 );
 
+/** Which accessibility check the PDF passed; present only under `pdf_ua`. */
+export const AccessibilityChecks = Type.Optional(
+  Type.String({
+    description:
+      'With `pdf_ua`: the machine check the PDF passed before the charge (the Matterhorn Protocol checkpoints docs/accessibility.md lists). ' +
+      'Binary answers carry it in X-Pressroom-Accessibility-Checks.',
+  }),
+);
+
 const UrlAnswer = Type.Object(
   {
     url: Type.String({ description: 'Signed download link' }),
@@ -179,6 +199,7 @@ const UrlAnswer = Type.Object(
     expires_in: Type.Integer({ description: 'Seconds until the link expires' }),
     warnings: DocumentWarnings,
     einvoice_checks: EInvoiceChecks,
+    accessibility_checks: AccessibilityChecks,
   },
   { description: 'export_type url' },
 );
@@ -191,6 +212,7 @@ const S3Answer = Type.Object(
     credits_remaining: Type.Integer({ description: 'Credits left after this one' }),
     warnings: DocumentWarnings,
     einvoice_checks: EInvoiceChecks,
+    accessibility_checks: AccessibilityChecks,
   },
   { description: 'store_s3 true' },
 );
@@ -219,7 +241,9 @@ export type DeliveryFields = Pick<
   'expiration' | 'filename' | 'store_s3' | 's3_filepath' | 's3_bucket' | 'version'
 > & { export_type?: 'url' | 'binary' };
 
-export function deliveryOptions(body: DeliveryFields): Omit<GenerationOptions, 'pdfVariant' | 'image' | 'tagged'> {
+export function deliveryOptions(
+  body: DeliveryFields,
+): Omit<GenerationOptions, 'pdfVariant' | 'image' | 'tagged' | 'pdfUa'> {
   return {
     exportType: body.export_type ?? 'url',
     expirationSeconds: body.expiration ?? 86_400,
@@ -246,6 +270,7 @@ export function generationOptions(
     ...deliveryOptions(body),
     pdfVariant: body.pdf_variant ?? null,
     tagged: body.tagged ?? null,
+    pdfUa: body.pdf_ua ?? null,
     einvoice: body.einvoice ?? null,
     ...finishing,
   };
@@ -254,12 +279,16 @@ export function generationOptions(
 type UrlAnswer = Static<typeof UrlAnswer>;
 type S3Answer = Static<typeof S3Answer>;
 
-const checksField = (result: GenerationResult) =>
-  result.einvoiceChecks ? { einvoice_checks: result.einvoiceChecks } : {};
+const checksField = (result: GenerationResult) => ({
+  ...(result.einvoiceChecks ? { einvoice_checks: result.einvoiceChecks } : {}),
+  ...(result.accessibilityChecks ? { accessibility_checks: result.accessibilityChecks } : {}),
+});
 
-/** Binary answers name the e-invoice's checks in a header, as they carry the warnings. */
+/** Binary answers name the e-invoice's and the accessibility checks in headers, as they carry the warnings. */
 function setChecksHeader(reply: FastifyReply, result: GenerationResult): FastifyReply {
-  return result.einvoiceChecks ? reply.header('x-pressroom-einvoice-checks', result.einvoiceChecks) : reply;
+  if (result.einvoiceChecks) reply.header('x-pressroom-einvoice-checks', result.einvoiceChecks);
+  if (result.accessibilityChecks) reply.header('x-pressroom-accessibility-checks', result.accessibilityChecks);
+  return reply;
 }
 
 /** The JSON answer for url and S3 deliveries; on a replay `expires_in` counts down from the first answer. */
@@ -354,7 +383,7 @@ export function pdfRoutes(app: FastifyInstance, deps: { documents: DocumentServi
       // A client that takes TemplateFox's properties only gets the warnings in the headers.
       if (json && wantsTemplateFoxPropertiesOnly(request))
         return setChecksHeader(setWarningHeaders(reply, result.warnings), result).send(
-          templateFoxShape(request, json, ['warnings', 'einvoice_checks']),
+          templateFoxShape(request, json, ['warnings', 'einvoice_checks', 'accessibility_checks']),
         );
       if (json) return reply.send(json);
       const d = result.delivery as Extract<GenerationResult['delivery'], { kind: 'binary' }>;

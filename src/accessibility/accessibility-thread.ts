@@ -1,0 +1,93 @@
+/**
+ * PDF/UA on threads (accessibility-worker.ts), so the parse of a long PDF never holds the event loop:
+ * shared/task-threads.ts's threads, each task under a deadline and a heap ceiling; a thread past
+ * either is ended and its task fails with PDF_TOO_COMPLEX while the process lives on. Tasks take a
+ * slot of one fair pool (scheduling/fair-scheduler.ts), one per core: paid documents' steps before
+ * free checks (POST /v1/pdf-tools/check-accessibility), which never hold every slot.
+ */
+import { availableParallelism } from 'node:os';
+import { AppError } from '../shared/errors.js';
+import { TaskThreads } from '../shared/task-threads.js';
+import { accountSlotsOf, FairScheduler, type Ticket } from '../scheduling/fair-scheduler.js';
+import type { AccessibilityAnswer, AccessibilityTask } from './accessibility-worker.js';
+import type { AccessibilityReport } from './pdf-ua.js';
+
+/** pdf-lib's object graph of a PDF within the input bounds, with room (as for the watermark). */
+const HEAP_MB = 1024;
+/** Far past an honest PDF on a slow machine: the 330-page report's 15,000-row ledger is scanned in seconds. */
+const TIMEOUT_MS = 120_000;
+
+const threads = new TaskThreads({
+  callerUrl: import.meta.url,
+  worker: 'accessibility-worker',
+  name: 'pdf-accessibility',
+  heapMb: HEAP_MB,
+  maxIdle: Math.max(1, availableParallelism()),
+});
+const CAPACITY = Math.max(2, availableParallelism());
+const slots = new FairScheduler({
+  name: 'accessibility',
+  limits: {
+    capacity: CAPACITY,
+    queueLimit: 64,
+    accountSlots: accountSlotsOf(CAPACITY),
+    workConserving: false,
+    freeSlots: accountSlotsOf(CAPACITY),
+    accountQueueLimit: 16,
+    accountFreeQueueLimit: 16,
+  },
+  words: { task: 'accessibility task', freeTask: 'accessibility check', slot: 'accessibility slot' },
+  busy: (reason) =>
+    new AppError('SERVICE_UNAVAILABLE', 'The accessibility checks are busy; retry shortly. Nothing was charged.', {
+      details: { retryAfterSeconds: 2, reason },
+    }),
+});
+let nextId = 1;
+
+function run(task: AccessibilityTask['task'], pdf: Uint8Array, ticket: Ticket): Promise<AccessibilityAnswer> {
+  return slots.run(ticket, () => runOnThread(task, pdf));
+}
+
+async function runOnThread(task: AccessibilityTask['task'], pdf: Uint8Array): Promise<AccessibilityAnswer> {
+  const id = nextId++;
+  const copy = new Uint8Array(pdf).buffer as ArrayBuffer;
+  const what = task === 'make' ? 'Making the PDF accessible (PDF/UA)' : 'The accessibility check';
+  const end = await threads.run<AccessibilityAnswer, AccessibilityAnswer>({
+    message: { id, task, pdf: copy } satisfies AccessibilityTask,
+    transfer: [copy],
+    timeoutMs: TIMEOUT_MS,
+    read: (answer) => (answer.id === id ? answer : undefined),
+  });
+  if (end.ended === 'timeout')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `${what} took more than ${TIMEOUT_MS / 1000} s and was stopped; nothing was charged.`,
+    );
+  if (end.ended === 'out-of-memory')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `${what} needed more than ${HEAP_MB} MiB of memory and was stopped; nothing was charged.`,
+    );
+  if (end.ended === 'failed')
+    throw new AppError('PDF_TOOL_FAILED', `${what} failed; nothing was charged.`, { cause: end.error });
+  return end.answer;
+}
+
+/** makePdfUa (pdf-ua.ts) on a thread. */
+export async function makePdfUaOffThread(pdf: Uint8Array, accountId: string): Promise<Buffer> {
+  const answer = await run('make', pdf, { accountId, kind: 'paid' });
+  if ('bytes' in answer) return Buffer.from(answer.bytes);
+  throw new AppError('RENDER_FAILED', 'The printed PDF could not be made accessible (PDF/UA); nothing was charged.', {
+    cause: new Error('error' in answer ? answer.error : 'no PDF'),
+  });
+}
+
+/** checkPdfUa (pdf-ua.ts) on a thread; null when the PDF is encrypted (the caller says how to open it). */
+export async function checkPdfUaOffThread(pdf: Uint8Array, ticket: Ticket): Promise<AccessibilityReport | null> {
+  const answer = await run('check', pdf, ticket);
+  if ('report' in answer) return answer.report;
+  if ('encrypted' in answer && answer.encrypted) return null;
+  throw new AppError('PDF_TOOL_FAILED', 'The accessibility check could not read this PDF; nothing was charged.', {
+    cause: new Error('error' in answer ? answer.error : 'no report'),
+  });
+}
