@@ -70,6 +70,11 @@ async function runOnThread(task: AccessibilityTask['task'], pdf: Uint8Array): Pr
     );
   if (end.ended === 'failed')
     throw new AppError('PDF_TOOL_FAILED', `${what} failed; nothing was charged.`, { cause: end.error });
+  if ('tooLarge' in end.answer && end.answer.tooLarge)
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `${what} stopped: ${end.answer.error}, more than one page's content may hold; nothing was charged.`,
+    );
   return end.answer;
 }
 

@@ -8,7 +8,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { announceReady } from '../shared/task-threads.js';
-import { checkPdfUa, makePdfUa, type AccessibilityReport } from './pdf-ua.js';
+import { checkPdfUa, makePdfUa, StreamTooLargeError, type AccessibilityReport } from './pdf-ua.js';
 
 export interface AccessibilityTask {
   readonly id: number;
@@ -19,7 +19,7 @@ export interface AccessibilityTask {
 export type AccessibilityAnswer =
   | { readonly id: number; readonly bytes: ArrayBuffer }
   | { readonly id: number; readonly report: AccessibilityReport }
-  | { readonly id: number; readonly error: string; readonly encrypted?: boolean };
+  | { readonly id: number; readonly error: string; readonly encrypted?: boolean; readonly tooLarge?: boolean };
 
 parentPort?.on('message', (message: AccessibilityTask) => {
   const pdf = new Uint8Array(message.pdf);
@@ -35,7 +35,8 @@ parentPort?.on('message', (message: AccessibilityTask) => {
     (error: unknown) => {
       const text = error instanceof Error ? error.message : String(error);
       const encrypted = error instanceof Error && /encrypt/i.test(error.name + text);
-      parentPort!.postMessage({ id: message.id, error: text, encrypted } satisfies AccessibilityAnswer);
+      const tooLarge = error instanceof StreamTooLargeError;
+      parentPort!.postMessage({ id: message.id, error: text, encrypted, tooLarge } satisfies AccessibilityAnswer);
     },
   );
 });

@@ -23,6 +23,7 @@ import {
   PDFStream,
   PDFString,
 } from '@cantoo/pdf-lib';
+import { constants, inflateSync } from 'node:zlib';
 import { markArtifacts, surveyMarks } from './content-marks.js';
 
 /** The checkpoints the check covers, with what each failure means in a reader's words. */
@@ -76,9 +77,32 @@ async function load(pdf: Uint8Array): Promise<PDFDocument> {
   return PDFDocument.load(pdf, { updateMetadata: false, ignoreEncryption: false });
 }
 
+/** One stream's decoded bytes at most: a 20 KB stream may inflate to gigabytes, outside the thread's heap ceiling. */
+const MAX_DECODED_BYTES = 256 << 20;
+/** Raised for a stream past MAX_DECODED_BYTES; the thread names it (accessibility-thread.ts). */
+export class StreamTooLargeError extends Error {
+  override readonly name = 'StreamTooLargeError';
+}
+
 function decoded(stream: PDFObject | undefined): Uint8Array | null {
-  if (stream instanceof PDFRawStream) return decodePDFRawStream(stream).decode();
-  return null;
+  if (!(stream instanceof PDFRawStream)) return null;
+  const filter = stream.dict.lookup(name('Filter'));
+  const only = filter instanceof PDFArray && filter.size() === 1 ? filter.lookup(0) : filter;
+  if (only === undefined) return stream.contents;
+  if (only === name('FlateDecode') && stream.dict.get(name('DecodeParms')) === undefined) {
+    try {
+      // zlib's own bound, as it inflates; Z_SYNC_FLUSH reads a truncated stream as far as it goes, as viewers do.
+      return inflateSync(stream.contents, { maxOutputLength: MAX_DECODED_BYTES, finishFlush: constants.Z_SYNC_FLUSH });
+    } catch (error) {
+      if (error instanceof RangeError)
+        throw new StreamTooLargeError(`a stream inflates past ${MAX_DECODED_BYTES >> 20} MiB`);
+      throw error;
+    }
+  }
+  // Other filters (predictors, LZW, run-length…) by pdf-lib, whose output is not bounded as it goes: only small inputs.
+  if (stream.contents.length > MAX_DECODED_BYTES >> 8)
+    throw new StreamTooLargeError('a large stream has a filter the check does not bound');
+  return decodePDFRawStream(stream).decode();
 }
 
 /** A page's content as one byte string (an array of streams joined, as PDF 32000-1 7.8.2 reads it). */

@@ -27,7 +27,7 @@ import { prepareSplit, splitPdf, type SplitPlan } from './split.js';
 import { zipParts } from './zip-parts.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
-import { AppError, isAppError, ValidationError } from '../shared/errors.js';
+import { isAppError, ValidationError } from '../shared/errors.js';
 import { checkPdfUaOffThread } from '../accessibility/accessibility-thread.js';
 import type { AccessibilityReport } from '../accessibility/pdf-ua.js';
 import type { Logger } from '../shared/log.js';
@@ -253,13 +253,25 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
     },
     async checkAccessibility(request) {
       const [input] = await readPdfInputs([request.pdf], [[]], limits, { qpdf, accountId: request.accountId });
-      const report = await checkPdfUaOffThread(input!.pdf, { accountId: request.accountId, kind: 'free' });
-      // readPdfInputs refused an encrypted PDF already; one qpdf reads but pdf-lib cannot is named so.
-      if (!report)
-        throw new AppError(
-          'PDF_TOOL_FAILED',
-          'The accessibility check could not read this encrypted PDF; nothing was charged.',
-        );
+      const loc = ['body', request.pdf.pdfUrl != null ? 'pdf_url' : 'pdf_base64'];
+      const unreadable = (why: string) =>
+        new ValidationError([
+          {
+            loc,
+            msg: `The accessibility check could not read this PDF (${why}); rewrite it with another PDF tool first, then send it again.`,
+            type: 'value_error.pdf_unreadable',
+          },
+        ]);
+      // pdf-lib inflates object streams without a bound; qpdf unpacks them first, under its ceilings.
+      const unpacked = await qpdf.withoutObjectStreams(input!.pdf, request.accountId, 'free');
+      // A PDF qpdf reads that pdf-lib cannot is the input's problem, not the service's: a 422.
+      const report = await checkPdfUaOffThread(unpacked, { accountId: request.accountId, kind: 'free' }).catch(
+        (error: unknown) => {
+          throw isAppError(error, 'PDF_TOOL_FAILED') ? unreadable('its structure could not be parsed') : error;
+        },
+      );
+      // readPdfInputs refused an encrypted PDF already.
+      if (!report) throw unreadable('it is encrypted');
       return report;
     },
     split(request) {

@@ -90,6 +90,12 @@ export interface Qpdf {
   rotate(pdf: Buffer, rotations: PageRotation[], accountId: string): Promise<Buffer>;
   /** Parts of the document: each run of pages (1-based, in order) one file, from one qpdf run per part. */
   splitPages(pdf: Buffer, parts: number[][], accountId: string): Promise<Buffer[]>;
+  /**
+   * The same document with every object outside object streams, read under qpdf's ceilings: what a
+   * PDF library that inflates object streams without a bound (pdf-lib) may then load safely. `kind`:
+   * free work (POST /v1/pdf-tools/check-accessibility) leaves slots to paid runs.
+   */
+  withoutObjectStreams(pdf: Buffer, accountId: string, kind: TaskKind): Promise<Buffer>;
   /** Form fields and annotations drawn into the page content; the form (AcroForm) is gone. */
   flatten(pdf: Buffer, accountId: string): Promise<Buffer>;
   /** An AES-256 copy with these passwords and permissions; object streams are kept. */
@@ -275,17 +281,27 @@ export function createQpdf(options: QpdfOptions): Qpdf {
   }
 
   /** Runs a writing command and returns out.pdf; exit 2 after a clean inspection is our failure, not the customer's. */
-  async function produce(inputs: Buffer[], accountId: string, args: (names: string[]) => string[]): Promise<Buffer> {
-    return withFiles(inputs, accountId, async (dir, names) => {
-      const result = await run(args(names), dir);
-      if (result.exitCode !== 0 && result.exitCode !== 3) {
-        throw new AppError(
-          'PDF_TOOL_FAILED',
-          `qpdf could not write the result (${lastProblem(result.stderr)}); nothing was charged.`,
-        );
-      }
-      return readFile(join(dir, 'out.pdf'));
-    });
+  async function produce(
+    inputs: Buffer[],
+    accountId: string,
+    args: (names: string[]) => string[],
+    kind: TaskKind = 'paid',
+  ): Promise<Buffer> {
+    return withFiles(
+      inputs,
+      accountId,
+      async (dir, names) => {
+        const result = await run(args(names), dir);
+        if (result.exitCode !== 0 && result.exitCode !== 3) {
+          throw new AppError(
+            'PDF_TOOL_FAILED',
+            `qpdf could not write the result (${lastProblem(result.stderr)}); nothing was charged.`,
+          );
+        }
+        return readFile(join(dir, 'out.pdf'));
+      },
+      kind,
+    );
   }
 
   /**
@@ -462,6 +478,10 @@ export function createQpdf(options: QpdfOptions): Qpdf {
           ]),
         );
       return results;
+    },
+
+    withoutObjectStreams(pdf, accountId, kind) {
+      return produce([pdf], accountId, ([name]) => [name!, 'out.pdf', '--object-streams=disable'], kind);
     },
 
     flatten(pdf, accountId) {

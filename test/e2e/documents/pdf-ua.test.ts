@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../support/databases.js';
 import { pdfStructureTypes, pdfText, pdfXmp } from '../../support/documents/pdf-tools.js';
 import { createSigningKit, type SigningKit } from '../../support/documents/signing-kit.js';
+import { inflatingPdf, numberArrayPdf } from '../../support/documents/hostile-pdfs.js';
+import { PDFDocument } from '@cantoo/pdf-lib';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
 
 const DOT =
@@ -263,5 +265,40 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
     });
     expect(res.status).toBe(422);
     expect(res.body.detail[0].loc).toEqual(['body', 'pdf_base64']);
+  });
+});
+
+describe('check-accessibility against hostile PDFs', () => {
+  let t: TestApp;
+  let user: { apiKey: string };
+  let other: { apiKey: string };
+  const check = (pdf: Buffer, apiKey = user.apiKey) =>
+    t.request('POST', '/v1/pdf-tools/check-accessibility', { apiKey, body: { pdf_base64: pdf.toString('base64') } });
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite');
+    user = await t.createAccount({ credits: 10, plan: 'enterprise' });
+    other = await t.createAccount({ credits: 10, plan: 'enterprise' });
+  });
+  afterAll(async () => t?.close());
+
+  it('answers a compression bomb and a 10-million-number object without a 500, and serves another account beside them', async () => {
+    const small = await PDFDocument.create();
+    small.addPage([200, 200]).drawText('hello');
+    const plainPdf = Buffer.from(await small.save());
+    const hostile = [inflatingPdf(400 << 20), numberArrayPdf(10_000_000, { in: 'catalog' })];
+    const answers = await Promise.all([...hostile.map((pdf) => check(pdf)), check(plainPdf, other.apiKey)]);
+    // qpdf unpacks each under its ceilings before pdf-lib reads it: a report, or a coded refusal — never a 500.
+    for (const res of answers.slice(0, 2)) {
+      expect([200, 422, 503], JSON.stringify(res.body).slice(0, 300)).toContain(res.status);
+      if (res.status === 200) expect(res.body.compliant).toBe(false);
+      else expect(JSON.stringify(res.body)).toMatch(/PDF_TOO_COMPLEX|pdf_unreadable|SERVICE_UNAVAILABLE/);
+    }
+    // An untagged PDF from a PDF library: answered, not compliant, with the untagged content named.
+    const plain = answers[2]!;
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    expect(plain.body.compliant).toBe(false);
+    expect(plain.body.findings.map((f: { checkpoint: string }) => f.checkpoint)).toContain('01-005');
+    expect((await t.request('GET', '/healthz')).status).toBe(200);
   });
 });
