@@ -79,6 +79,7 @@ export interface PageSetup {
   footer_html?: string;
   /** Tagged (accessible) PDF with outline; false prints without. Absent = true. */
   tagged?: boolean;
+  pdf_ua?: boolean;
 }
 
 /** A full template (`GET /v1/templates/{id}`). */

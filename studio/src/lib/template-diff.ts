@@ -31,6 +31,7 @@ export function pageSetupLines(page: PageSetup | null): string {
   const paper = p.width !== undefined ? `size: ${p.width} x ${p.height ?? ''}` : `format: ${p.format ?? 'A4'}`;
   const lines = [paper, `orientation: ${p.orientation ?? 'portrait'}`];
   if (p.tagged === false) lines.push('tagged: false');
+  if (p.pdf_ua === true) lines.push('pdf_ua: true');
   for (const side of ['top', 'right', 'bottom', 'left'] as const) {
     const value = p.margin?.[side];
     if (value) lines.push(`margin ${side}: ${value}`);

@@ -128,6 +128,21 @@ export function PageSetupForm({
         A structure tree and bookmarks, which screen readers and PDF/UA need. Off: faster and much smaller for long
         documents, but not accessible.
       </p>
+      <label class="field checkbox">
+        <input
+          type="checkbox"
+          checked={draft.pdf_ua}
+          disabled={!draft.tagged}
+          onChange={(e) => update({ pdf_ua: e.currentTarget.checked })}
+          aria-describedby="pdfua-help"
+          data-testid="page-pdf-ua"
+        />
+        <span class="field-label">Accessible PDF (PDF/UA) by default</span>
+      </label>
+      <p class="help" id="pdfua-help">
+        Every document of this template is PDF/UA-1 and checked before it is charged; it needs a language (&lt;html
+        lang&gt;), a &lt;title&gt; and a text (alt) on every image. Needs a tagged PDF.
+      </p>
       {problems.map((p, i) => (
         <p key={i} class="notice notice-error" role="alert">
           {p.message}

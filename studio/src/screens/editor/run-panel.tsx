@@ -126,6 +126,8 @@ export function RunPanel({
 }: RunPanelProps) {
   const [mode, setMode] = useState<RunMode>('url');
   const [filename, setFilename] = useState('');
+  // Off: the template's own page.pdf_ua decides.
+  const [pdfUa, setPdfUa] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<Result | null>(null);
@@ -192,7 +194,10 @@ export function RunPanel({
     if (loc[0] === 'einvoice' && loc[1] === 'invoice')
       return describeLoc(einvoiceDraft.source === 'data' ? fields : [], loc.slice(2));
     const finishingPart = (
-      { sign: 'Signature', watermark: 'Watermark', protect: 'Protection' } as Record<string, string>
+      { sign: 'Signature', watermark: 'Watermark', protect: 'Protection', pdf_ua: 'Accessibility' } as Record<
+        string,
+        string
+      >
     )[String(loc[0])];
     if (finishingPart) return [finishingPart, ...loc.slice(1)].join(' › ');
     return null;
@@ -218,6 +223,7 @@ export function RunPanel({
       filename: sentName,
       ...(chosen ? { version: chosen.tag } : {}),
       ...(einvoice ? { einvoice } : {}),
+      ...(pdfUa ? { pdf_ua: true } : {}),
       ...finishing,
     };
     try {
@@ -338,6 +344,24 @@ export function RunPanel({
           />
           {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
         </label>
+        {!xmlOnly && (
+          <label class="field checkbox">
+            <input
+              type="checkbox"
+              checked={pdfUa}
+              onChange={(e) => setPdfUa(e.currentTarget.checked)}
+              aria-describedby="run-pdfua-help"
+              data-testid="run-pdf-ua"
+            />
+            <span class="field-label">Accessible PDF (PDF/UA)</span>
+          </label>
+        )}
+        {!xmlOnly && (
+          <p class="help" id="run-pdfua-help">
+            Checked before it is charged: the template needs a language (&lt;html lang&gt;), a &lt;title&gt; and a text
+            (alt) on every image. Off: the template's own setting.
+          </p>
+        )}
         {inputsProblem && (
           <p class="notice notice-error" data-testid="run-inputs-problem">
             {inputsProblem}: fix the form before generating.

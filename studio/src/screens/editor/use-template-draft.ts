@@ -46,6 +46,8 @@ export interface Draft {
   orientation: Orientation;
   margin: Record<MarginSide, string>;
   tagged: boolean;
+  /** PDF/UA by default for this template's documents. */
+  pdf_ua: boolean;
   /** Strict mode: undefined variables and missing required fields are errors, not warnings. */
   strict: boolean;
   /** Image templates: the canvas size as typed (CSS pixels). */
@@ -77,6 +79,7 @@ export function draftOf(t: Template): Draft {
     orientation: page.orientation ?? 'portrait',
     margin: { top: m.top ?? '', right: m.right ?? '', bottom: m.bottom ?? '', left: m.left ?? '' },
     tagged: page.tagged ?? true,
+    pdf_ua: page.pdf_ua ?? false,
     strict: t.strict ?? false,
     canvas_width: String(t.canvas?.width ?? 1080),
     canvas_height: String(t.canvas?.height ?? 1080),
@@ -98,6 +101,7 @@ export function pageOf(d: Draft): PageSetup {
     ...(d.footer_html.trim() ? { footer_html: d.footer_html } : {}),
     // Only the non-default choice is sent: a template saved before this option looks the same.
     ...(d.tagged ? {} : { tagged: false }),
+    ...(d.pdf_ua && d.tagged ? { pdf_ua: true } : {}),
   };
 }
 
