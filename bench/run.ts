@@ -170,8 +170,13 @@ async function main(): Promise<void> {
   if (suite === 'batch') return void (await import('./batch-bench.js'));
   // The official e-invoice rules' check of one invoice (issue 41): bench/costs/einvoice-rules.ts.
   if (suite === 'einvoice-rules') return (await import('./costs/einvoice-rules.js')).main(args);
+  // The invoice with pdf_ua against the same invoice tagged (issue 53): finishing-cost.ts reads its own options.
+  if (suite === 'pdf-ua') {
+    process.argv = [...process.argv.slice(0, 2), '--pdf-ua', ...args];
+    return void (await import('./costs/finishing-cost.js'));
+  }
   if (suite !== undefined)
-    throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules`);
+    throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules, pdf-ua`);
   const rounds = roundsOption(args);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');

@@ -78,10 +78,13 @@ async function runOnThread(task: AccessibilityTask['task'], pdf: Uint8Array): Pr
   return end.answer;
 }
 
-/** makePdfUa (pdf-ua.ts) on a thread. */
-export async function makePdfUaOffThread(pdf: Uint8Array, accountId: string): Promise<Buffer> {
+/** makePdfUa (pdf-ua.ts) on a thread: the PDF/UA file and the check of it. */
+export async function makePdfUaOffThread(
+  pdf: Uint8Array,
+  accountId: string,
+): Promise<{ pdf: Buffer; report: AccessibilityReport }> {
   const answer = await run('make', pdf, { accountId, kind: 'paid' });
-  if ('bytes' in answer) return Buffer.from(answer.bytes);
+  if ('bytes' in answer) return { pdf: Buffer.from(answer.bytes), report: answer.report };
   throw new AppError('RENDER_FAILED', 'The printed PDF could not be made accessible (PDF/UA); nothing was charged.', {
     cause: new Error('error' in answer ? answer.error : 'no PDF'),
   });

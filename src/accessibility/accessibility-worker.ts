@@ -3,7 +3,7 @@
  * the whole PDF, the content-stream scan of every page and the structure-tree walk, which would hold
  * the event loop for as long as the file is long.
  *
- * In: `{ id, task: 'make' | 'check', pdf }` (the PDF transferred). Out: `{ id, bytes }` (made, transferred),
+ * In: `{ id, task: 'make' | 'check', pdf }` (the PDF transferred). Out: `{ id, bytes, report }` (made, transferred, and its check),
  * `{ id, report }` (checked) or `{ id, error }`.
  */
 import { parentPort } from 'node:worker_threads';
@@ -17,7 +17,7 @@ export interface AccessibilityTask {
 }
 
 export type AccessibilityAnswer =
-  | { readonly id: number; readonly bytes: ArrayBuffer }
+  | { readonly id: number; readonly bytes: ArrayBuffer; readonly report: AccessibilityReport }
   | { readonly id: number; readonly report: AccessibilityReport }
   | { readonly id: number; readonly error: string; readonly encrypted?: boolean; readonly tooLarge?: boolean };
 
@@ -26,8 +26,8 @@ parentPort?.on('message', (message: AccessibilityTask) => {
   const work =
     message.task === 'make'
       ? makePdfUa(pdf).then((made): AccessibilityAnswer => {
-          const bytes = new Uint8Array(made).buffer as ArrayBuffer;
-          return { id: message.id, bytes };
+          const bytes = new Uint8Array(made.pdf).buffer as ArrayBuffer;
+          return { id: message.id, bytes, report: made.report };
         })
       : checkPdfUa(pdf).then((report): AccessibilityAnswer => ({ id: message.id, report }));
   work.then(

@@ -6,11 +6,11 @@
  *   3. PDF/A, with an e-invoice's attachment and XMP (pdfa.ts);
  *   4. the request's watermark (requested/watermark.ts);
  *   4a. PDF/UA (accessibility/pdf-ua.ts): untagged painting as artifacts, the XMP identifier — after
- *      the watermark, which it makes an artifact too;
+ *      the watermark, which it makes an artifact too — and the PDF/UA check of the file as it is
+ *      written (compaction, the signature and protection leave the tags as they are): a failure is
+ *      a 422 naming the checkpoints, nothing charged;
  *   5. compaction into object streams on a thread (pdf-compaction.ts), within what is left of the
  *      render deadline; never fails the document (a PDF it cannot compact leaves as it is);
- *   5a. the PDF/UA check of the file as it will be delivered (bar the signature and protection, which
- *      leave the tags as they are): a failure is a 422 naming the checkpoints, nothing charged;
  *   6. the signature (signing/sign.ts): an incremental update over everything before it, which a
  *      later rewrite would break;
  *   7. the request's protection, AES-256 by qpdf (requested/protect.ts): it rewrites the whole file,
@@ -33,7 +33,7 @@ import type { InfoEntries } from './document-info.js';
 import type { PdfProtection, Qpdf } from '../pdf/qpdf.js';
 import type { PreparedWatermark } from './requested/watermark.js';
 import { drawWatermarkOffThread } from './requested/watermark-thread.js';
-import { checkPdfUaOffThread, makePdfUaOffThread } from '../accessibility/accessibility-thread.js';
+import { makePdfUaOffThread } from '../accessibility/accessibility-thread.js';
 import { ValidationError } from '../shared/errors.js';
 
 export type { Compaction, FileCompaction } from './compaction-pool.js';
@@ -125,24 +125,21 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     const marked = options.watermark
       ? await drawWatermarkOffThread(archival, options.watermark, { strictPages: false, loc: ['body', 'watermark'] })
       : archival;
-    const accessible = options.pdfUa ? await makePdfUaOffThread(marked, options.accountId) : marked;
+    const accessible = options.pdfUa ? await makeAccessible(marked, options.accountId) : marked;
     // PDF/A-1b is PDF 1.4, which may not have object streams; PDF/A-2b/3b (PDF 1.7) may.
     const startedAt = performance.now();
-    const compacted =
-      variant === 'pdf/a-1b'
-        ? accessible
-        : observed(await pool.compact(accessible, task), startedAt, accessible.length).pdf;
-    if (options.pdfUa) await refuseInaccessible(compacted, options.accountId);
-    return compacted;
+    return variant === 'pdf/a-1b'
+      ? accessible
+      : observed(await pool.compact(accessible, task), startedAt, accessible.length).pdf;
   }
 
-  /** The check of 5a: what the template caused, by checkpoint (the page survey has named the elements it could). */
-  async function refuseInaccessible(pdf: Buffer, accountId: string): Promise<void> {
-    const report = await checkPdfUaOffThread(pdf, { accountId, kind: 'paid' });
-    if (!report) throw new Error('a PDF/UA document came out encrypted');
-    if (report.compliant) return;
+  /** Step 4a and its check, on the file as written (compaction and what follows it leave the tags as they are). */
+  async function makeAccessible(pdf: Buffer, accountId: string): Promise<Buffer> {
+    const made = await makePdfUaOffThread(pdf, accountId);
+    if (made.report.compliant) return made.pdf;
+    // What the template caused, by checkpoint (the page survey has named the elements it could).
     throw new ValidationError(
-      report.findings.map((f) => ({
+      made.report.findings.map((f) => ({
         loc: ['body', 'pdf_ua'],
         msg: `${f.message} PDF/UA forbids it (Matterhorn checkpoint ${f.checkpoint}); nothing was charged.`,
         type: `value_error.pdf_ua.${f.checkpoint}`,
