@@ -5,7 +5,7 @@
  * accessible gets (a 422 naming the element and the checkpoint, nothing charged).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { pdfStructureTypes, pdfText, pdfXmp } from '../../support/documents/pdf-
 import { createSigningKit, type SigningKit } from '../../support/documents/signing-kit.js';
 import { inflatingPdf, numberArrayPdf } from '../../support/documents/hostile-pdfs.js';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { completedJobPdf, startTestApp, until, type TestApp } from '../../support/test-app.js';
 
 const DOT =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -120,7 +120,8 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
     });
 
   beforeAll(async () => {
-    t = await startTestApp(dialect, dialect === 'sqlite' ? { PRESSROOM_ALLOW_PRIVATE_NETWORKS: 'true' } : {});
+    t = await startTestApp(dialect, { PRESSROOM_JOB_POLL_MS: '100' });
+    t.services.startWorkers();
     user = await t.createAccount({ credits: 100, plan: 'enterprise' });
     accessible = await template(ACCESSIBLE);
   });
@@ -257,6 +258,53 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
       }
     },
   );
+
+  it.runIf(dialect === 'sqlite')('applies to a job and to every item of a batch', async () => {
+    const job = await t.request('POST', '/v1/pdf/create-async', {
+      apiKey: user.apiKey,
+      body: { template_id: accessible, data: DATA, pdf_ua: true },
+    });
+    expect(job.status, JSON.stringify(job.body)).toBe(200);
+    const jobPdf = await completedJobPdf(t, user.apiKey, job.body.job_id, 120_000);
+    expect(pdfXmp(jobPdf)).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
+
+    const items = ['Ada', 'Grace'].map((customer) => ({ data: { ...DATA, customer } }));
+    const started = await t.request('POST', '/v1/pdf/batches', {
+      apiKey: user.apiKey,
+      body: { template_id: accessible, items, output: 'zip', pdf_ua: true },
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    let last: Record<string, any> = {};
+    await until(
+      async () => {
+        last = (await t.request('GET', `/v1/pdf/batches/${started.body.batch_id}`, { apiKey: user.apiKey })).body;
+        return ['completed', 'completed_with_errors', 'failed', 'cancelled'].includes(last.status);
+      },
+      120_000,
+      'the batch to end',
+    );
+    expect(last.status).toBe('completed');
+    const zip = await download(last.result.url);
+    const dir = mkdtempSync(join(tmpdir(), 'pdfua-zip-'));
+    try {
+      writeFileSync(join(dir, 'b.zip'), zip);
+      execFileSync('python3', [
+        '-c',
+        'import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
+        join(dir, 'b.zip'),
+        join(dir, 'out'),
+      ]);
+      const names = readdirSync(join(dir, 'out'));
+      expect(names).toHaveLength(2);
+      for (const file of names) {
+        const pdf = readFileSync(join(dir, 'out', file));
+        expect(pdfXmp(pdf)).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
+        expect(unmarkedPainting(pdf)).toBe(0);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('check-accessibility refuses what is not a PDF, free', async () => {
     const res = await t.request('POST', '/v1/pdf-tools/check-accessibility', {
