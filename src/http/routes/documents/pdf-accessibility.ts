@@ -24,9 +24,9 @@ const Report = Type.Object(
     check: Type.String({ description: 'The check that ran (as `accessibility_checks` names it on a generated PDF)' }),
     checkpoints: Type.Array(
       Type.Object({
-        checkpoint: Type.String(),
+        checkpoint: Type.String({ description: 'The Matterhorn Protocol failure condition, e.g. `13-004`' }),
         condition: Type.String({ description: 'The failure condition it tests' }),
-        passed: Type.Boolean(),
+        passed: Type.Boolean({ description: 'Whether the PDF passed it' }),
       }),
       { description: 'Every checkpoint the check covers, passed or not' },
     ),
