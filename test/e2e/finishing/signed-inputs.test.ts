@@ -188,6 +188,11 @@ describe('PDF tools on a signed PDF', () => {
     expect(tools.filter(declares).sort()).toEqual(
       [...TOOLS.map(([name]) => `/v1/pdf-tools/${name}`), '/v1/pdf-tools/unlock'].sort(),
     );
-    expect(tools.filter((path) => !declares(path)).sort()).toEqual(['/v1/pdf-tools/sign', '/v1/pdf-tools/verify']);
+    // Sign keeps signatures; verify and check-accessibility only read the PDF.
+    expect(tools.filter((path) => !declares(path)).sort()).toEqual([
+      '/v1/pdf-tools/check-accessibility',
+      '/v1/pdf-tools/sign',
+      '/v1/pdf-tools/verify',
+    ]);
   });
 });
