@@ -15,6 +15,7 @@ import { DIALECTS } from '../../support/databases.js';
 import { pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, until, type TestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { unzip } from '../../support/documents/zip-entries.js';
 
 const LETTER = `<html><body><h1>Certificate for {{ name }}</h1><p>Hours: {{ hours }}</p>
 {% if honours %}<p>With honours</p>{% endif %}</body></html>`;
@@ -26,23 +27,6 @@ const FIELDS = [
 const CSV =
   'name,hours,honours,_filename\nAda Lovelace,12.5,true,ada\n"Hopper, Grace",8,no,grace\nAlan Turing,3,,alan\n';
 const SECRET = 'a-batch-webhook-secret-0123456789';
-
-/** The zip's entries, extracted with Python's zipfile (a reader that is not ours). */
-function unzip(bytes: Buffer): Map<string, Buffer> {
-  const dir = mkdtempSync(join(tmpdir(), 'batch-zip-'));
-  try {
-    writeFileSync(join(dir, 'b.zip'), bytes);
-    execFileSync('python3', [
-      '-c',
-      'import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      join(dir, 'b.zip'),
-      join(dir, 'out'),
-    ]);
-    return new Map(readdirSync(join(dir, 'out')).map((name) => [name, readFileSync(join(dir, 'out', name))]));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** The merged PDF's outline titles, as qpdf reads them. */
 function outlineTitles(pdf: Buffer): string[] {

@@ -17,6 +17,7 @@ import { pdfText } from '../../support/documents/pdf-tools.js';
 import { httpRequest, startCluster, until, type Cluster, type PressroomProcess } from '../../support/cluster.js';
 import { ledgerOf, sleep } from '../../support/drill-kit.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { unzip } from '../../support/documents/zip-entries.js';
 
 // ~6 ms of template work per 1000 iterations on the 2-core machine: n = 60 keeps a job ~0.5 s busy.
 const BUSY = '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}<h1>Job {{ label }}</h1>';
@@ -31,22 +32,6 @@ const BATCH_BUSY =
   '{% for i in range(0, n) %}{% for j in range(0, 1000) %}{% endfor %}{% endfor %}<h1>Item {{ label }}</h1>';
 const BATCH_ITEMS = 24;
 const BATCH_KILLS = 2;
-
-function zipEntries(bytes: Buffer): string[] {
-  const dir = mkdtempSync(join(tmpdir(), 'drill-zip-'));
-  try {
-    writeFileSync(join(dir, 'b.zip'), bytes);
-    execFileSync('python3', [
-      '-c',
-      'import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])',
-      join(dir, 'b.zip'),
-      join(dir, 'out'),
-    ]);
-    return readdirSync(join(dir, 'out')).sort();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
   let cluster: Cluster;
@@ -344,7 +329,7 @@ describe('drill (a): a worker SIGKILLed ten times during a 200-job run', () => {
     // The zip holds exactly the delivered items.
     const zip = await httpRequest('', 'GET', batch.result.url);
     expect(zip.status).toBe(200);
-    expect(zipEntries(zip.bytes)).toEqual(completed.map((r) => `${r.filename}.pdf`).sort());
+    expect([...unzip(zip.bytes).keys()].sort()).toEqual(completed.map((r) => `${r.filename}.pdf`).sort());
 
     const ledger = await ledgerOf(cluster, accountId);
     expect(ledger.pdfgen).toHaveLength(BATCH_ITEMS);

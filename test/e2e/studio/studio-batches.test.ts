@@ -30,6 +30,7 @@ import {
 import { describeIssue } from '../../../studio/src/lib/messages.js';
 import { pdfText } from '../../support/documents/pdf-tools.js';
 import { startTestApp, type TestApp } from '../../support/test-app.js';
+import { unzip } from '../../support/documents/zip-entries.js';
 import {
   DESKTOP,
   PHONE,
@@ -69,23 +70,6 @@ const LETTER_DRAFT = {
   fields: [...LETTER_V1.fields, { key: 'title', label: 'Title', type: 'string', required: true }],
 };
 const LETTER_CSV = 'name,_filename\nAda,ada\nGrace,grace\n';
-
-/** The zip's entries, extracted with Python's zipfile (a reader that is not ours). */
-function unzip(bytes: Buffer): Map<string, Buffer> {
-  const dir = mkdtempSync(join(tmpdir(), 'studio-batch-zip-'));
-  try {
-    writeFileSync(join(dir, 'b.zip'), bytes);
-    execFileSync('python3', [
-      '-c',
-      'import zipfile,sys; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])',
-      join(dir, 'b.zip'),
-      join(dir, 'out'),
-    ]);
-    return new Map(readdirSync(join(dir, 'out')).map((name) => [name, readFileSync(join(dir, 'out', name))]));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** Drops a CSV file on the drop zone as a user dragging it from the desktop would. */
 async function dropCsv(page: Page, name: string, text: string): Promise<void> {
