@@ -141,7 +141,7 @@ export function createFinishing(deps: FinishingDeps): Finishing {
     throw new ValidationError(
       made.report.findings.map((f) => ({
         loc: ['body', 'pdf_ua'],
-        msg: `${f.message} PDF/UA forbids it (Matterhorn checkpoint ${f.checkpoint}); nothing was charged.`,
+        msg: `${f.message} PDF/UA forbids it (Matterhorn checkpoint ${f.checkpoint}).`,
         type: `value_error.pdf_ua.${f.checkpoint}`,
       })),
     );

@@ -232,7 +232,7 @@ export async function loadAndPrint(
           throw new ValidationError(
             problems.map((p) => ({
               loc: ['body', 'pdf_ua'],
-              msg: `${p.message} PDF/UA needs it (Matterhorn checkpoint ${p.checkpoint}); nothing was charged.`,
+              msg: `${p.message} PDF/UA needs it (Matterhorn checkpoint ${p.checkpoint}).`,
               type: `value_error.pdf_ua.${p.checkpoint}`,
             })),
           );
