@@ -129,7 +129,7 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   catalog.set(name('ViewerPreferences'), context.obj({ DisplayDocTitle: true }));
   for (const page of doc.getPages()) {
     const marked = markArtifacts(pageContent(doc, page.node));
-    // zlib's deflate, not pdf-lib's own (pako, in JavaScript): several times faster on a long page.
+    // zlib's native deflate, not pdf-lib's JavaScript one (pako): the rewritten content of every page goes through it.
     if (marked)
       page.node.set(
         name('Contents'),
