@@ -60,7 +60,7 @@ export interface FinishOptions {
   metadata?: InfoEntries | null;
   /** The request's `protect`: encrypted last (never with PDF/A, refused before the charge). */
   protect?: PdfProtection | null;
-  /** PDF/UA-1: made (4a) and checked (5a); the PDF was printed tagged. */
+  /** PDF/UA-1: made and checked (4a); the PDF was printed tagged. */
   pdfUa?: boolean;
 }
 

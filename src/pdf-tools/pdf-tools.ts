@@ -1,5 +1,6 @@
 /**
- * PDF tools: merge, extract pages, rotate (TemplateFox's `/v1/pdf-tools/*`); sign and verify (sign.ts). One credit each,
+ * PDF tools: merge, extract pages, rotate (TemplateFox's `/v1/pdf-tools/*`); sign and verify (sign.ts); the free
+ * accessibility check (check-accessibility.ts). One credit each (the checks free),
  * charged on delivery through the same flow as `POST /v1/pdf/create` (credits/paid-request.ts:
  * Idempotency-Key, reserve, post on delivery, void on failure). Everything that can be wrong with the
  * request — the page selection or rotation, an input that cannot be downloaded, is not a PDF, is
@@ -28,12 +29,12 @@ import { zipParts } from './zip-parts.js';
 import type { FileService } from '../files/files.js';
 import type { IdempotentRequest } from '../idempotency/idempotency.js';
 import { isAppError, ValidationError } from '../shared/errors.js';
-import { checkPdfUaOffThread } from '../accessibility/accessibility-thread.js';
 import type { AccessibilityReport } from '../accessibility/pdf-ua.js';
+import { checkAccessibility } from './check-accessibility.js';
 import type { Logger } from '../shared/log.js';
 import { extractPages, prepareExtraction } from './extract-pages.js';
 import { mergePdfs, prepareMerge } from './merge.js';
-import { readPdfInputs, type InputReader, type PdfInputLimits, type PdfSource } from './pdf-inputs.js';
+import type { InputReader, PdfInputLimits, PdfSource } from './pdf-inputs.js';
 import type { Qpdf } from '../pdf/qpdf.js';
 import { prepareRotation, rotatePages } from './rotate.js';
 import { prepareSigning, signDocument, verifyDocument } from './sign.js';
@@ -251,28 +252,8 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
     verify(request) {
       return verifyDocument(request.pdf, limits, { qpdf, signing, accountId: request.accountId });
     },
-    async checkAccessibility(request) {
-      const [input] = await readPdfInputs([request.pdf], [[]], limits, { qpdf, accountId: request.accountId });
-      const loc = ['body', request.pdf.pdfUrl != null ? 'pdf_url' : 'pdf_base64'];
-      const unreadable = (why: string) =>
-        new ValidationError([
-          {
-            loc,
-            msg: `The accessibility check could not read this PDF (${why}); rewrite it with another PDF tool first, then send it again.`,
-            type: 'value_error.pdf_unreadable',
-          },
-        ]);
-      // pdf-lib inflates object streams without a bound; qpdf unpacks them first, under its ceilings.
-      const unpacked = await qpdf.withoutObjectStreams(input!.pdf, request.accountId, 'free');
-      // A PDF qpdf reads that pdf-lib cannot is the input's problem, not the service's: a 422.
-      const report = await checkPdfUaOffThread(unpacked, { accountId: request.accountId, kind: 'free' }).catch(
-        (error: unknown) => {
-          throw isAppError(error, 'PDF_TOOL_FAILED') ? unreadable('its structure could not be parsed') : error;
-        },
-      );
-      // readPdfInputs refused an encrypted PDF already.
-      if (!report) throw unreadable('it is encrypted');
-      return report;
+    checkAccessibility(request) {
+      return checkAccessibility(request.pdf, limits, { qpdf, accountId: request.accountId });
     },
     split(request) {
       return runDelivering(
