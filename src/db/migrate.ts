@@ -20,6 +20,7 @@ import { migration0018EinvoiceVerdict } from './migrations/0018-einvoice-verdict
 import { migration0019AssetRevisions } from './migrations/0019-asset-revisions.js';
 import { migration0020TransactionJobs } from './migrations/0020-transaction-jobs.js';
 import { migration0021ClaimByAccount } from './migrations/0021-claim-by-account.js';
+import { migration0022JobAccessibilityChecks } from './migrations/0022-job-accessibility-checks.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0019-asset-revisions': migration0019AssetRevisions,
   '0020-transaction-jobs': migration0020TransactionJobs,
   '0021-claim-by-account': migration0021ClaimByAccount,
+  '0022-job-accessibility-checks': migration0022JobAccessibilityChecks,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -228,6 +228,8 @@ export interface JobsTable {
   warnings: string | null;
   /** JSON: what the e-invoice checks concluded at acceptance, `{checks, warnings}` (EInvoiceVerdict); null without an e-invoice (issue 41). */
   einvoice_verdict: string | null;
+  /** The PDF/UA check a completed job's file passed (`accessibility_checks`); null otherwise (issue 53). */
+  accessibility_checks: string | null;
   /** The batch this job is an item of (issue 40), and its place in it from 0; null for a create-async job. */
   batch_id: string | null;
   batch_index: number | null;

@@ -14,11 +14,15 @@
  * rest back to the queue and abort their renders.
  */
 import type { Charges } from '../credits/charges.js';
-import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { withTransaction, type Tx } from '../db/database.js';
 import type { JobRow } from '../db/schema.js';
-import type { Delivery, DocumentService, GenerationOptions } from '../documents/documents.js';
+import type {
+  Delivery,
+  DocumentService,
+  GenerationOptions,
+  ProducedDocument as Produced,
+} from '../documents/documents.js';
 import { storedVerdict } from '../einvoice/einvoice.js';
 import type { TemplateService } from '../templates/templates.js';
 import { newInstanceId } from '../shared/ids.js';
@@ -86,8 +90,12 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     return storedVerdict(job.einvoice_verdict)?.checks ?? null;
   }
 
-  function resultOf(delivery: Delivery, warnings: DocumentWarning[] | undefined): store.JobResult {
-    return { ...deliveredTo(delivery), ...(warnings && warnings.length > 0 ? { warnings } : {}) };
+  function resultOf({ delivery, warnings, accessibilityChecks }: Produced): store.JobResult {
+    return {
+      ...deliveredTo(delivery),
+      ...(warnings && warnings.length > 0 ? { warnings } : {}),
+      ...(accessibilityChecks ? { accessibilityChecks } : {}),
+    };
   }
 
   function deliveredTo(delivery: Delivery): store.JobResult {
@@ -111,13 +119,9 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
     throw new Error('async jobs deliver by url or s3 only');
   }
 
-  async function complete(
-    job: JobRow,
-    delivery: Delivery,
-    renderMs: number,
-    warnings: DocumentWarning[] | undefined,
-  ): Promise<void> {
-    const result = resultOf(delivery, warnings);
+  async function complete(job: JobRow, produced: Produced): Promise<void> {
+    const { renderMs } = produced;
+    const result = resultOf(produced);
     const done = await withTransaction(database.db, async (trx) => {
       if (!(await store.completeJob(trx, job.id, workerId, result, Date.now()))) return false;
       await charges.post({ transactionRef: job.transaction_ref }, renderMs, trx);
@@ -127,7 +131,10 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
           event: 'pdf.completed',
           url: job.webhook_url,
           sealedSecret: job.webhook_secret,
-          payload: completedPayload(job.id, result, { einvoiceChecks: einvoiceChecksOf(job) }),
+          payload: completedPayload(job.id, result, {
+            einvoiceChecks: einvoiceChecksOf(job),
+            accessibilityChecks: result.accessibilityChecks,
+          }),
           requestId: job.request_id,
         });
       }
@@ -213,7 +220,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
       const data = JSON.parse(job.data) as Record<string, unknown>;
       // The e-invoice was judged when the job was accepted; its warnings go with the document.
       const einvoice = storedVerdict(job.einvoice_verdict);
-      const { delivery, renderMs, warnings } = await documents.produce({
+      const produced = await documents.produce({
         accountId: job.account_id,
         template,
         data,
@@ -222,7 +229,7 @@ export function createJobWorker(o: JobWorkerOptions): JobWorker {
         mode: 'async',
         einvoice,
       });
-      await complete(job, delivery, renderMs, warnings);
+      await complete(job, produced);
     } catch (error) {
       if (releasing && signal.aborted) return; // handed back to the queue by stop()
       await retryOrFail(job, classifyFailure(error));

@@ -112,6 +112,8 @@ export interface JobResult {
   fileId?: string | null;
   /** The render's warnings (issue 13); stored as JSON, null when none. */
   warnings?: DocumentWarning[];
+  /** The PDF/UA check the file passed (`accessibility_checks`), under pdf_ua. */
+  accessibilityChecks?: string;
 }
 
 /**
@@ -151,6 +153,7 @@ export function completeJob(
     result_s3_key: result.s3Key,
     result_file_id: result.fileId ?? null,
     warnings: result.warnings && result.warnings.length > 0 ? JSON.stringify(result.warnings) : null,
+    accessibility_checks: result.accessibilityChecks ?? null,
     completed_at: now,
     updated_at: now,
   });

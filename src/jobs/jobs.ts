@@ -77,6 +77,8 @@ export interface Job {
   warnings: DocumentWarning[];
   /** The checks that judged its e-invoice (`built-in`, or the official rule sets); null without an e-invoice. */
   einvoiceChecks: string | null;
+  /** The PDF/UA check its file passed, when completed under pdf_ua; null otherwise. */
+  accessibilityChecks: string | null;
 }
 
 /** Jobs as the API sees them. */
@@ -149,6 +151,7 @@ function toJob(row: JobRow): Job {
     version: row.version_number === null ? null : { number: Number(row.version_number), tag: row.version_tag },
     warnings: row.warnings ? (JSON.parse(row.warnings) as DocumentWarning[]) : [],
     einvoiceChecks: storedVerdict(row.einvoice_verdict)?.checks ?? null,
+    accessibilityChecks: row.accessibility_checks,
   };
 }
 

@@ -19,14 +19,19 @@ export interface CompletedResult {
   warnings?: { code: string; message: string; url?: string }[];
 }
 
-/** The rule sets that judged the job's e-invoice (`einvoice_checks`, as on the job); absent without an e-invoice. */
-export type EInvoiceChecksField = { einvoiceChecks?: string | null };
+/**
+ * The checks that judged the job's document, as on the job: the rule sets of its e-invoice
+ * (`einvoice_checks`), and the PDF/UA check its file passed (`accessibility_checks`, completed only).
+ */
+export type ChecksFields = { einvoiceChecks?: string | null; accessibilityChecks?: string | null };
 
-const checksOf = (fields: EInvoiceChecksField) =>
-  fields.einvoiceChecks ? { einvoice_checks: fields.einvoiceChecks } : {};
+const checksOf = (fields: ChecksFields) => ({
+  ...(fields.einvoiceChecks ? { einvoice_checks: fields.einvoiceChecks } : {}),
+  ...(fields.accessibilityChecks ? { accessibility_checks: fields.accessibilityChecks } : {}),
+});
 
-/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}[, warnings:[{code, message, url?}]][, einvoice_checks]}` */
-export function completedPayload(jobId: string, result: CompletedResult, fields: EInvoiceChecksField = {}): string {
+/** `{event:"pdf.completed", job_id, status:"completed", result:{url, filename[, s3_bucket, s3_key]}[, warnings:[{code, message, url?}]][, einvoice_checks][, accessibility_checks]}` */
+export function completedPayload(jobId: string, result: CompletedResult, fields: ChecksFields = {}): string {
   const body: Record<string, unknown> = { url: result.url, filename: result.filename };
   if (result.s3Bucket && result.s3Key) {
     body.s3_bucket = result.s3Bucket;
@@ -47,7 +52,7 @@ export function completedPayload(jobId: string, result: CompletedResult, fields:
 export function failedPayload(
   jobId: string,
   error: { code: string; message: string },
-  fields: EInvoiceChecksField = {},
+  fields: ChecksFields = {},
 ): string {
   return JSON.stringify({
     event: 'pdf.failed',

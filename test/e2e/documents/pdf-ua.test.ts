@@ -16,6 +16,7 @@ import { inflatingPdf, numberArrayPdf } from '../../support/documents/hostile-pd
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { completedJobPdf, startTestApp, until, type TestApp } from '../../support/test-app.js';
 import { unzip } from '../../support/documents/zip-entries.js';
+import { startWebhookReceiver } from '../../support/webhook-receiver.js';
 
 const DOT =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -260,39 +261,77 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
     },
   );
 
-  it.runIf(dialect === 'sqlite')('applies to a job and to every item of a batch', async () => {
-    const job = await t.request('POST', '/v1/pdf/create-async', {
-      apiKey: user.apiKey,
-      body: { template_id: accessible, data: DATA, pdf_ua: true },
-    });
-    expect(job.status, JSON.stringify(job.body)).toBe(200);
-    const jobPdf = await completedJobPdf(t, user.apiKey, job.body.job_id, 120_000);
-    expect(pdfXmp(jobPdf)).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
+  it.runIf(dialect === 'sqlite')(
+    'applies to a job (its answer and webhook name the check) and to every item of a batch',
+    async () => {
+      const receiver = await startWebhookReceiver();
+      try {
+        const job = await t.request('POST', '/v1/pdf/create-async', {
+          apiKey: user.apiKey,
+          body: { template_id: accessible, data: DATA, pdf_ua: true, webhook_url: receiver.url },
+        });
+        expect(job.status, JSON.stringify(job.body)).toBe(200);
+        const jobPdf = await completedJobPdf(t, user.apiKey, job.body.job_id, 120_000);
+        expect(pdfXmp(jobPdf)).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
+        const answer = await t.request('GET', `/v1/pdf/jobs/${job.body.job_id}`, { apiKey: user.apiKey });
+        expect(answer.body.accessibility_checks).toMatch(/^PDF\/UA-1 machine check/);
+        const [hook] = await receiver.waitFor(1, (w) => w.json?.job_id === job.body.job_id, 60_000);
+        expect(hook!.json.event).toBe('pdf.completed');
+        expect(hook!.json.accessibility_checks).toBe(answer.body.accessibility_checks);
 
-    const items = ['Ada', 'Grace'].map((customer) => ({ data: { ...DATA, customer } }));
-    const started = await t.request('POST', '/v1/pdf/batches', {
-      apiKey: user.apiKey,
-      body: { template_id: accessible, items, output: 'zip', pdf_ua: true },
-    });
-    expect(started.status, JSON.stringify(started.body)).toBe(202);
-    let last: Record<string, any> = {};
-    await until(
-      async () => {
-        last = (await t.request('GET', `/v1/pdf/batches/${started.body.batch_id}`, { apiKey: user.apiKey })).body;
-        return ['completed', 'completed_with_errors', 'failed', 'cancelled'].includes(last.status);
-      },
-      120_000,
-      'the batch to end',
-    );
-    expect(last.status).toBe('completed');
-    const zip = await download(last.result.url);
-    const entries = unzip(zip);
-    expect(entries.size).toBe(2);
-    for (const pdf of entries.values()) {
-      expect(pdfXmp(pdf)).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
-      expect(unmarkedPainting(pdf)).toBe(0);
-    }
-  });
+        // A job without pdf_ua names no accessibility check.
+        const plain = await t.request('POST', '/v1/pdf/create-async', {
+          apiKey: user.apiKey,
+          body: { template_id: accessible, data: DATA, webhook_url: receiver.url },
+        });
+        await completedJobPdf(t, user.apiKey, plain.body.job_id, 120_000);
+        const plainAnswer = await t.request('GET', `/v1/pdf/jobs/${plain.body.job_id}`, { apiKey: user.apiKey });
+        expect(plainAnswer.body).not.toHaveProperty('accessibility_checks');
+        const [plainHook] = await receiver.waitFor(1, (w) => w.json?.job_id === plain.body.job_id, 60_000);
+        expect(plainHook!.json).not.toHaveProperty('accessibility_checks');
+
+        // A job whose document fails the check fails with the finding, refunded, and names no check.
+        const noAlt = await template(ACCESSIBLE.replace(' alt="Company logo"', ''));
+        const before = await balance();
+        const refused = await t.request('POST', '/v1/pdf/create-async', {
+          apiKey: user.apiKey,
+          body: { template_id: noAlt, data: DATA, pdf_ua: true, webhook_url: receiver.url },
+        });
+        expect(refused.status, JSON.stringify(refused.body)).toBe(200);
+        const [failed] = await receiver.waitFor(1, (w) => w.json?.job_id === refused.body.job_id, 120_000);
+        expect(failed!.json.event).toBe('pdf.failed');
+        expect(failed!.json.error.message).toContain('no alternative text');
+        expect(failed!.json).not.toHaveProperty('accessibility_checks');
+        expect(await balance()).toBe(before);
+      } finally {
+        await receiver.close();
+      }
+
+      const items = ['Ada', 'Grace'].map((customer) => ({ data: { ...DATA, customer } }));
+      const started = await t.request('POST', '/v1/pdf/batches', {
+        apiKey: user.apiKey,
+        body: { template_id: accessible, items, output: 'zip', pdf_ua: true },
+      });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      let last: Record<string, any> = {};
+      await until(
+        async () => {
+          last = (await t.request('GET', `/v1/pdf/batches/${started.body.batch_id}`, { apiKey: user.apiKey })).body;
+          return ['completed', 'completed_with_errors', 'failed', 'cancelled'].includes(last.status);
+        },
+        120_000,
+        'the batch to end',
+      );
+      expect(last.status).toBe('completed');
+      const zip = await download(last.result.url);
+      const entries = unzip(zip);
+      expect(entries.size).toBe(2);
+      for (const pdf of entries.values()) {
+        expect(pdfXmp(pdf)).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
+        expect(unmarkedPainting(pdf)).toBe(0);
+      }
+    },
+  );
 
   it('check-accessibility refuses what is not a PDF, free', async () => {
     const res = await t.request('POST', '/v1/pdf-tools/check-accessibility', {

@@ -3,7 +3,7 @@
  * `GET /v1/pdf/status/{job_id}`, which TemplateFox's SDK docs still poll), `GET /v1/pdf/jobs`.
  */
 import { Type, type Static } from 'typebox';
-import { DocumentWarnings, EInvoiceChecks } from './pdf.js';
+import { AccessibilityChecks, DocumentWarnings, EInvoiceChecks } from './pdf.js';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { idempotentRequest } from '../../../idempotency/idempotency.js';
@@ -88,6 +88,7 @@ const JobSchema = Type.Object(
     ),
     warnings: DocumentWarnings,
     einvoice_checks: EInvoiceChecks,
+    accessibility_checks: AccessibilityChecks,
   },
   { $id: 'JobStatusResponse', description: 'An asynchronous PDF job' },
 );
@@ -95,7 +96,7 @@ const JobSchema = Type.Object(
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 /** What Pressroom adds to TemplateFox's job answer (templatefox-clients.ts). */
-const JOB_ADDITIONS = ['version', 'warnings', 'einvoice_checks'] as const;
+const JOB_ADDITIONS = ['version', 'warnings', 'einvoice_checks', 'accessibility_checks'] as const;
 
 function jobJson(job: Job): Static<typeof JobSchema> {
   return {
@@ -118,6 +119,7 @@ function jobJson(job: Job): Static<typeof JobSchema> {
     version: job.version,
     ...(job.warnings.length > 0 ? { warnings: job.warnings } : {}),
     ...(job.einvoiceChecks ? { einvoice_checks: job.einvoiceChecks } : {}),
+    ...(job.accessibilityChecks ? { accessibility_checks: job.accessibilityChecks } : {}),
   };
 }
 
