@@ -16,7 +16,7 @@ interface Operation {
   op: string;
   start: number;
   end: number;
-  /** The last operand before the operator when it is a name (`/Artifact` of `BMC`, `/X7` of `Do`). */
+  /** The first operand when it is a name (`/Artifact` of `BMC` or `BDC`, `/X7` of `Do`). */
   tag?: string;
   /** Whether the operand list holds a dictionary with an MCID (a BDC opening tagged content). */
   mcid?: boolean;
@@ -45,7 +45,7 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 export function* operations(bytes: Uint8Array): Generator<Operation> {
   let i = 0;
   let operandStart = -1;
-  let lastName: string | undefined;
+  let firstName: string | undefined;
   let mcid = false;
   const n = bytes.length;
   const operand = (at: number) => {
@@ -59,7 +59,6 @@ export function* operations(bytes: Uint8Array): Generator<Operation> {
       while (i < n && bytes[i] !== 0x0a && bytes[i] !== 0x0d) i++;
     } else if (b === 0x28) {
       operand(i);
-      lastName = undefined;
       let depth = 0;
       for (; i < n; i++) {
         const c = bytes[i]!;
@@ -70,32 +69,30 @@ export function* operations(bytes: Uint8Array): Generator<Operation> {
       i++;
     } else if (b === 0x3c && bytes[i + 1] === 0x3c) {
       operand(i);
-      lastName = undefined;
       i += 2;
     } else if (b === 0x3e && bytes[i + 1] === 0x3e) {
       i += 2;
     } else if (b === 0x3c) {
       operand(i);
-      lastName = undefined;
       while (i < n && bytes[i] !== 0x3e) i++;
       i++;
     } else if (b === 0x5b || b === 0x5d || b === 0x7b || b === 0x7d || b === 0x3e || b === 0x29) {
       operand(i);
-      lastName = undefined;
       i++;
     } else if (b === 0x2f) {
+      const first = operandStart < 0;
       operand(i);
       const from = ++i;
       while (i < n && !isWhite(bytes[i]!) && !isDelimiter(bytes[i]!)) i++;
-      lastName = Buffer.from(bytes.subarray(from, i)).toString('latin1');
-      if (lastName === 'MCID') mcid = true;
+      const name = Buffer.from(bytes.subarray(from, i)).toString('latin1');
+      if (first) firstName = name;
+      if (name === 'MCID') mcid = true;
     } else {
       const from = i;
       while (i < n && !isWhite(bytes[i]!) && !isDelimiter(bytes[i]!)) i++;
       const word = Buffer.from(bytes.subarray(from, i)).toString('latin1');
       if (NUMBER.test(word) || word === 'true' || word === 'false' || word === 'null') {
         operand(from);
-        lastName = undefined;
         continue;
       }
       const start = operandStart < 0 ? from : operandStart;
@@ -103,10 +100,10 @@ export function* operations(bytes: Uint8Array): Generator<Operation> {
         i = skipInlineImage(bytes, i);
         yield { op: 'BI', start, end: i };
       } else {
-        yield { op: word, start, end: i, ...(lastName ? { tag: lastName } : {}), ...(mcid ? { mcid } : {}) };
+        yield { op: word, start, end: i, ...(firstName ? { tag: firstName } : {}), ...(mcid ? { mcid } : {}) };
       }
       operandStart = -1;
-      lastName = undefined;
+      firstName = undefined;
       mcid = false;
     }
   }
@@ -140,16 +137,48 @@ function skipInlineImage(bytes: Uint8Array, from: number): number {
 export interface MarkSurvey {
   /** Byte ranges of painting operations outside any marked content (what becomes an artifact). */
   unmarked: Array<[number, number]>;
+  /** Of `unmarked`, those inside Chromium's header and footer (pagination artifacts). */
+  pagination: Set<number>;
+  /** Whether the stream sets a clip in a group (Chromium's body does; a drawn watermark does not). */
+  clips: boolean;
   /** Tagged (MCID) sequences opened inside an artifact: Matterhorn 01-004. */
   taggedInArtifact: number;
 }
 
+/** A q…Q group: whether it has set its clip yet, and whether it draws Chromium's header or footer. */
+interface Group {
+  clipped: boolean;
+  pagination: boolean;
+}
+
+/**
+ * Chromium draws a page as clipped groups side by side: the body's (the first clipped group), then,
+ * with a header or footer, one group for both at the same depth. What that later group paints is
+ * pagination; a group nested inside the body (an element's overflow clip) is deeper and stays content.
+ */
 export function surveyMarks(bytes: Uint8Array): MarkSurvey {
   const unmarked: Array<[number, number]> = [];
+  const pagination = new Set<number>();
   const open: boolean[] = []; // per open sequence: is it an artifact
+  const groups: Group[] = [{ clipped: false, pagination: false }];
+  let bodyDepth = -1;
   let taggedInArtifact = 0;
   let pathStart = -1;
+  const paint = (range: [number, number]) => {
+    if (groups.at(-1)!.pagination) pagination.add(unmarked.length);
+    unmarked.push(range);
+  };
   for (const o of operations(bytes)) {
+    if (o.op === 'q') {
+      groups.push({ clipped: false, pagination: groups.at(-1)!.pagination });
+    } else if (o.op === 'Q') {
+      if (groups.length > 1) groups.pop();
+    } else if ((o.op === 'W' || o.op === 'W*') && !groups.at(-1)!.clipped && groups.length > 1) {
+      groups.at(-1)!.clipped = true;
+      const depth = groups.length - 1;
+      if (bodyDepth < 0) bodyDepth = depth;
+      else if (depth === bodyDepth) groups.at(-1)!.pagination = true;
+    }
     if (o.op === 'BMC' || o.op === 'BDC') {
       if (o.mcid && open.includes(true)) taggedInArtifact++;
       open.push(o.tag === 'Artifact');
@@ -162,30 +191,42 @@ export function surveyMarks(bytes: Uint8Array): MarkSurvey {
     } else if (PATH_CONSTRUCTION.has(o.op)) {
       if (pathStart < 0) pathStart = o.start;
     } else if (PATH_PAINTING.has(o.op)) {
-      unmarked.push([pathStart < 0 ? o.start : pathStart, o.end]);
+      paint([pathStart < 0 ? o.start : pathStart, o.end]);
       pathStart = -1;
     } else if (o.op === 'n') {
       pathStart = -1;
     } else if (SINGLE_PAINTING.has(o.op)) {
-      unmarked.push([o.start, o.end]);
+      paint([o.start, o.end]);
     }
   }
-  return { unmarked, taggedInArtifact };
+  return { unmarked, pagination, clips: bodyDepth >= 0, taggedInArtifact };
 }
 
-const OPEN = Buffer.from('/Artifact BMC\n', 'latin1');
-const CLOSE = Buffer.from('\nEMC\n', 'latin1');
+/** What the painting of a stream outside marked content is: Chromium's page, or the service's watermark. */
+export type StreamRole = 'page' | 'watermark';
+
+const latin1 = (s: string) => Buffer.from(s, 'latin1');
+const OPEN = latin1('/Artifact BMC\n');
+// PDF 32000-1, 14.8.2.2: header, footer and page numbers, and a watermark, are pagination artifacts.
+const OPEN_PAGINATION = latin1('/Artifact <</Type /Pagination>> BDC\n');
+const OPEN_WATERMARK = latin1('/Artifact <</Type /Pagination /Subtype /Watermark>> BDC\n');
+const CLOSE = latin1('\nEMC\n');
 
 /** The stream with every painting operation outside marked content wrapped as an artifact; null when there was none. */
-export function markArtifacts(bytes: Uint8Array): { bytes: Buffer; wrapped: number } | null {
-  const { unmarked } = surveyMarks(bytes);
+export function markArtifacts(
+  bytes: Uint8Array,
+  role: StreamRole = 'page',
+  survey: MarkSurvey = surveyMarks(bytes),
+): { bytes: Buffer; wrapped: number } | null {
+  const { unmarked, pagination } = survey;
   if (unmarked.length === 0) return null;
   const parts: Uint8Array[] = [];
   let at = 0;
-  for (const [start, end] of unmarked) {
-    parts.push(bytes.subarray(at, start), OPEN, bytes.subarray(start, end), CLOSE);
+  unmarked.forEach(([start, end], i) => {
+    const open = role === 'watermark' ? OPEN_WATERMARK : pagination.has(i) ? OPEN_PAGINATION : OPEN;
+    parts.push(bytes.subarray(at, start), open, bytes.subarray(start, end), CLOSE);
     at = end;
-  }
+  });
   parts.push(bytes.subarray(at));
   return { bytes: Buffer.concat(parts), wrapped: unmarked.length };
 }

@@ -105,16 +105,35 @@ function decoded(stream: PDFObject | undefined): Uint8Array | null {
   return decodePDFRawStream(stream).decode();
 }
 
-/** A page's content as one byte string (an array of streams joined, as PDF 32000-1 7.8.2 reads it). */
-function pageContent(doc: PDFDocument, pageDict: PDFDict): Uint8Array {
+/** A page's content streams, decoded, in order. */
+function pageStreams(doc: PDFDocument, pageDict: PDFDict): Uint8Array[] {
   const contents = pageDict.lookup(name('Contents'));
   const streams = contents instanceof PDFArray ? contents.asArray().map((ref) => doc.context.lookup(ref)) : [contents];
-  const parts: Uint8Array[] = [];
-  for (const s of streams) {
-    const bytes = decoded(s as PDFObject);
-    if (bytes) parts.push(bytes, Buffer.from('\n'));
-  }
-  return Buffer.concat(parts);
+  return streams.map((s) => decoded(s as PDFObject)).filter((bytes): bytes is Uint8Array => bytes !== undefined);
+}
+
+/** A page's content as one byte string (an array of streams joined, as PDF 32000-1 7.8.2 reads it). */
+function pageContent(doc: PDFDocument, pageDict: PDFDict): Uint8Array {
+  return Buffer.concat(pageStreams(doc, pageDict).flatMap((bytes) => [bytes, Buffer.from('\n')]));
+}
+
+/**
+ * The page's content with its untagged painting as artifacts, null when there was none. Stream by
+ * stream (the service's own files: each of Chromium's and the watermark's streams holds whole
+ * operations): beside Chromium's page, which clips its body, a stream that clips nothing is the watermark.
+ */
+function markedPage(doc: PDFDocument, pageDict: PDFDict): Uint8Array | null {
+  const streams = pageStreams(doc, pageDict);
+  const surveys = streams.map((bytes) => surveyMarks(bytes));
+  const hasPage = surveys.some((survey) => survey.clips);
+  let wrapped = 0;
+  const parts = streams.map((bytes, i) => {
+    const role = hasPage && !surveys[i]!.clips ? 'watermark' : 'page';
+    const marked = markArtifacts(bytes, role, surveys[i]);
+    wrapped += marked?.wrapped ?? 0;
+    return [marked?.bytes ?? bytes, Buffer.from('\n')];
+  });
+  return wrapped > 0 ? Buffer.concat(parts.flat()) : null;
 }
 
 /**
@@ -128,13 +147,10 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   catalog.set(name('MarkInfo'), context.obj({ Marked: true }));
   catalog.set(name('ViewerPreferences'), context.obj({ DisplayDocTitle: true }));
   for (const page of doc.getPages()) {
-    const marked = markArtifacts(pageContent(doc, page.node));
+    const marked = markedPage(doc, page.node);
     // zlib's native deflate, not pdf-lib's JavaScript one (pako): the rewritten content of every page goes through it.
     if (marked)
-      page.node.set(
-        name('Contents'),
-        context.register(context.stream(deflateSync(marked.bytes), { Filter: 'FlateDecode' })),
-      );
+      page.node.set(name('Contents'), context.register(context.stream(deflateSync(marked), { Filter: 'FlateDecode' })));
     const annots = page.node.lookup(name('Annots'));
     if (!(annots instanceof PDFArray)) continue;
     page.node.set(name('Tabs'), name('S'));

@@ -97,6 +97,27 @@ function unmarkedPainting(pdf: Buffer): number {
   return unmarked;
 }
 
+/** Painting operators inside artifacts typed as pagination (header, footer, page numbers) and as a watermark, on qpdf's QDF output. */
+function paginationPainting(pdf: Buffer): { pagination: number; watermark: number } {
+  const qdf = withFile(pdf, (path) => {
+    execFileSync('qpdf', ['--qdf', '--object-streams=disable', path, `${path}.qdf`]);
+    return execFileSync('cat', [`${path}.qdf`], { encoding: 'latin1', maxBuffer: 1 << 28 });
+  });
+  const counts = { pagination: 0, watermark: 0 };
+  const open: string[] = [];
+  for (const line of qdf.split('\n')) {
+    const op = /([A-Za-z]+\*?)\s*$/.exec(line)?.[1] ?? '';
+    if (op === 'BMC' || op === 'BDC')
+      open.push(/\/Subtype \/Watermark/.test(line) ? 'watermark' : /\/Type \/Pagination/.test(line) ? 'pagination' : '');
+    else if (op === 'EMC') open.pop();
+    else if (/^(f|f\*|S|Tj|TJ|Do)$/.test(op) && open.length > 0) {
+      const kind = open.at(-1) as keyof typeof counts | '';
+      if (kind) counts[kind]++;
+    }
+  }
+  return counts;
+}
+
 describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
   let t: TestApp;
   let user: { accountId: string; apiKey: string };
@@ -151,6 +172,8 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
     const figures = Object.values(qpdfObjects(pdf)).filter((o) => o.value?.['/S'] === '/Figure');
     expect(figures.map((f) => f.value!['/Alt'])).toEqual(['u:Company logo']);
     expect(unmarkedPainting(pdf)).toBe(0);
+    // The footer's "Page" and its number are pagination artifacts; no watermark was asked for.
+    expect(paginationPainting(pdf)).toEqual({ pagination: 2, watermark: 0 });
     expect(pdfText(pdf)).toContain('Billed to Ada Lovelace');
     expect(pdfText(pdf)).toContain('Page 1');
 
@@ -253,6 +276,7 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
         const report = await check(res.bytes);
         expect(report.body.findings).toEqual([]);
         expect(unmarkedPainting(res.bytes)).toBe(0);
+        expect(paginationPainting(res.bytes)).toEqual({ pagination: 2, watermark: 1 });
         const sig = withFile(res.bytes, (path) => execFileSync('pdfsig', ['-nocert', path], { encoding: 'utf8' }));
         expect(sig).toContain('Signature Validation: Signature is Valid.');
       } finally {
