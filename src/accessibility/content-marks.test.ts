@@ -60,4 +60,3 @@ describe('content marks', () => {
     expect(surveyMarks(bytes(nested)).taggedInArtifact).toBe(1);
   });
 });
-

@@ -108,7 +108,9 @@ function paginationPainting(pdf: Buffer): { pagination: number; watermark: numbe
   for (const line of qdf.split('\n')) {
     const op = /([A-Za-z]+\*?)\s*$/.exec(line)?.[1] ?? '';
     if (op === 'BMC' || op === 'BDC')
-      open.push(/\/Subtype \/Watermark/.test(line) ? 'watermark' : /\/Type \/Pagination/.test(line) ? 'pagination' : '');
+      open.push(
+        /\/Subtype \/Watermark/.test(line) ? 'watermark' : /\/Type \/Pagination/.test(line) ? 'pagination' : '',
+      );
     else if (op === 'EMC') open.pop();
     else if (/^(f|f\*|S|Tj|TJ|Do)$/.test(op) && open.length > 0) {
       const kind = open.at(-1) as keyof typeof counts | '';
