@@ -39,10 +39,13 @@ const isDelimiter = (b: number) =>
   b === 0x7d ||
   b === 0x2f ||
   b === 0x25;
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+// 0-9 + - .
+const isNumberStart = (b: number) => (b >= 0x30 && b <= 0x39) || b === 0x2b || b === 0x2d || b === 0x2e;
 
 /** The operations of one content stream, in order; malformed trailing bytes end the scan. */
 export function* operations(bytes: Uint8Array): Generator<Operation> {
+  // One view for every word and name read (Buffer.from of each slice would copy it).
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let i = 0;
   let operandStart = -1;
   let firstName: string | undefined;
@@ -84,14 +87,19 @@ export function* operations(bytes: Uint8Array): Generator<Operation> {
       operand(i);
       const from = ++i;
       while (i < n && !isWhite(bytes[i]!) && !isDelimiter(bytes[i]!)) i++;
-      const name = Buffer.from(bytes.subarray(from, i)).toString('latin1');
+      const name = text.toString('latin1', from, i);
       if (first) firstName = name;
       if (name === 'MCID') mcid = true;
     } else {
       const from = i;
       while (i < n && !isWhite(bytes[i]!) && !isDelimiter(bytes[i]!)) i++;
-      const word = Buffer.from(bytes.subarray(from, i)).toString('latin1');
-      if (NUMBER.test(word) || word === 'true' || word === 'false' || word === 'null') {
+      // Most words are numbers: told by their first byte (a digit, sign or point), read no further.
+      if (isNumberStart(b)) {
+        operand(from);
+        continue;
+      }
+      const word = text.toString('latin1', from, i);
+      if (word === 'true' || word === 'false' || word === 'null') {
         operand(from);
         continue;
       }
