@@ -52,6 +52,12 @@ export interface AccessibilityFinding {
   message: string;
   /** 1-based, where the finding belongs to a page. */
   page?: number;
+  /**
+   * The HTML element the failing structure element is printed from, where its tag names one: `h1`…`h6`
+   * for a heading, `th` for a table header cell, `img` for a figure, `a` for a link. For programs (the
+   * 422 item's `ctx.element`); the check-accessibility answer does not list it.
+   */
+  element?: string;
 }
 
 export interface AccessibilityReport {
@@ -233,11 +239,11 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
   const findings: AccessibilityFinding[] = [];
   const counts = new Map<Checkpoint, number>();
   let truncated = 0;
-  const fail = (checkpoint: Checkpoint, message: string, page?: number) => {
+  const fail = (checkpoint: Checkpoint, message: string, page?: number, element?: string) => {
     const seen = (counts.get(checkpoint) ?? 0) + 1;
     counts.set(checkpoint, seen);
     if (seen > MAX_FINDINGS_PER_CHECKPOINT) truncated++;
-    else findings.push({ checkpoint, message, ...(page ? { page } : {}) });
+    else findings.push({ checkpoint, message, ...(page ? { page } : {}), ...(element ? { element } : {}) });
   };
 
   // Metadata and catalog.
@@ -284,9 +290,14 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
         const subtype = annot.lookup(name('Subtype'));
         if (subtype === name('Popup')) continue;
         if (subtype !== name('Widget') && annot.get(name('Contents')) === undefined)
-          fail('28-004', `An annotation on page ${i + 1} has no Contents.`, i + 1);
+          fail(
+            '28-004',
+            `An annotation on page ${i + 1} has no Contents.`,
+            i + 1,
+            subtype === name('Link') ? 'a' : undefined,
+          );
         if (subtype === name('Link') && !(annot.lookup(name('StructParent')) instanceof PDFNumber))
-          fail('28-011', `A link on page ${i + 1} is not in the structure tree.`, i + 1);
+          fail('28-011', `A link on page ${i + 1} is not in the structure tree.`, i + 1, 'a');
       }
     }
   });
@@ -322,14 +333,19 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
       const page = pg instanceof PDFRef ? pageIndex.get(pg) : undefined;
       const where = page ? ` on page ${page}` : '';
       if (tag === 'Figure' && !hasText(item, 'Alt') && !hasText(item, 'ActualText'))
-        fail('13-004', `A figure${where} has no alternative text.`, page);
-      if (tag === 'TH' && !hasScope(item)) fail('15-003', `A table header cell${where} has no Scope.`, page);
+        fail('13-004', `A figure${where} has no alternative text.`, page, 'img');
+      if (tag === 'TH' && !hasScope(item)) fail('15-003', `A table header cell${where} has no Scope.`, page, 'th');
       const level = /^H([1-6])$/.exec(tag)?.[1];
       if (level) {
         const n = Number(level);
-        if (lastHeading === 0 && n !== 1) fail('14-002', `The first heading is H${n}${where}, not H1.`, page);
+        if (lastHeading === 0 && n !== 1) fail('14-002', `The first heading is H${n}${where}, not H1.`, page, `h${n}`);
         else if (lastHeading > 0 && n > lastHeading + 1)
-          fail('14-003', `Heading H${n}${where} follows H${lastHeading}: level ${lastHeading + 1} is skipped.`, page);
+          fail(
+            '14-003',
+            `Heading H${n}${where} follows H${lastHeading}: level ${lastHeading + 1} is skipped.`,
+            page,
+            `h${n}`,
+          );
         lastHeading = n;
       }
       const kids = item.get(name('K'));

@@ -143,6 +143,8 @@ export function createFinishing(deps: FinishingDeps): Finishing {
         loc: ['body', 'pdf_ua'],
         msg: `${f.message} PDF/UA forbids it (Matterhorn checkpoint ${f.checkpoint}).`,
         type: `value_error.pdf_ua.${f.checkpoint}`,
+        // The HTML element it was printed from, for programs (the studio places the problem at its tag).
+        ...(f.element ? { ctx: { element: f.element } } : {}),
       })),
     );
   }

@@ -234,6 +234,8 @@ export async function loadAndPrint(
               loc: ['body', 'pdf_ua'],
               msg: `${p.message} PDF/UA needs it (Matterhorn checkpoint ${p.checkpoint}).`,
               type: `value_error.pdf_ua.${p.checkpoint}`,
+              // The element, for programs (the studio places the problem at its tag by it).
+              ctx: p.ctx,
             })),
           );
       }

@@ -47,8 +47,10 @@ import {
   describeProblem,
   isStale,
   knownNames,
+  isPdfUaFinding,
   onlyChangedPane,
   problemsFromBody,
+  problemsFromValidation,
   withSources,
 } from '../../../studio/src/lib/problems.js';
 import { parseWarningHeaders } from '../../../studio/src/lib/warnings.js';
@@ -205,6 +207,154 @@ describe('problems from server errors', () => {
     const [problem] = withSources([{ pane: 'page', message: 'width' }], { page: '{"width":"1"}' });
     expect(isStale(problem!, { page: '{"width":"1"}' })).toBe(false);
     expect(isStale(problem!, { page: '{"width":"10mm"}' })).toBe(true);
+  });
+
+  describe("PDF/UA findings, at the template's element their ctx names", () => {
+    const issue = (checkpoint: string, msg: string, ctx?: Record<string, unknown>) => ({
+      loc: ['body', 'pdf_ua'],
+      msg,
+      type: `value_error.pdf_ua.${checkpoint}`,
+      ...(ctx ? { ctx } : {}),
+    });
+    const NO_ALT = (src: string) =>
+      `The image <img src="${src}"> has no alternative text: give it alt="…" saying what it shows, or alt="" if it is only decoration. PDF/UA needs it (Matterhorn checkpoint 13-004).`;
+    const html = [
+      '<!doctype html>',
+      '<html>',
+      '<head><meta charset="utf-8"></head>',
+      '<body>',
+      '  <!-- <img src="logo.png"> -->',
+      '  <img class="photo" alt="Our office" src="office.jpg">',
+      '  <p>{{ intro }}</p>',
+      '  <img',
+      '    src="logo.png?v=1&amp;size=2"',
+      '    width="80">',
+      '  <img src="{{ signature_url }}">',
+      '  <h1>Invoice</h1>',
+      '  <h3>Terms</h3>',
+      '</body>',
+      '</html>',
+    ].join('\n');
+
+    it("puts an image at the <img> whose src is the one named, in the studio's words", () => {
+      const [problem] = problemsFromValidation(
+        [issue('13-004', NO_ALT('logo.png?v=1&size=2'), { element: 'img', src: 'logo.png?v=1&size=2' })],
+        { html },
+      );
+      // The tag opens on line 8 (the commented-out one on line 5 is not it); its src is decoded.
+      expect(problem).toEqual({
+        pane: 'html',
+        line: 8,
+        column: 3,
+        message:
+          'This image has no alternative text: give it alt="…" saying what it shows, or alt="" if it is only decoration. PDF/UA needs it (Matterhorn checkpoint 13-004).',
+      });
+      expect(describeProblem(problem!)).toMatch(/^HTML, line 8: This image has no alternative text: /);
+      // A src cut by the server (a long data: URL) matches by its beginning.
+      const cut = problemsFromValidation(
+        [issue('13-004', NO_ALT('logo.png?v=1…'), { element: 'img', src: 'logo.png?v=1', src_truncated: true })],
+        { html },
+      );
+      expect(cut[0]).toMatchObject({ pane: 'html', line: 8 });
+    });
+
+    it('puts an image whose src is not written as such at the first <img> without alt not given to another finding', () => {
+      // The rendered src of line 11's {{ signature_url }}: not in the text, so the first image without alt takes it.
+      const problems = problemsFromValidation(
+        [
+          issue('13-004', NO_ALT('https://cdn.example/sig.png'), {
+            element: 'img',
+            src: 'https://cdn.example/sig.png',
+          }),
+          issue('13-004', NO_ALT('https://cdn.example/other.png'), {
+            element: 'img',
+            src: 'https://cdn.example/other.png',
+          }),
+          issue('13-004', '3 more images have no alternative text. PDF/UA needs it (Matterhorn checkpoint 13-004).', {
+            element: 'img',
+            more: 3,
+          }),
+        ],
+        { html },
+      );
+      expect(problems).toEqual([
+        // Not "This image": the line is a guess, the server's message names the image as printed.
+        { pane: 'html', line: 8, column: 3, message: NO_ALT('https://cdn.example/sig.png') },
+        { pane: 'html', line: 11, column: 3, message: NO_ALT('https://cdn.example/other.png') },
+        {
+          pane: 'html',
+          message: '3 more images have no alternative text. PDF/UA needs it (Matterhorn checkpoint 13-004).',
+        },
+      ]);
+      // An image only in the footer goes on the footer.
+      const [footer] = problemsFromValidation(
+        [issue('13-004', NO_ALT('seal.png'), { element: 'img', src: 'seal.png' })],
+        {
+          html: '<p>no images</p>',
+          footer_html: '<div>\n<img src="seal.png"></div>',
+        },
+      );
+      expect(footer).toMatchObject({ pane: 'footer_html', line: 2, column: 1 });
+    });
+
+    it('puts the language at <html>, the title at <title> or <head> (else line 1), a heading at its first tag', () => {
+      const lang = issue(
+        '11-001',
+        'The document declares no language: give its <html> element a lang attribute, e.g. <html lang="en">. PDF/UA needs it (Matterhorn checkpoint 11-001).',
+        { element: 'html' },
+      );
+      const title = issue(
+        '06-003',
+        'The document has no title: add a <title> to its <head> (viewers show it instead of the file name). PDF/UA needs it (Matterhorn checkpoint 06-003).',
+        { element: 'title' },
+      );
+      const heading = issue(
+        '14-003',
+        'Heading H3 on page 1 follows H1: level 2 is skipped. PDF/UA forbids it (Matterhorn checkpoint 14-003).',
+        { element: 'h3' },
+      );
+      expect(problemsFromValidation([lang, title, heading], { html })).toEqual([
+        { pane: 'html', line: 2, column: 1, message: lang.msg },
+        { pane: 'html', line: 3, column: 1, message: title.msg },
+        { pane: 'html', line: 13, column: 3, message: heading.msg },
+      ]);
+      expect(
+        problemsFromValidation([title], { html: '<html lang="en">\n<head>\n  <title>{{ name }}</title>\n</head>' })[0],
+      ).toMatchObject({ line: 3, column: 3 });
+      // A fragment: no <html> to point at; the title at line 1.
+      expect(problemsFromValidation([lang, title], { html: '<p>Hello</p>' })).toEqual([
+        { pane: 'html', message: lang.msg },
+        { pane: 'html', line: 1, message: title.msg },
+      ]);
+    });
+
+    it('goes on the HTML without a line when the text is not known or has no such element; other refusals stay where they were', () => {
+      const finding = issue('13-004', NO_ALT('x.png'), { element: 'img', src: 'x.png' });
+      expect(problemsFromBody({ detail: [finding] })).toEqual([{ pane: 'html', message: NO_ALT('x.png') }]);
+      expect(problemsFromBody({ detail: [finding] }, 'html', { html: '<p>none</p>' })).toEqual([
+        { pane: 'html', message: NO_ALT('x.png') },
+      ]);
+      // A finding without ctx (an older server): the HTML, as said.
+      expect(problemsFromValidation([issue('31-009', 'The font X is not embedded.')], { html })).toEqual([
+        { pane: 'html', message: 'The font X is not embedded.' },
+      ]);
+      // A refused combination of options is not a finding about the template.
+      const combination = { loc: ['body', 'pdf_ua'], msg: 'leave pdf_ua out', type: 'value_error.pdf_ua' };
+      expect(isPdfUaFinding(combination)).toBe(false);
+      expect(isPdfUaFinding(finding)).toBe(true);
+      expect(problemsFromValidation([combination], { html })).toEqual([{ pane: 'other', message: 'leave pdf_ua out' }]);
+    });
+
+    it('is stale once the pane it was found in changes', () => {
+      const [problem] = withSources(
+        problemsFromValidation([issue('11-001', 'no lang', { element: 'html' })], { html }),
+        {
+          html,
+        },
+      );
+      expect(isStale(problem!, { html })).toBe(false);
+      expect(isStale(problem!, { html: html.replace('<html>', '<html lang="en">') })).toBe(true);
+    });
   });
 });
 

@@ -221,7 +221,12 @@ function Editor({ template }: { template: Template }) {
     if (preview.version > 0) t.clearCodeProblems();
   }, [preview.version]);
 
-  const problems: Problem[] = useMemo(() => [...t.problems, ...preview.problems], [t.problems, preview.problems]);
+  // Run's PDF/UA findings, at their elements (stamped with the text that ran: stale once it is edited).
+  const [runProblems, setRunProblems] = useState<Problem[]>([]);
+  const problems: Problem[] = useMemo(
+    () => [...t.problems, ...preview.problems, ...runProblems],
+    [t.problems, preview.problems, runProblems],
+  );
   // The problems that still apply: one whose pane has changed since may be fixed, and is not listed.
   const current = useMemo(() => paneSources(draft, t.data), [draft, t.data]);
   const openSaveProblems = t.problems.filter((p) => !isStale(p, current));
@@ -231,6 +236,7 @@ function Editor({ template }: { template: Template }) {
     (p) => !isStale(p, current) && !openSaveProblems.some((q) => q.pane === p.pane && q.line === p.line),
   );
   const openProblems = [...openSaveProblems, ...openPreviewProblems];
+  const openRunProblems = runProblems.filter((p) => !isStale(p, current));
   const [inputsRefused, setInputsRefused] = useState(false);
 
   const save = async (): Promise<boolean> => {
@@ -289,6 +295,13 @@ function Editor({ template }: { template: Template }) {
     else if (first.pane === 'sample_data') setDataTab('json');
     else if (first.pane === 'fields') setDataTab('fields');
   }, [t.problems]);
+
+  // After a PDF/UA refusal in Run, the pane of its first finding, so its marker is visible.
+  useEffect(() => {
+    const first = runProblems.find((p) => !isStale(p, current));
+    if (first && (first.pane === 'html' || first.pane === 'header_html' || first.pane === 'footer_html'))
+      setTemplateTab(first.pane);
+  }, [runProblems]);
 
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
@@ -358,7 +371,8 @@ function Editor({ template }: { template: Template }) {
             {
               id: 'template-section',
               label: 'Template',
-              marked: openProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid,
+              marked:
+                openProblems.length > 0 || openRunProblems.length > 0 || marginsInvalid || !!paper || canvasInvalid,
             },
             { id: 'editor-data-section', label: 'Data', marked: markedErrors > 0 },
             { id: 'versions-section', label: 'Versions' },
@@ -524,6 +538,8 @@ function Editor({ template }: { template: Template }) {
               version={runVersion}
               onVersion={setRunVersion}
               onRefused={setRefusals}
+              savedTexts={savedSources}
+              onTemplateProblems={setRunProblems}
               onShowField={showField}
               canShowField={(loc) => formPlace(formFields, loc)?.id != null}
             />

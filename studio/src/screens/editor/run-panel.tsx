@@ -7,8 +7,10 @@
  * warnings by rule (issue 41). And with finishing (finishing-section.tsx): a watermark, a signature,
  * protection.
  * A strict template's required field without a value is refused before sending (the service's rule);
- * any refusal says that nothing was charged, and marks the form's fields it is about. A result or a
- * refusal goes once the options it was for change.
+ * any refusal says that nothing was charged, and marks the form's fields it is about. A PDF/UA refusal's
+ * findings also go to the editor's problems list, each at the tag of the template it is about (in the
+ * text that ran: the saved draft's, or the version's). A result or a refusal goes once the options it
+ * was for change.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
@@ -20,8 +22,16 @@ import type {
   Field,
   Job,
   TemplateVersion,
+  TemplateVersionContent,
   ValidationIssue,
 } from '../../lib/api-types.js';
+import {
+  isPdfUaFinding,
+  problemsFromValidation,
+  withSources,
+  type PaneTexts,
+  type Problem,
+} from '../../lib/problems.js';
 import { describeIssue, nothingCharged } from '../../lib/messages.js';
 import { FILENAME, fileNameFrom, formatDuration, jobVersionText } from '../../lib/format.js';
 import { missingRequired, type DataObject } from '../../lib/form-data.js';
@@ -91,6 +101,10 @@ interface RunPanelProps {
   onVersion(version: number | null): void;
   /** The refusals of the last run about places in the data (marked in the form); [] clears them. */
   onRefused(refusals: Refusal[]): void;
+  /** The saved draft's code panes (what Run renders without a version): where PDF/UA findings are placed. */
+  savedTexts: PaneTexts;
+  /** The last run's PDF/UA findings as problems of the template's panes, stamped with the text that ran; [] clears them. */
+  onTemplateProblems(problems: Problem[]): void;
   /** Shows the form's input for a place in the data. */
   onShowField(loc: DataLoc): void;
   /** Whether the form has an input for a place in the data. */
@@ -121,6 +135,8 @@ export function RunPanel({
   version,
   onVersion,
   onRefused,
+  savedTexts,
+  onTemplateProblems,
   onShowField,
   canShowField,
 }: RunPanelProps) {
@@ -138,6 +154,8 @@ export function RunPanel({
   const certificates = useCertificates();
   const credits = useSession().account?.credits ?? null;
   const alive = useRef(true);
+  // Counts runs and resets: a version's text read after its run was reset places nothing.
+  const runCount = useRef(0);
   const blobUrl = useRef<string | null>(null);
   useEffect(
     () => () => {
@@ -171,12 +189,38 @@ export function RunPanel({
   const warnings = !result ? [] : result.kind === 'job' ? readWarnings((result.job as Job).warnings) : result.warnings;
   const { rules: ruleWarnings, rest: otherWarnings } = splitRuleWarnings(warnings);
 
-  useResetOnChange(JSON.stringify([mode, filename, version, einvoiceDraft, finishingDraft]), () => {
+  useResetOnChange(JSON.stringify([mode, filename, version, pdfUa, einvoiceDraft, finishingDraft]), () => {
+    runCount.current++;
     setResult(null);
     setError(null);
     setFindings(null);
     onRefused([]);
+    onTemplateProblems([]);
   });
+
+  /** The PDF/UA findings placed in the text that ran: the saved draft's, or the version's (read for it). */
+  const placeFindings = async (issues: ValidationIssue[], run: number) => {
+    let texts: PaneTexts | null = savedTexts;
+    if (chosen) {
+      const snapshot = await api()
+        .json<TemplateVersionContent>(
+          'GET',
+          `/v1/templates/${encodeURIComponent(templateId)}/versions/${chosen.version_number}`,
+        )
+        .catch(() => null);
+      texts = snapshot && {
+        html: snapshot.html,
+        css: snapshot.css ?? '',
+        header_html: snapshot.page?.header_html ?? '',
+        footer_html: snapshot.page?.footer_html ?? '',
+      };
+    }
+    if (!alive.current || run !== runCount.current) return;
+    // Without the version's text, the findings are listed on the HTML without a line.
+    onTemplateProblems(
+      texts ? withSources(problemsFromValidation(issues, texts), texts) : problemsFromValidation(issues),
+    );
+  };
 
   const pollJob = async (id: string) => {
     for (let i = 0; i < 300 && alive.current; i++) {
@@ -215,6 +259,8 @@ export function RunPanel({
     setResult(null);
     setFindings(null);
     onRefused([]);
+    onTemplateProblems([]);
+    const run = ++runCount.current;
     // The tag names the version as a client would; tags are unique per template.
     const sent = data;
     const base = {
@@ -297,6 +343,9 @@ export function RunPanel({
             )
           : [];
       onRefused(refusalsOf([...inData, ...inInvoice], sent));
+      // The template's PDF/UA findings, at their elements in the editor (and still said below).
+      const accessibility = rest.filter(isPdfUaFinding);
+      if (accessibility.length > 0) void placeFindings(accessibility, run);
       if (refused) {
         setFindings({ rules: refused.rules, json: einvoiceDraft.source === 'json' ? einvoiceDraft.json : null });
         if (refused.rest.length > 0) setError(describeRefusal(new ApiError(422, { detail: refused.rest }), place));
