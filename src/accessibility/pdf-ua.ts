@@ -79,8 +79,29 @@ const name = (n: string) => PDFName.of(n);
 const MAX_STRUCT_NODES = 2_000_000;
 const MAX_FINDINGS_PER_CHECKPOINT = 20;
 
-async function load(pdf: Uint8Array): Promise<PDFDocument> {
-  return PDFDocument.load(pdf, { updateMetadata: false, ignoreEncryption: false });
+/**
+ * `parseSpeed` Infinity: on its own thread the parse has no event loop to yield to (pdf-lib's default
+ * waits a timer tick every 100 objects). `forIncrementalUpdate`: the made file is the input plus an
+ * update of the objects changed, not pdf-lib's rewrite of every object.
+ */
+async function load(pdf: Uint8Array, forIncrementalUpdate = false): Promise<PDFDocument> {
+  return PDFDocument.load(pdf, {
+    updateMetadata: false,
+    ignoreEncryption: false,
+    parseSpeed: Number.POSITIVE_INFINITY,
+    forIncrementalUpdate,
+  });
+}
+
+/**
+ * Sets `key` of the indirect object `ref` and marks it for the incremental update. pdf-lib's own
+ * `set` finds the object's number by a walk over every object of the document, per call.
+ */
+function setEntry(doc: PDFDocument, ref: PDFRef, key: string, value: PDFObject): void {
+  const dict = doc.context.lookup(ref);
+  if (!(dict instanceof PDFDict)) throw new Error(`object ${ref} is not a dictionary`);
+  (dict as unknown as { dict: Map<PDFName, PDFObject> }).dict.set(name(key), value);
+  doc.context.snapshot?.markRefForSave(ref);
 }
 
 /** One stream's decoded bytes at most: a 20 KB stream may inflate to gigabytes, outside the thread's heap ceiling. */
@@ -118,6 +139,14 @@ function pageStreams(doc: PDFDocument, pageDict: PDFDict): Uint8Array[] {
   return streams.map((s) => decoded(s as PDFObject)).filter((bytes): bytes is Uint8Array => bytes !== undefined);
 }
 
+/** The content stream objects of a page (and the array of them, when it is an object of its own). */
+function contentRefs(pageDict: PDFDict): PDFRef[] {
+  const contents = pageDict.get(name('Contents'));
+  const array = contents instanceof PDFRef ? pageDict.context.lookup(contents) : contents;
+  const refs = array instanceof PDFArray ? array.asArray().filter((r): r is PDFRef => r instanceof PDFRef) : [];
+  return contents instanceof PDFRef ? [contents, ...refs] : refs;
+}
+
 /** A page's content as one byte string (an array of streams joined, as PDF 32000-1 7.8.2 reads it). */
 function pageContent(doc: PDFDocument, pageDict: PDFDict): Uint8Array {
   return Buffer.concat(pageStreams(doc, pageDict).flatMap((bytes) => [bytes, Buffer.from('\n')]));
@@ -147,33 +176,59 @@ function markedPage(doc: PDFDocument, pageDict: PDFDict): Uint8Array | null {
  * will be written (one parse for both); the PDF must be tagged.
  */
 export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; report: AccessibilityReport }> {
-  const doc = await load(pdf);
+  const doc = await load(pdf, true);
   const { catalog, context } = doc;
-  if (!(catalog.lookup(name('StructTreeRoot')) instanceof PDFDict)) throw new Error('the PDF has no structure tree');
-  catalog.set(name('MarkInfo'), context.obj({ Marked: true }));
-  catalog.set(name('ViewerPreferences'), context.obj({ DisplayDocTitle: true }));
+  const root = context.trailerInfo.Root;
+  if (!(root instanceof PDFRef) || !(catalog.lookup(name('StructTreeRoot')) instanceof PDFDict))
+    throw new Error('the PDF has no structure tree');
+  setEntry(doc, root, 'MarkInfo', context.obj({ Marked: true }));
+  setEntry(doc, root, 'ViewerPreferences', context.obj({ DisplayDocTitle: true }));
+  // Content streams replaced, freed in the update (compaction then leaves them out) unless a page kept them.
+  const replaced: PDFRef[] = [];
+  const kept = new Set<number>();
   for (const page of doc.getPages()) {
     const marked = markedPage(doc, page.node);
     // zlib's native deflate, not pdf-lib's JavaScript one (pako): the rewritten content of every page goes through it.
-    if (marked)
-      page.node.set(name('Contents'), context.register(context.stream(deflateSync(marked), { Filter: 'FlateDecode' })));
+    const refs = contentRefs(page.node);
+    if (marked) {
+      replaced.push(...refs);
+      setEntry(
+        doc,
+        page.ref,
+        'Contents',
+        context.register(context.stream(deflateSync(marked), { Filter: 'FlateDecode' })),
+      );
+    } else for (const ref of refs) kept.add(ref.objectNumber);
     const annots = page.node.lookup(name('Annots'));
     if (!(annots instanceof PDFArray)) continue;
-    page.node.set(name('Tabs'), name('S'));
-    for (const annot of annots.asArray().map((ref) => context.lookup(ref))) {
-      if (annot instanceof PDFDict && annot.get(name('Contents')) === undefined) {
-        annot.set(name('Contents'), PDFHexString.fromText(linkDescription(annot)));
+    setEntry(doc, page.ref, 'Tabs', name('S'));
+    for (const ref of annots.asArray()) {
+      const annot = context.lookup(ref);
+      if (!(annot instanceof PDFDict) || annot.get(name('Contents')) !== undefined) continue;
+      const description = PDFHexString.fromText(linkDescription(annot));
+      if (ref instanceof PDFRef) setEntry(doc, ref, 'Contents', description);
+      else {
+        // A direct annotation lives in the page (in the update already) or in an array object of its own.
+        annot.set(name('Contents'), description);
+        const array = page.node.get(name('Annots'));
+        if (array instanceof PDFRef) context.snapshot?.markRefForSave(array);
       }
     }
   }
+  for (const ref of replaced) if (!kept.has(ref.objectNumber)) context.snapshot?.markDeletedRef(ref);
   const title = infoTitle(doc) ?? '';
   const existing = decoded(catalog.lookup(name('Metadata')));
   const xmp = existing ? withPdfUaId(Buffer.from(existing).toString('utf8')) : freshXmp(title);
   const stream = context.stream(Buffer.from(xmp, 'utf8'), { Type: 'Metadata', Subtype: 'XML' });
-  catalog.set(name('Metadata'), context.register(stream));
+  setEntry(doc, root, 'Metadata', context.register(stream));
   const report = checkDocument(doc);
   return {
-    pdf: await doc.save({ useObjectStreams: false, addDefaultPage: false, updateFieldAppearances: false }),
+    pdf: await doc.save({
+      useObjectStreams: false,
+      addDefaultPage: false,
+      updateFieldAppearances: false,
+      objectsPerTick: Number.POSITIVE_INFINITY,
+    }),
     report,
   };
 }
