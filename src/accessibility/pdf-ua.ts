@@ -94,13 +94,14 @@ async function load(pdf: Uint8Array, forIncrementalUpdate = false): Promise<PDFD
 }
 
 /**
- * Sets `key` of the indirect object `ref` and marks it for the incremental update. pdf-lib's own
+ * Sets entries of the indirect object `ref` and marks it for the incremental update. pdf-lib's own
  * `set` finds the object's number by a walk over every object of the document, per call.
  */
-function setEntry(doc: PDFDocument, ref: PDFRef, key: string, value: PDFObject): void {
+function setEntries(doc: PDFDocument, ref: PDFRef, entries: Record<string, PDFObject>): void {
   const dict = doc.context.lookup(ref);
   if (!(dict instanceof PDFDict)) throw new Error(`object ${ref} is not a dictionary`);
-  (dict as unknown as { dict: Map<PDFName, PDFObject> }).dict.set(name(key), value);
+  const map = (dict as unknown as { dict: Map<PDFName, PDFObject> }).dict;
+  for (const [key, value] of Object.entries(entries)) map.set(name(key), value);
   doc.context.snapshot?.markRefForSave(ref);
 }
 
@@ -181,8 +182,10 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   const root = context.trailerInfo.Root;
   if (!(root instanceof PDFRef) || !(catalog.lookup(name('StructTreeRoot')) instanceof PDFDict))
     throw new Error('the PDF has no structure tree');
-  setEntry(doc, root, 'MarkInfo', context.obj({ Marked: true }));
-  setEntry(doc, root, 'ViewerPreferences', context.obj({ DisplayDocTitle: true }));
+  setEntries(doc, root, {
+    MarkInfo: context.obj({ Marked: true }),
+    ViewerPreferences: context.obj({ DisplayDocTitle: true }),
+  });
   // Content streams replaced, freed in the update (compaction then leaves them out) unless a page kept them.
   const replaced: PDFRef[] = [];
   const kept = new Set<number>();
@@ -192,21 +195,17 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
     const refs = contentRefs(page.node);
     if (marked) {
       replaced.push(...refs);
-      setEntry(
-        doc,
-        page.ref,
-        'Contents',
-        context.register(context.stream(deflateSync(marked), { Filter: 'FlateDecode' })),
-      );
+      const stream = context.stream(deflateSync(marked), { Filter: 'FlateDecode' });
+      setEntries(doc, page.ref, { Contents: context.register(stream) });
     } else for (const ref of refs) kept.add(ref.objectNumber);
     const annots = page.node.lookup(name('Annots'));
     if (!(annots instanceof PDFArray)) continue;
-    setEntry(doc, page.ref, 'Tabs', name('S'));
+    setEntries(doc, page.ref, { Tabs: name('S') });
     for (const ref of annots.asArray()) {
       const annot = context.lookup(ref);
       if (!(annot instanceof PDFDict) || annot.get(name('Contents')) !== undefined) continue;
       const description = PDFHexString.fromText(linkDescription(annot));
-      if (ref instanceof PDFRef) setEntry(doc, ref, 'Contents', description);
+      if (ref instanceof PDFRef) setEntries(doc, ref, { Contents: description });
       else {
         // A direct annotation lives in the page (in the update already) or in an array object of its own.
         annot.set(name('Contents'), description);
@@ -220,7 +219,7 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   const existing = decoded(catalog.lookup(name('Metadata')));
   const xmp = existing ? withPdfUaId(Buffer.from(existing).toString('utf8')) : freshXmp(title);
   const stream = context.stream(Buffer.from(xmp, 'utf8'), { Type: 'Metadata', Subtype: 'XML' });
-  setEntry(doc, root, 'Metadata', context.register(stream));
+  setEntries(doc, root, { Metadata: context.register(stream) });
   const report = checkDocument(doc);
   return {
     pdf: await doc.save({
@@ -294,7 +293,11 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
   const findings: AccessibilityFinding[] = [];
   const counts = new Map<Checkpoint, number>();
   let truncated = 0;
-  const fail = (checkpoint: Checkpoint, message: string, page?: number, element?: string) => {
+  const fail = (
+    checkpoint: Checkpoint,
+    message: string,
+    { page, element }: { page?: number; element?: string } = {},
+  ) => {
     const seen = (counts.get(checkpoint) ?? 0) + 1;
     counts.set(checkpoint, seen);
     if (seen > MAX_FINDINGS_PER_CHECKPOINT) truncated++;
@@ -334,9 +337,10 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
       fail(
         '01-005',
         `${survey.unmarked.length} painting operations on page ${i + 1} are neither tagged nor artifacts.`,
-        i + 1,
+        { page: i + 1 },
       );
-    if (survey.taggedInArtifact > 0) fail('01-004', `Page ${i + 1} has tagged content inside an artifact.`, i + 1);
+    if (survey.taggedInArtifact > 0)
+      fail('01-004', `Page ${i + 1} has tagged content inside an artifact.`, { page: i + 1 });
     collectFonts(page.node, fonts);
     const annots = page.node.lookup(name('Annots'));
     if (annots instanceof PDFArray) {
@@ -345,14 +349,12 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
         const subtype = annot.lookup(name('Subtype'));
         if (subtype === name('Popup')) continue;
         if (subtype !== name('Widget') && annot.get(name('Contents')) === undefined)
-          fail(
-            '28-004',
-            `An annotation on page ${i + 1} has no Contents.`,
-            i + 1,
-            subtype === name('Link') ? 'a' : undefined,
-          );
+          fail('28-004', `An annotation on page ${i + 1} has no Contents.`, {
+            page: i + 1,
+            ...(subtype === name('Link') ? { element: 'a' } : {}),
+          });
         if (subtype === name('Link') && !(annot.lookup(name('StructParent')) instanceof PDFNumber))
-          fail('28-011', `A link on page ${i + 1} is not in the structure tree.`, i + 1, 'a');
+          fail('28-011', `A link on page ${i + 1} is not in the structure tree.`, { page: i + 1, element: 'a' });
       }
     }
   });
@@ -388,19 +390,19 @@ function checkDocument(doc: PDFDocument): AccessibilityReport {
       const page = pg instanceof PDFRef ? pageIndex.get(pg) : undefined;
       const where = page ? ` on page ${page}` : '';
       if (tag === 'Figure' && !hasText(item, 'Alt') && !hasText(item, 'ActualText'))
-        fail('13-004', `A figure${where} has no alternative text.`, page, 'img');
-      if (tag === 'TH' && !hasScope(item)) fail('15-003', `A table header cell${where} has no Scope.`, page, 'th');
+        fail('13-004', `A figure${where} has no alternative text.`, { page, element: 'img' });
+      if (tag === 'TH' && !hasScope(item))
+        fail('15-003', `A table header cell${where} has no Scope.`, { page, element: 'th' });
       const level = /^H([1-6])$/.exec(tag)?.[1];
       if (level) {
         const n = Number(level);
-        if (lastHeading === 0 && n !== 1) fail('14-002', `The first heading is H${n}${where}, not H1.`, page, `h${n}`);
+        if (lastHeading === 0 && n !== 1)
+          fail('14-002', `The first heading is H${n}${where}, not H1.`, { page, element: `h${n}` });
         else if (lastHeading > 0 && n > lastHeading + 1)
-          fail(
-            '14-003',
-            `Heading H${n}${where} follows H${lastHeading}: level ${lastHeading + 1} is skipped.`,
+          fail('14-003', `Heading H${n}${where} follows H${lastHeading}: level ${lastHeading + 1} is skipped.`, {
             page,
-            `h${n}`,
-          );
+            element: `h${n}`,
+          });
         lastHeading = n;
       }
       const kids = item.get(name('K'));
