@@ -17,6 +17,7 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import { completedJobPdf, startTestApp, until, type TestApp } from '../../support/test-app.js';
 import { unzip } from '../../support/documents/zip-entries.js';
 import { startWebhookReceiver } from '../../support/webhook-receiver.js';
+import { SAMPLE_INVOICE } from '../../support/documents/einvoice-samples.js';
 
 const DOT =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -239,6 +240,26 @@ describe.each(DIALECTS)('PDF/UA on %s', (dialect) => {
     expect((await check(res.bytes)).body.compliant).toBe(true);
     const off = await create({ template_id: byDefault, data: DATA, pdf_ua: false });
     expect(off.body.accessibility_checks).toBeUndefined();
+
+    // A Factur-X invoice (PDF/A-3b with its XML attached) keeps the tags and is PDF/UA too.
+    const invoice = await create({
+      template_id: accessible,
+      data: DATA,
+      pdf_ua: true,
+      einvoice: { format: 'factur-x', profile: 'en16931', invoice: SAMPLE_INVOICE },
+      export_type: 'binary',
+    });
+    expect(invoice.status, JSON.stringify(invoice.body)).toBe(200);
+    expect(invoice.headers.get('x-pressroom-accessibility-checks')).toMatch(/^PDF\/UA-1/);
+    expect(invoice.headers.get('x-pressroom-einvoice-checks')).toBeTruthy();
+    const invoiceXmp = pdfXmp(invoice.bytes);
+    expect(invoiceXmp).toMatch(/<pdfaid:part>3<\/pdfaid:part>/);
+    expect(invoiceXmp).toMatch(/<pdfuaid:part>1<\/pdfuaid:part>/);
+    expect(pdfStructureTypes(invoice.bytes)).toEqual(pdfStructureTypes(res.bytes));
+    expect(
+      withFile(invoice.bytes, (path) => execFileSync('pdfdetach', ['-list', path], { encoding: 'utf8' })),
+    ).toContain('factur-x.xml');
+    expect((await check(invoice.bytes)).body.compliant).toBe(true);
 
     const before = await balance();
     for (const [field, body] of [
