@@ -9,6 +9,7 @@
  * A signed input is refused by a tool that would break its signatures, unless the request allows it
  * (signed-inputs.ts).
  */
+import type { DocumentWarning } from '../shared/document-warnings.js';
 import type { Dispatcher } from 'undici';
 import { fetchPublicFile, PublicFetchError } from '../net/fetch-public-file.js';
 import { AppError, isAppError, ValidationError } from '../shared/errors.js';
@@ -139,6 +140,8 @@ export interface InputReader {
   qpdf: Qpdf;
   /** For a tool that would break an input's signatures; without it (sign, verify) signed inputs are read as any other. */
   signed?: SignedInputPolicy;
+  /** What the tool could not keep of its inputs (merge: the tags), told with the result. */
+  warnings?: DocumentWarning[];
 }
 
 /**

@@ -159,7 +159,7 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
   function readerFor(tool: ToolName, request: ToolRequest): InputReader {
     const breaks = BREAKS_SIGNATURES[tool];
     const signed = breaks && { ...breaks, allowBreaking: request.allowBreakingSignatures === true, warnings: [] };
-    return { qpdf, accountId: request.accountId, ...(signed ? { signed } : {}) };
+    return { qpdf, accountId: request.accountId, warnings: [], ...(signed ? { signed } : {}) };
   }
 
   /** prepare (free) → reserve → make → deliver → post; the outcome is logged once, as generations are. */
@@ -206,7 +206,8 @@ export function createPdfToolService(deps: PdfToolDeps): PdfToolService {
         produce: async (prepared) => {
           const started = performance.now();
           const delivery = await make(prepared, reader);
-          return { delivery, execMs: Math.round(performance.now() - started), warnings: reader.signed?.warnings };
+          const warnings = [...(reader.warnings ?? []), ...(reader.signed?.warnings ?? [])];
+          return { delivery, execMs: Math.round(performance.now() - started), warnings };
         },
       });
     } catch (error) {

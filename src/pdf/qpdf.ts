@@ -82,7 +82,10 @@ export interface Qpdf {
    * `password`, an encrypted file that password opens counts as a PDF; a wrong one reads `encrypted`.
    */
   inspect(pdf: Buffer, accountId: string, password?: string): Promise<PdfInspection>;
-  /** The inputs' pages one after another, in the order given. */
+  /**
+   * The inputs' pages one after another, in the order given; written without object streams, the pages'
+   * /StructParents kept while the structure tree is dropped (merge.ts reads them to tell a tagged input).
+   */
   merge(pdfs: Buffer[], accountId: string): Promise<Buffer>;
   /** The given pages (1-based, repeats allowed) in the order given. */
   selectPages(pdf: Buffer, pages: number[], accountId: string): Promise<Buffer>;
