@@ -31,6 +31,8 @@ import { createSigning } from './signing/sign.js';
 import { createSigningPool } from './signing/signing-pool.js';
 import { TSA_TIMEOUT_MS } from './signing/signing-bounds.js';
 import { createQpdf } from './pdf/qpdf.js';
+import { createFormFiles } from './pdf-forms/form-files.js';
+import { formPoolStats } from './pdf-forms/form-thread.js';
 import { deriveKey } from './shared/crypto.js';
 import { createGuardedDispatcher } from './net/guarded-dispatcher.js';
 import { createJobWakeups } from './jobs/job-wakeups.js';
@@ -161,10 +163,22 @@ export async function createServices(config: Config, options: ServiceOptions): P
     // Long templates are compiled and read on their own threads (templates/template-threads.ts).
     const templateThreads = createTemplateThreads();
     releasers.push(() => templateThreads.close());
+    // qpdf: the PDF tools' engine, `protect`'s encryption after printing, and the check of a form template's PDF.
+    const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
+    // Form templates' PDFs (issue 54): checked by qpdf and on the form threads, stored beside the assets.
+    const formFiles = createFormFiles({
+      db: database.db,
+      blobs,
+      qpdf,
+      maxInputBytes: config.pdfTools.maxInputBytes,
+      maxPages: config.pdfTools.maxPages,
+      logger: logger.child({ component: 'pdf-forms' }),
+    });
     const templates = createTemplateService(database.db, {
       dialect: database.dialect,
       assets,
       threads: templateThreads,
+      forms: formFiles,
     });
     const remoteResources = createRemoteResourceFetcher({
       ...config.remoteResources,
@@ -257,8 +271,6 @@ export async function createServices(config: Config, options: ServiceOptions): P
     // Long PDFs wait on disk between printing and delivery, not in this process's memory.
     const spool = { spool: await Spool.open(config.storage.spoolDir), aboveBytes: config.storage.spoolAboveBytes };
     // After printing: stamp, document info, PDF/A, compaction (one compaction thread per render slot at most).
-    // qpdf: the PDF tools' engine, and `protect`'s encryption after printing.
-    const qpdf = createQpdf({ timeoutMs: config.pdfTools.timeoutMs, concurrency: config.pdfTools.concurrency });
     const finishing = createFinishing({
       threads: config.rendering.concurrency,
       spool: spool.spool,
@@ -287,6 +299,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
       spool,
       logger,
       einvoiceRules,
+      formFiles,
       ...finishingSecrets,
     });
     // The PDF tools download `pdf_url`s through their own guarded dispatcher (resolve, refuse private, pin).
@@ -434,6 +447,7 @@ export async function createServices(config: Config, options: ServiceOptions): P
         xmlCheckPoolStats(),
         einvoiceRules.stats(),
         templateThreads.stats(),
+        formPoolStats(),
       ],
       redisReady: redisClient ? () => redisClient.status === 'ready' : undefined,
     });

@@ -21,6 +21,7 @@ import { migration0019AssetRevisions } from './migrations/0019-asset-revisions.j
 import { migration0020TransactionJobs } from './migrations/0020-transaction-jobs.js';
 import { migration0021ClaimByAccount } from './migrations/0021-claim-by-account.js';
 import { migration0022JobAccessibilityChecks } from './migrations/0022-job-accessibility-checks.js';
+import { migration0023PdfFormTemplates } from './migrations/0023-pdf-form-templates.js';
 
 /** A migration receives the dialect so it can write the few column types that differ. */
 export interface VersionedMigration {
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, VersionedMigration> = {
   '0020-transaction-jobs': migration0020TransactionJobs,
   '0021-claim-by-account': migration0021ClaimByAccount,
   '0022-job-accessibility-checks': migration0022JobAccessibilityChecks,
+  '0023-pdf-form-templates': migration0023PdfFormTemplates,
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -61,12 +61,16 @@ export interface TemplateContentColumns {
   sample_data: string | null;
   /** JSON object or null. */
   page: string | null;
-  /** `pdf` or `image` (migration 0012). */
-  kind: 'pdf' | 'image';
+  /** `pdf` or `image` (migration 0012), or `pdf_form` (migration 0023). */
+  kind: 'pdf' | 'image' | 'pdf_form';
   /** JSON `{width, height}` for an image template, null for a PDF one. */
   canvas: string | null;
   /** 1 for a strict template (undefined variables and missing required fields are errors), else 0 (migration 0014). */
   strict: number;
+  /** A `pdf_form` template's PDF in the blob store (never rewritten: a new PDF gets a new key); null otherwise (migration 0023). */
+  form_key: string | null;
+  /** JSON of what was read of that PDF (pdf-forms/form-fields.ts FormFacts); null otherwise. */
+  form: string | null;
 }
 
 export interface TemplatesTable extends TemplateContentColumns {

@@ -65,6 +65,8 @@ import {
   type FinishingFields,
 } from './finishing-options.js';
 import type { AssetReader } from '../finishing/requested/watermark.js';
+import type { FormFiles } from '../pdf-forms/form-files.js';
+import { checkFormDocument, fillFormDocument, type FormOptions } from './form-documents.js';
 
 export type { GenerationResult } from '../credits/paid-request.js';
 export { pdfFilename, type CustomerStorage, type Delivery, type ExportType } from '../files/delivery.js';
@@ -97,6 +99,8 @@ export interface GenerationOptions {
   watermark?: FinishingFields['watermark'];
   metadata?: FinishingFields['metadata'];
   protect?: FinishingFields['protect'];
+  /** A pdf_form template's document (docs/pdf-forms.md): flattened (the default), or kept fillable, or locked. */
+  form?: FormOptions | null;
 }
 
 /** A synchronous generation as the caller asks for it. */
@@ -203,7 +207,12 @@ export interface DocumentDeps {
   sealKey?: Buffer;
   /** The official e-invoice rules (einvoice/rules/); without them e-invoices get the built-in checks only. */
   einvoiceRules?: EInvoiceRules;
+  /** Form templates' stored PDFs (pdf-forms/form-files.ts); without them a pdf_form template's document fails. */
+  formFiles?: Pick<FormFiles, 'read' | 'flatten'>;
 }
+
+/** A filled form's finishing budget (compaction's share): far past a form's, which has no render before it. */
+const FORM_FINISH_TIMEOUT_MS = 60_000;
 
 /** Image file extension per format. */
 const IMAGE_EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
@@ -309,6 +318,8 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
         : null;
       if (options.sign) await checkSignature(options, { accountId, signing: deps.signing });
       const template = await templates.resolve(accountId, templateId, options.version);
+      // A form template's data is checked against its form here, before the charge (form-documents.ts).
+      await checkFormDocument(template, options, data);
       if (options.image) checkImageRequest(template, options.image);
       if (!options.image && wantsPdfUa(options, template)) checkPdfUaCombination(options);
       // A strict template refuses here, before the charge; produce() gives a lenient one's warnings.
@@ -326,6 +337,20 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
 
     async produce({ accountId, template, data, options, signal, mode, einvoice: verdict }) {
       const started = performance.now();
+      if (template.kind === 'pdf_form') {
+        const filled = await fillFormDocument({ accountId, template, data, options }, deps.formFiles);
+        const finished = await finishing.finish(filled.pdf, {
+          accountId,
+          kind: 'document',
+          title: template.name,
+          timeoutMs: FORM_FINISH_TIMEOUT_MS,
+          sign: options.sign,
+          ...(await finishingFor(options, finishingContext(accountId))),
+        });
+        const renderMs = Math.round(performance.now() - started);
+        const delivery = await deliverFinished(accountId, finished, options);
+        return { delivery, renderMs, warnings: [...ignoredFieldWarnings(options), ...filled.warnings] };
+      }
       // Checked again: a job renders the template as it is when it runs, which may have changed since
       // it was accepted (a strict one then fails the job, refunded).
       const fieldWarnings = [

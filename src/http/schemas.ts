@@ -176,6 +176,13 @@ export const FieldSchema = Type.Object({
       Type.Array(FieldSpecSchema, { maxItems: 200, description: 'Array fields only: the structure of each item' }),
     ),
   ),
+  options: Type.Optional(
+    Type.Array(Type.String({ maxLength: 1000 }), {
+      maxItems: 10_000,
+      description:
+        "A fillable PDF form's radio group, dropdown or list box (docs/pdf-forms.md): the values it takes. Read from the form; ignored when sent",
+    }),
+  ),
 });
 
 /** A page margin: the renderer's own rule (rendering/page-length.ts), so what saves also prints. */

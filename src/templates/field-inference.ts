@@ -56,6 +56,8 @@ export interface FieldDefinition {
   required: boolean;
   helpText: string | null;
   spec: FieldSpec[] | null;
+  /** A fillable PDF form's choice field (radio group, dropdown, list box): the values it takes (pdf-forms/form-fields.ts). */
+  options?: string[];
 }
 
 type Hint = 'printed' | 'number' | 'integer' | 'boolean' | 'array';

@@ -1,12 +1,13 @@
 /**
- * A template's kind: `pdf` (the default: paper, margins, header and footer) or `image` (a fixed-size
- * canvas rendered to PNG, JPEG or WebP by `POST /v1/image/create`). Each kind has its own layout
- * settings, and a setting of the other kind is refused rather than silently kept unused.
+ * A template's kind: `pdf` (the default: paper, margins, header and footer), `image` (a fixed-size
+ * canvas rendered to PNG, JPEG or WebP by `POST /v1/image/create`) or `pdf_form` (a customer's fillable
+ * PDF form, filled from `data`: pdf-forms/, docs/pdf-forms.md; its layout is the PDF's own). Each kind
+ * has its own layout settings, and a setting of another kind is refused rather than silently kept unused.
  */
 import { ValidationError, type ValidationIssue } from '../shared/errors.js';
 
-export type TemplateKind = 'pdf' | 'image';
-export const TEMPLATE_KINDS: readonly TemplateKind[] = ['pdf', 'image'];
+export type TemplateKind = 'pdf' | 'image' | 'pdf_form';
+export const TEMPLATE_KINDS: readonly TemplateKind[] = ['pdf', 'image', 'pdf_form'];
 
 /** An image template's size in CSS pixels; `width` on image/create scales it (the aspect ratio stays). */
 export interface Canvas {
@@ -38,7 +39,7 @@ export function resolveKind(
 ): { kind: TemplateKind; canvas: Canvas | null } {
   const kind = given.kind ?? current?.kind ?? 'pdf';
   const issues: ValidationIssue[] = [];
-  if (kind === 'pdf' && given.canvas != null) {
+  if (kind !== 'image' && given.canvas != null) {
     issues.push({
       loc: ['body', 'canvas'],
       msg: 'canvas applies to image templates only; set kind to "image", or leave canvas out',
@@ -46,6 +47,13 @@ export function resolveKind(
     });
   }
   const page = given.page === undefined ? current?.page : given.page;
+  if (kind === 'pdf_form' && page != null) {
+    issues.push({
+      loc: ['body', 'page'],
+      msg: "page (paper, margins, header and footer) applies to pdf templates only; a pdf_form template keeps its PDF's own pages. Leave page out",
+      type: 'value_error',
+    });
+  }
   if (kind === 'image' && page != null) {
     const loc = given.page === undefined ? ['body', 'kind'] : ['body', 'page'];
     issues.push({
@@ -55,7 +63,7 @@ export function resolveKind(
     });
   }
   if (issues.length > 0) throw new ValidationError(issues);
-  if (kind === 'pdf') return { kind, canvas: null };
+  if (kind !== 'image') return { kind, canvas: null };
   const canvas = given.canvas ?? (current?.kind === 'image' ? current.canvas : null) ?? DEFAULT_CANVAS;
   return { kind, canvas: { width: canvas.width, height: canvas.height } };
 }

@@ -14,7 +14,7 @@ import type { TemplateVersionRow } from '../db/schema.js';
 import { AppError } from '../shared/errors.js';
 import type { Template } from './template-content.js';
 import * as store from './template-versions-store.js';
-import { templateContentOf, type TemplateContent } from './template-content.js';
+import { formColumns, templateContentOf, type TemplateContent } from './template-content.js';
 import type { TemplateThreads } from './template-threads.js';
 import { assetUsesOf, forgetAssetUses, recordAssetUses, versionAssetPin } from './template-asset-uses.js';
 
@@ -92,8 +92,8 @@ const tagTaken = (templateId: string, tag: string) =>
 /** What publishing needs besides the database: the dialect (the asset lock), and who to tell when versions go. */
 export interface VersionServiceDeps {
   dialect: Dialect;
-  /** After a version is deleted: the asset revisions only it printed may go. */
-  released(accountId: string): Promise<void>;
+  /** After a version is deleted: the asset revisions only it printed may go, and its form PDF when no other uses it. */
+  released(accountId: string, formKeys?: (string | null)[]): Promise<void>;
   /** Compiles the long parts of a template off the event loop (template-threads.ts), before their asset names are read. */
   threads: Pick<TemplateThreads, 'prepare'>;
 }
@@ -156,6 +156,8 @@ export function createTemplateVersionService(
             kind: t.kind,
             canvas: t.canvas === null ? null : JSON.stringify(t.canvas),
             strict: t.strict ? 1 : 0,
+            // The draft's form PDF key: never rewritten, so the version fills this very PDF.
+            ...formColumns(t.form),
             created_at: Date.now(),
             asset_seq: assetSeq,
             asset_uses_known: 1,
@@ -182,13 +184,13 @@ export function createTemplateVersionService(
     },
 
     async remove(accountId, templateId, versionNumber) {
-      await owned(accountId, templateId, versionNumber);
+      const current = await owned(accountId, templateId, versionNumber);
       const deleted = await withTransaction(db, async (trx) => {
         await forgetAssetUses(trx, templateId, versionNumber);
         return store.deleteVersion(trx, templateId, versionNumber);
       });
       if (!deleted) throw notFound(templateId, versionNumber);
-      await deps.released(accountId);
+      await deps.released(accountId, [current.form_key]);
     },
 
     async get(accountId, templateId, versionNumber) {

@@ -11,7 +11,7 @@ export async function findTemplate(db: DbOrTx, templateId: string): Promise<Temp
 }
 
 /** An account's templates (of one kind, when given), newest first. */
-export async function listTemplates(db: DbOrTx, accountId: string, kind?: 'pdf' | 'image') {
+export async function listTemplates(db: DbOrTx, accountId: string, kind?: TemplateRow['kind']) {
   let query = db
     .selectFrom('templates')
     .select(['id', 'name', 'kind', 'created_at', 'updated_at'])
@@ -26,4 +26,15 @@ export async function updateTemplate(db: DbOrTx, templateId: string, changes: Pa
 
 export async function deleteTemplate(db: DbOrTx, templateId: string): Promise<void> {
   await db.deleteFrom('templates').where('id', '=', templateId).execute();
+}
+
+/** The form PDF keys a template's versions keep (pdf_form templates; released when the template goes). */
+export async function versionFormKeys(db: DbOrTx, templateId: string): Promise<(string | null)[]> {
+  const rows = await db
+    .selectFrom('template_versions')
+    .select('form_key')
+    .where('template_id', '=', templateId)
+    .where('form_key', 'is not', null)
+    .execute();
+  return rows.map((r) => r.form_key);
 }

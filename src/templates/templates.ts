@@ -11,7 +11,7 @@ import { normalizeFields, type FieldDefinition, type FieldInput } from './field-
 import { syntaxIssues } from '../template-language/syntax.js';
 import { createTemplateThreads, type TemplateThreads } from './template-threads.js';
 import * as store from './templates-store.js';
-import { templateContentOf, type Template, type TemplateContent } from './template-content.js';
+import { formColumns, templateContentOf, type Template, type TemplateContent } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';
@@ -19,6 +19,8 @@ import { resolveKind, type Canvas, type TemplateKind } from './template-kind.js'
 import { listTemplateLayers } from './layers/layer-listing.js';
 import { assetUsesOf, DRAFT, forgetAssetUses, recordAssetUses } from './template-asset-uses.js';
 import { MAX_TEMPLATE_LAYERS, type TemplateLayer } from './layers/template-layers.js';
+import type { FormFiles } from '../pdf-forms/form-files.js';
+import { editedFormFields, formFieldDefinitions } from '../pdf-forms/form-fields.js';
 
 import type { PageSetup } from '../rendering/pdf-renderer.js';
 import { pageSizeProblem } from '../rendering/page-size.js';
@@ -30,7 +32,8 @@ export type { TemplateLayer } from './layers/template-layers.js';
 
 export interface TemplateInput {
   name: string;
-  html: string;
+  /** Required for `pdf` and `image` templates; a `pdf_form` template has none (its PDF is its layout). */
+  html?: string;
   css?: string | null;
   fields?: FieldInput[] | null;
   sample_data?: Record<string, unknown> | null;
@@ -41,6 +44,8 @@ export interface TemplateInput {
   canvas?: Canvas | null;
   /** Strict mode (TemplateContent.strict). @defaultValue false */
   strict?: boolean;
+  /** `pdf_form` templates only: the fillable PDF, base64 (pdf-forms/form-files.ts checks it). */
+  pdf_base64?: string | null;
 }
 
 export interface TemplateSummary {
@@ -144,17 +149,116 @@ export interface TemplateServiceDeps {
   assets?: { pruneUnpinned(accountId: string): Promise<void> };
   /** Where long templates are compiled and read (template-threads.ts); the service makes its own without. */
   threads?: TemplateThreads;
+  /** Checks, stores and releases form templates' PDFs (pdf-forms/form-files.ts); without it `pdf_form` is refused. */
+  forms?: FormFiles;
+}
+
+const refusal = (loc: (string | number)[], msg: string, type = 'value_error') =>
+  new ValidationError([{ loc, msg, type }]);
+
+/** The html a pdf or image template must have (the schema leaves it optional for pdf_form templates). */
+function requiredHtml(html: string | undefined): string {
+  if (html === undefined) throw refusal(['body', 'html'], 'Field required', 'missing');
+  return html;
+}
+
+/** Refuses what a pdf_form template cannot have: text to render (its PDF is the layout). */
+function refuseFormText(input: Partial<TemplateInput>): void {
+  for (const part of ['html', 'css'] as const)
+    if (input[part] != null)
+      throw refusal(
+        ['body', part],
+        `A pdf_form template has no ${part}: its PDF is its layout, and data fills its fields. Leave ${part} out (a new PDF goes in pdf_base64)`,
+      );
 }
 
 export function createTemplateService(db: Db, deps: TemplateServiceDeps): TemplateService {
   const threads = deps.threads ?? createTemplateThreads();
-  const released = (accountId: string) => deps.assets?.pruneUnpinned(accountId) ?? Promise.resolve();
+  const released = async (accountId: string, formKeys: (string | null)[] = []) => {
+    await deps.assets?.pruneUnpinned(accountId);
+    if (formKeys.some((key) => key !== null)) await deps.forms?.release(formKeys);
+  };
   async function owned(accountId: string, templateId: string): Promise<TemplateRow> {
     const row = await store.findTemplate(db, templateId);
     if (!row) throw new AppError('TEMPLATE_NOT_FOUND', `Template ${templateId} was not found.`);
     if (row.account_id !== accountId)
       throw new AppError('FORBIDDEN', `Template ${templateId} belongs to another account.`);
     return row;
+  }
+
+  function formFiles(): FormFiles {
+    if (!deps.forms) throw new AppError('SERVICE_UNAVAILABLE', 'Form templates are not set up in this process.');
+    return deps.forms;
+  }
+
+  /** A pdf_form template: its PDF checked and stored (nothing is stored on a refusal), its fields read from the form. */
+  async function createForm(accountId: string, input: TemplateInput): Promise<Template> {
+    refuseFormText(input);
+    resolveKind(input);
+    if (!input.pdf_base64)
+      throw refusal(['body', 'pdf_base64'], 'A pdf_form template needs its fillable PDF in pdf_base64', 'missing');
+    const form = await formFiles().accept(accountId, input.pdf_base64);
+    const now = Date.now();
+    try {
+      const fields = input.fields ? editedFormFields(form.fields, input.fields) : formFieldDefinitions(form.fields);
+      const row: TemplateRow = {
+        id: newTemplateId(),
+        account_id: accountId,
+        name: input.name,
+        html: '',
+        css: null,
+        fields: JSON.stringify(fields),
+        fields_inferred: input.fields ? 0 : 1,
+        sample_data: json(input.sample_data),
+        page: null,
+        kind: 'pdf_form',
+        canvas: null,
+        strict: 0,
+        ...formColumns(form),
+        created_at: now,
+        updated_at: now,
+        asset_uses_known: 1,
+      };
+      await withTransaction(db, async (trx) => {
+        await store.insertTemplate(trx, row);
+        await recordAssetUses(trx, row.id, DRAFT, []);
+      });
+      return toTemplate(row);
+    } catch (error) {
+      await formFiles().release([form.storageKey]);
+      throw error;
+    }
+  }
+
+  /**
+   * A pdf_form template changed: its name, sample data, field labels and help texts, or its PDF (a new
+   * draft: versions keep theirs). Fields edited before keep their labels for the keys a new form still has.
+   */
+  async function updateForm(accountId: string, current: Template, changes: Partial<TemplateInput>): Promise<Template> {
+    refuseFormText(changes);
+    resolveKind({ ...changes, kind: 'pdf_form' });
+    const replaced = changes.pdf_base64 ? await formFiles().accept(accountId, changes.pdf_base64) : null;
+    const form = replaced ?? current.form!;
+    try {
+      const fieldsGiven = changes.fields != null;
+      const keepEdits = !fieldsGiven && !current.fieldsInferred && changes.fields !== null;
+      const fields = fieldsGiven
+        ? editedFormFields(form.fields, changes.fields!)
+        : formFieldDefinitions(form.fields, keepEdits ? current.fields : undefined);
+      await store.updateTemplate(db, current.id, {
+        name: changes.name ?? current.name,
+        sample_data: json(changes.sample_data === undefined ? current.sampleData : changes.sample_data),
+        fields: JSON.stringify(fields),
+        fields_inferred: fieldsGiven || keepEdits ? 0 : 1,
+        ...formColumns(form),
+        updated_at: Math.max(Date.now(), current.updatedAt + 1),
+      });
+    } catch (error) {
+      if (replaced) await formFiles().release([replaced.storageKey]);
+      throw error;
+    }
+    if (replaced) await formFiles().release([current.form!.storageKey]);
+    return get(accountId, current.id);
   }
 
   const get = async (accountId: string, templateId: string): Promise<Template> =>
@@ -167,16 +271,25 @@ export function createTemplateService(db: Db, deps: TemplateServiceDeps): Templa
       version == null ? get(accountId, templateId) : versions.resolve(accountId, templateId, version),
 
     async create(accountId, input) {
-      await assertParses(threads, accountId, input);
+      if (input.kind === 'pdf_form') return createForm(accountId, input);
+      if (input.pdf_base64 != null)
+        throw refusal(
+          ['body', 'pdf_base64'],
+          'pdf_base64 is the PDF of a pdf_form template; set kind to "pdf_form", or leave it out',
+        );
+      input = { ...input, html: requiredHtml(input.html) };
+      await assertParses(threads, accountId, input as TemplateInput & { html: string });
       assertPrintablePaper(input.page);
       const { kind, canvas } = resolveKind(input);
       const now = Date.now();
-      const fields = input.fields ? normalizeFields(input.fields) : await inferFor(threads, accountId, input);
+      const fields = input.fields
+        ? normalizeFields(input.fields)
+        : await inferFor(threads, accountId, input as TemplateInput & { html: string });
       const row: TemplateRow = {
         id: newTemplateId(),
         account_id: accountId,
         name: input.name,
-        html: input.html,
+        html: input.html!,
         css: input.css ?? null,
         fields: JSON.stringify(fields),
         fields_inferred: input.fields ? 0 : 1,
@@ -185,11 +298,13 @@ export function createTemplateService(db: Db, deps: TemplateServiceDeps): Templa
         kind,
         canvas: json(canvas),
         strict: input.strict ? 1 : 0,
+        form_key: null,
+        form: null,
         created_at: now,
         updated_at: now,
         asset_uses_known: 1,
       };
-      const uses = assetUsesOf(input);
+      const uses = assetUsesOf(input as TemplateInput & { html: string });
       await withTransaction(db, async (trx) => {
         await store.insertTemplate(trx, row);
         await recordAssetUses(trx, row.id, DRAFT, uses);
@@ -224,6 +339,14 @@ export function createTemplateService(db: Db, deps: TemplateServiceDeps): Templa
 
     async update(accountId, templateId, changes) {
       const current = toTemplate(await owned(accountId, templateId));
+      if ((changes.kind === 'pdf_form') !== (current.kind === 'pdf_form') && changes.kind !== undefined)
+        throw refusal(
+          ['body', 'kind'],
+          `A template cannot change ${current.kind === 'pdf_form' ? 'from' : 'to'} kind pdf_form; create a new template instead`,
+        );
+      if (current.kind === 'pdf_form') return updateForm(accountId, current, changes);
+      if (changes.pdf_base64 != null)
+        throw refusal(['body', 'pdf_base64'], 'pdf_base64 is the PDF of a pdf_form template; this template is not one');
       const next = {
         name: changes.name ?? current.name,
         html: changes.html ?? current.html,
@@ -253,6 +376,7 @@ export function createTemplateService(db: Db, deps: TemplateServiceDeps): Templa
         kind,
         canvas: json(canvas),
         strict: (changes.strict ?? current.strict) ? 1 : 0,
+        ...formColumns(null),
         updated_at: Math.max(Date.now(), current.updatedAt + 1),
         asset_uses_known: 1,
       };
@@ -281,13 +405,14 @@ export function createTemplateService(db: Db, deps: TemplateServiceDeps): Templa
     },
 
     async remove(accountId, templateId) {
-      await owned(accountId, templateId);
+      const draftRow = await owned(accountId, templateId);
+      const formKeys = [draftRow.form_key, ...(await store.versionFormKeys(db, templateId))];
       await withTransaction(db, async (trx) => {
         await forgetAssetUses(trx, templateId);
         await deleteTemplateVersions(trx, templateId);
         await store.deleteTemplate(trx, templateId);
       });
-      await released(accountId);
+      await released(accountId, formKeys);
     },
   };
 }

@@ -69,6 +69,26 @@ export function needsShaping(text: string): boolean {
 }
 
 /**
+ * The rule itself, for every text the service draws in a font of its own (watermarks; a form template's
+ * values, pdf-forms/form-values.ts): the first candidate file with a glyph for every character of
+ * `text`; undefined when none has. Says nothing of shaping (`needsShaping`).
+ */
+export async function coveringFontFile(text: string): Promise<string | undefined> {
+  for (const path of WATERMARK_FONT_FILES) if ((await load(path))?.probe.canEncode(text)) return path;
+  return undefined;
+}
+
+/** The characters of `text` no candidate font can draw (whitespace aside), for a 422. */
+export function charactersNoFontDraws(text: string): Promise<string[]> {
+  return uncovered(text);
+}
+
+/** Up to ten characters with their code points, for a 422. */
+export function describeCharacters(chars: string[]): string {
+  return describe(chars);
+}
+
+/**
  * The bytes of the first font that draws all of `text`; a 422 at `loc` naming the characters none
  * does, or that need shaping (checked before any charge).
  */
@@ -82,10 +102,8 @@ export async function watermarkFont(text: string, loc: (string | number)[]): Pro
         type: 'watermark_text_unsupported',
       },
     ]);
-  for (const path of WATERMARK_FONT_FILES) {
-    const font = await load(path);
-    if (font?.probe.canEncode(text)) return font.bytes;
-  }
+  const path = await coveringFontFile(text);
+  if (path) return (await load(path))!.bytes;
   const missing = await uncovered(text);
   const msg =
     missing.length > 0

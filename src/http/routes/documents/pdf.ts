@@ -120,6 +120,30 @@ export const generationFields = {
   metadata: Type.Optional(MetadataSchema),
   protect: Type.Optional(ProtectSchema),
   sign: Type.Optional(Nullable(SignSchema)),
+  form: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          flatten: Type.Optional(
+            Type.Boolean({
+              description:
+                'true (the default, unless read_only): the values are drawn into the pages and the form is gone; false: the PDF stays fillable, with the values set',
+            }),
+          ),
+          read_only: Type.Optional(
+            Type.Boolean({
+              description:
+                'true: the fields stay, with the values set, each locked (ReadOnly); not flattened. Default false',
+            }),
+          ),
+        },
+        {
+          description:
+            'pdf_form templates only (docs/pdf-forms.md): how the filled form is left; 422 on another template',
+        },
+      ),
+    ),
+  ),
 };
 
 const CreateBody = Type.Object(
@@ -273,6 +297,7 @@ export function generationOptions(
     pdfUa: body.pdf_ua ?? null,
     einvoice: body.einvoice ?? null,
     ...finishing,
+    ...(body.form ? { form: { flatten: body.form.flatten ?? null, readOnly: body.form.read_only ?? null } } : {}),
   };
 }
 

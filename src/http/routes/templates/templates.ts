@@ -17,12 +17,26 @@ import {
   isoTime,
 } from '../../schemas.js';
 import { CANVAS_MAX_PX, CANVAS_MIN_PX, TEMPLATE_KINDS } from '../../../templates/template-kind.js';
+import { FORM_PDF_MAX_BYTES } from '../../../pdf-forms/form-files.js';
 
 const KIND = StringEnum(TEMPLATE_KINDS, {
   description:
-    'Template product kind: `pdf` (paper, page setup; POST /v1/pdf/create) or `image` (a canvas; POST /v1/image/create)',
+    'Template product kind: `pdf` (paper, page setup; POST /v1/pdf/create), `image` (a canvas; POST /v1/image/create) or `pdf_form` ' +
+    '(a fillable PDF form given in `pdf_base64`, filled from `data` by POST /v1/pdf/create; docs/pdf-forms.md)',
   examples: ['pdf'],
 });
+
+const FormView = Type.Object(
+  {
+    pages: Type.Integer({ description: "The form PDF's pages" }),
+    bytes: Type.Integer({ description: 'Its size as stored (written without object streams)' }),
+    sha256: Type.String({
+      description: 'SHA-256 of the stored PDF (hex): a new PDF is a new draft, and versions keep theirs',
+    }),
+    fields: Type.Integer({ description: 'Fields filled from data (GET /v1/templates/{id}/fields lists them)' }),
+  },
+  { description: 'pdf_form templates: the stored form; null for other kinds' },
+);
 const CanvasSide = (what: string, example: number) =>
   Type.Integer({
     minimum: CANVAS_MIN_PX,
@@ -76,8 +90,32 @@ const templateFields = {
   canvas: Type.Optional(Nullable(CanvasSchema)),
   // No schema `default`: the validator fills defaults in, and an update without `strict` keeps the stored value.
   strict: Type.Optional(Type.Boolean({ description: `${STRICT_DESCRIPTION} Default false.` })),
+  pdf_base64: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: Math.ceil((FORM_PDF_MAX_BYTES * 4) / 3) + 64,
+        description:
+          `kind pdf_form only: the fillable PDF form (AcroForm), base64, at most ${FORM_PDF_MAX_BYTES} bytes. Checked before anything is stored: ` +
+          'encrypted, XFA-only and signature-only forms are refused (422 at body.pdf_base64). On an update, a new PDF is a new draft ' +
+          '(published versions keep theirs). A pdf_form template has no html or css (422 when given)',
+      }),
+    ),
+  ),
 };
-const TemplateBody = Type.Object(templateFields, { examples: [TEMPLATE_EXAMPLE] });
+const TemplateBody = Type.Object(
+  {
+    ...templateFields,
+    html: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2_000_000,
+        description:
+          'HTML with Jinja2-style variables ({{ name }}, {% for %}, filters); required for pdf and image templates, none for pdf_form',
+      }),
+    ),
+  },
+  { examples: [TEMPLATE_EXAMPLE] },
+);
 type TemplateBody = Static<typeof TemplateBody>;
 
 const TemplateUpdateBody = Type.Partial(Type.Object(templateFields), {
@@ -97,14 +135,17 @@ const TemplateView = Type.Object(
     kind: KIND,
     canvas: Nullable(CanvasSchema),
     strict: Type.Boolean({ description: STRICT_DESCRIPTION }),
+    form: Nullable(FormView),
     created_at: createdAt(),
     updated_at: updatedAt(),
   },
-  { description: 'A template with everything it holds' },
+  { description: 'A template with everything it holds (a pdf_form template: html "", css null)' },
 );
 
 const ListQuery = Type.Object({
-  kind: Type.Optional(StringEnum(TEMPLATE_KINDS, { description: 'Filter by product kind: `pdf` or `image`' })),
+  kind: Type.Optional(
+    StringEnum(TEMPLATE_KINDS, { description: 'Filter by product kind: `pdf`, `image` or `pdf_form`' }),
+  ),
 });
 
 const Params = Type.Object({ template_id: TEMPLATE_ID });
@@ -122,6 +163,9 @@ function view(t: Template): Static<typeof TemplateView> {
     kind: t.kind,
     canvas: t.canvas,
     strict: t.strict,
+    form: t.form
+      ? { pages: t.form.pages, bytes: t.form.bytes, sha256: t.form.sha256, fields: t.form.fields.length }
+      : null,
     created_at: isoTime(t.createdAt),
     updated_at: isoTime(t.updatedAt),
   };
@@ -229,7 +273,8 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
       tags: ['Templates'],
       summary: 'Create a template',
       description:
-        'A template that does not parse is refused with 422 naming the part and line. Without `fields`, they are inferred from the template. No credits.',
+        'A template that does not parse is refused with 422 naming the part and line. Without `fields`, they are inferred from the template. ' +
+        'With `kind: pdf_form` and `pdf_base64`, a fillable PDF form becomes the template, its fields read from the form (docs/pdf-forms.md). No credits.',
       body: TemplateBody,
       response: { 201: TemplateView, ...errorResponses(401, 413, 422, 429) },
     },
