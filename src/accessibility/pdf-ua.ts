@@ -93,16 +93,11 @@ async function load(pdf: Uint8Array, forIncrementalUpdate = false): Promise<PDFD
   });
 }
 
-/**
- * Sets entries of the indirect object `ref` and marks it for the incremental update. pdf-lib's own
- * `set` finds the object's number by a walk over every object of the document, per call.
- */
+/** Sets entries of the indirect object `ref` (a dictionary). */
 function setEntries(doc: PDFDocument, ref: PDFRef, entries: Record<string, PDFObject>): void {
   const dict = doc.context.lookup(ref);
   if (!(dict instanceof PDFDict)) throw new Error(`object ${ref} is not a dictionary`);
-  const map = (dict as unknown as { dict: Map<PDFName, PDFObject> }).dict;
-  for (const [key, value] of Object.entries(entries)) map.set(name(key), value);
-  doc.context.snapshot?.markRefForSave(ref);
+  for (const [key, value] of Object.entries(entries)) dict.set(name(key), value);
 }
 
 /** One stream's decoded bytes at most: a 20 KB stream may inflate to gigabytes, outside the thread's heap ceiling. */
@@ -182,7 +177,16 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   const root = context.trailerInfo.Root;
   if (!(root instanceof PDFRef) || !(catalog.lookup(name('StructTreeRoot')) instanceof PDFDict))
     throw new Error('the PDF has no structure tree');
-  setEntries(doc, root, {
+  // pdf-lib tells the update of each change to a dictionary (a new one's entries too) by a walk over
+  // every object of the document: detached while the changes are made, and told once which objects changed.
+  const snapshot = context.snapshot;
+  context.snapshot = undefined;
+  const changed: PDFRef[] = [];
+  const set = (ref: PDFRef, entries: Record<string, PDFObject>) => {
+    setEntries(doc, ref, entries);
+    changed.push(ref);
+  };
+  set(root, {
     MarkInfo: context.obj({ Marked: true }),
     ViewerPreferences: context.obj({ DisplayDocTitle: true }),
   });
@@ -196,30 +200,33 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
     if (marked) {
       replaced.push(...refs);
       const stream = context.stream(deflateSync(marked), { Filter: 'FlateDecode' });
-      setEntries(doc, page.ref, { Contents: context.register(stream) });
+      set(page.ref, { Contents: context.register(stream) });
     } else for (const ref of refs) kept.add(ref.objectNumber);
     const annots = page.node.lookup(name('Annots'));
     if (!(annots instanceof PDFArray)) continue;
-    setEntries(doc, page.ref, { Tabs: name('S') });
+    set(page.ref, { Tabs: name('S') });
     for (const ref of annots.asArray()) {
       const annot = context.lookup(ref);
       if (!(annot instanceof PDFDict) || annot.get(name('Contents')) !== undefined) continue;
       const description = PDFHexString.fromText(linkDescription(annot));
-      if (ref instanceof PDFRef) setEntries(doc, ref, { Contents: description });
+      if (ref instanceof PDFRef) set(ref, { Contents: description });
       else {
         // A direct annotation lives in the page (in the update already) or in an array object of its own.
         annot.set(name('Contents'), description);
         const array = page.node.get(name('Annots'));
-        if (array instanceof PDFRef) context.snapshot?.markRefForSave(array);
+        if (array instanceof PDFRef) changed.push(array);
       }
     }
   }
-  for (const ref of replaced) if (!kept.has(ref.objectNumber)) context.snapshot?.markDeletedRef(ref);
   const title = infoTitle(doc) ?? '';
   const existing = decoded(catalog.lookup(name('Metadata')));
   const xmp = existing ? withPdfUaId(Buffer.from(existing).toString('utf8')) : freshXmp(title);
   const stream = context.stream(Buffer.from(xmp, 'utf8'), { Type: 'Metadata', Subtype: 'XML' });
-  setEntries(doc, root, { Metadata: context.register(stream) });
+  set(root, { Metadata: context.register(stream) });
+  // New objects (numbers past the input's) go into the update on their own.
+  context.snapshot = snapshot;
+  snapshot?.markRefsForSave(changed);
+  for (const ref of replaced) if (!kept.has(ref.objectNumber)) snapshot?.markDeletedRef(ref);
   const report = checkDocument(doc);
   return {
     pdf: await doc.save({
