@@ -22,6 +22,7 @@ import {
   PDFRef,
   PDFStream,
   PDFString,
+  PDFWriter,
 } from '@cantoo/pdf-lib';
 import { constants, deflateSync, inflateSync } from 'node:zlib';
 import { markArtifacts, surveyMarks } from './content-marks.js';
@@ -178,7 +179,8 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   if (!(root instanceof PDFRef) || !(catalog.lookup(name('StructTreeRoot')) instanceof PDFDict))
     throw new Error('the PDF has no structure tree');
   // pdf-lib tells the update of each change to a dictionary (a new one's entries too) by a walk over
-  // every object of the document: detached while the changes are made, and told once which objects changed.
+  // every object of the document: detached while the changes are made and the update written, and told
+  // once which objects changed.
   const snapshot = context.snapshot;
   context.snapshot = undefined;
   const changed: PDFRef[] = [];
@@ -223,20 +225,22 @@ export async function makePdfUa(pdf: Uint8Array): Promise<{ pdf: Uint8Array; rep
   const xmp = existing ? withPdfUaId(Buffer.from(existing).toString('utf8')) : freshXmp(title);
   const stream = context.stream(Buffer.from(xmp, 'utf8'), { Type: 'Metadata', Subtype: 'XML' });
   set(root, { Metadata: context.register(stream) });
+  if (!snapshot) throw new Error('the PDF was not read for an incremental update');
   // New objects (numbers past the input's) go into the update on their own.
-  context.snapshot = snapshot;
-  snapshot?.markRefsForSave(changed);
-  for (const ref of replaced) if (!kept.has(ref.objectNumber)) snapshot?.markDeletedRef(ref);
+  snapshot.markRefsForSave(changed);
+  for (const ref of replaced) if (!kept.has(ref.objectNumber)) snapshot.markDeletedRef(ref);
   const report = checkDocument(doc);
-  return {
-    pdf: await doc.save({
-      useObjectStreams: false,
-      addDefaultPage: false,
-      updateFieldAppearances: false,
-      objectsPerTick: Number.POSITIVE_INFINITY,
-    }),
-    report,
-  };
+  // The update written as doc.save() would, with the snapshot still detached: its trailer's new
+  // dictionaries would each walk the document again.
+  const update = await PDFWriter.forContextWithSnapshot(
+    context,
+    Number.POSITIVE_INFINITY,
+    snapshot,
+  ).serializeToBuffer();
+  const made = new Uint8Array(pdf.byteLength + update.byteLength);
+  made.set(pdf);
+  made.set(update, pdf.byteLength);
+  return { pdf: made, report };
 }
 
 function linkDescription(annot: PDFDict): string {
