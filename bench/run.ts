@@ -175,8 +175,13 @@ async function main(): Promise<void> {
     process.argv = [...process.argv.slice(0, 2), '--pdf-ua', ...args];
     return void (await import('./costs/finishing-cost.js'));
   }
+  // Filling a form template against the HTML invoice, and a 200-page form's memory (issue 54): bench/costs/pdf-forms-cost.ts.
+  if (suite === 'pdf-forms') {
+    process.argv = [...process.argv.slice(0, 2), ...args];
+    return void (await import('./costs/pdf-forms-cost.js'));
+  }
   if (suite !== undefined)
-    throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules, pdf-ua`);
+    throw new Error(`unknown --suite ${suite}; the ones there are: issue17, batch, einvoice-rules, pdf-ua, pdf-forms`);
   const rounds = roundsOption(args);
   if (!args.includes('--engines')) args.unshift('--engines', 'floor,service,jsreport,naive');
   if (!args.includes('--n')) args.unshift('--n', '100');

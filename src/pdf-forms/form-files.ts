@@ -6,7 +6,8 @@
  * byte bound); a PDF qpdf reads under its ceilings, not encrypted, with pages within the PDF tools' page
  * bound; written by qpdf without object streams (@libpdf/core inflates them without a bound), still
  * within the byte bound; then its form read on a form thread (form-reading.ts): an AcroForm with at
- * least one field to fill. Every refusal is a 422 at `["body","pdf_base64"]` saying why and what to do.
+ * least one field to fill. Every refusal is a 422 at `["body","pdf_base64"]` (at `["body","pdf"]` for a multipart
+ * upload's file part) saying why and what to do.
  *
  * What is stored is the unpacked PDF, under `forms/<account>/<random>.pdf`: a fresh key per upload,
  * never rewritten, so a published version (which keeps its key) fills the very PDF it was published
@@ -34,10 +35,12 @@ export const FORM_PDF_MAX_BYTES = 3_000_000;
 /** Form PDFs kept in memory per process for filling: the busy forms' bytes. */
 const FORM_CACHE_BYTES = 64 * 1024 * 1024;
 
-const LOC = ['body', 'pdf_base64'];
+/** Where a refusal points: the JSON body's base64, or a multipart upload's file part. */
+const BASE64_LOC = ['body', 'pdf_base64'];
+export const UPLOAD_LOC = ['body', 'pdf'];
 
-function refuse(msg: string, type: string): never {
-  throw new ValidationError([{ loc: LOC, msg, type }]);
+function refuseAt(loc: string[], msg: string, type: string): never {
+  throw new ValidationError([{ loc, msg, type }]);
 }
 
 const WHY: Record<Extract<FormReading, { kind: 'refused' }>['reason'], string> = {
@@ -72,8 +75,11 @@ export interface FormFilesDeps {
 }
 
 export interface FormFiles {
-  /** Checks an uploaded form and stores it; 422 at ["body","pdf_base64"] for one refused, nothing stored. */
-  accept(accountId: string, pdfBase64: string): Promise<FormTemplateFile>;
+  /**
+   * Checks an uploaded form and stores it; a 422 for one refused, nothing stored: at ["body","pdf_base64"]
+   * for base64 text, at ["body","pdf"] for the bytes of a multipart upload's file part.
+   */
+  accept(accountId: string, pdf: string | Buffer): Promise<FormTemplateFile>;
   /** The stored PDF of a form template (draft or version). */
   read(file: Pick<FormTemplateFile, 'storageKey'>): Promise<Buffer>;
   /** A filled form's fields and annotations drawn into its pages, the form gone (qpdf, paid work). */
@@ -87,24 +93,27 @@ export function createFormFiles(deps: FormFilesDeps): FormFiles {
   const maxBytes = Math.min(FORM_PDF_MAX_BYTES, deps.maxInputBytes);
   const cache = new ByteBudgetCache<Buffer>(FORM_CACHE_BYTES);
 
+  const tooLarge: (loc: string[]) => never = (loc) =>
+    refuseAt(loc, `A form PDF may have at most ${maxBytes} bytes; send a smaller file`, 'pdf_too_large');
+
   function decode(text: string): Buffer {
+    const refuse: (msg: string, type: string) => never = (msg, type) => refuseAt(BASE64_LOC, msg, type);
     const compact = text.replace(/^data:application\/pdf;base64,/i, '').replace(/\s+/g, '');
     if (!isBase64(compact)) refuse('pdf_base64 is not valid base64', 'base64_invalid');
-    if (decodedLength(compact) > maxBytes + 2)
-      refuse(`A form PDF may have at most ${maxBytes} bytes; send a smaller file`, 'pdf_too_large');
+    if (decodedLength(compact) > maxBytes + 2) tooLarge(BASE64_LOC);
     const pdf = Buffer.from(compact, 'base64');
-    if (pdf.length > maxBytes)
-      refuse(`A form PDF may have at most ${maxBytes} bytes; send a smaller file`, 'pdf_too_large');
+    if (pdf.length > maxBytes) tooLarge(BASE64_LOC);
     return pdf;
   }
 
   /** qpdf's reading (bounded): a PDF within the page bound, not encrypted; its bytes without object streams. */
-  async function unpacked(accountId: string, pdf: Buffer): Promise<{ pdf: Buffer; pages: number }> {
+  async function unpacked(accountId: string, pdf: Buffer, loc: string[]): Promise<{ pdf: Buffer; pages: number }> {
+    const refuse: (msg: string, type: string) => never = (msg, type) => refuseAt(loc, msg, type);
     if (!pdf.subarray(0, 1024).includes('%PDF-'))
       refuse('The file is not a PDF (it does not start with %PDF-)', 'pdf_invalid');
     const named = (error: unknown): never => {
       if (isAppError(error, 'PDF_TOO_COMPLEX'))
-        throw new AppError('PDF_TOO_COMPLEX', `body.pdf_base64: ${error.message}`, { cause: error });
+        throw new AppError('PDF_TOO_COMPLEX', `${loc.join('.')}: ${error.message}`, { cause: error });
       throw error;
     };
     const inspection = await qpdf.inspect(pdf, accountId).catch(named);
@@ -128,8 +137,11 @@ export function createFormFiles(deps: FormFilesDeps): FormFiles {
   }
 
   return {
-    async accept(accountId, pdfBase64) {
-      const { pdf, pages } = await unpacked(accountId, decode(pdfBase64));
+    async accept(accountId, upload) {
+      const loc = typeof upload === 'string' ? BASE64_LOC : UPLOAD_LOC;
+      if (typeof upload !== 'string' && upload.length > maxBytes) tooLarge(loc);
+      const { pdf, pages } = await unpacked(accountId, typeof upload === 'string' ? decode(upload) : upload, loc);
+      const refuse: (msg: string, type: string) => never = (msg, type) => refuseAt(loc, msg, type);
       const reading = await readFormOffThread(pdf, accountId).catch((error: unknown) => {
         if (isAppError(error, 'PDF_TOOL_FAILED')) return undefined;
         throw error;

@@ -113,5 +113,7 @@ export async function fillForm(
     .getCatalog()
     .getDict('AcroForm', (ref) => pdf.getObject(ref))
     ?.delete('NeedAppearances');
-  return pdf.save({ subsetFonts: true });
+  // Flattened, the PDF goes on to qpdf, which writes its streams compressed (zlib, in C): compressing them
+  // here first (pako, in JS: most of a one-page fill's time, the font embedded whole) would be work thrown away.
+  return pdf.save({ subsetFonts: true, compressStreams: !options.flatten });
 }

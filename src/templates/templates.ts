@@ -46,6 +46,8 @@ export interface TemplateInput {
   strict?: boolean;
   /** `pdf_form` templates only: the fillable PDF, base64 (pdf-forms/form-files.ts checks it). */
   pdf_base64?: string | null;
+  /** `pdf_form` templates only: the fillable PDF's bytes, from a multipart upload's `pdf` file part (create only). */
+  pdf?: Buffer | null;
 }
 
 export interface TemplateSummary {
@@ -195,9 +197,12 @@ export function createTemplateService(db: Db, deps: TemplateServiceDeps): Templa
   async function createForm(accountId: string, input: TemplateInput): Promise<Template> {
     refuseFormText(input);
     resolveKind(input);
-    if (!input.pdf_base64)
+    if (input.pdf && input.pdf_base64 != null)
+      throw refusal(['body', 'pdf_base64'], 'Give the PDF once: a multipart file part pdf, or pdf_base64');
+    const pdf = input.pdf ?? input.pdf_base64;
+    if (!pdf)
       throw refusal(['body', 'pdf_base64'], 'A pdf_form template needs its fillable PDF in pdf_base64', 'missing');
-    const form = await formFiles().accept(accountId, input.pdf_base64);
+    const form = await formFiles().accept(accountId, pdf);
     const now = Date.now();
     try {
       const fields = input.fields ? editedFormFields(form.fields, input.fields) : formFieldDefinitions(form.fields);

@@ -21,6 +21,7 @@ const LONG_FILES = [
   'test/e2e/batches/generate-cli.test.ts',
   'test/e2e/operations/drill-postgres-restart.test.ts',
   'test/e2e/api/assets.test.ts',
+  'test/e2e/documents/pdf-forms.test.ts', // a 300-item batch of a form template
   'src/browser/supervisor.test.ts',
   'test/e2e/operations/ops-cluster.test.ts',
   'test/e2e/operations/drill-redis-down.test.ts',

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDocument, PDFName, PDFString, type PDFForm } from '@cantoo/pdf-lib';
 import { DIALECTS } from '../../support/databases.js';
 import { pdfInfo, pdfText } from '../../support/documents/pdf-tools.js';
+import { unzip } from '../../support/documents/zip-entries.js';
 import { createSigningKit } from '../../support/documents/signing-kit.js';
 import { completedJobPdf, startTestApp, until, type TestApp } from '../../support/test-app.js';
 
@@ -302,6 +303,142 @@ describe.each(DIALECTS)('fillable PDF forms as templates (%s)', (dialect) => {
     const merged = pdfText(await download(last.result.url));
     for (const name of names) expect(merged).toContain(name);
   });
+
+  it('creates a form template from a multipart upload of the PDF, and refuses a bad one storing nothing', async () => {
+    const pdf = await applicationForm();
+    const upload = (parts: [string, string | Blob, string?][]) => {
+      const form = new FormData();
+      for (const [name, value, filename] of parts)
+        if (typeof value === 'string') form.append(name, value);
+        else form.append(name, value, filename);
+      return fetch(`${t.baseUrl}/v1/templates`, { method: 'POST', headers: { 'x-api-key': apiKey }, body: form });
+    };
+    const file = (bytes: Buffer) => new Blob([new Uint8Array(bytes)], { type: 'application/pdf' });
+    const made = await upload([
+      ['name', 'Uploaded'],
+      ['kind', 'pdf_form'],
+      ['pdf', file(pdf), 'application.pdf'],
+    ]);
+    const body = (await made.json()) as Record<string, any>;
+    expect(made.status, JSON.stringify(body)).toBe(201);
+    expect(body).toMatchObject({ name: 'Uploaded', kind: 'pdf_form', html: '', form: { pages: 1, fields: 7 } });
+    const fields = (await t.request('GET', `/v1/templates/${body.id}/fields`, { apiKey })).body;
+    expect(fields.map((f: { key: string }) => f.key)).toEqual(
+      (await t.request('GET', `/v1/templates/${formId}/fields`, { apiKey })).body.map((f: { key: string }) => f.key),
+    );
+    const filled = await create({ template_id: body.id, data: DATA, export_type: 'binary' });
+    expect(filled.status).toBe(200);
+    expect(pdfText(filled.bytes)).toContain('Zoë Łódź');
+
+    const count = await templateCount();
+    const base: [string, string | Blob, string?][] = [
+      ['name', 'Bad'],
+      ['kind', 'pdf_form'],
+    ];
+    const refusals: [[string, string | Blob, string?][], (string | number)[], RegExp][] = [
+      [base, ['body', 'pdf'], /file part named "pdf"/],
+      [[...base, ['pdf', file(Buffer.from('GIF89a not a pdf')), 'x.pdf']], ['body', 'pdf'], /not a PDF/],
+      [[...base, ['pdf', file(await plainPdf()), 'plain.pdf']], ['body', 'pdf'], /no fillable form/],
+      [
+        [...base, ['pdf', file(Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(3_000_000)])), 'big.pdf']],
+        ['body', 'pdf'],
+        /at most 3000000 bytes/,
+      ],
+      [[...base, ['pdf', file(pdf), 'a.pdf'], ['pdf', file(pdf), 'b.pdf']], ['body', 'pdf'], /once/],
+      [[...base, ['pdf', pdf.toString('latin1')]], ['body', 'pdf'], /file part/],
+      [
+        [
+          ['name', 'Bad'],
+          ['kind', 'pdf'],
+          ['pdf', file(pdf), 'a.pdf'],
+        ],
+        ['body', 'kind'],
+        /makes a pdf_form template/,
+      ],
+      [[...base, ['html', '<p>x</p>'], ['pdf', file(pdf), 'a.pdf']], ['body', 'html'], /takes name, kind/],
+      [
+        [
+          ['kind', 'pdf_form'],
+          ['pdf', file(pdf), 'a.pdf'],
+        ],
+        ['body', 'name'],
+        /./,
+      ],
+    ];
+    for (const [parts, loc, msg] of refusals) {
+      const res = await upload(parts);
+      const answer = (await res.json()) as { detail: { loc: unknown; msg: string }[] };
+      expect(res.status, `${loc.join('.')}: ${JSON.stringify(answer)}`).toBe(422);
+      expect(answer.detail[0]?.loc).toEqual(loc);
+      expect(answer.detail[0]?.msg).toMatch(msg);
+    }
+    expect(await templateCount()).toBe(count);
+  });
+
+  it.runIf(dialect === 'sqlite')(
+    'fills a 300-item batch of a form template: 300 PDFs in the zip, each with its own values, 300 credits',
+    async () => {
+      const ITEMS = 300;
+      const payer = (await t.createAccount({ credits: ITEMS, plan: 'enterprise' })).apiKey;
+      const copy = await t.request('POST', '/v1/templates', {
+        apiKey: payer,
+        body: { name: 'Batch form', kind: 'pdf_form', pdf_base64: (await applicationForm()).toString('base64') },
+      });
+      expect(copy.status).toBe(201);
+      const started = await t.request('POST', '/v1/pdf/batches', {
+        apiKey: payer,
+        body: {
+          template_id: copy.body.id,
+          items: Array.from({ length: ITEMS }, (_, i) => ({
+            // Latin text only: a CJK value embeds a CJK font whole (docs/pdf-forms.md), a few MB per PDF.
+            data: {
+              ...DATA,
+              'customer.name': `Applicant ${i + 1}`,
+              customer: { city: 'Paris' },
+              notes: `Row ${i + 1}`,
+            },
+            filename: `row-${i + 1}`,
+          })),
+          output: 'zip',
+        },
+      });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      expect(started.body).toMatchObject({ total: ITEMS, credits_remaining: 0 });
+      let last: Record<string, any> = {};
+      await until(
+        async () => {
+          last = (await t.request('GET', `/v1/pdf/batches/${started.body.batch_id}`, { apiKey: payer })).body;
+          return ['completed', 'completed_with_errors', 'failed', 'cancelled'].includes(last.status);
+        },
+        240_000,
+        'the batch to end',
+      );
+      expect(last, JSON.stringify(last)).toMatchObject({
+        status: 'completed',
+        total: ITEMS,
+        completed: ITEMS,
+        failed: 0,
+      });
+      const link = new URL(last.result.url);
+      const entries = unzip(
+        Buffer.from(await (await fetch(`${t.baseUrl}${link.pathname}${link.search}`)).arrayBuffer()),
+      );
+      expect(entries.size).toBe(ITEMS);
+      for (const row of [1, 150, 300]) {
+        const text = pdfText(entries.get(`row-${row}.pdf`)!).replace(/\s+/g, ' ');
+        expect(text).toContain(`Applicant ${row} `);
+        expect(text).toContain(`Row ${row} `);
+      }
+      const transactions = (await t.request('GET', '/v1/account/transactions?limit=1000', { apiKey: payer })).body
+        .transactions as { transaction_type: string; credits: number }[];
+      const total = (type: string) =>
+        transactions.filter((tx) => tx.transaction_type === type).reduce((sum, tx) => sum + tx.credits, 0);
+      expect(Math.abs(total('PDFGEN'))).toBe(ITEMS);
+      expect(total('REFUND')).toBe(0);
+      expect((await t.request('GET', '/v1/account', { apiKey: payer })).body.credits).toBe(0);
+    },
+    300_000,
+  );
 
   it.runIf(dialect === 'sqlite')(
     'finishes a filled form: metadata, a watermark, and a signature pdfsig verifies',

@@ -1,6 +1,6 @@
 /** Templates: the spec's read-only list and fields endpoints, plus management (create, read, update, delete). */
 import { Type, type Static } from 'typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Template } from '../../../templates/templates.js';
 import type { TemplateService } from '../../../templates/templates.js';
@@ -17,7 +17,9 @@ import {
   isoTime,
 } from '../../schemas.js';
 import { CANVAS_MAX_PX, CANVAS_MIN_PX, TEMPLATE_KINDS } from '../../../templates/template-kind.js';
-import { FORM_PDF_MAX_BYTES } from '../../../pdf-forms/form-files.js';
+import { FORM_PDF_MAX_BYTES, UPLOAD_LOC } from '../../../pdf-forms/form-files.js';
+import { ValidationError } from '../../../shared/errors.js';
+import { checkBody, validatorCompiler } from '../../validation.js';
 
 const KIND = StringEnum(TEMPLATE_KINDS, {
   description:
@@ -171,6 +173,54 @@ function view(t: Template): Static<typeof TemplateView> {
   };
 }
 
+/** The parts a multipart create takes: a form template's name and kind, and its PDF as a file part. */
+const UPLOAD_PARTS = new Set(['name', 'kind', 'pdf']);
+const MultipartFields = Type.Object({ name: templateFields.name, kind: KIND });
+
+/**
+ * A multipart create (`name`, `kind=pdf_form`, one file part `pdf`): the input of a form template, the
+ * PDF's bytes checked by form-files.ts as pdf_base64's are (at ["body","pdf"]). The body is within the
+ * route's 4 MiB limit; a file over FORM_PDF_MAX_BYTES is refused there.
+ */
+async function multipartTemplate(request: FastifyRequest, body: Buffer): Promise<TemplateBody & { pdf: Buffer }> {
+  const refuse: (loc: string[], msg: string, type?: string) => never = (loc, msg, type = 'value_error') => {
+    throw new ValidationError([{ loc, msg, type }]);
+  };
+  let form: FormData | undefined;
+  try {
+    form = await new Response(new Uint8Array(body), {
+      headers: { 'content-type': String(request.headers['content-type']) },
+    }).formData();
+  } catch {
+    refuse(['body'], 'The multipart/form-data body could not be read');
+  }
+  const parts = [...form!.keys()];
+  for (const key of new Set(parts)) {
+    if (!UPLOAD_PARTS.has(key))
+      refuse(
+        ['body', key],
+        'A multipart create takes name, kind (pdf_form) and a file part pdf; set sample_data and fields with PUT /v1/templates/{id}, or send JSON',
+      );
+    if (parts.filter((p) => p === key).length > 1) refuse(['body', key], `Give ${key} once`);
+  }
+  const fields = { name: form!.get('name') ?? undefined, kind: form!.get('kind') ?? undefined };
+  for (const [key, value] of Object.entries(fields))
+    if (value !== undefined && typeof value !== 'string') refuse(['body', key], `${key} is a text field, not a file`);
+  checkBody(MultipartFields, fields);
+  if (fields.kind !== 'pdf_form')
+    refuse(['body', 'kind'], 'A multipart upload makes a pdf_form template; send other kinds as JSON');
+  const file = form!.get('pdf');
+  if (file === null) refuse(UPLOAD_LOC, 'A file part named "pdf" with the fillable PDF is required', 'missing');
+  if (typeof file === 'string') refuse(UPLOAD_LOC, 'pdf is a file part (the fillable PDF), not a text field');
+  if ((file as File).size > FORM_PDF_MAX_BYTES)
+    refuse(UPLOAD_LOC, `A form PDF may have at most ${FORM_PDF_MAX_BYTES} bytes; send a smaller file`, 'pdf_too_large');
+  return {
+    name: fields.name as string,
+    kind: 'pdf_form',
+    pdf: Buffer.from(await (file as File).arrayBuffer()),
+  };
+}
+
 export function templateRoutes(app: FastifyInstance, templates: TemplateService): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -266,22 +316,37 @@ export function templateRoutes(app: FastifyInstance, templates: TemplateService)
     }),
   });
 
-  r.post('/v1/templates', {
-    config: { auth: 'api_key' },
-    schema: {
-      operationId: 'createTemplate',
-      tags: ['Templates'],
-      summary: 'Create a template',
-      description:
-        'A template that does not parse is refused with 422 naming the part and line. Without `fields`, they are inferred from the template. ' +
-        'With `kind: pdf_form` and `pdf_base64`, a fillable PDF form becomes the template, its fields read from the form (docs/pdf-forms.md). No credits.',
-      body: TemplateBody,
-      response: { 201: TemplateView, ...errorResponses(401, 413, 422, 429) },
-    },
-    handler: async (request, reply) => {
-      const template = await templates.create(request.caller.accountId, request.body as TemplateBody);
-      return reply.code(201).send(view(template));
-    },
+  // A multipart create (a form's PDF as a file part) in its own scope: the multipart parser is this route's only.
+  app.register(async (scope) => {
+    scope.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.withTypeProvider<TypeBoxTypeProvider>().post('/v1/templates', {
+      config: { auth: 'api_key' },
+      schema: {
+        operationId: 'createTemplate',
+        tags: ['Templates'],
+        summary: 'Create a template',
+        description:
+          'A template that does not parse is refused with 422 naming the part and line. Without `fields`, they are inferred from the template. ' +
+          'With `kind: pdf_form` and `pdf_base64`, a fillable PDF form becomes the template, its fields read from the form (docs/pdf-forms.md); ' +
+          `or send \`multipart/form-data\` with \`name\`, \`kind=pdf_form\` and the PDF as a file part \`pdf\` (at most ${FORM_PDF_MAX_BYTES} bytes). No credits.`,
+        body: TemplateBody,
+        response: { 201: TemplateView, ...errorResponses(401, 413, 422, 429) },
+      },
+      // A multipart body is read and checked by multipartTemplate; JSON as on every route.
+      validatorCompiler: (route) => {
+        const json = validatorCompiler(route);
+        return (data) => (Buffer.isBuffer(data) ? { value: data } : json(data));
+      },
+      handler: async (request, reply) => {
+        const input = Buffer.isBuffer(request.body)
+          ? await multipartTemplate(request, request.body)
+          : (request.body as TemplateBody);
+        const template = await templates.create(request.caller.accountId, input);
+        return reply.code(201).send(view(template));
+      },
+    });
   });
 
   r.get('/v1/templates/:template_id', {
