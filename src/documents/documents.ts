@@ -304,6 +304,27 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     }
   }
 
+  /**
+   * A form template's preview: the form filled as create fills it (flattened), on the form pool's free
+   * tickets, stamped PREVIEW like an HTML preview, never charged. A required field without a value is
+   * a MISSING_REQUIRED_FIELD warning and a blank, not a 422 (the data is being filled in).
+   */
+  async function previewForm(accountId: string, template: Template, values: Record<string, unknown>) {
+    const fieldWarnings = checkRequiredFields({ fields: template.fields, strict: false }, values);
+    const filled = await fillFormDocument({ accountId, template, data: values, options: {} }, deps.formFiles, {
+      preview: true,
+    });
+    const finished = await finishing.finish(filled.pdf, {
+      accountId,
+      kind: 'preview',
+      title: 'Preview',
+      previewStamp: true,
+      timeoutMs: FORM_FINISH_TIMEOUT_MS,
+    });
+    if (!('pdf' in finished)) throw new Error('a preview is never spooled');
+    return { pdf: finished.pdf, warnings: [...fieldWarnings, ...filled.warnings] };
+  }
+
   const service: DocumentService = {
     async prepare(accountId, templateId, options, data) {
       checkS3Filepath(options.s3Filepath);
@@ -513,6 +534,9 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
     },
 
     async preview(accountId, { source, data }) {
+      const saved =
+        source.kind === 'saved' ? await templates.resolve(accountId, source.templateId, source.version) : null;
+      if (saved?.kind === 'pdf_form') return previewForm(accountId, saved, data ?? saved.sampleData ?? {});
       const template =
         source.kind === 'text'
           ? {
@@ -523,7 +547,7 @@ export function createDocumentService(deps: DocumentDeps): DocumentService {
               fields: [],
               strict: source.strict,
             }
-          : await templates.resolve(accountId, source.templateId, source.version);
+          : saved!;
       const values = data ?? template.sampleData ?? {};
       const fieldWarnings = checkRequiredFields(template, values);
       // A saved image template has no paper: its preview is a page of its canvas, the image's shape.

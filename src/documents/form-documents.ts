@@ -76,19 +76,26 @@ export async function checkFormDocument(
   if (template.kind === 'pdf_form' && template.form) await checkFormData(template.form.fields, data);
 }
 
-/** The filled PDF of a form template, and a warning per data key the form lacks. */
+/**
+ * The filled PDF of a form template, and a warning per data key the form lacks. `preview` (the studio's
+ * free preview, documents.ts): free work in the form pool, and a required field without a value is left
+ * blank instead of refused (the preview's caller gives it as a warning, as for an HTML template).
+ */
 export async function fillFormDocument(
   work: { accountId: string; template: Template; data: Record<string, unknown>; options: FormDocumentOptions },
   files: Pick<FormFiles, 'read' | 'flatten'> | undefined,
+  mode: { preview?: boolean } = {},
 ): Promise<{ pdf: Buffer; warnings: DocumentWarning[] }> {
   const { template, accountId } = work;
+  const preview = mode.preview === true;
   checkCombination(template, work.options);
   if (!template.form || !files) throw new Error('a pdf_form template without its form, or form files not set up');
-  const checked = await checkFormData(template.form.fields, work.data);
+  const specs = preview ? template.form.fields.map((spec) => ({ ...spec, required: false })) : template.form.fields;
+  const checked = await checkFormData(specs, work.data);
   const how = fillOptionsOf(work.options.form);
   const filled = await fillFormOffThread(await files.read(template.form), checked.values, how, {
     accountId,
-    kind: 'paid',
+    kind: preview ? 'free' : 'paid',
   });
   return { pdf: how.flatten ? await files.flatten(filled, accountId) : filled, warnings: checked.warnings };
 }

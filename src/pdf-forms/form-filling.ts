@@ -108,6 +108,11 @@ export async function fillForm(
   }
   if (options.readOnly)
     for (const field of form.getFields()) field.acroField().set('Ff', PdfNumber.of(field.flags | FF_READ_ONLY));
+  // Flattened, nobody types into the fields again: the fonts need only the glyphs drawn. @libpdf/core keeps
+  // a font a field uses whole (for later typing), so each is told it is not a field's font any more.
+  if (options.flatten)
+    for (const font of fonts.values())
+      if ('_usedInForm' in font) (font as unknown as { _usedInForm: boolean })._usedInForm = false;
   // Every filled field has its appearance now: a viewer (or qpdf's flattening) must not draw its own over it.
   pdf
     .getCatalog()

@@ -17,8 +17,11 @@ export interface Account {
   plan: Plan;
 }
 
-/** `pdf` (paper, page setup) or `image` (a canvas, rendered by POST /v1/image/create). */
-export type TemplateKind = 'pdf' | 'image';
+/**
+ * `pdf` (paper, page setup), `image` (a canvas, rendered by POST /v1/image/create) or `pdf_form` (a
+ * fillable PDF form filled from the data: docs/pdf-forms.md).
+ */
+export type TemplateKind = 'pdf' | 'image' | 'pdf_form';
 
 /** An image template's canvas, in CSS pixels (16–5000 each). */
 export interface Canvas {
@@ -54,6 +57,17 @@ export interface Field {
   required?: boolean;
   helpText?: string | null;
   spec?: FieldSpec[] | null;
+  /** A form template's choice field (radio group, dropdown, list box): the values it takes. */
+  options?: string[];
+}
+
+/** A form template's stored PDF (`form` of GET /v1/templates/{id}); null for any other kind. */
+export interface FormFacts {
+  pages: number;
+  bytes: number;
+  sha256: string;
+  /** How many fields the form has. */
+  fields: number;
 }
 
 /** The server's own paper sizes and rule (src/rendering/page-size.ts), not a copy. */
@@ -96,6 +110,8 @@ export interface Template {
   canvas: Canvas | null;
   /** Strict mode: missing required fields and undefined variables are a 422, not warnings. Absent (older servers) = false. */
   strict?: boolean;
+  /** A pdf_form template's PDF; null (or absent, older servers) for any other kind. */
+  form?: FormFacts | null;
   created_at: string;
   updated_at: string;
 }

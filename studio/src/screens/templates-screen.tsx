@@ -9,12 +9,13 @@ import { ErrorNotice, StatusNotice } from '../components/notice.js';
 import { useLoad } from '../components/use-load.js';
 import { Link, navigate, paths } from '../router.js';
 import { CreateTemplateDialog, type NewTemplate } from './create-template-dialog.js';
+import { readAsBase64 } from './finishing/read-file.js';
 
 // The kind filter is the API's own (`?kind=`), so the list is what a client asking for one kind gets.
 const listTemplates = async (kind: TemplateKind | '') =>
   (await api().json<{ templates: TemplateSummary[] }>('GET', '/v1/templates', { query: { kind } })).templates;
 
-const KIND_LABELS: Record<TemplateKind, string> = { pdf: 'PDF', image: 'Image' };
+const KIND_LABELS: Record<TemplateKind, string> = { pdf: 'PDF', image: 'Image', pdf_form: 'PDF form' };
 
 export function TemplatesScreen() {
   const [kind, setKind] = useState<TemplateKind | ''>('');
@@ -43,8 +44,16 @@ export function TemplatesScreen() {
     }
   };
 
-  const create = ({ name, kind: newKind, canvas, starter: starterId }: NewTemplate) =>
-    run(async () => {
+  const create = async ({ name, kind: newKind, canvas, starter: starterId, pdf }: NewTemplate) => {
+    // A form template's refusal (about its PDF) is the dialog's to say: it is thrown, not shown here.
+    if (newKind === 'pdf_form' && pdf) {
+      const body = { name, kind: 'pdf_form', pdf_base64: await readAsBase64(pdf) };
+      const created = await api().json<Template>('POST', '/v1/templates', { body });
+      setCreating(false);
+      navigate(paths.editor(created.id));
+      return;
+    }
+    return run(async () => {
       const starter = PDF_STARTERS.find((s) => s.id === starterId) ?? PDF_STARTERS[0]!;
       const body =
         newKind === 'image'
@@ -61,6 +70,7 @@ export function TemplatesScreen() {
       setCreating(false);
       navigate(paths.editor(created.id));
     });
+  };
 
   const duplicate = (summary: TemplateSummary) =>
     run(async () => {
@@ -130,6 +140,7 @@ export function TemplatesScreen() {
             <option value="">All</option>
             <option value="pdf">PDF</option>
             <option value="image">Image</option>
+            <option value="pdf_form">PDF form</option>
           </select>
         </div>
         <span class="muted" aria-live="polite">
@@ -184,14 +195,17 @@ export function TemplatesScreen() {
                   >
                     Rename
                   </button>
-                  <button
-                    type="button"
-                    class="button button-small"
-                    onClick={() => duplicate(t)}
-                    aria-label={`Duplicate ${t.name}`}
-                  >
-                    Duplicate
-                  </button>
+                  {/* A form template's PDF is not read back by the API: a copy is made by uploading it again. */}
+                  {t.kind !== 'pdf_form' && (
+                    <button
+                      type="button"
+                      class="button button-small"
+                      onClick={() => duplicate(t)}
+                      aria-label={`Duplicate ${t.name}`}
+                    >
+                      Duplicate
+                    </button>
+                  )}
                   <button
                     type="button"
                     class="button button-small button-danger-quiet"

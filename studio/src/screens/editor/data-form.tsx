@@ -1,6 +1,7 @@
 /**
  * The input form generated from the template's fields — the one a no-code tool builds from
- * GET /v1/templates/{id}/fields: text, number and checkbox inputs, and repeatable rows for array fields.
+ * GET /v1/templates/{id}/fields: text, number and checkbox inputs, a list of its options for a form's
+ * choice field, and repeatable rows for array fields.
  * It edits the sample data in place (dotted keys become nested objects).
  */
 import { createContext } from 'preact';
@@ -187,6 +188,26 @@ function ScalarInput({ field, data, onChange }: { field: Field; data: DataObject
           aria-describedby={describedBy(markId, helpId)}
           marked={invalid}
         />
+      ) : field.options?.length ? (
+        // A form's choice field (radio group, dropdown): only its options, or nothing.
+        <select
+          id={id}
+          value={typeof value === 'string' ? value : ''}
+          onChange={(e) => set(e.currentTarget.value === '' ? undefined : e.currentTarget.value)}
+          required={field.required}
+          aria-describedby={describedBy(markId, helpId)}
+          aria-invalid={invalid || undefined}
+        >
+          <option value="">—</option>
+          {field.options.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+          {typeof value === 'string' && value !== '' && !field.options.includes(value) && (
+            <option value={value}>{value}</option>
+          )}
+        </select>
       ) : (
         <input
           id={id}

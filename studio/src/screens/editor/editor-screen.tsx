@@ -33,6 +33,7 @@ import { Link, paths, setNavigationGuard } from '../../router.js';
 import { chooseAction } from '../../components/confirm-dialog.js';
 import { DataForm } from './data-form.js';
 import { FieldsEditor } from './fields-editor.js';
+import { FormTemplateEditor } from './form-editor.js';
 import { ImagePanel } from './image-panel.js';
 import { PreviewPane } from './preview-pane.js';
 import { RunPanel } from './run-panel.js';
@@ -71,6 +72,8 @@ export function EditorScreen({ templateId }: { templateId: string }) {
       </main>
     );
   }
+  // A fillable PDF form has no text to edit: its own editor (its fields, Replace PDF, the data, preview, Run).
+  if (loaded.data.kind === 'pdf_form') return <FormTemplateEditor template={loaded.data} />;
   return <Editor template={loaded.data} />;
 }
 

@@ -10,7 +10,8 @@
  * any refusal says that nothing was charged, and marks the form's fields it is about. A PDF/UA refusal's
  * findings also go to the editor's problems list, each at the tag of the template it is about (in the
  * text that ran: the saved draft's, or the version's). A result or a refusal goes once the options it
- * was for change.
+ * was for change. For a fillable PDF form template (`formTemplate`) the options it refuses (PDF/UA, an
+ * e-invoice) are not offered, and a line says why.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, describeRefusal } from '../../api/client.js';
@@ -109,6 +110,8 @@ interface RunPanelProps {
   onShowField(loc: DataLoc): void;
   /** Whether the form has an input for a place in the data. */
   canShowField(loc: DataLoc): boolean;
+  /** A fillable PDF form template: no PDF/UA and no e-invoice (the service refuses both for it). */
+  formTemplate?: boolean;
 }
 
 /** "version 2 (prod)" or "the draft" (one name everywhere: the template as saved, not a version). */
@@ -139,6 +142,7 @@ export function RunPanel({
   onTemplateProblems,
   onShowField,
   canShowField,
+  formTemplate = false,
 }: RunPanelProps) {
   const [mode, setMode] = useState<RunMode>('url');
   const [filename, setFilename] = useState('');
@@ -171,7 +175,10 @@ export function RunPanel({
   // A version deleted since it was chosen is no longer offered: Run falls back to the draft.
   const chosen = versions.find((v) => v.version_number === version);
   const from = describeSource(chosen);
-  const resolved = useMemo(() => resolveEInvoice(einvoiceDraft, data), [einvoiceDraft, data]);
+  const resolved = useMemo(
+    () => (formTemplate ? { request: null } : resolveEInvoice(einvoiceDraft, data)),
+    [formTemplate, einvoiceDraft, data],
+  );
   const einvoice = 'request' in resolved ? resolved.request : null;
   const einvoiceProblem = 'error' in resolved ? resolved.error : null;
   const attached: Attached = einvoice ? { format: einvoice.format, profile: einvoice.profile } : null;
@@ -269,7 +276,7 @@ export function RunPanel({
       filename: sentName,
       ...(chosen ? { version: chosen.tag } : {}),
       ...(einvoice ? { einvoice } : {}),
-      ...(pdfUa ? { pdf_ua: true } : {}),
+      ...(pdfUa && !formTemplate ? { pdf_ua: true } : {}),
       ...finishing,
     };
     try {
@@ -393,7 +400,13 @@ export function RunPanel({
           />
           {filenameInvalid && <span class="field-error">Letters, digits, underscore, hyphen and dot only.</span>}
         </label>
-        {!xmlOnly && (
+        {formTemplate && (
+          <p class="help" data-testid="run-form-note">
+            A fillable PDF form is filled and flattened (its values drawn into the pages). Not with a form: an
+            accessible PDF (PDF/UA), tagging, PDF/A and an e-invoice — the service makes those from HTML templates only.
+          </p>
+        )}
+        {!xmlOnly && !formTemplate && (
           <label class="field checkbox">
             <input
               type="checkbox"
@@ -405,7 +418,7 @@ export function RunPanel({
             <span class="field-label">Accessible PDF (PDF/UA)</span>
           </label>
         )}
-        {!xmlOnly && (
+        {!xmlOnly && !formTemplate && (
           <p class="help" id="run-pdfua-help">
             Checked before it is charged: the template needs a language (&lt;html lang&gt;), a &lt;title&gt; and a text
             (alt) on every image. Off: the template's own setting.
@@ -430,13 +443,15 @@ export function RunPanel({
             </p>
           )
         )}
-        <EInvoiceSection
-          draft={einvoiceDraft}
-          onChange={setEInvoiceDraft}
-          data={data}
-          problem={einvoiceProblem}
-          findings={findings?.json != null ? findings : null}
-        />
+        {!formTemplate && (
+          <EInvoiceSection
+            draft={einvoiceDraft}
+            onChange={setEInvoiceDraft}
+            data={data}
+            problem={einvoiceProblem}
+            findings={findings?.json != null ? findings : null}
+          />
+        )}
         <FinishingSection
           draft={finishingDraft}
           onChange={setFinishingDraft}

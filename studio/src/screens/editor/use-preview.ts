@@ -23,6 +23,11 @@ export interface PreviewInput {
   data: Record<string, unknown>;
   /** Render as a strict template: an undefined variable is a problem at its line, not a warning. */
   strict: boolean;
+  /**
+   * A saved template to preview instead of the text (a form template, whose PDF is always the saved
+   * draft's): only `data` is sent with it, and html, css, page and strict are not.
+   */
+  templateId?: string;
 }
 
 export type PreviewStatus = 'idle' | 'waiting' | 'rendering' | 'ready' | 'error' | 'rate_limited' | 'paused';
@@ -93,13 +98,15 @@ export function usePreview(
     const timer = setTimeout(async () => {
       setState((s) => ({ ...s, status: 'rendering' }));
       try {
-        const body = {
-          html: input.html,
-          css: input.css || undefined,
-          page: input.page,
-          data: input.data,
-          ...(input.strict ? { strict: true } : {}),
-        };
+        const body = input.templateId
+          ? { template_id: input.templateId, data: input.data }
+          : {
+              html: input.html,
+              css: input.css || undefined,
+              page: input.page,
+              data: input.data,
+              ...(input.strict ? { strict: true } : {}),
+            };
         const response = await api().raw('POST', '/v1/templates/preview', { body, signal: controller.signal });
         const blob = await response.blob();
         if (controller.signal.aborted) return;

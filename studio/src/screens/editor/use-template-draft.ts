@@ -236,6 +236,8 @@ export function useTemplateDraft(template: Template | undefined, accountId: stri
       setSaveError(JSON_NOT_SAVED);
       return Promise.resolve(false);
     }
+    // A form template keeps its PDF (replaced on its own: replacedPdf) and has no text or page to save.
+    if (saved?.kind === 'pdf_form') return put({ name: draft.name.trim() || saved.name, sample_data: data });
     const common = {
       name: draft.name.trim() || saved?.name,
       html: draft.html,
@@ -262,6 +264,9 @@ export function useTemplateDraft(template: Template | undefined, accountId: stri
   /** PUT edited fields, or null to go back to inference. */
   const saveFields = (fields: Field[] | null) => put({ fields });
 
+  /** A form template whose PDF was replaced (PUT pdf_base64 by the form panel): the answer is what is saved now. */
+  const replacedPdf = useCallback((next: Template) => setSaved(next), []);
+
   /** Drops the problems on the code panes (the preview just rendered the same text). */
   const clearCodeProblems = useCallback(
     () => setProblems((list) => (list.some(isCodeProblem) ? list.filter((p) => !isCodeProblem(p)) : list)),
@@ -281,6 +286,7 @@ export function useTemplateDraft(template: Template | undefined, accountId: stri
     templateDirty,
     save,
     saveFields,
+    replacedPdf,
     saving,
     saveError,
     refusedForProblems,
