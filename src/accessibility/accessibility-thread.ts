@@ -8,7 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { AppError } from '../shared/errors.js';
-import { TaskThreads } from '../shared/task-threads.js';
+import { pdfTaskAnswer, TaskThreads } from '../shared/task-threads.js';
 import { accountSlotsOf, FairScheduler, type Ticket } from '../scheduling/fair-scheduler.js';
 import type { AccessibilityAnswer, AccessibilityTask } from './accessibility-worker.js';
 import type { AccessibilityReport } from './pdf-ua.js';
@@ -73,24 +73,13 @@ async function runOnThread(input: TaskInput): Promise<AccessibilityAnswer> {
     timeoutMs: TIMEOUT_MS,
     read: (answer) => (answer.id === id ? answer : undefined),
   });
-  if (end.ended === 'timeout')
+  const answer = pdfTaskAnswer(end, { what, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB });
+  if ('tooLarge' in answer && answer.tooLarge)
     throw new AppError(
       'PDF_TOO_COMPLEX',
-      `${what} took more than ${TIMEOUT_MS / 1000} s and was stopped; nothing was charged.`,
+      `${what} stopped: ${answer.error}, more than one page's content may hold; nothing was charged.`,
     );
-  if (end.ended === 'out-of-memory')
-    throw new AppError(
-      'PDF_TOO_COMPLEX',
-      `${what} needed more than ${HEAP_MB} MiB of memory and was stopped; nothing was charged.`,
-    );
-  if (end.ended === 'failed')
-    throw new AppError('PDF_TOOL_FAILED', `${what} failed; nothing was charged.`, { cause: end.error });
-  if ('tooLarge' in end.answer && end.answer.tooLarge)
-    throw new AppError(
-      'PDF_TOO_COMPLEX',
-      `${what} stopped: ${end.answer.error}, more than one page's content may hold; nothing was charged.`,
-    );
-  return end.answer;
+  return answer;
 }
 
 /** makePdfUa (pdf-ua.ts) on a thread: the PDF/UA file and the check of it. */

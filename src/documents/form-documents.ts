@@ -93,9 +93,10 @@ export async function fillFormDocument(
   const specs = preview ? template.form.fields.map((spec) => ({ ...spec, required: false })) : template.form.fields;
   const checked = await checkFormData(specs, work.data);
   const how = fillOptionsOf(work.options.form);
-  const filled = await fillFormOffThread(await files.read(template.form), checked.values, how, {
-    accountId,
-    kind: preview ? 'free' : 'paid',
+  const filled = await fillFormOffThread(await files.read(template.form), {
+    values: checked.values,
+    options: how,
+    ticket: { accountId, kind: preview ? 'free' : 'paid' },
   });
   return { pdf: how.flatten ? await files.flatten(filled, accountId) : filled, warnings: checked.warnings };
 }

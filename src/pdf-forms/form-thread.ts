@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { AppError } from '../shared/errors.js';
-import { TaskThreads } from '../shared/task-threads.js';
+import { pdfTaskAnswer, TaskThreads } from '../shared/task-threads.js';
 import { accountSlotsOf, FairScheduler, type PoolStats, type Ticket } from '../scheduling/fair-scheduler.js';
 import type { FillOptions, FormValue } from './form-filling.js';
 import type { FormReading } from './form-reading.js';
@@ -60,19 +60,7 @@ async function runOnThread(input: TaskInput, what: string): Promise<FormAnswer> 
     timeoutMs: TIMEOUT_MS,
     read: (answer) => (answer.id === id ? answer : undefined),
   });
-  if (end.ended === 'timeout')
-    throw new AppError(
-      'PDF_TOO_COMPLEX',
-      `${what} took more than ${TIMEOUT_MS / 1000} s and was stopped; nothing was charged.`,
-    );
-  if (end.ended === 'out-of-memory')
-    throw new AppError(
-      'PDF_TOO_COMPLEX',
-      `${what} needed more than ${HEAP_MB} MiB of memory and was stopped; nothing was charged.`,
-    );
-  if (end.ended === 'failed')
-    throw new AppError('PDF_TOOL_FAILED', `${what} failed; nothing was charged.`, { cause: end.error });
-  return end.answer;
+  return pdfTaskAnswer(end, { what, timeoutMs: TIMEOUT_MS, heapMb: HEAP_MB });
 }
 
 /** readForm (form-reading.ts) on a thread, free work: what the form has, or why it is refused; undefined when @libpdf/core cannot parse it. */
@@ -83,13 +71,12 @@ export async function readFormOffThread(pdf: Uint8Array, accountId: string): Pro
   return 'reading' in answer ? answer.reading : undefined;
 }
 
-/** fillForm (form-filling.ts) on a thread, paid work: the filled PDF. */
+/** fillForm (form-filling.ts) on a thread, as `ticket`'s work (paid for a document, free for a preview): the filled PDF. */
 export async function fillFormOffThread(
   pdf: Uint8Array,
-  values: readonly FormValue[],
-  options: FillOptions,
-  ticket: Ticket,
+  fill: { values: readonly FormValue[]; options: FillOptions; ticket: Ticket },
 ): Promise<Buffer> {
+  const { values, options, ticket } = fill;
   const answer = await slots.run(ticket, () => runOnThread({ task: 'fill', pdf, values, options }, 'Filling the form'));
   if ('bytes' in answer) return Buffer.from(answer.bytes);
   throw new AppError('RENDER_FAILED', 'The form could not be filled; nothing was charged.', {

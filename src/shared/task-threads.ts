@@ -21,6 +21,7 @@
  */
 import { parentPort, type Transferable, type Worker } from 'node:worker_threads';
 import { isThreadOutOfMemory, startThread } from './child-limits.js';
+import { AppError } from './errors.js';
 
 const READY = 'task-thread-ready';
 
@@ -38,6 +39,26 @@ export type TaskEnd<A> =
   | { readonly ended: 'out-of-memory' }
   /** The thread failed otherwise (an uncaught error, an exit), or the pool is closed. */
   | { readonly ended: 'failed'; readonly error: unknown };
+
+/**
+ * A PDF task's answer, or its ending as the customer hears it: past its deadline or its heap ceiling,
+ * PDF_TOO_COMPLEX; a thread that failed, PDF_TOOL_FAILED; each naming `what` ("Drawing the watermark")
+ * and saying nothing was charged.
+ */
+export function pdfTaskAnswer<A>(end: TaskEnd<A>, o: { what: string; timeoutMs: number; heapMb: number }): A {
+  if (end.ended === 'answer') return end.answer;
+  if (end.ended === 'timeout')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `${o.what} took more than ${o.timeoutMs / 1000} s and was stopped; nothing was charged.`,
+    );
+  if (end.ended === 'out-of-memory')
+    throw new AppError(
+      'PDF_TOO_COMPLEX',
+      `${o.what} needed more than ${o.heapMb} MiB of memory and was stopped; nothing was charged.`,
+    );
+  throw new AppError('PDF_TOOL_FAILED', `${o.what} failed; nothing was charged.`, { cause: end.error });
+}
 
 /** One task: what to send, and how to read what comes back. */
 export interface ThreadTask<M, A> {

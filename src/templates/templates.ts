@@ -11,7 +11,7 @@ import { normalizeFields, type FieldDefinition, type FieldInput } from './field-
 import { syntaxIssues } from '../template-language/syntax.js';
 import { createTemplateThreads, type TemplateThreads } from './template-threads.js';
 import * as store from './templates-store.js';
-import { formColumns, templateContentOf, type Template, type TemplateContent } from './template-content.js';
+import { formColumns, templateContentOf, type Template } from './template-content.js';
 import { createTemplateVersionService, type TemplateVersionService } from './template-versions.js';
 import { deleteTemplateVersions } from './template-versions-store.js';
 import { withTransaction } from '../db/database.js';

@@ -8,7 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { AppError, ValidationError } from '../../shared/errors.js';
-import { TaskThreads } from '../../shared/task-threads.js';
+import { pdfTaskAnswer, TaskThreads } from '../../shared/task-threads.js';
 import type { PreparedWatermark } from './watermark.js';
 import type { WatermarkAnswer, WatermarkTask } from './watermark-worker.js';
 
@@ -40,21 +40,11 @@ export async function drawWatermarkOffThread(
     timeoutMs: WATERMARK_TIMEOUT_MS,
     read: (answer) => (answer.id === id ? answer : undefined),
   });
-  if (end.ended === 'timeout')
-    throw new AppError(
-      'PDF_TOO_COMPLEX',
-      `Drawing the watermark took more than ${WATERMARK_TIMEOUT_MS / 1000} s, the most one mark may take, and was stopped; nothing was charged.`,
-    );
-  if (end.ended === 'out-of-memory')
-    throw new AppError(
-      'PDF_TOO_COMPLEX',
-      `Drawing the watermark needed more than ${WATERMARK_HEAP_MB} MiB of memory, the most one mark may use, and was stopped; nothing was charged.`,
-    );
-  if (end.ended === 'failed')
-    throw new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
-      cause: end.error,
-    });
-  const { answer } = end;
+  const answer = pdfTaskAnswer(end, {
+    what: 'Drawing the watermark',
+    timeoutMs: WATERMARK_TIMEOUT_MS,
+    heapMb: WATERMARK_HEAP_MB,
+  });
   if ('bytes' in answer) return Buffer.from(answer.bytes);
   if ('issues' in answer) throw new ValidationError(answer.issues);
   throw new AppError('PDF_TOOL_FAILED', 'The watermark could not be drawn on this PDF; nothing was charged.', {
