@@ -30,6 +30,7 @@ import { ErrorNotice } from '../../components/notice.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
 import { useLoad } from '../../components/use-load.js';
 import { Link, paths, setNavigationGuard } from '../../router.js';
+import { EditorBar } from './editor-bar.js';
 import { chooseAction } from '../../components/confirm-dialog.js';
 import { DataForm } from './data-form.js';
 import { FieldsEditor } from './fields-editor.js';
@@ -336,20 +337,16 @@ function Editor({ template }: { template: Template }) {
         Edit template {t.saved?.name}
       </h1>
       <div class="editor-bar">
-        <div class="editor-bar-row">
-          <Link href={paths.templates} class="back-link">
-            ← Templates
-          </Link>
-          <label class="field field-inline editor-name">
-            <span class="field-label">Name</span>
-            <input value={draft.name} onInput={(e) => t.update({ name: e.currentTarget.value })} maxLength={200} />
-          </label>
-          <code class="muted template-id" title="Template id">
-            {template.id}
-          </code>
-          <span class="save-state" role="status" data-testid="save-state">
-            {t.saving ? 'Saving…' : t.dirty ? 'Unsaved changes' : savedNotice ? 'Saved' : 'All changes saved'}
-          </span>
+        <EditorBar
+          templateId={template.id}
+          name={draft.name}
+          onName={(name) => t.update({ name })}
+          saving={t.saving}
+          dirty={t.dirty}
+          savedNotice={savedNotice}
+          onSave={save}
+          saveShortcut
+        >
           {t.dirty && t.localCopy && (
             <span class="muted local-copy" data-testid="local-copy" data-state={t.localCopy}>
               {t.localCopy === 'kept'
@@ -359,16 +356,7 @@ function Editor({ template }: { template: Template }) {
                   : 'This browser does not keep a copy'}
             </span>
           )}
-          <button
-            type="button"
-            class="button button-primary"
-            onClick={save}
-            disabled={t.saving}
-            aria-keyshortcuts="Control+S"
-          >
-            Save
-          </button>
-        </div>
+        </EditorBar>
         <SectionNav
           sections={[
             {

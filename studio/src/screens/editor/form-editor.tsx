@@ -24,7 +24,7 @@ import { FileDrop } from '../../components/drop-zone.js';
 import { ErrorNotice } from '../../components/notice.js';
 import { TabPanel, Tabs } from '../../components/tabs.js';
 import { useLoad } from '../../components/use-load.js';
-import { Link, paths } from '../../router.js';
+import { EditorBar } from './editor-bar.js';
 import { formFileProblem } from '../create-template-dialog.js';
 import { readAsBase64 } from '../finishing/read-file.js';
 import { DataForm } from './data-form.js';
@@ -124,24 +124,15 @@ export function FormTemplateEditor({ template }: { template: Template }) {
         Edit form template {saved.name}
       </h1>
       <div class="editor-bar">
-        <div class="editor-bar-row">
-          <Link href={paths.templates} class="back-link">
-            ← Templates
-          </Link>
-          <label class="field field-inline editor-name">
-            <span class="field-label">Name</span>
-            <input value={draft.name} onInput={(e) => t.update({ name: e.currentTarget.value })} maxLength={200} />
-          </label>
-          <code class="muted template-id" title="Template id">
-            {template.id}
-          </code>
-          <span class="save-state" role="status" data-testid="save-state">
-            {t.saving ? 'Saving…' : t.dirty ? 'Unsaved changes' : savedNotice ? 'Saved' : 'All changes saved'}
-          </span>
-          <button type="button" class="button button-primary" onClick={save} disabled={t.saving}>
-            Save
-          </button>
-        </div>
+        <EditorBar
+          templateId={template.id}
+          name={draft.name}
+          onName={(name) => t.update({ name })}
+          saving={t.saving}
+          dirty={t.dirty}
+          savedNotice={savedNotice}
+          onSave={save}
+        />
       </div>
       {t.saveError && (
         <div class="notice notice-error" role="alert" data-testid="save-error">
