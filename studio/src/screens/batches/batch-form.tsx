@@ -100,11 +100,15 @@ export function BatchForm({ onStarted }: { onStarted(batchId: string): void }) {
     [templateId, chosen?.version_number],
   );
   const fieldList = templateId && fields.data ? fields.data : [];
+  // The fields as they are when a file has been read: reading it is awaited, and the fields may have
+  // arrived meanwhile (a stale list would leave every column ignored, and Start disabled).
+  const currentFields = useRef(fieldList);
+  currentFields.current = fieldList;
 
   /** A new file takes its columns' matches in the same render: a column picked at once is not overwritten later. */
   const takeTable = (next: CsvTable | null) => {
     setTable(next);
-    setTargets(next ? matchColumns(next.header, fieldList) : []);
+    setTargets(next ? matchColumns(next.header, currentFields.current) : []);
     setRefusal(null);
     preview.close();
   };
